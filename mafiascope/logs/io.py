@@ -1,0 +1,143 @@
+"""Reading and writing JSONL logs.
+
+Writers append one record at a time and flush, so a crash loses at most the record
+being written. Readers tolerate exactly that: a torn *last* line is skipped with a
+warning naming the file and line; a corrupt line in the middle is an error unless the
+caller asks to skip it.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from .schema import validate_game_id
+
+GAME_FILE = "game.jsonl"
+PROBE_FILE = "introspection.jsonl"
+STATE_FILE = "state.jsonl"
+
+
+class LogFormatError(ValueError):
+    """A JSONL file has a corrupt line that is not the (torn) last line."""
+
+
+class TornLineWarning(UserWarning):
+    pass
+
+
+def _default(o: Any) -> Any:
+    if isinstance(o, BaseModel):
+        return o.model_dump(mode="json", exclude_none=False)
+    if isinstance(o, (set, frozenset, tuple)):
+        return list(o)
+    if isinstance(o, Path):
+        return str(o)
+    raise TypeError(f"not JSON serialisable: {type(o).__name__}")
+
+
+def dumps(record: Any) -> str:
+    """One compact JSON line; NaN/inf are refused (they are not JSON)."""
+    if isinstance(record, BaseModel):
+        record = record.model_dump(mode="json")
+    return json.dumps(record, ensure_ascii=False, default=_default, allow_nan=False, separators=(", ", ": "))
+
+
+class JsonlWriter:
+    """Append-only JSONL writer that flushes after every record."""
+
+    def __init__(self, path: str | Path, *, fsync: bool = False):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._fh = open(self.path, "a", encoding="utf-8")
+        self._fsync = fsync
+
+    def write(self, record: Any) -> None:
+        self._fh.write(dumps(record) + "\n")
+        self._fh.flush()
+        if self._fsync:
+            os.fsync(self._fh.fileno())
+
+    def close(self) -> None:
+        if not self._fh.closed:
+            self._fh.close()
+
+    def __enter__(self) -> "JsonlWriter":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _parse_constant(name: str) -> float:
+    # NaN / Infinity appear in some foreign logs; keep them as floats so analytics can count them.
+    return {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}[name]
+
+
+def iter_jsonl(path: str | Path, *, skip_corrupt: bool = False) -> Iterator[dict[str, Any]]:
+    """Yield the JSON objects of a JSONL file.
+
+    A torn last line (no trailing newline or unparsable) is skipped with a
+    :class:`TornLineWarning`. A corrupt line elsewhere raises :class:`LogFormatError`
+    naming file and line, unless ``skip_corrupt`` (then it is skipped with a warning).
+    """
+    path = Path(path)
+    with open(path, "rb") as fh:
+        data = fh.read()
+    lines = data.split(b"\n")
+    # lines[-1] is b"" when the file ends with a newline
+    last_idx = len(lines) - 1 if lines[-1] else len(lines) - 2
+    for i, raw in enumerate(lines):
+        if not raw.strip():
+            continue
+        try:
+            obj = json.loads(raw.decode("utf-8"), parse_constant=_parse_constant)
+            if not isinstance(obj, dict):
+                raise ValueError("line is not a JSON object")
+        except (ValueError, UnicodeDecodeError) as exc:
+            where = f"{path}:{i + 1}"
+            if i >= last_idx:
+                warnings.warn(f"{where}: skipping torn last line ({exc})", TornLineWarning, stacklevel=2)
+                continue
+            if skip_corrupt:
+                warnings.warn(f"{where}: skipping corrupt line ({exc})", TornLineWarning, stacklevel=2)
+                continue
+            raise LogFormatError(f"{where}: corrupt JSONL line ({exc}); pass skip_corrupt=True to skip it") from exc
+        yield obj
+
+
+def read_jsonl(path: str | Path, *, skip_corrupt: bool = False) -> list[dict[str, Any]]:
+    return list(iter_jsonl(path, skip_corrupt=skip_corrupt))
+
+
+def game_dir(logs_dir: str | Path, game_id: str) -> Path:
+    """The directory of one game; the id is validated so it cannot escape ``logs_dir``."""
+    return Path(logs_dir) / validate_game_id(game_id)
+
+
+def is_game_dir(path: Path) -> bool:
+    return (path / GAME_FILE).is_file()
+
+
+def list_game_dirs(root: str | Path) -> list[Path]:
+    """Game directories under ``root`` (itself, its children, or grandchildren), sorted by name."""
+    root = Path(root)
+    if is_game_dir(root):
+        return [root]
+    found: list[Path] = []
+    if not root.is_dir():
+        return found
+    for child in sorted(root.iterdir()):
+        if child.is_dir():
+            if is_game_dir(child):
+                found.append(child)
+            else:
+                found.extend(c for c in sorted(child.iterdir()) if c.is_dir() and is_game_dir(c))
+    return found
