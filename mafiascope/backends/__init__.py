@@ -1,0 +1,1 @@
+"""Seat backends behind one async interface (see base.py)."""
