@@ -1,0 +1,178 @@
+"""Columnar (Parquet) cache of parsed games, one per directory that holds game directories.
+
+Layout: ``<cache>/manifest.json`` maps each game directory name to the (size, mtime_ns)
+of its ``game.jsonl`` and ``introspection.jsonl`` plus the game's audit counts;
+``<cache>/<table>.parquet`` holds every cached game's rows of that table (column
+``game_id`` identifies the game). Loading stats the files, re-parses only games that are
+new or whose signature changed, drops vanished games, and rewrites the tables when
+anything changed (incremental rebuild). ``events.text`` is only read when asked for.
+
+Where: ``cache_dir`` argument, else ``$MAFIASCOPE_CACHE_DIR/<hash of the directory>``,
+else ``<dir>/.mafiascope_cache`` when writable, else
+``~/.cache/mafiascope/<hash of the directory>`` (read-only corpora).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from collections import Counter
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from ..logs.io import GAME_FILE, PROBE_FILE
+from .load import TABLES, parse_game
+
+CACHE_VERSION = 3
+CACHE_DIRNAME = ".mafiascope_cache"
+
+
+def _sig(game_dir: Path) -> list[list[int]]:
+    out = []
+    for name in (GAME_FILE, PROBE_FILE):
+        try:
+            st = (game_dir / name).stat()
+            out.append([st.st_size, st.st_mtime_ns])
+        except FileNotFoundError:
+            out.append([-1, -1])
+    return out
+
+
+def cache_dir_for(parent: Path, cache_dir: str | Path | None = None) -> Path:
+    parent = parent.resolve()
+    key = hashlib.sha1(str(parent).encode()).hexdigest()[:16]
+    if cache_dir is not None:
+        return Path(cache_dir) / key
+    env = os.environ.get("MAFIASCOPE_CACHE_DIR")
+    if env:
+        return Path(env) / key
+    local = parent / CACHE_DIRNAME
+    if local.is_dir() and os.access(local, os.W_OK):
+        return local
+    if os.access(parent, os.W_OK):
+        return local
+    return Path.home() / ".cache" / "mafiascope" / key
+
+
+def _parse_one(path: str) -> tuple[str, bool, dict[str, pd.DataFrame], dict[str, int], str]:
+    gt = parse_game(path)
+    return path, gt.ok, gt.tables, dict(gt.audit), gt.game_id
+
+
+def _write_atomic(table: pa.Table, dest: Path) -> None:
+    fd, tmp = tempfile.mkstemp(dir=dest.parent, suffix=".tmp")
+    os.close(fd)
+    pq.write_table(table, tmp, compression="zstd")
+    os.replace(tmp, dest)
+
+
+class CacheResult:
+    def __init__(self, tables: dict[str, pd.DataFrame], manifest: dict[str, Any], cache_path: Path, n_parsed: int):
+        self.tables = tables
+        self.manifest = manifest
+        self.cache_path = cache_path
+        self.n_parsed = n_parsed
+
+
+def load_dir_games(
+    parent: Path,
+    game_dirs: list[Path],
+    *,
+    cache_dir: str | Path | None = None,
+    use_cache: bool = True,
+    with_text: bool = False,
+    workers: int | None = None,
+) -> CacheResult:
+    """Tables for ``game_dirs`` (all children of ``parent``), via the cache of ``parent``."""
+    cpath = cache_dir_for(parent, cache_dir)
+    man_path = cpath / "manifest.json"
+    manifest: dict[str, Any] = {"version": CACHE_VERSION, "games": {}}
+    if use_cache and man_path.is_file():
+        try:
+            m = json.loads(man_path.read_text())
+            if m.get("version") == CACHE_VERSION and all((cpath / f"{t}.parquet").is_file() for t in TABLES):
+                manifest = m
+        except (ValueError, OSError):
+            pass
+    cached = manifest["games"]
+    wanted = {d.name: d for d in game_dirs}
+    sigs = {name: _sig(d) for name, d in wanted.items()}
+    stale = [name for name in wanted if name not in cached or cached[name]["sig"] != sigs[name]]
+    vanished = [name for name in cached if not (parent / name / GAME_FILE).is_file()]
+
+    old: dict[str, pd.DataFrame] = {}
+    if cached and (stale or vanished or not use_cache):
+        old = {t: pq.read_table(cpath / f"{t}.parquet").to_pandas() for t in TABLES}
+    new_parts: dict[str, list[pd.DataFrame]] = {t: [] for t in TABLES}
+    if stale:
+        paths = [str(wanted[n]) for n in stale]
+        n_workers = workers if workers is not None else min(8, os.cpu_count() or 1)
+        if n_workers > 1 and len(paths) >= 16:
+            with ProcessPoolExecutor(n_workers) as ex:
+                results = list(ex.map(_parse_one, paths, chunksize=8))
+        else:
+            results = [_parse_one(p) for p in paths]
+        for (p, ok, tables, audit, gid), name in zip(results, stale):
+            cached[name] = {"sig": sigs[name], "ok": ok, "game_id": gid, "audit": audit}
+            if ok:
+                for t in TABLES:
+                    df = tables[t]
+                    df.insert(0, "game_id", gid)
+                    new_parts[t].append(df)
+    for name in vanished:
+        cached.pop(name, None)
+    changed = bool(stale or vanished)
+    if changed:
+        drop_ids = {cached[n]["game_id"] for n in stale if n in cached} | set()
+        out: dict[str, pd.DataFrame] = {}
+        keep_ids = {v["game_id"] for v in cached.values() if v["ok"]}
+        for t in TABLES:
+            parts = []
+            if t in old and len(old[t]):
+                o = old[t]
+                o = o[o["game_id"].isin(keep_ids - drop_ids)]
+                parts.append(o)
+            parts.extend(new_parts[t])
+            nonempty = [p for p in parts if len(p)]
+            df = pd.concat(nonempty, ignore_index=True) if nonempty else (parts[0] if parts else pd.DataFrame())
+            if "game_id" in df.columns:
+                df["game_id"] = df["game_id"].astype(str)
+            out[t] = df
+        if use_cache:
+            try:
+                cpath.mkdir(parents=True, exist_ok=True)
+                for t in TABLES:
+                    _write_atomic(pa.Table.from_pandas(out[t], preserve_index=False), cpath / f"{t}.parquet")
+                tmp = man_path.with_suffix(".tmp")
+                tmp.write_text(json.dumps(manifest))
+                os.replace(tmp, man_path)
+            except OSError:
+                pass  # unwritable cache: still return the parsed tables
+        if not with_text:
+            out["events"] = out["events"].drop(columns=["text"], errors="ignore")
+        tables = out
+    else:
+        tables = {}
+        for t in TABLES:
+            cols = None
+            if t == "events" and not with_text:
+                schema = pq.read_schema(cpath / "events.parquet")
+                cols = [c for c in schema.names if c != "text"]
+            tables[t] = pq.read_table(cpath / f"{t}.parquet", columns=cols, read_dictionary=["game_id"]).to_pandas()
+    return CacheResult(tables, manifest, cpath, len(stale))
+
+
+def read_event_texts(parent: Path, cache_dir: str | Path | None = None) -> pd.DataFrame:
+    cpath = cache_dir_for(parent, cache_dir)
+    return pq.read_table(cpath / "events.parquet", columns=["game_id", "ev", "text"]).to_pandas()
+
+
+def audits(manifest: dict[str, Any]) -> dict[str, Counter]:
+    return {v["game_id"]: Counter(v.get("audit", {})) for v in manifest["games"].values()}

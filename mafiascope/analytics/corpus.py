@@ -1,0 +1,235 @@
+"""Corpus selection and the loaded :class:`Corpus` (typed, columnar, numbers only).
+
+Select games by directory, glob, manifest (a file of game ids: one per line, a JSON list,
+or a JSON object with ``game_ids``) and filters (language, model, rule set, completed
+only, forks excluded by default, games without probes excluded by default as in the
+original). Games are ordered by game id (this order fixes the bootstrap draws).
+"""
+
+from __future__ import annotations
+
+import glob as _glob
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..logs.io import is_game_dir, list_game_dirs
+from .cache import audits, load_dir_games, read_event_texts
+from .load import TABLES, read_probe_record
+
+
+@dataclass
+class Corpus:
+    """Loaded tables. Every table has ``g`` (game index, 0..m-1 in game-id order)."""
+
+    games: pd.DataFrame
+    players: pd.DataFrame
+    events: pd.DataFrame
+    votes: pd.DataFrame
+    probes: pd.DataFrame
+    ra: pd.DataFrame
+    sr: pd.DataFrame
+    sm: pd.DataFrame
+    pp: pd.DataFrame
+    pa: pd.DataFrame
+    audit: dict[str, Counter] = field(default_factory=dict)
+    selection: dict[str, Any] = field(default_factory=dict)
+    _cache_dirs: dict[str, tuple[Path, Any]] = field(default_factory=dict, repr=False)
+    _memo: dict[Any, Any] = field(default_factory=dict, repr=False)
+
+    @property
+    def m(self) -> int:
+        return len(self.games)
+
+    @property
+    def game_ids(self) -> list[str]:
+        return self.games["game_id"].tolist()
+
+    def roles(self, g: int) -> np.ndarray:
+        """True role codes of game g's seats."""
+        return self.seat_array("role_code")[g]
+
+    def seat_array(self, col: str, fill: float = np.nan) -> np.ndarray:
+        """(m, max_seats) array of a players column."""
+        key = ("seat_array", col)
+        if key not in self._memo:
+            ns = int(self.players["seat"].max()) + 1 if len(self.players) else 0
+            dtype = np.float64 if self.players[col].dtype.kind == "f" else np.int64
+            arr = np.full((self.m, ns), fill if dtype == np.float64 else -1, dtype=dtype)
+            arr[self.players["g"].to_numpy(), self.players["seat"].to_numpy()] = self.players[col].to_numpy()
+            self._memo[key] = arr
+        return self._memo[key]
+
+    def seat_names(self, g: int) -> list[str]:
+        p = self.players[self.players["g"] == g].sort_values("seat")
+        return p["name"].tolist()
+
+    def game_index(self, game_id: str) -> int:
+        hits = np.flatnonzero(self.games["game_id"].to_numpy() == game_id)
+        if not len(hits):
+            raise KeyError(game_id)
+        return int(hits[0])
+
+    def event_texts(self) -> pd.DataFrame:
+        """Events with their text column (loaded on demand, memoised)."""
+        if "event_texts" not in self._memo:
+            parts = []
+            for parent, cache_dir in self._cache_dirs.values():
+                try:
+                    parts.append(read_event_texts(parent, cache_dir))
+                except OSError:
+                    pass
+            if parts:
+                t = pd.concat(parts, ignore_index=True)
+            else:  # cache not written: re-parse the selected games' events
+                from .load import parse_game
+
+                rows = []
+                for gid, path in zip(self.games["game_id"], self.games["path"]):
+                    e = parse_game(path).tables["events"][["ev", "text"]].copy()
+                    e.insert(0, "game_id", gid)
+                    rows.append(e)
+                t = pd.concat(rows, ignore_index=True)
+            gmap = {gid: i for i, gid in enumerate(self.game_ids)}
+            t = t[t["game_id"].astype(str).isin(gmap.keys())]
+            t = t.assign(g=t["game_id"].astype(str).map(gmap).astype(int))
+            self._memo["event_texts"] = self.events.merge(t[["g", "ev", "text"]], on=["g", "ev"], how="left")
+        return self._memo["event_texts"]
+
+    def probe_record(self, g: int, rec: int) -> dict[str, Any]:
+        """The full introspection record (raw text, question) of one probe, read on demand."""
+        row = self.probes[(self.probes["g"] == g) & (self.probes["rec"] == rec)]
+        return read_probe_record(self.games["path"].iat[g], int(row["offset"].iat[0]))
+
+    def memo(self, key: Any, fn):  # small per-corpus cache of derived arrays
+        if key not in self._memo:
+            self._memo[key] = fn()
+        return self._memo[key]
+
+
+def read_manifest(path: str | Path) -> list[str]:
+    text = Path(path).read_text(encoding="utf-8")
+    try:
+        obj = json.loads(text)
+    except ValueError:
+        return [ln.strip() for ln in text.splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
+    if isinstance(obj, dict):
+        obj = obj.get("game_ids", [])
+    return [str(x) for x in obj]
+
+
+def find_game_dirs(sources: list[str | Path] | str | Path) -> list[Path]:
+    """Game directories from directories and glob patterns."""
+    if isinstance(sources, (str, Path)):
+        sources = [sources]
+    out: dict[str, Path] = {}
+    for src in sources:
+        s = str(src)
+        paths = [Path(p) for p in sorted(_glob.glob(s))] if any(ch in s for ch in "*?[") else [Path(s)]
+        for p in paths:
+            for d in list_game_dirs(p) if not is_game_dir(p) else [p]:
+                out[str(d.resolve())] = d.resolve()
+    return list(out.values())
+
+
+def load_corpus(
+    sources: list[str | Path] | str | Path,
+    *,
+    manifest: str | Path | list[str] | None = None,
+    language: str | None = None,
+    model: str | None = None,
+    rule_set: str | None = None,
+    completed_only: bool = False,
+    include_forks: bool = False,
+    probed_only: bool = True,
+    cache_dir: str | Path | None = None,
+    use_cache: bool = True,
+    workers: int | None = None,
+) -> Corpus:
+    dirs = find_game_dirs(sources)
+    by_parent: dict[Path, list[Path]] = {}
+    for d in dirs:
+        by_parent.setdefault(d.parent, []).append(d)
+    parts: dict[str, list[pd.DataFrame]] = {t: [] for t in TABLES}
+    audit: dict[str, Counter] = {}
+    cache_dirs = {}
+    for parent, gdirs in sorted(by_parent.items()):
+        res = load_dir_games(parent, gdirs, cache_dir=cache_dir, use_cache=use_cache, workers=workers)
+        names = {d.name for d in gdirs}
+        ids = {v["game_id"] for k, v in res.manifest["games"].items() if k in names and v["ok"]}
+        for k, v in res.manifest["games"].items():
+            if k in names:
+                audit[v["game_id"]] = Counter(v.get("audit", {}))
+        for t in TABLES:
+            df = res.tables[t]
+            if len(df):
+                parts[t].append(df[df["game_id"].isin(ids)])
+        if use_cache:
+            cache_dirs[str(parent)] = (parent, cache_dir)
+    tables = {t: (pd.concat(p, ignore_index=True) if p else pd.DataFrame({"game_id": []})) for t, p in parts.items()}
+    games = tables["games"].copy()
+    games["game_id"] = games["game_id"].astype(str)
+    games = games.drop_duplicates("game_id")
+    excluded: Counter = Counter()
+    keep = pd.Series(True, index=games.index)
+
+    def _drop(mask: pd.Series, why: str) -> None:
+        nonlocal keep
+        excluded[why] += int((keep & ~mask).sum())
+        keep &= mask
+
+    if manifest is not None:
+        ids = manifest if isinstance(manifest, list) else read_manifest(manifest)
+        missing = sorted(set(ids) - set(games["game_id"]))
+        if missing:
+            excluded["manifest_ids_not_found"] = len(missing)
+        _drop(games["game_id"].isin(set(ids)), "not_in_manifest")
+    if not include_forks:
+        _drop(games["forked_from"] == "", "fork")
+    if probed_only:
+        _drop(games["n_probes"] > 0, "no_probes")
+    if language:
+        _drop(games["language"] == language, "language")
+    if model:
+        _drop(games["models"].str.split(",").apply(lambda ms: model in ms), "model")
+    if rule_set:
+        _drop(games["rule_set"] == rule_set, "rule_set")
+    if completed_only:
+        _drop(games["completed"].astype(bool), "incomplete")
+    games = games[keep].sort_values("game_id").reset_index(drop=True)
+    gmap = {gid: i for i, gid in enumerate(games["game_id"])}
+    games.insert(0, "g", np.arange(len(games)))
+    out: dict[str, pd.DataFrame] = {"games": games}
+    for t in TABLES:
+        if t == "games":
+            continue
+        df = tables[t]
+        if "game_id" not in df.columns or not len(df):
+            out[t] = df.assign(g=pd.Series(dtype=int))
+            continue
+        gid = df["game_id"].astype(str)
+        sel = gid.isin(gmap.keys())
+        df = df[sel.to_numpy()]
+        g = gid[sel].map(gmap).to_numpy(dtype=np.int64)
+        df = df.drop(columns=["game_id"]).assign(g=g)
+        if t == "probes":
+            df = df.sort_values(["g", "rec"], kind="stable").reset_index(drop=True)
+        out[t] = df.reset_index(drop=True)
+    selection = {
+        "sources": [str(s) for s in (sources if isinstance(sources, list) else [sources])],
+        "n_found": int(len(tables["games"])),
+        "n_selected": len(games),
+        "excluded": dict(excluded),
+        "filters": {
+            "manifest": str(manifest) if manifest is not None and not isinstance(manifest, list) else manifest,
+            "language": language, "model": model, "rule_set": rule_set, "completed_only": completed_only,
+            "include_forks": include_forks, "probed_only": probed_only,
+        },
+        "unparseable_games": sorted(k for k, v in audit.items() if v.get("game.no_setup")),
+    }
+    return Corpus(**out, audit=audit, selection=selection, _cache_dirs=cache_dirs)

@@ -1,0 +1,105 @@
+"""F1 -- first-order beliefs by round (metrics.md section 4).
+
+Committed accuracy vs the permutation chance baseline, Unknown rate, Mafia recall vs
+chance, pooled per round over games, each with a game-level cluster bootstrap CI.
+compat: no alive filter on targets, English-only normalisation. default: targets must be
+alive at the probe time, Russian synonyms accepted, Don counts as Mafia.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from . import labels as L
+from .corpus import Corpus
+from .frames import alive_matrix, items_with_probe, mafia_mask, true_roles
+from .modes import Mode
+from .stats import ratio_ci, round_or_none
+
+
+def f1_items(c: Corpus, mode: Mode) -> pd.DataFrame:
+    """One row per usable (observer, target) item with outcome columns; memoised."""
+
+    def build() -> pd.DataFrame:
+        it = items_with_probe(c, "ra", "role_assessment")
+        roles = true_roles(c, mode)
+        maf = mafia_mask(c)
+        g = it["g"].to_numpy()
+        obs = it["seat"].to_numpy()
+        tgt = it["tgt"].to_numpy()
+        guess = (it["role_en"] if mode.is_compat else it["role"]).to_numpy()
+        ok = (obs >= 0) & (tgt >= 0) & (tgt != obs) & (guess != L.UNUSABLE)
+        ok &= ~maf[g, np.where(obs >= 0, obs, 0)]
+        it, g, obs, tgt, guess = it[ok], g[ok], obs[ok], tgt[ok], guess[ok]
+        alive = alive_matrix(c, g, it["timestamp"].to_numpy())
+        rows = np.arange(len(g))
+        if not mode.is_compat:
+            keep = alive[rows, tgt]
+            it, g, obs, tgt, guess, alive = it[keep], g[keep], obs[keep], tgt[keep], guess[keep], alive[keep]
+            rows = np.arange(len(g))
+        alive_others = alive.copy()
+        alive_others[rows, obs] = False
+        n_others = alive_others.sum(1)
+        rg = roles[g]
+        truth = rg[rows, tgt]
+        same = (alive_others & (rg == truth[:, None])).sum(1)
+        maf_g = maf[g]
+        n_maf_others = (alive_others & maf_g).sum(1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            acc_chance = np.where(n_others > 0, same / n_others, np.nan)
+            rec_chance = np.where(n_others > 0, n_maf_others / n_others, np.nan)
+        return pd.DataFrame(
+            {
+                "g": g, "round": it["round"].to_numpy(), "obs": obs, "tgt": tgt, "guess": guess, "truth": truth,
+                "conf": it["conf"].to_numpy(), "timestamp": it["timestamp"].to_numpy(),
+                "unknown": guess == L.UNKNOWN, "committed": guess != L.UNKNOWN, "correct": guess == truth,
+                "tgt_mafia": maf_g[rows, tgt], "hit_mafia": guess == L.MAFIA,
+                "acc_chance": acc_chance, "rec_chance": rec_chance,
+            }
+        )
+
+    return c.memo(("f1_items", mode), build)
+
+
+def _per_game(df: pd.DataFrame, m: int, num: np.ndarray, den: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    g = df["g"].to_numpy()
+    return np.bincount(g, weights=num, minlength=m), np.bincount(g, weights=den, minlength=m)
+
+
+def f1_by_round(c: Corpus, mode: Mode) -> dict[str, Any]:
+    it = f1_items(c, mode)
+    out: dict[str, Any] = {}
+    for rnd, df in it.groupby("round", sort=True):
+        com = df["committed"].to_numpy()
+        corr = df["correct"].to_numpy() & com
+        unk = df["unknown"].to_numpy()
+        tm = df["tgt_mafia"].to_numpy()
+        hit = df["hit_mafia"].to_numpy() & tm
+        ac = df["acc_chance"].to_numpy()
+        rc = df["rec_chance"].to_numpy()
+        ak, an = _per_game(df, c.m, corr.astype(float), com.astype(float))
+        uk, un = _per_game(df, c.m, unk.astype(float), np.ones(len(df)))
+        rk, rn = _per_game(df, c.m, hit.astype(float), tm.astype(float))
+        acc_ch = ac[com & ~np.isnan(ac)]
+        rec_ch = rc[tm & ~np.isnan(rc)]
+        out[str(int(rnd))] = {
+            "acc": round_or_none(ak.sum() / an.sum() if an.sum() else None),
+            "acc_n": int(an.sum()),
+            "acc_chance": round_or_none(acc_ch.mean() if len(acc_ch) else None),
+            "acc_ci95": _ci(ratio_ci(ak, an, mode)),
+            "unk": round_or_none(uk.sum() / un.sum() if un.sum() else None),
+            "unk_n": int(un.sum()),
+            "unk_ci95": _ci(ratio_ci(uk, un, mode)),
+            "recall": round_or_none(rk.sum() / rn.sum() if rn.sum() else None),
+            "recall_n": int(rn.sum()),
+            "recall_chance": round_or_none(rec_ch.mean() if len(rec_ch) else None),
+            "recall_ci95": _ci(ratio_ci(rk, rn, mode)),
+        }
+    return out
+
+
+def _ci(ci: tuple[float, float] | None) -> list[float] | None:
+    return None if ci is None else [round_or_none(ci[0]), round_or_none(ci[1])]

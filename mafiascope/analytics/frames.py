@@ -1,0 +1,106 @@
+"""Shared derived columns over a loaded corpus: probe attributes on items, ordering keys,
+alive tests. Memoised per corpus and mode; no metric logic here."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from . import labels as L
+from .corpus import Corpus
+from .modes import Mode
+
+ROUND_END = -1
+_END_LAST = 99_990  # where a round-end probe sorts in default mode (after every message)
+
+
+def probe_start(c: Corpus) -> np.ndarray:
+    """Row offset of each game's first probe in ``c.probes`` (probes sorted by g, rec)."""
+
+    def f() -> np.ndarray:
+        counts = np.bincount(c.probes["g"].to_numpy(), minlength=c.m)
+        return np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
+
+    return c.memo("probe_start", f)
+
+
+def pidx(c: Corpus, items: pd.DataFrame) -> np.ndarray:
+    return probe_start(c)[items["g"].to_numpy()] + items["rec"].to_numpy()
+
+
+def order_key(c: Corpus, mode: Mode) -> np.ndarray:
+    """Per probe: (round, public_msg_seq, probe_seq) as one int64.
+
+    compat: -1 (round end) sorts first in its round (the original's QUIRK);
+    default: round-end probes sort after every message of the round.
+    """
+
+    def f() -> np.ndarray:
+        p = c.probes
+        pms = p["pms"].to_numpy().astype(np.int64)
+        if not mode.is_compat:
+            pms = np.where(pms == ROUND_END, _END_LAST, pms)
+        return (p["round"].to_numpy().astype(np.int64) * 100_000 + (pms + 10)) * 1000 + p["probe_seq"].to_numpy()
+
+    return c.memo(("order_key", mode.is_compat), f)
+
+
+def true_roles(c: Corpus, mode: Mode) -> np.ndarray:
+    """(m, seats) true role codes; default folds Don into Mafia for comparisons with guesses."""
+
+    def f() -> np.ndarray:
+        r = c.seat_array("role_code").copy()
+        if not mode.is_compat:
+            r[r == L.DON] = L.MAFIA
+        return r
+
+    return c.memo(("true_roles", mode.is_compat), f)
+
+
+def mafia_mask(c: Corpus) -> np.ndarray:
+    r = c.seat_array("role_code")
+    return (r == L.MAFIA) | (r == L.DON)
+
+
+def death_ts(c: Corpus) -> np.ndarray:
+    return c.seat_array("death_ts", fill=-np.inf)  # padding seats count as dead
+
+
+def n_seats(c: Corpus) -> np.ndarray:
+    return c.memo("n_seats", lambda: np.bincount(c.players["g"].to_numpy(), minlength=c.m))
+
+
+def items_with_probe(c: Corpus, table: str, probe_id: str | None = None, raw_only: bool = False) -> pd.DataFrame:
+    """Item rows joined with their probe's g, seat, round, pms, probe_seq, timestamp, parse_ok, rec.
+
+    ``raw_only``: only items of the stored answer of parse-ok records (raw parse mode).
+    """
+    items = getattr(c, table)
+    pi = pidx(c, items)
+    p = c.probes
+    out = items.assign(
+        pi=pi,
+        seat=p["seat"].to_numpy()[pi],
+        round=p["round"].to_numpy()[pi],
+        pms=p["pms"].to_numpy()[pi],
+        probe_seq=p["probe_seq"].to_numpy()[pi],
+        timestamp=p["timestamp"].to_numpy()[pi],
+        parse_ok=p["parse_ok"].to_numpy()[pi],
+    )
+    if probe_id is not None:
+        out = out[p["probe_id"].to_numpy()[pi] == probe_id]
+    if raw_only:
+        out = out[(out["src"] == 0) & out["parse_ok"]]
+    return out
+
+
+def alive_at(c: Corpus, g: np.ndarray, seat: np.ndarray, t: np.ndarray, strict: bool = False) -> np.ndarray:
+    """Seat alive at time t: no death with ts <= t (library) or ts < t (``strict``, viewer)."""
+    d = death_ts(c)[g, seat]
+    return d >= t if strict else d > t
+
+
+def alive_matrix(c: Corpus, g: np.ndarray, t: np.ndarray, strict: bool = False) -> np.ndarray:
+    """(len(g), seats) alive mask at times t."""
+    d = death_ts(c)[g]
+    return d >= t[:, None] if strict else d > t[:, None]

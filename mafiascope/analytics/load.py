@@ -1,0 +1,347 @@
+"""Parse one game directory (ours or the original MafiaScope format) into columnar tables.
+
+Hot tables hold numbers only: seats are integer indices into the game's setup roster
+(-1 = not a seat name), roles and attitudes are small codes (labels.py). Raw answer text
+and questions are never kept: each probe row stores the byte offset of its JSONL line,
+so :func:`read_probe_record` loads one record on demand.
+
+Bad input never raises: a torn last line, a corrupt middle line, a missing
+``introspection.jsonl``, unknown record kinds, answers of the wrong shape, NaN or
+out-of-range confidences and unknown player names are counted in the game's audit dict.
+A game without a usable ``setup`` record is returned with ``ok=False``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..logs.io import GAME_FILE, PROBE_FILE, STATE_FILE
+from ..logs.schema import EVENT_MODELS, UTTERANCE_KINDS
+from . import labels as L
+from .answers import extract_json, is_transport_error
+
+KNOWN_KINDS = frozenset({"setup", *EVENT_MODELS})
+PUBLIC_MESSAGE_KINDS = ("intro", "day_discuss", "day_vote", "last_words", "best_move", "defence")
+GAME_CALL_KINDS = ("intro", "night_mafia", "night_doctor", "day_discuss", "day_vote")
+LIST_PROBES = ("role_assessment", "suspicion_ranking", "personality_profile")
+TRAITS = ("O", "C", "E", "A", "N")
+NO_SEQ = -99  # msg_seq absent
+_CYR = re.compile(r"[А-Яа-яЁё]")
+
+# answer kind codes
+K_NONE, K_LIST, K_DICT, K_OTHER = 0, 1, 2, 3
+
+
+def _kind(v: Any) -> int:
+    if v is None:
+        return K_NONE
+    if isinstance(v, list):
+        return K_LIST
+    if isinstance(v, dict):
+        return K_DICT
+    return K_OTHER
+
+
+def _stable_hash(v: Any) -> int:
+    """64-bit hash of the JSON text (stable across processes, unlike ``hash``)."""
+    d = hashlib.blake2b(json.dumps(v, ensure_ascii=False).encode("utf-8"), digest_size=8).digest()
+    return int.from_bytes(d, "little", signed=True)
+
+
+def _num(v: Any) -> float:
+    """float() of a value like the original; NaN when not convertible."""
+    if isinstance(v, bool):
+        return float(v)
+    try:
+        return float(v)
+    except (TypeError, ValueError, OverflowError):
+        return math.nan
+
+
+@dataclass
+class GameTables:
+    game_id: str
+    ok: bool
+    tables: dict[str, pd.DataFrame] = field(default_factory=dict)
+    audit: Counter = field(default_factory=Counter)
+
+
+def _read_lines(path: Path, audit: Counter, prefix: str) -> list[tuple[int, dict[str, Any]]]:
+    """(byte offset, object) per good line; torn last / corrupt lines are counted, not raised."""
+    data = path.read_bytes()
+    out: list[tuple[int, dict[str, Any]]] = []
+    pos = 0
+    n = len(data)
+    while pos < n:
+        nl = data.find(b"\n", pos)
+        end = n if nl < 0 else nl
+        raw = data[pos:end]
+        if raw.strip():
+            try:
+                obj = json.loads(raw)
+                if not isinstance(obj, dict):
+                    raise ValueError("not an object")
+                out.append((pos, obj))
+            except (ValueError, UnicodeDecodeError):
+                last = nl < 0 or not data[nl + 1 :].strip()
+                audit[f"{prefix}.torn_last_line" if last else f"{prefix}.corrupt_line"] += 1
+        pos = end + 1
+    return out
+
+
+def read_probe_record(game_path: str | Path, offset: int) -> dict[str, Any]:
+    """The full introspection record (raw answer text included) at a byte offset."""
+    with open(Path(game_path) / PROBE_FILE, "rb") as fh:
+        fh.seek(offset)
+        return json.loads(fh.readline())
+
+
+def parse_game(path: str | Path) -> GameTables:
+    path = Path(path)
+    audit: Counter = Counter()
+    lines = _read_lines(path / GAME_FILE, audit, "game")
+    setup = next((o for _, o in lines if o.get("kind") == "setup"), None)
+    gid = (setup or {}).get("game_id") or path.name
+    gt = GameTables(str(gid), False, audit=audit)
+    if setup is None or not isinstance(setup.get("players"), list) or not setup["players"]:
+        audit["game.no_setup"] += 1
+        return gt
+    players = [p for p in setup["players"] if isinstance(p, dict) and isinstance(p.get("name"), str)]
+    names = [p["name"] for p in players]
+    seat = {n: i for i, n in enumerate(names)}
+    roles = [str(p.get("role", "")) for p in players]
+
+    # ------------------------------------------------------------------ events
+    ev_rows: list[tuple] = []
+    texts: list[str | None] = []
+    votes_rows: list[tuple] = []
+    death_ts = [math.inf] * len(names)
+    death_round = [-1] * len(names)
+    death_kind = [""] * len(names)
+    game_over: dict[str, Any] | None = None
+    cyr = 0
+    for ev, (_, o) in enumerate(lines):
+        kind = o.get("kind")
+        if kind not in KNOWN_KINDS:
+            audit["game.unknown_kind"] += 1
+        if kind == "setup":
+            continue
+        ts = _num(o.get("ts", math.nan))
+        rnd = o.get("round", 0)
+        rnd = int(rnd) if isinstance(rnd, (int, float)) and not isinstance(rnd, bool) else 0
+        ms = o.get("msg_seq")
+        ms = int(ms) if isinstance(ms, int) and not isinstance(ms, bool) else NO_SEQ
+        who = o.get("player")
+        p = seat.get(who, -1) if isinstance(who, str) else -1
+        if isinstance(who, str) and p < 0:
+            audit["game.unknown_player"] += 1
+        tgt = -1
+        text = o.get("response") if kind in UTTERANCE_KINDS else o.get("night_result", o.get("text"))
+        if kind == "night_kill" or kind == "day_eliminate":
+            victim = o.get("victim") if kind == "night_kill" else o.get("eliminated")
+            tgt = seat.get(victim, -1) if isinstance(victim, str) else -1
+            if tgt >= 0:
+                if ts < death_ts[tgt] or math.isnan(death_ts[tgt]):
+                    death_ts[tgt], death_round[tgt], death_kind[tgt] = ts, rnd, kind
+            else:
+                audit["game.unknown_player"] += 1
+        elif kind == "game_over":
+            game_over = o
+        elif kind == "vote_tally":
+            vmap = o.get("votes") or {}
+            if isinstance(vmap, dict):
+                for voter, target in vmap.items():
+                    vs, ts_ = seat.get(voter, -1), seat.get(target, -1) if isinstance(target, str) else -1
+                    if vs < 0 or ts_ < 0:
+                        audit["game.unknown_player"] += 1
+                    votes_rows.append((ev, rnd, ts, vs, ts_))
+        elif isinstance(o.get("target"), str):
+            tgt = seat.get(o["target"], -1)
+        if isinstance(text, str) and cyr < 3 and _CYR.search(text):
+            cyr += 1
+        ev_rows.append((ev, str(kind), rnd, ms, ts, p, tgt, o.get("visible_to") is None))
+        texts.append(text if isinstance(text, str) else None)
+
+    events = pd.DataFrame(ev_rows, columns=["ev", "kind", "round", "msg_seq", "ts", "player", "target", "public"])
+    events["text"] = pd.Series(texts, dtype=object)
+    votes = pd.DataFrame(votes_rows, columns=["ev", "round", "ts", "voter", "target"])
+
+    language = setup.get("language") or next((p.get("language") for p in players if p.get("language")), None)
+    if not language:
+        language = "ru" if cyr >= 2 else "en"
+
+    # ------------------------------------------------------------------ probes
+    probe_rows: list[tuple] = []
+    ra: list[tuple] = []
+    sr: list[tuple] = []
+    sm: list[tuple] = []
+    pp: list[tuple] = []
+    pa: list[tuple] = []
+    probe_path = path / PROBE_FILE
+    has_probe_file = probe_path.is_file()
+    if not has_probe_file:
+        audit["probes.missing_file"] += 1
+    plines = _read_lines(probe_path, audit, "probes") if has_probe_file else []
+    for rec, (off, o) in enumerate(plines):
+        who = o.get("player_name")
+        s = seat.get(who, -1) if isinstance(who, str) else -1
+        if s < 0:
+            audit["probes.unknown_prober"] += 1
+        pid = o.get("probe_id") if isinstance(o.get("probe_id"), str) else ""
+        stored = o.get("answer_parsed")
+        raw = o.get("answer_raw")
+        parse_ok = bool(o.get("answer_parse_ok"))
+        transport = is_transport_error(raw) or (raw is None and bool(o.get("error")))
+        src = 0
+        eff = stored
+        repaired_flag = bool(o.get("answer_repaired", False))
+        if eff is None and isinstance(raw, str):
+            eff, rep = extract_json(raw)
+            src = 1 if eff is not None else 0
+            repaired_flag = repaired_flag or rep
+        ts = _num(o.get("timestamp", math.nan))
+        if math.isnan(ts):
+            ts = math.inf  # missing timestamp = +infinity (metrics.md 1.4)
+        q = o.get("question")
+        stored_hash = _stable_hash(stored) if stored is not None else 0
+        probe_rows.append(
+            (
+                rec, off, int(_num(o.get("round", 0)) if not math.isnan(_num(o.get("round", 0))) else 0),
+                int(_num(o.get("public_msg_seq", NO_SEQ))) if not math.isnan(_num(o.get("public_msg_seq", NO_SEQ))) else NO_SEQ,
+                s, int(_num(o.get("probe_seq", 0))) if not math.isnan(_num(o.get("probe_seq", 0))) else 0,
+                pid, ts, str(o.get("phase") or ""), parse_ok, _kind(stored), _kind(eff), src, repaired_flag,
+                transport, _num(o.get("latency_ms")), len(q) if isinstance(q, str) else 0,
+                len(raw) if isinstance(raw, str) else 0, stored_hash,
+                _num(o.get("tokens_prompt")), _num(o.get("tokens_completion")),
+            )
+        )
+        if eff is None:
+            continue
+        if pid in LIST_PROBES and not isinstance(eff, list):
+            audit[f"answers.non_list.{pid}"] += 1
+        if pid == "role_assessment" and isinstance(eff, list):
+            for pos, it in enumerate(eff):
+                if not isinstance(it, dict):
+                    audit["answers.non_dict_item"] += 1
+                    continue
+                t = seat.get(it.get("player"), -1) if isinstance(it.get("player"), str) else -1
+                if t < 0:
+                    audit["answers.unknown_player"] += 1
+                lab = it.get("guessed_role")
+                c_raw = it.get("confidence")
+                c = _num(c_raw)
+                if isinstance(c_raw, float) and math.isnan(c_raw):
+                    audit["answers.nan_confidence"] += 1
+                elif "confidence" in it and math.isnan(c):
+                    audit["answers.non_numeric_confidence"] += 1
+                elif not math.isnan(c) and not 0 <= c <= 100:
+                    audit["answers.out_of_range_confidence"] += 1
+                ra.append(
+                    (rec, pos, src, t, L.normalise_role(lab, russian=False), L.normalise_role(lab), L.exact_role(lab), c)
+                )
+        elif pid == "role_beliefs" and isinstance(eff, dict):  # legacy battery (viewer fallback)
+            for pos, (name, v) in enumerate(eff.items()):
+                if isinstance(v, dict):
+                    t = seat.get(name, -1)
+                    lab = v.get("role")
+                    ra.append((rec, pos, src, t, L.normalise_role(lab, russian=False), L.normalise_role(lab), L.exact_role(lab), _num(v.get("confidence"))))
+        elif pid == "suspicion_ranking" and isinstance(eff, list):
+            for pos, it in enumerate(eff):
+                if not isinstance(it, dict):
+                    continue
+                t = seat.get(it.get("player"), -1) if isinstance(it.get("player"), str) else -1
+                if t < 0:
+                    audit["answers.unknown_player"] += 1
+                sr.append((rec, pos, src, t, _num(it.get("score"))))
+        elif pid == "social_map":
+            tm = eff.get("toward_me") if isinstance(eff, dict) else None
+            if not isinstance(tm, list):
+                audit["answers.bad_shape.social_map"] += 1
+                continue
+            for pos, it in enumerate(tm):
+                if not isinstance(it, dict):
+                    continue
+                t = seat.get(it.get("player"), -1) if isinstance(it.get("player"), str) else -1
+                if t < 0:
+                    audit["answers.unknown_player"] += 1
+                a = it.get("attitude")
+                sm.append((rec, pos, src, t, L.ATT_CODES.get(a, -1) if isinstance(a, str) else -1, -2 if not a else -1))
+        elif pid == "personality_profile" and isinstance(eff, list):
+            for pos, it in enumerate(eff):
+                if isinstance(it, dict):
+                    t = seat.get(it.get("player"), -1) if isinstance(it.get("player"), str) else -1
+                    pp.append((rec, pos, src, t, *(_num(it.get(k)) for k in TRAITS)))
+        elif pid == "planned_action" and isinstance(eff, dict):
+            tg = eff.get("target")
+            pa.append((rec, src, str(eff.get("action") or ""), seat.get(tg, -1) if isinstance(tg, str) else -1))
+
+    probes = pd.DataFrame(
+        probe_rows,
+        columns=[
+            "rec", "offset", "round", "pms", "seat", "probe_seq", "probe_id", "timestamp", "phase", "parse_ok",
+            "stored_kind", "eff_kind", "src", "repaired", "transport", "latency_ms", "q_chars", "a_chars",
+            "hash", "tokens_prompt", "tokens_completion",
+        ],
+    )
+    ra_df = pd.DataFrame(ra, columns=["rec", "pos", "src", "tgt", "role_en", "role", "exact", "conf"])
+    sr_df = pd.DataFrame(sr, columns=["rec", "pos", "src", "tgt", "score"])
+    sm_df = pd.DataFrame(sm, columns=["rec", "pos", "src", "tgt", "att", "att_empty"])
+    sm_df["att_empty"] = sm_df["att_empty"] == -2
+    pp_df = pd.DataFrame(pp, columns=["rec", "pos", "src", "tgt", *TRAITS])
+    pa_df = pd.DataFrame(pa, columns=["rec", "src", "action", "tgt"])
+
+    pl_rows = []
+    for i, p in enumerate(players):
+        pers = p.get("personality") if isinstance(p.get("personality"), dict) else {}
+        pl_rows.append(
+            (i, p["name"], roles[i], L.true_role_code(roles[i]), str(p.get("model", "")), str(p.get("backend", "")),
+             *(_num(pers.get(k)) for k in TRAITS), death_ts[i], death_round[i], death_kind[i])
+        )
+    players_df = pd.DataFrame(
+        pl_rows,
+        columns=["seat", "name", "role", "role_code", "model", "backend", *TRAITS, "death_ts", "death_round", "death_kind"],
+    )
+    rounds = [r for r in events["round"].tolist()] + probes["round"].tolist()
+    games = pd.DataFrame(
+        [
+            {
+                "path": str(path),
+                "format": "mafiascope" if "schema_version" in setup else "original",
+                "language": str(language),
+                "rule_set": str(setup.get("rule_set") or setup.get("game_type") or "classic"),
+                "models": ",".join(sorted({str(p.get("model", "")) for p in players})),
+                "n_players": len(players),
+                "n_mafia": sum(1 for r in roles if r in ("Mafia", "Don")),
+                "completed": game_over is not None,
+                "winner": str(game_over.get("winner", "")) if game_over else "",
+                "end_reason": str(game_over.get("reason", "")) if game_over else "",
+                "last_round": int(max(rounds)) if rounds else 0,
+                "forked_from": str(setup.get("forked_from") or ""),
+                "feedback_to_context": bool(setup.get("feedback_to_context", False)),
+                "setup_ts": _num(setup.get("ts", math.nan)),
+                "has_probe_file": has_probe_file,
+                "n_probes": len(probe_rows),
+                "game_calls": int(events["kind"].isin(GAME_CALL_KINDS).sum()),
+                "has_state": (path / STATE_FILE).is_file(),
+            }
+        ]
+    )
+    gt.tables = {
+        "games": games, "players": players_df, "events": events, "votes": votes, "probes": probes,
+        "ra": ra_df, "sr": sr_df, "sm": sm_df, "pp": pp_df, "pa": pa_df,
+    }
+    gt.ok = True
+    return gt
+
+
+TABLES = ("games", "players", "events", "votes", "probes", "ra", "sr", "sm", "pp", "pa")
