@@ -50,6 +50,8 @@ class Pack:
     obs_eliminated_role: str  # {name} {role}
     obs_no_elimination: str  # {reason}
     obs_round_start: str  # {round}
+    obs_silent: str  # {name}: the seat's turn failed and it said nothing
+    obs_abstained: str  # {name}: the seat cast no vote
     kill_result: str  # {victim}
     save_result: str  # {saved}
     no_kill_result: str
@@ -122,6 +124,8 @@ EN = Pack(
     obs_eliminated_role="{name} was eliminated by vote. Their role was {role}.",
     obs_no_elimination="No one was eliminated ({reason}).",
     obs_round_start="--- Round {round} ---",
+    obs_silent="{name} said nothing.",
+    obs_abstained="{name} did not vote.",
     kill_result="{victim} was killed by the Mafia.",
     save_result="The Doctor saved {saved}!",
     no_kill_result="No one was killed tonight.",
@@ -191,6 +195,8 @@ RU = Pack(
     obs_eliminated_role="{name} изгнан(а) голосованием. Роль: {role}.",
     obs_no_elimination="Никто не изгнан ({reason}).",
     obs_round_start="--- Раунд {round} ---",
+    obs_silent="{name} промолчал(а).",
+    obs_abstained="{name} не проголосовал(а).",
     kill_result="Мафия убила игрока {victim}.",
     save_result="Доктор спас игрока {saved}!",
     no_kill_result="Этой ночью никто не погиб.",
@@ -276,6 +282,8 @@ def observation_patterns(p: Pack) -> dict[str, re.Pattern[str]]:
         "eliminated": rx(p.obs_eliminated),
         "no_elimination": rx(p.obs_no_elimination),
         "round_start": rx(p.obs_round_start),
+        "silent": rx(p.obs_silent),
+        "abstained": rx(p.obs_abstained),
         "kill_result": rx(p.kill_result),
         "save_result": rx(p.save_result),
     }

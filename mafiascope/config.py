@@ -1,0 +1,185 @@
+"""Game configuration files (YAML), validated with errors that name file, field and allowed values.
+
+A config names a rule set, the seats (role optional, backend name, personality), the
+backend registry and the probe battery. ``${VAR}`` in string values is expanded from the
+environment, except in secret fields (``api_key``, ``token``), which backends resolve
+themselves so that no secret is ever copied into a log.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from .backends.registry import BackendSpec, BotSpec
+from .engine.rules import RuleSet
+from .logs.schema import Personality
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+SECRET_KEYS = {"api_key", "token", "bearer_token"}
+_ENV = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+# Big-Five presets (O, C, E, A, N) used when a seat names one or gives none.
+PERSONALITY_PRESETS: dict[str, dict[str, int]] = {
+    "anxious": {"O": 45, "C": 60, "E": 30, "A": 50, "N": 70},
+    "steady": {"O": 55, "C": 70, "E": 55, "A": 75, "N": 25},
+    "provocateur": {"O": 70, "C": 40, "E": 85, "A": 30, "N": 60},
+    "outgoing": {"O": 65, "C": 35, "E": 90, "A": 40, "N": 50},
+    "creative": {"O": 80, "C": 55, "E": 70, "A": 60, "N": 35},
+    "caretaker": {"O": 60, "C": 80, "E": 50, "A": 90, "N": 45},
+    "methodical": {"O": 50, "C": 75, "E": 40, "A": 65, "N": 30},
+}
+
+
+class ConfigError(ValueError):
+    """A config problem, phrased for the user: file, field path, what is allowed."""
+
+
+class SeatSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    backend: str = "bot"
+    role: str | None = None
+    name: str | None = None
+    personality: Personality | str | None = None  # Big-Five values or a preset name
+
+    @model_validator(mode="after")
+    def _preset(self) -> "SeatSpec":
+        if isinstance(self.personality, str) and self.personality not in PERSONALITY_PRESETS:
+            raise ValueError(f"unknown personality preset {self.personality!r}; allowed: {sorted(PERSONALITY_PRESETS)}")
+        return self
+
+
+class ProbesConfig(BaseModel):
+    """Which probe battery runs; the battery itself is validated by mafiascope.probes."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    enabled: bool = True
+    battery: str | None = None  # path to a battery YAML (relative to the config file or the repo)
+    probes: list[dict[str, Any]] | None = None  # inline battery
+    max_concurrency: int = Field(16, ge=1, le=1024)
+
+
+class GameConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = "game"
+    rules: RuleSet = Field(default_factory=RuleSet)
+    language: str = "en"
+    seats: list[SeatSpec] = Field(default_factory=list)
+    backends: dict[str, BackendSpec] = Field(default_factory=lambda: {"bot": BotSpec()})
+    probes: ProbesConfig = Field(default_factory=ProbesConfig)
+    snapshots: bool = True
+    max_tokens: int = Field(400, ge=16, le=32768)
+    reask: bool = True  # one re-ask with a format reminder after an empty/unreadable reply
+    seed: int | None = None
+    source_path: str | None = Field(default=None, exclude=True)
+
+    @field_validator("language")
+    @classmethod
+    def _language(cls, v: str) -> str:
+        if v not in ("en", "ru"):
+            raise ValueError(f"{v!r} is not supported; allowed: ['en', 'ru']")
+        return v
+
+    @model_validator(mode="after")
+    def _check(self) -> "GameConfig":
+        if not self.seats:
+            self.seats = [SeatSpec(backend=next(iter(self.backends))) for _ in range(self.rules.n_seats)]
+        if len(self.seats) != self.rules.n_seats:
+            raise ValueError(f"seats: {len(self.seats)} seats given but the rules need {self.rules.n_seats} ({self.rules.roles})")
+        for i, s in enumerate(self.seats):
+            if s.backend not in self.backends:
+                raise ValueError(f"seats.{i}.backend: {s.backend!r} is not in backends; allowed: {sorted(self.backends)}")
+        given = [s.role for s in self.seats if s.role]
+        if given:
+            if len(given) != len(self.seats):
+                raise ValueError("seats: give a role for every seat or for none")
+            counts: dict[str, int] = {}
+            for r in given:
+                counts[r] = counts.get(r, 0) + 1
+            if {k: v for k, v in counts.items() if v} != {k: v for k, v in self.rules.roles.items() if v}:
+                raise ValueError(f"seats: roles {counts} do not match rules.roles {self.rules.roles}")
+        names = [s.name for s in self.seats if s.name]
+        if len(names) != len(set(names)):
+            raise ValueError("seats: seat names must be unique")
+        return self
+
+    def snapshot(self) -> dict[str, Any]:
+        """The config as data for the setup record, with secrets replaced."""
+        return redact(self.model_dump(mode="json"))
+
+
+def redact(obj: Any) -> Any:
+    if isinstance(obj, dict):
+        return {k: ("***" if k in SECRET_KEYS and v else redact(v)) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [redact(v) for v in obj]
+    return obj
+
+
+def expand_env(obj: Any, path: str = "") -> Any:
+    """Expand ``${VAR}`` in string values (not in secret fields); a missing variable is an error."""
+    if isinstance(obj, dict):
+        return {k: (v if k in SECRET_KEYS else expand_env(v, f"{path}.{k}" if path else str(k))) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [expand_env(v, f"{path}.{i}") for i, v in enumerate(obj)]
+    if isinstance(obj, str):
+
+        def sub(m: re.Match[str]) -> str:
+            if m.group(1) not in os.environ:
+                raise ConfigError(f"{path}: environment variable {m.group(1)} is not set")
+            return os.environ[m.group(1)]
+
+        return _ENV.sub(sub, obj)
+    return obj
+
+
+def format_validation_error(exc: ValidationError, source: str) -> str:
+    lines = [f"{source}: invalid configuration"]
+    for err in exc.errors():
+        loc = ".".join(str(x) for x in err["loc"] if not str(x).startswith("function-after")) or "(top level)"
+        msg = err["msg"].removeprefix("Value error, ")
+        lines.append(f"  {loc}: {msg}")
+    return "\n".join(lines)
+
+
+def parse_game_config(data: dict[str, Any], source: str = "<config>") -> GameConfig:
+    if not isinstance(data, dict):
+        raise ConfigError(f"{source}: the top level must be a mapping")
+    try:
+        cfg = GameConfig.model_validate(expand_env(data))
+    except ValidationError as exc:
+        raise ConfigError(format_validation_error(exc, source)) from None
+    cfg.source_path = source
+    return cfg
+
+
+def load_game_config(path: str | Path) -> GameConfig:
+    path = Path(path)
+    if not path.is_file():
+        raise ConfigError(f"{path}: config file not found")
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path}: not valid YAML ({exc})") from None
+    return parse_game_config(data or {}, str(path))
+
+
+def resolve_path(ref: str, cfg: GameConfig) -> Path:
+    """A path named in a config: relative to the config file, else the working dir, else the repo."""
+    p = Path(ref)
+    if p.is_absolute():
+        return p
+    bases = [Path(cfg.source_path).parent] if cfg.source_path and cfg.source_path != "<config>" else []
+    bases += [Path.cwd(), REPO_ROOT, REPO_ROOT / "configs"]
+    for base in bases:
+        if (base / p).exists():
+            return base / p
+    return p

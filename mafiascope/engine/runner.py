@@ -1,0 +1,404 @@
+"""The one game loop: ask seats, apply rules, log every record, snapshot, hand steps to the probes.
+
+The loop is the same for every rule family (``engine/phases``). It never waits for
+probes: probe calls run concurrently (``mafiascope.probes``) and only the final
+``game_over`` record waits for them to drain. A failed backend call is never spoken as a
+player's words: it becomes a logged, flagged fallback (skip the speech, abstain).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from .. import __version__
+from ..backends.base import Backend, Completion, CompletionRequest
+from ..config import PERSONALITY_PRESETS, GameConfig
+from ..logs.io import GAME_FILE, STATE_FILE, JsonlWriter, game_dir
+from ..logs.schema import Personality, validate_game_id
+from . import prompts
+from .observation import all_contexts, context_for
+from .parsing import parse_list, parse_target, strip_think
+from .phases.base import Ask, Outcome, Phases, ProbeStep, Reply, Resolve
+from .state import GameState, Pending, Seat
+
+WALL_CLOCK_FIELDS = ("ts", "timestamp", "latency_ms")
+
+
+class ProbeHook(Protocol):
+    """What the runner needs from the probe engine (mafiascope.probes implements it)."""
+
+    def on_step(self, state: GameState, step: ProbeStep) -> "asyncio.Future[Any] | None": ...
+
+    async def drain(self) -> None: ...
+
+    def memory_at(self, step_index: int) -> dict[str, Any]: ...
+
+    def cost(self) -> dict[str, Any]: ...
+
+
+def phases_for(state: GameState) -> Phases:
+    if state.rules.family == "classic":
+        from .phases.classic import ClassicPhases
+
+        return ClassicPhases()
+    from .phases import tournament  # type: ignore[attr-defined]
+
+    return tournament.TournamentPhases()
+
+
+@dataclass
+class GameResult:
+    game_id: str
+    path: str
+    winner: str | None
+    rounds: int
+    reason: str | None
+    faults: int = 0
+    acts: int = 0
+
+
+@dataclass
+class ActAccounting:
+    calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    estimated: bool = False
+    latency_ms: int = 0
+    faults: int = 0
+    reasks: int = 0
+
+    def add(self, c: Completion) -> None:
+        self.calls += 1
+        self.prompt_tokens += c.prompt_tokens or 0
+        self.completion_tokens += c.completion_tokens or 0
+        self.estimated = self.estimated or c.tokens_estimated
+        self.latency_ms += c.latency_ms
+
+
+# ------------------------------------------------------------------------- set-up
+
+
+def new_game_id() -> str:
+    return str(uuid.uuid4())
+
+
+def initial_state(cfg: GameConfig, *, seed: int, game_id: str, backends: dict[str, Backend]) -> GameState:
+    """Seat the table: names and seat order shuffled by the seed, roles assigned, personalities set."""
+    import random
+
+    rng = random.Random(seed)
+    n = cfg.rules.n_seats
+    roles = [s.role for s in cfg.seats] if cfg.seats[0].role else cfg.rules.role_list()
+    if not cfg.seats[0].role:
+        rng.shuffle(roles)
+    pool = [nm for nm in prompts.NAME_POOL]
+    rng.shuffle(pool)
+    preset_names = sorted(PERSONALITY_PRESETS)
+    seats: list[Seat] = []
+    used = {s.name for s in cfg.seats if s.name}
+    free = [nm for nm in pool if nm not in used]
+    for i, spec in enumerate(cfg.seats):
+        name = spec.name or free.pop(0)
+        pers = spec.personality
+        if pers is None:
+            pers = PERSONALITY_PRESETS[preset_names[rng.randrange(len(preset_names))]]
+        elif isinstance(pers, str):
+            pers = PERSONALITY_PRESETS[pers]
+        personality = pers if isinstance(pers, Personality) else Personality(**pers)
+        backend = backends[spec.backend]
+        seats.append(
+            Seat(
+                idx=i,
+                name=name,
+                role=roles[i],
+                backend=spec.backend,
+                model_label=getattr(backend, "model_label", spec.backend),
+                personality=personality,
+                language=cfg.language,
+            )
+        )
+    order = list(range(n))
+    rng.shuffle(order)
+    seats = [seats[j] for j in order]
+    for i, s in enumerate(seats):
+        s.idx = i
+    state = GameState(game_id=game_id, rules=cfg.rules, language=cfg.language, seed=seed, seats=seats, pending=Pending(stage="init"))
+    phases_for(state).start(state)
+    return state
+
+
+def setup_record(state: GameState, cfg: GameConfig, backends: dict[str, Backend], probes_snapshot: dict[str, Any] | None, extra: dict[str, Any] | None) -> dict[str, Any]:
+    rec: dict[str, Any] = {
+        "game_id": state.game_id,
+        "kind": "setup",
+        "round": 0,
+        "ts": time.time(),
+        "schema_version": 1,
+        "library_version": __version__,
+        "players": [
+            {
+                "name": s.name,
+                "role": s.role,
+                "model": s.model_label,
+                "backend": s.backend,
+                "personality": s.personality.model_dump(),
+                "idx": s.idx,
+                "language": s.language,
+            }
+            for s in state.seats
+        ],
+        "rule_set": state.rules.name,
+        "rules": state.rules.model_dump(mode="json"),
+        "seed": state.seed,
+        "language": state.language,
+        "game_type": state.rules.family,
+        "config": cfg.snapshot(),
+        "backends": {name: b.describe() for name, b in backends.items() if any(s.backend == name for s in state.seats)},
+        "probes": probes_snapshot,
+    }
+    if extra:
+        rec.update(extra)
+    return rec
+
+
+# ------------------------------------------------------------------------- the loop
+
+
+@dataclass
+class GameRunner:
+    state: GameState
+    cfg: GameConfig
+    backends: dict[str, Backend]  # by backend name
+    out_dir: Path
+    probes: ProbeHook | None = None
+    snapshots: bool = True
+    on_event: Callable[[dict[str, Any]], None] | None = None
+    acct: ActAccounting = field(default_factory=ActAccounting)
+
+    def __post_init__(self) -> None:
+        self.game_log = JsonlWriter(self.out_dir / GAME_FILE)
+        self.state_log = JsonlWriter(self.out_dir / STATE_FILE) if self.snapshots else None
+        self._snap_task: asyncio.Task[None] | None = None
+
+    # -------------------------------------------------------------- records
+    def _emit(self, ev: dict[str, Any]) -> None:
+        ev.setdefault("round", self.state.round)
+        self.state.events.append(ev)
+        rec = {"game_id": self.state.game_id, **ev, "ts": time.time()}
+        self.game_log.write(rec)
+        if self.on_event:
+            self.on_event(rec)
+
+    def _snapshot(self, step: ProbeStep | None, fut: "asyncio.Future[Any] | None") -> None:
+        if not self.state_log:
+            return
+        st = self.state
+        key_round, key_seq, phase = (step.round, step.public_msg_seq, step.phase) if step else (st.round, st.msg_seq, st.phase)
+        record: dict[str, Any] = {
+            "game_id": st.game_id,
+            "round": key_round,
+            "msg_seq": key_seq,
+            "phase": phase,
+            "pending": st.pending.model_dump(mode="json"),
+            "night_result": st.night_result,
+            "sheriff_checks": {t: v for checks in st.sheriff_checks.values() for t, v in checks.items()},
+            "alive": st.alive_names(),
+            "players": [
+                {
+                    "name": s.name,
+                    "idx": s.idx,
+                    "role": s.role,
+                    "backend_name": s.backend,
+                    "model_label": s.model_label,
+                    "personality": s.personality.model_dump(),
+                    "language": s.language,
+                    "alive": s.alive,
+                    "messages": msgs,
+                }
+                for s, msgs in zip(st.seats, all_contexts(st).values())
+            ],
+            "step_index": st.step_index,
+            "state": st.model_dump(mode="json"),
+            "schema_version": 1,
+        }
+        prev, writer, probes, step_index = self._snap_task, self.state_log, self.probes, st.step_index
+
+        async def write() -> None:
+            if prev is not None:
+                await prev
+            if fut is not None:
+                await asyncio.shield(fut)
+            record["probe_memory"] = probes.memory_at(step_index) if probes else None
+            record["ts"] = time.time()
+            writer.write(record)
+
+        self._snap_task = asyncio.ensure_future(write())
+
+    # -------------------------------------------------------------- seats
+    def _usable(self, ask: Ask, text: str) -> tuple[bool, Reply]:
+        if ask.action is None:
+            return bool(text.strip()), Reply(text)
+        if ask.action in ("suspects", "nominate") and ask.optional_target:
+            got = parse_list(text, ask.action, ask.candidates)
+            return True, Reply(text, targets=got, target=got[0] if got else None, target_valid=bool(got), parse_note="list")
+        pt = parse_target(text, ask.action, ask.candidates)
+        ok = pt.valid or (pt.note == "explicit abstention") or ask.optional_target
+        return ok, Reply(text, target=pt.target, target_valid=pt.valid, parse_note=pt.note)
+
+    async def ask(self, ask: Ask) -> Reply:
+        st = self.state
+        seat = st.seat(ask.seat)
+        backend = self.backends[seat.backend]
+        messages = context_for(st, ask.seat).with_instruction(ask.instruction)
+        req = CompletionRequest(messages, self.cfg.max_tokens, "act", ask.seat, ask.kind, st.next_act_seed(), game_id=st.game_id)
+        c = await backend.complete(req)
+        self.acct.add(c)
+        if not c.ok:
+            return self._fallback(ask, c.error or "backend failure", c.attempts)
+        text = strip_think(c.text)
+        ok, reply = self._usable(ask, text)
+        reply.latency_ms = c.latency_ms
+        if ok or not self.cfg.reask:
+            return reply if ok or text.strip() else self._fallback(ask, "empty reply", 1)
+        # one re-ask with a format reminder
+        p = prompts.pack(seat.language)
+        fmt = prompts.action_format(p, ask.action) if ask.action in ("vote", "kill", "protect", "check") else "..."
+        messages2 = [*messages, {"role": "assistant", "content": text}, {"role": "user", "content": p.reask.format(fmt=fmt)}]
+        req2 = CompletionRequest(messages2, self.cfg.max_tokens, "act", ask.seat, ask.kind, st.derive_seed("reask", st.act_calls), game_id=st.game_id)
+        c2 = await backend.complete(req2)
+        self.acct.add(c2)
+        self.acct.reasks += 1
+        text2 = strip_think(c2.text) if c2.ok else ""
+        ok2, reply2 = self._usable(ask, text2)
+        if c2.ok and (ok2 or text2.strip()):
+            reply2.reask, reply2.first_reply, reply2.latency_ms = True, text, c.latency_ms + c2.latency_ms
+            return reply2  # an unreadable vote is kept as an invalid vote with its raw text
+        if text.strip():
+            reply.reask = True
+            return reply
+        return self._fallback(ask, c2.error or "empty reply after re-ask", c.attempts + c2.attempts)
+
+    def _fallback(self, ask: Ask, error: str, attempts: int) -> Reply:
+        self.acct.faults += 1
+        fallback = "skip_speech" if ask.action is None else "abstain"
+        return Reply("", target=None, target_valid=False if ask.action else None, parse_note="fallback: " + fallback,
+                     fault={"error": error[:500], "attempts": attempts, "fallback": fallback})  # fmt: skip
+
+    # -------------------------------------------------------------- run
+    async def run(self) -> GameResult:
+        phases = phases_for(self.state)
+        final: dict[str, Any] | None = None
+        try:
+            while not self.state.over:
+                decision = phases.next(self.state)
+                if isinstance(decision, Resolve):
+                    outcome = phases.resolve(self.state, decision)
+                else:
+                    reply = await self.ask(decision)
+                    outcome = phases.apply_reply(self.state, decision, reply)
+                final = self._apply(outcome) or final
+        finally:
+            if self.probes is not None:
+                await self.probes.drain()
+            if self._snap_task is not None:
+                await self._snap_task
+            if final is not None:
+                final["backends"] = {n: b.describe() for n, b in self.backends.items() if any(s.backend == n for s in self.state.seats)}
+                final["cost"] = {"act": vars(self.acct).copy(), "probes": self.probes.cost() if self.probes else None}
+                final["faults"] = self.acct.faults
+                self.game_log.write({"game_id": self.state.game_id, **final, "ts": time.time()})
+            self.game_log.close()
+            if self.state_log:
+                self.state_log.close()
+        st = self.state
+        return GameResult(st.game_id, str(self.out_dir), st.winner, st.round, st.reason, self.acct.faults, self.acct.calls)
+
+    def _apply(self, outcome: Outcome) -> dict[str, Any] | None:
+        final = None
+        for ev in outcome.events:
+            if ev["kind"] == "game_over":
+                final = dict(ev)
+                self.state.events.append(ev)  # logged after probes drain, with cost and provenance
+                continue
+            self._emit(ev)
+        fut = None
+        if outcome.probe is not None:
+            self.state.step_index += 1
+            outcome.probe.step_index = self.state.step_index
+            if self.probes is not None:
+                fut = self.probes.on_step(self.state, outcome.probe)
+        if outcome.snapshot and not self.state.over:
+            self._snapshot(outcome.probe, fut)
+        return final
+
+
+# ------------------------------------------------------------------------- entry points
+
+
+def _probe_hook(cfg: GameConfig, state: GameState, out_dir: Path, backends: dict[str, Backend]) -> tuple[ProbeHook | None, dict[str, Any] | None]:
+    if not cfg.probes.enabled:
+        return None, None
+    try:
+        from ..probes import build_probe_hook  # type: ignore[attr-defined]
+    except ImportError:  # the probe engine is optional for the engine's own tests
+        return None, None
+    return build_probe_hook(cfg, state=state, out_dir=out_dir, backends=backends)
+
+
+async def play_game(
+    cfg: GameConfig,
+    *,
+    logs_dir: str | Path,
+    seed: int | None = None,
+    game_id: str | None = None,
+    probes: bool | None = None,
+    snapshots: bool | None = None,
+    backends: dict[str, Backend] | None = None,
+    on_event: Callable[[dict[str, Any]], None] | None = None,
+    state: GameState | None = None,
+    setup_extra: dict[str, Any] | None = None,
+    probe_memory: dict[str, Any] | None = None,
+) -> GameResult:
+    """Play one game (or continue ``state``) and write its logs under ``logs_dir/<game_id>/``."""
+    if probes is not None or snapshots is not None:
+        cfg = cfg.model_copy(deep=True)
+        if probes is not None:
+            cfg.probes.enabled = probes
+        if snapshots is not None:
+            cfg.snapshots = snapshots
+    if backends is None:
+        from ..backends.registry import build_backends
+
+        backends = build_backends(cfg.backends, logs_dir=logs_dir)
+    if state is None:
+        gid = validate_game_id(game_id or new_game_id())
+        if seed is None:
+            seed = cfg.seed if cfg.seed is not None else int.from_bytes(uuid.uuid4().bytes[:4], "big")
+        state = initial_state(cfg, seed=seed, game_id=gid, backends=backends)
+    else:
+        validate_game_id(state.game_id)
+    out_dir = game_dir(logs_dir, state.game_id)
+    if (out_dir / GAME_FILE).exists():
+        raise FileExistsError(f"{out_dir / GAME_FILE} already exists; refusing to append to another game's log")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    hook, probes_snapshot = _probe_hook(cfg, state, out_dir, backends)
+    if hook is not None and probe_memory and hasattr(hook, "restore"):
+        hook.restore(probe_memory)  # type: ignore[attr-defined]
+    runner = GameRunner(state, cfg, backends, out_dir, hook, cfg.snapshots, on_event)
+    setup = setup_record(state, cfg, backends, probes_snapshot, setup_extra)
+    runner.game_log.write(setup)
+    if on_event:
+        on_event(setup)
+    # a continued state keeps its history in the snapshot; a fresh game's start events are logged now
+    return await runner.run()
+
+
+def run_game(cfg: GameConfig, **kwargs: Any) -> GameResult:
+    """Synchronous wrapper for scripts and the CLI."""
+    return asyncio.run(play_game(cfg, **kwargs))
