@@ -1,0 +1,177 @@
+"""Helpers shared by the network backends: think-stripping, secrets, redaction, retry waits."""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import importlib.util
+import math
+import os
+import random
+import re
+import time
+import weakref
+from typing import Any, Callable, Generic, TypeVar
+from urllib.parse import urlsplit
+
+from .base import BackendError
+
+_THINK_BLOCK = re.compile(r"<think(?:ing)?>.*?</think(?:ing)?>", re.IGNORECASE | re.DOTALL)
+_THINK_CLOSE = re.compile(r"</think(?:ing)?>", re.IGNORECASE)
+_THINK_OPEN = re.compile(r"<think(?:ing)?>", re.IGNORECASE)
+_ENV_REF = re.compile(r"^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$")
+_BEARER = re.compile(r"(Bearer\s+)[^\s\"']+", re.IGNORECASE)
+_KEYLIKE = re.compile(r"\b(sk-[A-Za-z0-9_\-]{6,}|key-[A-Za-z0-9_\-]{12,})")
+
+
+def strip_think(text: str | None) -> tuple[str, bool]:
+    """Remove reasoning blocks (``<think>...</think>``) from a reply.
+
+    Also handles a reply that only carries the closing tag (the server swallowed the
+    opening one: keep what follows the last ``</think>``) and an unclosed ``<think>``
+    (the budget ran out while thinking: keep what precedes it). Returns
+    ``(text, stripped)``.
+    """
+    if not text:
+        return "", False
+    out = _THINK_BLOCK.sub("", text)
+    parts = _THINK_CLOSE.split(out)
+    if len(parts) > 1:
+        out = parts[-1]
+    m = _THINK_OPEN.search(out)
+    if m:
+        out = out[: m.start()]
+    out = out.strip()
+    return out, out != text.strip()
+
+
+def streamlit_secret(name: str) -> str | None:
+    """``st.secrets[name]`` if Streamlit is installed and a secrets file defines it.
+
+    Streamlit is imported lazily, only here, and never at module import time.
+    """
+    if importlib.util.find_spec("streamlit") is None:
+        return None
+    try:
+        import streamlit as st  # noqa: PLC0415
+
+        secrets = st.secrets
+        if name in secrets:
+            value = secrets[name]
+            return str(value) if value else None
+    except Exception:  # no secrets.toml, parse error, not running under streamlit ...
+        return None
+    return None
+
+
+def resolve_secret(value: str | None, *, backend: str, field: str = "api_key") -> str | None:
+    """Resolve ``${VAR}`` from the environment, then from Streamlit secrets.
+
+    Anything else is used literally (discouraged for real keys: prefer ``${VAR}``).
+    A reference that resolves nowhere is a configuration error naming the backend.
+    """
+    if value is None or value == "":
+        return None
+    m = _ENV_REF.match(value.strip())
+    if not m:
+        return value
+    var = m.group(1)
+    got = os.environ.get(var) or streamlit_secret(var)
+    if not got:
+        raise BackendError(
+            f"backend {backend!r}: {field} refers to ${{{var}}}, which is neither set in the "
+            f"environment nor in Streamlit secrets"
+        )
+    return got
+
+
+def redact(text: str, *secrets: str | None) -> str:
+    """Remove secrets (and anything that looks like a bearer token or API key) from text."""
+    for s in secrets:
+        if s and len(s) >= 6:
+            text = text.replace(s, "***")
+    text = _BEARER.sub(r"\1***", text)
+    return _KEYLIKE.sub("***", text)
+
+
+def host_of(url: str | None) -> str | None:
+    """``host[:port]`` of a URL, without scheme, credentials, path or query."""
+    if not url:
+        return None
+    parts = urlsplit(url if "://" in url else f"http://{url}")
+    host = parts.hostname or ""
+    return f"{host}:{parts.port}" if parts.port else host
+
+
+def parse_retry_after(headers: Any) -> float | None:
+    """Seconds to wait from ``retry-after-ms`` / ``retry-after`` (seconds or HTTP date)."""
+    if headers is None:
+        return None
+    for header, divisor in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
+        raw = headers.get(header)
+        if raw is None:
+            continue
+        try:
+            v = float(raw) / divisor
+            if math.isfinite(v) and v >= 0:
+                return v
+        except ValueError:
+            pass
+    raw = headers.get("retry-after")
+    if raw:
+        try:
+            parsed = email.utils.parsedate_tz(raw)
+            if parsed is not None:
+                return max(0.0, float(email.utils.mktime_tz(parsed) - time.time()))
+        except (TypeError, ValueError, OverflowError):
+            return None
+    return None
+
+
+def backoff_delay(retry_index: int, base: float, cap: float, rng: random.Random) -> float:
+    """Exponential backoff with up to 25% downward jitter (the openai SDK's schedule)."""
+    return min(base * (2.0**retry_index), cap) * (1.0 - 0.25 * rng.random())
+
+
+T = TypeVar("T")
+
+
+class PerLoop(Generic[T]):
+    """One lazily built object per running event loop (HTTP clients are loop-bound)."""
+
+    def __init__(self, factory: Callable[[], T]) -> None:
+        self._factory = factory
+        self._items: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, T]" = weakref.WeakKeyDictionary()
+
+    def get(self) -> T:
+        loop = asyncio.get_running_loop()
+        item = self._items.get(loop)
+        if item is None:
+            item = self._factory()
+            self._items[loop] = item
+        return item
+
+    def pop_current(self) -> T | None:
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return None
+        return self._items.pop(loop, None)
+
+
+def on_stop_signals(callback: Callable[[], Any]) -> None:
+    """Call ``callback`` on SIGINT/SIGTERM in the running loop (servers run from the CLI)."""
+    import signal
+
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        try:
+            loop.add_signal_handler(sig, callback)
+        except (NotImplementedError, RuntimeError):
+            pass
+
+
+async def wait_for_stop_signal() -> None:
+    stop = asyncio.Event()
+    on_stop_signals(stop.set)
+    await stop.wait()

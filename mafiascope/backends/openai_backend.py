@@ -1,0 +1,240 @@
+"""Any OpenAI-compatible chat endpoint through the official ``openai`` SDK.
+
+One type covers OpenAI, DeepSeek, OpenRouter, vLLM, Ollama, LM Studio and llama.cpp:
+only ``base_url``, ``model`` and the key differ.
+
+Fault policy (never raises, never turns an error into speech):
+
+* timeouts, connection errors (dropped or truncated responses), unparseable bodies,
+  408/409/429 and 5xx are retried ``max_retries`` times. A ``Retry-After`` /
+  ``retry-after-ms`` header is honoured exactly (plus up to 10% jitter, never less);
+  otherwise the wait is exponential (``backoff_base * 2**n`` capped at ``backoff_max``)
+  with up to 25% jitter -- the same schedule and retryable set as the SDK's own retry
+  loop. We run the loop ourselves (SDK ``max_retries=0``) because the SDK's retries are
+  invisible to the caller: we need the attempt count and every absorbed fault in the
+  game records. A Retry-After above ``max_retry_after`` is not waited for (as in the SDK).
+* 401/403/404 fail fast: ``ok=False``, ``attempts=1``, ``meta={'fatal': True, ...}``
+  and an error naming the backend, so a game or batch may stop early.
+* other 4xx (e.g. 400 context too long) are not retried: ``ok=False``.
+
+Every failed attempt is listed in ``Completion.meta['faults']`` even when a later attempt
+succeeds. ``<think>...</think>`` blocks are stripped from every reply (acting and probe).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from typing import TYPE_CHECKING, Any
+
+import openai
+
+from .. import __version__ as _mafiascope_version
+from .base import Completion, CompletionRequest, estimate_tokens
+from .common import PerLoop, backoff_delay, host_of, parse_retry_after, redact, resolve_secret, strip_think
+from .limits import Limits
+
+if TYPE_CHECKING:
+    from .registry import OpenAISpec
+
+_PLACEHOLDER_KEY = "no-key-set"  # local servers (Ollama, llama.cpp) ignore the key; the SDK needs one
+_RETRY_STATUS = {408, 409, 429}
+_FATAL_STATUS = {401, 403, 404}
+
+
+class OpenAIBackend:
+    type = "openai"
+
+    def __init__(self, name: str, spec: "OpenAISpec") -> None:
+        self.name = name
+        self.spec = spec
+        self.model_label = spec.label or spec.model
+        self._api_key = resolve_secret(spec.api_key, backend=name)
+        self.limits = Limits(spec.max_concurrency, spec.rpm, spec.burst)
+        self._clients: PerLoop[openai.AsyncOpenAI] = PerLoop(self._new_client)
+        self._rng = random.Random()  # jitter only; never touches game RNG streams
+        self.served_model: str | None = None
+        self.stats = {"calls": 0, "ok": 0, "failed": 0, "retries": 0, "faults": 0}
+
+    # ------------------------------------------------------------------ plumbing
+
+    def _new_client(self) -> openai.AsyncOpenAI:
+        return openai.AsyncOpenAI(
+            api_key=self._api_key or _PLACEHOLDER_KEY,
+            base_url=self.spec.base_url,
+            timeout=self.spec.timeout,
+            max_retries=0,  # our own loop, see module docstring
+        )
+
+    def _err(self, msg: str) -> str:
+        return redact(f"backend {self.name!r} ({host_of(self.spec.base_url)}, model {self.spec.model}): {msg}", self._api_key)
+
+    def _params(self, req: CompletionRequest) -> dict[str, Any]:
+        s = self.spec
+        max_tokens = s.max_tokens if s.max_tokens is not None else req.max_tokens
+        params: dict[str, Any] = {"model": s.model, "messages": req.messages, s.max_tokens_field: max_tokens}
+        temperature = req.temperature if req.temperature is not None else s.temperature
+        if temperature is not None:
+            params["temperature"] = temperature
+        if s.top_p is not None:
+            params["top_p"] = s.top_p
+        if s.reasoning_effort is not None:
+            params["reasoning_effort"] = s.reasoning_effort
+        if s.send_seed and req.seed is not None:
+            params["seed"] = int(req.seed) % (2**31)
+        if s.extra_body:
+            params["extra_body"] = dict(s.extra_body)
+        return params
+
+    # ------------------------------------------------------------------ the call
+
+    async def complete(self, request: CompletionRequest) -> Completion:
+        t0 = time.monotonic()
+        self.stats["calls"] += 1
+        faults: list[dict[str, Any]] = []
+        params = self._params(request)
+        attempts = 0
+        last_error = "no attempt made"
+        while True:
+            attempts += 1
+            wait: float | None = None
+            try:
+                async with self.limits:
+                    resp = await self._clients.get().chat.completions.create(**params)
+                return self._success(resp, request, attempts, faults, t0)
+            except openai.APIStatusError as exc:
+                status = exc.status_code
+                detail = _status_detail(exc)
+                if status in _FATAL_STATUS:
+                    what = {401: "authentication failed (check the API key)", 403: "permission denied",
+                            404: "not found (check base_url and model)"}[status]
+                    faults.append({"attempt": attempts, "fault": f"http_{status}"})
+                    return self._failure(f"HTTP {status} {what}: {detail}", attempts, faults, t0, fatal=True, status=status)
+                if status in _RETRY_STATUS or status >= 500:
+                    retry_after = parse_retry_after(exc.response.headers if exc.response is not None else None)
+                    fault = {"attempt": attempts, "fault": f"http_{status}"}
+                    if retry_after is not None:
+                        fault["retry_after_s"] = retry_after
+                        if retry_after > self.spec.max_retry_after:
+                            faults.append(fault)
+                            return self._failure(
+                                f"HTTP {status}, Retry-After {retry_after:.0f}s exceeds max_retry_after "
+                                f"{self.spec.max_retry_after:.0f}s: {detail}", attempts, faults, t0, status=status)
+                        wait = retry_after * (1.0 + 0.1 * self._rng.random())
+                    faults.append(fault)
+                    last_error = f"HTTP {status}: {detail}"
+                else:
+                    faults.append({"attempt": attempts, "fault": f"http_{status}"})
+                    return self._failure(f"HTTP {status} (not retried): {detail}", attempts, faults, t0, status=status)
+            except openai.APITimeoutError:
+                faults.append({"attempt": attempts, "fault": "timeout"})
+                last_error = f"timed out after {self.spec.timeout:g}s"
+            except openai.APIConnectionError as exc:
+                faults.append({"attempt": attempts, "fault": "connection"})
+                last_error = f"connection error: {_cause(exc)}"
+            except (openai.APIResponseValidationError, ValueError, TypeError, AttributeError, KeyError) as exc:
+                # a 200 whose body is not a chat completion (garbage, HTML error page ...)
+                faults.append({"attempt": attempts, "fault": "bad_body"})
+                last_error = f"unreadable response body: {type(exc).__name__}: {str(exc)[:160]}"
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # anything else from the transport: still a fault, never a crash
+                faults.append({"attempt": attempts, "fault": "error"})
+                last_error = f"{type(exc).__name__}: {str(exc)[:200]}"
+            if attempts > self.spec.max_retries:
+                return self._failure(f"{last_error} (gave up after {attempts} attempts)", attempts, faults, t0)
+            if wait is None:
+                wait = backoff_delay(attempts - 1, self.spec.backoff_base, self.spec.backoff_max, self._rng)
+            faults[-1]["wait_s"] = round(wait, 3)
+            self.stats["retries"] += 1
+            await asyncio.sleep(wait)
+
+    def _success(self, resp: Any, request: CompletionRequest, attempts: int, faults: list, t0: float) -> Completion:
+        choices = getattr(resp, "choices", None)
+        if isinstance(resp, (str, bytes)) or not isinstance(choices, list) or not choices:
+            raise ValueError("response is not a chat completion (no choices)")
+        message = getattr(choices[0], "message", None)
+        raw = getattr(message, "content", None)
+        if raw is not None and not isinstance(raw, str):
+            raise ValueError("response message content is not text")
+        finish = getattr(choices[0], "finish_reason", None)
+        text, stripped = strip_think(raw or "")
+        usage = getattr(resp, "usage", None)
+        pt = getattr(usage, "prompt_tokens", None) if usage is not None else None
+        ct = getattr(usage, "completion_tokens", None) if usage is not None else None
+        estimated = False
+        if pt is None or ct is None:
+            estimated = True
+            pt = pt if pt is not None else estimate_tokens("".join(m.get("content", "") or "" for m in request.messages))
+            ct = ct if ct is not None else estimate_tokens(raw or "")
+        served = getattr(resp, "model", None) or None
+        if served and self.served_model is None:
+            self.served_model = served
+        self.stats["ok"] += 1
+        self.stats["faults"] += len(faults)
+        meta: dict[str, Any] = {"backend": self.name}
+        if faults:
+            meta["faults"] = faults
+        if stripped:
+            meta["think_stripped"] = True
+        return Completion(
+            text=text, ok=True, attempts=attempts, latency_ms=int((time.monotonic() - t0) * 1000),
+            prompt_tokens=pt, completion_tokens=ct, tokens_estimated=estimated,
+            served_model=served, finish_reason=finish, meta=meta,
+        )
+
+    def _failure(self, msg: str, attempts: int, faults: list, t0: float, *, fatal: bool = False,
+                 status: int | None = None) -> Completion:
+        self.stats["failed"] += 1
+        self.stats["faults"] += len(faults)
+        meta: dict[str, Any] = {"backend": self.name, "faults": faults}
+        if fatal:
+            meta["fatal"] = True
+        if status is not None:
+            meta["status"] = status
+        return Completion(text="", ok=False, error=self._err(msg), attempts=attempts,
+                          latency_ms=int((time.monotonic() - t0) * 1000), meta=meta)
+
+    # ------------------------------------------------------------------ provenance
+
+    def describe(self) -> dict[str, Any]:
+        s = self.spec
+        return {
+            "type": self.type,
+            "name": self.name,
+            "model": s.model,
+            "model_label": self.model_label,
+            "served_model": self.served_model,
+            "base_url_host": host_of(s.base_url),
+            "sampling": {"temperature": s.temperature, "top_p": s.top_p, "max_tokens": s.max_tokens,
+                         "reasoning_effort": s.reasoning_effort, "seed_sent": s.send_seed},
+            "extra_body_keys": sorted(s.extra_body) if s.extra_body else [],
+            "timeout_s": s.timeout,
+            "max_retries": s.max_retries,
+            "limits": self.limits.describe(),
+            "api_key_set": bool(self._api_key),
+            "versions": {"openai": openai.__version__, "mafiascope": _mafiascope_version},
+        }
+
+    async def aclose(self) -> None:
+        client = self._clients.pop_current()
+        if client is not None:
+            await client.close()
+
+
+def _status_detail(exc: openai.APIStatusError) -> str:
+    body = getattr(exc, "body", None)
+    if isinstance(body, dict):
+        err = body.get("error", body)
+        msg = err.get("message") if isinstance(err, dict) else err
+        if msg:
+            return str(msg)[:200]
+    return (getattr(exc, "message", "") or str(exc))[:200]
+
+
+def _cause(exc: BaseException) -> str:
+    cause = exc.__cause__ or exc.__context__
+    if cause is not None and str(cause):
+        return f"{type(cause).__name__}: {str(cause)[:160]}"
+    return str(exc)[:160] or type(exc).__name__
