@@ -13,13 +13,16 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
+# Each marker includes its separator. English markers need ':' or a dash after the keyword
+# ("I vote for Logan" is prose, not a vote); Russian verbs read naturally without one.
+_SEP = r"\s*[*_`]*\s*[:\-–—]"
 _MARKERS = {
-    "vote": [r"VOTE", r"ГОЛОС(?:УЮ)?(?:\s+ЗА)?"],
-    "kill": [r"ACTION\s*:?\s*Kill", r"ДЕЙСТВИЕ\s*:?\s*Убить"],
-    "protect": [r"ACTION\s*:?\s*Protect", r"ДЕЙСТВИЕ\s*:?\s*Защитить"],
-    "check": [r"ACTION\s*:?\s*Check", r"ДЕЙСТВИЕ\s*:?\s*Проверить"],
-    "nominate": [r"NOMINATE", r"ВЫСТАВЛЯЮ"],
-    "suspects": [r"SUSPECTS", r"ПОДОЗРЕВАЮ"],
+    "vote": [rf"VOTE{_SEP}", r"ГОЛОС(?:УЮ)?(?:\s*[*_`]*\s*[:\-–—])?(?:\s+ЗА)?"],
+    "kill": [rf"ACTION\s*[*_`]*\s*:\s*[*_`]*\s*Kill\b", r"ДЕЙСТВИЕ\s*[*_`]*\s*:?\s*[*_`]*\s*Убить"],
+    "protect": [rf"ACTION\s*[*_`]*\s*:\s*[*_`]*\s*Protect\b", r"ДЕЙСТВИЕ\s*[*_`]*\s*:?\s*[*_`]*\s*Защитить"],
+    "check": [rf"ACTION\s*[*_`]*\s*:\s*[*_`]*\s*Check\b", r"ДЕЙСТВИЕ\s*[*_`]*\s*:?\s*[*_`]*\s*Проверить"],
+    "nominate": [rf"NOMINATE{_SEP}", r"ВЫСТАВЛЯЮ(?:\s*[:\-–—])?"],
+    "suspects": [rf"SUSPECTS{_SEP}", r"ПОДОЗРЕВАЮ(?:\s*[:\-–—])?"],
 }
 
 # Latin names of the name pool as Russian speakers write them.
@@ -49,7 +52,7 @@ def _fold(text: str) -> str:
 def _marker_re(action: str) -> re.Pattern[str]:
     alts = "|".join(_MARKERS[action])
     # optional Markdown/quote decoration around and inside the marker, then ':' (optional for Russian verbs)
-    return re.compile(rf"(?:^|[\s*_`>#\[(\"'])(?:{alts})\s*[*_`]*\s*:?\s*[*_`]*\s*(?P<rest>[^\n]*)", re.IGNORECASE)
+    return re.compile(rf"(?:^|[\s*_`>#\[(\"'])(?:{alts})\s*[*_`:]*\s*(?P<rest>[^\n]*)", re.IGNORECASE)
 
 
 def match_name(fragment: str, names: list[str]) -> tuple[str | None, str]:

@@ -1,0 +1,123 @@
+"""`mafiascope run` (one game) and `mafiascope batch` (many games)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from pathlib import Path
+from typing import Any
+
+from ...config import ConfigError, GameConfig, load_game_config
+from .. import CliError, print_json
+
+DEFAULT_LOGS = "logs"
+
+
+def add_game_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("-c", "--config", default="configs/classic.yaml", help="game config YAML (default: %(default)s)")
+    p.add_argument("--logs", default=DEFAULT_LOGS, help="logs directory; each game writes <logs>/<game_id>/ (default: %(default)s)")
+    p.add_argument("--no-probes", action="store_true", help="play without the probe battery")
+    p.add_argument("--no-snapshots", action="store_true", help="do not write state.jsonl")
+    p.add_argument("--probes-file", help="probe battery YAML to use instead of the config's")
+    p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+
+
+def load_config(args: argparse.Namespace) -> GameConfig:
+    try:
+        cfg = load_game_config(args.config)
+    except ConfigError as exc:
+        raise CliError(str(exc)) from None
+    if getattr(args, "probes_file", None):
+        path = Path(args.probes_file)
+        if not path.is_file():
+            raise CliError(f"--probes-file: {path} not found")
+        cfg.probes.battery = str(path.resolve())
+        cfg.probes.probes = None
+    return cfg
+
+
+def _flags(args: argparse.Namespace) -> dict[str, Any]:
+    return {"probes": False if args.no_probes else None, "snapshots": False if args.no_snapshots else None}
+
+
+def _progress(rec: dict[str, Any]) -> None:
+    kind = rec.get("kind")
+    if kind == "setup":
+        roles = ", ".join(f"{p['name']}={p['role']}" for p in rec["players"])
+        print(f"game {rec['game_id']}: {roles}", file=sys.stderr)
+        return
+    where = f"R{rec.get('round')}" + (f".{rec['msg_seq']}" if rec.get("msg_seq") is not None else "")
+    if "player" in rec:
+        text = (rec.get("response") or "").replace("\n", " ")
+        tail = f" -> {rec['target']}" if rec.get("target") else ""
+        flag = " [fallback]" if rec.get("fault") else ""
+        print(f"{where:>7} {kind:<13} {rec['player']}{tail}{flag}: {text[:90]}", file=sys.stderr)
+    elif kind in ("night_kill", "night_save", "day_eliminate", "no_elimination", "night_no_kill"):
+        detail = rec.get("victim") or rec.get("saved") or rec.get("eliminated") or rec.get("reason")
+        print(f"{where:>7} {kind:<13} {detail}", file=sys.stderr)
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from ...engine.runner import play_game
+    from ...logs.schema import validate_game_id
+
+    cfg = load_config(args)
+    if args.game_id:
+        try:
+            validate_game_id(args.game_id)
+        except ValueError as exc:
+            raise CliError(f"--game-id: {exc}") from None
+    on_event = None if (args.json or args.quiet) else _progress
+    try:
+        res = asyncio.run(play_game(cfg, logs_dir=args.logs, seed=args.seed, game_id=args.game_id, on_event=on_event, **_flags(args)))
+    except FileExistsError as exc:
+        raise CliError(str(exc)) from None
+    out = {"game_id": res.game_id, "path": res.path, "winner": res.winner, "rounds": res.rounds, "reason": res.reason, "faults": res.faults}
+    if args.json:
+        print_json(out)
+    else:
+        print(f"winner: {res.winner} ({res.reason}) after {res.rounds} rounds; faults: {res.faults}")
+        print(res.path)
+    return 0
+
+
+def cmd_batch(args: argparse.Namespace) -> int:
+    from ...engine.batch import run_batch
+
+    cfg = load_config(args)
+    if not 1 <= args.n <= 100000:
+        raise CliError("-n must be between 1 and 100000")
+    done = [0]
+
+    def tick(res: Any) -> None:
+        done[0] += 1
+        if not args.json:
+            print(f"[{done[0]}/{args.n}] {res.game_id}: {res.winner} in {res.rounds} rounds", file=sys.stderr)
+
+    res = asyncio.run(run_batch(cfg, args.n, logs_dir=args.logs, parallel=args.parallel, seed_base=args.seed_base, on_result=tick, **_flags(args)))
+    summary = res.summary()
+    summary["logs"] = str(Path(args.logs))
+    if args.json:
+        print_json(summary)
+    else:
+        print(f"{summary['games']} games in {summary['wall_s']} s ({summary['games_per_s']} games/s); winners: {summary['winners']}; errors: {summary['errors']}")
+        for e in res.errors:
+            print(f"  game {e['index']} (seed {e['seed']}): {e['error']}")
+    return 1 if res.errors and not res.results else 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("run", help="play one game and write its logs")
+    add_game_options(p)
+    p.add_argument("--seed", type=int, help="game seed (same seed + offline bots = same game)")
+    p.add_argument("--game-id", help="directory name for the game (default: a new UUID)")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
+    p.set_defaults(func=cmd_run)
+
+    b = sub.add_parser("batch", help="play many games concurrently")
+    add_game_options(b)
+    b.add_argument("-n", type=int, default=10, help="number of games (default: %(default)s)")
+    b.add_argument("--parallel", type=int, default=8, help="games in flight at once (default: %(default)s)")
+    b.add_argument("--seed-base", type=int, default=0, help="game i gets seed seed_base + i (default: %(default)s)")
+    b.set_defaults(func=cmd_batch)
