@@ -29,6 +29,7 @@ from ..logs.io import GAME_FILE, PROBE_FILE, STATE_FILE
 from ..logs.schema import EVENT_MODELS, UTTERANCE_KINDS
 from . import labels as L
 from .answers import extract_json, is_transport_error
+from .votes import parse_vote_target
 
 KNOWN_KINDS = frozenset({"setup", *EVENT_MODELS})
 PUBLIC_MESSAGE_KINDS = ("intro", "day_discuss", "day_vote", "last_words", "best_move", "defence")
@@ -167,6 +168,10 @@ def parse_game(path: str | Path) -> GameTables:
                     votes_rows.append((ev, rnd, ts, vs, ts_))
         elif isinstance(o.get("target"), str):
             tgt = seat.get(o["target"], -1)
+        elif kind == "day_vote" and isinstance(text, str):
+            # original logs keep the vote target only in the tally: re-read it from the reply
+            pv = parse_vote_target(text, names, None)
+            tgt = seat.get(pv.target, -1) if pv.valid and pv.target else -1
         if isinstance(text, str) and cyr < 3 and _CYR.search(text):
             cyr += 1
         ev_rows.append((ev, str(kind), rnd, ms, ts, p, tgt, o.get("visible_to") is None))

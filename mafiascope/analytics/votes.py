@@ -1,7 +1,8 @@
-"""Minimal tolerant vote-reply parser used by the importer.
+"""Vote-reply target for the importer and the loader of original logs.
 
-TODO: switch to ``mafiascope.engine.parsing.parse_vote`` (being written by the engine
-engineer); :func:`parse_vote_target` already prefers it when it is importable.
+:func:`parse_vote_target` uses the engine's parser (``mafiascope.engine.parsing.parse_vote``)
+so analytics and the engine read votes identically; the small tolerant parser below is
+only a fallback for installations where the engine module cannot be imported.
 """
 
 from __future__ import annotations
@@ -56,10 +57,9 @@ def _own_parse_vote(text: str, alive_names: list[str], language: str | None = No
 
 def parse_vote_target(text: str, alive_names: list[str], language: str | None = None) -> ParsedTarget:
     """Target of a vote reply, via the engine's parser when available."""
-    try:  # pragma: no cover - depends on another engineer's module
-        from mafiascope.engine.parsing import parse_vote  # type: ignore
-
-        r: Any = parse_vote(text, alive_names, language or "en")
-        return ParsedTarget(getattr(r, "target", None), bool(getattr(r, "valid", False)), str(getattr(r, "note", "")))
-    except ImportError:
+    try:
+        from mafiascope.engine.parsing import parse_vote
+    except ImportError:  # pragma: no cover
         return _own_parse_vote(text, alive_names, language)
+    r: Any = parse_vote(text or "", alive_names)
+    return ParsedTarget(r.target, bool(r.valid), str(r.note))

@@ -1,0 +1,277 @@
+"""Step model of one game and the viewer's per-step metrics (metrics.md section 11).
+
+:func:`build_step_model` orders steps by round then message number with the round-end
+step last, and gives per step the label, phase, timestamp, alive set, the public events
+up to it and each agent's latest beliefs (raw parse mode, forward-filled per probe id).
+:func:`step_metrics` computes per step: each agent's first-order accuracy, crowd Mafia
+recall, each living Mafioso's deception success ("hid N%"), each agent's second-order
+consistency and impersonate match score, plus the calibration modal bins.
+
+compat reproduces the original viewer (exact label strings, any other label -> trusts);
+default normalises labels (Russian synonyms, compound labels) the same way as F1-F3.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from . import labels as L
+from .corpus import Corpus
+from .frames import items_with_probe
+from .load import K_LIST, NO_SEQ
+from .modes import Mode
+from .stats import wilson
+
+VIEWER_Z = 1.96
+END = -1
+
+
+@dataclass
+class Step:
+    idx: int
+    round: int
+    seq: int  # message number; -1 = round end
+    label: str
+    phase: str
+    ts: float
+    alive: list[str]
+    speaker: str | None
+    n_events: int  # public events (file order) up to and including this step
+    has_message: bool = False  # a logged message carries this (round, msg_seq)
+
+
+@dataclass
+class StepModel:
+    game_id: str
+    g: int
+    names: list[str]
+    roles: list[str]
+    steps: list[Step]
+    # beliefs[step][agent] -> {probe_id: probe row index (c.probes)}; forward-filled
+    beliefs: list[dict[str, dict[str, int]]]
+    fresh: list[dict[str, set[str]]]  # probe ids answered at exactly that step
+    parse_stats: dict[str, int] = field(default_factory=dict)
+
+    def carried_forward(self, step: int, agent: str, probe_id: str) -> bool:
+        return probe_id in self.beliefs[step].get(agent, {}) and probe_id not in self.fresh[step].get(agent, set())
+
+
+def build_step_model(c: Corpus, game: str | int) -> StepModel:
+    g = game if isinstance(game, int) else c.game_index(game)
+    names = c.seat_names(g)
+    pl = c.players[c.players["g"] == g].sort_values("seat")
+    roles = pl["role"].tolist()
+    dts = pl["death_ts"].to_numpy()
+    p = c.probes[c.probes["g"] == g]
+    ev = c.events[c.events["g"] == g]
+    msgs = ev[ev["msg_seq"] != NO_SEQ]
+    keys: dict[tuple[int, int], dict[str, Any]] = {}
+    for r, s, t, ph in zip(p["round"], p["pms"], p["timestamp"], p["phase"]):
+        d = keys.setdefault((int(r), int(s)), {"ts": np.inf, "phase": ph, "speaker": None})
+        d["ts"] = min(d["ts"], t)
+    for r, s, t, k, who in zip(msgs["round"], msgs["msg_seq"], msgs["ts"], msgs["kind"], msgs["player"]):
+        d = keys.setdefault((int(r), int(s)), {"ts": np.inf, "phase": k, "speaker": None, "msg_ts": t})
+        d.setdefault("msg_ts", t)
+        d["has_message"] = True
+        if who >= 0:
+            d["speaker"] = names[who]
+    ordered = sorted(keys, key=lambda k: (k[0], np.inf if k[1] == END else k[1]))
+    ev_key = [(int(r), np.inf if s == END else (s if s != NO_SEQ else -np.inf)) for r, s in zip(ev["round"], ev["msg_seq"])]
+    steps: list[Step] = []
+    for i, (r, s) in enumerate(ordered):
+        d = keys[(r, s)]
+        ts = d["ts"] if np.isfinite(d["ts"]) else d.get("msg_ts", np.inf)
+        alive = [n for n, dt in zip(names, dts) if not dt < ts]
+        kk = (r, np.inf if s == END else s)
+        steps.append(Step(i, r, s, f"R{r} end" if s == END else f"R{r}.{s}", str(d["phase"]), float(ts), alive,
+                          d["speaker"], sum(1 for e in ev_key if e <= kk), bool(d.get("has_message"))))
+    # beliefs: parse-ok stored answers at each step, forward-filled
+    idx_of = {k: i for i, k in enumerate(ordered)}
+    ok = p[p["parse_ok"].to_numpy() & (p["stored_kind"].to_numpy() > 0)]
+    fresh: list[dict[str, set[str]]] = [dict() for _ in steps]
+    latest: list[dict[str, dict[str, int]]] = [dict() for _ in steps]
+    for row, r, s, seat, pid in zip(ok.index, ok["round"], ok["pms"], ok["seat"], ok["probe_id"]):
+        if seat < 0:
+            continue
+        i = idx_of[(int(r), int(s))]
+        latest[i].setdefault(names[seat], {})[pid] = int(row)
+        fresh[i].setdefault(names[seat], set()).add(pid)
+    beliefs: list[dict[str, dict[str, int]]] = []
+    cur: dict[str, dict[str, int]] = {}
+    for i in range(len(steps)):
+        cur = {a: dict(v) for a, v in cur.items()}
+        for a, v in latest[i].items():
+            cur.setdefault(a, {}).update(v)
+        beliefs.append(cur)
+    return StepModel(str(c.games["game_id"].iat[g]), g, names, roles, steps, beliefs, fresh,
+                     {"total": int(len(p)), "ok": int(p["parse_ok"].sum())})
+
+
+def _attitude(code: int, conf: float, norm: bool) -> int:
+    if conf < 50:
+        return L.NEUTRAL
+    if code == L.MAFIA or (norm and code == L.DON):
+        return L.SUSPECTS
+    if code in (L.UNKNOWN, L.EXACT_EMPTY, L.EXACT_NONSTRING) or (norm and code == L.UNUSABLE):
+        return L.NEUTRAL
+    return L.TRUSTS
+
+
+def step_metrics(c: Corpus, game: str | int, mode: Mode) -> dict[str, Any]:
+    sm_model = build_step_model(c, game)
+    g = sm_model.g
+    names, roles = sm_model.names, sm_model.roles
+    norm = not mode.is_compat
+    true = [L.true_role_code(r) for r in roles]
+    if norm:
+        true = [L.MAFIA if t == L.DON else t for t in true]
+    is_maf = [r in ("Mafia", "Don") for r in roles]
+    ra = items_with_probe(c, "ra", raw_only=True)
+    ra = ra[ra["g"] == g]
+    smi = items_with_probe(c, "sm", "social_map", raw_only=True)
+    smi = smi[smi["g"] == g]
+    stored_kind = c.probes["stored_kind"].to_numpy()
+    hashes = c.probes["hash"].to_numpy()
+    amap: dict[int, dict[int, tuple[int, float]]] = {}
+    for pi, sub in ra.groupby("pi"):
+        d: dict[int, tuple[int, float]] = {}
+        labs = (sub["role"] if norm else sub["exact"]).to_numpy()
+        if norm:  # map normalised Unknown / unusable like empty labels
+            labs = np.where(sub["exact"].to_numpy() == L.EXACT_EMPTY, L.EXACT_EMPTY, labs)
+        for t, lab, cf in zip(sub["tgt"].to_numpy(), labs, np.nan_to_num(sub["conf"].to_numpy(), nan=0.0)):
+            if t >= 0:
+                d[int(t)] = (int(lab), float(cf))
+        amap[int(pi)] = d
+    tmap: dict[int, list[tuple[int, int, bool]]] = {}
+    for pi, sub in smi.groupby("pi"):
+        tmap[int(pi)] = list(zip(sub["tgt"].tolist(), sub["att"].tolist(), sub["att_empty"].tolist()))
+    seat = {n: i for i, n in enumerate(names)}
+
+    def guess_of(lab: int) -> int:
+        return L.UNKNOWN if lab in (L.EXACT_EMPTY, L.EXACT_NONSTRING) else lab
+
+    per_step = []
+    imp_m = imp_t = 0
+    last_imp: dict[str, dict[str, Any]] = {}
+    cal_n = np.zeros(5, int)
+    cal_k = np.zeros(5, int)
+    last_counted: dict[str, int] = {}
+    for st, bel in zip(sm_model.steps, sm_model.beliefs):
+        alive = {seat[n] for n in st.alive}
+        maps: dict[int, dict[int, tuple[int, float]]] = {}
+        for a, probes in bel.items():
+            pi = probes.get("role_assessment")
+            if pi is not None and stored_kind[pi] == K_LIST and amap.get(pi):
+                maps[seat[a]] = amap[pi]
+        acc: dict[str, Any] = {}
+        for a in range(len(names)):
+            if a not in alive or a not in maps:
+                acc[names[a]] = None
+                continue
+            ent = [(t, v) for t, v in maps[a].items() if t in alive and t != a]
+            acc[names[a]] = round(sum(guess_of(v[0]) == true[t] for t, v in ent) / len(ent), 4) if ent else None
+        deception: dict[str, Any] = {}
+        evaluable = detected = 0
+        for m_ in sorted(alive):
+            if not is_maf[m_]:
+                continue
+            obs = [o for o in alive if not is_maf[o] and o != m_ and o in maps and m_ in maps[o]]
+            if not obs:
+                deception[names[m_]] = None
+                continue
+            named = sum(maps[o][m_][0] == L.MAFIA for o in obs)
+            evaluable += 1
+            detected += named * 2 > len(obs)
+            deception[names[m_]] = round(1 - named / len(obs), 4)
+        second: dict[str, Any] = {}
+        for a in range(len(names)):
+            pi = bel.get(names[a], {}).get("social_map")
+            items = tmap.get(pi) if pi is not None else None
+            if a not in alive or not items:
+                second[names[a]] = None
+            else:
+                cnt = corr = 0
+                for t, att, empty in items:
+                    if t < 0 or t == a or t not in alive or empty or (is_maf[a] and is_maf[t]):
+                        continue
+                    if t in maps and a in maps[t]:
+                        lab, cf = maps[t][a]
+                        cnt += 1
+                        corr += att == _attitude(lab, cf, norm)
+                second[names[a]] = round(corr / cnt, 4) if cnt else None
+            # impersonate match
+            if a not in alive:
+                continue
+            believed = {t: att for t, att, empty in (items or []) if t >= 0 and t != a and t in alive and not empty}
+            if not believed and a in maps:
+                believed = {t: _attitude(lab, cf, norm) for t, (lab, cf) in maps[a].items() if t != a and t in alive}
+            mm = tt = 0
+            for t, att in believed.items():
+                if is_maf[a] and is_maf[t]:
+                    continue
+                if t in maps and a in maps[t]:
+                    tt += 1
+                    mm += att == _attitude(*maps[t][a], norm)
+            imp_m += mm
+            imp_t += tt
+            if tt:
+                last_imp[names[a]] = {"step": st.idx, "label": st.label, "matched": mm, "total": tt}
+        # calibration modal
+        for a, probes in bel.items():
+            pi = probes.get("role_assessment")
+            if pi is None or stored_kind[pi] != K_LIST:
+                continue
+            if last_counted.get(a) == hashes[pi]:
+                continue
+            last_counted[a] = hashes[pi]
+            ai = seat[a]
+            for t, (lab, cf) in amap.get(pi, {}).items():
+                if t == ai or t not in alive or lab in (L.EXACT_EMPTY, L.EXACT_NONSTRING, L.UNKNOWN):
+                    continue
+                if norm and lab == L.UNUSABLE:
+                    continue
+                b = min(4, int(np.floor(min(100.0, max(0.0, cf)) / 20)))
+                cal_n[b] += 1
+                cal_k[b] += int(lab == true[t])
+        per_step.append({
+            "idx": st.idx, "label": st.label,
+            # the original labels steps without a logged message (night analysis, round end) "unknown"
+            "phase": st.phase if (st.has_message or norm) else "unknown", "alive": len(alive),
+            "crowd_recall": (round(detected / evaluable, 4) if evaluable else None),
+            "deception": deception, "accuracy": acc, "second_order": second,
+        })
+
+    def mean_of(vals: list[Any]) -> tuple[float | None, int]:
+        v = [x for x in vals if x is not None]
+        return (round(float(np.mean(v)), 4) if v else None, len(v))
+
+    fo, fo_n = mean_of([x for s in per_step for x in s["accuracy"].values()])
+    cr, cr_n = mean_of([s["crowd_recall"] for s in per_step])
+    de, _ = mean_of([x for s in per_step for x in s["deception"].values()])
+    so, so_n = mean_of([x for s in per_step for x in s["second_order"].values()])
+    cal = []
+    for b in range(5):
+        n, k = int(cal_n[b]), int(cal_k[b])
+        lo = 20 * b
+        cal.append({"lo": lo, "hi": 100 if b == 4 else lo + 19, "n": n, "ok": k,
+                    "acc": round(k / n, 4) if n else None,
+                    "wilson95": [round(x, 4) for x in wilson(k, n, VIEWER_Z)] if n else []})
+    return {
+        "total_steps": len(per_step),
+        "parse_stats": sm_model.parse_stats,
+        "first_order_accuracy_mean_over_agent_steps": fo,
+        "first_order_accuracy_nonnull_cells": fo_n,
+        "crowd_recall_mean_over_steps": cr,
+        "crowd_recall_nonnull_steps": cr_n,
+        "deception_mean_over_mafia_steps": de,
+        "second_order_mean_over_agent_steps": so,
+        "second_order_nonnull_cells": so_n,
+        "impersonate_match_pooled": {"matched": imp_m, "total": imp_t, "share": round(imp_m / imp_t, 4) if imp_t else None},
+        "impersonate_match_last_step_per_agent": last_imp,
+        "calibration_bins_all_agents": cal,
+        "per_step": per_step,
+    }
