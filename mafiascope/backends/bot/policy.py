@@ -1,0 +1,144 @@
+"""Decisions: whom to accuse, vote for, kill, protect or check.
+
+Every choice is a function of the belief state, the preset and an RNG seeded from the
+request, so it is reproducible. Town bots act on their honest beliefs; Mafia bots pick a
+plausible town scapegoat, defend partners and occasionally bus a doomed partner.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+from .state import BotState
+
+
+@dataclass
+class Plan:
+    target: str | None
+    mode: str = "accuse"  # accuse | hedge | bus | reveal | defend | follow
+    defend: str | None = None  # a seat to speak up for (Mafia partner, cleared town)
+    confidence: float = 0.5
+
+
+def _noise(rng: random.Random, scale: float) -> float:
+    return (rng.random() - 0.5) * scale
+
+
+def vote_leader(st: BotState) -> str | None:
+    counts: dict[str, int] = {}
+    for v, t in st.votes_today.items():
+        if t in st.alive and v != st.me:
+            counts[t] = counts.get(t, 0) + 1
+    if not counts:
+        return None
+    return max(counts, key=lambda n: (counts[n], -st.players.index(n) if n in st.players else 0))
+
+
+def town_target(st: BotState, rng: random.Random, voting: bool) -> Plan:
+    cands = st.others()
+    if not cands:
+        return Plan(None, "hedge")
+    found = [n for n, r in st.checks.items() if r == "Mafia" and n in st.alive]
+    if found:
+        mode = "reveal" if (n := found[0]) in st.revealed_by_me or rng.random() < st.params.reveal_rate else "accuse"
+        return Plan(n, mode, confidence=1.0)
+    pm = st.suspicion()
+    leader = vote_leader(st) if voting else None
+    score = {}
+    for n in cands:
+        s = pm[n] + _noise(rng, 0.06)
+        if leader == n:
+            s += 0.25 * st.params.herd
+        if st.known.get(n) is not None:  # cleared by a check or reveal
+            s -= 1.0
+        score[n] = s
+    best = max(cands, key=lambda n: (score[n], -st.players.index(n)))
+    prior = st.n_mafia() / max(1, len(st.players))
+    hedge_line = prior + 0.25 * (1 - st.params.aggression)
+    mode = "accuse" if pm[best] >= hedge_line or voting else "hedge"
+    defend = None
+    trusted = [n for n in cands if pm[n] < 0.08 and n != best]
+    if trusted and rng.random() < 0.4:
+        defend = trusted[0]
+    return Plan(best, mode, defend=defend, confidence=pm[best])
+
+
+def mafia_target(st: BotState, rng: random.Random, voting: bool) -> Plan:
+    partners = [p for p in st.ident.partners if p in st.alive]
+    town = [n for n in st.others() if n not in st.ident.partners]
+    if not town:
+        return Plan(partners[0] if partners else None, "accuse")
+    skill = st.params.lie_skill
+    heat = st.heat
+    # bus a partner who is going down anyway
+    if partners and voting:
+        hottest = max(st.others(), key=lambda n: (heat.get(n, 0.0), n))
+        leader = vote_leader(st)
+        doomed = [p for p in partners if p in (hottest, leader) and heat.get(p, 0.0) > 2.0]
+        if doomed and rng.random() < st.params.bus_rate:
+            return Plan(doomed[0], "bus")
+    prev = [t for _, t, w in st.my_said if w > 0 and t in town]
+    score = {}
+    for n in town:
+        threat = st.my_heat(n) + 0.5 * sum(ln.weight for ln in st.links if ln.actor == n and ln.target in partners and ln.weight > 0)
+        s = skill * (0.6 * heat.get(n, 0.0) + 0.4 * threat) + _noise(rng, 2.5 * (1.2 - skill))
+        if any(o == "save" and x == n for _, o, x in st.night_log):
+            s -= 2.0 * skill  # the town knows the Mafia went for this one
+        if prev and n == prev[-1]:
+            s += 0.8 * skill  # keep the story consistent
+        if voting and vote_leader(st) == n:
+            s += 0.8 * st.params.herd + 0.5 * skill
+        score[n] = s
+    best = max(town, key=lambda n: (score[n], -st.players.index(n)))
+    defend = None
+    if partners:
+        hot = max(partners, key=lambda p: heat.get(p, 0.0))
+        if heat.get(hot, 0.0) > 0.8 and rng.random() < 0.3 + 0.5 * (1 - skill):
+            defend = hot
+    return Plan(best, "accuse", defend=defend, confidence=0.6)
+
+
+def day_plan(st: BotState, rng: random.Random, voting: bool) -> Plan:
+    return mafia_target(st, rng, voting) if st.is_mafia else town_target(st, rng, voting)
+
+
+def kill_target(st: BotState, rng: random.Random) -> str | None:
+    town = [n for n in st.others() if n not in st.ident.partners]
+    if not town:
+        return None
+    chosen = [t for t in st.ally_choices.values() if t in town]
+    if chosen and rng.random() < 0.85:
+        return chosen[-1]
+    def threat(n: str) -> float:
+        t = st.my_heat(n) + sum(ln.weight for ln in st.links if ln.actor == n and ln.target in st.ident.partners and ln.weight > 0)
+        acc = st.style.get(n)
+        if acc and acc[0]:
+            t += 0.01 * min(60.0, acc[1] / acc[0])  # talkative players lead the town
+        return t + _noise(rng, 1.0)
+    return max(town, key=lambda n: (threat(n), n))
+
+
+def protect_target(st: BotState, rng: random.Random) -> str | None:
+    if st.me in st.alive and rng.random() < st.params.self_protect:
+        return st.me
+    cands = st.others()
+    if not cands:
+        return st.me or None
+    pm = st.p_mafia()
+
+    def value(n: str) -> float:
+        # a town-looking player who pushes on suspects is the likeliest night target
+        push = sum(ln.weight for ln in st.links if ln.actor == n and ln.weight > 0 and pm.get(ln.target, 0) > 0.3)
+        return (1 - pm[n]) * (1.0 + 0.4 * push) + _noise(rng, 0.3)
+
+    return max(cands, key=lambda n: (value(n), n))
+
+
+def check_target(st: BotState, rng: random.Random) -> str | None:
+    cands = [n for n in st.others() if n not in st.checks]
+    if not cands:
+        return None
+    pm = st.p_mafia()
+    # most uncertain first: P(Mafia) closest to one half, then the higher suspicion
+    return max(cands, key=lambda n: (-abs(pm[n] - 0.5) + _noise(rng, 0.04), n))

@@ -1,0 +1,198 @@
+"""Reading the text protocol: the system prompt (identity) and observation lines (events).
+
+Everything here is a pure function of text. Observation lines are recognised with
+:func:`mafiascope.engine.prompts.observation_patterns`; a line that matches no pattern (or
+names no known player) continues the previous observation, so multi-line speeches are kept
+whole.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from mafiascope.engine import prompts
+
+PROBE_MARKER = re.compile(r"\[(?:PRIVATE PROBE|ПРИВАТН\w* (?:ВОПРОС|ПРОБ\w*))[^\]\n]*\]", re.I)
+CYRILLIC = re.compile(r"[А-Яа-яЁё]")
+
+# Cyrillic stems of the default name pool, so Russian speech that declines names is read too.
+CYRILLIC_NAMES = {
+    "Alex": "Алекс", "Bailey": "Бейли", "Casey": "Кейси", "Dana": "Дан[аыуеой]", "Ellis": "Эллис",
+    "Finley": "Финли", "Gray": "Гре[йяюе]", "Harper": "Харпер", "Indigo": "Индиго", "Jordan": "Джордан",
+    "Kennedy": "Кеннеди", "Logan": "Логан", "Morgan": "Морган", "Parker": "Паркер", "Quinn": "Квинн",
+    "Riley": "Райли",
+}  # fmt: skip
+
+
+@dataclass
+class Identity:
+    language: str = "en"
+    name: str = ""
+    role: str = "Villager"
+    partners: tuple[str, ...] = ()
+    personality: dict[str, int] = field(default_factory=lambda: {t: 50 for t in prompts.TRAITS})
+
+
+@lru_cache(maxsize=4)
+def _system_regexes(language: str) -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
+    p = prompts.PACKS[language]
+    head = p.system.split("{goal}")[0]
+    rx = re.escape(head)
+    rx = rx.replace(re.escape("{name}"), r"(?P<name>.+?)").replace(re.escape("{role}"), r"(?P<role>.+?)")
+    partners = re.escape(p.partners_line.strip()).replace(re.escape("{partners}"), r"(?P<partners>.+?)")
+    traits = "|".join(re.escape(v) for v in p.trait_names.values())
+    trait_rx = re.compile(rf"^\s*-\s*(?P<trait>{traits}):\s*(?P<value>\d+)", re.M)
+    return re.compile(rx, re.S), re.compile(partners), trait_rx
+
+
+def read_identity(system: str) -> Identity:
+    """Name, role, partners and Big-Five values from a system prompt of any pack."""
+    for lang, p in prompts.PACKS.items():
+        head, partners_rx, trait_rx = _system_regexes(lang)
+        m = head.search(system)
+        if not m:
+            continue
+        ident = Identity(language=lang, name=m.group("name").strip())
+        ident.role = prompts.role_from_label(p, m.group("role")) or "Villager"
+        pm = partners_rx.search(system)
+        if pm:
+            ident.partners = tuple(x.strip() for x in pm.group("partners").split(",") if x.strip())
+        inv = {v: k for k, v in p.trait_names.items()}
+        for tm in trait_rx.finditer(system):
+            ident.personality[inv[tm.group("trait")]] = max(0, min(100, int(tm.group("value"))))
+        return ident
+    return Identity(language="ru" if CYRILLIC.search(system) else "en")
+
+
+def split_names(text: str) -> list[str]:
+    return [x.strip().strip(".") for x in re.split(r",\s*", text.strip()) if x.strip().strip(".")]
+
+
+# --------------------------------------------------------------------------- observations
+
+
+@dataclass(frozen=True)
+class Obs:
+    kind: str  # intro said voted ally night check elim noelim round
+    name: str = ""  # actor (speaker / voter / ally / eliminated / checked / night subject)
+    text: str = ""  # speech, or night outcome ("kill" | "save" | "none")
+    target: str = ""  # vote / ally target
+    role: str = ""  # revealed role or check verdict ("Mafia" | "Town")
+
+
+@lru_cache(maxsize=4)
+def _obs_patterns(language: str) -> tuple[tuple[str, re.Pattern[str]], ...]:
+    return tuple(prompts.observation_patterns(prompts.PACKS[language]).items())
+
+
+@lru_cache(maxsize=64)
+def name_regex(players: tuple[str, ...]) -> re.Pattern[str] | None:
+    """One regex finding any player name (Latin, or a Cyrillic stem of the default pool)."""
+    alts = []
+    for n in sorted(players, key=len, reverse=True):
+        alts.append(f"(?P<n{len(alts)}>" + re.escape(n) + (f"|{CYRILLIC_NAMES[n]}\\w*" if n in CYRILLIC_NAMES else "") + ")")
+    if not alts:
+        return None
+    return re.compile(r"(?<!\w)(?:" + "|".join(alts) + r")(?!\w)")
+
+
+def find_names(text: str, players: tuple[str, ...]) -> list[tuple[int, str]]:
+    """(offset, player) for every mention of a player in ``text``."""
+    rx = name_regex(players)
+    if rx is None:
+        return []
+    order = sorted(players, key=len, reverse=True)
+    out = []
+    for m in rx.finditer(text):
+        idx = int(m.lastgroup[1:])  # type: ignore[index]
+        out.append((m.start(), order[idx]))
+    return out
+
+
+def _vote_target(text: str, p: prompts.Pack, players: tuple[str, ...]) -> str:
+    m = None
+    for m in re.finditer(rf"{re.escape(p.vote_word)}\s*:\s*\**\s*([^\n*]+)", text, re.I):
+        pass
+    if m is None:
+        return ""
+    raw = m.group(1).strip().strip(".!\"'")
+    for n in players:
+        if raw.lower() == n.lower():
+            return n
+    hits = find_names(raw, players)
+    return hits[0][1] if hits else raw
+
+
+def parse_observations(text: str, language: str, players: tuple[str, ...]) -> list[Obs]:
+    """Observation lines -> events. ``players`` are the known seat names (for validation)."""
+    p = prompts.PACKS.get(language, prompts.EN)
+    pats = _obs_patterns(p.language)
+    known = set(players)
+    chunks: list[list] = []  # [kind, groupdict, text-lines]
+    for line in text.split("\n"):
+        hit = None
+        if line.strip():
+            for kind, rx in pats:
+                m = rx.match(line)
+                if not m:
+                    continue
+                g = m.groupdict()
+                nm = g.get("name") or (g.get("target") if kind == "check" else None)
+                if nm is not None and known and nm.strip() not in known:
+                    continue
+                hit = (kind, g)
+                break
+        if hit:
+            chunks.append([hit[0], hit[1], [hit[1].get("text") or ""]])
+        elif chunks and chunks[-1][0] in ("said", "intro", "voted"):
+            chunks[-1][2].append(line)
+    out: list[Obs] = []
+    for kind, g, lines in chunks:
+        body = "\n".join(lines).strip()
+        if kind in ("said", "intro"):
+            out.append(Obs(kind, g["name"].strip(), body))
+        elif kind == "voted":
+            out.append(Obs("voted", g["name"].strip(), body, _vote_target(body, p, players)))
+        elif kind == "ally_choice":
+            if g["target"].strip() in known or not known:
+                out.append(Obs("ally", g["name"].strip(), target=g["target"].strip()))
+        elif kind == "check":
+            verdict = g["verdict"].strip()
+            out.append(Obs("check", g["target"].strip(), role="Mafia" if verdict == p.verdict_mafia else "Town"))
+        elif kind == "eliminated_role":
+            role = prompts.role_from_label(p, g["role"]) or g["role"].strip()
+            out.append(Obs("elim", g["name"].strip(), role=role))
+        elif kind == "eliminated":
+            out.append(Obs("elim", g["name"].strip()))
+        elif kind == "no_elimination":
+            out.append(Obs("noelim", text=g.get("reason", "")))
+        elif kind in ("silent", "abstained"):
+            out.append(Obs(kind, g["name"].strip()))
+        elif kind == "round_start":
+            out.append(Obs("round", text=g["round"]))
+        elif kind in ("night_result", "kill_result", "save_result"):
+            out.extend(_night(g.get("result") or "", p, kind, g))
+    return out
+
+
+def _night(result: str, p: prompts.Pack, kind: str, g: dict) -> list[Obs]:
+    pats = dict(_obs_patterns(p.language))
+    if kind == "kill_result":
+        return [Obs("night", g["victim"].strip(), "kill")]
+    if kind == "save_result":
+        return [Obs("night", g["saved"].strip(), "save")]
+    out = []
+    for part in re.split(r"(?<=[.!])\s+", result.strip()):
+        m = pats["kill_result"].match(part)
+        if m:
+            out.append(Obs("night", m.group("victim").strip(), "kill"))
+            continue
+        m = pats["save_result"].match(part)
+        if m:
+            out.append(Obs("night", m.group("saved").strip(), "save"))
+            continue
+        if part.strip() == p.no_kill_result:
+            out.append(Obs("night", "", "none"))
+    return out

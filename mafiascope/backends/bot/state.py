@@ -1,0 +1,339 @@
+"""The bot's belief state, rebuilt by folding over what the seat has seen.
+
+``ev[x]`` is log-odds evidence that seat x is Mafia; role probabilities are derived from it
+so that the expected number of hidden Mafia matches what is still unaccounted for. Updates
+are scaled by a learning rate that depends on the preset and on the bot's Neuroticism and
+Openness. The fold is deterministic (no randomness), so a state cached for a message
+prefix is exactly the state a fresh replay would build.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from mafiascope.logs.schema import MAFIA_ROLES
+
+from .cues import net_cues, style_of
+from .presets import BotParams
+from .reader import Identity, Obs
+
+TOWN = "Town"  # known not-Mafia, exact town role unknown
+
+
+def mafia_count(n_players: int) -> int:
+    """Expected Mafia seats for a table size (7 -> 2, 10 -> 3)."""
+    return max(1, round(n_players * 2 / 7))
+
+
+@dataclass
+class Link:
+    actor: str
+    target: str
+    weight: float  # > 0 accusation / vote, < 0 defence
+    round: int
+    kind: str  # "said" | "voted"
+
+
+@dataclass
+class BotState:
+    ident: Identity
+    params: BotParams
+    players: tuple[str, ...] = ()
+    alive: set[str] = field(default_factory=set)
+    dead: dict[str, str] = field(default_factory=dict)  # name -> "night" | "vote"
+    known: dict[str, str] = field(default_factory=dict)  # name -> role or TOWN
+    ev: dict[str, float] = field(default_factory=dict)
+    p_at_death: dict[str, float] = field(default_factory=dict)
+    heat: dict[str, float] = field(default_factory=dict)  # public suspicion against a seat
+    toward_me: dict[str, float] = field(default_factory=dict)  # how much each seat signals suspicion of me
+    links: list[Link] = field(default_factory=list)
+    style: dict[str, list[float]] = field(default_factory=dict)  # name -> summed style features
+    round: int = 0
+    phase: str = ""  # kind of the last instruction seen ("intro", "discuss", "vote", "night_mafia" ...)
+    votes_today: dict[str, str] = field(default_factory=dict)
+    votes_prev: dict[str, str] = field(default_factory=dict)
+    checks: dict[str, str] = field(default_factory=dict)  # own sheriff checks: name -> "Mafia" | TOWN
+    ally_choices: dict[str, str] = field(default_factory=dict)
+    night_log: list[tuple[int, str, str]] = field(default_factory=list)  # (round, outcome, name)
+    my_said: list[tuple[int, str, float]] = field(default_factory=list)  # my own accusations (round, target, w)
+    my_votes: list[tuple[int, str]] = field(default_factory=list)
+    my_protects: list[str] = field(default_factory=list)
+    my_checks_asked: list[str] = field(default_factory=list)
+    revealed_by_me: set[str] = field(default_factory=set)
+    n_obs: int = 0
+
+    # ------------------------------------------------------------------ basics
+    def clone(self) -> "BotState":
+        c = BotState(self.ident, self.params)
+        for k, v in self.__dict__.items():
+            if k in ("ident", "params"):
+                continue
+            if isinstance(v, dict):
+                v = {kk: (list(vv) if isinstance(vv, list) else vv) for kk, vv in v.items()}
+            elif isinstance(v, (list, set)):
+                v = type(v)(v)
+            setattr(c, k, v)
+        return c
+
+    @property
+    def me(self) -> str:
+        return self.ident.name
+
+    @property
+    def is_mafia(self) -> bool:
+        return self.ident.role in MAFIA_ROLES
+
+    @property
+    def lr(self) -> float:
+        pers = self.ident.personality
+        return self.params.learning_rate * (0.7 + 0.6 * pers.get("N", 50) / 100) * (0.85 + 0.3 * pers.get("O", 50) / 100)
+
+    def others(self, alive_only: bool = True) -> list[str]:
+        pool = [p for p in self.players if p != self.me]
+        return [p for p in pool if p in self.alive] if alive_only else pool
+
+    def add_players(self, names: list[str], alive: bool) -> None:
+        new = [n for n in names if n and n not in self.players]
+        if new:
+            self.players = self.players + tuple(new)
+            for n in new:
+                self.ev.setdefault(n, 0.0)
+                if n not in self.dead:
+                    self.alive.add(n)
+        if alive and names:
+            for n in self.players:
+                if n not in names and n in self.alive:
+                    self.alive.discard(n)
+                    self.dead.setdefault(n, "unknown")
+                    self.p_at_death.setdefault(n, self.p_mafia().get(n, 0.0))
+        if self.me and self.me not in self.known:
+            self.known[self.me] = self.ident.role
+            for pt in self.ident.partners:
+                self.known[pt] = "Mafia"
+
+    # ------------------------------------------------------------------ beliefs
+    def n_mafia(self) -> int:
+        if self.is_mafia:
+            return 1 + len(self.ident.partners)
+        return mafia_count(len(self.players))
+
+    def p_mafia(self) -> dict[str, float]:
+        """P(Mafia) for every seat (self included) from evidence and the Mafia count."""
+        out: dict[str, float] = {}
+        unresolved = 0.0
+        for n in self.players:
+            role = self.known.get(n)
+            if role is not None:
+                out[n] = 1.0 if role in MAFIA_ROLES else 0.0
+                unresolved += out[n]
+            elif n in self.dead:
+                out[n] = self.p_at_death.get(n, 0.0)
+                unresolved += out[n]
+        hidden = [n for n in self.players if n not in out]
+        if not hidden:
+            return out
+        m_rem = max(0.0, min(len(hidden), self.n_mafia() - unresolved))
+        w = {n: math.exp(max(-8.0, min(8.0, self.ev.get(n, 0.0)))) for n in hidden}
+        fixed: dict[str, float] = {}
+        for _ in range(4):  # cap at 0.97 and hand the excess to the others
+            free = [n for n in hidden if n not in fixed]
+            budget = m_rem - sum(fixed.values())
+            tot = sum(w[n] for n in free) or 1.0
+            over = [n for n in free if budget * w[n] / tot > 0.97]
+            if not over:
+                break
+            for n in over:
+                fixed[n] = 0.97
+        free = [n for n in hidden if n not in fixed]
+        budget = max(0.0, m_rem - sum(fixed.values()))
+        tot = sum(w[n] for n in free) or 1.0
+        for n in free:
+            out[n] = min(0.97, budget * w[n] / tot)
+        out.update(fixed)
+        return out
+
+    def role_probs(self) -> dict[str, dict[str, float]]:
+        """Per seat: {Mafia, Doctor, Sheriff, Villager} probabilities (Don folded into Mafia)."""
+        pm = self.p_mafia()
+        has_sheriff = self.ident.role == "Sheriff" or bool(self.checks) or "Sheriff" in self.known.values()
+        town_unknown = [n for n in self.players if n != self.me and self.known.get(n) in (None, TOWN)]
+        n_doc = 0 if self.ident.role == "Doctor" or "Doctor" in self.known.values() else 1
+        n_sher = 0 if (not has_sheriff or self.ident.role == "Sheriff") else 1
+        tot_town = sum(1 - pm[n] for n in town_unknown) or 1.0
+        out: dict[str, dict[str, float]] = {}
+        for n in self.players:
+            role = self.known.get(n)
+            if role is not None and role != TOWN:
+                r = "Mafia" if role in MAFIA_ROLES else role
+                out[n] = {k: float(k == r) for k in ("Mafia", "Doctor", "Sheriff", "Villager")}
+                continue
+            town = 1 - pm[n]
+            share = town / tot_town
+            d = min(town, n_doc * share)
+            s = min(town - d, n_sher * share)
+            out[n] = {"Mafia": pm[n], "Doctor": d, "Sheriff": s, "Villager": max(0.0, town - d - s)}
+        return out
+
+    # ------------------------------------------------------------------ updates
+    def _push(self, name: str, delta: float) -> None:
+        if name and name != self.me and name in self.ev:
+            self.ev[name] = max(-8.0, min(8.0, self.ev[name] + delta))
+
+    def _credibility(self, name: str, pm: dict[str, float]) -> float:
+        return 1.0 - pm.get(name, 0.3)
+
+    def apply(self, ob: Obs) -> None:
+        self.n_obs += 1
+        k = ob.kind
+        if k in ("said", "intro", "voted"):
+            self._speech(ob)
+        elif k == "ally":
+            self.ally_choices[ob.name] = ob.target
+        elif k == "night":
+            self._night(ob)
+        elif k == "check":
+            self.known[ob.name] = "Mafia" if ob.role == "Mafia" else self.known.get(ob.name, TOWN)
+            self.checks[ob.name] = "Mafia" if ob.role == "Mafia" else TOWN
+        elif k == "elim":
+            self._eliminated(ob.name, ob.role)
+        elif k == "round":
+            try:
+                self.new_round(int(ob.text))
+            except ValueError:
+                pass
+
+    def new_round(self, rnd: int) -> None:
+        if rnd <= self.round:
+            return
+        self.round = rnd
+        if self.votes_today:
+            self.votes_prev = dict(self.votes_today)
+        self.votes_today = {}
+        self.heat = {n: v * 0.6 for n, v in self.heat.items()}
+
+    def _speech(self, ob: Obs) -> None:
+        a = ob.name
+        if a not in self.players:
+            self.add_players([a], alive=False)
+        st = style_of(ob.text)
+        acc = self.style.setdefault(a, [0.0] * 9)
+        for i, v in enumerate((1, st.words, st.excl, st.questions, st.soft, st.harsh, st.struct, st.anx, st.open)):
+            acc[i] += v
+        cues = net_cues(ob.text, a, self.players)
+        if ob.kind == "voted" and ob.target:
+            self.votes_today[a] = ob.target
+            cues = dict(cues)
+            cues[ob.target] = max(cues.get(ob.target, 0.0), 0.0) + 1.5
+        if a == self.me:
+            return
+        pm = self.p_mafia()
+        prior = self.n_mafia() / max(1, len(self.players))
+        lr, trust = self.lr, self.params.trust
+        for t, w in cues.items():
+            self.links.append(Link(a, t, w, self.round, ob.kind))
+            if w > 0:
+                self.heat[t] = self.heat.get(t, 0.0) + w
+            if t == self.me:
+                self.toward_me[a] = self.toward_me.get(a, 0.0) + w
+                if not self.is_mafia:  # I know I am innocent: accusing me is suspicious
+                    self._push(a, lr * (0.35 * w if w > 0 else 0.1 * w))
+                continue
+            cred = self._credibility(a, pm)
+            self._push(t, lr * trust * w * (cred - 0.4) * 0.9)
+            # buddy / contrarian evidence about the speaker
+            pt = pm.get(t, prior)
+            if t in self.known:
+                pt = 1.0 if self.known[t] in MAFIA_ROLES else 0.0
+            self._push(a, lr * 0.45 * (-w) * (pt - prior))
+
+    def _night(self, ob: Obs) -> None:
+        self.ally_choices = {}  # the night is over
+        self.night_log.append((self.round, ob.text, ob.name))
+        x = ob.name
+        if ob.text == "kill" and x:
+            self.known.setdefault(x, TOWN)
+            self._mark_dead(x, "night")
+            lr = self.lr
+            for ln in self.links:
+                if ln.actor == x and ln.target != self.me:  # the victim's reads were a town player's reads
+                    self._push(ln.target, lr * 0.5 * ln.weight)
+                elif ln.target == x and ln.weight > 0:  # accusing an innocent
+                    self._push(ln.actor, lr * 0.25 * ln.weight)
+        elif ob.text == "save" and x:
+            self._push(x, -1.5 * self.lr)
+
+    def _mark_dead(self, x: str, how: str) -> None:
+        if x not in self.players:
+            self.add_players([x], alive=False)
+        self.p_at_death[x] = self.p_mafia().get(x, 0.0)
+        self.alive.discard(x)
+        self.dead[x] = how
+
+    def _eliminated(self, x: str, role: str) -> None:
+        self._mark_dead(x, "vote")
+        if not role:
+            return
+        self.known[x] = role
+        lr = self.lr
+        mafia = role in MAFIA_ROLES
+        for ln in self.links:
+            if ln.target == x and ln.actor != self.me:
+                self._push(ln.actor, lr * (-0.8 * ln.weight if mafia else 0.4 * ln.weight))
+            elif ln.actor == x:
+                if mafia:
+                    self._push(ln.target, lr * (-0.6 * ln.weight if ln.weight > 0 else 0.9))
+                else:
+                    self._push(ln.target, lr * 0.4 * ln.weight)
+
+    def apply_own(self, kind: str, text: str, target: str | None) -> None:
+        """Remember what this seat itself said or did (replayed from its assistant messages)."""
+        if kind in ("discuss", "intro", "vote", "reask_vote"):
+            for t, w in net_cues(text, self.me, self.players).items():
+                self.my_said.append((self.round, t, w))
+                if self.checks.get(t) == "Mafia":
+                    self.revealed_by_me.add(t)
+        if target:
+            if kind in ("vote", "reask_vote"):
+                self.my_votes.append((self.round, target))
+                self.votes_today[self.me] = target
+            elif kind == "night_doctor":
+                self.my_protects.append(target)
+            elif kind == "night_sheriff":
+                self.my_checks_asked.append(target)
+
+    # ------------------------------------------------------------------ views
+    def suspicion(self) -> dict[str, float]:
+        """What the bot would say if asked honestly: P(Mafia) of every other living seat."""
+        pm = self.p_mafia()
+        return {n: pm[n] for n in self.others()}
+
+    def ranked_suspects(self) -> list[str]:
+        s = self.suspicion()
+        return sorted(s, key=lambda n: (-s[n], self.players.index(n)))
+
+    def my_heat(self, name: str) -> float:
+        """How suspicious seat ``name`` probably finds me: its own signals plus retaliation."""
+        v = self.toward_me.get(name, 0.0)
+        v += 0.5 * sum(w for _, t, w in self.my_said if t == name and w > 0)
+        v += 0.8 * sum(1 for _, t in self.my_votes if t == name)
+        v += 0.25 * self.heat.get(self.me, 0.0) if name not in self.toward_me else 0.0
+        return v
+
+    def personality_of(self, name: str) -> dict[str, int]:
+        acc = self.style.get(name)
+        if not acc or acc[0] == 0:
+            return {t: 50 for t in "OCEAN"}
+        n, words, excl, q, soft, harsh, struct, anx, opn = acc
+        n = max(1.0, n)
+
+        def c(v: float) -> int:
+            return int(max(5, min(95, round(v))))
+
+        return {
+            "O": c(40 + 22 * opn / n),
+            "C": c(40 + 25 * struct / n - 4 * excl / n),
+            "E": c(15 + 0.9 * min(60.0, words / n) + 12 * min(2.0, excl / n)),
+            "A": c(50 + 16 * (soft - harsh) / n),
+            "N": c(35 + 25 * anx / n + 5 * min(2.0, q / n)),
+        }
