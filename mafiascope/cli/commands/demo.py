@@ -1,0 +1,58 @@
+"""`mafiascope demo`: regenerate the bundled demo corpus (data/demo) deterministically."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import shutil
+import sys
+from pathlib import Path
+
+from ...config import REPO_ROOT, load_game_config
+from .. import CliError, print_json
+
+# (game id, config, seed): fixed ids keep app URLs stable across regenerations
+DEMO_GAMES = [
+    ("demo-classic-01", "configs/classic.yaml", 101),
+    ("demo-classic-02", "configs/classic.yaml", 102),
+    ("demo-classic-03", "configs/classic.yaml", 103),
+    ("demo-classic-04", "configs/classic.yaml", 104),
+    ("demo-sheriff-01", "configs/classic_sheriff.yaml", 201),
+    ("demo-sheriff-02", "configs/classic_sheriff.yaml", 202),
+    ("demo-ru-01", "configs/classic_ru.yaml", 301),
+    ("demo-ru-02", "configs/classic_ru.yaml", 302),
+]
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from ...engine.runner import play_game
+
+    out = Path(args.out)
+    games = []
+    for gid, config, seed in DEMO_GAMES:
+        path = REPO_ROOT / config
+        if not path.is_file():
+            continue  # a rule set whose config is not shipped in this checkout
+        target = out / gid
+        if target.exists():
+            if not args.force:
+                raise CliError(f"{target} exists; pass --force to regenerate the demo corpus")
+            shutil.rmtree(target)
+        cfg = load_game_config(path)
+        res = asyncio.run(play_game(cfg, logs_dir=out, seed=seed, game_id=gid))
+        games.append({"game_id": gid, "config": config, "seed": seed, "winner": res.winner, "rounds": res.rounds})
+        if not args.json:
+            print(f"{gid}: {res.winner} in {res.rounds} rounds", file=sys.stderr)
+    if args.json:
+        print_json({"out": str(out), "games": games})
+    else:
+        print(f"{len(games)} demo games in {out}")
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("demo", help="regenerate the demo corpus (probed games with snapshots, fixed seeds)")
+    p.add_argument("--out", default=str(REPO_ROOT / "data" / "demo"), help="output directory (default: data/demo)")
+    p.add_argument("--force", action="store_true", help="replace existing demo games")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_demo)
