@@ -30,7 +30,7 @@ import pyarrow.parquet as pq
 from ..logs.io import GAME_FILE, PROBE_FILE
 from .load import TABLES, parse_game
 
-CACHE_VERSION = 4
+CACHE_VERSION = 5
 CACHE_DIRNAME = ".mafiascope_cache"
 
 

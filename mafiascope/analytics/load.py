@@ -53,6 +53,14 @@ def _kind(v: Any) -> int:
     return K_OTHER
 
 
+def _wrapped_list(v: Any) -> list | None:
+    """The single list value of an object answer, if it has exactly one."""
+    if not isinstance(v, dict):
+        return None
+    lists = [x for x in v.values() if isinstance(x, list)]
+    return lists[0] if len(lists) == 1 else None
+
+
 def _stable_hash(v: Any) -> int:
     """64-bit hash of the JSON text (stable across processes, unlike ``hash``)."""
     d = hashlib.blake2b(json.dumps(v, ensure_ascii=False).encode("utf-8"), digest_size=8).digest()
@@ -260,8 +268,11 @@ def parse_game(path: str | Path) -> GameTables:
                     t = seat.get(name, -1)
                     lab = v.get("role")
                     ra.append((rec, pos, src, t, L.normalise_role(lab, russian=False), L.normalise_role(lab), L.exact_role(lab), _num(v.get("confidence"))))
-        elif pid == "suspicion_ranking" and isinstance(eff, list):
-            for pos, it in enumerate(eff):
+        elif pid == "suspicion_ranking" and (isinstance(eff, list) or _wrapped_list(eff) is not None):
+            # src 2 = a list wrapped in an object ({"thoughts": ..., "ranking": [...]}); only the
+            # episode selector reads those, every original metric requires a bare list
+            lst, src = (eff, src) if isinstance(eff, list) else (_wrapped_list(eff), 2)
+            for pos, it in enumerate(lst):
                 if not isinstance(it, dict):
                     continue
                 t = seat.get(it.get("player"), -1) if isinstance(it.get("player"), str) else -1

@@ -1,0 +1,121 @@
+"""The corpus report: every metric in one JSON-able dict (shape: docs/report_schema.md)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from . import accounting, dynamics, episodes, f1, f2, f3, f4
+from .corpus import Corpus
+from .modes import Mode
+
+REPORT_VERSION = 1
+
+
+def audit_section(c: Corpus) -> dict[str, Any]:
+    total: Counter = Counter()
+    per_game = {}
+    for gid, cnt in sorted(c.audit.items()):
+        clean = {k: int(v) for k, v in cnt.items() if v}
+        if clean:
+            per_game[gid] = clean
+        total.update(clean)
+    return {"totals": dict(sorted(total.items())), "games": per_game, "selection": c.selection}
+
+
+def _headline_f4(r: dict[str, Any]) -> dict[str, Any]:
+    return r
+
+
+def build_report(c: Corpus, mode: Mode, *, transcripts: bool = True, sections: tuple[str, ...] | None = None) -> dict[str, Any]:
+    want = (lambda s: True) if sections is None else (lambda s: s in sections)
+    rep: dict[str, Any] = {"report_version": REPORT_VERSION, "mode": mode.name, "boot": mode.boot, "seed": mode.seed,
+                           "n_games": c.m, "game_ids": c.game_ids}
+    if want("parse"):
+        rep["parse"] = accounting.parse_accounting(c, mode)
+        rep["cost"] = accounting.probe_cost(c)
+    if want("outcome"):
+        rep["outcome"] = accounting.outcomes(c)
+    if want("f1"):
+        rep["f1"] = {"by_round": f1.f1_by_round(c, mode)}
+    if want("f2"):
+        rep["f2"] = f2.f2(c, mode)
+    if want("f3"):
+        full = f3.f3(c, mode)
+        can = full["canonical"]
+        rep["f3"] = {
+            "ratio": can["suspects_ratio"], "ratio_ci95": can.get("ratio_ci95"), "n_pairs": can["n"],
+            "accuracy": can["accuracy"], "majority_baseline": can["majority_baseline"], "diff": can["diff"],
+            "ratio_innocent": full["innocent_predictors"]["suspects_ratio"],
+            "ratio_mafia": full["mafia_predictors"]["suspects_ratio"],
+            **full,
+        }
+    if want("f4"):
+        rep["f4"] = f4.f4(c, mode, transcripts=transcripts)
+    if want("dynamics"):
+        d = dynamics.dynamics(c, mode)
+        rep["dynamics"] = {
+            "volatility": d["all"]["volatility"]["point"], "flip_rate": d["all"]["flip_rate"]["point"],
+            "return_rate": d["all"]["return_rate"]["point"], "groups": d,
+        }
+    if want("episodes"):
+        e = episodes.find_episodes(c)
+        rep["episodes"] = {"comparisons": e["comparisons"], "complete": e["complete"], "d_positive": e["d_positive"],
+                           "windows": len(e["windows"])}
+    if want("personality"):
+        rep["personality"] = accounting.personality_error(c)
+    if want("plans"):
+        rep["plans"] = accounting.plan_action_consistency(c)
+    rep["audit"] = audit_section(c)
+    return rep
+
+
+def format_report(rep: dict[str, Any]) -> str:
+    """A readable plain-text rendering of :func:`build_report`'s dict."""
+    L: list[str] = []
+
+    def pct(x: Any) -> str:
+        return "n/a" if x is None else f"{100 * x:.1f}%"
+
+    def ci(x: Any) -> str:
+        return "" if not x else f" [{x[0]:.3f}, {x[1]:.3f}]"
+
+    L.append(f"mafiascope analytics report - mode {rep['mode']}, {rep['n_games']} games, B={rep['boot']}")
+    if "parse" in rep:
+        p = rep["parse"]
+        L.append(f"\nProbe calls {p['calls']}, parsed {p['parsed']} ({pct(p['parse_rate'])}), repaired {p['repair_recovered']},"
+                 f" transport errors {p['transport_errors']}, calls/game {p['calls_per_game']}")
+    if "outcome" in rep:
+        o = rep["outcome"]
+        L.append(f"Outcomes: {o['completed']} completed, Mafia wins {o['mafia_wins']} ({pct(o['mafia_win_rate'])}"
+                 f"{ci(o['mafia_win_rate_wilson95'])}), mean length {o['game_length_rounds']['mean']} rounds")
+    if "f1" in rep:
+        L.append("\nF1 first-order beliefs by round: acc (chance) | unknown | Mafia recall (chance)")
+        for r, v in rep["f1"]["by_round"].items():
+            L.append(f"  R{r}: {pct(v['acc'])}{ci(v['acc_ci95'])} ({pct(v['acc_chance'])}) n={v['acc_n']} | "
+                     f"{pct(v['unk'])} n={v['unk_n']} | {pct(v['recall'])}{ci(v['recall_ci95'])} ({pct(v['recall_chance'])}) n={v['recall_n']}")
+    if "f2" in rep:
+        f = rep["f2"]
+        L.append(f"\nF2 calibration: n={f['n']} ECE {f['ece']}{ci(f.get('ece_ci95'))} Brier {f['brier']}{ci(f.get('brier_ci95'))}")
+        for b, v in f["bins"].items():
+            L.append(f"  {b:>6}: n={v['n']:<5} acc {pct(v['acc'])} mean conf {v['mean_conf']:.1f}")
+    if "f3" in rep:
+        f = rep["f3"]
+        L.append(f"\nF3 spotlight ratio {f['ratio']}{ci(f.get('ratio_ci95'))} (n={f['n_pairs']} pairs); innocent predictors "
+                 f"{f['ratio_innocent']}, Mafia predictors {f['ratio_mafia']}; accuracy {pct(f['accuracy'])} vs majority {pct(f['majority_baseline'])}")
+    if "f4" in rep:
+        L.append("\nF4 belief-vote coupling (pre-vote rule): hit rate (chance)")
+        for grp, v in rep["f4"].items():
+            for key in ("top1", "committed_set", "post_vote_top1"):
+                x = v[key]
+                L.append(f"  {grp:<8} {key:<15} {x['k']}/{x['n']} {pct(x['rate'])}{ci(x['ci95'])} ({pct(x['chance'])})")
+    if "dynamics" in rep:
+        d = rep["dynamics"]
+        L.append(f"\nBelief dynamics: volatility {d['volatility']}, flip rate {pct(d['flip_rate'])}, return rate {pct(d['return_rate'])}")
+    if "episodes" in rep:
+        e = rep["episodes"]
+        L.append(f"Episodes: {e['complete']} complete comparisons of {e['comparisons']}, {e['d_positive']} with D > 0, {e['windows']} windows")
+    a = rep["audit"]
+    L.append("\nAudit: " + (", ".join(f"{k}={v}" for k, v in a["totals"].items()) or "clean")
+             + f"; excluded {a['selection'].get('excluded', {})}")
+    return "\n".join(L)
