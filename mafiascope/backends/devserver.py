@@ -5,7 +5,7 @@ openai backend is exercised through the real ``openai`` client. Replies come fro
 offline bots: model ``bot-<preset>`` selects the preset and the request's ``seed`` seeds
 the bot, so a game against the server is as deterministic as the same game with bot seats
 (apart from injected faults). Model ``echo`` answers ``"OK: <last user line>"`` without
-the bots.
+the bots; ``parrot`` answers the last user message verbatim (tests).
 
 Faults, drawn per request from a schedule fixed by ``seed`` (request number n always gets
 the same draw; which call is the n-th depends on arrival order when calls overlap):
@@ -76,6 +76,7 @@ class DevServer:
         seed: int = 0,
         require_key: str | None = None,
         fault_every_request: str | None = None,
+        fault_script: list[str | None] | None = None,
     ) -> None:
         if host not in ("127.0.0.1", "localhost", "::1"):
             raise ValueError("the dev server binds loopback only")
@@ -89,6 +90,10 @@ class DevServer:
         self.seed = seed
         self.require_key = require_key
         self.forced = fault_every_request  # tests: every request gets this fault
+        self.script = list(fault_script or [])  # tests: request n gets script[n] (None = no fault), then the draw
+        for f in [self.forced, *self.script]:
+            if f is not None and f not in FAULTS:
+                raise ValueError(f"unknown fault {f!r}; allowed: {FAULTS}")
         self.stats = DevStats()
         self._n = 0
         self._bots: dict[str, Any] = {}
@@ -135,6 +140,8 @@ class DevServer:
         """The fault for the n-th chat request (deterministic in ``seed``)."""
         if self.forced:
             return self.forced
+        if n < len(self.script):
+            return self.script[n]
         u = random.Random(f"{self.seed}:{n}").random()
         acc = 0.0
         for name in FAULTS:
@@ -159,7 +166,7 @@ class DevServer:
             names = [f"bot-{p}" for p in list_presets()]
         except ImportError:
             names = []
-        data = [{"id": m, "object": "model", "owned_by": "mafiascope"} for m in names + ["echo"]]
+        data = [{"id": m, "object": "model", "owned_by": "mafiascope"} for m in names + ["echo", "parrot"]]
         return web.json_response({"object": "list", "data": data})
 
     async def _chat(self, request: web.Request) -> web.StreamResponse:
@@ -184,7 +191,7 @@ class DevServer:
             return _error(400, "body must be JSON with 'model' and 'messages'", "invalid_request_error")
         seed = body.get("seed")
         self.stats.seeds.append(seed)
-        if not (model == "echo" or model.startswith("bot-")):
+        if not (model in ("echo", "parrot") or model.startswith("bot-")):
             return _error(404, f"model {model!r} not found", "model_not_found")
         n = self._n
         self._n += 1
@@ -244,6 +251,8 @@ class DevServer:
 
     async def _reply(self, model: str, messages: list[dict[str, Any]], seed: Any, max_tokens: Any) -> str:
         last_user = next((str(m.get("content") or "") for m in reversed(messages) if m.get("role") == "user"), "")
+        if model == "parrot":
+            return last_user
         if model == "echo":
             line = last_user.strip().splitlines()[-1] if last_user.strip() else ""
             return f"OK: {line}"

@@ -214,6 +214,7 @@ class OpenAIBackend:
             "max_retries": s.max_retries,
             "limits": self.limits.describe(),
             "api_key_set": bool(self._api_key),
+            "stats": dict(self.stats),  # process-wide counters of this (shared) instance
             "versions": {"openai": openai.__version__, "mafiascope": _mafiascope_version},
         }
 

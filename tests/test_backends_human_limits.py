@@ -1,0 +1,169 @@
+"""Human file protocol, stdin variant, and the process-wide limits."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import threading
+import time
+
+from mafiascope.backends.base import CompletionRequest
+from mafiascope.backends.human import (
+    NOT_PROBED,
+    HumanBackend,
+    HumanStdinBackend,
+    expected_format,
+    list_pending,
+    pending_path,
+    read_pending,
+    reply_path,
+    write_reply,
+)
+from mafiascope.backends.limits import ConcurrencyLimit, RateLimit
+from mafiascope.backends.registry import build_backend
+
+VOTE_INSTR = "Alice said: hi\n\nDAY 1 VOTE. Alive: Alice, Bob.\nGive a one-sentence final argument, then end with a line: VOTE: <name>"
+
+
+def act(text: str = VOTE_INSTR, **kw) -> CompletionRequest:
+    base = {"seat": "Carol", "purpose": "day_vote", "game_id": "g1"}
+    base.update(kw)
+    return CompletionRequest(messages=[{"role": "system", "content": "You are Carol"}, {"role": "user", "content": text}], **base)
+
+
+async def _wait_pending(logs, game, seat, timeout=5.0):
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < timeout:
+        p = read_pending(logs, game, seat)
+        if p is not None:
+            return p
+        await asyncio.sleep(0.02)
+    raise AssertionError("no pending request appeared")
+
+
+async def test_human_file_roundtrip(tmp_path):
+    b = build_backend("me", {"type": "human"}, logs_dir=tmp_path)
+    assert isinstance(b, HumanBackend)
+    task = asyncio.create_task(b.complete(act()))
+    p = await _wait_pending(tmp_path, "g1", "Carol")
+    assert set(p) == {"request_id", "seat", "purpose", "kind", "instruction", "messages", "format", "created"}
+    assert p["seat"] == "Carol" and p["purpose"] == "day_vote" and p["kind"] == "act"
+    assert p["instruction"] == VOTE_INSTR and p["format"] == "VOTE: <name>" and len(p["messages"]) == 2
+    assert [x["request_id"] for x in list_pending(tmp_path, "g1")] == [p["request_id"]]
+    write_reply(tmp_path, "g1", "Carol", "some-other-request", "VOTE: Alice")  # ignored: wrong id
+    await asyncio.sleep(0.4)
+    assert not task.done()
+    write_reply(tmp_path, "g1", "Carol", p["request_id"], "Bob dodged every question.\nVOTE: Bob")
+    c = await asyncio.wait_for(task, 3)
+    assert c.ok and c.text.endswith("VOTE: Bob")
+    assert not pending_path(tmp_path, "g1", "Carol").exists() and not reply_path(tmp_path, "g1", "Carol").exists()
+    assert list((tmp_path / "g1" / "human").iterdir()) == []  # no temp files left
+
+
+async def test_human_is_not_probed(tmp_path):
+    b = HumanBackend("me", tmp_path)
+    t0 = time.monotonic()
+    c = await b.complete(act(kind="probe"))
+    assert not c.ok and c.error == NOT_PROBED and time.monotonic() - t0 < 0.1
+    assert not (tmp_path / "g1").exists()
+
+
+async def test_human_timeout(tmp_path):
+    b = HumanBackend("me", tmp_path, timeout_s=0.3)
+    c = await b.complete(act())
+    assert not c.ok and "'me'" in c.error and "did not answer" in c.error
+    assert read_pending(tmp_path, "g1", "Carol") is None
+
+
+def test_expected_format():
+    assert expected_format(VOTE_INSTR) == "VOTE: <name>"
+    assert expected_format("NIGHT 1.\nChoose a player to kill. Reply briefly, then end with a line: ACTION: Kill <name>") == "ACTION: Kill <name>"
+    assert expected_format("Выбери, кого защитить. Закончи строкой: ДЕЙСТВИЕ: Защитить <имя>") == "ДЕЙСТВИЕ: Защитить <имя>"
+    assert expected_format("DAY 1 DISCUSSION. Share your thoughts.") is None
+
+
+async def test_human_stdin():
+    out = io.StringIO()
+    b = HumanStdinBackend("tty", stdin=io.StringIO("I trust Alice.\nVOTE: Bob\n\nignored\n"), stdout=out)
+    c = await b.complete(act())
+    assert c.ok and c.text == "I trust Alice.\nVOTE: Bob"
+    assert "VOTE: <name>" in out.getvalue()
+    assert (await b.complete(act(kind="probe"))).error == NOT_PROBED
+
+
+# ---------------------------------------------------------------- limits
+
+
+async def test_concurrency_limit_counts_in_flight():
+    lim = ConcurrencyLimit(2)
+    live = 0
+    peak = 0
+
+    async def job():
+        nonlocal live, peak
+        async with lim:
+            live += 1
+            peak = max(peak, live)
+            await asyncio.sleep(0.02)
+            live -= 1
+
+    await asyncio.gather(*[job() for _ in range(10)])
+    assert peak == 2 and lim.in_flight == 0 and lim.max_seen == 2
+
+
+async def test_concurrency_limit_cancelled_waiter_frees_its_place():
+    lim = ConcurrencyLimit(1)
+    await lim.acquire()
+    waiter = asyncio.create_task(lim.acquire())
+    await asyncio.sleep(0.01)
+    waiter.cancel()
+    await asyncio.sleep(0.01)
+    lim.release()
+    assert lim.in_flight == 0
+    await asyncio.wait_for(lim.acquire(), 1)
+    lim.release()
+
+
+def test_concurrency_limit_across_threads_and_loops():
+    lim = ConcurrencyLimit(2)
+    live = 0
+    peak = 0
+    guard = threading.Lock()
+
+    async def job():
+        nonlocal live, peak
+        async with lim:
+            with guard:
+                live += 1
+                peak = max(peak, live)
+            await asyncio.sleep(0.02)
+            with guard:
+                live -= 1
+
+    errors = []
+
+    async def many():
+        await asyncio.wait_for(asyncio.gather(*[job() for _ in range(6)]), 10)
+
+    def run():
+        try:
+            asyncio.run(many())
+        except BaseException as exc:  # surfaced below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors and peak == 2 and lim.in_flight == 0
+
+
+async def test_rate_limit_spacing_and_burst():
+    rl = RateLimit(rpm=1200)  # 0.05 s apart
+    t0 = time.monotonic()
+    for _ in range(5):
+        await rl.acquire()
+    assert time.monotonic() - t0 >= 0.19
+    burst = RateLimit(rpm=60, burst=3)  # three at once, then one a second
+    assert [round(burst.reserve(), 1) for _ in range(4)] == [0.0, 0.0, 0.0, 1.0]
