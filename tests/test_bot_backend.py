@@ -1,0 +1,356 @@
+"""Offline bot backend: determinism, protocol replies, beliefs, lies, presets, probes."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import statistics
+import time
+
+import pytest
+
+from mafiascope.backends.base import CompletionRequest
+from mafiascope.backends.bot import BOT_PRESETS, BotBackend, list_presets
+from mafiascope.backends.bot.probes import identify
+from mafiascope.backends.bot.selfplay import QUESTIONS, SelfPlay
+from mafiascope.engine import prompts
+from mafiascope.engine.parsing import parse_target
+
+PLAYERS = ["Alex", "Bailey", "Casey", "Dana", "Ellis", "Finley", "Gray"]
+PERS = {"O": 50, "C": 50, "E": 50, "A": 50, "N": 50}
+MARK = "[PRIVATE PROBE - answer honestly]"
+
+
+def system(p, name, role, partners=(), pers=PERS):
+    return {"role": "system", "content": prompts.system_prompt(p, name=name, role=role, partners=list(partners), personality=pers)}
+
+
+def user(lines, instruction):
+    return {"role": "user", "content": "\n".join(lines) + ("\n\n" if lines else "") + instruction}
+
+
+def reply(be, msgs, seed=1, kind="act"):
+    return be.reply(msgs, seed, kind)[0]
+
+
+def day_context(p, me, role, partners=(), lines=(), players=PLAYERS, rnd=1, instr="discuss"):
+    """System + intro turn + a day instruction preceded by ``lines``."""
+    alive = ", ".join(players)
+    msgs = [system(p, me, role, partners), user([], p.intro.format(players=alive)), {"role": "assistant", "content": f"Hi, I'm {me}."}]
+    tmpl = p.discuss if instr == "discuss" else p.vote
+    msgs.append(user(list(lines), tmpl.format(round=rnd, players=alive)))
+    return msgs
+
+
+def probe(msgs, question, lines=()):
+    """Probe = copy of the acting context (without the pending instruction) + pending lines and the question."""
+    return msgs[:-1] + [user(list(lines), MARK + "\n" + question)]
+
+
+# --------------------------------------------------------------------------- determinism
+
+
+def test_same_messages_same_seed_identical_and_cache_transparent():
+    g = SelfPlay(seed=5, probes=False)
+    g.run()
+    seat = g.seats[0]
+    msgs = seat.messages[:-1]
+    warm = seat.backend
+    cold = BotBackend("fresh", preset=warm.preset)
+    for seed in (0, 1, 99):
+        a = reply(warm, msgs, seed)
+        assert a == reply(warm, msgs, seed) == reply(cold, msgs, seed)
+    outs = {reply(cold, msgs, s) for s in range(20)}
+    assert len(outs) > 1  # the seed matters
+
+
+def test_selfplay_games_are_deterministic():
+    a, b = SelfPlay(seed=11, sheriff=True).run(), SelfPlay(seed=11, sheriff=True).run()
+    assert a.events == b.events and a.probes == b.probes
+    assert SelfPlay(seed=12).run().events != a.events
+
+
+def test_seed_none_is_zero():
+    msgs = day_context(prompts.EN, "Alex", "Villager")
+    be = BotBackend("b")
+    assert reply(be, msgs, None) == reply(be, msgs, 0)
+
+
+# --------------------------------------------------------------------------- protocol
+
+
+@pytest.mark.parametrize("lang", ["en", "ru"])
+@pytest.mark.parametrize(
+    "role,tmpl,action",
+    [("Mafia", "night_mafia", "kill"), ("Doctor", "night_doctor", "protect"), ("Sheriff", "night_sheriff", "check"), ("Villager", "vote", "vote")],
+)
+def test_replies_end_with_parseable_protocol_line(lang, role, tmpl, action):
+    p = prompts.pack(lang)
+    alive = ", ".join(PLAYERS)
+    fmt = {"round": 1, "players": alive, "allies_choices": "", "checks": p.no_checks}
+    partners = ["Bailey"] if role == "Mafia" else []
+    for seed in range(15):
+        msgs = [system(p, "Alex", role, partners), user([], getattr(p, tmpl).format(**fmt))]
+        text = reply(BotBackend("b"), msgs, seed)
+        parsed = parse_target(text, action, PLAYERS)
+        assert parsed.valid, text
+        if action == "kill":
+            assert parsed.target not in ("Alex", "Bailey")
+        if action in ("check", "vote"):
+            assert parsed.target != "Alex"
+
+
+@pytest.mark.parametrize("lang", ["en", "ru"])
+def test_intro_and_discussion_are_speech(lang):
+    p = prompts.pack(lang)
+    msgs = [system(p, "Alex", "Villager"), user([], p.intro.format(players=", ".join(PLAYERS)))]
+    intro = reply(BotBackend("b"), msgs, 3)
+    assert "Alex" in intro and not re.search(r"VOTE|ACTION|ГОЛОС|ДЕЙСТВИЕ", intro)
+    said = reply(BotBackend("b"), day_context(p, "Alex", "Villager", lines=[p.obs_said.format(name="Dana", text="I suspect Ellis.")]), 3)
+    sentences = [s for s in re.split(r"(?<=[.!?])\s+", said) if s]
+    assert 1 <= len(sentences) <= 5 and any(n in said for n in PLAYERS if n != "Alex")
+
+
+def test_reask_and_unknown_instruction():
+    p = prompts.EN
+    msgs = day_context(p, "Alex", "Villager", instr="vote")
+    msgs += [{"role": "assistant", "content": "hmm"}, user([], p.reask.format(fmt=prompts.action_format(p, "vote")))]
+    assert parse_target(reply(BotBackend("b"), msgs), "vote", PLAYERS).valid
+    odd = [system(p, "Alex", "Villager"), user([], "Please sing a song.")]
+    assert reply(BotBackend("b"), odd) in {"I'm listening.", "Noted.", "Understood."}
+
+
+def test_complete_and_describe():
+    be = BotBackend("offline", preset="analyst", model_label="bot-analyst")
+    req = CompletionRequest(messages=day_context(prompts.EN, "Alex", "Villager", instr="vote"), kind="act", seat="Alex", seed=4)
+    out = asyncio.run(be.complete(req))
+    assert out.ok and out.text and out.served_model == "bot-analyst"
+    d = be.describe()
+    assert d["type"] == "bot" and d["preset"] == "analyst" and d["params"]["lie_skill"] == BOT_PRESETS["analyst"].lie_skill
+    assert "library_version" in d
+    asyncio.run(be.aclose())
+
+
+# --------------------------------------------------------------------------- beliefs and behaviour
+
+EVIDENCE = [
+    "Bailey said: I think Dana is Mafia, Dana keeps deflecting.",
+    "Casey said: Dana is suspicious, I agree with Bailey.",
+    "Ellis said: Dana's story does not add up, I suspect Dana.",
+    "Dana said: I trust everyone, let's not rush.",
+    "Finley voted: Dana lied. VOTE: Dana",
+    "Gray voted: VOTE: Dana",
+]
+
+
+def _mafia_conf(text, target):
+    for item in json.loads(text):
+        if item["player"] == target:
+            return item["guessed_role"], item["confidence"]
+    raise AssertionError(target)
+
+
+def _p_mafia(be, msgs, target):
+    st, _ = be._fold(msgs[:-1])
+    st = be._state_after(st, _, msgs[-1]["content"], None)
+    return st.p_mafia()[target]
+
+
+@pytest.mark.parametrize("lang", ["en", "ru"])
+def test_beliefs_move_toward_mafia_after_evidence(lang):
+    p = prompts.pack(lang)
+    be = BotBackend("b")
+    neutral = day_context(p, "Alex", "Villager")
+    lines = EVIDENCE if lang == "en" else [
+        p.obs_said.format(name="Bailey", text="Я подозреваю игрока Dana, она уводит разговор."),
+        p.obs_said.format(name="Casey", text="Dana врёт, согласен с Bailey."),
+        p.obs_voted.format(name="Finley", text="Dana — мафия.\nГОЛОС: Dana"),
+        p.obs_voted.format(name="Gray", text="ГОЛОС: Dana"),
+    ]
+    if lang == "en":
+        lines = [ln if ln.split(" ", 2)[1] in ("said:", "voted:") else ln for ln in lines]
+    loaded = day_context(p, "Alex", "Villager", lines=lines)
+    assert _p_mafia(be, loaded, "Dana") > _p_mafia(be, neutral, "Dana") + 0.15
+    q = QUESTIONS[lang]["role_assessment"].format(me="Alex", players=", ".join(PLAYERS), roles="Mafia|Villager|Doctor|Unknown")
+    role, conf = _mafia_conf(reply(BotBackend("g", "gullible"), probe(loaded, q, lines), 2), "Dana")
+    assert role == "Mafia" and conf >= 50
+    # the town bot now argues against Dana and votes for her
+    vote_ctx = day_context(p, "Alex", "Villager", lines=lines, instr="vote")
+    votes = [parse_target(reply(be, vote_ctx, s), "vote", PLAYERS).target for s in range(10)]
+    assert votes.count("Dana") >= 8
+
+
+def test_night_kill_and_save_are_town_evidence():
+    p = prompts.EN
+    be = BotBackend("b")
+    base = day_context(p, "Alex", "Villager")
+    saved = day_context(p, "Alex", "Villager", lines=[p.obs_night_result.format(result=p.save_result.format(saved="Casey"))])
+    assert _p_mafia(be, saved, "Casey") < _p_mafia(be, base, "Casey") - 0.1
+    killed = day_context(p, "Alex", "Villager", lines=[p.obs_night_result.format(result=p.kill_result.format(victim="Casey"))], players=[n for n in PLAYERS if n != "Casey"])
+    st, h = be._fold(killed[:-1])
+    st = be._state_after(st, h, killed[-1]["content"].split("\n\n")[0], None)
+    assert st.p_mafia()["Casey"] == 0.0 and "Casey" not in st.alive
+
+
+def test_sheriff_uses_its_check():
+    p = prompts.EN
+    lines = [p.obs_check.format(target="Gray", verdict=p.verdict_mafia), "Bailey said: I suspect Dana."]
+    msgs = day_context(p, "Alex", "Sheriff", lines=lines, instr="vote")
+    for s in range(10):
+        assert parse_target(reply(BotBackend("b"), msgs, s), "vote", PLAYERS).target == "Gray"
+    talk = [reply(BotBackend("b", "aggressive"), day_context(p, "Alex", "Sheriff", lines=lines), s) for s in range(10)]
+    assert sum("Gray" in t and "Mafia" in t for t in talk) >= 8  # reveals the find
+    # and it never checks the same seat twice
+    night = [system(p, "Alex", "Sheriff"), user([], p.night_sheriff.format(round=1, players=", ".join(PLAYERS), checks=p.no_checks)),
+             {"role": "assistant", "content": "ACTION: Check Gray"},
+             user([p.obs_check.format(target="Gray", verdict=p.verdict_not_mafia)], p.night_sheriff.format(round=2, players=", ".join(PLAYERS), checks="Gray: Not Mafia"))]
+    for s in range(10):
+        assert parse_target(reply(BotBackend("b"), night, s), "check", PLAYERS).target not in ("Gray", "Alex")
+
+
+def test_mafia_lies_but_rarely_names_partner_first():
+    """Over many games Mafia speeches accuse town players and almost never their partner first."""
+    first_partner = first_town = 0
+    for seed in range(25):
+        g = SelfPlay(seed=seed, probes=False)
+        res = g.run()
+        mafia = {n for n, r in res.roles.items() if r == "Mafia"}
+        for e in res.events:
+            if e["kind"] != "day_discuss" or e["player"] not in mafia:
+                continue
+            named = [n for n in sorted(res.roles, key=lambda n: e["response"].find(n)) if n in e["response"] and n != e["player"]]
+            if not named:
+                continue
+            if named[0] in mafia:
+                first_partner += 1
+            else:
+                first_town += 1
+    assert first_town > 20
+    assert first_partner / (first_partner + first_town) < 0.2
+
+
+def test_mafia_kill_follows_ally_choice():
+    p = prompts.EN
+    alive = ", ".join(PLAYERS)
+    allies = p.obs_ally_choice.format(name="Bailey", target="Dana") + "\n"
+    msgs = [system(p, "Alex", "Mafia", ["Bailey"]), user([], p.night_mafia.format(round=1, players=alive, allies_choices=allies))]
+    targets = [parse_target(reply(BotBackend("b"), msgs, s), "kill", PLAYERS).target for s in range(20)]
+    assert targets.count("Dana") >= 14
+    # the engine's own form: the ally line as an observation before the instruction
+    msgs = [system(p, "Alex", "Mafia", ["Bailey"]), user([allies.strip()], p.night_mafia.format(round=1, players=alive, allies_choices=""))]
+    targets = [parse_target(reply(BotBackend("b"), msgs, s), "kill", PLAYERS).target for s in range(20)]
+    assert targets.count("Dana") >= 14
+
+
+# --------------------------------------------------------------------------- probes
+
+SHAPES = {
+    "role_assessment": lambda v: isinstance(v, list) and all({"player", "guessed_role", "confidence", "reason"} <= set(x) and 0 <= x["confidence"] <= 100 and x["guessed_role"] in ("Mafia", "Villager", "Doctor", "Unknown") for x in v),
+    "suspicion_ranking": lambda v: isinstance(v, list) and all(set(x) == {"player", "score"} and 0 <= x["score"] <= 10 for x in v) and [x["score"] for x in v] == sorted((x["score"] for x in v), reverse=True),
+    "social_map": lambda v: isinstance(v, dict) and all(x["attitude"] in ("trusts", "neutral", "suspects") and 0 <= x["confidence"] <= 100 for x in v["toward_me"]),
+    "personality_profile": lambda v: isinstance(v, list) and all(all(0 <= x[t] <= 100 for t in "OCEAN") and "summary" in x for x in v),
+    "planned_action": lambda v: isinstance(v, dict) and set(v) == {"action", "target", "reasoning"},
+}
+
+
+def _json(text):
+    text = re.sub(r"```(?:json)?\s*", "", text).strip()
+    start = min(i for i in (text.find("["), text.find("{")) if i >= 0)
+    return json.loads(text[start:])
+
+
+@pytest.mark.parametrize("lang", ["en", "ru"])
+def test_every_standard_probe_answers_in_shape(lang):
+    g = SelfPlay(seed=2, language=lang, sheriff=True)
+    res = g.run()
+    seen = set()
+    for rec in res.probes:
+        value = _json(rec["answer"])
+        assert SHAPES[rec["probe_id"]](value), (rec["probe_id"], rec["answer"])
+        seen.add(rec["probe_id"])
+        if rec["probe_id"] == "role_assessment" and rec["role"] == "Mafia":
+            partners = {n for n, r in res.roles.items() if r == "Mafia"}
+            stated = {x["player"]: x["guessed_role"] for x in value}
+            assert all(stated.get(pn, "Mafia") == "Mafia" for pn in partners)  # Mafia answer honestly
+    assert seen == set(SHAPES)
+
+
+def test_probe_identification_uses_the_last_format_spec():
+    ra = '[{"player":"A","guessed_role":"Mafia","confidence":90,"reason":"x"}]'
+    sm = '{"toward_me":[{"player":"A","attitude":"suspects","confidence":60,"reason":"x"}]}'
+    assert identify(f'Here is your current role assessment: {ra}\nAnswer ONLY as JSON: {{"toward_me": [{{"player": "...", "attitude": "trusts|neutral|suspects"}}]}}') == "social_map"
+    assert identify(f'Role assessment: {ra}\nHow players feel: {sm}\nAnswer ONLY as JSON: {{"action": "...", "target": "...", "reasoning": "..."}}') == "planned_action"
+    assert identify('Answer as JSON: {"Alex": {"role": "Mafia|Villager|Doctor|Unknown", "confidence": N}}') == "role_beliefs"
+    assert identify("What is your favourite colour?") is None
+
+
+def test_unknown_probe_and_legacy_role_beliefs():
+    p = prompts.EN
+    msgs = day_context(p, "Alex", "Villager")
+    assert reply(BotBackend("b"), probe(msgs, "What is your favourite colour?"), kind="probe") == "I cannot answer this question."
+    legacy = 'For each player give your belief. Answer ONLY as JSON: {"<player>": {"role": "Mafia|Villager|Doctor|Unknown", "confidence": N}}'
+    v = json.loads(reply(BotBackend("b", "cautious"), probe(msgs, legacy), kind="probe"))
+    assert isinstance(v, dict) and all(set(x) == {"role", "confidence"} for x in v.values())
+
+
+def test_sheriff_offered_only_when_listed():
+    p = prompts.EN
+    msgs = day_context(p, "Alex", "Sheriff")
+    q = QUESTIONS["en"]["role_assessment"].format(me="Alex", players=", ".join(PLAYERS), roles="Mafia|Villager|Doctor|Unknown")
+    assert all(x["guessed_role"] != "Sheriff" for x in json.loads(reply(BotBackend("b"), probe(msgs, q))))
+    q2 = QUESTIONS["en"]["role_assessment"].format(me="Alex", players=", ".join(PLAYERS), roles="Mafia|Villager|Doctor|Sheriff|Unknown")
+    me = [x for x in json.loads(reply(BotBackend("b"), probe(msgs, q2))) if x["player"] == "Alex"][0]
+    assert me["guessed_role"] == "Sheriff" and me["confidence"] == 100
+
+
+def test_format_noise_is_rare_and_deterministic():
+    msgs = day_context(prompts.EN, "Alex", "Villager")
+    q = QUESTIONS["en"]["suspicion_ranking"].format(players=", ".join(PLAYERS))
+    be = BotBackend("g", "gullible")
+    outs = [reply(be, probe(msgs, q), s) for s in range(600)]
+    noisy = [o for o in outs if not o.startswith("[")]
+    assert 3 <= len(noisy) <= 40
+    assert all(SHAPES["suspicion_ranking"](_json(o)) for o in noisy)
+    assert outs == [reply(BotBackend("g2", "gullible"), probe(msgs, q), s) for s in range(600)]
+
+
+# --------------------------------------------------------------------------- presets
+
+
+def _committed_confidences(preset):
+    confs, unknown, total = [], 0, 0
+    for seed in range(4):
+        res = SelfPlay(seed=seed, presets=[preset]).run()
+        for rec in res.probes:
+            if rec["probe_id"] != "role_assessment" or rec["role"] == "Mafia":
+                continue
+            for x in _json(rec["answer"]):
+                if x["player"] == rec["player"]:
+                    continue
+                total += 1
+                if x["guessed_role"] == "Unknown":
+                    unknown += 1
+                else:
+                    confs.append(x["confidence"])
+    return statistics.mean(confs) if confs else 0.0, unknown / total
+
+
+def test_presets_differ_measurably():
+    assert {"balanced", "cautious", "aggressive", "gullible", "analyst"} <= set(list_presets())
+    assert len({p for p in BOT_PRESETS.values()}) == len(BOT_PRESETS)
+    g_conf, g_unk = _committed_confidences("gullible")
+    c_conf, c_unk = _committed_confidences("cautious")
+    assert g_conf > c_conf + 10
+    assert c_unk > g_unk + 0.2
+
+
+# --------------------------------------------------------------------------- speed
+
+
+def test_full_game_with_probes_is_fast():
+    t0 = time.process_time()
+    res = SelfPlay(seed=3).run()
+    cpu = time.process_time() - t0
+    assert res.probe_calls > 500 and res.act_calls > 20
+    assert cpu < 2.0, cpu  # typically ~0.15 s
