@@ -354,3 +354,13 @@ def test_full_game_with_probes_is_fast():
     cpu = time.process_time() - t0
     assert res.probe_calls > 500 and res.act_calls > 20
     assert cpu < 2.0, cpu  # typically ~0.15 s
+
+
+def test_probe_answers_pass_the_probe_engine_extractor_and_shapes():
+    shapes = pytest.importorskip("mafiascope.probes.shapes")
+    parsing = pytest.importorskip("mafiascope.probes.parsing")
+    for lang in ("en", "ru"):
+        res = SelfPlay(seed=8, language=lang, presets=["gullible", "cautious"]).run()
+        for rec in res.probes:
+            value, _ = parsing.extract_json(rec["answer"])
+            assert shapes.validate(rec["probe_id"], value) is True, rec["answer"]
