@@ -53,7 +53,7 @@ def probe_cost(c: Corpus) -> dict[str, Any]:
         "game_llm_calls": calls,
         "game_llm_calls_per_game": round_or_none(calls / c.m if c.m else None),
         "call_multiplier": round_or_none((n + calls) / calls if calls else None),
-        "mean_latency_ms": round_or_none(np.nanmean(p["latency_ms"].to_numpy()) if n else None),
+        "mean_latency_ms": round_or_none(np.nanmean(p["latency_ms"].to_numpy()) if n and p["latency_ms"].notna().any() else None),
         "prompt_chars_per_probe": round_or_none(p["q_chars"].mean() if n else None),
         "answer_chars_per_probe": round_or_none(p["a_chars"].mean() if n else None),
         "est_tokens_per_probe": round_or_none(chars / n / 3 if n else None),

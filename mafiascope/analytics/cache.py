@@ -30,7 +30,7 @@ import pyarrow.parquet as pq
 from ..logs.io import GAME_FILE, PROBE_FILE
 from .load import TABLES, parse_game
 
-CACHE_VERSION = 5
+CACHE_VERSION = 6
 CACHE_DIRNAME = ".mafiascope_cache"
 
 
@@ -54,11 +54,19 @@ def cache_dir_for(parent: Path, cache_dir: str | Path | None = None) -> Path:
     if env:
         return Path(env) / key
     local = parent / CACHE_DIRNAME
-    if local.is_dir() and os.access(local, os.W_OK):
+    if local.is_dir() and _writable(local):
         return local
-    if os.access(parent, os.W_OK):
+    if _writable(parent):
         return local
     return Path.home() / ".cache" / "mafiascope" / key
+
+
+def _writable(p: Path) -> bool:
+    """Writable *and* not marked read-only (root passes os.access on r-x directories)."""
+    try:
+        return os.access(p, os.W_OK) and bool(p.stat().st_mode & 0o200)
+    except OSError:
+        return False
 
 
 def _parse_one(path: str) -> tuple[str, bool, dict[str, pd.DataFrame], dict[str, int], str]:

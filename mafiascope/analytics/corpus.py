@@ -20,7 +20,7 @@ import pandas as pd
 
 from ..logs.io import is_game_dir, list_game_dirs
 from .cache import audits, load_dir_games, read_event_texts
-from .load import TABLES, read_probe_record
+from .load import TABLES, read_probe_record, typed
 
 
 @dataclass
@@ -167,7 +167,7 @@ def load_corpus(
                 audit[v["game_id"]] = Counter(v.get("audit", {}))
         for t in TABLES:
             df = res.tables[t]
-            if len(df):
+            if "game_id" in df.columns:
                 parts[t].append(df[df["game_id"].isin(ids)])
         if use_cache:
             cache_dirs[str(parent)] = (parent, cache_dir)
@@ -210,7 +210,7 @@ def load_corpus(
             continue
         df = tables[t]
         if "game_id" not in df.columns or not len(df):
-            out[t] = df.assign(g=pd.Series(dtype=int))
+            out[t] = typed(t, df.drop(columns=["game_id"], errors="ignore").assign(g=pd.Series(dtype=np.int64)))
             continue
         gid = df["game_id"].astype(str)
         sel = gid.isin(gmap.keys())
@@ -219,7 +219,7 @@ def load_corpus(
         df = df.drop(columns=["game_id"]).assign(g=g)
         if t == "probes":
             df = df.sort_values(["g", "rec"], kind="stable").reset_index(drop=True)
-        out[t] = df.reset_index(drop=True)
+        out[t] = typed(t, df.reset_index(drop=True))
     selection = {
         "sources": [str(s) for s in (sources if isinstance(sources, list) else [sources])],
         "n_found": int(len(tables["games"])),

@@ -25,7 +25,7 @@ def probe_start(c: Corpus) -> np.ndarray:
 
 
 def pidx(c: Corpus, items: pd.DataFrame) -> np.ndarray:
-    return probe_start(c)[items["g"].to_numpy()] + items["rec"].to_numpy()
+    return probe_start(c)[items["g"].to_numpy(dtype=np.int64)] + items["rec"].to_numpy(dtype=np.int64)
 
 
 def order_key(c: Corpus, mode: Mode) -> np.ndarray:

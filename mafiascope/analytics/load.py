@@ -356,8 +356,30 @@ def parse_game(path: str | Path) -> GameTables:
         "games": games, "players": players_df, "events": events, "votes": votes, "probes": probes,
         "ra": ra_df, "sr": sr_df, "sm": sm_df, "pp": pp_df, "pa": pa_df,
     }
+    gt.tables = {k: typed(k, v) for k, v in gt.tables.items()}
     gt.ok = True
     return gt
+
+
+_I, _F, _B = "int64", "float64", "bool"
+DTYPES: dict[str, dict[str, str]] = {
+    "events": {"ev": _I, "round": _I, "msg_seq": _I, "ts": _F, "player": _I, "target": _I, "public": _B},
+    "votes": {"ev": _I, "round": _I, "ts": _F, "voter": _I, "target": _I},
+    "probes": {"rec": _I, "offset": _I, "round": _I, "pms": _I, "seat": _I, "probe_seq": _I, "timestamp": _F,
+               "parse_ok": _B, "stored_kind": _I, "eff_kind": _I, "src": _I, "repaired": _B, "transport": _B,
+               "latency_ms": _F, "q_chars": _I, "a_chars": _I, "hash": _I, "tokens_prompt": _F, "tokens_completion": _F},
+    "ra": {"rec": _I, "pos": _I, "src": _I, "tgt": _I, "role_en": _I, "role": _I, "exact": _I, "conf": _F},
+    "sr": {"rec": _I, "pos": _I, "src": _I, "tgt": _I, "score": _F},
+    "sm": {"rec": _I, "pos": _I, "src": _I, "tgt": _I, "att": _I, "att_empty": _B},
+    "pp": {"rec": _I, "pos": _I, "src": _I, "tgt": _I, **{k: _F for k in TRAITS}},
+    "pa": {"rec": _I, "src": _I, "tgt": _I},
+}
+
+
+def typed(table: str, df: pd.DataFrame) -> pd.DataFrame:
+    """Enforce the column dtypes (empty tables would otherwise come back as object/null)."""
+    spec = {k: v for k, v in DTYPES.get(table, {}).items() if k in df.columns and str(df[k].dtype) != v}
+    return df.astype(spec) if spec else df
 
 
 TABLES = ("games", "players", "events", "votes", "probes", "ra", "sr", "sm", "pp", "pa")
