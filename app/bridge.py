@@ -1,0 +1,72 @@
+"""The app's only door into mafiascope.analytics: cached calls, clear messages when a
+function has not landed yet. No metric is computed here.
+"""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+from typing import Any, Callable
+
+import streamlit as st
+
+from .data import file_sig
+
+
+class AnalyticsMissing(RuntimeError):
+    """A function the page needs is not (yet) in mafiascope.analytics."""
+
+
+def need(module: str, attr: str) -> Callable[..., Any]:
+    try:
+        mod = importlib.import_module(f"mafiascope.analytics.{module}")
+    except ImportError as exc:
+        raise AnalyticsMissing(f"mafiascope.analytics.{module} is not available yet ({exc})") from None
+    fn = getattr(mod, attr, None)
+    if fn is None:
+        raise AnalyticsMissing(f"mafiascope.analytics.{module}.{attr} is not available yet")
+    return fn
+
+
+def has(module: str, attr: str) -> bool:
+    try:
+        need(module, attr)
+        return True
+    except AnalyticsMissing:
+        return False
+
+
+def show_missing(exc: Exception, what: str) -> None:
+    st.info(f"**{what}** will appear here once the analytics layer provides it: {exc}.", icon="⏳")
+
+
+def sigs(dirs: tuple[str, ...]) -> tuple:
+    return tuple(file_sig(d) for d in dirs)
+
+
+def mode(compat: bool = False, boot: int = 1000, seed: int = 0) -> Any:
+    Mode = need("modes", "Mode")
+    from mafiascope.analytics.modes import COMPAT_2026_07
+
+    return Mode(compat=COMPAT_2026_07 if compat else None, boot=boot, seed=seed)
+
+
+@st.cache_resource(max_entries=8, show_spinner="Loading the corpus (columnar cache) ...")
+def _corpus(dirs: tuple[str, ...], sig: tuple, include_forks: bool, probed_only: bool) -> Any:
+    load_corpus = need("corpus", "load_corpus")
+    return load_corpus([Path(d) for d in dirs], include_forks=include_forks, probed_only=probed_only)
+
+
+def corpus(dirs: list[str] | tuple[str, ...], *, include_forks: bool = False, probed_only: bool = True) -> Any:
+    dirs = tuple(sorted(str(d) for d in dirs))
+    return _corpus(dirs, sigs(dirs), include_forks, probed_only)
+
+
+MODE_KEY = "sb_metric_mode"
+
+
+def current_mode() -> Any:
+    """The metric mode picked in the sidebar: default (corrected) or compat (original's figures)."""
+    choice = st.session_state.get(MODE_KEY, "default")
+    boot = int(st.session_state.get("sb_boot", 1000))
+    return mode(compat=(choice == "compat"), boot=boot)

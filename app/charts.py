@@ -1,0 +1,177 @@
+"""Altair charts over analytics results (metrics strip, reliability diagram, ...).
+
+The adapters here only reshape what mafiascope.analytics returns into long tables for
+plotting; the numbers themselves come from analytics.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import altair as alt
+import pandas as pd
+import streamlit as st
+
+from . import bridge
+from .data import file_sig
+from .gamemodel import GameModel
+from .palette import AGENT_PALETTE, CROWD_COLOR, ROLE_COLORS
+
+STEP_PARAM = "pick_step"
+
+
+# ----------------------------------------------------------------------------- per-step viewer metrics
+
+
+@st.cache_data(max_entries=32, show_spinner="Scoring the game ...")
+def _viewer_metrics(path: str, sig: tuple, mode_name: str) -> dict[str, Any]:
+    step_metrics = bridge.need("viewer", "step_metrics")
+    c = bridge.corpus([path], include_forks=True, probed_only=False)
+    if c.m == 0:
+        return _normalise_viewer({"per_step": []})
+    return _normalise_viewer(step_metrics(c, c.game_ids[0], bridge.current_mode()))
+
+
+def viewer_metrics(path: str) -> dict[str, Any]:
+    """analytics.viewer.step_metrics of one game as long tables keyed by step label."""
+    bridge.need("viewer", "step_metrics")  # raise AnalyticsMissing before caching
+    return _viewer_metrics(str(path), file_sig(path), bridge.current_mode().name)
+
+
+def _normalise_viewer(res: dict[str, Any]) -> dict[str, Any]:
+    fo, so, de, cr = [], [], [], []
+    for s in res.get("per_step") or []:
+        lab = s.get("label")
+        for k, v in (s.get("accuracy") or {}).items():
+            fo.append((lab, k, v))
+        for k, v in (s.get("second_order") or {}).items():
+            so.append((lab, k, v))
+        for k, v in (s.get("deception") or {}).items():
+            de.append((lab, k, v))
+        cr.append((lab, s.get("crowd_recall")))
+    cols = ["label", "player", "value"]
+    out = {
+        "first_order": pd.DataFrame(fo, columns=cols),
+        "second_order": pd.DataFrame(so, columns=cols),
+        "deception": pd.DataFrame(de, columns=cols),
+        "crowd_recall": pd.DataFrame(cr, columns=["label", "value"]),
+        "summary": {k: v for k, v in res.items() if k != "per_step"},
+        "per_step": {s.get("label"): s for s in res.get("per_step") or []},
+    }
+    for k in ("first_order", "second_order", "deception", "crowd_recall"):
+        out[k]["value"] = pd.to_numeric(out[k]["value"], errors="coerce")
+    return out
+
+
+def with_steps(df: pd.DataFrame, gm: GameModel) -> pd.DataFrame:
+    """Attach the app's step index to a table keyed by step label (rows of unknown labels dropped)."""
+    idx = {s.label: s.idx for s in gm.steps}
+    out = df.assign(step=df["label"].map(idx))
+    return out.dropna(subset=["step"]).astype({"step": int})
+
+
+def deception_at(m: dict[str, Any], label: str) -> dict[str, float | None] | None:
+    ps = (m.get("per_step") or {}).get(label)
+    if ps is None:
+        return None
+    return {str(k): (None if v is None else float(v)) for k, v in (ps.get("deception") or {}).items()}
+
+
+def _line(df: pd.DataFrame, title: str, step: int, colors: dict[str, str], height: int = 170,
+          dashed: set[str] | None = None) -> alt.LayerChart:
+    dom = list(colors)
+    sel = alt.selection_point(name=STEP_PARAM, fields=["step"], on="click", nearest=True, empty=False)
+    base = alt.Chart(df).encode(
+        x=alt.X("step:Q", title=None, axis=alt.Axis(tickMinStep=1, labelFontSize=10)),
+        y=alt.Y("value:Q", title=None, scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(format="%", tickCount=3)),
+        color=alt.Color("series:N", scale=alt.Scale(domain=dom, range=[colors[d] for d in dom]),
+                        legend=alt.Legend(orient="bottom", title=None, columns=4, labelLimit=110, symbolSize=60)),
+        strokeDash=alt.condition(alt.FieldOneOfPredicate("series", sorted(dashed or [])), alt.value([4, 3]), alt.value([1, 0])),
+    )
+    lines = base.mark_line(point=alt.OverlayMarkDef(size=22, filled=True), strokeWidth=1.8, interpolate="linear").encode(
+        tooltip=[alt.Tooltip("label:N", title="step"), "series:N", alt.Tooltip("value:Q", format=".0%")]).add_params(sel)
+    cursor = alt.Chart(pd.DataFrame({"step": [step]})).mark_rule(color="#a16207", strokeWidth=2).encode(x="step:Q")
+    return alt.layer(lines, cursor).properties(height=height, title=alt.TitleParams(title, anchor="start", fontSize=12))
+
+
+def _pick(event: Any, key: str) -> int | None:
+    from .graph import selection_value
+
+    val = selection_value(event, STEP_PARAM, "step", key)
+    return int(val) if val is not None else None
+
+
+def metrics_strip(m: dict[str, Any], gm: GameModel, step: int) -> int | None:
+    labels = {s.idx: s.label for s in gm.steps}
+    agents = dict(zip(gm.names, AGENT_PALETTE * 3))
+    picked = None
+    cols = st.columns(3)
+    specs = [
+        ("first_order", "1st-order accuracy per agent", agents, None),
+        ("crowd", "Crowd Mafia recall · dashed: deception success per Mafioso", None, None),
+        ("second_order", "2nd-order consistency per agent", agents, None),
+    ]
+    for col, (kind, title, colors, _) in zip(cols, specs):
+        with col:
+            if kind == "crowd":
+                cr = with_steps(m["crowd_recall"], gm)
+                dec = with_steps(m["deception"], gm)
+                parts = []
+                if cr is not None and len(cr):
+                    parts.append(cr.assign(series="crowd recall")[["step", "series", "value"]])
+                if dec is not None and len(dec):
+                    parts.append(dec.assign(series="hid: " + dec["player"].astype(str))[["step", "series", "value"]])
+                df = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=["step", "series", "value"])
+                ser = list(dict.fromkeys(df["series"]))
+                colors = {s: (CROWD_COLOR if s == "crowd recall" else ROLE_COLORS["Mafia"]) for s in ser}
+                dashed = {s for s in ser if s != "crowd recall"}
+            else:
+                df = with_steps(m[kind], gm)
+                df = (df.rename(columns={"player": "series"})[["step", "series", "value"]]
+                      if df is not None and len(df) else pd.DataFrame(columns=["step", "series", "value"]))
+                colors = {k: v for k, v in agents.items() if k in set(df["series"])} or agents
+                dashed = set()
+            if df.empty:
+                st.caption(f"{title}: no data")
+                continue
+            df = df.dropna(subset=["value"]).assign(label=lambda d: d["step"].map(labels))
+            key = f"ms_{kind}_{gm.game_id}"
+            ev = st.altair_chart(_line(df, title, step, colors, dashed=dashed, height=150), key=key, on_select="rerun",
+                                 selection_mode=STEP_PARAM, width="stretch", height=260)
+            picked = picked if picked is not None else _pick(ev, key)
+    return picked
+
+
+# ----------------------------------------------------------------------------- calibration
+
+
+def reliability(bins: pd.DataFrame, title: str = "", height: int = 330) -> alt.LayerChart:
+    """bins: lo, hi, n, acc, ci_lo, ci_hi (accuracy in 0-1); n < 10 dimmed; overconfident hatched colour."""
+    df = bins.copy()
+    df["mid"] = (df["lo"] + df["hi"]) / 2.0
+    df["conf_mid"] = df["mid"] / 100.0
+    df["over"] = df["acc"] < df["conf_mid"] - 0.001
+    df["status"] = df.apply(lambda r: ("overconfident" if r["over"] else "within / under") if pd.notna(r["acc"]) else "empty", axis=1)
+    df["low_n"] = df["n"] < 10
+    df["alpha"] = df["low_n"].map({True: 0.35, False: 0.95})
+    df["bin"] = df["lo"].astype(int).astype(str) + "–" + df["hi"].astype(int).astype(str)
+    x = alt.X("lo:Q", title="stated confidence (%)", scale=alt.Scale(domain=[0, 100]))
+    bars = alt.Chart(df).mark_bar(stroke="#333333", strokeWidth=0.6).encode(
+        x=x, x2="hi:Q", y=alt.Y("acc:Q", title="accuracy", scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(format="%")),
+        color=alt.Color("status:N", scale=alt.Scale(domain=["overconfident", "within / under"], range=[ROLE_COLORS["Mafia"], ROLE_COLORS["Villager"]]),
+                        legend=alt.Legend(orient="bottom", title=None)),
+        opacity=alt.Opacity("alpha:Q", scale=None),
+        tooltip=["bin:N", "n:Q", alt.Tooltip("acc:Q", format=".1%"), alt.Tooltip("ci_lo:Q", format=".1%", title="Wilson lo"),
+                 alt.Tooltip("ci_hi:Q", format=".1%", title="Wilson hi"), "status:N"])
+    pattern = alt.Chart(df[df["over"] & df["acc"].notna()]).mark_text(text="╱╱╱", fontSize=14, color="#ffffff").encode(
+        x=alt.X("mid:Q"), y=alt.Y("acc:Q"), yOffset=alt.value(12))
+    whisk = alt.Chart(df.dropna(subset=["ci_lo"])).mark_rule(strokeWidth=1.6, color="#444444").encode(
+        x="mid:Q", y="ci_lo:Q", y2="ci_hi:Q")
+    diag = alt.Chart(pd.DataFrame({"c": [0, 100], "a": [0, 1]})).mark_line(strokeDash=[4, 4], color="#888888").encode(x="c:Q", y="a:Q")
+    ntext = alt.Chart(df).mark_text(dy=-8, fontSize=11).encode(
+        x="mid:Q", y=alt.Y("top:Q"), text="ntext:N").transform_calculate(
+        top="isValid(datum.ci_hi) ? datum.ci_hi : (isValid(datum.acc) ? datum.acc : 0)", ntext="'n=' + datum.n")
+    ch = alt.layer(bars, pattern, whisk, diag, ntext).properties(height=height)
+    if title:
+        ch = ch.properties(title=alt.TitleParams(title, anchor="start", fontSize=13))
+    return ch

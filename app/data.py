@@ -1,0 +1,166 @@
+"""Cached data access: game index over log roots and per-game raw records.
+
+Every cache is keyed by the files' (size, mtime_ns), so a JSONL file is read again only
+when it changed (a live game's files change while it runs; finished games never do).
+Readers are the tolerant ones of :mod:`mafiascope.logs.io` (a torn last line is skipped).
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from mafiascope.logs.io import GAME_FILE, PROBE_FILE, STATE_FILE, iter_jsonl, list_game_dirs
+from mafiascope.logs.schema import validate_game_id
+
+from .paths import label_root
+
+
+def file_sig(game_dir: str | Path) -> tuple[tuple[int, int], ...]:
+    """(size, mtime_ns) of game.jsonl, introspection.jsonl, state.jsonl (0, 0 when absent)."""
+    out = []
+    for name in (GAME_FILE, PROBE_FILE, STATE_FILE):
+        try:
+            s = (Path(game_dir) / name).stat()
+            out.append((s.st_size, s.st_mtime_ns))
+        except OSError:
+            out.append((0, 0))
+    return tuple(out)
+
+
+def _read(path: Path) -> list[dict[str, Any]]:
+    if not path.is_file():
+        return []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return list(iter_jsonl(path, skip_corrupt=True))
+
+
+def _language_of(setup: dict[str, Any], events: list[dict[str, Any]]) -> str:
+    lang = setup.get("language")
+    if lang:
+        return str(lang)
+    text = " ".join(str(e.get("response", ""))[:200] for e in events[:12])
+    return "ru" if any("\u0400" <= ch <= "\u04ff" for ch in text) else "en"
+
+
+@st.cache_data(max_entries=20000, show_spinner=False)
+def _index_row(path: str, root: str, sig: tuple) -> dict[str, Any] | None:
+    gdir = Path(path)
+    events = _read(gdir / GAME_FILE)
+    setup = next((e for e in events if e.get("kind") == "setup"), None)
+    if setup is None:
+        return None
+    over = next((e for e in reversed(events) if e.get("kind") == "game_over"), None)
+    players = setup.get("players") or []
+    models = sorted({str(p.get("model") or p.get("backend") or "?") for p in players})
+    probes_total = probes_ok = 0
+    pfile = gdir / PROBE_FILE
+    if pfile.is_file():
+        # cheap byte scan for the picker badge; analytics computes the real parse accounting
+        data = pfile.read_bytes()
+        probes_total = data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1)
+        probes_ok = data.count(b'"answer_parse_ok": true') + data.count(b'"answer_parse_ok":true')
+    rounds = max((int(e.get("round") or 0) for e in events), default=0)
+    return {
+        "game_id": str(setup.get("game_id") or gdir.name),
+        "dir": path,
+        "corpus": label_root(gdir.parent),
+        "root": root,
+        "ts": float(setup.get("ts") or 0.0),
+        "players": len(players),
+        "player_names": ", ".join(str(p.get("name")) for p in players),
+        "models": ", ".join(models),
+        "language": _language_of(setup, events),
+        "winner": str(over.get("winner")) if over else "Pending",
+        "rounds": rounds,
+        "events": len(events),
+        "probes": probes_total,
+        "parse_ok": probes_ok,
+        "parse_rate": (probes_ok / probes_total) if probes_total else None,
+        "is_branch": bool(setup.get("forked_from")),
+        "forked_from": setup.get("forked_from"),
+        "fork_batch_id": setup.get("fork_batch_id"),
+        "has_snapshots": (gdir / STATE_FILE).is_file(),
+    }
+
+
+@st.cache_data(ttl=5, show_spinner=False)
+def _dirs_of(root: str) -> list[str]:
+    return [str(p) for p in list_game_dirs(root)]
+
+
+def game_index(roots: tuple[str, ...]) -> pd.DataFrame:
+    """One row per game under the roots (first root wins on duplicate ids)."""
+    rows: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    for root in roots:
+        for d in _dirs_of(root):
+            row = _index_row(d, root, file_sig(d))
+            if row is None or row["game_id"] in seen:
+                continue
+            seen.add(row["game_id"])
+            rows.append(row)
+    cols = ["game_id", "dir", "corpus", "root", "ts", "players", "player_names", "models", "language", "winner",
+            "rounds", "events", "probes", "parse_ok", "parse_rate", "is_branch", "forked_from", "fork_batch_id",
+            "has_snapshots"]
+    df = pd.DataFrame(rows, columns=cols)
+    if not df.empty:
+        df = df.sort_values(["is_branch", "ts"], ascending=[True, False], kind="stable").reset_index(drop=True)
+    return df
+
+
+class GameLookupError(ValueError):
+    """A game id from the URL or a widget that is invalid or not in the selected corpora."""
+
+
+def resolve_game(index: pd.DataFrame, game: str) -> pd.Series:
+    """Row of ``game`` (full id or a unique prefix of at least 4 characters)."""
+    try:
+        validate_game_id(game)
+    except ValueError as exc:
+        raise GameLookupError(str(exc)) from None
+    if index.empty:
+        raise GameLookupError("no games found in the selected log directories")
+    exact = index[index["game_id"] == game]
+    if len(exact):
+        return exact.iloc[0]
+    if len(game) >= 4:
+        pref = index[index["game_id"].str.startswith(game)]
+        if len(pref) == 1:
+            return pref.iloc[0]
+        if len(pref) > 1:
+            raise GameLookupError(f"game prefix {game!r} is ambiguous ({len(pref)} games match); use more characters")
+    raise GameLookupError(f"unknown game {game!r}: it is not in the selected log directories")
+
+
+@dataclass
+class RawGame:
+    game_id: str
+    dir: str
+    setup: dict[str, Any]
+    events: list[dict[str, Any]]
+    probes: list[dict[str, Any]]
+
+
+@st.cache_data(max_entries=48, show_spinner="Reading the game log ...")
+def _load_raw(path: str, sig: tuple) -> RawGame:
+    gdir = Path(path)
+    events = _read(gdir / GAME_FILE)
+    setup = next((e for e in events if e.get("kind") == "setup"), {"players": []})
+    probes = _read(gdir / PROBE_FILE)
+    return RawGame(str(setup.get("game_id") or gdir.name), path, setup, [e for e in events if e.get("kind") != "setup"], probes)
+
+
+def load_raw(path: str | Path) -> RawGame:
+    return _load_raw(str(path), file_sig(path))
+
+
+def to_jsonable(x: Any) -> str:
+    return json.dumps(x, ensure_ascii=False, indent=1, default=str)

@@ -1,0 +1,257 @@
+"""Graph adapter: player graphs drawn as Altair charts with fixed positions.
+
+Seats sit on an ellipse in seat order, so nodes never move while the timeline moves.
+Node clicks come back through Altair's point selection (``on_select="rerun"``); every
+node and edge carries a tooltip with the agent's verbatim reason (Vega tooltips render
+text, never HTML). streamlit-agraph is kept as an optional renderer for a single graph
+(see :func:`render_agraph`): its released version has no ``key`` (two graphs per page
+clash), edge clicks return nothing and a click always reruns, so Altair is the default.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from typing import Any
+
+import altair as alt
+import pandas as pd
+import streamlit as st
+
+from .palette import ATTITUDE_COLORS, BRAND, ROLE_COLORS, canonical_role, lerp_hex, role_color, role_shape
+
+NODE_PARAM = "node"
+_DOMAIN_X = (-1.45, 1.45)
+_DOMAIN_Y = (-1.32, 1.3)
+_DASH = alt.Scale(domain=["solid", "dashed", "dotted"], range=[[1, 0], [5, 4], [2, 3]])
+
+
+def ellipse_positions(names: list[str], rx: float = 1.0, ry: float = 0.92) -> dict[str, tuple[float, float]]:
+    """Seat i of n at angle 90° - 360°·i/n (clockwise from the top): stable for a game."""
+    n = max(1, len(names))
+    out = {}
+    for i, name in enumerate(names):
+        a = math.pi / 2 - 2 * math.pi * i / n
+        out[name] = (round(rx * math.cos(a), 4), round(ry * math.sin(a), 4))
+    return out
+
+
+def _xy(field: str, domain: tuple[float, float]) -> alt.X | alt.Y:
+    cls = alt.X if field.startswith("x") else alt.Y
+    return cls(f"{field}:Q", scale=alt.Scale(domain=list(domain)), axis=None)
+
+
+def _edge_layers(edges: pd.DataFrame, tooltip: list[str]) -> list[alt.Chart]:
+    if edges.empty:
+        return []
+    base = alt.Chart(edges)
+    rule = base.mark_rule(strokeCap="round").encode(
+        x=_xy("x", _DOMAIN_X), y=_xy("y", _DOMAIN_Y), x2="x2:Q", y2="y2:Q",
+        color=alt.Color("color:N", scale=None),
+        strokeWidth=alt.StrokeWidth("width:Q", scale=None),
+        strokeDash=alt.StrokeDash("dash:N", scale=_DASH, legend=None),
+        opacity=alt.Opacity("opacity:Q", scale=None),
+        tooltip=tooltip,
+    )
+    # arrow heads / hover targets at 70 % of the way to the target
+    heads = base.transform_calculate(hx="datum.x + 0.72*(datum.x2-datum.x)", hy="datum.y + 0.72*(datum.y2-datum.y)").mark_point(
+        filled=True, size=70, shape="circle").encode(
+        x=alt.X("hx:Q", scale=alt.Scale(domain=list(_DOMAIN_X)), axis=None),
+        y=alt.Y("hy:Q", scale=alt.Scale(domain=list(_DOMAIN_Y)), axis=None),
+        color=alt.Color("color:N", scale=None), opacity=alt.Opacity("opacity:Q", scale=None), tooltip=tooltip)
+    return [rule, heads]
+
+
+def graph_chart(nodes: pd.DataFrame, edges: pd.DataFrame, *, height: int = 360, node_tooltip: list[str],
+                edge_tooltip: list[str], rings: pd.DataFrame | None = None, title: str | None = None,
+                selectable: bool = True) -> alt.LayerChart:
+    """Nodes: name,x,y,color,shape,size,opacity,stroke,stroke_width,label (+ tooltip fields)."""
+    layers: list[alt.Chart] = _edge_layers(edges, edge_tooltip)
+    if rings is not None and not rings.empty:
+        rb = alt.Chart(rings)
+        layers.append(rb.mark_point(filled=False, shape="circle", size=1900).encode(
+            x=_xy("x", _DOMAIN_X), y=_xy("y", _DOMAIN_Y),
+            stroke=alt.Stroke("color:N", scale=None), strokeWidth=alt.value(4),
+            strokeDash=alt.StrokeDash("dash:N", scale=_DASH, legend=None), tooltip=["Deception:N"]))
+        layers.append(rb.mark_text(dy=-34, fontSize=11, fontWeight="bold").encode(
+            x=_xy("x", _DOMAIN_X), y=_xy("y", _DOMAIN_Y), text="ring_label:N", color=alt.Color("color:N", scale=None)))
+    nb = alt.Chart(nodes)
+    sel = alt.selection_point(name=NODE_PARAM, fields=["name"], on="click", clear="dblclick", empty=False)
+    pts = nb.mark_point(filled=True).encode(
+        x=_xy("x", _DOMAIN_X), y=_xy("y", _DOMAIN_Y),
+        color=alt.Color("color:N", scale=None), shape=alt.Shape("shape:N", scale=None),
+        size=alt.Size("size:Q", scale=None), opacity=alt.Opacity("opacity:Q", scale=None),
+        stroke=alt.Stroke("stroke:N", scale=None), strokeWidth=alt.StrokeWidth("stroke_width:Q", scale=None),
+        tooltip=node_tooltip,
+    )
+    if selectable:
+        pts = pts.add_params(sel)
+    layers.append(pts)
+    layers.append(nb.mark_text(dy=27, fontSize=12).encode(
+        x=_xy("x", _DOMAIN_X), y=_xy("y", _DOMAIN_Y), text="label:N", opacity=alt.Opacity("label_opacity:Q", scale=None)))
+    chart = alt.layer(*layers).properties(height=height)
+    if title:
+        chart = chart.properties(title=alt.TitleParams(title, anchor="start", fontSize=13))
+    return chart.configure_view(strokeWidth=0).configure_axis(grid=False)
+
+
+def render(chart: alt.LayerChart, key: str, *, selectable: bool = True) -> str | None:
+    """Draw a graph; return the clicked node's name once per click (None otherwise)."""
+    if not selectable:
+        st.altair_chart(chart, key=key, width="stretch")
+        return None
+    event = st.altair_chart(chart, key=key, on_select="rerun", selection_mode=NODE_PARAM, width="stretch")
+    return clicked_node(event, key)
+
+
+def selection_value(event: Any, param: str, field: str, key: str) -> Any:
+    """The newly selected ``field`` value of an Altair selection event, once per click (else None)."""
+    try:
+        pts = event["selection"][param]
+    except (KeyError, TypeError):
+        try:
+            pts = event.selection[param]
+        except Exception:
+            return None
+    val = pts[0].get(field) if isinstance(pts, list) and pts and isinstance(pts[0], dict) else None
+    memo = f"_sel:{key}:{param}"
+    last = st.session_state.get(memo)
+    st.session_state[memo] = val
+    return val if val is not None and val != last else None
+
+
+def clicked_node(event: Any, key: str) -> str | None:
+    """The newly clicked node name of a graph's selection event (pure, tested without a browser)."""
+    return selection_value(event, NODE_PARAM, "name", key)
+
+
+# --------------------------------------------------------------------------- builders
+
+
+def _node_row(name: str, pos: tuple[float, float], *, role: str, alive: bool, size: float = 520,
+              opacity: float = 1.0, stroke: str = "#00000000", stroke_width: float = 0.0, label: str | None = None,
+              **tips: Any) -> dict[str, Any]:
+    return {
+        "name": name, "x": pos[0], "y": pos[1], "color": role_color(role), "shape": role_shape(role),
+        "size": size, "opacity": opacity if alive else min(opacity, 0.25), "stroke": stroke, "stroke_width": stroke_width,
+        "label": label if label is not None else (name if alive else f"✝ {name}"),
+        "label_opacity": 1.0 if alive else 0.5, **tips,
+    }
+
+
+def ground_truth(names: list[str], roles: dict[str, str], models: dict[str, str], alive: set[str],
+                 speaker: str | None, deception: dict[str, float | None] | None = None,
+                 personality: dict[str, dict[str, Any]] | None = None, height: int = 380) -> alt.LayerChart:
+    pos = ellipse_positions(names)
+    nodes, edges, rings = [], [], []
+    for n in names:
+        is_sp = n == speaker
+        p = (personality or {}).get(n) or {}
+        big5 = " ".join(f"{k}{p.get(k)}" for k in "OCEAN" if p.get(k) is not None)
+        nodes.append(_node_row(
+            n, pos[n], role=roles.get(n, "Unknown"), alive=n in alive, size=900 if is_sp else 520,
+            stroke=BRAND if is_sp else "#00000000", stroke_width=4 if is_sp else 0,
+            Name=n, Role=roles.get(n, "?"), Status=("speaking" if is_sp else "alive") if n in alive else "eliminated",
+            Model=models.get(n, ""), BigFive=big5 or "-"))
+    mafia = [n for n in names if canonical_role(roles.get(n)) in ("Mafia", "Don")]
+    for i, a in enumerate(mafia):
+        for b in mafia[i + 1:]:
+            both = a in alive and b in alive
+            edges.append({"x": pos[a][0], "y": pos[a][1], "x2": pos[b][0], "y2": pos[b][1], "color": ROLE_COLORS["Mafia"],
+                          "width": 2.0, "dash": "dashed", "opacity": 0.8 if both else 0.25, "Link": f"Mafia partners: {a} & {b}"})
+    for n, hid in (deception or {}).items():
+        if n not in alive or hid is None or n not in pos:
+            continue
+        rings.append({"x": pos[n][0], "y": pos[n][1], "color": lerp_hex(ROLE_COLORS["Mafia"], ROLE_COLORS["Villager"], hid),
+                      "dash": "dashed" if hid < 0.5 else "solid", "ring_label": f"hid {round(100 * hid)}%",
+                      "Deception": f"{n} hid from {round(100 * hid)}% of informed town observers"})
+    return graph_chart(pd.DataFrame(nodes), pd.DataFrame(edges), rings=pd.DataFrame(rings), height=height,
+                       node_tooltip=["Name:N", "Role:N", "Status:N", "Model:N", "BigFive:N"], edge_tooltip=["Link:N"])
+
+
+def belief_graph(agent: str, names: list[str], assessment: dict[str, dict[str, Any]], suspicion: dict[str, float],
+                 alive: set[str], *, threshold: float, carried: bool, height: int = 300, speaker: str | None = None,
+                 true_roles: dict[str, str] | None = None) -> alt.LayerChart:
+    """The agent's subjective graph: guessed roles (opacity ∝ confidence) and suspicion edges ≥ threshold."""
+    pos = ellipse_positions(names)
+    nodes, edges = [], []
+    fade = 0.5 if carried else 1.0
+    for n in names:
+        a = assessment.get(n)
+        role = a["role"] if a else "Unknown"
+        conf = a["confidence"] if a else 0.0
+        is_self = n == agent
+        op = (0.25 + 0.75 * conf / 100.0) * fade
+        nodes.append(_node_row(
+            n, pos[n], role=role, alive=n in alive, size=700 if is_self else 420, opacity=op,
+            stroke=BRAND if is_self else ("#888888" if n == speaker else "#00000000"), stroke_width=3 if is_self else (2 if n == speaker else 0),
+            label=(f"{n} (me)" if is_self else (f"{n} · {role} {conf:.0f}%" if a else n)) if n in alive else f"✝ {n}",
+            Name=n, Guess=role if a else "no data", Confidence=f"{conf:.0f}%" if a else "-",
+            Reason=(a or {}).get("reason") or "-", Suspicion=f"{suspicion[n]:.0f}/10" if n in suspicion else "-",
+            Truth=(true_roles or {}).get(n, "")))
+    for n, s in suspicion.items():
+        if n == agent or n not in pos or agent not in pos or s < threshold:
+            continue
+        a = assessment.get(n) or {}
+        edges.append({"x": pos[agent][0], "y": pos[agent][1], "x2": pos[n][0], "y2": pos[n][1],
+                      "color": ROLE_COLORS["Mafia"], "width": 1 + 3 * (s - threshold) / max(1e-9, 10 - threshold + 1),
+                      "dash": "solid", "opacity": 0.85 * fade if n in alive else 0.2,
+                      "From": agent, "To": n, "Suspicion": f"{s:.0f}/10", "Reason": a.get("reason") or "-"})
+    return graph_chart(pd.DataFrame(nodes), pd.DataFrame(edges), height=height,
+                       node_tooltip=["Name:N", "Guess:N", "Confidence:N", "Suspicion:N", "Reason:N", "Truth:N"],
+                       edge_tooltip=["From:N", "To:N", "Suspicion:N", "Reason:N"])
+
+
+def ego_graph(agent: str, others: list[dict[str, Any]], *, kind: str, height: int = 300,
+              mismatched: set[str] | None = None) -> alt.LayerChart:
+    """Agent in the centre, others on the ellipse; edges point at the agent.
+
+    kind="believed": items {name, attitude, confidence, reason}; colour = attitude.
+    kind="actual": items {name, role, confidence, reason}; colour = the role they guess for the agent.
+    """
+    names = [o["name"] for o in others]
+    pos = ellipse_positions(names)
+    centre = (0.0, 0.0)
+    nodes = [_node_row(agent, centre, role="Unknown", alive=True, size=800, stroke=BRAND, stroke_width=3,
+                       label=f"{agent} (me)", Name=agent, View="-", Confidence="-", Reason="-")]
+    nodes[0]["color"] = "#6e7681"
+    edges = []
+    for o in others:
+        n, conf = o["name"], float(o.get("confidence") or 0.0)
+        if kind == "believed":
+            att = o.get("attitude") or "neutral"
+            color = ATTITUDE_COLORS.get(att, ATTITUDE_COLORS["neutral"])
+            view = att
+        else:
+            view = o.get("role") or "Unknown"
+            color = role_color(view)
+        bad = n in (mismatched or set())
+        nodes.append(_node_row(n, pos[n], role="Unknown", alive=True, size=420,
+                               stroke="#E69F00" if bad else "#00000000", stroke_width=3 if bad else 0,
+                               label=f"{n}: {view} {conf:.0f}%" + (" ≠" if bad else ""),
+                               Name=n, View=view, Confidence=f"{conf:.0f}%", Reason=o.get("reason") or "-"))
+        nodes[-1]["color"] = color
+        edges.append({"x": pos[n][0], "y": pos[n][1], "x2": centre[0], "y2": centre[1], "color": color,
+                      "width": 1 + 4 * conf / 100.0, "dash": "dashed" if conf < 30 else "solid",
+                      "opacity": 0.35 + 0.65 * conf / 100.0, "From": n, "View": view, "Confidence": f"{conf:.0f}%",
+                      "Reason": o.get("reason") or "-"})
+    return graph_chart(pd.DataFrame(nodes), pd.DataFrame(edges), height=height,
+                       node_tooltip=["Name:N", "View:N", "Confidence:N", "Reason:N"],
+                       edge_tooltip=["From:N", "View:N", "Confidence:N", "Reason:N"])
+
+
+def render_agraph(names: list[str], roles: dict[str, str], alive: set[str], speaker: str | None) -> str | None:
+    """Optional vis.js renderer of the ground-truth graph (one per page; titles HTML-escaped)."""
+    try:
+        from streamlit_agraph import Config, Edge, Node, agraph
+    except Exception as exc:  # pragma: no cover - optional dependency
+        st.warning(f"streamlit-agraph is unavailable ({exc}); showing the Altair graph instead.")
+        return None
+    pos = ellipse_positions(names, rx=260, ry=200)
+    nodes = [Node(id=n, label=n, title=html.escape(f"{n}: {roles.get(n, '?')}"), color=role_color(roles.get(n)),
+                  size=30 if n == speaker else 20, x=pos[n][0], y=-pos[n][1], shape="dot",
+                  opacity=1.0 if n in alive else 0.3) for n in names]
+    mafia = [n for n in names if canonical_role(roles.get(n)) in ("Mafia", "Don")]
+    edges = [Edge(source=a, target=b, color=ROLE_COLORS["Mafia"], dashes=True) for i, a in enumerate(mafia) for b in mafia[i + 1:]]
+    cfg = Config(width="100%", height=380, directed=False, physics=False, hierarchical=False, fixed=True)
+    return agraph(nodes=nodes, edges=edges, config=cfg)

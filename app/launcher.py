@@ -1,0 +1,158 @@
+"""Launch offline games as subprocesses (`python -m mafiascope run ...`) and track them.
+
+The game runs outside Streamlit's script thread and outside the page's reruns; it only
+appends to its JSONL files, which the Live Game page tails. The registry of launched
+processes is a ``st.cache_resource`` singleton so every session sees running games.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import streamlit as st
+import yaml
+
+from .paths import CONFIG_DIR, REPO_ROOT, runs_dir
+
+
+@dataclass
+class Launch:
+    game_id: str
+    logs: str
+    cmd: list[str]
+    proc: subprocess.Popen
+    log_file: str
+    started: float = field(default_factory=time.time)
+    human_seat: str | None = None
+
+    @property
+    def running(self) -> bool:
+        return self.proc.poll() is None
+
+    @property
+    def returncode(self) -> int | None:
+        return self.proc.poll()
+
+    def tail(self, n: int = 30) -> str:
+        try:
+            with open(self.log_file, encoding="utf-8", errors="replace") as fh:
+                return "".join(fh.readlines()[-n:])
+        except OSError:
+            return ""
+
+
+class Registry:
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.launches: dict[str, Launch] = {}
+
+    def add(self, launch: Launch) -> None:
+        with self.lock:
+            self.launches[launch.game_id] = launch
+
+    def get(self, game_id: str) -> Launch | None:
+        with self.lock:
+            return self.launches.get(game_id)
+
+    def all(self) -> list[Launch]:
+        with self.lock:
+            return sorted(self.launches.values(), key=lambda l: -l.started)
+
+
+@st.cache_resource
+def registry() -> Registry:
+    return Registry()
+
+
+def configs() -> dict[str, Path]:
+    return {p.stem: p for p in sorted(CONFIG_DIR.glob("*.yaml"))} if CONFIG_DIR.is_dir() else {}
+
+
+def seat_names(config: Path) -> list[str]:
+    """Seat names of a game config, when it lists them (for the 'take a seat' picker)."""
+    try:
+        data = yaml.safe_load(config.read_text(encoding="utf-8")) or {}
+    except Exception:
+        return []
+    for key in ("players", "seats"):
+        seats = data.get(key) or (data.get("game") or {}).get(key)
+        if isinstance(seats, list):
+            return [str(s.get("name")) if isinstance(s, dict) else str(s) for s in seats if s]
+    n = data.get("num_players") or (data.get("game") or {}).get("num_players")
+    return [f"seat {i + 1}" for i in range(int(n))] if isinstance(n, int) else []
+
+
+def human_config(config: Path, seat: str, out_dir: Path) -> Path:
+    """A copy of ``config`` whose ``seat`` uses a backend of type ``human``."""
+    data = yaml.safe_load(config.read_text(encoding="utf-8")) or {}
+    backends = data.setdefault("backends", {})
+    backends["app_human"] = {"type": "human"}
+    for key in ("players", "seats"):
+        holder = data if isinstance(data.get(key), list) else (data.get("game") or {})
+        seats = holder.get(key) if isinstance(holder, dict) else None
+        if isinstance(seats, list):
+            for i, s in enumerate(seats):
+                name = s.get("name") if isinstance(s, dict) else str(s)
+                if name == seat or (seat.startswith("seat ") and seat == f"seat {i + 1}"):
+                    if isinstance(s, dict):
+                        s["backend"] = "app_human"
+                    else:
+                        seats[i] = {"name": name, "backend": "app_human"}
+            break
+    out_dir.mkdir(parents=True, exist_ok=True)
+    out = out_dir / f"{config.stem}.human.yaml"
+    out.write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True), encoding="utf-8")
+    return out
+
+
+def new_game_id(prefix: str = "live") -> str:
+    return f"{prefix}-{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:4]}"
+
+
+def launch(config: Path, *, seed: int, probes: bool = True, snapshots: bool = True, probes_file: Path | None = None,
+           logs: Path | None = None, game_id: str | None = None, human_seat: str | None = None) -> Launch:
+    logs = Path(logs or runs_dir())
+    logs.mkdir(parents=True, exist_ok=True)
+    gid = game_id or new_game_id()
+    meta = logs / ".launch"
+    meta.mkdir(parents=True, exist_ok=True)
+    cfg = human_config(config, human_seat, meta / gid) if human_seat else config
+    cmd = [sys.executable, "-m", "mafiascope", "run", "-c", str(cfg), "--seed", str(int(seed)), "--logs", str(logs),
+           "--game-id", gid]
+    if not probes:
+        cmd.append("--no-probes")
+    if not snapshots:
+        cmd.append("--no-snapshots")
+    if probes and probes_file is not None:
+        cmd += ["--probes-file", str(probes_file)]
+    log_file = meta / f"{gid}.log"
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(REPO_ROOT) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    with open(log_file, "w", encoding="utf-8") as fh:
+        proc = subprocess.Popen(cmd, cwd=str(REPO_ROOT), stdout=fh, stderr=subprocess.STDOUT, env=env,
+                                start_new_session=True)
+    item = Launch(gid, str(logs), cmd, proc, str(log_file), human_seat=human_seat)
+    registry().add(item)
+    return item
+
+
+def pending_moves(logs: str | Path, game_id: str) -> list[dict[str, Any]]:
+    try:
+        from mafiascope.backends.human import list_pending
+    except Exception:
+        return []
+    return list_pending(logs, game_id)
+
+
+def answer(logs: str | Path, game_id: str, seat: str, request_id: str, text: str) -> None:
+    from mafiascope.backends.human import write_reply
+
+    write_reply(logs, game_id, seat, request_id, text)

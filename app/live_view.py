@@ -1,0 +1,234 @@
+"""Live Game page building blocks: launch form, live tail, human seat, inspector."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from . import bridge, charts, graph, launcher, probe_editor
+from . import state as S
+from .data import file_sig
+from .gamemodel import GameModel, assessment, suspicion
+from .paths import label_root, runs_dir
+from .transcript import md_escape
+from .transcript import render as render_transcript
+
+
+# ----------------------------------------------------------------------------- launch
+
+
+def launch_form() -> None:
+    cfgs = launcher.configs()
+    st.markdown("#### Launch a game")
+    if not cfgs:
+        st.warning("No game configs found in configs/*.yaml yet (configs/classic.yaml comes with the engine).")
+        return
+    c1, c2, c3 = st.columns([2, 1, 2])
+    names = list(cfgs)
+    cfg_name = c1.selectbox("Game config", names, index=names.index("classic") if "classic" in names else 0, key="lf_cfg",
+                            help="configs/*.yaml. Seats use offline bots unless the config says otherwise.")
+    seed = c2.number_input("Seed", 0, 2**31 - 1, int(st.session_state.get("lf_seed_default", 1)), key="lf_seed",
+                           help="Same config + same seed = same game (offline bots are deterministic).")
+    seats = launcher.seat_names(cfgs[cfg_name])
+    human = c3.selectbox("Take a seat yourself", ["— watch only —"] + seats, key="lf_human",
+                         help="Play one seat from this page: speak, vote and act at night. Human seats are not probed.")
+    o1, o2, o3 = st.columns(3)
+    probes_on = o1.toggle("Probe agents after every message", True, key="lf_probes")
+    snaps = o2.toggle("Write snapshots (for Replay)", True, key="lf_snaps")
+    custom = o3.toggle("Custom probe battery", False, key="lf_custom", disabled=not probes_on,
+                       help="Edit the probes below; otherwise the config's battery is used.")
+    valid = True
+    battery = None
+    if probes_on and custom:
+        with st.expander("Probe battery", expanded=True):
+            battery, valid = probe_editor.editor()
+    logs = runs_dir()
+    st.caption(f"Games are written to `{label_root(logs)}` (set $MAFIASCOPE_RUNS to change).")
+    if st.button("🚀 Launch game", type="primary", key="lf_go", disabled=not valid,
+                 help="Fix the probe errors above first." if not valid else "Starts `mafiascope run` in the background."):
+        probes_file = None
+        if battery is not None:
+            gid = launcher.new_game_id()
+            pf = logs / ".launch" / f"{gid}.probes.yaml"
+            pf.parent.mkdir(parents=True, exist_ok=True)
+            pf.write_text(probe_editor.to_yaml(battery), encoding="utf-8")
+            probes_file = pf
+        else:
+            gid = None
+        item = launcher.launch(cfgs[cfg_name], seed=int(seed), probes=probes_on, snapshots=snaps, probes_file=probes_file,
+                               logs=logs, game_id=gid, human_seat=None if human.startswith("—") else human)
+        S.put(S.K_GAME, item.game_id)
+        S.put("ms_follow", True)
+        S.set_mode(("inspect", "launch"), "inspect")
+        _ensure_runs_root(logs)
+        st.session_state["lf_seed_default"] = int(seed) + 1
+        st.rerun()
+    running_list()
+
+
+def _ensure_runs_root(logs: Path) -> None:
+    roots = st.session_state.get("sb_roots", "")
+    lab = label_root(logs)
+    if lab not in roots.splitlines() and str(logs) not in roots.splitlines():
+        st.session_state["sb_roots"] = (roots + "\n" + lab).strip()
+
+
+def running_list() -> None:
+    items = launcher.registry().all()
+    if not items:
+        return
+    st.markdown("#### Launched in this app")
+    rows = [{"game": i.game_id, "status": "running" if i.running else f"exited ({i.returncode})",
+             "human seat": i.human_seat or "", "started": time.strftime("%H:%M:%S", time.localtime(i.started))} for i in items]
+    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+    for i in items[:3]:
+        if i.returncode not in (None, 0):
+            with st.expander(f"Output of {i.game_id} (exit code {i.returncode})"):
+                st.code(i.tail(40) or "(no output)", language="text")
+
+
+# ----------------------------------------------------------------------------- live tail
+
+
+def is_live(gm: GameModel) -> bool:
+    item = launcher.registry().get(gm.game_id)
+    if item is not None:
+        return item.running
+    if gm.winner:
+        return False
+    try:
+        mtime = max(Path(gm.dir, f).stat().st_mtime for f in ("game.jsonl",) if Path(gm.dir, f).exists())
+    except ValueError:
+        return False
+    return time.time() - mtime < 60
+
+
+def live_banner(gm: GameModel) -> None:
+    """While the game runs: a fragment polls the log every 1.5 s and reruns the page when it grew."""
+    item = launcher.registry().get(gm.game_id)
+    if not is_live(gm):
+        if item is not None and item.returncode not in (None, 0):
+            st.error(f"The game process exited with code {item.returncode}.")
+            st.code(item.tail(30) or "(no output)", language="text")
+        return
+    follow = st.toggle("Follow the latest step", value=S.get("ms_follow", True), key="w_follow",
+                       help="Jump to the newest step whenever the log grows.")
+    S.put("ms_follow", follow)
+    sig0 = file_sig(gm.dir)
+
+    @st.fragment(run_every=1.5)
+    def _tail() -> None:
+        sig = file_sig(gm.dir)
+        it = launcher.registry().get(gm.game_id)
+        st.caption(f"🔴 live · {len(gm.steps)} steps so far · log {sig[0][0] / 1024:.0f} KB"
+                   + (f" · process {'running' if it.running else 'finished'}" if it else ""))
+        if sig != sig0 or (it is not None and not it.running):
+            if S.get("ms_follow", True):
+                S.put(S.K_STEP, 10**9)  # clamped to the last step on the rerun
+            st.rerun(scope="app")
+
+    _tail()
+
+
+def human_panel(gm: GameModel) -> None:
+    item = launcher.registry().get(gm.game_id)
+    logs = item.logs if item else str(Path(gm.dir).parent)
+    pend = launcher.pending_moves(logs, gm.game_id)
+    if not pend:
+        if item is not None and item.human_seat and item.running:
+            st.info(f"You play **{md_escape(item.human_seat)}**. Waiting for your turn ...", icon="🧑")
+        return
+    for req in pend:
+        seat = str(req.get("seat"))
+        with st.container(border=True):
+            st.markdown(f"#### 🧑 Your move as **{md_escape(seat)}** · {md_escape(req.get('purpose') or req.get('kind') or '')}")
+            st.text(str(req.get("instruction") or ""))
+            fmt = req.get("format")
+            alive = sorted(gm.steps[-1].alive) if gm.steps else gm.names
+            text_key = f"hp_text_{req.get('request_id')}"
+            if fmt:
+                st.caption(f"End your reply with a line like: {fmt}")
+                tgt = st.selectbox("Quick target", ["—"] + [n for n in alive if n != seat], key=f"hp_tgt_{req.get('request_id')}")
+                if tgt != "—" and "<" in str(fmt):
+                    proto = str(fmt).split("<")[0]
+                    st.session_state.setdefault(text_key, "")
+                    if st.button(f"Insert “{proto}{tgt}”", key=f"hp_ins_{req.get('request_id')}"):
+                        st.session_state[text_key] = (st.session_state.get(text_key, "").rstrip() + f"\n{proto}{tgt}").strip()
+            text = st.text_area("Your reply", key=text_key, height=120)
+            if st.button("Send", type="primary", key=f"hp_send_{req.get('request_id')}", disabled=not text.strip()):
+                launcher.answer(logs, gm.game_id, seat, str(req.get("request_id")), text)
+                st.success("Sent.")
+                time.sleep(0.3)
+                st.rerun()
+
+
+# ----------------------------------------------------------------------------- inspector
+
+
+def ground_truth(gm: GameModel, step: int, metrics: Any) -> str | None:
+    s = gm.steps[step]
+    dec = charts.deception_at(metrics, s.label) if metrics is not None else None
+    pers = {p["name"]: p.get("personality") or {} for p in gm.players}
+    chart = graph.ground_truth(gm.names, gm.roles, gm.models, set(s.alive), s.speaker, dec, pers)
+    st.markdown("**Ground truth** · ▲ Mafia ◆ Don ✚ Doctor ■ Sheriff ● Villager · dashed = Mafia partners · ring = “hid N%”")
+    clicked = graph.render(chart, key=f"gt_{gm.game_id}")
+    if dec is None:
+        st.caption("Deception rings appear once the analytics layer provides per-step viewer metrics.")
+    return clicked
+
+
+def agent_panels(gm: GameModel, step: int, threshold: float, per_row: int = 4) -> str | None:
+    s = gm.steps[step]
+    clicked = None
+    names = gm.names
+    for r0 in range(0, len(names), per_row):
+        cols = st.columns(per_row)
+        for c, name in zip(cols, names[r0:r0 + per_row]):
+            with c:
+                ass, carried = assessment(gm, name, step)
+                sus, _ = suspicion(gm, name, step)
+                dead = name not in s.alive
+                head = f"**{md_escape(name)}** · {md_escape(gm.roles.get(name, '?'))}" + (" · :gray[ELIMINATED]" if dead else "")
+                if name == s.speaker:
+                    head += " · 🗣️"
+                st.markdown(head)
+                if not ass:
+                    st.caption("No data yet")
+                    continue
+                ch = graph.belief_graph(name, names, ass, sus, set(s.alive), threshold=threshold, carried=carried,
+                                        height=230, speaker=s.speaker)
+                got = graph.render(ch, key=f"ag_{gm.game_id}_{name}")
+                clicked = clicked or (name if got else None)
+                if carried:
+                    st.caption("beliefs carried forward from an earlier step")
+    return clicked
+
+
+def go_impersonate(gm: GameModel, agent: str, step: int) -> None:
+    st.switch_page("pages/impersonate.py", query_params={"game": gm.game_id, "step": str(step), "agent": agent})
+
+
+def transcript(gm: GameModel, step: int) -> None:
+    st.markdown("**Transcript** (newest first)")
+    render_transcript(gm, step, height=430)
+
+
+def metrics_for(gm: GameModel) -> tuple[Any, Exception | None]:
+    """(per-step viewer metrics or None, the reason they are missing)."""
+    try:
+        return charts.viewer_metrics(gm.dir), None
+    except bridge.AnalyticsMissing as exc:
+        return None, exc
+
+
+def metrics_strip(gm: GameModel, step: int, metrics: Any, missing: Exception | None) -> int | None:
+    """Draw the strip; return a step clicked on a chart (or None)."""
+    if metrics is None:
+        bridge.show_missing(missing or RuntimeError("no metrics"),
+                            "Per-step metrics (1st-order accuracy, crowd recall, deception, 2nd-order consistency)")
+        return None
+    return charts.metrics_strip(metrics, gm, step)

@@ -1,0 +1,29 @@
+"""The page registry: one entry per file in pages/ (url path = the `page` of a view's URL)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class PageDef:
+    file: str
+    title: str
+    icon: str
+    url: str
+    section: str
+    help: str = ""
+
+
+PAGES: tuple[PageDef, ...] = (
+    PageDef("pages/live_game.py", "Live Game", ":material/casino:", "live", "Games", "Launch, play and inspect a game step by step"),
+    PageDef("pages/impersonate.py", "Impersonate", ":material/theater_comedy:", "impersonate", "Games", "See the game through one agent's eyes"),
+    PageDef("pages/replay.py", "Replay", ":material/fork_right:", "replay", "Games", "Forks and counterfactual replays (coming with the Replay issue)"),
+    PageDef("pages/calibration.py", "Calibration", ":material/target:", "calibration", "Analysis", "Stated confidence vs accuracy"),
+    PageDef("pages/second_order.py", "Second-Order", ":material/psychology:", "second_order", "Analysis", "Do agents know who suspects them?"),
+    PageDef("pages/episodes.py", "Suspicion Episodes", ":material/waves:", "episodes", "Analysis", "Collective suspicion shifts"),
+    PageDef("pages/dashboard.py", "Cross-Game Dashboard", ":material/dashboard:", "dashboard", "Analysis", "Corpus-wide figures"),
+    PageDef("pages/arena.py", "Arena", ":material/stadium:", "arena", "Arena", "Model tournaments (coming with the Arena issue)"),
+)
+BY_URL = {p.url: p for p in PAGES}
+BY_FILE = {p.file: p for p in PAGES}

@@ -1,0 +1,56 @@
+"""Where logs live: bundled corpora, the user's runs, and the configurable roots."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+DATA_DIR = REPO_ROOT / "data"
+DEMO_DIR = DATA_DIR / "demo"
+CONFIG_DIR = REPO_ROOT / "configs"
+PROBE_DIR = CONFIG_DIR / "probes"
+ENV_LOGS = "MAFIASCOPE_LOGS"
+ENV_RUNS = "MAFIASCOPE_RUNS"
+
+
+def runs_dir() -> Path:
+    """Directory the Live Game page writes launched games into (``$MAFIASCOPE_RUNS`` or runs/)."""
+    return Path(os.environ.get(ENV_RUNS) or (REPO_ROOT / "runs")).expanduser()
+
+
+def default_roots() -> list[Path]:
+    """Log roots offered by default, in order: $MAFIASCOPE_LOGS entries, data/demo, other data/ corpora, runs/."""
+    roots: list[Path] = []
+    env = os.environ.get(ENV_LOGS, "")
+    for part in env.split(os.pathsep):
+        if part.strip():
+            roots.append(Path(part.strip()).expanduser())
+    roots.append(DEMO_DIR)
+    if DATA_DIR.is_dir():
+        roots.extend(p for p in sorted(DATA_DIR.iterdir()) if p.is_dir() and p != DEMO_DIR and not p.name.startswith("."))
+    roots.append(runs_dir())
+    seen: set[str] = set()
+    out: list[Path] = []
+    for r in roots:
+        key = str(r.resolve()) if r.exists() else str(r)
+        if key not in seen:
+            seen.add(key)
+            out.append(r)
+    return out
+
+
+def parse_roots(text: str) -> list[Path]:
+    """Roots typed by the user: separated by newlines, commas or the OS path separator."""
+    parts: list[str] = []
+    for line in text.replace(",", "\n").replace(os.pathsep, "\n").splitlines():
+        if line.strip():
+            parts.append(line.strip())
+    return [Path(p).expanduser() for p in parts]
+
+
+def label_root(root: Path) -> str:
+    try:
+        return str(root.resolve().relative_to(REPO_ROOT))
+    except ValueError:
+        return str(root)

@@ -1,0 +1,126 @@
+"""The shared sidebar: log directories, corpus selection, game picker with search and filters."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+import streamlit as st
+
+from . import state as S
+from .data import GameLookupError, game_index, resolve_game
+from .paths import ENV_LOGS, default_roots, label_root, parse_roots
+
+CTX_KEY = "_ms_ctx"
+
+
+@dataclass
+class Context:
+    roots: list[Path]
+    index: pd.DataFrame  # every game in the selected corpora
+    selection: pd.DataFrame  # after search and filters (the corpus the analysis pages use)
+    game: pd.Series | None  # the picked game (may be outside the filters when set by URL)
+
+
+def context() -> Context:
+    ctx = st.session_state.get(CTX_KEY)
+    if ctx is None:  # a page run without the entrypoint (should not happen)
+        ctx = Context([], pd.DataFrame(), pd.DataFrame(), None)
+    return ctx
+
+
+def _fmt_game(row: pd.Series) -> str:
+    date = dt.datetime.fromtimestamp(row["ts"], dt.timezone.utc).strftime("%Y-%m-%d %H:%M") if row["ts"] else "?"
+    parse = f" · parse {row['parse_rate']:.0%}" if pd.notna(row["parse_rate"]) else " · transcript only"
+    branch = "⑂ " if row["is_branch"] else ""
+    return f"{branch}{row['game_id'][:8]} · {row['winner']} · {date} · {row['players']}p R{row['rounds']}{parse}"
+
+
+def _filters(index: pd.DataFrame) -> pd.DataFrame:
+    df = index
+    q = st.text_input("Search games", key="sb_search", placeholder="id, player, model, winner ...",
+                      help="Case-insensitive substring over game id, player names, models and winner.")
+    with st.expander("Filters", expanded=False):
+        langs = sorted(index["language"].dropna().unique()) if len(index) else []
+        models = sorted({m.strip() for ms in index["models"] for m in str(ms).split(",") if m.strip()}) if len(index) else []
+        winners = sorted(index["winner"].dropna().unique()) if len(index) else []
+        f_lang = st.multiselect("Language", langs, key="sb_lang")
+        f_model = st.multiselect("Model", models, key="sb_model")
+        f_win = st.multiselect("Winner", winners, key="sb_winner")
+        f_branch = st.radio("Branches", ["all games", "root games only", "branches only"], key="sb_branch", horizontal=True)
+    if q:
+        ql = q.lower()
+        hay = (df["game_id"] + " " + df["player_names"] + " " + df["models"] + " " + df["winner"]).str.lower()
+        df = df[hay.str.contains(ql, regex=False)]
+    if f_lang:
+        df = df[df["language"].isin(f_lang)]
+    if f_model:
+        df = df[df["models"].apply(lambda s: any(m in [x.strip() for x in str(s).split(",")] for m in f_model))]
+    if f_win:
+        df = df[df["winner"].isin(f_win)]
+    if f_branch == "root games only":
+        df = df[~df["is_branch"]]
+    elif f_branch == "branches only":
+        df = df[df["is_branch"]]
+    return df
+
+
+def _on_pick() -> None:
+    S.put(S.K_GAME, st.session_state.get("sb_game"))
+
+
+def render() -> Context:
+    with st.sidebar:
+        defaults = "\n".join(label_root(p) for p in default_roots())
+        with st.expander("Log directories", expanded=False):
+            text = st.text_area(
+                "Log roots (one per line)", value=defaults, key="sb_roots", height=110,
+                help=f"Directories holding game folders (game.jsonl, introspection.jsonl, state.jsonl). "
+                     f"Defaults: ${ENV_LOGS}, data/demo, other corpora under data/, and your runs/ directory. "
+                     "Relative paths are resolved against the repository root.",
+            )
+        from .paths import REPO_ROOT
+
+        roots = [(r if r.is_absolute() else REPO_ROOT / r) for r in parse_roots(text)]
+        existing = [r for r in roots if r.is_dir()]
+        full = game_index(tuple(str(r) for r in existing))
+        corpora = list(dict.fromkeys(full["corpus"])) if len(full) else []
+        picked_corpora = st.multiselect("Corpora", corpora, default=corpora, key="sb_corpora",
+                                        format_func=lambda c: Path(c).name or c,
+                                        help="Which log roots make up the corpus the analysis pages use.")
+        index = full[full["corpus"].isin(picked_corpora)] if len(full) else full
+        selection = _filters(index)
+        st.caption(f"{len(selection)} of {len(index)} games")
+
+        game_row = None
+        url_game = S.qp("game")
+        if url_game is not None and url_game != S.get("ms_game_url_seen"):
+            S.put("ms_game_url_seen", url_game)
+            try:
+                game_row = resolve_game(full, url_game)
+                S.put(S.K_GAME, game_row["game_id"])
+            except GameLookupError as exc:
+                S.add_url_error(f"URL parameter game={url_game!r}: {exc}.")
+        cur = S.get(S.K_GAME)
+        options = list(selection["game_id"])
+        if cur is not None and cur not in options and cur in set(full["game_id"]):
+            options = [cur] + options  # keep a URL-chosen game visible even when filtered out
+        if cur not in options:
+            cur = options[0] if options else None
+            S.put(S.K_GAME, cur)
+        labels = {r["game_id"]: _fmt_game(r) for _, r in full.iterrows()}
+        if options:
+            st.session_state["sb_game"] = cur
+            st.selectbox("Game", options, key="sb_game", format_func=lambda g: labels.get(g, g), on_change=_on_pick,
+                         help="⑂ marks branch (forked) games. Parse = share of probe answers that parsed as JSON.")
+            game_row = full[full["game_id"] == cur].iloc[0]
+        else:
+            if not existing:
+                st.warning("None of the log directories exists. Add a directory above.")
+            else:
+                st.info("No games match. Clear the search or filters.")
+    ctx = Context(existing, index, selection, game_row)
+    st.session_state[CTX_KEY] = ctx
+    return ctx

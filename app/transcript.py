@@ -1,0 +1,144 @@
+"""Transcript rendering. Model-written text is always escaped (never raw HTML)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import streamlit as st
+
+from mafiascope.logs.schema import MAFIA_ROLES, NIGHT_ACTION_KINDS
+
+from .gamemodel import PHASE_ICONS, PHASE_OF_KIND, GameModel, plan
+from .palette import canonical_role, role_icon
+
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$=:^])")
+ROLE_MD_COLOR = {"Mafia": "red", "Don": "red", "Doctor": "green", "Sheriff": "violet", "Villager": "blue", "Unknown": "gray"}
+_ACTION_LINE = re.compile(r"^\s*\**\s*(ACTION|VOTE|ДЕЙСТВИЕ|ГОЛОС)\s*:.*$", re.IGNORECASE | re.MULTILINE)
+
+
+def md_escape(text: Any) -> str:
+    """Escape Markdown (and the characters Streamlit treats specially) so text renders literally."""
+    s = "" if text is None else str(text)
+    s = _MD_SPECIAL.sub(r"\\\1", s)
+    return s.replace("\n", "  \n")
+
+
+def who(gm: GameModel, name: str | None) -> str:
+    if not name:
+        return "Host"
+    role = canonical_role(gm.roles.get(name))
+    return f":{ROLE_MD_COLOR.get(role, 'gray')}[**{role_icon(role)} {md_escape(name)}**]"
+
+
+def action_line(text: str) -> str | None:
+    m = _ACTION_LINE.search(text or "")
+    return m.group(0).strip().strip("*").strip() if m else None
+
+
+def visible_to(gm: GameModel, e: dict[str, Any], agent: str) -> str:
+    """'full', 'action' (only the protocol line) or 'hidden' for one event seen by ``agent``."""
+    vt = e.get("visible_to")
+    kind = e.get("kind")
+    if isinstance(vt, list):
+        if agent not in vt:
+            return "hidden"
+        if kind in NIGHT_ACTION_KINDS and e.get("player") != agent:
+            return "action"
+        return "full"
+    if kind in NIGHT_ACTION_KINDS or kind == "mafia_talk":
+        actor = e.get("player")
+        if actor == agent:
+            return "full"
+        if kind in ("night_mafia", "mafia_talk", "night_don") and gm.roles.get(agent) in MAFIA_ROLES:
+            return "action"
+        return "hidden"
+    if kind == "night_sheriff_result":
+        return "full" if e.get("sheriff") == agent else "hidden"
+    if kind == "night_don_result":
+        return "full" if e.get("don") == agent else "hidden"
+    if kind == "night_save":
+        return "full" if gm.roles.get(agent) == "Doctor" else "hidden"
+    return "full"
+
+
+def event_line(gm: GameModel, e: dict[str, Any], step_label: str, *, current: bool, reduce_night: bool = True) -> str | None:
+    kind = e.get("kind")
+    if "response" in e and e.get("player"):
+        phase = PHASE_OF_KIND.get(kind, kind)
+        icon = PHASE_ICONS.get(phase, "•")
+        text = str(e.get("response") or "")
+        if kind in NIGHT_ACTION_KINDS and reduce_night and not current:
+            text = action_line(text) or "(night action)"
+        extra = ""
+        if e.get("fault"):
+            extra = f"  \n:orange[⚠ fallback: {md_escape((e.get('fault') or {}).get('fallback'))}]"
+        tag = f"`{step_label}`" + (" ◀" if current else "")
+        return f"{tag} {icon} {who(gm, e.get('player'))}: {md_escape(text)}{extra}"
+    if kind == "night_kill":
+        return f"💀 **{md_escape(e.get('victim'))}** was killed in the night"
+    if kind == "night_save":
+        return f"🛡️ the Doctor saved **{md_escape(e.get('saved'))}**"
+    if kind == "night_no_kill":
+        return f"🌙 nobody died ({md_escape(e.get('reason') or 'no kill')})"
+    if kind == "night_analysis":
+        return f"🌅 {md_escape(e.get('night_result'))}"
+    if kind == "night_sheriff_result":
+        return f"🔎 {md_escape(e.get('sheriff'))} checked {md_escape(e.get('checked'))}: **{md_escape(e.get('result'))}**"
+    if kind == "night_don_result":
+        return f"🔎 Don {md_escape(e.get('don'))} checked {md_escape(e.get('checked'))}: **{md_escape(e.get('result'))}**"
+    if kind == "vote_tally":
+        tally = e.get("tally") or {}
+        parts = ", ".join(f"{md_escape(k)} {v}" for k, v in sorted(tally.items(), key=lambda kv: -kv[1]))
+        inv = e.get("invalid") or {}
+        inv_s = f" · invalid: {', '.join(md_escape(k) for k in inv)}" if inv else ""
+        return f"🗳️ tally: {parts or 'no valid votes'}{inv_s}"
+    if kind == "day_eliminate":
+        return f"⚖️ **{md_escape(e.get('eliminated'))}** was eliminated ({md_escape(e.get('role'))}, {e.get('votes')} votes)"
+    if kind == "no_elimination":
+        return f"⚖️ no elimination ({md_escape(e.get('reason'))})"
+    if kind == "host":
+        return f"📣 {md_escape(e.get('text'))}"
+    if kind == "game_over":
+        return f"🏁 **{md_escape(e.get('winner'))} win** ({md_escape(e.get('reason') or '')})"
+    return None
+
+
+def render(gm: GameModel, step: int, *, agent: str | None = None, newest_first: bool = True, height: int = 520,
+           show_plans: bool = True) -> None:
+    """Transcript up to ``step``; with ``agent`` only what that agent could see."""
+    last = len(gm.steps) - 1
+    blocks: list[list[str]] = []
+    for i, e in gm.events_until(step if step < last else 10**9):
+        s_idx = min(gm.event_step[i], last)
+        label = gm.steps[s_idx].label if gm.steps else ""
+        mode = "full"
+        if agent is not None:
+            mode = visible_to(gm, e, agent)
+            if mode == "hidden":
+                continue
+        cur = gm.event_step[i] == step
+        lines: list[str] = []
+        blocks.append(lines)
+        if mode == "action":
+            act = action_line(str(e.get("response") or "")) or "(night action)"
+            lines.append(f"`{label}` 🌙 {who(gm, e.get('player'))} *(ally)*: {md_escape(act)}")
+        else:
+            ln = event_line(gm, e, label, current=cur)
+            if ln:
+                lines.append(ln)
+        if show_plans and cur and e.get("player") and (agent is None or agent == e.get("player")):
+            p, carried = plan(gm, str(e.get("player")), step)
+            if isinstance(p, dict) and not carried:
+                lines.append(f"　:gray[💭 *plan:* {md_escape(p.get('action'))} → {md_escape(p.get('target'))} — "
+                             f"{md_escape(p.get('reasoning'))}]")
+    blocks = [b for b in blocks if b]
+    if not blocks:
+        st.caption("Nothing has happened yet at this step.")
+        return
+    if newest_first:
+        blocks = blocks[::-1]
+    box = st.container(height=height, border=True)
+    with box:
+        for b in blocks:
+            st.markdown("  \n".join(b))

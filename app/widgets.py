@@ -1,0 +1,134 @@
+"""Shared widgets: timeline, agent picker, game header, CSV/chart export."""
+
+from __future__ import annotations
+
+import io
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from . import state as S
+from .gamemodel import PHASE_ICONS, GameModel
+from .sidebar import context
+from .transcript import md_escape
+
+
+def _set_step(v: int) -> None:
+    S.put(S.K_STEP, int(v))
+
+
+def _on_slider() -> None:
+    _set_step(st.session_state["w_step"])
+
+
+def _shift(d: int, n: int) -> None:
+    _set_step(max(0, min(n - 1, int(S.get(S.K_STEP, 0)) + d)))
+
+
+def step_caption(gm: GameModel, i: int) -> str:
+    s = gm.steps[i]
+    icon = PHASE_ICONS.get(s.phase, "•")
+    who = f" · {s.speaker}" if s.speaker else ""
+    win = f" · {gm.winner} win" if gm.winner and i == len(gm.steps) - 1 else ""
+    return f"{i}/{len(gm.steps) - 1} · {s.label} · {icon} {s.phase}{who} · {len(s.alive)} alive{win}"
+
+
+def timeline(gm: GameModel) -> int:
+    """Slider + previous/next + first/last; returns the current step (URL-synced)."""
+    n = len(gm.steps)
+    step = S.url_step([s.label for s in gm.steps], game=gm.game_id)
+    if n == 0:
+        st.info("This game has no steps yet (no message and no probe has been logged).")
+        return 0
+    if st.session_state.get("w_step") != step:
+        st.session_state["w_step"] = step
+    cols = st.columns([0.6, 0.6, 10, 0.6, 0.6])
+    cols[0].button("", icon=":material/first_page:", key="tl_first", on_click=_set_step, args=(0,), disabled=step == 0, help="First step (Home)")
+    cols[1].button("", icon=":material/chevron_left:", key="tl_prev", on_click=_shift, args=(-1, n), disabled=step == 0, help="Previous step")
+    with cols[2]:
+        if n > 1:
+            st.slider("Timeline", 0, n - 1, key="w_step", on_change=_on_slider, label_visibility="collapsed",
+                      help="Drag to move through the game: one tick per message or probe step.")
+        st.caption(md_escape(step_caption(gm, step)))
+    cols[3].button("", icon=":material/chevron_right:", key="tl_next", on_click=_shift, args=(1, n), disabled=step >= n - 1, help="Next step")
+    cols[4].button("", icon=":material/last_page:", key="tl_last", on_click=_set_step, args=(n - 1,), disabled=step >= n - 1, help="Last step (End)")
+    return int(S.get(S.K_STEP, step))
+
+
+def parse_badge(gm: GameModel) -> str:
+    if gm.probes_total == 0:
+        return ":gray-badge[transcript only]"
+    r = gm.probes_ok / gm.probes_total
+    color = "green" if r >= 0.9 else "orange" if r >= 0.7 else "red"
+    return f":{color}-badge[probes parsed {gm.probes_ok}/{gm.probes_total} ({r:.0%})]"
+
+
+def game_header(gm: GameModel, *, title: str) -> None:
+    row = context().game
+    corpus = f" · {row['corpus']}" if row is not None else ""
+    winner = f"**{gm.winner}** win" if gm.winner else ":orange[in progress]"
+    st.markdown(f"### {title}\n`{gm.game_id}` · {winner} · {len(gm.players)} players{md_escape(corpus)} &nbsp; {parse_badge(gm)}")
+    if gm.setup.get("forked_from"):
+        st.caption(f"⑂ branch of `{gm.setup.get('forked_from')}` at {gm.setup.get('fork_point')}")
+
+
+def download_csv(df: pd.DataFrame, name: str, key: str, label: str = "⬇ CSV") -> None:
+    st.download_button(label, df.to_csv(index=False).encode("utf-8"), file_name=f"{name}.csv", mime="text/csv",
+                       key=key, help="Download this table as CSV")
+
+
+def download_chart(chart: Any, name: str, key: str) -> None:
+    """Charts export as Vega-Lite JSON and standalone HTML (PNG/SVG via the chart's own ⋯ menu)."""
+    try:
+        spec = chart.to_json()
+        buf = io.StringIO()
+        chart.save(buf, format="html")
+        c1, c2 = st.columns(2)
+        c1.download_button("⬇ Vega-Lite JSON", spec, file_name=f"{name}.vl.json", mime="application/json", key=key + "_json")
+        c2.download_button("⬇ HTML", buf.getvalue(), file_name=f"{name}.html", mime="text/html", key=key + "_html")
+    except Exception as exc:  # pragma: no cover - export is a convenience
+        st.caption(f"export unavailable: {exc}")
+
+
+def agent_picker(gm: GameModel, *, label: str = "Agent", key: str = "w_agent", allow_none: bool = False) -> str | None:
+    names = gm.names
+    cur = S.url_agent(names, allow_none=allow_none)
+    opts = ([None] if allow_none else []) + names
+    if cur not in opts:
+        cur = opts[0] if opts else None
+    st.session_state[key] = cur
+
+    def _fmt(n: str | None) -> str:
+        if n is None:
+            return "— nobody —"
+        return f"{n} ({gm.roles.get(n, '?')})"
+
+    def _cb() -> None:
+        S.put(S.K_AGENT, st.session_state[key])
+
+    st.selectbox(label, opts, key=key, format_func=_fmt, on_change=_cb)
+    return S.get(S.K_AGENT)
+
+
+def load_game_or_stop() -> GameModel:
+    """The sidebar's game as a model, or a clear message and st.stop()."""
+    from .gamemodel import load_model
+
+    st.session_state["_ms_err_slot"] = st.container()
+    S.report_url_errors(st.session_state["_ms_err_slot"])
+    row = context().game
+    if row is None:
+        st.info("Pick a game in the sidebar (or launch one on the Live Game page).", icon="👈")
+        st.stop()
+    try:
+        return load_model(row["dir"])
+    except Exception as exc:
+        st.error(f"Could not read game {row['game_id']}: {exc}")
+        st.stop()
+
+
+def finish(gm: GameModel | None, *, step: int | None = None, agent: str | None = None, mode: str | None = None) -> None:
+    """End of a page run: show late URL errors at the top, write the view into the URL."""
+    S.report_url_errors(st.session_state.get("_ms_err_slot"))
+    S.sync_url(game=gm.game_id if gm else None, step=step, agent=agent, mode=mode)

@@ -1,0 +1,55 @@
+"""Live Game: launch a game, play a seat, watch it grow, inspect any step."""
+
+import streamlit as st
+
+from app import live_view as L
+from app import state as S
+from app import widgets as W
+from app.sidebar import context
+
+MODES = ("inspect", "launch")
+mode = S.url_mode(MODES, "inspect")
+picked = st.segmented_control("View", MODES, default=mode, key="lg_mode", label_visibility="collapsed",
+                              format_func={"inspect": "🔍 Inspect a game", "launch": "🚀 Launch a new game"}.get)
+if picked and picked != mode:
+    mode = picked
+    S.set_mode(MODES, mode)
+
+if mode == "launch":
+    S.report_url_errors()
+    L.launch_form()
+    W.finish(None, mode=mode)
+    st.stop()
+
+gm = W.load_game_or_stop()
+W.game_header(gm, title="Live Game")
+L.live_banner(gm)
+L.human_panel(gm)
+if not gm.steps:
+    st.info("Waiting for the first message ...")
+    W.finish(gm, mode=mode)
+    st.stop()
+step = W.timeline(gm)
+
+metrics, missing = L.metrics_for(gm)
+left, right = st.columns([5, 4])
+with left:
+    clicked = L.ground_truth(gm, step, metrics)
+with right:
+    L.transcript(gm, step)
+
+with st.expander("📈 Metrics strip — click a point to move the timeline", expanded=True):
+    picked_step = L.metrics_strip(gm, step, metrics, missing)
+
+st.markdown("#### Each agent's view")
+threshold = st.slider("Suspicion edges at or above (score /10)", 0, 10, 6, key="lg_thr",
+                      help="Edges show the agent's suspicion_ranking scores; hover for its verbatim reason.")
+agent_clicked = L.agent_panels(gm, step, threshold)
+
+W.finish(gm, step=step, mode=None if mode == "inspect" else mode)
+if picked_step is not None and picked_step != step:
+    S.put(S.K_STEP, picked_step)
+    st.rerun()
+target = clicked or agent_clicked
+if target:
+    L.go_impersonate(gm, target, step)

@@ -1,0 +1,45 @@
+"""mafiascope Streamlit app: entrypoint (``streamlit run streamlit_app.py``).
+
+The entrypoint frames every page: it sets up the page, draws the shared sidebar (log
+directories, corpus selection, game picker) and runs the page chosen by st.navigation.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent
+if str(ROOT) not in sys.path:  # Community Cloud runs the repo without `pip install -e .`
+    sys.path.insert(0, str(ROOT))
+
+import streamlit as st  # noqa: E402
+
+from app import nav, sidebar  # noqa: E402
+from app.state import qp, add_url_error  # noqa: E402
+
+st.set_page_config(page_title="mafiascope", page_icon="🕵️", layout="wide", initial_sidebar_state="expanded")
+
+pages: dict[str, list[st.Page]] = {}
+objs: dict[str, st.Page] = {}
+for i, p in enumerate(nav.PAGES):
+    page = st.Page(str(ROOT / p.file), title=p.title, icon=p.icon, url_path=p.url, default=(i == 0), help=p.help)
+    pages.setdefault(p.section, []).append(page)
+    objs[p.url] = page
+
+current = st.navigation(pages, position="sidebar", expanded=True)
+
+# ?page=<name> on any page jumps to that page, keeping the other parameters
+want = qp("page")
+if want is not None:
+    rest = {k: v for k, v in st.query_params.to_dict().items() if k != "page"}
+    if want in objs:
+        if objs[want].url_path != current.url_path:
+            st.switch_page(objs[want], query_params=rest)
+        del st.query_params["page"]
+    else:
+        add_url_error(f"URL parameter page={want!r}: unknown page (choose one of {', '.join(objs)}).")
+        del st.query_params["page"]
+
+sidebar.render()
+current.run()
