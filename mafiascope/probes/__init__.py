@@ -1,0 +1,31 @@
+"""The probe engine: battery DSL, pipelined non-invasive scheduling, answer parsing, audit.
+
+Public API:
+
+* :func:`build_probe_hook` -- what the game runner calls (``engine/runner.py``)
+* :mod:`.dsl` -- :class:`~.dsl.Battery`, :func:`~.dsl.load_battery`, :func:`~.dsl.parse_battery`
+* :mod:`.parsing` -- :func:`~.parsing.extract_json` (metrics.md 3.2), :func:`~.parsing.parse_answer`
+* :mod:`.shapes` -- expected answer shapes and normalisation of the standard probes
+* :mod:`.audit` / :mod:`.cost` -- log checks behind ``mafiascope audit`` / ``mafiascope cost``
+
+Imports are lazy so that analytics can use :mod:`.parsing` without loading the engine.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+
+def build_probe_hook(cfg: Any, *, state: Any, out_dir: str | Path, backends: dict[str, Any]) -> tuple[Any, dict[str, Any] | None]:
+    """(ProbeEngine | None, battery snapshot | None) for a game config; None when probes are off."""
+    if not cfg.probes.enabled:
+        return None, None
+    from .dsl import battery_for_config
+    from .scheduler import ProbeEngine, role_options
+
+    battery, source = battery_for_config(cfg)
+    engine = ProbeEngine(battery, state, backends, Path(out_dir), max_concurrency=cfg.probes.max_concurrency)
+    snap = battery.snapshot(source)
+    snap.update(max_concurrency=cfg.probes.max_concurrency, roles=role_options(state), engine_version=1)
+    return engine, snap

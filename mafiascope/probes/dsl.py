@@ -1,0 +1,212 @@
+"""The probe battery DSL (``configs/probes/*.yaml``), validated with pydantic at load time.
+
+A battery file::
+
+    name: chained_en
+    language: en
+    probes:
+      - id: role_assessment            # [A-Za-z_][A-Za-z0-9_]*, unique; also the chaining name
+        when: [after_each_message, after_night_action, after_round]   # default; or one string
+        max_tokens: 900                # default 300
+        enabled: true                  # default
+        shape: role_assessment         # optional; defaults to the id when it is a standard probe
+        question: |
+          ... {player} {players} {roles} {prev_<id>} {last_<id>} ...
+
+``when``: ``after_each_message`` (after every public utterance and the night analysis,
+all probed seats), ``after_night_action`` (after a private night action, the actor only),
+``after_round`` (once per round, all living seats, ``public_msg_seq = -1``) and
+``own_turn`` (only the seat that just spoke or acted; cannot be combined). Errors name the
+file, the probe and the offending field or placeholder. See docs/probes.md.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from .render import check_template, placeholders
+from .shapes import SHAPES
+
+WHEN_VALUES = ("after_each_message", "after_night_action", "after_round", "own_turn")
+When = Literal["after_each_message", "after_night_action", "after_round", "own_turn"]
+DEFAULT_WHEN: list[str] = ["after_each_message", "after_night_action", "after_round"]
+ID_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+BATTERY_DIR = Path(__file__).resolve().parent.parent.parent / "configs" / "probes"
+
+
+class BatteryError(ValueError):
+    """A battery problem phrased for the user (file, probe id, field or placeholder)."""
+
+
+class Probe(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    question: str
+    when: list[When] = Field(default_factory=lambda: list(DEFAULT_WHEN))
+    max_tokens: int = Field(300, ge=16, le=32768)
+    enabled: bool = True
+    shape: str | None = None  # standard answer shape to validate against
+
+    @field_validator("id")
+    @classmethod
+    def _id(cls, v: str) -> str:
+        if not ID_RE.match(v):
+            raise ValueError(f"probe id {v!r} must be an identifier ([A-Za-z_][A-Za-z0-9_]*)")
+        return v
+
+    @field_validator("when", mode="before")
+    @classmethod
+    def _when(cls, v: Any) -> Any:
+        vals = [v] if isinstance(v, str) else v
+        if not isinstance(vals, list) or not vals:
+            raise ValueError(f"when must be one of {list(WHEN_VALUES)} or a non-empty list of them")
+        bad = [x for x in vals if x not in WHEN_VALUES]
+        if bad:
+            raise ValueError(f"unknown when value(s) {bad}; allowed: {list(WHEN_VALUES)}")
+        if "own_turn" in vals and len(set(vals)) > 1:
+            raise ValueError("own_turn cannot be combined with other when values")
+        return list(dict.fromkeys(vals))
+
+    @field_validator("shape")
+    @classmethod
+    def _shape(cls, v: str | None) -> str | None:
+        if v is not None and v not in SHAPES:
+            raise ValueError(f"unknown shape {v!r}; allowed: {sorted(SHAPES)}")
+        return v
+
+    @property
+    def answer_shape(self) -> str | None:
+        return self.shape or (self.id if self.id in SHAPES else None)
+
+    @property
+    def own_turn(self) -> bool:
+        return "own_turn" in self.when
+
+    def chain_refs(self) -> list[tuple[str, str]]:
+        """[(kind, probe_id)] for every {prev_*} / {last_*} placeholder, kind in ('prev', 'last')."""
+        out = []
+        for name in placeholders(self.question):
+            for kind in ("prev", "last"):
+                if name.startswith(kind + "_"):
+                    out.append((kind, name[len(kind) + 1 :]))
+        return out
+
+
+class Battery(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = "battery"
+    language: str | None = None
+    description: str | None = None
+    probes: list[Probe]
+
+    @model_validator(mode="after")
+    def _check(self) -> "Battery":
+        ids = [p.id for p in self.probes]
+        dup = sorted({i for i in ids if ids.count(i) > 1})
+        if dup:
+            raise ValueError(f"probes: duplicate probe id(s) {dup}")
+        if not any(p.enabled for p in self.probes):
+            raise ValueError("probes: no probe is enabled")
+        errors = []
+        for p in self.probes:
+            for e in check_template(p.question, ids):
+                errors.append(f"probe {p.id!r}: question: {e}")
+            for kind, ref in p.chain_refs():
+                target = next((q for q in self.probes if q.id == ref), None)
+                if target is not None and not target.enabled and p.enabled:
+                    errors.append(f"probe {p.id!r}: question: {{{kind}_{ref}}} refers to disabled probe {ref!r}")
+        if errors:
+            raise ValueError("\n".join(errors))
+        return self
+
+    @property
+    def active(self) -> list[Probe]:
+        return [p for p in self.probes if p.enabled]
+
+    def snapshot(self, source: str | None = None) -> dict[str, Any]:
+        data = self.model_dump(mode="json")
+        digest = hashlib.sha256(json.dumps(data, sort_keys=True, ensure_ascii=False).encode()).hexdigest()[:16]
+        return {**data, "source": source, "sha256_16": digest, "probe_ids": [p.id for p in self.active]}
+
+
+def _format(exc: ValidationError, source: str, data: dict[str, Any]) -> str:
+    lines = [f"{source}: invalid probe battery"]
+    for err in exc.errors():
+        loc = list(err["loc"])
+        where = ".".join(str(x) for x in loc) or "(top level)"
+        if len(loc) >= 2 and loc[0] == "probes" and isinstance(loc[1], int):
+            probes = data.get("probes") or []
+            pid = probes[loc[1]].get("id") if loc[1] < len(probes) and isinstance(probes[loc[1]], dict) else None
+            where = (f"probe {pid!r}" if pid else f"probes[{loc[1]}]") + (": " + ".".join(str(x) for x in loc[2:]) if loc[2:] else "")
+        msg = err["msg"].removeprefix("Value error, ")
+        for line in msg.splitlines():
+            lines.append(f"  {where}: {line}" if where != "(top level)" else f"  {line}")
+    return "\n".join(lines)
+
+
+def parse_battery(data: Any, source: str = "<battery>") -> Battery:
+    if isinstance(data, list):
+        data = {"probes": data}
+    if not isinstance(data, dict):
+        raise BatteryError(f"{source}: a battery is a mapping with a 'probes' list (or a bare list of probes)")
+    try:
+        b = Battery.model_validate(data)
+    except ValidationError as exc:
+        raise BatteryError(_format(exc, source, data)) from None
+    return b
+
+
+def load_battery(path: str | Path) -> Battery:
+    path = Path(path)
+    if not path.is_file():
+        raise BatteryError(f"{path}: battery file not found")
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        raise BatteryError(f"{path}: not valid YAML ({exc})") from None
+    return parse_battery(data, str(path))
+
+
+def shipped_battery_path(name: str, language: str = "en") -> Path | None:
+    """``chained`` / ``suspicion_ru`` / ``default`` -> configs/probes/<name>[_<lang>].yaml, if it exists."""
+    for cand in (f"{name}_{language}.yaml", f"{name}.yaml", name):
+        p = BATTERY_DIR / cand
+        if p.is_file():
+            return p
+    return None
+
+
+def battery_for_config(cfg: Any) -> tuple[Battery, str]:
+    """The battery a game config asks for, and where it came from.
+
+    Inline ``probes.probes`` wins, then ``probes.battery`` (a path resolved like other
+    config paths, or a shipped name such as ``suspicion``), else the chained battery in the
+    game's language.
+    """
+    from ..config import resolve_path
+
+    pc = cfg.probes
+    if pc.probes is not None:
+        return parse_battery({"name": "inline", "probes": pc.probes}, f"{cfg.source_path or '<config>'}: probes.probes"), "inline"
+    if pc.battery:
+        p = resolve_path(pc.battery, cfg)
+        if not p.is_file():
+            shipped = shipped_battery_path(pc.battery, cfg.language)
+            if shipped is None:
+                raise BatteryError(f"{cfg.source_path or '<config>'}: probes.battery: {pc.battery!r} not found "
+                                   f"(a path, or one of {sorted(x.stem for x in BATTERY_DIR.glob('*.yaml'))})")  # fmt: skip
+            p = shipped
+        return load_battery(p), str(p)
+    p = shipped_battery_path("chained", cfg.language)
+    if p is None:
+        raise BatteryError(f"default battery chained_{cfg.language}.yaml is missing from {BATTERY_DIR}")
+    return load_battery(p), str(p)

@@ -1,0 +1,341 @@
+"""The probe engine: pipelined, non-invasive probing of seats after every step.
+
+``ProbeEngine.on_step(state, step)`` runs synchronously inside the game loop and never
+waits: it captures what each probed seat may know *now* (a copy of its acting context via
+:func:`~mafiascope.engine.observation.context_for`, the living players, its role), then
+schedules one task per (seat, probe) and returns a future that completes when this step's
+probes -- and every earlier step's -- are done (the runner writes the step's snapshot then).
+
+Ordering: calls for different seats are independent; within a seat only the chain
+placeholders order them (``{prev_X}`` waits for this step's X when X is earlier in the
+battery, else for the seat's latest earlier X; ``{last_X}`` waits for the seat's latest
+earlier X). A global semaphore (``ProbesConfig.max_concurrency``) bounds calls in
+flight; backends apply their own limits on top.
+
+Non-invasiveness: nothing is ever written to the game state -- probe seeds come from
+``state.derive_seed("probe", round, public_msg_seq, seat_idx, probe_seq)`` (a pure
+function; the acting seed counter is not touched), the context is a copy, and the
+chaining memory lives only here, versioned by step index so ``memory_at(k)`` is exact.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..backends.base import Backend, Completion, CompletionRequest, estimate_tokens
+from ..engine.observation import Context, context_for
+from ..engine.phases.base import ProbeStep
+from ..engine.state import GameState
+from ..logs.io import PROBE_FILE, JsonlWriter
+from .dsl import Battery, Probe
+from .parsing import chain_text, parse_answer
+from .render import render
+from .shapes import normalise, validate
+
+MEMORY_VERSION = 1
+
+
+@dataclass(frozen=True)
+class ChainValue:
+    """What a later ``{prev_*}``/``{last_*}`` placeholder receives (text None renders N/A)."""
+
+    text: str | None
+    raw: bool = False  # the answer did not parse; text is the raw answer
+
+
+def step_kind(step: ProbeStep) -> str:
+    """The ``when`` value a step satisfies."""
+    if step.public_msg_seq == -1 or step.phase == "round_end":
+        return "after_round"
+    if step.speaker is not None and step.phase.startswith("night") and step.phase != "night_analysis":
+        return "after_night_action"
+    return "after_each_message"
+
+
+def applies(probe: Probe, kind: str, is_speaker: bool) -> bool:
+    if probe.own_turn:
+        return is_speaker and kind != "after_round"
+    return kind in probe.when
+
+
+def role_options(state: GameState) -> str:
+    """``Mafia|Villager|Doctor[|Sheriff][|Don]|Unknown`` for the game's rule set (English labels)."""
+    roles = state.rules.roles
+    opts = ["Mafia", "Villager", "Doctor"]
+    opts += [r for r in ("Sheriff", "Don") if roles.get(r, 0) > 0]
+    return "|".join([*opts, "Unknown"])
+
+
+def _finite(v: Any) -> Any:
+    if isinstance(v, float) and not math.isfinite(v):
+        return None
+    if isinstance(v, list):
+        return [_finite(x) for x in v]
+    if isinstance(v, dict):
+        return {k: _finite(x) for k, x in v.items()}
+    return v
+
+
+@dataclass
+class _Job:
+    step: ProbeStep
+    kind: str
+    seat: str
+    seat_idx: int
+    role: str
+    model: str
+    backend: str
+    ctx: Context
+    players: list[str]
+    seats: list[str]
+    t_step: float
+
+
+@dataclass
+class ProbeCost:
+    calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    estimated_calls: int = 0  # calls whose tokens are an estimate (no API usage)
+    latency_ms: int = 0
+    errors: int = 0
+    parsed: int = 0
+    valid: int = 0
+    repaired: int = 0
+
+    def as_dict(self) -> dict[str, Any]:
+        d = dict(vars(self))
+        d["tokens_estimated"] = self.estimated_calls > 0
+        return d
+
+
+@dataclass
+class ProbeEngine:
+    """Implements the runner's ProbeHook protocol (plus ``restore`` for forks)."""
+
+    battery: Battery
+    state: GameState
+    backends: dict[str, Backend]
+    out_dir: Path
+    max_concurrency: int = 16
+    clock: Callable[[], float] = time.perf_counter
+    _latest: dict[str, dict[str, "asyncio.Future[ChainValue] | ChainValue"]] = field(default_factory=dict)
+    _history: dict[str, dict[str, list[tuple[int, ChainValue]]]] = field(default_factory=dict)
+    _tasks: set["asyncio.Future[Any]"] = field(default_factory=set)
+    _step_fut: "asyncio.Future[Any] | None" = None
+
+    def __post_init__(self) -> None:
+        self.writer = JsonlWriter(self.out_dir / PROBE_FILE)
+        self.roles = role_options(self.state)
+        self.game_id = self.state.game_id
+        self._sem: asyncio.Semaphore | None = None
+        self._chained = {ref for p in self.battery.active for _, ref in p.chain_refs()}
+        self._seq = {p.id: i for i, p in enumerate(self.battery.active)}
+        self.total = ProbeCost()
+        self.by_probe: dict[str, ProbeCost] = {p.id: ProbeCost() for p in self.battery.active}
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self.first_start: float | None = None
+        self.last_finish: float | None = None
+        self.internal_errors: list[str] = []
+
+    # ------------------------------------------------------------------ hook API
+    def on_step(self, state: GameState, step: ProbeStep) -> "asyncio.Future[Any] | None":
+        if self._sem is None:
+            self._sem = asyncio.Semaphore(self.max_concurrency)
+        kind = step_kind(step)
+        t_step = time.time()
+        alive = state.alive_names()
+        all_seats = [s.name for s in state.seats]
+        tasks: list[asyncio.Future[ChainValue]] = []
+        for name in step.seats:
+            probes = [p for p in self.battery.active if applies(p, kind, name == step.speaker)]
+            if not probes:
+                continue
+            seat = state.seat(name)
+            job = _Job(step=ProbeStep(**vars(step)), kind=kind, seat=name, seat_idx=seat.idx, role=seat.role, model=seat.model_label,
+                       backend=seat.backend, ctx=context_for(state, name), players=list(alive), seats=all_seats, t_step=t_step)  # fmt: skip
+            before = dict(self._latest.get(name, {}))
+            this_step: dict[str, asyncio.Future[ChainValue]] = {}
+            for p in probes:
+                deps: dict[str, asyncio.Future[ChainValue] | ChainValue | None] = {}
+                for ref_kind, ref in p.chain_refs():
+                    key = f"{ref_kind}_{ref}"
+                    deps[key] = this_step[ref] if ref_kind == "prev" and ref in this_step else before.get(ref)
+                seq = self._seq[p.id]
+                seed = state.derive_seed("probe", step.round, step.public_msg_seq, seat.idx, seq)
+                task = asyncio.ensure_future(self._run(job, p, seq, seed, deps))
+                self._tasks.add(task)
+                task.add_done_callback(self._tasks.discard)
+                this_step[p.id] = task
+                tasks.append(task)
+            self._latest.setdefault(name, {}).update(this_step)
+        prev = self._step_fut
+        if not tasks and prev is None:
+            return None
+        self._step_fut = asyncio.ensure_future(self._step_done(tasks, prev))
+        return self._step_fut
+
+    async def drain(self) -> None:
+        while self._tasks or (self._step_fut is not None and not self._step_fut.done()):
+            pending = [*self._tasks] + ([self._step_fut] if self._step_fut is not None else [])
+            await asyncio.gather(*pending, return_exceptions=True)
+        self.writer.close()
+
+    def memory_at(self, step_index: int) -> dict[str, Any]:
+        seats: dict[str, dict[str, Any]] = {}
+        for seat, per in self._history.items():
+            for pid, hist in per.items():
+                best = max((h for h in hist if h[0] <= step_index), key=lambda h: h[0], default=None)
+                if best is not None:
+                    seats.setdefault(seat, {})[pid] = {"step_index": best[0], "value": best[1].text, "raw": best[1].raw}
+        return {"version": MEMORY_VERSION, "battery": self.battery.name, "step_index": step_index, "seats": seats}
+
+    def restore(self, memory: dict[str, Any]) -> None:
+        """Continue from a snapshot's ``probe_memory`` (forks, resume)."""
+        if not memory:
+            return
+        for seat, per in (memory.get("seats") or {}).items():
+            for pid, entry in per.items():
+                cv = ChainValue(entry.get("value"), bool(entry.get("raw")))
+                si = int(entry.get("step_index", memory.get("step_index", 0)))
+                self._latest.setdefault(seat, {})[pid] = cv
+                self._history.setdefault(seat, {})[pid] = [(si, cv)]
+
+    def cost(self) -> dict[str, Any]:
+        wall = (self.last_finish - self.first_start) * 1000 if self.first_start is not None and self.last_finish is not None else 0.0
+        return {
+            **self.total.as_dict(),
+            "wall_ms": int(wall),
+            "max_in_flight": self.max_in_flight,
+            "max_concurrency": self.max_concurrency,
+            "internal_errors": len(self.internal_errors),
+            "by_probe": {pid: c.as_dict() for pid, c in self.by_probe.items()},
+        }
+
+    # ------------------------------------------------------------------ internals
+    async def _step_done(self, tasks: list["asyncio.Future[ChainValue]"], prev: "asyncio.Future[Any] | None") -> None:
+        if prev is not None:
+            await prev
+        if tasks:
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+    def _remember(self, seat: str, pid: str, step_index: int, cv: ChainValue) -> None:
+        if pid in self._chained:
+            self._history.setdefault(seat, {}).setdefault(pid, []).append((step_index, cv))
+
+    async def _run(self, job: _Job, probe: Probe, seq: int, seed: int, deps: dict[str, Any]) -> ChainValue:
+        try:
+            cv = await self._probe(job, probe, seq, seed, deps)
+        except Exception as exc:  # a bug here must not stop the game or the chain
+            self.internal_errors.append(traceback.format_exc())
+            self._write(job, probe, seq, question="", c=Completion(ok=False, error=f"internal: {type(exc).__name__}: {exc}"),
+                        raw_fallback=False, started=None, finished=None, messages=[])  # fmt: skip
+            cv = ChainValue(None)
+        self._remember(job.seat, probe.id, job.step.step_index, cv)
+        return cv
+
+    async def _probe(self, job: _Job, probe: Probe, seq: int, seed: int, deps: dict[str, Any]) -> ChainValue:
+        values: dict[str, str | None] = {"player": job.seat, "players": ", ".join(job.players), "roles": self.roles}
+        raw_fallback = False
+        for key, d in deps.items():
+            cv = (await d) if isinstance(d, asyncio.Future) else d
+            values[key] = cv.text if cv is not None else None
+            raw_fallback = raw_fallback or bool(cv is not None and cv.raw and cv.text)
+        question = render(probe.question, values)
+        messages = job.ctx.with_probe(question)
+        req = CompletionRequest(messages, probe.max_tokens, "probe", job.seat, probe.id, seed, game_id=self.game_id)
+        backend = self.backends[job.backend]
+        assert self._sem is not None
+        async with self._sem:
+            started = self.clock()
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+            if self.first_start is None:
+                self.first_start = started
+            try:
+                c = await backend.complete(req)
+            except Exception as exc:  # backends should return ok=False, but never let one kill the chain
+                c = Completion(ok=False, error=f"{type(exc).__name__}: {exc}"[:500])
+            finally:
+                self.in_flight -= 1
+                finished = self.clock()
+                self.last_finish = finished if self.last_finish is None else max(self.last_finish, finished)
+        return self._write(job, probe, seq, question, c, raw_fallback, started, finished, messages)
+
+    def _write(self, job: _Job, probe: Probe, seq: int, question: str, c: Completion, raw_fallback: bool,
+               started: float | None, finished: float | None, messages: list[dict[str, str]]) -> ChainValue:  # fmt: skip
+        shape = probe.answer_shape
+        if c.ok:
+            pa = parse_answer(c.text)
+            parsed = _finite(pa.value)
+            valid = validate(shape, parsed) if pa.ok else (False if shape else None)
+            norm = normalise(shape, parsed, job.seats) if pa.ok and shape else None
+            if pa.ok:
+                cv = ChainValue(chain_text(parsed))
+            else:
+                cv = ChainValue(pa.text.strip() or None, raw=True)
+        else:
+            pa, parsed, valid, norm, cv = None, None, None, None, ChainValue(None)
+        measured = int(round((finished - started) * 1000)) if started is not None and finished is not None else 0
+        latency = c.latency_ms or measured
+        if c.prompt_tokens is None and messages:
+            tp, est = estimate_tokens("".join(m["content"] for m in messages)), True
+        else:
+            tp, est = c.prompt_tokens, c.tokens_estimated
+        if c.completion_tokens is None and c.ok:
+            tc, est = estimate_tokens(c.text or " "), True
+        else:
+            tc = c.completion_tokens
+        rec: dict[str, Any] = {
+            "timestamp": job.t_step,  # when the seat's information state was captured (see docs/probes.md)
+            "game_id": self.game_id,
+            "round": job.step.round,
+            "public_msg_seq": job.step.public_msg_seq,
+            "player_idx": job.seat_idx,
+            "player_name": job.seat,
+            "probe_seq": seq,
+            "probe_id": probe.id,
+            "question": question,
+            "answer_raw": pa.text if pa is not None else None,
+            "answer_parsed": parsed,
+            "answer_parse_ok": bool(pa and pa.ok),
+            "answer_repaired": bool(pa and pa.repaired),
+            "answer_valid": valid,
+            "model": job.model,
+            "role": job.role,
+            "phase": job.step.phase,
+            "latency_ms": latency,
+            "chain_used_raw_fallback": raw_fallback,
+            "error": None if c.ok else (c.error or "backend failure"),
+            "speaker": job.seat == job.step.speaker,
+            "tokens_prompt": tp,
+            "tokens_completion": tc,
+            "tokens_estimated": est,
+            # extensions
+            "step_index": job.step.step_index,
+            "when": job.kind,
+            "answer_norm": norm,
+            "think_stripped": bool(pa and pa.think_stripped),
+            "finished_ts": time.time(),
+            "attempts": c.attempts,
+        }
+        self.writer.write(rec)
+        for acc in (self.total, self.by_probe.setdefault(probe.id, ProbeCost())):
+            acc.calls += 1
+            acc.prompt_tokens += tp or 0
+            acc.completion_tokens += tc or 0
+            acc.estimated_calls += int(bool(est))
+            acc.latency_ms += latency
+            acc.errors += int(not c.ok)
+            acc.parsed += int(bool(pa and pa.ok))
+            acc.valid += int(valid is True)
+            acc.repaired += int(bool(pa and pa.repaired))
+        return cv
