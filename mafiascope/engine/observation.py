@@ -89,6 +89,30 @@ def _host(ev: dict[str, Any], seat: Seat, p: prompts.Pack, st: GameState) -> str
     return ev["text"]
 
 
+# ---------------------------------------------------------------- ten-seat (tournament) events
+
+
+@renders("best_move")
+def _best_move(ev: dict[str, Any], seat: Seat, p: prompts.Pack, st: GameState) -> str | None:
+    return p.obs_silent.format(name=ev["player"]) if ev.get("fault") else p.obs_said.format(name=ev["player"], text=ev["response"])
+
+
+@renders("nomination")
+def _nomination(ev: dict[str, Any], seat: Seat, p: prompts.Pack, st: GameState) -> str | None:
+    return p.ten["obs_nomination"].format(name=ev["nominator"], target=ev["nominee"])
+
+
+@renders("night_don_result")
+def _don_check(ev: dict[str, Any], seat: Seat, p: prompts.Pack, st: GameState) -> str | None:
+    verdict = p.ten["verdict_sheriff"] if ev["result"] == "Sheriff" else p.ten["verdict_not_sheriff"]
+    return p.ten["obs_don_check"].format(target=ev["checked"], verdict=verdict)
+
+
+@renders("shot_order")
+def _shot_order(ev: dict[str, Any], seat: Seat, p: prompts.Pack, st: GameState) -> str | None:
+    return p.ten["obs_shot_order"].format(order=", ".join(ev["order"]) or p.ten["no_order"])
+
+
 @dataclass
 class Context:
     messages: list[dict[str, str]]  # system + completed (user, assistant) turns
@@ -109,7 +133,9 @@ def join_user(lines: list[str], instruction: str) -> str:
 def system_prompt_for(state: GameState, seat: Seat) -> str:
     p = prompts.pack(seat.language)
     partners = [s.name for s in state.seats if s.is_mafia and s.name != seat.name] if seat.is_mafia else []
-    return prompts.system_prompt(p, name=seat.name, role=seat.role, partners=partners, personality=seat.personality.model_dump())
+    rules_text = prompts.ten_rules_text(p, state.rules.variant) if state.rules.family == "tournament" else None
+    return prompts.system_prompt(p, name=seat.name, role=seat.role, partners=partners, personality=seat.personality.model_dump(),
+                                 rules_text=rules_text)  # fmt: skip
 
 
 def context_for(state: GameState, seat_name: str, upto: int | None = None) -> Context:

@@ -302,6 +302,9 @@ class GameRunner:
                 else:
                     reply = await self.ask(decision)
                     outcome = phases.apply_reply(self.state, decision, reply)
+                narrate = getattr(phases, "narrate", None)  # a rule family's host (ten-seat rules)
+                if narrate is not None:
+                    await narrate(self.state, outcome, self.backends, self.cfg)
                 final = self._apply(outcome) or final
         finally:
             if self.probes is not None:
