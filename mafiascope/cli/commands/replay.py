@@ -1,0 +1,197 @@
+"""`mafiascope fork`, `mafiascope replay ...`, `mafiascope validate ...`, `mafiascope resume` (docs/replay.md)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from typing import Any
+
+from .. import CliError, print_json
+
+
+def _err(fn: Any) -> Any:
+    """Run ``fn`` turning replay errors into CliError (one clear line, exit 2)."""
+    from ...replay.source import ReplayError
+
+    def wrapped(args: argparse.Namespace) -> int:
+        try:
+            return fn(args)
+        except ReplayError as exc:
+            raise CliError(str(exc)) from None
+
+    return wrapped
+
+
+def _pairs(values: list[str] | None, flag: str) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for v in values or []:
+        if "=" not in v:
+            raise CliError(f"{flag} {v!r}: expected SEAT=VALUE")
+        k, val = v.split("=", 1)
+        if not k.strip() or not val.strip():
+            raise CliError(f"{flag} {v!r}: expected SEAT=VALUE")
+        out[k.strip()] = val.strip()
+    return out
+
+
+def _say(args: argparse.Namespace, text: str) -> None:
+    if not getattr(args, "json", False):
+        print(text, file=sys.stderr)
+
+
+# ----------------------------------------------------------------------------- fork
+
+
+@_err
+def cmd_fork(args: argparse.Namespace) -> int:
+    from ...replay.forks import plan_fork, run_fork_batch
+    from ...replay.source import ParentGame, fmt_key
+    from ...replay.summary import branch_tree
+
+    parent = ParentGame.load(args.game, args.logs or "logs", need_snapshots=not args.tree)
+    if args.list:
+        points = [fp.as_dict() for fp in parent.fork_points()]
+        if args.json:
+            print_json({"game_id": parent.game_id, "path": str(parent.dir), "finished": parent.finished, "fork_points": points})
+        else:
+            print(f"game {parent.game_id}: {len(points)} fork points" + (" (last state.jsonl line torn)" if parent.torn_state else ""))
+            for p in points:
+                who = f"{p['kind']} by {p['speaker']}" if p["speaker"] else p["phase"]
+                nxt = p["next_stage"] + (f" ({', '.join(p['remaining'][:3])}{'...' if len(p['remaining']) > 3 else ''})" if p["remaining"] else "")
+                print(f"  {p['step']:>6}  {who:<32} next: {nxt:<40} alive {p['alive']}")
+        return 0
+    if args.tree:
+        tree = branch_tree(args.logs or parent.dir.parent, parent.game_id)
+        if args.json:
+            print_json(tree)
+        else:
+            _print_tree(tree, 0)
+        return 0
+    if not args.at:
+        raise CliError("--at R.S is required (or --list to see the fork points)")
+    night = None
+    if args.override_night:
+        pairs = _pairs([args.override_night], "--override-night")
+        night = next(iter(pairs.items()))
+    plan = plan_fork(
+        parent, args.at, args.n, logs=args.logs, parallel=args.parallel, probes=args.probes,
+        backend_overrides=_pairs(args.backend_override, "--backend-override"), replace_text=args.replace_utterance,
+        seat=args.seat, override_night=night, keep_seed=args.keep_seed, batch_seed=args.batch_seed,
+    )  # fmt: skip
+    _say(args, f"fork batch {plan.batch_id}: {plan.n} branch(es) of {parent.game_id} from step {fmt_key(plan.base_key)} -> {plan.logs_dir}")
+
+    def tick(r: Any) -> None:
+        _say(args, f"  [{r.replica_idx}] {r.game_id}: " + (f"error: {r.error}" if r.error else f"{r.winner} in {r.rounds} rounds"))
+
+    record = asyncio.run(run_fork_batch(plan, on_result=tick))
+    if args.json:
+        print_json(record)
+    else:
+        s = record["summary"]
+        wins = ", ".join(f"{k} {v['k']}/{v['n']} [{v['ci95'][0]:.2f}, {v['ci95'][1]:.2f}]" for k, v in s["winner"].items() if v["n"])
+        print(f"batch {record['fork_batch_id']}: {s['finished']}/{s['n']} finished; winners: {wins or '-'}; "
+              f"rounds mean {s['rounds'].get('mean', '-')}; failed {record['failed']}")  # fmt: skip
+        for r, dist in s["day_eliminated"].items():
+            print(f"  round {r} eliminated: " + ", ".join(f"{n} {v['k']}/{v['n']}" for n, v in dist.items()))
+    return 1 if record["failed"] == record["n"] else 0
+
+
+def _print_tree(node: dict[str, Any], depth: int) -> None:
+    pad = "  " * depth
+    if depth == 0:
+        print(node["game_id"])
+    for b in node.get("batches", []):
+        s = b["summary"]
+        wins = ", ".join(f"{k} {v['k']}/{v['n']}" for k, v in s["winner"].items() if v["k"])
+        iv = (b.get("intervention") or {}).get("type", "resample")
+        print(f"{pad}  ⑂ batch {b['fork_batch_id']} at {b['fork_point']} ({iv}): {wins or '-'}")
+        for br in b["branches"]:
+            print(f"{pad}    {br['game_id']}: {br['winner']} in {br['rounds']} rounds")
+            _print_tree(br, depth + 2)
+
+
+# ----------------------------------------------------------------------------- resume
+
+
+@_err
+def cmd_resume(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from ...replay.resume import find_unfinished, repair_staging, resume_all
+
+    root = Path(args.logs)
+    if not root.is_dir():
+        raise CliError(f"{root}: no such logs directory")
+    notes = repair_staging(root)
+    for n in notes:
+        _say(args, "repaired " + n)
+    cands = find_unfinished(root, min_idle=args.min_idle)
+    todo = [c for c in cands if c.point is not None][: args.limit or None]
+    skipped = [c for c in cands if c.point is None]
+    if args.drop_empty and not args.dry_run:
+        import shutil
+
+        for c in [c for c in skipped if c.empty]:
+            shutil.rmtree(c.game_dir)
+            _say(args, f"removed {c.game_dir} (never started)")
+        skipped = [c for c in skipped if not c.empty]
+    for c in skipped:
+        _say(args, f"skip {c.game_id}: {c.reason}")
+    if args.dry_run:
+        out = {"to_resume": [c.as_dict() for c in todo], "skipped": [c.as_dict() for c in skipped], "repaired": notes}
+        if args.json:
+            print_json(out)
+        else:
+            for c in todo:
+                print(f"would resume {c.game_id} from {c.as_dict()['resume_point']}")
+        return 0
+
+    def tick(r: dict[str, Any]) -> None:
+        _say(args, f"  {r['game_id']}: " + (f"error: {r['error']}" if r.get("error") else f"resumed from {r['resume_point']}: {r['winner']} in {r['rounds']} rounds"))
+
+    results = asyncio.run(resume_all(todo, parallel=args.parallel, on_result=tick))
+    failed = [r for r in results if r.get("error")]
+    out = {"resumed": [r for r in results if not r.get("error")], "failed": failed, "skipped": [c.as_dict() for c in skipped],
+           "repaired": notes}  # fmt: skip
+    if args.json:
+        print_json(out)
+    else:
+        print(f"resumed {len(out['resumed'])} game(s), {len(failed)} failed, {len(skipped)} skipped")
+    return 1 if failed else 0
+
+
+# ----------------------------------------------------------------------------- register
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    f = sub.add_parser("fork", help="continue a recorded game N times from a saved step (counterfactual replay)")
+    f.add_argument("game", help="game directory or game id (looked up under --logs)")
+    f.add_argument("--at", help="step ROUND.SEQ to fork from (1.8; 1.-1 = round end; 'start'); see --list")
+    f.add_argument("-n", type=int, default=1, help="number of branches, 1..200 (default: %(default)s)")
+    f.add_argument("--parallel", type=int, default=1, help="branches in flight at once (default: %(default)s)")
+    f.add_argument("--probes", choices=["full", "suspicion", "none"], default="full",
+                   help="probe battery of the branches: the parent's (full), suspicion_ranking only, or none")  # fmt: skip
+    f.add_argument("--backend-override", action="append", metavar="SEAT=BACKEND",
+                   help="seat plays with another backend: a backend name of the parent, bot or bot:PRESET; SEAT '*' = all")  # fmt: skip
+    f.add_argument("--replace-utterance", metavar="TEXT", help="the seat's message at --at becomes TEXT")
+    f.add_argument("--seat", help="speaker of the replaced utterance (checked against the log)")
+    f.add_argument("--override-night", metavar="SEAT=TARGET", help="the seat's night action at/after --at targets TARGET")
+    f.add_argument("--keep-seed", action="store_true", help="keep the parent's seed: offline bots replay the parent exactly")
+    f.add_argument("--batch-seed", type=int, help="seed of the replicas' seeds (default: random, recorded)")
+    f.add_argument("--logs", help="where branches are written (default: next to the parent) and games are looked up")
+    f.add_argument("--list", action="store_true", help="print the fork points of the game and exit")
+    f.add_argument("--tree", action="store_true", help="print the branch tree of the game with outcomes and exit")
+    f.add_argument("--json", action="store_true", help="print one JSON object")
+    f.set_defaults(func=cmd_fork)
+
+    r = sub.add_parser("resume", help="finish games whose logs stop before game_over (after a crash), in place")
+    r.add_argument("logs", help="logs directory to scan (game dirs and one level of sub-directories)")
+    r.add_argument("--parallel", type=int, default=4, help="games resumed at once (default: %(default)s)")
+    r.add_argument("--min-idle", type=float, default=60.0,
+                   help="skip games written to in the last SEC seconds, they may still be running (default: %(default)s)")  # fmt: skip
+    r.add_argument("--limit", type=int, help="resume at most this many games")
+    r.add_argument("--dry-run", action="store_true", help="list what would be resumed")
+    r.add_argument("--drop-empty", action="store_true", help="delete game directories whose log has no complete setup record")
+    r.add_argument("--json", action="store_true", help="print one JSON object")
+    r.set_defaults(func=cmd_resume)

@@ -1,0 +1,198 @@
+"""Crash resume: finish games whose log stops before ``game_over``.
+
+A resumed game stays the same logical game in the same directory, under the same id:
+it continues from its last complete snapshot with the same seed and counters (so an
+offline-bot game ends exactly as it would have without the crash), and its setup record
+gains ``resume_of`` (the game's own id) and ``resume_point`` ([round, msg_seq]).
+
+The continuation is first written to a staging directory ``<parent>/.resume/<id>/<id>/``
+(deep enough that game listings never see it): the setup, the game's own records up to
+the snapshot (anything after it was half-done work and is redone), then the new records.
+Only when the game has finished is the staging directory swapped in place of the old one
+(two renames). A resume that is itself killed leaves the old directory untouched or, if
+it died between the renames, is repaired by the next ``resume``. So a killed batch loses
+no finished game, duplicates none, and every started game gets finished.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..engine.runner import play_game
+from ..logs.io import GAME_FILE, PROBE_FILE, STATE_FILE, JsonlWriter, dumps, iter_jsonl, list_game_dirs
+from .forks import _state_of
+from .source import START, Key, ParentGame, ReplayError, fmt_key
+
+STAGING = ".resume"
+
+
+def last_kind(game_dir: Path) -> str | None:
+    kind = None
+    try:
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for rec in iter_jsonl(game_dir / GAME_FILE, skip_corrupt=True):
+                kind = rec.get("kind")
+    except OSError:
+        return None
+    return kind
+
+
+def repair_staging(root: Path) -> list[str]:
+    """Finish or undo swaps interrupted by a crash of an earlier resume; returns notes."""
+    notes = []
+    for stage in sorted(root.rglob(STAGING)) if root.is_dir() else []:
+        if not stage.is_dir():
+            continue
+        for entry in sorted(stage.iterdir()):
+            if entry.name.endswith(".old"):
+                continue
+            gid, live, old, new = entry.name, stage.parent / entry.name, stage / (entry.name + ".old"), entry / entry.name
+            if not live.exists() and old.exists():
+                if (new / GAME_FILE).is_file() and last_kind(new) == "game_over":
+                    new.rename(live)
+                    notes.append(f"{gid}: completed an interrupted swap")
+                else:
+                    old.rename(live)
+                    notes.append(f"{gid}: restored the original after an interrupted resume")
+            shutil.rmtree(entry, ignore_errors=True)
+        for old in stage.glob("*.old"):
+            if (stage.parent / old.name[:-4]).exists():
+                shutil.rmtree(old, ignore_errors=True)
+        try:
+            stage.rmdir()
+        except OSError:
+            pass
+    return notes
+
+
+@dataclass
+class Candidate:
+    game_dir: Path
+    game_id: str
+    point: Key | None  # None = cannot be resumed
+    reason: str = ""
+    empty: bool = False
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"game_id": self.game_id, "path": str(self.game_dir), "resume_point": fmt_key(self.point) if self.point else None,
+                "reason": self.reason}  # fmt: skip
+
+
+def find_unfinished(logs: str | Path, *, min_idle: float = 0.0) -> list[Candidate]:
+    out = []
+    now = time.time()
+    for d in list_game_dirs(logs):
+        if d.parent.name == STAGING or STAGING in d.parts:
+            continue
+        if last_kind(d) == "game_over":
+            continue
+        if last_kind(d) is None:
+            out.append(Candidate(d, d.name, None, "never started (no complete setup record); remove it with --drop-empty", empty=True))
+            continue
+        try:
+            parent = ParentGame(d, need_snapshots=False)
+        except ReplayError as exc:
+            out.append(Candidate(d, d.name, None, str(exc)))
+            continue
+        idle = now - max((d / f).stat().st_mtime for f in (GAME_FILE, STATE_FILE, PROBE_FILE) if (d / f).exists())
+        if idle < min_idle:
+            out.append(Candidate(d, parent.game_id, None, f"written {idle:.0f} s ago (still running? use --min-idle 0)"))
+            continue
+        keys = parent.keys()
+        if keys:
+            out.append(Candidate(d, parent.game_id, keys[-1]))
+        elif parent.has(START):
+            out.append(Candidate(d, parent.game_id, START, "no snapshot yet: restarts from the beginning"))
+        else:
+            out.append(Candidate(d, parent.game_id, None, "no snapshot and no seed/config to restart from"))
+    return out
+
+
+async def resume_game(cand: Candidate, backends: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Continue one unfinished game in place (see the module doc); returns its result."""
+    from ..backends.registry import build_backends
+    from .source import redacted_backends
+
+    d, key = cand.game_dir, cand.point
+    assert key is not None
+    parent = ParentGame(d, need_snapshots=False)
+    cfg = parent.config()
+    state, memory = _state_of(parent, key, cfg)
+    state.game_id = parent.game_id
+    hidden = redacted_backends(cfg, {s.backend for s in state.seats})
+    if hidden:
+        raise ReplayError(f"game {parent.game_id}: the key of backend(s) {', '.join(hidden)} was redacted in the log; cannot resume")
+    stage_root = d.parent / STAGING / parent.game_id
+    shutil.rmtree(stage_root, ignore_errors=True)
+    new = stage_root / parent.game_id
+    new.mkdir(parents=True)
+    keys = parent.keys()
+    upto = keys[: keys.index(key) + 1] if key != START else []
+    with open(new / STATE_FILE, "w", encoding="utf-8") as fh:
+        for snap in parent.snapshots[: len(upto)]:
+            fh.write(dumps(snap) + "\n")
+    keyset = set(upto)
+    with open(new / PROBE_FILE, "w", encoding="utf-8") as fh:
+        for r in parent.probe_records():
+            if (r.get("round"), r.get("public_msg_seq")) in keyset:
+                fh.write(dumps(r) + "\n")
+    own = parent.inherited_records(len(state.events))
+    if len(own) != len(state.events):
+        own = [{"game_id": parent.game_id, **e} for e in state.events]
+    pending = list(own)
+
+    def on_event(rec: dict[str, Any]) -> None:
+        if rec.get("kind") == "setup" and pending:
+            with JsonlWriter(new / GAME_FILE) as w:
+                for ev in pending:
+                    w.write(ev)
+            pending.clear()
+
+    prior = parent.setup.get("resumes") or []
+    extra = {**{k: v for k, v in parent.setup.items() if k not in ("game_id", "kind")}, "resume_of": parent.game_id,
+             "resume_point": list(key), "resumes": [*prior, {"point": list(key), "ts": time.time()}]}  # fmt: skip
+    if backends is None:
+        backends = build_backends(cfg.backends, logs_dir=d.parent)
+    try:
+        res = await play_game(cfg, logs_dir=stage_root, state=state, setup_extra=extra, probe_memory=memory,
+                              backends=backends, on_event=on_event)  # fmt: skip
+    except BaseException:
+        shutil.rmtree(stage_root, ignore_errors=True)
+        raise
+    # swap: old -> .resume/<id>.old, staged -> live, drop old
+    old = d.parent / STAGING / (parent.game_id + ".old")
+    shutil.rmtree(old, ignore_errors=True)
+    d.rename(old)
+    new.rename(d)
+    shutil.rmtree(old, ignore_errors=True)
+    shutil.rmtree(stage_root, ignore_errors=True)
+    try:
+        (d.parent / STAGING).rmdir()
+    except OSError:
+        pass
+    return {"game_id": parent.game_id, "path": str(d), "resume_point": fmt_key(key), "winner": res.winner,
+            "rounds": res.rounds, "reason": res.reason}  # fmt: skip
+
+
+async def resume_all(cands: list[Candidate], parallel: int = 4, on_result: Any = None) -> list[dict[str, Any]]:
+    sem = asyncio.Semaphore(max(1, parallel))
+
+    async def one(c: Candidate) -> dict[str, Any]:
+        async with sem:
+            try:
+                r = await resume_game(c)
+            except Exception as exc:
+                r = {"game_id": c.game_id, "path": str(c.game_dir), "error": f"{type(exc).__name__}: {exc}"}
+        if on_result:
+            on_result(r)
+        return r
+
+    return list(await asyncio.gather(*(one(c) for c in cands if c.point is not None)))
