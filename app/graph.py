@@ -185,7 +185,7 @@ def belief_graph(agent: str, names: list[str], assessment: dict[str, dict[str, A
         nodes.append(_node_row(
             n, pos[n], role=role, alive=n in alive, size=700 if is_self else 420, opacity=op,
             stroke=BRAND if is_self else ("#888888" if n == speaker else "#00000000"), stroke_width=3 if is_self else (2 if n == speaker else 0),
-            label=(f"{n} (me)" if is_self else (f"{n} · {role} {conf:.0f}%" if a else n)) if n in alive else f"✝ {n}",
+            label=(f"{n} (me)" if is_self else (f"{n} {conf:.0f}%" if a else n)) if n in alive else f"✝ {n}",
             Name=n, Guess=role if a else "no data", Confidence=f"{conf:.0f}%" if a else "-",
             Reason=(a or {}).get("reason") or "-", Suspicion=f"{suspicion[n]:.0f}/10" if n in suspicion else "-",
             Truth=(true_roles or {}).get(n, "")))
@@ -228,7 +228,7 @@ def ego_graph(agent: str, others: list[dict[str, Any]], *, kind: str, height: in
         bad = n in (mismatched or set())
         nodes.append(_node_row(n, pos[n], role="Unknown", alive=True, size=420,
                                stroke="#E69F00" if bad else "#00000000", stroke_width=3 if bad else 0,
-                               label=f"{n}: {view} {conf:.0f}%" + (" ≠" if bad else ""),
+                               label=f"{n} {conf:.0f}%" + (" ≠" if bad else ""),
                                Name=n, View=view, Confidence=f"{conf:.0f}%", Reason=o.get("reason") or "-"))
         nodes[-1]["color"] = color
         edges.append({"x": pos[n][0], "y": pos[n][1], "x2": centre[0], "y2": centre[1], "color": color,

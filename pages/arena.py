@@ -1,5 +1,9 @@
 """Arena (placeholder): model tournaments, rosters and leaderboards — coming with the Arena issue."""
 
+from app.frame import page_guard
+
+page_guard()
+
 import streamlit as st
 
 st.markdown("### 🏟️ Arena")

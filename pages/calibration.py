@@ -1,2 +1,6 @@
 import streamlit as st
 st.write('calibration')
+
+from app.frame import page_guard
+
+page_guard()

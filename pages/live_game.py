@@ -1,5 +1,9 @@
 """Live Game: launch a game, play a seat, watch it grow, inspect any step."""
 
+from app.frame import page_guard
+
+page_guard()
+
 import streamlit as st
 
 from app import live_view as L

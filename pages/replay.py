@@ -1,5 +1,9 @@
 """Replay (placeholder): forks and counterfactual replays — coming with the Replay issue."""
 
+from app.frame import page_guard
+
+page_guard()
+
 import streamlit as st
 
 st.markdown("### ⑂ Replay")
