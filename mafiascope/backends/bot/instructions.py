@@ -53,7 +53,37 @@ def _pack_rows(p: prompts.Pack) -> list[InstructionSpec]:
         ("vote", p.vote, "vote"),
         ("reask", p.reask, None),
     ]
+    rows += _ten_rows(p)
     return [InstructionSpec(kind, p.language, template_regex(t), action) for kind, t, action in rows]
+
+
+def _ten_rows(p: prompts.Pack) -> list[tuple[str, str, str | None]]:
+    """Ten-seat (tournament) instructions. A sport shot is a night_mafia turn; in the nominee votes
+    the ``players`` group holds the nominees (the only valid targets). Kinds without a bot handler
+    yet (nominate, best_move, order, night_don, open_floor, mafia_talk, last_words, defence,
+    remove_all) go to ``EXTRA_HANDLERS`` in backend.py, else the bot speaks plainly."""
+    t = p.ten
+    if not t:
+        return []
+
+    def nominees_as_players(template: str) -> str:
+        return template.replace("{players}", "{alive}").replace("{nominees}", "{players}")
+
+    return [
+        ("night_mafia", t["night_shot"], "kill"),
+        ("night_don", t["night_don"], "check"),
+        ("order", t["night_zero_don"], None),
+        ("mafia_talk", t["night_zero"], None),
+        ("mafia_talk", t["mafia_talk"], None),
+        ("nominate", t["speech_nominate"], "nominate"),
+        ("open_floor", t["open_floor"], None),
+        ("defence", t["defence"], None),
+        ("last_words", t["last_words"], None),
+        ("best_move", t["best_move"], "suspects"),
+        ("vote", nominees_as_players(t["vote_nominees"]), "vote"),
+        ("vote", nominees_as_players(t["revote"]), "vote"),
+        ("remove_all", t["remove_all"], "vote"),
+    ]
 
 
 _EXTRA: list[InstructionSpec] = []
