@@ -16,7 +16,8 @@ A battery file::
 ``when``: ``after_each_message`` (after every public utterance and the night analysis,
 all probed seats), ``after_night_action`` (after a private night action, the actor only),
 ``after_round`` (once per round, all living seats, ``public_msg_seq = -1``) and
-``own_turn`` (only the seat that just spoke or acted; cannot be combined). Errors name the
+``own_turn`` (only the seat that just spoke or acted; cannot be combined); ``always`` (the
+original DSL's word) means the first three. Errors name the
 file, the probe and the offending field or placeholder. See docs/probes.md.
 """
 
@@ -66,6 +67,8 @@ class Probe(BaseModel):
     @classmethod
     def _when(cls, v: Any) -> Any:
         vals = [v] if isinstance(v, str) else v
+        if vals == ["always"]:  # the original DSL's default
+            return list(DEFAULT_WHEN)
         if not isinstance(vals, list) or not vals:
             raise ValueError(f"when must be one of {list(WHEN_VALUES)} or a non-empty list of them")
         bad = [x for x in vals if x not in WHEN_VALUES]
