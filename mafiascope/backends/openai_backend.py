@@ -56,6 +56,7 @@ class OpenAIBackend:
         self._rng = random.Random()  # jitter only; never touches game RNG streams
         self.served_model: str | None = None
         self.stats = {"calls": 0, "ok": 0, "failed": 0, "retries": 0, "faults": 0}
+        self.fault_types: dict[str, int] = {}
 
     # ------------------------------------------------------------------ plumbing
 
@@ -82,7 +83,7 @@ class OpenAIBackend:
         if s.reasoning_effort is not None:
             params["reasoning_effort"] = s.reasoning_effort
         if s.send_seed and req.seed is not None:
-            params["seed"] = int(req.seed) % (2**31)
+            params["seed"] = int(req.seed) % s.seed_modulo if s.seed_modulo else int(req.seed)
         if s.extra_body:
             params["extra_body"] = dict(s.extra_body)
         return params
@@ -172,7 +173,7 @@ class OpenAIBackend:
         if served and self.served_model is None:
             self.served_model = served
         self.stats["ok"] += 1
-        self.stats["faults"] += len(faults)
+        self._count(faults)
         meta: dict[str, Any] = {"backend": self.name}
         if faults:
             meta["faults"] = faults
@@ -187,7 +188,7 @@ class OpenAIBackend:
     def _failure(self, msg: str, attempts: int, faults: list, t0: float, *, fatal: bool = False,
                  status: int | None = None) -> Completion:
         self.stats["failed"] += 1
-        self.stats["faults"] += len(faults)
+        self._count(faults)
         meta: dict[str, Any] = {"backend": self.name, "faults": faults}
         if fatal:
             meta["fatal"] = True
@@ -195,6 +196,11 @@ class OpenAIBackend:
             meta["status"] = status
         return Completion(text="", ok=False, error=self._err(msg), attempts=attempts,
                           latency_ms=int((time.monotonic() - t0) * 1000), meta=meta)
+
+    def _count(self, faults: list[dict[str, Any]]) -> None:
+        self.stats["faults"] += len(faults)
+        for f in faults:
+            self.fault_types[f["fault"]] = self.fault_types.get(f["fault"], 0) + 1
 
     # ------------------------------------------------------------------ provenance
 
@@ -214,7 +220,7 @@ class OpenAIBackend:
             "max_retries": s.max_retries,
             "limits": self.limits.describe(),
             "api_key_set": bool(self._api_key),
-            "stats": dict(self.stats),  # process-wide counters of this (shared) instance
+            "stats": {**self.stats, "fault_types": dict(self.fault_types)},  # process-wide, this (shared) instance
             "versions": {"openai": openai.__version__, "mafiascope": _mafiascope_version},
         }
 

@@ -54,6 +54,7 @@ class OpenAISpec(_Limited):
     reasoning_effort: str | None = None
     extra_body: dict[str, Any] | None = None
     send_seed: bool = True  # forward CompletionRequest.seed as the API's `seed`
+    seed_modulo: int | None = Field(None, ge=2, description="reduce seeds for servers with narrow seed types, e.g. 4294967296")
     timeout: float = Field(60.0, gt=0, description="seconds per HTTP attempt")
     max_retries: int = Field(2, ge=0, le=10)
     backoff_base: float = Field(0.5, ge=0)
