@@ -51,15 +51,17 @@ def mode(compat: bool = False, boot: int = 1000, seed: int = 0) -> Any:
     return Mode(compat=COMPAT_2026_07 if compat else None, boot=boot, seed=seed)
 
 
-@st.cache_resource(max_entries=8, show_spinner="Loading the corpus (columnar cache) ...")
-def _corpus(dirs: tuple[str, ...], sig: tuple, include_forks: bool, probed_only: bool) -> Any:
+@st.cache_resource(max_entries=16, show_spinner="Loading the corpus (columnar cache) ...")
+def _corpus(dirs: tuple[str, ...], sig: tuple, include_forks: bool, probed_only: bool, model: str | None) -> Any:
     load_corpus = need("corpus", "load_corpus")
-    return load_corpus([Path(d) for d in dirs], include_forks=include_forks, probed_only=probed_only)
+    return load_corpus([Path(d) for d in dirs], include_forks=include_forks, probed_only=probed_only, model=model)
 
 
-def corpus(dirs: list[str] | tuple[str, ...], *, include_forks: bool = False, probed_only: bool = True) -> Any:
+def corpus(dirs: list[str] | tuple[str, ...], *, include_forks: bool = False, probed_only: bool = True,
+           model: str | None = None) -> Any:
+    """A loaded analytics Corpus of exactly these game directories (shared, read-only)."""
     dirs = tuple(sorted(str(d) for d in dirs))
-    return _corpus(dirs, sigs(dirs), include_forks, probed_only)
+    return _corpus(dirs, sigs(dirs), include_forks, probed_only, model)
 
 
 MODE_KEY = "sb_metric_mode"

@@ -94,6 +94,12 @@ def render() -> Context:
         selection = _filters(index)
         st.caption(f"{len(selection)} of {len(index)} games")
 
+        with st.expander("Analysis settings", expanded=False):
+            st.radio("Metric mode", ["default", "compat"], key="sb_metric_mode", horizontal=True,
+                     help="default: the original's quirks corrected (labels normalised, round-end last, alive filters). "
+                          "compat: reproduces the original MafiaScope figures exactly.")
+            st.select_slider("Bootstrap resamples", [0, 200, 500, 1000, 2000], value=1000, key="sb_boot",
+                             help="Game-level cluster bootstrap for the confidence intervals (0 = no intervals).")
         game_row = None
         url_game = S.qp("game")
         if url_game is not None and url_game != S.get("ms_game_url_seen"):

@@ -1,6 +1,77 @@
-import streamlit as st
-st.write('calibration')
+"""Calibration: stated confidence vs accuracy (F2), per corpus, model, game or agent."""
 
 from app.frame import page_guard
 
 page_guard()
+
+import pandas as pd
+import streamlit as st
+
+from app import analysis as A
+from app import analysis_view as AV
+from app import bridge
+from app import state as S
+from app import widgets as W
+from app.sidebar import context
+
+st.markdown("### Calibration")
+st.caption("Committed role guesses of town-side observers (F1 items: Unknown and self excluded) binned by stated "
+           "confidence; definitions in the metrics spec, section 5. Metric mode and bootstrap size: sidebar.")
+SCOPES = ("corpus", "model", "game", "agent")
+scope = S.url_mode(SCOPES, "corpus")
+picked = st.segmented_control("Scope", SCOPES, default=scope, key="cal_scope",
+                              format_func={"corpus": "Whole corpus", "model": "Per model", "game": "Per game",
+                                           "agent": "Per agent"}.get)
+if picked and picked != scope:
+    scope = picked
+    S.set_mode(SCOPES, scope)
+S.report_url_errors()
+dirs = A.selection_dirs()
+if not dirs:
+    st.info("No games in the selection (sidebar corpora and filters).", icon="👈")
+    st.stop()
+try:
+    if scope == "corpus":
+        res = A.f2(dirs)
+        AV.reliability_block(res, f"All {res.get('m', 0)} selected games", "corpus")
+    elif scope == "model":
+        models = sorted({m.strip() for ms in context().selection["models"] for m in str(ms).split(",") if m.strip()})
+        mdl = st.selectbox("Model", models, key="cal_model")
+        res = A.f2(dirs, model=mdl)
+        AV.reliability_block(res, f"{mdl} · {res.get('m', 0)} games", f"model_{mdl}")
+    elif scope == "game":
+        row = context().game
+        if row is None:
+            st.info("Pick a game in the sidebar.")
+            st.stop()
+        st.caption(f"Game `{row['game_id']}` (the sidebar's game)")
+        res = A.f2((str(row["dir"]),))
+        AV.reliability_block(res, f"Game {row['game_id'][:8]}", f"game_{row['game_id'][:8]}")
+    else:
+        res = A.f2(dirs)
+        agents = res.get("by_agent") or []
+        if not agents:
+            st.info("No per-agent calibration data.")
+            st.stop()
+        labels = [f"{a['agent']} · {a['game_id'][:8]}" for a in agents]
+        want = S.qp("agent")
+        gid = context().game["game_id"] if context().game is not None else None
+        idx = next((i for i, a in enumerate(agents) if a["agent"] == want and a["game_id"] == gid), None)
+        if idx is None:
+            idx = next((i for i, a in enumerate(agents) if a["agent"] == want), None)
+        if want and idx is None:
+            st.error(f"URL parameter agent={want!r}: no calibration data for this agent in the selection (only town-side "
+                     "observers with committed guesses are scored).", icon="🔗")
+        idx = idx or 0
+        i = st.selectbox("Agent (game)", range(len(agents)), index=idx, format_func=lambda i: labels[i], key="cal_agent")
+        AV.reliability_block(agents[i], labels[i], f"agent_{i}")
+        S.sync_url(agent=agents[i]["agent"])
+    if scope in ("corpus", "model") and res.get("by_model") is not None:
+        with st.expander("Per-model summary"):
+            df = pd.DataFrame([{"model": k, "n": v.get("n"), "ECE": v.get("ece"), "Brier": v.get("brier")}
+                               for k, v in (res.get("by_model") or {}).items()])
+            st.dataframe(df, hide_index=True, width="stretch")
+            W.download_csv(df, "calibration_by_model", key="dl_cal_models")
+except bridge.AnalyticsMissing as exc:
+    bridge.show_missing(exc, "Calibration")
+S.sync_url(mode=scope if scope != "corpus" else None, game=context().game["game_id"] if context().game is not None else None)

@@ -1,6 +1,47 @@
-import streamlit as st
-st.write('dashboard')
+"""Cross-Game Dashboard: corpus tiles, F1 by round per model, calibration per model, F3/F4 with
+intervals, belief dynamics and the Mafia-vs-town model matchup table."""
 
 from app.frame import page_guard
 
 page_guard()
+
+import json
+
+import streamlit as st
+
+from app import analysis as A
+from app import bridge
+from app import dashboard_view as D
+from app import state as S
+from app.sidebar import context
+
+st.markdown("### Cross-game dashboard")
+S.report_url_errors()
+sel = context().selection
+dirs = A.selection_dirs()
+if not dirs:
+    st.info("No root games in the selection (sidebar corpora and filters). Branch games are counted but not analysed here.",
+            icon="👈")
+    st.stop()
+st.caption(f"{len(dirs)} root games of the selection (branches excluded from the metrics) · metric mode "
+           f"**{bridge.current_mode().name}** · bootstrap B = {bridge.current_mode().boot}")
+try:
+    rep = A.report(dirs)
+    out = A.outcomes(dirs)
+except bridge.AnalyticsMissing as exc:
+    bridge.show_missing(exc, "The corpus report")
+    st.stop()
+D.tiles(rep, out, sel)
+t1, t2, t3, t4, t5 = st.tabs(["First-order by round", "Calibration per model", "F3 · F4", "Belief dynamics", "Matchups"])
+with t1:
+    D.f1_per_model(dirs, rep)
+with t2:
+    D.calibration_per_model(dirs)
+with t3:
+    D.f3_f4(rep)
+with t4:
+    D.dynamics(rep)
+with t5:
+    D.matchups(out)
+st.download_button("⬇ Full report (JSON)", json.dumps(rep, default=str, indent=1), file_name="mafiascope_report.json",
+                   mime="application/json", key="dl_report")

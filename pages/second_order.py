@@ -1,6 +1,101 @@
-import streamlit as st
-st.write('second_order')
+"""Second-Order: do agents know how others see them? (F3, the over-prediction of suspicion)."""
 
 from app.frame import page_guard
 
 page_guard()
+
+import altair as alt
+import pandas as pd
+import streamlit as st
+
+from app import analysis as A
+from app import analysis_view as AV
+from app import bridge
+from app import state as S
+from app import widgets as W
+from app.sidebar import context
+
+st.markdown("### Second-order beliefs")
+st.caption("A pair = agent A's stated belief about how B sees A (social_map.toward_me) matched with B's latest role "
+           "assessment of A, turned into an attitude with the confidence threshold τ. Mafia–Mafia pairs are excluded.")
+S.report_url_errors()
+dirs = A.selection_dirs()
+if not dirs:
+    st.info("No games in the selection (sidebar corpora and filters).", icon="👈")
+    st.stop()
+tau = st.slider("Confidence threshold τ (%)", 30, 70, 50, step=5, key="so_tau",
+                help="B's guess counts as 'suspects' (Mafia) or 'trusts' (town role) only at or above this confidence; "
+                     "below it the actual attitude is neutral.")
+try:
+    res = A.f3(dirs, tau)
+    pairs = A.f3_pairs(dirs, tau)
+except bridge.AnalyticsMissing as exc:
+    bridge.show_missing(exc, "Second-order consistency")
+    st.stop()
+if not res.get("m"):
+    st.info("No probed games in the selection.")
+    st.stop()
+
+rows = []
+for key, lab in (("canonical", "all predictors"), ("innocent_predictors", "town predictors"), ("mafia_predictors", "Mafia predictors")):
+    r = res.get(key) or {}
+    rows.append({"predictors": lab, "pairs": r.get("n"), "over-prediction ratio": r.get("suspects_ratio"),
+                 "ratio CI95": r.get("ratio_ci95"), "accuracy": r.get("accuracy"), "accuracy CI95": r.get("acc_ci95"),
+                 "majority baseline": r.get("majority_baseline"), "majority class": r.get("majority_class"),
+                 "accuracy − baseline": r.get("diff"), "diff CI95": r.get("diff_ci95")})
+can = res.get("canonical") or {}
+c1, c2, c3 = st.columns(3)
+c1.metric("Over-prediction ratio", AV.ci_text(can.get("suspects_ratio"), can.get("ratio_ci95"), "{:.2f}"),
+          help="Predicted 'suspects' ÷ actual 'suspects'. Above 1: agents think they are suspected more than they are.")
+c2.metric("Accuracy", AV.ci_text(can.get("accuracy"), can.get("acc_ci95"), "{:.2f}"))
+c3.metric("vs majority baseline", AV.ci_text(can.get("diff"), can.get("diff_ci95"), "{:+.2f}"),
+          help=f"Accuracy minus always guessing the most common actual attitude ({can.get('majority_class')}).")
+tbl = pd.DataFrame(rows)
+st.dataframe(tbl, hide_index=True, width="stretch")
+W.download_csv(tbl, f"second_order_tau{tau}", key="dl_so")
+
+st.markdown("#### Predicted × actual attitude")
+split = st.radio("Predictor's true side", ["all", "town", "Mafia"], horizontal=True, key="so_split")
+from mafiascope.logs.schema import MAFIA_ROLES  # noqa: E402
+
+sub = pairs
+if split == "town":
+    sub = pairs[~pairs["predictor_role"].isin(MAFIA_ROLES)]
+elif split == "Mafia":
+    sub = pairs[pairs["predictor_role"].isin(MAFIA_ROLES)]
+order = ["trusts", "neutral", "suspects"]
+mat = (sub.groupby(["predicted", "actual"]).size().rename("n").reset_index()) if len(sub) else pd.DataFrame(columns=["predicted", "actual", "n"])
+heat = alt.Chart(mat).mark_rect().encode(
+    x=alt.X("actual:N", sort=order, title="actual (B's assessment of A)"),
+    y=alt.Y("predicted:N", sort=order, title="predicted by A"),
+    color=alt.Color("n:Q", scale=alt.Scale(scheme="oranges"), legend=None), tooltip=["predicted", "actual", "n"])
+txt = alt.Chart(mat).mark_text(fontSize=14).encode(x=alt.X("actual:N", sort=order), y=alt.Y("predicted:N", sort=order), text="n:Q")
+mc1, mc2 = st.columns([1, 1])
+with mc1:
+    ch = (heat + txt).properties(height=260)
+    st.altair_chart(ch, width="stretch", key="so_heat")
+    W.download_chart(ch, f"second_order_matrix_tau{tau}", key="ex_so")
+with mc2:
+    st.markdown("**Drill down** — filter the pairs, then open one in Impersonate")
+    f_pred = st.multiselect("predicted", order, key="so_fp")
+    f_act = st.multiselect("actual", order, key="so_fa")
+    only_bad = st.toggle("mismatches only", False, key="so_bad")
+view = sub
+if f_pred:
+    view = view[view["predicted"].isin(f_pred)]
+if f_act:
+    view = view[view["actual"].isin(f_act)]
+if only_bad:
+    view = view[~view["match"]]
+view = view.reset_index(drop=True)
+view = view.assign(open=[f"impersonate?game={g}&step={s}&agent={a}" for g, s, a in zip(view["game_id"], view["step"], view["predictor"])])
+st.caption(f"{len(view):,} pairs · click a row to open that agent's Impersonate view at the step, or use the link column")
+ev = st.dataframe(view, hide_index=True, width="stretch", height=360, on_select="rerun", selection_mode="single-row", key="so_pairs",
+                  column_config={"open": st.column_config.LinkColumn("open", display_text="Impersonate ↗"),
+                                 "game_id": st.column_config.TextColumn("game", width="small")})
+W.download_csv(view.drop(columns=["open"]), f"second_order_pairs_tau{tau}", key="dl_so_pairs")
+sel = getattr(getattr(ev, "selection", None), "rows", None) or []
+if sel:
+    r = view.iloc[sel[0]]
+    st.switch_page("pages/impersonate.py", query_params={"game": r["game_id"], "step": r["step"], "agent": r["predictor"]})
+S.sync_url(game=context().game["game_id"] if context().game is not None else None)

@@ -1,0 +1,160 @@
+"""Cached corpus-level analytics calls for the analysis pages (results are plain dicts/frames)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from . import bridge
+from .sidebar import context
+
+
+def selection_dirs(include_forks: bool = False) -> tuple[str, ...]:
+    sel = context().selection
+    if sel is None or sel.empty:
+        return ()
+    if not include_forks:
+        sel = sel[~sel["is_branch"]]
+    return tuple(sorted(sel["dir"].astype(str)))
+
+
+def _key(dirs: tuple[str, ...]) -> tuple:
+    return (dirs, bridge.sigs(dirs), bridge.current_mode())
+
+
+@st.cache_data(max_entries=32, show_spinner="Computing calibration (F2) ...")
+def _f2(dirs: tuple[str, ...], sig: tuple, mode: Any, model: str | None) -> dict[str, Any]:
+    f2 = bridge.need("f2", "f2")
+    c = bridge.corpus(dirs, model=model)
+    return {"m": c.m, **f2(c, mode)} if c.m else {"m": 0}
+
+
+def f2(dirs: tuple[str, ...], model: str | None = None) -> dict[str, Any]:
+    bridge.need("f2", "f2")
+    return _f2(*_key(dirs), model)
+
+
+@st.cache_data(max_entries=32, show_spinner="Computing second-order consistency (F3) ...")
+def _f3(dirs: tuple[str, ...], sig: tuple, mode: Any, tau: float) -> dict[str, Any]:
+    f3 = bridge.need("f3", "f3")
+    c = bridge.corpus(dirs)
+    return {"m": c.m, **f3(c, mode, tau=tau)} if c.m else {"m": 0}
+
+
+def f3(dirs: tuple[str, ...], tau: float) -> dict[str, Any]:
+    bridge.need("f3", "f3")
+    return _f3(*_key(dirs), float(tau))
+
+
+def _decode_key(key: int, compat: bool) -> tuple[int, int]:
+    """(round, public_msg_seq) of an analytics ordering key (frames.order_key layout)."""
+    v = int(key) // 1000
+    r, rem = divmod(v, 100_000)
+    if not compat and rem == 0:
+        return r - 1, -1
+    return r, rem - 10
+
+
+@st.cache_data(max_entries=16, show_spinner="Collecting second-order pairs ...")
+def _f3_pairs(dirs: tuple[str, ...], sig: tuple, mode: Any, tau: float) -> pd.DataFrame:
+    f3_pairs = bridge.need("f3", "f3_pairs")
+    actual_attitude = bridge.need("f3", "actual_attitude")
+    from mafiascope.analytics.labels import ATTITUDES
+
+    c = bridge.corpus(dirs)
+    if not c.m:
+        return pd.DataFrame()
+    p = f3_pairs(c, mode)
+    act = actual_attitude(p["guess"].to_numpy(), p["conf"].to_numpy(), tau)
+    names = c.players.set_index(["g", "seat"])["name"]
+    roles = c.players.set_index(["g", "seat"])["role"]
+    gid = c.games["game_id"].to_numpy()
+    rs = [_decode_key(k, mode.is_compat) for k in p["key"].to_numpy()]
+    out = pd.DataFrame({
+        "game_id": gid[p["g"].to_numpy()],
+        "predictor": names.reindex(pd.MultiIndex.from_arrays([p["g"], p["A"]])).to_numpy(),
+        "predictor_role": roles.reindex(pd.MultiIndex.from_arrays([p["g"], p["A"]])).to_numpy(),
+        "about": names.reindex(pd.MultiIndex.from_arrays([p["g"], p["B"]])).to_numpy(),
+        "about_role": roles.reindex(pd.MultiIndex.from_arrays([p["g"], p["B"]])).to_numpy(),
+        "predicted": [ATTITUDES[int(x)] for x in p["pred"].to_numpy()],
+        "actual": [ATTITUDES[int(x)] for x in act],
+        "their_guess_conf": p["conf"].to_numpy(),
+        "round": [r for r, _ in rs],
+        "seq": [s for _, s in rs],
+    })
+    out["step"] = [f"R{r} end" if s == -1 else f"R{r}.{s}" for r, s in rs]
+    out["match"] = out["predicted"] == out["actual"]
+    return out
+
+
+def f3_pairs(dirs: tuple[str, ...], tau: float) -> pd.DataFrame:
+    bridge.need("f3", "f3_pairs")
+    return _f3_pairs(*_key(dirs), float(tau))
+
+
+@st.cache_data(max_entries=16, show_spinner="Finding suspicion episodes ...")
+def _episodes(dirs: tuple[str, ...], sig: tuple, mode: Any, merge_gap: int) -> dict[str, Any]:
+    find = bridge.need("episodes", "find_episodes")
+    c = bridge.corpus(dirs)
+    return find(c, merge_gap=merge_gap) if c.m else {"candidates": [], "windows": []}
+
+
+def episodes(dirs: tuple[str, ...], merge_gap: int = 2) -> dict[str, Any]:
+    bridge.need("episodes", "find_episodes")
+    return _episodes(*_key(dirs), int(merge_gap))
+
+
+@st.cache_data(max_entries=16, show_spinner="Building the corpus report ...")
+def _report(dirs: tuple[str, ...], sig: tuple, mode: Any) -> dict[str, Any]:
+    build = bridge.need("report", "build_report")
+    c = bridge.corpus(dirs)
+    return build(c, mode) if c.m else {"n_games": 0}
+
+
+def report(dirs: tuple[str, ...]) -> dict[str, Any]:
+    bridge.need("report", "build_report")
+    return _report(*_key(dirs))
+
+
+@st.cache_data(max_entries=16, show_spinner="Per-model figures ...")
+def _per_model(dirs: tuple[str, ...], sig: tuple, mode: Any) -> dict[str, Any]:
+    f1_by_round = bridge.need("f1", "f1_by_round")
+    f2 = bridge.need("f2", "f2")
+    c = bridge.corpus(dirs)
+    models = sorted({m.strip() for ms in c.games["models"] for m in str(ms).split(",") if m.strip()})
+    out: dict[str, Any] = {}
+    for mdl in models:
+        cm = bridge.corpus(dirs, model=mdl)
+        if cm.m:
+            out[mdl] = {"games": cm.m, "f1_by_round": f1_by_round(cm, mode), "f2": f2(cm, mode, breakdowns=False)}
+    return out
+
+
+def per_model(dirs: tuple[str, ...]) -> dict[str, Any]:
+    bridge.need("f1", "f1_by_round")
+    return _per_model(*_key(dirs))
+
+
+@st.cache_data(max_entries=16, show_spinner="Outcomes ...")
+def _outcomes(dirs: tuple[str, ...], sig: tuple, mode: Any) -> dict[str, Any]:
+    outcomes = bridge.need("accounting", "outcomes")
+    parse = bridge.need("accounting", "parse_accounting")
+    c = bridge.corpus(dirs)
+    pl = c.players
+    rows = []
+    from mafiascope.logs.schema import MAFIA_ROLES
+
+    for g, sub in pl.groupby("g"):
+        maf = ",".join(sorted(set(sub.loc[sub["role"].isin(MAFIA_ROLES), "model"].astype(str))))
+        town = ",".join(sorted(set(sub.loc[~sub["role"].isin(MAFIA_ROLES), "model"].astype(str))))
+        gr = c.games.iloc[int(g)]
+        rows.append({"game_id": gr["game_id"], "mafia_models": maf, "town_models": town, "winner": gr["winner"],
+                     "rounds": gr["last_round"], "completed": bool(gr["completed"])})
+    return {"outcomes": outcomes(c) if c.m else {}, "parse": parse(c, mode) if c.m else {}, "games": pd.DataFrame(rows)}
+
+
+def outcomes(dirs: tuple[str, ...]) -> dict[str, Any]:
+    bridge.need("accounting", "outcomes")
+    return _outcomes(*_key(dirs))

@@ -1,0 +1,57 @@
+"""Shared pieces of the analysis pages: scope headers, reliability diagrams from F2 output, CI text."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from . import charts, widgets
+
+
+def ci_text(v: Any, ci: Any, fmt: str = "{:.3f}") -> str:
+    if v is None:
+        return "–"
+    s = fmt.format(v)
+    if isinstance(ci, (list, tuple)) and len(ci) == 2 and None not in ci:
+        s += f" [{fmt.format(ci[0])}, {fmt.format(ci[1])}]"
+    return s
+
+
+def bins_frame(f2res: dict[str, Any]) -> pd.DataFrame:
+    rows = []
+    bins = f2res.get("bins") or {}
+    for j in range(5):
+        lo, hi = 20 * j, 20 * j + 19
+        b = bins.get(f"{lo}-{hi}") or {}
+        w = b.get("wilson95") or [None, None]
+        rows.append({"lo": lo, "hi": 100 if j == 4 else hi + 1, "n": int(b.get("n", 0)), "acc": b.get("acc"),
+                     "mean_conf": b.get("mean_conf"), "ci_lo": w[0] if w else None, "ci_hi": w[1] if len(w) > 1 else None,
+                     "acc_boot_ci": b.get("acc_ci95")})
+    df = pd.DataFrame(rows)
+    for c in ("acc", "ci_lo", "ci_hi", "mean_conf"):
+        df[c] = pd.to_numeric(df[c], errors="coerce")
+    return df
+
+
+def reliability_block(f2res: dict[str, Any], title: str, key: str) -> None:
+    df = bins_frame(f2res)
+    c1, c2, c3 = st.columns(3)
+    c1.metric("ECE", ci_text(f2res.get("ece"), f2res.get("ece_ci95")), help="Expected calibration error (0 = perfect); "
+              "95% game-level cluster bootstrap interval in brackets when available.")
+    c2.metric("Brier", ci_text(f2res.get("brier"), f2res.get("brier_ci95")), help="Mean squared error of confidence/100 vs "
+              "correctness; 95% bootstrap interval in brackets.")
+    c3.metric("Guesses", f"{f2res.get('n', 0):,}")
+    if df["n"].sum() == 0:
+        st.info("No committed role guesses with a confidence in this selection.")
+        return
+    ch = charts.reliability(df, title=title)
+    st.altair_chart(ch, width="stretch", key=f"rel_{key}")
+    st.caption("Bars: accuracy per stated-confidence bin; whiskers: Wilson 95%; dashed diagonal: perfect calibration; "
+               "vermillion = overconfident (accuracy below the bin's mid confidence), faded = fewer than 10 guesses.")
+    with st.expander("Bins table and export"):
+        show = df.assign(bin=df["lo"].astype(str) + "–" + (df["hi"] - (df["hi"] < 100)).astype(str)).drop(columns=["lo", "hi"])
+        st.dataframe(show, hide_index=True, width="stretch")
+        widgets.download_csv(show, f"calibration_{key}", key=f"dl_rel_{key}")
+        widgets.download_chart(ch, f"reliability_{key}", key=f"ex_rel_{key}")
