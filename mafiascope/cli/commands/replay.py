@@ -111,6 +111,96 @@ def _print_tree(node: dict[str, Any], depth: int) -> None:
             _print_tree(br, depth + 2)
 
 
+# ----------------------------------------------------------------------------- experiments
+
+
+@_err
+def cmd_attribution(args: argparse.Namespace) -> int:
+    from ...replay.experiments import plan_attribution, run_attribution
+
+    utts = [u.strip() for u in (args.utterances or "").split(",") if u.strip()]
+    spec = plan_attribution(args.game, utts, args.n, target=args.target, probes=args.probes, logs=args.logs,
+                            parallel=args.parallel, batch_seed=args.batch_seed,
+                            watch=[w.strip() for w in args.suspicion_of.split(",")] if args.suspicion_of else None)  # fmt: skip
+    if args.dry_run:
+        out = {"experiment": "attribution", "dry_run": True, "parent_game_id": spec["parent"].game_id, "n_per_arm": args.n,
+               "utterances": [f"{k[0]}.{k[1]}" for k in (i["key"] for i in spec["items"])], "estimate": spec["estimate"]}  # fmt: skip
+        if args.json:
+            print_json(out)
+        else:
+            e = spec["estimate"]
+            print(f"{e['forks']} forks; about {e['act']} seat calls and {e['probe']} probe calls (from the parent's own continuation)")
+        return 0
+    _say(args, f"attribution {spec['id']}: {len(spec['items'])} utterance(s) x 2 arms x {args.n} rerolls")
+    res = asyncio.run(run_attribution(spec, on_result=lambda r: _say(args, f"  {r.game_id}: {r.error or r.winner}")))
+    if args.json:
+        print_json(res)
+        return 0
+    print(f"experiment {res['experiment_id']} -> {res['path']}")
+    for u in res["utterances"]:
+        d = u["delta_post_minus_pre"]
+        line = f"  {u['utterance']['step']} {u['utterance']['speaker']}: P(Mafia wins) POST-PRE {d['p_mafia_win']['diff']}"
+        if "p_eliminate_target" in d:
+            t = d["p_eliminate_target"]
+            line += f"; P({res['target']} out) {t['pre']['k']}/{t['pre']['n']} -> {t['post']['k']}/{t['post']['n']} (Fisher p={t['fisher_p']})"
+        print(line + f"; suspicion delta {d['suspicion']}")
+    return 0
+
+
+@_err
+def cmd_bifurcate(args: argparse.Namespace) -> int:
+    from ...replay.experiments import run_bifurcation
+
+    res = asyncio.run(run_bifurcation(args.game, args.at, args.seat, samples=args.samples, select=args.select,
+                                      temperature=args.temperature, probes=args.probes, logs=args.logs, parallel=args.parallel,
+                                      batch_seed=args.batch_seed, dry_run=args.dry_run,
+                                      on_result=lambda v: _say(args, f"  variant {v['variant_idx']} -> {v['target']}: {v['winner']}")))  # fmt: skip
+    if args.json or res.get("dry_run"):
+        print_json(res)
+        return 0
+    print(f"experiment {res['experiment_id']} -> {res['path']}: {len(res['variants'])} variants; winners {res['winners']}")
+    for v in res["variants"]:
+        print(f"  [{v['variant_idx']:>2}] {v['source']:<8} {str(v['target']):<16} {str(v['winner']):<10} {v['rounds']}  {v['text'][:70]!r}")
+    return 0
+
+
+@_err
+def cmd_validate_ab(args: argparse.Namespace) -> int:
+    from .run import load_config
+    from ...replay.validate import run_ab
+
+    cfg = load_config(args)
+    res = asyncio.run(run_ab(cfg, args.games, logs=args.logs, seed_base=args.seed_base, parallel=args.parallel, order_seed=args.order_seed))
+    if args.json:
+        print_json(res)
+        return 0
+    m = res["mafia_wins"]
+    print(f"Mafia wins: probed {m['probed']['k']}/{m['probed']['n']}, unprobed {m['unprobed']['k']}/{m['unprobed']['n']}; "
+          f"diff {m['diff']} 95% CI {m['ci95']}; Fisher p={m['fisher_p']}")  # fmt: skip
+    for what in ("rounds", "messages"):
+        r = res[what]
+        print(f"{what}: probed mean {r['probed']['mean']}, unprobed mean {r['unprobed']['mean']}; Mann-Whitney p={r['mann_whitney_p']}")
+    print(f"identical pairs (same winner and length): {res['identical_pairs']}/{args.games}; errors {len(res['errors'])}")
+    return 0
+
+
+@_err
+def cmd_validate_repeat(args: argparse.Namespace) -> int:
+    from ...replay.validate import run_repeat
+
+    res = asyncio.run(run_repeat(args.logs, args.states, args.repeats, seed=args.seed,
+                                 on_state=lambda p: _say(args, f"  {p['game_id']} {p['step']}: {p['disagreements']}/{p['pairs']}")))  # fmt: skip
+    if args.json:
+        print_json(res)
+        return 0
+    o = res["overall"]
+    print(f"{o['disagreements']} disagreements in {o['pairs']} answer pairs ({(o['p'] or 0) * 100:.1f}%) at {res['states']} states x {res['repeats']} repeats")
+    for bucket in ("per_probe", "per_phase"):
+        for name, v in res[bucket].items():
+            print(f"  {bucket[4:]:<6} {name:<22} {v['disagreements']:>5}/{v['pairs']:<5} {(v['p'] or 0) * 100:5.1f}%")
+    return 0
+
+
 # ----------------------------------------------------------------------------- resume
 
 
@@ -195,3 +285,54 @@ def register(sub: argparse._SubParsersAction) -> None:
     r.add_argument("--drop-empty", action="store_true", help="delete game directories whose log has no complete setup record")
     r.add_argument("--json", action="store_true", help="print one JSON object")
     r.set_defaults(func=cmd_resume)
+
+    rp = sub.add_parser("replay", help="replay experiments: pivotal-utterance attribution, utterance bifurcation")
+    rsub = rp.add_subparsers(dest="replay_command", metavar="EXPERIMENT")
+    a = rsub.add_parser("attribution", help="PRE/POST rerolls around candidate utterances")
+    a.add_argument("game", help="game directory or id")
+    a.add_argument("--utterances", required=True, help="comma-separated steps, e.g. 1.7,1.8,1.9")
+    a.add_argument("-n", type=int, default=5, help="rerolls per arm, 1..200 (default: %(default)s)")
+    a.add_argument("--target", help="player whose elimination in the utterance's round is counted")
+    a.add_argument("--suspicion-of", help="players whose vote-time suspicion is reported (default: target and speakers)")
+    a.add_argument("--probes", choices=["full", "suspicion", "none"], default="suspicion", help="battery of the forks (default: %(default)s)")
+    a.add_argument("--parallel", type=int, default=4, help="forks in flight (default: %(default)s)")
+    a.add_argument("--batch-seed", type=int, help="seed of the rerolls' seeds (default: random, recorded)")
+    a.add_argument("--logs", help="where games are looked up and forks written (default: next to the parent)")
+    a.add_argument("--dry-run", action="store_true", help="estimate the calls and stop")
+    a.add_argument("--json", action="store_true", help="print one JSON object")
+    a.set_defaults(func=cmd_attribution)
+    b = rsub.add_parser("bifurcate", help="sample alternative utterances of one turn, pick a diverse set, continue each")
+    b.add_argument("game", help="game directory or id")
+    b.add_argument("--at", required=True, help="step R.S of the seat's utterance")
+    b.add_argument("--seat", help="its speaker (checked against the log)")
+    b.add_argument("--samples", type=int, default=100, help="candidate utterances to sample (default: %(default)s)")
+    b.add_argument("--select", type=int, default=20, help="variants continued, the factual one included (default: %(default)s)")
+    b.add_argument("--temperature", type=float, default=1.2, help="sampling temperature for model backends (default: %(default)s)")
+    b.add_argument("--probes", choices=["full", "suspicion", "none"], default="none", help="battery of the continuations (default: %(default)s)")
+    b.add_argument("--parallel", type=int, default=4, help="continuations in flight (default: %(default)s)")
+    b.add_argument("--batch-seed", type=int, help="seed of the samples and continuations (default: random, recorded)")
+    b.add_argument("--logs", help="where games are looked up and forks written (default: next to the parent)")
+    b.add_argument("--dry-run", action="store_true", help="estimate the calls and stop")
+    b.add_argument("--json", action="store_true", help="print one JSON object")
+    b.set_defaults(func=cmd_bifurcate)
+    rp.set_defaults(func=lambda args: (rp.print_help(), 1)[1])
+
+    v = sub.add_parser("validate", help="instrument validation: probed vs unprobed A/B, probe repeatability")
+    vsub = v.add_subparsers(dest="validate_command", metavar="CHECK")
+    ab = vsub.add_parser("ab", help="randomised interleaved probed vs unprobed games on the same set-up")
+    ab.add_argument("-c", "--config", default="configs/classic.yaml", help="game config YAML (default: %(default)s)")
+    ab.add_argument("--games", type=int, default=20, help="games per arm; game i of both arms shares a seed (default: %(default)s)")
+    ab.add_argument("--logs", default="logs/validate_ab", help="where the games are written (default: %(default)s)")
+    ab.add_argument("--seed-base", type=int, default=0, help="pair i plays with seed seed_base + i (default: %(default)s)")
+    ab.add_argument("--order-seed", type=int, default=0, help="seed of the randomised run order (default: %(default)s)")
+    ab.add_argument("--parallel", type=int, default=4, help="games in flight (default: %(default)s)")
+    ab.add_argument("--json", action="store_true", help="print one JSON object")
+    ab.set_defaults(func=cmd_validate_ab, probes_file=None)
+    rep = vsub.add_parser("repeat", help="re-ask the probe battery at saved states and count disagreements")
+    rep.add_argument("logs", help="logs directory with probed, snapshotted games")
+    rep.add_argument("--states", type=int, default=9, help="saved states drawn at random (default: %(default)s)")
+    rep.add_argument("--repeats", type=int, default=5, help="repeats per state (default: %(default)s)")
+    rep.add_argument("--seed", type=int, default=0, help="seed of the state draw and of the repeats (default: %(default)s)")
+    rep.add_argument("--json", action="store_true", help="print one JSON object")
+    rep.set_defaults(func=cmd_validate_repeat)
+    v.set_defaults(func=lambda args: (v.print_help(), 1)[1])

@@ -1,0 +1,200 @@
+"""Instrument validation: does probing change the game (A/B), and do probes answer the same twice (repeat)?
+
+``ab``: pairs of games on the same set-up (same config, game i of both arms has the same
+seed, so the same table), one probed and one unprobed, run in a randomised interleaved
+order. Reports Mafia wins per arm with Fisher's exact test and a Newcombe 95% interval of
+the difference, and rounds and message counts per arm with Mann-Whitney U tests. With
+offline bots the arms must agree exactly (probe calls draw from their own seed stream), so
+``ab`` with bots is also a regression test of non-invasiveness.
+
+``repeat``: at K saved states of recorded probed games, re-asks the probe battery R times
+(each repeat draws with its own seed) and reports how often two answers to the same
+question disagree, per probe and per phase. Two answers disagree when their headline
+differs: the top suspect for ``suspicion_ranking``, the predicted action and target for
+``planned_action``, else the whole parsed answer (an unparsed answer is its own value).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import random
+import shutil
+import statistics
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from ..config import GameConfig
+from ..engine.phases.base import ProbeStep
+from ..engine.runner import play_game
+from ..engine.state import GameState
+from ..logs.io import PROBE_FILE, iter_jsonl, list_game_dirs
+from ..logs.schema import UTTERANCE_KINDS
+from .experiments import fisher_exact, newcombe
+from .source import ParentGame, ReplayError, fmt_key
+from .summary import game_outcome, proportion
+
+
+def mann_whitney(a: list[float], b: list[float]) -> float | None:
+    if not a or not b:
+        return None
+    if len(set(a) | set(b)) == 1:
+        return 1.0
+    from scipy.stats import mannwhitneyu
+
+    return float(mannwhitneyu(a, b, alternative="two-sided").pvalue)
+
+
+def _describe(xs: list[float]) -> dict[str, Any]:
+    return {"n": len(xs), "mean": round(statistics.fmean(xs), 3) if xs else None, "median": statistics.median(xs) if xs else None}
+
+
+async def run_ab(cfg: GameConfig, games: int, *, logs: str | Path, seed_base: int = 0, parallel: int = 4, order_seed: int = 0,
+                 on_result: Any = None) -> dict[str, Any]:  # fmt: skip
+    if not 1 <= games <= 10000:
+        raise ReplayError("--games must be between 1 and 10000")
+    jobs = [(arm, i) for i in range(games) for arm in ("probed", "unprobed")]
+    random.Random(order_seed).shuffle(jobs)  # randomised, interleaved
+    sem = asyncio.Semaphore(max(1, parallel))
+    logs = Path(logs)
+    results: dict[str, list[dict[str, Any]]] = {"probed": [], "unprobed": []}
+    errors = []
+
+    async def one(pos: int, arm: str, i: int) -> None:
+        async with sem:
+            gid = f"ab-{arm}-{i:04d}"
+            try:
+                res = await play_game(cfg, logs_dir=logs / arm, seed=seed_base + i, game_id=gid, probes=(arm == "probed"))
+                o = game_outcome(res.path)
+                results[arm].append({"pair": i, "order": pos, "game_id": gid, "winner": o["winner"], "rounds": o["rounds"],
+                                     "messages": o["messages"]})  # fmt: skip
+                if on_result:
+                    on_result(arm, o)
+            except Exception as exc:
+                errors.append({"arm": arm, "pair": i, "error": f"{type(exc).__name__}: {exc}"})
+
+    t0 = time.time()
+    await asyncio.gather(*(one(pos, arm, i) for pos, (arm, i) in enumerate(jobs)))
+    P, U = (sorted(results[a], key=lambda r: r["pair"]) for a in ("probed", "unprobed"))
+    kp, ku = sum(r["winner"] == "Mafia" for r in P), sum(r["winner"] == "Mafia" for r in U)
+    pairs = {r["pair"]: r for r in U}
+    same = sum(1 for r in P if r["pair"] in pairs and (r["winner"], r["rounds"]) == (pairs[r["pair"]]["winner"], pairs[r["pair"]]["rounds"]))
+    return {
+        "kind": "validate_ab", "games_per_arm": games, "seed_base": seed_base, "order_seed": order_seed, "logs": str(logs),
+        "wall_s": round(time.time() - t0, 2),
+        "mafia_wins": {"probed": proportion(kp, len(P)), "unprobed": proportion(ku, len(U)),
+                       "diff": round(kp / len(P) - ku / len(U), 4) if P and U else None,
+                       "ci95": newcombe(kp, len(P), ku, len(U)), "fisher_p": fisher_exact(kp, len(P), ku, len(U))},
+        "rounds": {"probed": _describe([r["rounds"] for r in P]), "unprobed": _describe([r["rounds"] for r in U]),
+                   "mann_whitney_p": mann_whitney([r["rounds"] for r in P], [r["rounds"] for r in U])},
+        "messages": {"probed": _describe([r["messages"] for r in P]), "unprobed": _describe([r["messages"] for r in U]),
+                     "mann_whitney_p": mann_whitney([r["messages"] for r in P], [r["messages"] for r in U])},
+        "identical_pairs": same, "errors": errors, "games": {"probed": P, "unprobed": U},
+    }  # fmt: skip
+
+
+# ----------------------------------------------------------------------------- repeatability
+
+
+def headline(probe_id: str, rec: dict[str, Any]) -> str:
+    v = rec.get("answer_parsed")
+    if not rec.get("answer_parse_ok") or v is None:
+        return "unparsed:" + str(rec.get("answer_raw"))[:200]
+    if probe_id == "suspicion_ranking" and isinstance(v, list):
+        items = [x for x in v if isinstance(x, dict) and x.get("player")]
+        if items:
+            return str(max(items, key=lambda x: float(x.get("score") or 0))["player"])
+    if probe_id == "planned_action" and isinstance(v, dict):
+        return f"{v.get('action')}:{v.get('target')}"
+    return json.dumps(v, sort_keys=True, ensure_ascii=False)
+
+
+def _pick_states(logs: Path, k: int, seed: int) -> list[tuple[ParentGame, dict[str, Any], list[str]]]:
+    pool = []
+    for d in list_game_dirs(logs):
+        try:
+            g = ParentGame(d)
+        except ReplayError:
+            continue
+        by_key: dict[tuple[int, int], list[str]] = defaultdict(list)
+        for r in g.probe_records():
+            if not r.get("inherited"):
+                by_key[(r.get("round"), r.get("public_msg_seq"))].append(str(r.get("player_name")))
+        for s in g.snapshots:
+            key = (int(s["round"]), int(s["msg_seq"]))
+            if key in by_key and not s.get("inherited"):
+                pool.append((g, s, sorted(set(by_key[key]))))
+    if not pool:
+        raise ReplayError(f"{logs}: no probed game with snapshots found")
+    rng = random.Random(seed)
+    return rng.sample(pool, min(k, len(pool)))
+
+
+async def run_repeat(logs: str | Path, states: int, repeats: int, *, seed: int = 0, on_state: Any = None) -> dict[str, Any]:
+    from ..backends.registry import build_backends
+    from ..probes import build_probe_hook
+
+    if not 1 <= states <= 1000:
+        raise ReplayError("--states must be between 1 and 1000")
+    if not 2 <= repeats <= 100:
+        raise ReplayError("--repeats must be between 2 and 100")
+    chosen = _pick_states(Path(logs), states, seed)
+    tmp = Path(tempfile.mkdtemp(prefix="mafiascope-repeat-"))
+    stats: dict[str, dict[str, list[int]]] = {"probe": defaultdict(lambda: [0, 0]), "phase": defaultdict(lambda: [0, 0])}
+    points = []
+    try:
+        for si, (g, snap, seats) in enumerate(chosen):
+            cfg = g.config()
+            cfg.probes.enabled = True
+            backends = build_backends(cfg.backends)
+            base = GameState.model_validate(snap["state"])
+            key = (int(snap["round"]), int(snap["msg_seq"]))
+            ev = g.utterance(key)
+            answers: dict[tuple[str, str], list[str]] = defaultdict(list)
+            for r in range(repeats):
+                st = base.clone()
+                st.seed = base.derive_seed("repeat", seed, r)
+                out = tmp / f"{si}-{r}"
+                hook, _ = build_probe_hook(cfg, state=st, out_dir=out, backends=backends)
+                if hook is None:
+                    raise ReplayError(f"game {g.game_id}: probes are off in its configuration")
+                if snap.get("probe_memory") and hasattr(hook, "restore"):
+                    hook.restore(snap["probe_memory"])
+                step = ProbeStep(key[0], key[1], str(snap.get("phase")), seats,
+                                 speaker=ev.get("player") if ev and ev.get("kind") in UTTERANCE_KINDS else None,
+                                 step_index=int(snap.get("step_index") or 0))  # fmt: skip
+                fut = hook.on_step(st, step)
+                if fut is not None:
+                    await fut
+                await hook.drain()
+                for rec in iter_jsonl(out / PROBE_FILE):
+                    answers[(str(rec.get("player_name")), str(rec.get("probe_id")))].append(headline(str(rec.get("probe_id")), rec))
+            phase = str(snap.get("phase"))
+            dis_here = pairs_here = 0
+            for (_, pid), hs in answers.items():
+                for a, b in itertools.combinations(hs, 2):
+                    d = int(a != b)
+                    for bucket, name in (("probe", pid), ("phase", phase)):
+                        stats[bucket][name][0] += d
+                        stats[bucket][name][1] += 1
+                    dis_here += d
+                    pairs_here += 1
+            points.append({"game_id": g.game_id, "step": fmt_key(key), "phase": phase, "seats": len(seats),
+                           "pairs": pairs_here, "disagreements": dis_here})  # fmt: skip
+            if on_state:
+                on_state(points[-1])
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+    def table(bucket: str) -> dict[str, Any]:
+        return {name: {"disagreements": d, "pairs": n, **proportion(d, n)} for name, (d, n) in sorted(stats[bucket].items())}
+
+    total_d = sum(d for d, _ in stats["probe"].values())
+    total_n = sum(n for _, n in stats["probe"].values())
+    return {"kind": "validate_repeat", "logs": str(logs), "states": len(points), "repeats": repeats, "seed": seed,
+            "overall": {"disagreements": total_d, "pairs": total_n, **proportion(total_d, total_n)},
+            "per_probe": table("probe"), "per_phase": table("phase"), "points": points}  # fmt: skip
