@@ -1,0 +1,266 @@
+"""Arena batches: schedule, ledger, and the local (asyncio) or Ray executor.
+
+``run_arena`` plays every scheduled game that the ledger does not list as finished. The
+local executor keeps ``parallel`` games in flight in one event loop (each through
+:func:`mafiascope.engine.runner.play_game`); the Ray executor sends each game to a Ray
+worker (``pip install 'mafiascope[ray]'``; ``address`` of a running cluster, or a local
+instance). The driver alone writes the ledger, so an interrupted run resumes cleanly.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from ..config import GameConfig, SeatSpec
+from ..engine.rules import RuleSet, VARIANT_ALIASES, tournament_rules
+from ..logs.io import GAME_FILE
+from .ledger import Ledger
+from .roster import Roster
+from .schedule import Scheduled, make_schedule
+
+RULES_DIR = Path(__file__).resolve().parent.parent.parent / "configs" / "rules"
+
+
+class ArenaError(ValueError):
+    """A user-facing arena problem (bad rule-set name, a ledger from another plan ...)."""
+
+
+def load_rule_set(name: str) -> RuleSet:
+    """A rule set by name (sport, open/open_table, imbalanced, or configs/rules/<name>.yaml) or YAML path."""
+    import yaml
+
+    path = Path(name)
+    if not path.suffix:
+        key = VARIANT_ALIASES.get(name, name)
+        path = RULES_DIR / f"{key}.yaml"
+        if not path.is_file():
+            try:
+                return tournament_rules(key)
+            except ValueError as exc:
+                raise ArenaError(str(exc)) from None
+    if not path.is_file():
+        raise ArenaError(f"{name}: rule set not found (use sport, open, imbalanced or a YAML path)")
+    rules = RuleSet.model_validate(yaml.safe_load(path.read_text(encoding="utf-8")))
+    if rules.family != "tournament":
+        raise ArenaError(f"{name}: the arena plays ten-seat rule sets (family: tournament), not {rules.family!r}")
+    return rules
+
+
+def parse_rule_list(spec: str | list[str]) -> list[str]:
+    names = [s.strip() for s in (spec.split(",") if isinstance(spec, str) else spec) if s.strip()]
+    if not names:
+        raise ArenaError("--rules: name at least one rule set (sport, open, imbalanced)")
+    return [VARIANT_ALIASES.get(n, n) for n in names]
+
+
+def game_config(roster: Roster, rules: RuleSet, g: Scheduled, *, probes: bool, snapshots: bool, language: str) -> GameConfig:
+    used = {s["backend"] for s in g.seats}
+    return GameConfig(
+        name=f"arena-{g.game_id}",
+        rules=rules,
+        language=language,
+        seats=[SeatSpec(backend=s["backend"], role=s["role"]) for s in g.seats],
+        backends={k: v for k, v in roster.models.items() if k in used or k == rules.option("host_backend")},
+        probes={"enabled": probes},
+        snapshots=snapshots,
+        seed=g.seed,
+    )
+
+
+def estimate(roster: Roster, rule_sets: list[str], games: int) -> dict[str, Any]:
+    """Calls and tokens a run will cost (per-game averages measured on offline games)."""
+    per_game = {"sport": (70, 2600), "open_table": (150, 3000), "imbalanced": (85, 2700)}  # (calls, prompt tokens per call)
+    calls = prompt = 0
+    for rs in rule_sets:
+        c, t = per_game.get(rs, (100, 2800))
+        calls += c * games
+        prompt += c * t * games
+    paid = [m for m, e in roster.models.items() if e.get("type") not in ("bot",)]
+    share = len(paid) / max(1, len(roster.models))
+    return {"games": games * len(rule_sets), "calls": calls, "prompt_tokens": prompt, "completion_tokens": calls * 80,
+            "paid_share": round(share, 3), "paid_calls": int(calls * share),
+            "note": "rough: measured call counts of offline games x typical context sizes"}  # fmt: skip
+
+
+class Progress:
+    def __init__(self, total: int, done: int, stream: Any = None, quiet: bool = False):
+        self.total, self.done, self.t0, self.quiet = total, done, time.time(), quiet
+        self.stream = stream or sys.stderr
+        self.bar = None
+        if not quiet:
+            try:
+                from tqdm import tqdm  # optional; never a dependency
+
+                self.bar = tqdm(total=total, initial=done, unit="game", file=self.stream)
+            except ImportError:
+                self.bar = None
+
+    def step(self, gid: str, note: str) -> None:
+        self.done += 1
+        if self.quiet:
+            return
+        if self.bar is not None:
+            self.bar.update(1)
+            self.bar.set_postfix_str(f"{gid} {note}")
+            return
+        rate = self.done / max(1e-9, time.time() - self.t0)
+        print(f"[arena] {self.done}/{self.total} ({100 * self.done // max(1, self.total)}%) {gid}: {note}  {rate:.2f} games/s",
+              file=self.stream, flush=True)  # fmt: skip
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+def _result(res: Any, seconds: float) -> dict[str, Any]:
+    return {"winner": res.winner, "rounds": res.rounds, "reason": res.reason, "faults": res.faults, "acts": res.acts,
+            "seconds": round(seconds, 3)}  # fmt: skip
+
+
+async def _play_local(cfg: GameConfig, run_dir: Path, g: Scheduled, backends: dict[str, Any] | None) -> dict[str, Any]:
+    from ..engine.runner import play_game
+
+    t0 = time.time()
+    res = await play_game(cfg, logs_dir=run_dir, seed=g.seed, game_id=g.game_id, backends=backends)
+    return _result(res, time.time() - t0)
+
+
+def _play_in_worker(cfg_data: dict[str, Any], run_dir: str, seed: int, game_id: str) -> dict[str, Any]:
+    """Ray task body: one game in the worker's own event loop."""
+    from ..engine.runner import run_game
+
+    t0 = time.time()
+    res = run_game(GameConfig.model_validate(cfg_data), logs_dir=run_dir, seed=seed, game_id=game_id)
+    return _result(res, time.time() - t0)
+
+
+def run_arena(
+    roster: Roster,
+    rule_sets: list[str],
+    games: int,
+    run_dir: str | Path,
+    *,
+    parallel: int = 4,
+    executor: str = "local",
+    address: str | None = None,
+    seed: int = 0,
+    probes: bool = False,
+    snapshots: bool = False,
+    language: str = "en",
+    quiet: bool = False,
+    backend_factory: Callable[[GameConfig], dict[str, Any]] | None = None,
+    limit: int | None = None,
+) -> dict[str, Any]:
+    """Play (or continue) an arena run; returns a summary. ``limit`` stops after that many new games."""
+    run_dir = Path(run_dir)
+    rule_sets = parse_rule_list(rule_sets)
+    rules = {rs: load_rule_set(rs) for rs in rule_sets}
+    params = {"roster": roster.fingerprint(), "rules": rule_sets, "games": games, "seed": seed, "language": language,
+              "probes": probes}  # fmt: skip
+    ledger = Ledger(run_dir)
+    old = ledger.plan()
+    if old is not None and old != params:
+        raise ArenaError(f"{run_dir}: this run directory holds a different arena plan (roster, rules, games or seed differ); "
+                         "use another --logs directory or the same arguments to resume")  # fmt: skip
+    schedule = make_schedule(roster.labels, rule_sets, games, seed)
+    if old is None:
+        ledger.append({"event": "plan", "params": params})
+        for g in schedule:
+            ledger.append({"event": "scheduled", **g.as_dict()})
+    status = ledger.status()
+    done = set(status["finished_ids"])
+    todo = [g for g in schedule if g.game_id not in done]
+    if limit is not None:
+        todo = todo[:limit]
+    for g in todo:  # a partial game from an interrupted run starts again
+        gdir = run_dir / g.game_id
+        if gdir.exists():
+            shutil.rmtree(gdir)
+    progress = Progress(len(schedule), len(done), quiet=quiet)
+    t0 = time.time()
+    failures: list[dict[str, Any]] = []
+
+    def record(g: Scheduled, out: dict[str, Any] | BaseException) -> None:
+        if isinstance(out, BaseException):
+            failures.append({"game_id": g.game_id, "error": repr(out)[:300]})
+            ledger.append({"event": "failed", "game_id": g.game_id, "error": repr(out)[:300]})
+            progress.step(g.game_id, "FAILED")
+        else:
+            ledger.append({"event": "finished", "game_id": g.game_id, "rules": g.rules, **out})
+            progress.step(g.game_id, str(out["winner"]))
+
+    cfgs = {g.game_id: game_config(roster, rules[g.rules], g, probes=probes, snapshots=snapshots, language=language) for g in todo}
+    try:
+        if executor == "local":
+            asyncio.run(_run_local(todo, cfgs, run_dir, max(1, parallel), backend_factory, record))
+        elif executor == "ray":
+            _run_ray(todo, cfgs, run_dir, max(1, parallel), address, record)
+        else:
+            raise ArenaError(f"--executor: {executor!r} is not supported; choose local or ray")
+    finally:
+        progress.close()
+    elapsed = time.time() - t0
+    st = ledger.status()
+    return {"run_dir": str(run_dir), "scheduled": st["scheduled"], "finished": st["finished"], "failed": len(failures),
+            "played_now": len(todo), "seconds": round(elapsed, 3),
+            "games_per_second": round(len(todo) / elapsed, 3) if elapsed > 0 and todo else None,
+            "failures": failures}  # fmt: skip
+
+
+async def _run_local(todo: list[Scheduled], cfgs: dict[str, GameConfig], run_dir: Path, parallel: int,
+                     backend_factory: Callable[[GameConfig], dict[str, Any]] | None, record: Callable[..., None]) -> None:  # fmt: skip
+    sem = asyncio.Semaphore(parallel)
+
+    async def one(g: Scheduled) -> None:
+        async with sem:
+            cfg = cfgs[g.game_id]
+            try:
+                out: Any = await _play_local(cfg, run_dir, g, backend_factory(cfg) if backend_factory else None)
+            except Exception as exc:  # one broken game never stops the run
+                out = exc
+            record(g, out)
+
+    await asyncio.gather(*(one(g) for g in todo))
+    try:
+        from ..backends.registry import close_all
+
+        await close_all()
+    except Exception:
+        pass
+
+
+def _run_ray(todo: list[Scheduled], cfgs: dict[str, GameConfig], run_dir: Path, parallel: int, address: str | None,
+             record: Callable[..., None]) -> None:  # fmt: skip
+    try:
+        import ray
+    except ImportError:
+        raise ArenaError("--executor ray needs Ray: pip install 'mafiascope[ray]'") from None
+    started = False
+    if not ray.is_initialized():
+        ray.init(address=address, ignore_reinit_error=True, log_to_driver=False, include_dashboard=False)
+        started = True
+    try:
+        task = ray.remote(_play_in_worker)
+        pending: dict[Any, Scheduled] = {}
+        queue = list(todo)
+        while queue or pending:
+            while queue and len(pending) < parallel:
+                g = queue.pop(0)
+                ref = task.remote(cfgs[g.game_id].model_dump(mode="json"), str(run_dir.resolve()), g.seed, g.game_id)
+                pending[ref] = g
+            ready, _ = ray.wait(list(pending), num_returns=1)
+            for ref in ready:
+                g = pending.pop(ref)
+                try:
+                    record(g, ray.get(ref))
+                except Exception as exc:
+                    record(g, exc)
+    finally:
+        if started:
+            ray.shutdown()

@@ -1,0 +1,89 @@
+"""Balanced random seating: who sits in which game, in which role.
+
+For each game the ten seats go to the models with the fewest games so far (ties broken at
+random, so the mix of opponents varies), a model taking at most ``ceil(10 / n_models)``
+seats of one table; then the Don, the Sheriff and the two other Mafia seats go, one by one,
+to the seated model with the lowest share of that role so far. Over a run every model
+plays about equally often and holds every role about equally often. The schedule is a
+pure function of (labels, rule sets, games, seed).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import random
+from dataclasses import asdict, dataclass
+
+from ..engine.rules import TOURNAMENT_ROLES
+
+SPECIAL = ("Don", "Sheriff", "Mafia", "Mafia")
+
+
+@dataclass
+class Scheduled:
+    game_id: str
+    rules: str
+    seed: int
+    seats: list[dict[str, str]]  # [{backend, role}] in table order before the engine's shuffle
+
+    def as_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+
+def game_seed(run_seed: int, game_id: str) -> int:
+    return int.from_bytes(hashlib.blake2b(f"{run_seed}|{game_id}".encode(), digest_size=8).digest(), "big") >> 33
+
+
+def make_schedule(labels: list[str], rule_sets: list[str], games: int, seed: int = 0) -> list[Scheduled]:
+    """``games`` games per rule set, interleaved (sport-0000, open_table-0000, ...)."""
+    if not labels:
+        raise ValueError("the roster has no models")
+    n_seats = sum(TOURNAMENT_ROLES.values())
+    cap = math.ceil(n_seats / len(labels))
+    rng = random.Random(seed)
+    played = {m: 0 for m in labels}
+    roles: dict[str, dict[str, int]] = {m: {} for m in labels}
+    out: list[Scheduled] = []
+    for i in range(games):
+        for rs in rule_sets:
+            seats: list[str] = []
+            taken = {m: 0 for m in labels}
+            while len(seats) < n_seats:
+                pool = [m for m in labels if taken[m] < cap]
+                low = min(played[m] + taken[m] for m in pool)
+                m = rng.choice([m for m in pool if played[m] + taken[m] == low])
+                taken[m] += 1
+                seats.append(m)
+            rng.shuffle(seats)
+            dealt = ["Villager"] * n_seats
+            for role in SPECIAL:
+                free = [j for j in range(n_seats) if dealt[j] == "Villager"]
+
+                def share(j: int, role: str = role) -> float:
+                    m = seats[j]
+                    return roles[m].get(role, 0) / (played[m] + 1)
+
+                low_share = min(share(j) for j in free)
+                j = rng.choice([j for j in free if share(j) == low_share])
+                dealt[j] = role
+                roles[seats[j]][role] = roles[seats[j]].get(role, 0) + 1
+            for m in seats:
+                played[m] += 1
+            for j, m in enumerate(seats):
+                if dealt[j] == "Villager":
+                    roles[m]["Villager"] = roles[m].get("Villager", 0) + 1
+            gid = f"{rs}-{i:04d}"
+            out.append(Scheduled(gid, rs, game_seed(seed, gid), [{"backend": m, "role": r} for m, r in zip(seats, dealt)]))
+    return out
+
+
+def balance(schedule: list[Scheduled]) -> dict[str, dict[str, int]]:
+    """Seats per model and role over a schedule: {model: {"games": n, "Don": k, ...}}."""
+    out: dict[str, dict[str, int]] = {}
+    for g in schedule:
+        for s in g.seats:
+            row = out.setdefault(s["backend"], {"games": 0})
+            row["games"] += 1
+            row[s["role"]] = row.get(s["role"], 0) + 1
+    return out

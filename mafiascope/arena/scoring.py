@@ -1,0 +1,321 @@
+"""Leaderboards, pairs and rule-set measures, computed only from recorded game events.
+
+Points: 1 for a seat on the winning side; the first player shot gets +0.25 when two of the
+(up to three) suspects of its best move are Mafia and +0.5 when all three are. Points vs
+side = a seat's points minus the mean points of the same side under the same rule set. A
+model's score is the mean of its seats' points vs side, with the standard error of that mean.
+
+Pairs (every ranking shrunk toward zero as total / (games + 4)):
+* teammates  -- same side: per shared game, won (1/0) minus the side's win rate under those rules
+* mismatches -- opposite sides, ordered (a, b): a's side won minus that side's base rate
+* rivals     -- opposite sides who accused each other (nominations and day votes) in the same game
+
+Everything here reads ``game.jsonl`` files: seats from ``setup``, outcomes from ``game_over``,
+shots, votes, nominations, best moves and checks from their events.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from itertools import combinations
+from pathlib import Path
+from typing import Any
+
+from ..logs.io import GAME_FILE, read_jsonl
+from ..logs.schema import MAFIA_ROLES
+
+SHRINK = 4
+TOWN, MAFIA = "Villagers", "Mafia"
+ELIMINATING_VOTES = ("vote", "revote", "runoff", "remove_all", "lone_nominee")
+
+
+def side(role: str) -> str:
+    return MAFIA if role in MAFIA_ROLES else TOWN
+
+
+# ------------------------------------------------------------------------------ loading
+
+
+def find_games(path: str | Path) -> list[Path]:
+    """game.jsonl files under a run dir or logs dir (depth 1 or 2)."""
+    p = Path(path)
+    if p.is_file():
+        return [p]
+    return sorted(set(p.glob(f"*/{GAME_FILE}")) | set(p.glob(f"*/*/{GAME_FILE}")))
+
+
+def game_record(events: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """One finished ten-seat game reduced to what the scores need (None if unfinished or another family)."""
+    setup = next((e for e in events if e.get("kind") == "setup"), None)
+    over = next((e for e in reversed(events) if e.get("kind") == "game_over"), None)
+    if setup is None or over is None or setup.get("game_type") != "tournament":
+        return None
+    seats = {p["name"]: {"model": p.get("backend") or p.get("model") or "?", "role": p["role"], "side": side(p["role"])}
+             for p in setup["players"]}  # fmt: skip
+    winner = over.get("winner")
+    first = next((e for e in events if e.get("kind") == "night_kill"), None)
+    first_shot = first["victim"] if first else None
+    bm = next((e for e in events if e.get("kind") == "best_move" and e.get("player") == first_shot), None)
+    suspects = [s for s in (bm or {}).get("suspects") or [] if s in seats][:3]
+    n_maf = sum(1 for s in suspects if seats[s]["side"] == MAFIA)
+    points = {n: (1.0 if s["side"] == winner else 0.0) for n, s in seats.items()}
+    bonus = 0.5 if n_maf >= 3 else 0.25 if n_maf == 2 else 0.0
+    if first_shot in points:
+        points[first_shot] += bonus
+    ballots = [(e["player"], e["target"], e.get("round", 0)) for e in events
+               if e.get("kind") == "day_vote" and e.get("target_valid") and e.get("target") in seats and e.get("ballot") != "remove_all"]  # fmt: skip
+    accus = [(a, t) for a, t, _ in ballots]
+    accus += [(e["nominator"], e["nominee"]) for e in events if e.get("kind") == "nomination"]
+    elims = [e for e in events if e.get("kind") == "day_eliminate"]
+    first_vote = None
+    if elims:
+        r0 = elims[0].get("round")
+        first_vote = [e["eliminated"] for e in elims if e.get("round") == r0]
+    sheriff_checks = [(e["sheriff"], e["result"]) for e in events if e.get("kind") == "night_sheriff_result"]
+    don_checks = [(e["don"], e["result"]) for e in events if e.get("kind") == "night_don_result"]
+    shots = [e for e in events if e.get("kind") == "night_shots"]
+    day_turns = sum(1 for e in events if e.get("kind") in ("day_discuss", "defence") and not e.get("passed") and not e.get("fault"))
+    return {
+        "game_id": setup["game_id"], "rules": setup.get("rule_set") or (setup.get("rules") or {}).get("variant") or "?",
+        "winner": winner, "rounds": over.get("round", 0), "seats": seats, "points": points, "first_shot": first_shot,
+        "suspects": suspects, "bonus": bonus, "ballots": ballots, "accusations": accus, "first_vote_out": first_vote,
+        "sheriff_checks": sheriff_checks, "don_checks": don_checks, "nights": len(shots),
+        "missed": sum(1 for e in shots if not e.get("landed") and any(v for v in (e.get("shots") or {}).values())),
+        "day_turns": day_turns,
+    }  # fmt: skip
+
+
+def load_records(path: str | Path) -> list[dict[str, Any]]:
+    out = []
+    for f in find_games(path):
+        rec = game_record(read_jsonl(f))
+        if rec is not None:
+            out.append(rec)
+    return out
+
+
+# ------------------------------------------------------------------------------ statistics
+
+
+def mean_se(xs: list[float]) -> tuple[float | None, float | None]:
+    n = len(xs)
+    if n == 0:
+        return None, None
+    m = sum(xs) / n
+    if n < 2:
+        return m, None
+    var = sum((x - m) ** 2 for x in xs) / (n - 1)
+    return m, math.sqrt(var / n)
+
+
+def wilson(k: int, n: int, z: float = 1.96) -> tuple[float | None, float | None]:
+    if n == 0:
+        return None, None
+    p = k / n
+    den = 1 + z * z / n
+    c = (p + z * z / (2 * n)) / den
+    h = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / den
+    return max(0.0, c - h), min(1.0, c + h)
+
+
+def _r(x: float | None, nd: int = 4) -> float | None:
+    return None if x is None or (isinstance(x, float) and math.isnan(x)) else round(x, nd)
+
+
+# ------------------------------------------------------------------------------ the report
+
+
+def side_means(recs: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
+    acc: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    for g in recs:
+        for n, s in g["seats"].items():
+            acc[g["rules"]][s["side"]].append(g["points"][n])
+    return {rs: {sd: sum(v) / len(v) for sd, v in d.items()} for rs, d in acc.items()}
+
+
+def base_rates(recs: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
+    acc: dict[str, list[str]] = defaultdict(list)
+    for g in recs:
+        acc[g["rules"]].append(g["winner"])
+    return {rs: {sd: sum(1 for w in ws if w == sd) / len(ws) for sd in (MAFIA, TOWN)} for rs, ws in acc.items()}
+
+
+def leaderboard(recs: list[dict[str, Any]], rules: str | None = None, side_only: str | None = None) -> list[dict[str, Any]]:
+    means = side_means(recs)
+    per: dict[str, list[float]] = defaultdict(list)
+    wins: dict[str, int] = defaultdict(int)
+    for g in recs:
+        if rules and g["rules"] != rules:
+            continue
+        for n, s in g["seats"].items():
+            if side_only and s["side"] != side_only:
+                continue
+            per[s["model"]].append(g["points"][n] - means[g["rules"]][s["side"]])
+            wins[s["model"]] += int(s["side"] == g["winner"])
+    rows = []
+    for m, xs in per.items():
+        mu, se = mean_se(xs)
+        rows.append({"model": m, "score": _r(mu), "se": _r(se), "games": len(xs), "wins": wins[m]})
+    rows.sort(key=lambda r: (-(r["score"] or 0), r["model"]))
+    for i, r in enumerate(rows, 1):
+        r["rank"] = i
+    return rows
+
+
+def spearman(boards: dict[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    from scipy.stats import spearmanr
+
+    out = []
+    for a, b in combinations(sorted(boards), 2):
+        sa = {r["model"]: r["score"] for r in boards[a]}
+        sb = {r["model"]: r["score"] for r in boards[b]}
+        common = sorted(set(sa) & set(sb))
+        rho = None
+        xa, xb = [sa[m] for m in common], [sb[m] for m in common]
+        if len(common) >= 3 and len(set(xa)) > 1 and len(set(xb)) > 1:
+            res = spearmanr(xa, xb)
+            rho = _r(float(res.statistic if hasattr(res, "statistic") else res[0]))
+        out.append({"a": a, "b": b, "rho": rho, "models": len(common)})
+    return out
+
+
+def pairs(recs: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    base = base_rates(recs)
+    team: dict[tuple[str, str], dict[str, Any]] = {}
+    mism: dict[tuple[str, str], dict[str, Any]] = {}
+    riv: dict[tuple[str, str], dict[str, Any]] = {}
+    for g in recs:
+        seats = g["seats"]
+        models_side = {(s["model"], s["side"]) for s in seats.values()}
+        accused: dict[tuple[str, str], int] = defaultdict(int)
+        for a, t in g["accusations"]:
+            if a in seats and t in seats:
+                accused[(seats[a]["model"], seats[t]["model"])] += 1
+        for (ma, sa), (mb, sb) in combinations(sorted(models_side), 2):
+            if ma == mb:
+                continue
+            if sa == sb:
+                lift = (1.0 if g["winner"] == sa else 0.0) - base[g["rules"]][sa]
+                row = team.setdefault((ma, mb), {"a": ma, "b": mb, "games": 0, "total": 0.0, "mafia_games": 0, "town_games": 0})
+                row["games"] += 1
+                row["total"] += lift
+                row["mafia_games" if sa == MAFIA else "town_games"] += 1
+            else:
+                for (x, sx), (y, _sy) in (((ma, sa), (mb, sb)), ((mb, sb), (ma, sa))):
+                    lift = (1.0 if g["winner"] == sx else 0.0) - base[g["rules"]][sx]
+                    row = mism.setdefault((x, y), {"a": x, "b": y, "games": 0, "total": 0.0, "wins": 0})
+                    row["games"] += 1
+                    row["total"] += lift
+                    row["wins"] += int(g["winner"] == sx)
+                key = (ma, mb) if ma < mb else (mb, ma)
+                row = riv.setdefault(key, {"a": key[0], "b": key[1], "games": 0, "clashes": 0, "a_wins": 0, "accusations": 0})
+                row["games"] += 1
+                both = accused[(ma, mb)] > 0 and accused[(mb, ma)] > 0
+                row["accusations"] += accused[(ma, mb)] + accused[(mb, ma)]
+                if both:
+                    row["clashes"] += 1
+                    a_side = sa if key[0] == ma else sb
+                    row["a_wins"] += int(g["winner"] == a_side)
+
+    def finish(rows: dict[Any, dict[str, Any]], total_key: str) -> list[dict[str, Any]]:
+        out = []
+        for r in rows.values():
+            r = dict(r)
+            tot = r[total_key]
+            r["total"] = _r(float(r.get("total", tot)))
+            r["per_game"] = _r(r["total"] / r["games"]) if total_key == "total" else _r(r["clashes"] / r["games"])
+            r["ranked"] = _r(tot / (r["games"] + SHRINK))
+            out.append(r)
+        out.sort(key=lambda r: (-(r["ranked"] or 0), r["a"], r["b"]))
+        return out
+
+    return {"teammates": finish(team, "total"), "mismatches": finish(mism, "total"), "rivals": finish(riv, "clashes")}
+
+
+def rule_measures(recs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    by: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for g in recs:
+        by[g["rules"]].append(g)
+    out = []
+    for rs, gs in sorted(by.items()):
+        n = len(gs)
+        mw = sum(1 for g in gs if g["winner"] == MAFIA)
+        lo, hi = wilson(mw, n)
+        town_ballots = [(g, v, t) for g in gs for v, t, _ in g["ballots"] if g["seats"][v]["side"] == TOWN]
+        on_mafia = sum(1 for g, _, t in town_ballots if g["seats"][t]["side"] == MAFIA)
+        fv = [g for g in gs if g["first_vote_out"]]
+        fv_town = [g for g in fv if any(g["seats"][x]["side"] == TOWN for x in g["first_vote_out"])]
+        nights = sum(g["nights"] for g in gs)
+        out.append({
+            "rules": rs, "games": n, "mafia_wins": mw, "mafia_win_rate": _r(mw / n), "mafia_win_ci": [_r(lo), _r(hi)],
+            "draws": sum(1 for g in gs if g["winner"] not in (MAFIA, TOWN)),
+            "town_ballots": len(town_ballots), "town_ballots_on_mafia": _r(on_mafia / len(town_ballots)) if town_ballots else None,
+            "day_turns_per_game": _r(sum(g["day_turns"] for g in gs) / n, 2),
+            "first_vote_removed_town": len(fv_town), "first_votes": len(fv),
+            "town_wins_after_wrong_first_vote": sum(1 for g in fv_town if g["winner"] == TOWN),
+            "night_shots": nights, "night_shots_missed": sum(g["missed"] for g in gs) if nights else None,
+            "mean_rounds": _r(sum(g["rounds"] for g in gs) / n, 2),
+            "best_move_bonus_games": sum(1 for g in gs if g["bonus"] > 0),
+        })  # fmt: skip
+    return out
+
+
+def model_records(recs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    base = base_rates(recs)
+    m: dict[str, dict[str, Any]] = defaultdict(lambda: {"mafia": defaultdict(lambda: [0, 0]), "town": defaultdict(lambda: [0, 0]),
+                                                       "don": [0, 0, 0, 0], "sheriff": [0, 0, 0, 0]})  # fmt: skip
+    for g in recs:
+        for n, s in g["seats"].items():
+            row = m[s["model"]]
+            won = int(s["side"] == g["winner"])
+            cell = row["mafia" if s["side"] == MAFIA else "town"][g["rules"]]
+            cell[0] += won
+            cell[1] += 1
+            if s["role"] in ("Don", "Sheriff"):
+                rec = row["don" if s["role"] == "Don" else "sheriff"]
+                checks = [r for who, r in (g["don_checks"] if s["role"] == "Don" else g["sheriff_checks"]) if who == n]
+                rec[0] += won
+                rec[1] += 1
+                rec[2] += sum(1 for r in checks if r in ("Sheriff", "Mafia"))
+                rec[3] += len(checks)
+    out = []
+    for model, row in sorted(m.items()):
+        imb = row["town"].get("imbalanced", [0, 0])
+        out.append({
+            "model": model,
+            "mafia_win_rate": {rs: {"wins": w, "games": n, "rate": _r(w / n)} for rs, (w, n) in sorted(row["mafia"].items())},
+            "town_win_rate": {rs: {"wins": w, "games": n, "rate": _r(w / n)} for rs, (w, n) in sorted(row["town"].items())},
+            "town_imbalanced": {"wins": imb[0], "games": imb[1], "rate": _r(imb[0] / imb[1]) if imb[1] else None,
+                                "side_average": _r(base["imbalanced"][TOWN]) if "imbalanced" in base else None},
+            "don": {"wins": row["don"][0], "games": row["don"][1], "sheriff_found": row["don"][2], "checks": row["don"][3]},
+            "sheriff": {"wins": row["sheriff"][0], "games": row["sheriff"][1], "mafia_found": row["sheriff"][2], "checks": row["sheriff"][3]},
+        })  # fmt: skip
+    return out
+
+
+def report(recs: list[dict[str, Any]]) -> dict[str, Any]:
+    """The whole arena report as one JSON-able object (documented in docs/arena.md)."""
+    rule_sets = sorted({g["rules"] for g in recs})
+    per_rules = {rs: leaderboard(recs, rs) for rs in rule_sets}
+    overall = leaderboard(recs)
+    ses = [r["se"] for r in overall if r["se"] is not None]
+    return {
+        "games": len(recs),
+        "rule_sets": rule_sets,
+        "side_means": {rs: {k: _r(v) for k, v in d.items()} for rs, d in side_means(recs).items()},
+        "base_rates": {rs: {k: _r(v) for k, v in d.items()} for rs, d in base_rates(recs).items()},
+        "leaderboards": {
+            "overall": overall,
+            "by_rules": per_rules,
+            "mafia": leaderboard(recs, side_only=MAFIA),
+            "town": leaderboard(recs, side_only=TOWN),
+            "by_rules_side": {rs: {"mafia": leaderboard(recs, rs, MAFIA), "town": leaderboard(recs, rs, TOWN)} for rs in rule_sets},
+        },
+        "spearman": spearman(per_rules),
+        "pairs": pairs(recs),
+        "rule_measures": rule_measures(recs),
+        "models": model_records(recs),
+        "noise": {"median_se": _r(sorted(ses)[len(ses) // 2]) if ses else None,
+                  "note": "a score's standard error; gaps under about twice it are noise"},
+    }  # fmt: skip

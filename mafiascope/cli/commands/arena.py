@@ -1,0 +1,135 @@
+"""``mafiascope arena``: run ten-seat tournaments across a roster and read the leaderboards.
+
+    mafiascope arena run --roster configs/roster_bots.yaml --rules sport,open,imbalanced --games 40 \\
+        [--parallel K] [--logs DIR] [--executor local|ray --address ADDR] [--seed N] [--json]
+    mafiascope arena report RUN_DIR|LOGS [--json]
+    mafiascope arena estimate --roster R --rules ... --games N [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from .. import CliError, print_json
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("arena", help="ten-seat tournaments across a roster of models; leaderboards")
+    asub = p.add_subparsers(dest="arena_command", metavar="ARENA_COMMAND")
+
+    r = asub.add_parser("run", help="play (or resume) a batch of ten-seat games across a roster")
+    r.add_argument("--roster", default=None, help="roster YAML (default: configs/roster_bots.yaml, the offline bot presets)")
+    r.add_argument("--rules", default="sport,open,imbalanced", help="comma-separated rule sets: sport, open (open_table), imbalanced, or YAML paths")
+    r.add_argument("--games", type=int, default=40, help="games per rule set (default 40)")
+    r.add_argument("--parallel", type=int, default=4, help="games in flight at once (default 4)")
+    r.add_argument("--logs", default=None, help="run directory: games, ledger.jsonl (default logs/arena/<roster name>)")
+    r.add_argument("--executor", choices=("local", "ray"), default="local")
+    r.add_argument("--address", default=None, help="Ray cluster address (default: start a local Ray instance)")
+    r.add_argument("--seed", type=int, default=0, help="schedule seed (default 0)")
+    r.add_argument("--language", choices=("en", "ru"), default="en")
+    r.add_argument("--probes", action="store_true", help="run the probe battery in every game (off by default)")
+    r.add_argument("--snapshots", action="store_true", help="write state.jsonl snapshots (for Live Game stepping)")
+    r.add_argument("--limit", type=int, default=None, help="stop after this many new games (resume later)")
+    r.add_argument("--json", action="store_true", help="print one JSON summary object")
+    r.set_defaults(func=_run)
+
+    e = asub.add_parser("estimate", help="calls and tokens a run would cost")
+    e.add_argument("--roster", default=None)
+    e.add_argument("--rules", default="sport,open,imbalanced")
+    e.add_argument("--games", type=int, default=40)
+    e.add_argument("--json", action="store_true")
+    e.set_defaults(func=_estimate)
+
+    rep = asub.add_parser("report", help="leaderboards, pairs and rule-set measures from recorded games")
+    rep.add_argument("path", help="an arena run directory or any logs directory")
+    rep.add_argument("--json", action="store_true", help="print the whole report as one JSON object (docs/arena.md)")
+    rep.add_argument("--top", type=int, default=5, help="rows per pair list in the text report")
+    rep.set_defaults(func=_report)
+    p.set_defaults(func=lambda a: (p.print_help(), 1)[1])
+
+
+def _roster(path: str | None) -> Any:
+    from ...arena.roster import load_roster
+    from ...config import ConfigError
+
+    try:
+        return load_roster(path)
+    except ConfigError as exc:
+        raise CliError(str(exc)) from None
+
+
+def _run(args: argparse.Namespace) -> int:
+    from ...arena.run import ArenaError, run_arena
+
+    roster = _roster(args.roster)
+    if args.games < 1:
+        raise CliError("--games must be at least 1")
+    run_dir = Path(args.logs) if args.logs else Path("logs") / "arena" / roster.name
+    try:
+        summary = run_arena(roster, args.rules, args.games, run_dir, parallel=args.parallel, executor=args.executor,
+                            address=args.address, seed=args.seed, probes=args.probes, snapshots=args.snapshots,
+                            language=args.language, quiet=args.json, limit=args.limit)  # fmt: skip
+    except ArenaError as exc:
+        raise CliError(str(exc)) from None
+    if args.json:
+        print_json(summary)
+    else:
+        print(f"{summary['finished']}/{summary['scheduled']} games finished in {run_dir} "
+              f"({summary['played_now']} now, {summary['seconds']} s); report: mafiascope arena report {run_dir}")  # fmt: skip
+        for f in summary["failures"]:
+            print(f"  failed {f['game_id']}: {f['error']}")
+    return 0 if not summary["failures"] else 1
+
+
+def _estimate(args: argparse.Namespace) -> int:
+    from ...arena.run import ArenaError, estimate, parse_rule_list
+
+    try:
+        est = estimate(_roster(args.roster), parse_rule_list(args.rules), args.games)
+    except ArenaError as exc:
+        raise CliError(str(exc)) from None
+    if args.json:
+        print_json(est)
+    else:
+        print(f"{est['games']} games: about {est['calls']} calls ({est['paid_calls']} to paid backends), "
+              f"{est['prompt_tokens']:,} prompt + {est['completion_tokens']:,} completion tokens ({est['note']})")  # fmt: skip
+    return 0
+
+
+def _fmt(x: Any) -> str:
+    return "-" if x is None else f"{x:+.3f}" if isinstance(x, float) else str(x)
+
+
+def _report(args: argparse.Namespace) -> int:
+    from ...arena.scoring import load_records, report
+
+    path = Path(args.path)
+    if not path.exists():
+        raise CliError(f"{path}: no such run or logs directory")
+    recs = load_records(path)
+    if not recs:
+        raise CliError(f"{path}: no finished ten-seat games found")
+    rep = report(recs)
+    if args.json:
+        print_json(rep)
+        return 0
+    print(f"{rep['games']} games; rule sets: {', '.join(rep['rule_sets'])}")
+    print("\nOverall (points vs side, mean ± SE):")
+    for r in rep["leaderboards"]["overall"]:
+        print(f"  {r['rank']:>2}. {r['model']:<28} {_fmt(r['score'])} ± {r['se'] or 0:.3f}  ({r['games']} games)")
+    for rs, board in rep["leaderboards"]["by_rules"].items():
+        print(f"\n{rs}: " + ", ".join(f"{r['model']} {_fmt(r['score'])}" for r in board))
+    print("\nRank correlation between rule sets: " + ", ".join(f"{s['a']}~{s['b']} {s['rho']}" for s in rep["spearman"]))
+    print("\nRule sets:")
+    for m in rep["rule_measures"]:
+        print(f"  {m['rules']:<11} Mafia won {m['mafia_wins']}/{m['games']} ({m['mafia_win_rate']}, CI {m['mafia_win_ci']}); "
+              f"town ballots on Mafia {m['town_ballots_on_mafia']}; day turns/game {m['day_turns_per_game']}; "
+              f"first vote removed town {m['first_vote_removed_town']}/{m['first_votes']} (town won {m['town_wins_after_wrong_first_vote']}); "
+              f"shots missed {m['night_shots_missed']}/{m['night_shots']}; mean rounds {m['mean_rounds']}")  # fmt: skip
+    for kind in ("teammates", "mismatches", "rivals"):
+        rows = rep["pairs"][kind][: args.top]
+        print(f"\nTop {kind} (ranked = total / (games + 4)): " + "; ".join(f"{r['a']} & {r['b']} {r['ranked']} ({r['games']} g)" for r in rows))
+    print(f"\nNoise: {rep['noise']['note']} (median SE {rep['noise']['median_se']})")
+    return 0
