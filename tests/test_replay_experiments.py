@@ -1,0 +1,131 @@
+"""Attribution, bifurcation and instrument validation with offline bots; probes survive forks."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+
+from mafiascope.cli import main
+from mafiascope.logs.io import read_jsonl
+from mafiascope.replay.experiments import farthest_point, fisher_exact, newcombe, suspicion_ranks
+from mafiascope.replay.forks import plan_fork, run_fork_batch
+from mafiascope.replay.source import ParentGame
+from mafiascope.replay.validate import headline
+
+from .test_replay_forks import bot_cfg, play_bot
+
+
+@pytest.fixture(scope="module")
+def probed(tmp_path_factory) -> Path:
+    logs = tmp_path_factory.mktemp("probed")
+    return play_bot(logs, gid="pp", seed=11, probes={"enabled": True})
+
+
+def test_probed_fork_keeps_inherited_probes_and_reproduces_them(probed, tmp_path):
+    p = ParentGame.load(probed)
+    key = p.keys()[len(p.keys()) // 2]
+    rec = asyncio.run(run_fork_batch(plan_fork(p, key, 1, keep_seed=True, logs=tmp_path)))
+    d = Path(rec["branches"][0]["path"])
+    skip = ("timestamp", "game_id", "inherited", "latency_ms", "finished_ts", "started_ts")
+
+    def norm(rows):
+        return sorted((json.dumps({k: v for k, v in r.items() if k not in skip}, sort_keys=True) for r in rows))
+
+    child = read_jsonl(d / "introspection.jsonl")
+    assert any(r.get("inherited") for r in child) and any(not r.get("inherited") for r in child)
+    assert norm(child) == norm(read_jsonl(probed / "introspection.jsonl"))  # chain memory restored exactly
+
+
+def test_suspicion_only_and_no_probes(probed, tmp_path):
+    p = ParentGame.load(probed)
+    key = p.keys()[-3]
+    for mode, want in (("suspicion", {"suspicion_ranking"}), ("none", set())):
+        rec = asyncio.run(run_fork_batch(plan_fork(p, key, 1, probes=mode, logs=tmp_path / mode)))
+        d = Path(rec["branches"][0]["path"])
+        own = [r for r in read_jsonl(d / "introspection.jsonl") if not r.get("inherited")] if (d / "introspection.jsonl").exists() else []
+        assert {r["probe_id"] for r in own} <= want
+        assert read_jsonl(d / "game.jsonl")[0]["fork_probes"] == mode
+
+
+def test_attribution_end_to_end(probed, tmp_path, capsys):
+    p = ParentGame.load(probed)
+    speeches = [e for e in p.records if e["kind"] == "day_discuss" and e["round"] == 1][:2]
+    steps = ",".join(f"{e['round']}.{e['msg_seq']}" for e in speeches)
+    target = next(e["eliminated"] for e in p.records if e["kind"] == "day_eliminate") if any(
+        e["kind"] == "day_eliminate" for e in p.records) else speeches[0]["player"]  # fmt: skip
+    assert main(["replay", "attribution", str(probed), "--utterances", steps, "-n", "2", "--target", target, "--dry-run", "--json",
+                 "--logs", str(tmp_path)]) == 0  # fmt: skip
+    est = json.loads(capsys.readouterr().out)["estimate"]
+    assert est["forks"] == 8 and est["act"] > 0 and est["probe"] > 0
+    assert not (tmp_path / "experiments").exists()  # a dry run starts nothing
+    assert main(["replay", "attribution", str(probed), "--utterances", steps, "-n", "3", "--target", target, "--json",
+                 "--logs", str(tmp_path), "--batch-seed", "3"]) == 0  # fmt: skip
+    res = json.loads(capsys.readouterr().out)
+    assert Path(res["path"]).is_file() and len(res["utterances"]) == 2
+    u = res["utterances"][0]
+    assert u["pre"]["fork_point"] == list(p.previous_key((speeches[0]["round"], speeches[0]["msg_seq"])))
+    assert u["post"]["fork_point"] == [speeches[0]["round"], speeches[0]["msg_seq"]]
+    d = u["delta_post_minus_pre"]
+    assert d["p_eliminate_target"]["pre"]["n"] == 3 and 0 <= d["p_eliminate_target"]["fisher_p"] <= 1
+    assert any(v is not None for v in u["post"]["aggregate"]["mean_suspicion"].values())
+    # arms are marked in the branches' setups
+    g = read_jsonl(Path(tmp_path) / u["pre"]["replicas"][0]["game_id"] / "game.jsonl")[0]
+    assert g["arm"] == "pre" and g["experiment"] == res["experiment_id"]
+
+
+def test_bifurcation_end_to_end(probed, tmp_path, capsys):
+    p = ParentGame.load(probed)
+    vote = next(e for e in p.records if e["kind"] == "day_vote")
+    at = f"{vote['round']}.{vote['msg_seq']}"
+    assert main(["replay", "bifurcate", str(probed), "--at", at, "--seat", vote["player"], "--samples", "30", "--select", "5",
+                 "--logs", str(tmp_path), "--json", "--batch-seed", "1"]) == 0  # fmt: skip
+    res = json.loads(capsys.readouterr().out)
+    vs = res["variants"]
+    assert vs[0]["source"] == "factual" and vs[0]["text"] == vote["response"]
+    assert set(res["target_dist_samples"]) <= set(res["targets_selected"]) | {vs[0]["target"]}  # every target reached is covered
+    for v in vs:
+        assert v["error"] is None and v["winner"]
+        recs = read_jsonl(Path(v["path"]) / "game.jsonl")
+        assert recs[0]["intervention"]["variant_idx"] == v["variant_idx"]
+        mine = next(r for r in recs if r.get("round") == vote["round"] and r.get("msg_seq") == vote["msg_seq"])
+        assert mine["response"] == v["text"]
+    assert Path(res["path"]).is_file()
+    # the seat is checked
+    other = next(pl["name"] for pl in p.setup["players"] if pl["name"] != vote["player"])
+    assert main(["replay", "bifurcate", str(probed), "--at", at, "--seat", other, "--logs", str(tmp_path)]) == 2
+
+
+def test_farthest_point_covers_targets():
+    texts = ["VOTE: A", "VOTE: A again", "VOTE: B", "totally different words VOTE: A", "VOTE: C", "VOTE: B!"]
+    targets = ["A", "A", "B", "A", "C", "B"]
+    idx = farthest_point(texts, targets, 4)
+    assert idx[0] == 0 and {targets[i] for i in idx} == {"A", "B", "C"} and len(set(idx)) == 4
+
+
+def test_statistics_helpers():
+    assert fisher_exact(2, 5, 4, 5) == pytest.approx(0.5238, abs=1e-3)
+    lo, hi = newcombe(4, 5, 2, 5)
+    assert lo < 0.4 < hi
+    assert suspicion_ranks([{"player": "A", "score": 90}, {"player": "B", "score": 10}, {"player": "Me", "score": 99}], "Me") == {"A": 1.0, "B": 0.0}
+    assert headline("suspicion_ranking", {"answer_parse_ok": True, "answer_parsed": [{"player": "A", "score": 1}, {"player": "B", "score": 5}]}) == "B"
+
+
+def test_validate_ab_and_repeat(tmp_path, capsys):
+    import yaml
+
+    cfg = tmp_path / "c.yaml"
+    data = bot_cfg().model_dump(mode="json")
+    data["probes"] = {"enabled": True, "battery": "suspicion"}
+    cfg.write_text(yaml.safe_dump(data))
+    assert main(["validate", "ab", "-c", str(cfg), "--games", "3", "--logs", str(tmp_path / "ab"), "--json"]) == 0
+    res = json.loads(capsys.readouterr().out)
+    assert res["mafia_wins"]["probed"]["n"] == 3 and res["mafia_wins"]["unprobed"]["n"] == 3
+    assert res["identical_pairs"] == 3  # bots: probing never changes the game
+    assert res["mafia_wins"]["fisher_p"] == 1.0 and res["rounds"]["mann_whitney_p"] == 1.0
+    assert main(["validate", "repeat", str(tmp_path / "ab" / "probed"), "--states", "3", "--repeats", "3", "--json"]) == 0
+    rep = json.loads(capsys.readouterr().out)
+    assert rep["states"] == 3 and rep["overall"]["pairs"] > 0 and "suspicion_ranking" in rep["per_probe"]
+    assert main(["validate", "repeat", str(tmp_path / "ab" / "unprobed"), "--states", "2", "--repeats", "2"]) == 2
