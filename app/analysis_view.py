@@ -10,6 +10,13 @@ import streamlit as st
 from . import charts, widgets
 
 
+def metric_ci(col: Any, label: str, value: Any, ci: Any, fmt: str = "{:.3f}", help: str | None = None) -> None:
+    """A metric tile with its 95% interval as a caption (keeps the tile readable)."""
+    col.metric(label, "–" if value is None else fmt.format(value), help=help)
+    if isinstance(ci, (list, tuple)) and len(ci) == 2 and None not in ci:
+        col.caption(f"95% CI [{fmt.format(ci[0])}, {fmt.format(ci[1])}]")
+
+
 def ci_text(v: Any, ci: Any, fmt: str = "{:.3f}") -> str:
     if v is None:
         return "–"
@@ -38,10 +45,10 @@ def bins_frame(f2res: dict[str, Any]) -> pd.DataFrame:
 def reliability_block(f2res: dict[str, Any], title: str, key: str) -> None:
     df = bins_frame(f2res)
     c1, c2, c3 = st.columns(3)
-    c1.metric("ECE", ci_text(f2res.get("ece"), f2res.get("ece_ci95")), help="Expected calibration error (0 = perfect); "
-              "95% game-level cluster bootstrap interval in brackets when available.")
-    c2.metric("Brier", ci_text(f2res.get("brier"), f2res.get("brier_ci95")), help="Mean squared error of confidence/100 vs "
-              "correctness; 95% bootstrap interval in brackets.")
+    metric_ci(c1, "ECE", f2res.get("ece"), f2res.get("ece_ci95"), help="Expected calibration error (0 = perfect); "
+              "95% game-level cluster bootstrap interval below when available.")
+    metric_ci(c2, "Brier", f2res.get("brier"), f2res.get("brier_ci95"), help="Mean squared error of confidence/100 vs "
+              "correctness; 95% bootstrap interval below.")
     c3.metric("Guesses", f"{f2res.get('n', 0):,}")
     if df["n"].sum() == 0:
         st.info("No committed role guesses with a confidence in this selection.")

@@ -158,6 +158,7 @@ def reliability(bins: pd.DataFrame, title: str = "", height: int = 330) -> alt.L
     x = alt.X("lo:Q", title="stated confidence (%)", scale=alt.Scale(domain=[0, 100]))
     bars = alt.Chart(df).mark_bar(stroke="#333333", strokeWidth=0.6).encode(
         x=x, x2="hi:Q", y=alt.Y("acc:Q", title="accuracy", scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(format="%")),
+        y2=alt.datum(0),
         color=alt.Color("status:N", scale=alt.Scale(domain=["overconfident", "within / under"], range=[ROLE_COLORS["Mafia"], ROLE_COLORS["Villager"]]),
                         legend=alt.Legend(orient="bottom", title=None)),
         opacity=alt.Opacity("alpha:Q", scale=None),

@@ -55,8 +55,8 @@ def f1_per_model(dirs: tuple[str, ...], rep: dict[str, Any]) -> None:
         st.info("No first-order data.")
         return
     colors = alt.Scale(domain=sorted(df["model"].unique()), range=AGENT_PALETTE)
-    base = alt.Chart(df).encode(x=alt.X("round:O", title="round"), color=alt.Color("model:N", scale=colors))
-    band = base.mark_errorbar(ticks=True).encode(y=alt.Y("ci_lo:Q", title="first-order accuracy", axis=alt.Axis(format="%")), y2="ci_hi:Q")
+    base = alt.Chart(df).encode(x=alt.X("round:O", title="round", axis=alt.Axis(labelAngle=0)), color=alt.Color("model:N", scale=colors))
+    band = base.mark_rule(strokeWidth=2, opacity=0.7).encode(y=alt.Y("ci_lo:Q", title="first-order accuracy", axis=alt.Axis(format="%")), y2="ci_hi:Q")
     line = base.mark_line(point=True).encode(y="accuracy:Q", tooltip=["model", "round", alt.Tooltip("accuracy:Q", format=".1%"),
                                                                        "n:Q", alt.Tooltip("chance:Q", format=".1%")])
     chance = base.mark_line(strokeDash=[3, 3], opacity=0.6).encode(y="chance:Q")

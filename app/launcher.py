@@ -23,6 +23,9 @@ import yaml
 from .paths import CONFIG_DIR, REPO_ROOT, runs_dir
 
 
+HUMAN_TIMEOUT_S = 900  # an unanswered human move falls back (logged) after 15 minutes
+
+
 @dataclass
 class Launch:
     game_id: str
@@ -40,6 +43,15 @@ class Launch:
     @property
     def returncode(self) -> int | None:
         return self.proc.poll()
+
+    def stop(self) -> None:
+        """Terminate this game's process (only the one this app started)."""
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
 
     def tail(self, n: int = 30) -> str:
         try:
@@ -82,10 +94,10 @@ def seat_names(config: Path) -> list[str]:
         data = yaml.safe_load(config.read_text(encoding="utf-8")) or {}
     except Exception:
         return []
-    for key in ("players", "seats"):
+    for key in ("seats", "players"):
         seats = data.get(key) or (data.get("game") or {}).get(key)
         if isinstance(seats, list):
-            return [str(s.get("name")) if isinstance(s, dict) else str(s) for s in seats if s]
+            return [str(s.get("name") or f"seat {i + 1}") if isinstance(s, dict) else str(s) for i, s in enumerate(seats)]
     n = data.get("num_players") or (data.get("game") or {}).get("num_players")
     return [f"seat {i + 1}" for i in range(int(n))] if isinstance(n, int) else []
 
@@ -94,14 +106,14 @@ def human_config(config: Path, seat: str, out_dir: Path) -> Path:
     """A copy of ``config`` whose ``seat`` uses a backend of type ``human``."""
     data = yaml.safe_load(config.read_text(encoding="utf-8")) or {}
     backends = data.setdefault("backends", {})
-    backends["app_human"] = {"type": "human"}
-    for key in ("players", "seats"):
+    backends["app_human"] = {"type": "human", "timeout_s": HUMAN_TIMEOUT_S}
+    for key in ("seats", "players"):
         holder = data if isinstance(data.get(key), list) else (data.get("game") or {})
         seats = holder.get(key) if isinstance(holder, dict) else None
         if isinstance(seats, list):
             for i, s in enumerate(seats):
-                name = s.get("name") if isinstance(s, dict) else str(s)
-                if name == seat or (seat.startswith("seat ") and seat == f"seat {i + 1}"):
+                name = (s.get("name") if isinstance(s, dict) else str(s)) or f"seat {i + 1}"
+                if name == seat:
                     if isinstance(s, dict):
                         s["backend"] = "app_human"
                     else:

@@ -25,55 +25,86 @@ def launch_form() -> None:
     cfgs = launcher.configs()
     st.markdown("#### Launch a game")
     if not cfgs:
-        st.warning("No game configs found in configs/*.yaml yet (configs/classic.yaml comes with the engine).")
+        st.warning("No game configs found in configs/*.yaml.")
         return
     c1, c2, c3 = st.columns([2, 1, 2])
     names = list(cfgs)
     cfg_name = c1.selectbox("Game config", names, index=names.index("classic") if "classic" in names else 0, key="lf_cfg",
-                            help="configs/*.yaml. Seats use offline bots unless the config says otherwise.")
-    seed = c2.number_input("Seed", 0, 2**31 - 1, int(st.session_state.get("lf_seed_default", 1)), key="lf_seed",
-                           help="Same config + same seed = same game (offline bots are deterministic).")
+                            help="configs/*.yaml. The shipped configs seat offline bots (no API key, deterministic per seed).")
+    c2.number_input("Seed", 0, 2**31 - 1, int(st.session_state.get("lf_seed_default", 1)), key="lf_seed",
+                    help="Same config + same seed = same game with offline bots.")
     seats = launcher.seat_names(cfgs[cfg_name])
-    human = c3.selectbox("Take a seat yourself", ["— watch only —"] + seats, key="lf_human",
-                         help="Play one seat from this page: speak, vote and act at night. Human seats are not probed.")
+    c3.selectbox("Take a seat yourself", ["— watch only —"] + seats, key="lf_human",
+                 help="Play one seat from this page: speak, vote and act at night. Human seats are not probed.")
     o1, o2, o3 = st.columns(3)
     probes_on = o1.toggle("Probe agents after every message", True, key="lf_probes")
-    snaps = o2.toggle("Write snapshots (for Replay)", True, key="lf_snaps")
+    o2.toggle("Write snapshots (for Replay)", True, key="lf_snaps")
     custom = o3.toggle("Custom probe battery", False, key="lf_custom", disabled=not probes_on,
                        help="Edit the probes below; otherwise the config's battery is used.")
     valid = True
-    battery = None
     if probes_on and custom:
         with st.expander("Probe battery", expanded=True):
-            battery, valid = probe_editor.editor()
-    logs = runs_dir()
-    st.caption(f"Games are written to `{label_root(logs)}` (set $MAFIASCOPE_RUNS to change).")
-    if st.button("🚀 Launch game", type="primary", key="lf_go", disabled=not valid,
-                 help="Fix the probe errors above first." if not valid else "Starts `mafiascope run` in the background."):
-        probes_file = None
-        if battery is not None:
-            gid = launcher.new_game_id()
-            pf = logs / ".launch" / f"{gid}.probes.yaml"
-            pf.parent.mkdir(parents=True, exist_ok=True)
-            pf.write_text(probe_editor.to_yaml(battery), encoding="utf-8")
-            probes_file = pf
-        else:
-            gid = None
-        item = launcher.launch(cfgs[cfg_name], seed=int(seed), probes=probes_on, snapshots=snaps, probes_file=probes_file,
-                               logs=logs, game_id=gid, human_seat=None if human.startswith("—") else human)
-        S.put(S.K_GAME, item.game_id)
-        S.put("ms_follow", True)
-        S.set_mode(("inspect", "launch"), "inspect")
-        _ensure_runs_root(logs)
-        st.session_state["lf_seed_default"] = int(seed) + 1
-        st.rerun()
+            _, valid = probe_editor.editor()
+    st.caption(f"Games are written to `{label_root(runs_dir())}` (set $MAFIASCOPE_RUNS to change).")
+    st.button("Launch game", icon=":material/rocket_launch:", type="primary", key="lf_go", disabled=not valid,
+              on_click=_do_launch, help="Fix the probe errors above first." if not valid else "Starts `mafiascope run` in the background.")
+    if st.session_state.get("lf_error"):
+        st.error(st.session_state.pop("lf_error"))
     running_list()
 
 
+def _do_launch() -> None:
+    """on_click of the launch button (runs before the script, so it may update the sidebar's widgets)."""
+    ss = st.session_state
+    cfgs = launcher.configs()
+    cfg = cfgs.get(ss.get("lf_cfg"))
+    if cfg is None:
+        ss["lf_error"] = "Pick a game config."
+        return
+    logs = runs_dir()
+    probes_on = bool(ss.get("lf_probes", True))
+    gid = launcher.new_game_id()
+    probes_file = None
+    if probes_on and ss.get("lf_custom") and probe_editor.KEY in ss:
+        probes_file = logs / ".launch" / f"{gid}.probes.yaml"
+        probes_file.parent.mkdir(parents=True, exist_ok=True)
+        probes_file.write_text(probe_editor.to_yaml(ss[probe_editor.KEY]), encoding="utf-8")
+    human = ss.get("lf_human") or ""
+    try:
+        item = launcher.launch(cfg, seed=int(ss.get("lf_seed", 1)), probes=probes_on, snapshots=bool(ss.get("lf_snaps", True)),
+                               probes_file=probes_file, logs=logs, game_id=gid,
+                               human_seat=None if human.startswith("—") else human)
+    except Exception as exc:
+        ss["lf_error"] = f"Could not start the game: {exc}"
+        return
+    # wait (briefly) for the setup record so the game is in the index on the next run
+    deadline = time.time() + 8
+    while time.time() < deadline and not (Path(item.logs) / item.game_id / "game.jsonl").is_file():
+        if not item.running:
+            break
+        time.sleep(0.1)
+    if not item.running and item.returncode not in (0, None):
+        ss["lf_error"] = f"The game process exited with code {item.returncode}:\n{item.tail(20)}"
+        return
+    _ensure_runs_root(logs)
+    from .data import _dirs_of
+
+    _dirs_of.clear()
+    S.put(S.K_GAME, item.game_id)
+    S.put("ms_follow", True)
+    S.put(S.K_STEP, 10**9)
+    S.set_mode(("inspect", "launch"), "inspect")
+    ss["lg_mode"] = "inspect"
+    ss["lf_seed_default"] = int(ss.get("lf_seed", 1)) + 1
+
+
 def _ensure_runs_root(logs: Path) -> None:
-    roots = st.session_state.get("sb_roots", "")
+    roots = st.session_state.get("sb_roots")
+    if roots is None:
+        return  # the default roots already include the runs directory
     lab = label_root(logs)
-    if lab not in roots.splitlines() and str(logs) not in roots.splitlines():
+    lines = roots.splitlines()
+    if lab not in lines and str(logs) not in lines:
         st.session_state["sb_roots"] = (roots + "\n" + lab).strip()
 
 
@@ -85,6 +116,12 @@ def running_list() -> None:
     rows = [{"game": i.game_id, "status": "running" if i.running else f"exited ({i.returncode})",
              "human seat": i.human_seat or "", "started": time.strftime("%H:%M:%S", time.localtime(i.started))} for i in items]
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+    for i in items:
+        if i.running:
+            c1, c2 = st.columns([3, 1])
+            c1.caption(f"`{i.game_id}` is running" + (f" (you play {i.human_seat})" if i.human_seat else ""))
+            c2.button("Stop", key=f"stop_{i.game_id}", icon=":material/stop_circle:", on_click=i.stop,
+                      help="Terminate this game's process; its logs stay readable up to the last record.")
     for i in items[:3]:
         if i.returncode not in (None, 0):
             with st.expander(f"Output of {i.game_id} (exit code {i.returncode})"):
@@ -146,6 +183,10 @@ def human_panel(gm: GameModel) -> None:
         seat = str(req.get("seat"))
         with st.container(border=True):
             st.markdown(f"#### 🧑 Your move as **{md_escape(seat)}** · {md_escape(req.get('purpose') or req.get('kind') or '')}")
+            msgs = req.get("messages") or []
+            if msgs and isinstance(msgs[0], dict) and msgs[0].get("role") == "system":
+                with st.expander("Your secret briefing (role, partners, rules)"):
+                    st.text(str(msgs[0].get("content") or ""))
             st.text(str(req.get("instruction") or ""))
             fmt = req.get("format")
             alive = sorted(gm.steps[-1].alive) if gm.steps else gm.names
@@ -169,14 +210,30 @@ def human_panel(gm: GameModel) -> None:
 # ----------------------------------------------------------------------------- inspector
 
 
-def ground_truth(gm: GameModel, step: int, metrics: Any) -> str | None:
+def human_seat(gm: GameModel) -> str | None:
+    """The seat played by a person in this game (backend type human), if any."""
+    for p in gm.players:
+        if str(p.get("backend")) == "app_human" or str(p.get("model")) == "human":
+            return str(p["name"])
+    return None
+
+
+def masked_roles(gm: GameModel, viewer: str) -> dict[str, str]:
+    """Roles as ``viewer`` knows them: its own, and its partners' when it is Mafia."""
+    from mafiascope.logs.schema import MAFIA_ROLES
+
+    mine = gm.roles.get(viewer)
+    return {n: (r if n == viewer or (mine in MAFIA_ROLES and r in MAFIA_ROLES) else "Unknown") for n, r in gm.roles.items()}
+
+
+def ground_truth(gm: GameModel, step: int, metrics: Any, *, roles: dict[str, str] | None = None) -> str | None:
     s = gm.steps[step]
-    dec = charts.deception_at(metrics, s.label) if metrics is not None else None
-    pers = {p["name"]: p.get("personality") or {} for p in gm.players}
-    chart = graph.ground_truth(gm.names, gm.roles, gm.models, set(s.alive), s.speaker, dec, pers)
+    dec = charts.deception_at(metrics, s.label) if metrics is not None and roles is None else None
+    pers = {p["name"]: p.get("personality") or {} for p in gm.players} if roles is None else {}
+    chart = graph.ground_truth(gm.names, roles or gm.roles, gm.models, set(s.alive), s.speaker, dec, pers)
     st.markdown("**Ground truth** · ▲ Mafia ◆ Don ✚ Doctor ■ Sheriff ● Villager · dashed = Mafia partners · ring = “hid N%”")
     clicked = graph.render(chart, key=f"gt_{gm.game_id}")
-    if dec is None:
+    if dec is None and roles is None:
         st.caption("Deception rings appear once the analytics layer provides per-step viewer metrics.")
     return clicked
 
@@ -212,9 +269,9 @@ def go_impersonate(gm: GameModel, agent: str, step: int) -> None:
     st.switch_page("pages/impersonate.py", query_params={"game": gm.game_id, "step": str(step), "agent": agent})
 
 
-def transcript(gm: GameModel, step: int) -> None:
-    st.markdown("**Transcript** (newest first)")
-    render_transcript(gm, step, height=430)
+def transcript(gm: GameModel, step: int, agent: str | None = None, roles: dict[str, str] | None = None) -> None:
+    st.markdown("**Transcript** (newest first)" + (f" · what {md_escape(agent)} can see" if agent else ""))
+    render_transcript(gm, step, height=430, agent=agent, roles=roles, show_plans=roles is None)
 
 
 def metrics_for(gm: GameModel) -> tuple[Any, Exception | None]:

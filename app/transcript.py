@@ -24,10 +24,10 @@ def md_escape(text: Any) -> str:
     return s.replace("\n", "  \n")
 
 
-def who(gm: GameModel, name: str | None) -> str:
+def who(gm: GameModel, name: str | None, roles: dict[str, str] | None = None) -> str:
     if not name:
         return "Host"
-    role = canonical_role(gm.roles.get(name))
+    role = canonical_role((roles or gm.roles).get(name))
     return f":{ROLE_MD_COLOR.get(role, 'gray')}[**{role_icon(role)} {md_escape(name)}**]"
 
 
@@ -62,7 +62,8 @@ def visible_to(gm: GameModel, e: dict[str, Any], agent: str) -> str:
     return "full"
 
 
-def event_line(gm: GameModel, e: dict[str, Any], step_label: str, *, current: bool, reduce_night: bool = True) -> str | None:
+def event_line(gm: GameModel, e: dict[str, Any], step_label: str, *, current: bool, reduce_night: bool = True,
+               roles: dict[str, str] | None = None) -> str | None:
     kind = e.get("kind")
     if "response" in e and e.get("player"):
         phase = PHASE_OF_KIND.get(kind, kind)
@@ -74,7 +75,7 @@ def event_line(gm: GameModel, e: dict[str, Any], step_label: str, *, current: bo
         if e.get("fault"):
             extra = f"  \n:orange[⚠ fallback: {md_escape((e.get('fault') or {}).get('fallback'))}]"
         tag = f"`{step_label}`" + (" ◀" if current else "")
-        return f"{tag} {icon} {who(gm, e.get('player'))}: {md_escape(text)}{extra}"
+        return f"{tag} {icon} {who(gm, e.get('player'), roles)}: {md_escape(text)}{extra}"
     if kind == "night_kill":
         return f"💀 **{md_escape(e.get('victim'))}** was killed in the night"
     if kind == "night_save":
@@ -94,7 +95,8 @@ def event_line(gm: GameModel, e: dict[str, Any], step_label: str, *, current: bo
         inv_s = f" · invalid: {', '.join(md_escape(k) for k in inv)}" if inv else ""
         return f"🗳️ tally: {parts or 'no valid votes'}{inv_s}"
     if kind == "day_eliminate":
-        return f"⚖️ **{md_escape(e.get('eliminated'))}** was eliminated ({md_escape(e.get('role'))}, {e.get('votes')} votes)"
+        role = e.get("role") if roles is None or e.get("revealed") else "role hidden"
+        return f"⚖️ **{md_escape(e.get('eliminated'))}** was eliminated ({md_escape(role)}, {e.get('votes')} votes)"
     if kind == "no_elimination":
         return f"⚖️ no elimination ({md_escape(e.get('reason'))})"
     if kind == "host":
@@ -105,7 +107,7 @@ def event_line(gm: GameModel, e: dict[str, Any], step_label: str, *, current: bo
 
 
 def render(gm: GameModel, step: int, *, agent: str | None = None, newest_first: bool = True, height: int = 520,
-           show_plans: bool = True) -> None:
+           show_plans: bool = True, roles: dict[str, str] | None = None) -> None:
     """Transcript up to ``step``; with ``agent`` only what that agent could see."""
     last = len(gm.steps) - 1
     blocks: list[list[str]] = []
@@ -122,9 +124,9 @@ def render(gm: GameModel, step: int, *, agent: str | None = None, newest_first: 
         blocks.append(lines)
         if mode == "action":
             act = action_line(str(e.get("response") or "")) or "(night action)"
-            lines.append(f"`{label}` 🌙 {who(gm, e.get('player'))} *(ally)*: {md_escape(act)}")
+            lines.append(f"`{label}` 🌙 {who(gm, e.get('player'), roles)} *(ally)*: {md_escape(act)}")
         else:
-            ln = event_line(gm, e, label, current=cur)
+            ln = event_line(gm, e, label, current=cur, roles=roles)
             if ln:
                 lines.append(ln)
         if show_plans and cur and e.get("player") and (agent is None or agent == e.get("player")):

@@ -84,7 +84,7 @@ def download_chart(chart: Any, name: str, key: str) -> None:
         spec = chart.to_json()
         buf = io.StringIO()
         chart.save(buf, format="html")
-        c1, c2 = st.columns(2)
+        c1, c2, _ = st.columns([1, 1, 4])
         c1.download_button("⬇ Vega-Lite JSON", spec, file_name=f"{name}.vl.json", mime="application/json", key=key + "_json")
         c2.download_button("⬇ HTML", buf.getvalue(), file_name=f"{name}.html", mime="text/html", key=key + "_html")
     except Exception as exc:  # pragma: no cover - export is a convenience
@@ -132,3 +132,17 @@ def finish(gm: GameModel | None, *, step: int | None = None, agent: str | None =
     """End of a page run: show late URL errors at the top, write the view into the URL."""
     S.report_url_errors(st.session_state.get("_ms_err_slot"))
     S.sync_url(game=gm.game_id if gm else None, step=step, agent=agent, mode=mode)
+
+
+def mode_control(choices: tuple[str, ...], default: str, *, key: str, labels: dict[str, str]) -> str:
+    """A segmented control bound to the URL's ``mode`` parameter."""
+    mode = S.url_mode(choices, default)
+    st.session_state[key] = mode
+
+    def _cb() -> None:
+        v = st.session_state.get(key)
+        if v in choices:
+            S.set_mode(choices, v)
+
+    st.segmented_control("View", list(choices), key=key, label_visibility="collapsed", format_func=labels.get, on_change=_cb)
+    return S.url_mode(choices, default)

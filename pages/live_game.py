@@ -12,12 +12,8 @@ from app import widgets as W
 from app.sidebar import context
 
 MODES = ("inspect", "launch")
-mode = S.url_mode(MODES, "inspect")
-picked = st.segmented_control("View", MODES, default=mode, key="lg_mode", label_visibility="collapsed",
-                              format_func={"inspect": "🔍 Inspect a game", "launch": "🚀 Launch a new game"}.get)
-if picked and picked != mode:
-    mode = picked
-    S.set_mode(MODES, mode)
+mode = W.mode_control(MODES, "inspect", key="lg_mode",
+                      labels={"inspect": ":material/search: Inspect a game", "launch": ":material/rocket_launch: Launch a new game"})
 
 if mode == "launch":
     S.report_url_errors()
@@ -35,12 +31,19 @@ if not gm.steps:
     st.stop()
 step = W.timeline(gm)
 
-metrics, missing = L.metrics_for(gm)
+human = L.human_seat(gm)
+spoiler_free = bool(human) and not gm.winner and st.toggle(
+    f"Spoiler-free: see only what {human} knows", True, key="lg_spoiler",
+    help="You play a seat in this running game: hide the true roles, the other agents' beliefs and the metrics.")
+metrics, missing = L.metrics_for(gm) if not spoiler_free else (None, None)
 left, right = st.columns([5, 4])
 with left:
-    clicked = L.ground_truth(gm, step, metrics)
+    clicked = L.ground_truth(gm, step, metrics, roles=L.masked_roles(gm, human) if spoiler_free else None)
 with right:
-    L.transcript(gm, step)
+    L.transcript(gm, step, agent=human if spoiler_free else None, roles=L.masked_roles(gm, human) if spoiler_free else None)
+if spoiler_free:
+    W.finish(gm, step=step)
+    st.stop()
 
 with st.expander("📈 Metrics strip — click a point to move the timeline", expanded=True):
     picked_step = L.metrics_strip(gm, step, metrics, missing)

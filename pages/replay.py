@@ -1,11 +1,90 @@
-"""Replay (placeholder): forks and counterfactual replays — coming with the Replay issue."""
+"""Replay: fork the sidebar's game at a timeline step, follow the background batches, compare branches."""
 
 from app.frame import page_guard
 
 page_guard()
 
 import streamlit as st
+from pathlib import Path
 
-st.markdown("### ⑂ Replay")
-st.info("Coming with the Replay issue: fork a game at any step, intervene (edit an utterance, inject a belief, override "
-        "a night action) and compare the branches. Branch games already appear in the sidebar picker (marked ⑂).", icon="🚧")
+from app import replay_jobs as J
+from app import replay_view as V
+from app import widgets as W
+from mafiascope.replay.source import ParentGame, ReplayError
+from mafiascope.replay.summary import branch_tree
+
+gm = W.load_game_or_stop()
+W.game_header(gm, title="Replay")
+if not gm.steps:
+    st.info("This game has no steps yet.")
+    W.finish(gm)
+    st.stop()
+step = W.timeline(gm)
+s = gm.steps[step]
+key = f"{s.round}.{s.seq}"
+logs = str(Path(gm.dir).parent)
+try:
+    parent = ParentGame.load(gm.dir)
+except ReplayError as exc:
+    st.warning(f"This game cannot be forked: {exc}", icon="⑂")
+    parent = None
+
+if parent is not None:
+    ok = parent.has((s.round, s.seq))
+    ev = parent.utterance((s.round, s.seq))
+    with st.form("branch"):
+        st.markdown(f"**Branch from {s.label}**" + (f" — {ev['player']}: “{(ev.get('response') or '')[:160]}”" if ev else ""))
+        c1, c2, c3 = st.columns([1, 1, 1])
+        n = c1.number_input("Branches (N)", 1, 200, 5, key="rp_n")
+        probes = c2.selectbox("Probes", ["suspicion", "full", "none"], key="rp_probes",
+                              help="suspicion_ranking only (cheap), the parent's whole battery, or none")  # fmt: skip
+        keep = c3.checkbox("Keep the parent's seed", key="rp_keep", help="offline bots then replay the parent exactly")
+        replace = st.text_area("Replacement utterance (optional)", key="rp_replace", disabled=ev is None,
+                               help="the speaker's message at this step becomes this text; everything after it is replayed")  # fmt: skip
+        night = st.text_input("Night override SEAT=TARGET (optional)", key="rp_night")
+        go = st.form_submit_button("⑂ Branch", type="primary", disabled=not ok)
+    if not ok:
+        st.caption("No snapshot at this step: pick another step (snapshots are written after every message and round end).")
+    if go:
+        try:
+            job = J.start_fork(gm.game_id, gm.dir, key, int(n), probes, replace=replace.strip() or None,
+                               seat=ev["player"] if ev and replace.strip() else None,
+                               override_night=night.strip() or None, keep_seed=keep)  # fmt: skip
+            st.success(f"Started fork batch {job.batch_id} ({int(n)} branches) in the background.")
+        except ReplayError as exc:
+            st.error(str(exc))
+
+
+@st.fragment(run_every=2.0)
+def running_jobs() -> None:
+    jobs = J.jobs().for_game(gm.game_id)
+    active = [j for j in jobs if j.running or not j.progress()["finished"]]
+    for j in active[:5]:
+        p = j.progress()
+        st.progress(p["done"] / max(1, p["n"]), text=f"batch {j.batch_id}: {p['done']}/{p['n']} branches" + (f", {p['errors']} failed" if p["errors"] else ""))
+        if not j.running and not p["finished"]:
+            st.error(f"batch {j.batch_id} stopped: {j.stderr_tail()}")
+
+
+running_jobs()
+
+tab_tree, tab_exp, tab_val = st.tabs(["Branch tree", "Experiments", "Validation"])
+with tab_tree:
+    V.branch_tree(branch_tree(logs, gm.game_id))
+    st.caption("Branches are ordinary games (marked ⑂ in the picker); corpus analytics leave them out unless forks are included.")
+with tab_exp:
+    exps = J.experiments_for(logs, gm.game_id)
+    if not exps:
+        st.caption("No experiment on this game. Run `mafiascope replay attribution GAME --utterances R.S,...` or "
+                   "`mafiascope replay bifurcate GAME --at R.S --seat NAME`.")  # fmt: skip
+    for e in exps:
+        with st.expander(f"{e['kind']} {e['experiment_id']}", expanded=e is exps[0]):
+            (V.attribution if e["kind"] == "attribution" else V.bifurcation)(e)
+with tab_val:
+    vals = J.validations(logs)
+    if not vals:
+        st.caption("No validation result here. Run `mafiascope validate ab -c CONFIG --games N` or `mafiascope validate repeat LOGS`.")
+    for v in vals[:5]:
+        V.validation(v)
+
+W.finish(gm, step=step)

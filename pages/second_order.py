@@ -45,11 +45,11 @@ for key, lab in (("canonical", "all predictors"), ("innocent_predictors", "town 
                  "accuracy − baseline": r.get("diff"), "diff CI95": r.get("diff_ci95")})
 can = res.get("canonical") or {}
 c1, c2, c3 = st.columns(3)
-c1.metric("Over-prediction ratio", AV.ci_text(can.get("suspects_ratio"), can.get("ratio_ci95"), "{:.2f}"),
-          help="Predicted 'suspects' ÷ actual 'suspects'. Above 1: agents think they are suspected more than they are.")
-c2.metric("Accuracy", AV.ci_text(can.get("accuracy"), can.get("acc_ci95"), "{:.2f}"))
-c3.metric("vs majority baseline", AV.ci_text(can.get("diff"), can.get("diff_ci95"), "{:+.2f}"),
-          help=f"Accuracy minus always guessing the most common actual attitude ({can.get('majority_class')}).")
+AV.metric_ci(c1, "Over-prediction ratio", can.get("suspects_ratio"), can.get("ratio_ci95"), "{:.2f}",
+             help="Predicted 'suspects' ÷ actual 'suspects'. Above 1: agents think they are suspected more than they are.")
+AV.metric_ci(c2, "Accuracy", can.get("accuracy"), can.get("acc_ci95"), "{:.2f}")
+AV.metric_ci(c3, "vs majority baseline", can.get("diff"), can.get("diff_ci95"), "{:+.2f}",
+             help=f"Accuracy minus always guessing the most common actual attitude ({can.get('majority_class')}).")
 tbl = pd.DataFrame(rows)
 st.dataframe(tbl, hide_index=True, width="stretch")
 W.download_csv(tbl, f"second_order_tau{tau}", key="dl_so")

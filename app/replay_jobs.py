@@ -1,0 +1,144 @@
+"""Replay page helpers: fork jobs as background processes, and reading branches/experiments from the logs.
+
+A fork runs as ``python -m mafiascope fork ... --batch-id ID`` in its own process, so it
+survives page reruns and even a closed browser tab; the page only polls
+``<logs>/experiments/fork-<ID>.progress.jsonl`` and the batch record ``fork-<ID>.json``.
+The process registry is a ``st.cache_resource`` singleton shared by all sessions.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import streamlit as st
+
+from mafiascope.logs.io import iter_jsonl
+from mafiascope.replay.forks import experiments_dir
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+@dataclass
+class ForkJob:
+    batch_id: str
+    game_id: str
+    logs: str
+    n: int
+    cmd: list[str]
+    proc: subprocess.Popen
+    log_file: str
+    started: float = field(default_factory=time.time)
+
+    @property
+    def running(self) -> bool:
+        return self.proc.poll() is None
+
+    def progress(self) -> dict[str, Any]:
+        return read_progress(self.logs, self.batch_id, self.n)
+
+    def stderr_tail(self, n: int = 8) -> str:
+        try:
+            with open(self.log_file, encoding="utf-8", errors="replace") as fh:
+                return "".join(fh.readlines()[-n:])
+        except OSError:
+            return ""
+
+
+class Jobs:
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.jobs: dict[str, ForkJob] = {}
+
+    def add(self, job: ForkJob) -> None:
+        with self.lock:
+            self.jobs[job.batch_id] = job
+
+    def for_game(self, game_id: str) -> list[ForkJob]:
+        with self.lock:
+            return sorted((j for j in self.jobs.values() if j.game_id == game_id), key=lambda j: -j.started)
+
+
+@st.cache_resource
+def jobs() -> Jobs:
+    return Jobs()
+
+
+def fork_command(game_dir: str, step: str, n: int, probes: str, *, logs: str, batch_id: str, replace: str | None = None,
+                 seat: str | None = None, override_night: str | None = None, keep_seed: bool = False) -> list[str]:  # fmt: skip
+    cmd = [sys.executable, "-m", "mafiascope", "fork", str(game_dir), "--at", step, "-n", str(int(n)), "--probes", probes,
+           "--logs", str(logs), "--batch-id", batch_id, "--parallel", str(min(4, int(n))), "--json"]  # fmt: skip
+    if replace:
+        cmd += ["--replace-utterance", replace] + (["--seat", seat] if seat else [])
+    if override_night:
+        cmd += ["--override-night", override_night]
+    if keep_seed:
+        cmd.append("--keep-seed")
+    return cmd
+
+
+def start_fork(game_id: str, game_dir: str, step: str, n: int, probes: str, **kw: Any) -> ForkJob:
+    """Validate (quickly, in-process) and start a fork batch in the background."""
+    from mafiascope.replay.forks import plan_fork
+
+    logs = str(Path(game_dir).parent)
+    night = kw.get("override_night")
+    plan_fork(game_dir, step, n, logs=logs, probes=probes, replace_text=kw.get("replace"), seat=kw.get("seat"),
+              override_night=tuple(night.split("=", 1)) if night else None)  # fmt: skip  (raises ReplayError)
+    batch_id = secrets.token_hex(5)
+    cmd = fork_command(game_dir, step, n, probes, logs=logs, batch_id=batch_id, **kw)
+    log_dir = experiments_dir(logs)
+    log_dir.mkdir(parents=True, exist_ok=True)
+    log_file = str(log_dir / f"fork-{batch_id}.stderr.txt")
+    with open(log_file, "w", encoding="utf-8") as err:
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err, cwd=str(REPO_ROOT), start_new_session=True)
+    job = ForkJob(batch_id, game_id, logs, n, cmd, proc, log_file)
+    jobs().add(job)
+    return job
+
+
+def read_progress(logs: str | Path, batch_id: str, n: int) -> dict[str, Any]:
+    path = experiments_dir(logs) / f"fork-{batch_id}.progress.jsonl"
+    done, errors, finished = 0, 0, False
+    if path.is_file():
+        for rec in iter_jsonl(path):
+            if rec.get("event") == "branch":
+                done += 1
+                errors += bool(rec.get("error"))
+            elif rec.get("event") == "done":
+                finished = True
+    return {"done": done, "errors": errors, "n": n, "finished": finished}
+
+
+def experiments_for(logs: str | Path, game_id: str) -> list[dict[str, Any]]:
+    """Experiment/validation JSON files under <logs>/experiments that concern ``game_id`` (newest first)."""
+    out = []
+    d = experiments_dir(logs)
+    if not d.is_dir():
+        return out
+    for p in d.glob("*.json"):
+        try:
+            obj = json.loads(p.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if obj.get("kind") in ("attribution", "bifurcation") and obj.get("parent_game_id") == game_id:
+            out.append({**obj, "path": str(p)})
+    return sorted(out, key=lambda o: -(o.get("created") or 0))
+
+
+def validations(logs: str | Path) -> list[dict[str, Any]]:
+    d = experiments_dir(logs)
+    out = []
+    for p in sorted(d.glob("validate-*.json"), reverse=True) if d.is_dir() else []:
+        try:
+            out.append({**json.loads(p.read_text(encoding="utf-8")), "path": str(p)})
+        except (OSError, ValueError):
+            continue
+    return out

@@ -1,0 +1,124 @@
+"""Replay page views: the branch tree with outcome bars, attribution, bifurcation and validation results."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import altair as alt
+import pandas as pd
+import streamlit as st
+
+SIDE_COLOURS = {"Mafia": "#D55E00", "Villagers": "#0072B2", "Draw": "#999999"}
+
+
+def live_link(game_id: str) -> str:
+    """URL of a game in Live Game (the entrypoint honours ?page=)."""
+    return f"?page=live&game={game_id}"
+
+
+def _batches(tree: dict[str, Any], depth: int = 0, parent: str | None = None) -> list[dict[str, Any]]:
+    rows = []
+    for b in tree.get("batches", []):
+        iv = b.get("intervention") or {}
+        fp = b.get("fork_point") or [0, 0]
+        rows.append({"batch": b["fork_batch_id"], "depth": depth, "parent": parent or tree.get("game_id"),
+                     "fork_point": f"R{fp[0]}." + ("end" if fp[1] == -1 else str(fp[1])),
+                     "intervention": iv.get("type", "resample"), "summary": b["summary"], "branches": b["branches"]})  # fmt: skip
+        for br in b["branches"]:
+            rows.extend(_batches(br, depth + 1, br["game_id"]))
+    return rows
+
+
+def outcome_chart(rows: list[dict[str, Any]]) -> alt.Chart | None:
+    data = []
+    for r in rows:
+        for side, v in r["summary"]["winner"].items():
+            if v["k"]:
+                data.append({"batch": f"{r['batch']} @ {r['fork_point']} ({r['intervention']})", "winner": side, "branches": v["k"]})
+    if not data:
+        return None
+    df = pd.DataFrame(data)
+    return (
+        alt.Chart(df)
+        .mark_bar()
+        .encode(
+            y=alt.Y("batch:N", title=None, sort=None),
+            x=alt.X("branches:Q", stack="normalize", title="share of branches", axis=alt.Axis(format="%")),
+            color=alt.Color("winner:N", scale=alt.Scale(domain=list(SIDE_COLOURS), range=list(SIDE_COLOURS.values()))),
+            tooltip=["batch", "winner", "branches"],
+        )
+        .properties(height=max(60, 28 * len({d["batch"] for d in data})))
+    )
+
+
+def branch_tree(tree: dict[str, Any]) -> None:
+    rows = _batches(tree)
+    if not rows:
+        st.caption("No branches yet. Pick a step and press **Branch**.")
+        return
+    chart = outcome_chart(rows)
+    if chart is not None:
+        st.altair_chart(chart, use_container_width=True)
+    for r in rows:
+        s = r["summary"]
+        wins = ", ".join(f"{k} {v['k']}/{v['n']} [{v['ci95'][0]:.2f}–{v['ci95'][1]:.2f}]" for k, v in s["winner"].items() if v["n"] and v["k"])
+        pad = "  " * r["depth"]
+        with st.expander(f"{pad}⑂ {r['batch']} at {r['fork_point']} · {r['intervention']} · {s['finished']}/{s['n']} finished · {wins}"):
+            links = " · ".join(f"[{b['game_id']}]({live_link(b['game_id'])}) ({b['winner'] or 'unfinished'}, {b['rounds']} r)" for b in r["branches"])
+            st.markdown(links)
+            elim = [{"round": rnd, "eliminated": name, "share": v["p"], "k": v["k"]} for rnd, d in s["day_eliminated"].items() for name, v in d.items()]
+            if elim:
+                st.dataframe(pd.DataFrame(elim), hide_index=True, use_container_width=True)
+            st.caption(f"rounds: mean {s['rounds'].get('mean')}, min {s['rounds'].get('min')}, max {s['rounds'].get('max')}")
+
+
+def attribution(res: dict[str, Any]) -> None:
+    rows = []
+    for u in res["utterances"]:
+        d = u["delta_post_minus_pre"]
+        row = {"step": u["utterance"]["step"], "speaker": u["utterance"]["speaker"],
+               "P(Mafia wins) PRE": d["p_mafia_win"]["pre"]["p"], "P(Mafia wins) POST": d["p_mafia_win"]["post"]["p"],
+               "Δ Mafia": d["p_mafia_win"]["diff"], "Fisher p (Mafia)": d["p_mafia_win"]["fisher_p"]}  # fmt: skip
+        if "p_eliminate_target" in d:
+            t = d["p_eliminate_target"]
+            row.update({f"P({res['target']} out) PRE": t["pre"]["p"], f"P({res['target']} out) POST": t["post"]["p"],
+                        "Δ target": t["diff"], "95% CI": str(t["ci95"]), "Fisher p": t["fisher_p"]})  # fmt: skip
+        for p, v in d["suspicion"].items():
+            row[f"Δ susp. {p}"] = v
+        rows.append(row)
+    st.dataframe(pd.DataFrame(rows), hide_index=True, use_container_width=True)
+    if res.get("target"):
+        long = []
+        for u in res["utterances"]:
+            t = u["delta_post_minus_pre"]["p_eliminate_target"]
+            for arm in ("pre", "post"):
+                long.append({"step": u["utterance"]["step"], "arm": arm.upper(), "p": t[arm]["p"], "lo": t[arm]["ci95"][0], "hi": t[arm]["ci95"][1]})
+        df = pd.DataFrame(long)
+        base = alt.Chart(df).encode(x=alt.X("arm:N", title=None), column=alt.Column("step:N"))
+        st.altair_chart(base.mark_bar().encode(y=alt.Y("p:Q", title=f"P({res['target']} eliminated)", scale=alt.Scale(domain=[0, 1])),
+                                               color="arm:N"), use_container_width=False)  # fmt: skip
+    st.caption(res.get("notes", ""))
+
+
+def bifurcation(res: dict[str, Any]) -> None:
+    df = pd.DataFrame([{"#": v["variant_idx"], "source": v["source"], "target": v["target"], "winner": v["winner"],
+                        "rounds": v["rounds"], "open": live_link(v["fork_game_id"]) if v.get("fork_game_id") else None,
+                        "text": v["text"]} for v in res["variants"]])  # fmt: skip
+    st.dataframe(df, hide_index=True, use_container_width=True,
+                 column_config={"open": st.column_config.LinkColumn("branch", display_text="open")})  # fmt: skip
+    st.caption(f"{res['samples']} samples ({res['n_unique_texts']} distinct) at temperature {res['temperature']}; "
+               f"targets in samples: {res['target_dist_samples']}")  # fmt: skip
+
+
+def validation(res: dict[str, Any]) -> None:
+    if res.get("kind") == "validate_ab":
+        m = res["mafia_wins"]
+        st.markdown(f"**A/B** ({res['games_per_arm']} games per arm): Mafia wins probed {m['probed']['k']}/{m['probed']['n']}, "
+                    f"unprobed {m['unprobed']['k']}/{m['unprobed']['n']}; difference {m['diff']} (95% CI {m['ci95']}), Fisher p = {m['fisher_p']}; "
+                    f"rounds Mann-Whitney p = {res['rounds']['mann_whitney_p']}, messages p = {res['messages']['mann_whitney_p']}")  # fmt: skip
+    elif res.get("kind") == "validate_repeat":
+        o = res["overall"]
+        st.markdown(f"**Repeatability** ({res['states']} states × {res['repeats']} repeats): {o['disagreements']}/{o['pairs']} answer pairs disagree")
+        df = pd.DataFrame([{"probe": k, "rate": v["p"], "pairs": v["pairs"]} for k, v in res["per_probe"].items()]
+                          + [{"probe": f"phase: {k}", "rate": v["p"], "pairs": v["pairs"]} for k, v in res["per_phase"].items()])  # fmt: skip
+        st.dataframe(df, hide_index=True, use_container_width=True)
