@@ -79,7 +79,16 @@ def _do_launch() -> None:
         return
     # wait (briefly) for the setup record so the game is in the index on the next run
     deadline = time.time() + 8
-    while time.time() < deadline and not (Path(item.logs) / item.game_id / "game.jsonl").is_file():
+    gfile = Path(item.logs) / item.game_id / "game.jsonl"
+
+    def _has_setup() -> bool:
+        try:
+            with open(gfile, "rb") as fh:
+                return b"\n" in fh.read(1 << 16)
+        except OSError:
+            return False
+
+    while time.time() < deadline and not _has_setup():
         if not item.running:
             break
         time.sleep(0.1)
