@@ -58,7 +58,7 @@ def branch_tree(tree: dict[str, Any]) -> None:
         return
     chart = outcome_chart(rows)
     if chart is not None:
-        st.altair_chart(chart, use_container_width=True)
+        st.altair_chart(chart, width="stretch")
     for r in rows:
         s = r["summary"]
         wins = ", ".join(f"{k} {v['k']}/{v['n']} [{v['ci95'][0]:.2f}–{v['ci95'][1]:.2f}]" for k, v in s["winner"].items() if v["n"] and v["k"])
@@ -68,7 +68,7 @@ def branch_tree(tree: dict[str, Any]) -> None:
             st.markdown(links)
             elim = [{"round": rnd, "eliminated": name, "share": v["p"], "k": v["k"]} for rnd, d in s["day_eliminated"].items() for name, v in d.items()]
             if elim:
-                st.dataframe(pd.DataFrame(elim), hide_index=True, use_container_width=True)
+                st.dataframe(pd.DataFrame(elim), hide_index=True, width="stretch")
             st.caption(f"rounds: mean {s['rounds'].get('mean')}, min {s['rounds'].get('min')}, max {s['rounds'].get('max')}")
 
 
@@ -86,7 +86,7 @@ def attribution(res: dict[str, Any]) -> None:
         for p, v in d["suspicion"].items():
             row[f"Δ susp. {p}"] = v
         rows.append(row)
-    st.dataframe(pd.DataFrame(rows), hide_index=True, use_container_width=True)
+    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
     if res.get("target"):
         long = []
         for u in res["utterances"]:
@@ -96,7 +96,7 @@ def attribution(res: dict[str, Any]) -> None:
         df = pd.DataFrame(long)
         base = alt.Chart(df).encode(x=alt.X("arm:N", title=None), column=alt.Column("step:N"))
         st.altair_chart(base.mark_bar().encode(y=alt.Y("p:Q", title=f"P({res['target']} eliminated)", scale=alt.Scale(domain=[0, 1])),
-                                               color="arm:N"), use_container_width=False)  # fmt: skip
+                                               color="arm:N"), width="content")  # fmt: skip
     st.caption(res.get("notes", ""))
 
 
@@ -104,7 +104,7 @@ def bifurcation(res: dict[str, Any]) -> None:
     df = pd.DataFrame([{"#": v["variant_idx"], "source": v["source"], "target": v["target"], "winner": v["winner"],
                         "rounds": v["rounds"], "open": live_link(v["fork_game_id"]) if v.get("fork_game_id") else None,
                         "text": v["text"]} for v in res["variants"]])  # fmt: skip
-    st.dataframe(df, hide_index=True, use_container_width=True,
+    st.dataframe(df, hide_index=True, width="stretch",
                  column_config={"open": st.column_config.LinkColumn("branch", display_text="open")})  # fmt: skip
     st.caption(f"{res['samples']} samples ({res['n_unique_texts']} distinct) at temperature {res['temperature']}; "
                f"targets in samples: {res['target_dist_samples']}")  # fmt: skip
@@ -121,4 +121,4 @@ def validation(res: dict[str, Any]) -> None:
         st.markdown(f"**Repeatability** ({res['states']} states × {res['repeats']} repeats): {o['disagreements']}/{o['pairs']} answer pairs disagree")
         df = pd.DataFrame([{"probe": k, "rate": v["p"], "pairs": v["pairs"]} for k, v in res["per_probe"].items()]
                           + [{"probe": f"phase: {k}", "rate": v["p"], "pairs": v["pairs"]} for k, v in res["per_phase"].items()])  # fmt: skip
-        st.dataframe(df, hide_index=True, use_container_width=True)
+        st.dataframe(df, hide_index=True, width="stretch")

@@ -32,7 +32,7 @@ except ReplayError as exc:
 if parent is not None:
     ok = parent.has((s.round, s.seq))
     ev = parent.utterance((s.round, s.seq))
-    with st.form("branch"):
+    with st.container(border=True):
         st.markdown(f"**Branch from {s.label}**" + (f" — {ev['player']}: “{(ev.get('response') or '')[:160]}”" if ev else ""))
         c1, c2, c3 = st.columns([1, 1, 1])
         n = c1.number_input("Branches (N)", 1, 200, 5, key="rp_n")
@@ -42,7 +42,7 @@ if parent is not None:
         replace = st.text_area("Replacement utterance (optional)", key="rp_replace", disabled=ev is None,
                                help="the speaker's message at this step becomes this text; everything after it is replayed")  # fmt: skip
         night = st.text_input("Night override SEAT=TARGET (optional)", key="rp_night")
-        go = st.form_submit_button("⑂ Branch", type="primary", disabled=not ok)
+        go = st.button("⑂ Branch", type="primary", disabled=not ok, key="rp_go")
     if not ok:
         st.caption("No snapshot at this step: pick another step (snapshots are written after every message and round end).")
     if go:

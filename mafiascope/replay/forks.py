@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import secrets
 import time
 from collections.abc import Callable
@@ -212,6 +213,7 @@ def plan_fork(
     keep_seed: bool = False,
     batch_seed: int | None = None,
     setup_extra: dict[str, Any] | None = None,
+    batch_id: str | None = None,
 ) -> ForkPlan:
     """Validate a fork request and prepare its base state; raises ReplayError on any problem."""
     from .source import parse_key
@@ -255,10 +257,12 @@ def plan_fork(
         raise ReplayError(f"backend(s) {', '.join(hidden)}: the key was redacted in the parent's log; "
                           "pass --backend-override SEAT=BACKEND (e.g. '*=bot') to continue with another backend")  # fmt: skip
     logs_dir = Path(logs) if logs else parent.dir.parent
+    if batch_id is not None and not re.fullmatch(r"[a-z0-9]{4,24}", batch_id):
+        raise ReplayError(f"--batch-id {batch_id!r}: use 4-24 lowercase letters or digits")
     return ForkPlan(
         parent=parent, at=key, base_key=base, base_state=state, probe_memory=memory, cfg=cfg, n=n, logs_dir=logs_dir,
         intervention=intervention, parallel=parallel, probes=probes, keep_seed=keep_seed,
-        batch_seed=batch_seed if batch_seed is not None else secrets.randbits(31), batch_id=secrets.token_hex(5),
+        batch_seed=batch_seed if batch_seed is not None else secrets.randbits(31), batch_id=batch_id or secrets.token_hex(5),
         backend_overrides=overrides, setup_extra=dict(setup_extra or {}),
     )  # fmt: skip
 

@@ -40,6 +40,18 @@ def _say(args: argparse.Namespace, text: str) -> None:
         print(text, file=sys.stderr)
 
 
+def _save_result(logs: str, prefix: str, res: dict[str, Any]) -> str:
+    """Write an experiment/validation result under <logs>/experiments/ (the app lists them)."""
+    import secrets
+    import time
+
+    from ...replay.forks import experiments_dir, write_json_atomic
+
+    path = experiments_dir(logs) / f"{prefix}-{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(2)}.json"
+    write_json_atomic(path, {**res, "created": time.time()})
+    return str(path)
+
+
 # ----------------------------------------------------------------------------- fork
 
 
@@ -77,7 +89,7 @@ def cmd_fork(args: argparse.Namespace) -> int:
     plan = plan_fork(
         parent, args.at, args.n, logs=args.logs, parallel=args.parallel, probes=args.probes,
         backend_overrides=_pairs(args.backend_override, "--backend-override"), replace_text=args.replace_utterance,
-        seat=args.seat, override_night=night, keep_seed=args.keep_seed, batch_seed=args.batch_seed,
+        seat=args.seat, override_night=night, keep_seed=args.keep_seed, batch_seed=args.batch_seed, batch_id=args.batch_id,
     )  # fmt: skip
     _say(args, f"fork batch {plan.batch_id}: {plan.n} branch(es) of {parent.game_id} from step {fmt_key(plan.base_key)} -> {plan.logs_dir}")
 
@@ -171,6 +183,7 @@ def cmd_validate_ab(args: argparse.Namespace) -> int:
 
     cfg = load_config(args)
     res = asyncio.run(run_ab(cfg, args.games, logs=args.logs, seed_base=args.seed_base, parallel=args.parallel, order_seed=args.order_seed))
+    res["path"] = _save_result(args.logs, "validate-ab", res)
     if args.json:
         print_json(res)
         return 0
@@ -190,6 +203,7 @@ def cmd_validate_repeat(args: argparse.Namespace) -> int:
 
     res = asyncio.run(run_repeat(args.logs, args.states, args.repeats, seed=args.seed,
                                  on_state=lambda p: _say(args, f"  {p['game_id']} {p['step']}: {p['disagreements']}/{p['pairs']}")))  # fmt: skip
+    res["path"] = _save_result(args.logs, "validate-repeat", res)
     if args.json:
         print_json(res)
         return 0
@@ -269,6 +283,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     f.add_argument("--override-night", metavar="SEAT=TARGET", help="the seat's night action at/after --at targets TARGET")
     f.add_argument("--keep-seed", action="store_true", help="keep the parent's seed: offline bots replay the parent exactly")
     f.add_argument("--batch-seed", type=int, help="seed of the replicas' seeds (default: random, recorded)")
+    f.add_argument("--batch-id", help="id of the batch (default: random); the app passes one to follow its progress")
     f.add_argument("--logs", help="where branches are written (default: next to the parent) and games are looked up")
     f.add_argument("--list", action="store_true", help="print the fork points of the game and exit")
     f.add_argument("--tree", action="store_true", help="print the branch tree of the game with outcomes and exit")

@@ -1,0 +1,92 @@
+"""The Replay page: renders a game's branch tree and experiments, and Branch starts a background fork."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("streamlit")
+from streamlit.testing.v1 import AppTest  # noqa: E402
+
+from mafiascope.replay.forks import plan_fork, run_fork_batch  # noqa: E402
+
+from .test_replay_forks import play_bot  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture()
+def logs(tmp_path, monkeypatch):
+    logs = tmp_path / "logs"
+    parent = play_bot(logs, gid="parentgame", seed=4)
+    asyncio.run(run_fork_batch(plan_fork(parent, "1.-1", 2, batch_seed=1, batch_id="aaaa1111")))
+    monkeypatch.setenv("MAFIASCOPE_LOGS", str(logs))
+    monkeypatch.setenv("MAFIASCOPE_RUNS", str(tmp_path / "runs"))
+    return logs
+
+
+def app() -> AppTest:
+    """The page through the real entrypoint (navigation, sidebar, ?page=replay&game=...)."""
+    at = AppTest.from_file(str(ROOT / "streamlit_app.py"), default_timeout=60)
+    at.query_params["page"] = "replay"
+    at.query_params["game"] = "parentgame"
+    return at
+
+
+def page() -> AppTest:
+    """The page after the shared sidebar, without st.navigation: AppTest drops button clicks
+    in pages run through st.navigation (Streamlit 1.5x), so interaction tests use this frame."""
+    script = f"""
+import sys, runpy
+sys.path.insert(0, {str(ROOT)!r})
+from app import sidebar
+sidebar.render()
+runpy.run_path({str(ROOT / "pages" / "replay.py")!r}, run_name="__main__")
+"""
+    at = AppTest.from_string(script, default_timeout=60)
+    at.query_params["game"] = "parentgame"
+    return at
+
+
+def texts(at: AppTest) -> str:
+    parts = [e.label for e in at.expander] + [m.value for m in at.markdown] + [c.value for c in at.caption]
+    parts += [str(e.value) for e in at.error] + [str(s.value) for s in at.success]
+    return "\n".join(str(p) for p in parts)
+
+
+def test_replay_page_shows_branch_tree_and_starts_a_fork(logs):
+    at = app().run()
+    assert not at.exception, at.exception
+    body = texts(at)
+    assert "aaaa1111" in body and "fork-aaaa1111-000" in body  # the batch and links to its branches
+    assert "?page=live&game=fork-aaaa1111-000" in body
+    at = page().run()
+    assert not at.exception, at.exception
+    at.number_input(key="rp_n").set_value(2)
+    at.selectbox(key="rp_probes").set_value("none")
+    at.button(key="rp_go").click()
+    at.run()
+    assert not at.exception, at.exception
+    assert any("Started fork batch" in str(s.value) for s in at.success), texts(at)
+    deadline = time.time() + 60
+    done = []
+    while time.time() < deadline and not done:
+        for p in (logs / "experiments").glob("fork-*.json"):
+            rec = json.loads(p.read_text())
+            if rec.get("fork_batch_id") != "aaaa1111" and rec.get("status") == "done":
+                done.append(rec)
+        time.sleep(0.2)
+    assert done and done[0]["n"] == 2 and done[0]["failed"] == 0
+
+
+def test_replay_page_reports_a_bad_intervention(logs):
+    at = page().run()
+    at.text_input(key="rp_night").set_value("Nobody=Someone")
+    at.button(key="rp_go").click()
+    at.run()
+    assert not at.exception
+    assert at.error and any("Nobody" in str(e.value) or "night" in str(e.value) for e in at.error)
