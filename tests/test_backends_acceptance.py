@@ -49,9 +49,12 @@ def _check_matrix(res: dict, games: int) -> None:
     assert res["faults_injected_total"] > 0
     # every injected fault is in the records (game_over backend stats; client timeouts under load may add more)
     assert res["faults_recorded"] >= res["faults_injected_total"]
+    # per type: an injected 429/500/garbage is recorded as such, or -- when the loaded server answered it
+    # after the client's timeout -- as a timeout; hangs are always timeouts
     inj, rec = res["faults_injected"], res["faults_recorded_by_type"]
-    assert rec.get("http_429", 0) == inj["429"] and rec.get("http_500", 0) == inj["500"]
-    assert rec.get("bad_body", 0) == inj["garbage"] and rec.get("timeout", 0) >= inj["hang"]
+    late = [inj[i] - rec.get(r, 0) for i, r in (("429", "http_429"), ("500", "http_500"), ("garbage", "bad_body"))]
+    assert all(d >= 0 for d in late), (inj, rec)
+    assert rec.get("timeout", 0) >= inj["hang"] + sum(late), (inj, rec)
     # every call that failed after its retries became a logged fallback or a probe error, never speech
     assert res["calls_failed_after_retries"] <= res["fallbacks_total"] + res["probe_failures"]
 

@@ -183,6 +183,11 @@ class ProbeEngine:
         self._step_fut = asyncio.ensure_future(self._step_done(tasks, prev))
         return self._step_fut
 
+    async def idle(self) -> None:
+        """Wait until every step's probes so far are done (the writer stays open)."""
+        if self._step_fut is not None:
+            await asyncio.shield(self._step_fut)
+
     async def drain(self) -> None:
         while self._tasks or (self._step_fut is not None and not self._step_fut.done()):
             pending = [*self._tasks] + ([self._step_fut] if self._step_fut is not None else [])

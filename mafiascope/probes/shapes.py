@@ -11,6 +11,7 @@ labels), attitudes lower-cased. ``answer_parsed`` itself is always logged verbat
 from __future__ import annotations
 
 import unicodedata
+from functools import lru_cache
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, RootModel, ValidationError, field_validator
@@ -116,15 +117,19 @@ def _fold(s: str) -> str:
     return unicodedata.normalize("NFKC", s).strip().casefold().replace("ё", "е")
 
 
-def seat_name(name: Any, seats: list[str]) -> str | None:
+@lru_cache(maxsize=256)
+def _folded(seats: tuple[str, ...]) -> dict[str, str]:
+    return {_fold(s): s for s in seats}
+
+
+def seat_name(name: Any, seats: list[str] | tuple[str, ...]) -> str | None:
     """The seat a name refers to: case-insensitive exact match, else the engine's fuzzy rules."""
     if not isinstance(name, str) or not name.strip():
         return None
-    folded = {_fold(s): s for s in seats}
-    hit = folded.get(_fold(name))
+    hit = _folded(tuple(seats)).get(_fold(name))
     if hit is not None:
         return hit
-    got, _ = match_name(name, seats)
+    got, _ = match_name(name, list(seats))
     return got
 
 
