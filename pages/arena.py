@@ -1,11 +1,9 @@
-"""Arena (placeholder): model tournaments, rosters and leaderboards — coming with the Arena issue."""
+"""Arena: build a roster, launch ten-seat tournaments, read the leaderboards (app/arena_view.py)."""
 
 from app.frame import page_guard
 
 page_guard()
 
-import streamlit as st
+from app import arena_view  # noqa: E402
 
-st.markdown("### 🏟️ Arena")
-st.info("Coming with the Arena issue: roster schedules, a ledger of games and leaderboards of Mafia vs town models. "
-        "Until then, the Cross-Game Dashboard shows the matchup table of the selected corpus.", icon="🚧")
+arena_view.render()

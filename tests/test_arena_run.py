@@ -78,7 +78,7 @@ def test_local_run_and_resume(tmp_path):
     s3 = run_arena(ROSTER, "sport,open,imbalanced", 2, run, quiet=True, backend_factory=scripted_factory)
     assert s3["played_now"] == 0
     # every game's seats are the scheduled models, under human names
-    setup = json.loads((run / "sport-0000" / "game.jsonl").read_text().splitlines()[0])
+    setup = json.loads((run / "run-sport-0000" / "game.jsonl").read_text().splitlines()[0])
     assert {p["backend"] for p in setup["players"]} <= set(LABELS) and all(p["name"] not in LABELS for p in setup["players"])
     with pytest.raises(ArenaError, match="different arena plan"):
         run_arena(ROSTER, "sport", 2, run, quiet=True, backend_factory=scripted_factory)

@@ -10,6 +10,7 @@ instance). The driver alone writes the ledger, so an interrupted run resumes cle
 from __future__ import annotations
 
 import asyncio
+import re
 import shutil
 import sys
 import time
@@ -25,6 +26,11 @@ from .roster import Roster
 from .schedule import Scheduled, make_schedule
 
 RULES_DIR = Path(__file__).resolve().parent.parent.parent / "configs" / "rules"
+
+
+def run_prefix(run_dir: Path) -> str:
+    """Game ids start with the run directory's name, so games of different runs never share an id."""
+    return re.sub(r"[^A-Za-z0-9_-]+", "-", run_dir.resolve().name).strip("-_")[:40] or "arena"
 
 
 class ArenaError(ValueError):
@@ -168,7 +174,7 @@ def run_arena(
     if old is not None and old != params:
         raise ArenaError(f"{run_dir}: this run directory holds a different arena plan (roster, rules, games or seed differ); "
                          "use another --logs directory or the same arguments to resume")  # fmt: skip
-    schedule = make_schedule(roster.labels, rule_sets, games, seed)
+    schedule = make_schedule(roster.labels, rule_sets, games, seed, prefix=run_prefix(run_dir))
     if old is None:
         ledger.append({"event": "plan", "params": params})
         for g in schedule:

@@ -35,8 +35,8 @@ def game_seed(run_seed: int, game_id: str) -> int:
     return int.from_bytes(hashlib.blake2b(f"{run_seed}|{game_id}".encode(), digest_size=8).digest(), "big") >> 33
 
 
-def make_schedule(labels: list[str], rule_sets: list[str], games: int, seed: int = 0) -> list[Scheduled]:
-    """``games`` games per rule set, interleaved (sport-0000, open_table-0000, ...)."""
+def make_schedule(labels: list[str], rule_sets: list[str], games: int, seed: int = 0, prefix: str = "") -> list[Scheduled]:
+    """``games`` games per rule set, interleaved ([prefix-]sport-0000, [prefix-]open_table-0000, ...)."""
     if not labels:
         raise ValueError("the roster has no models")
     n_seats = sum(TOURNAMENT_ROLES.values())
@@ -73,7 +73,7 @@ def make_schedule(labels: list[str], rule_sets: list[str], games: int, seed: int
             for j, m in enumerate(seats):
                 if dealt[j] == "Villager":
                     roles[m]["Villager"] = roles[m].get("Villager", 0) + 1
-            gid = f"{rs}-{i:04d}"
+            gid = f"{prefix}-{rs}-{i:04d}" if prefix else f"{rs}-{i:04d}"
             out.append(Scheduled(gid, rs, game_seed(seed, gid), [{"backend": m, "role": r} for m, r in zip(seats, dealt)]))
     return out
 

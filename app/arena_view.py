@@ -1,0 +1,199 @@
+"""The Arena page: build a roster, estimate, launch a background run, read the leaderboards."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+import yaml
+
+from mafiascope.arena.roster import bot_roster, parse_roster
+from mafiascope.arena.run import estimate
+from mafiascope.arena.scoring import load_records, report
+from mafiascope.config import ConfigError
+
+from . import arena_jobs
+
+RULE_CHOICES = {"sport": "Sport", "open_table": "Open table", "imbalanced": "Imbalanced"}
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _report(path: str, sig: tuple[int, float]) -> dict[str, Any] | None:
+    recs = load_records(path)
+    return report(recs) if recs else None
+
+
+def _sig(path: Path) -> tuple[int, float]:
+    files = list(path.glob("*/game.jsonl"))
+    return len(files), max((f.stat().st_mtime for f in files), default=0.0)
+
+
+def roster_builder() -> dict[str, Any] | None:
+    st.markdown("#### 1 · Roster")
+    presets = bot_roster()
+    chosen = st.multiselect("Bot presets (offline, no keys)", presets.labels, default=presets.labels, key="ms_arena_bots")
+    extra = st.text_area(
+        "More models: backend-registry entries as YAML (`label: {type: openai, model: ..., api_key: \"${KEY}\"}`)",
+        value="", height=90, key="ms_arena_extra",
+    )
+    models: dict[str, Any] = {k: presets.models[k] for k in chosen}
+    if extra.strip():
+        try:
+            data = yaml.safe_load(extra) or {}
+            if not isinstance(data, dict):
+                raise ConfigError("expected a mapping label -> backend entry")
+            models.update(data)
+        except (yaml.YAMLError, ConfigError) as exc:
+            st.error(f"Extra models: {exc}")
+            return None
+    try:
+        roster = parse_roster({"name": "app", "models": models}, "roster")
+    except ConfigError as exc:
+        st.error(str(exc))
+        return None
+    st.caption(f"{len(roster.labels)} models. Each game seats ten of them (a model may take several seats when "
+               "there are fewer than ten); seats play under human names and are never told which model sits where.")
+    return {"name": "app", "models": roster.models}
+
+
+def launcher(roster: dict[str, Any]) -> None:
+    st.markdown("#### 2 · Rules, games, cost")
+    c1, c2, c3, c4 = st.columns([3, 1, 1, 1])
+    rules = c1.multiselect("Rule sets", list(RULE_CHOICES), default=list(RULE_CHOICES), format_func=RULE_CHOICES.get, key="ms_arena_rules")
+    games = int(c2.number_input("Games per rule set", 1, 1000, 10, key="ms_arena_games"))
+    parallel = int(c3.number_input("In parallel", 1, 64, 4, key="ms_arena_parallel"))
+    seed = int(c4.number_input("Seed", 0, 10**6, 0, key="ms_arena_seed"))
+    if not rules:
+        st.warning("Pick at least one rule set.")
+        return
+    est = estimate(parse_roster(roster), rules, games)
+    m1, m2, m3, m4 = st.columns(4)
+    m1.metric("Games", est["games"])
+    m2.metric("Calls (est.)", f"{est['calls']:,}")
+    m3.metric("Calls to paid backends", f"{est['paid_calls']:,}")
+    m4.metric("Prompt tokens (est.)", f"{est['prompt_tokens']:,}")
+    st.caption(est["note"] + ". Bot seats cost nothing.")
+    name = st.text_input("Run name", value=f"run-{seed}-{games}", key="ms_arena_name")
+    if st.button("🚀 Launch arena run", type="primary", key="ms_arena_launch"):
+        if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_-]{0,40}", name or ""):
+            st.error("Run name: letters, digits, '-' or '_' (at most 41 characters).")
+        else:
+            job = arena_jobs.launch(name, roster, rules, games, parallel, seed)
+            st.session_state["ms_arena_run"] = job.run_dir
+            st.success(f"Started: `{' '.join(job.cmd[1:])}`")
+
+
+def run_status() -> None:
+    reg = arena_jobs.jobs()
+    if not reg.by_name:
+        return
+    st.markdown("#### Runs started here")
+    for name, job in list(reg.by_name.items()):
+        prog = arena_jobs.progress(job.run_dir)
+        total = max(1, prog["scheduled"])
+        label = f"{name}: {prog['finished']}/{prog['scheduled']} games" + (" · running" if job.running else " · done")
+        st.progress(min(1.0, prog["finished"] / total), text=label)
+        if not job.running and job.proc.returncode not in (0, None):
+            st.code(job.stderr_tail(), language="text")
+    if any(j.running for j in reg.by_name.values()):
+        st.button("↻ Refresh progress", key="ms_arena_refresh")
+
+
+def _board_df(rows: list[dict[str, Any]]) -> pd.DataFrame:
+    df = pd.DataFrame(rows, columns=["rank", "model", "score", "se", "games", "wins"])
+    if not df.empty:
+        df["low"] = df["score"] - 1.96 * df["se"].fillna(0)
+        df["high"] = df["score"] + 1.96 * df["se"].fillna(0)
+    return df
+
+
+def _chart(df: pd.DataFrame, title: str) -> None:
+    if df.empty:
+        return
+    import altair as alt
+
+    base = alt.Chart(df).encode(y=alt.Y("model:N", sort=alt.EncodingSortField("score", order="descending"), title=None))
+    pts = base.mark_point(filled=True, size=70).encode(x=alt.X("score:Q", title="points vs side"), tooltip=["model", "score", "se", "games"])
+    bars = base.mark_rule().encode(x="low:Q", x2="high:Q")
+    zero = alt.Chart(pd.DataFrame({"x": [0]})).mark_rule(strokeDash=[4, 4], color="gray").encode(x="x:Q")
+    st.altair_chart((bars + pts + zero).properties(title=title, height=max(120, 26 * len(df))), width="stretch")
+
+
+def results(run_dir: str) -> None:
+    path = Path(run_dir)
+    rep = _report(str(path), _sig(path))
+    if rep is None:
+        st.info("No finished ten-seat games in this run yet.")
+        return
+    se = rep["noise"]["median_se"]
+    st.markdown(f"**{rep['games']} games** · rule sets: {', '.join(RULE_CHOICES.get(r, r) for r in rep['rule_sets'])}")
+    st.info(f"What the noise is: each score below is a mean over the model's seats, with its standard error (`se`); "
+            f"the typical standard error here is ±{se if se is not None else '—'}, so gaps smaller than about "
+            f"{2 * se:.2f} are noise." if se else "What the noise is: too few games for standard errors yet.", icon="📏")  # fmt: skip
+    tabs = st.tabs(["Overall", *[RULE_CHOICES.get(r, r) for r in rep["rule_sets"]], "Mafia only", "Town only"])
+    boards = [rep["leaderboards"]["overall"], *[rep["leaderboards"]["by_rules"][r] for r in rep["rule_sets"]],
+              rep["leaderboards"]["mafia"], rep["leaderboards"]["town"]]  # fmt: skip
+    for tab, board in zip(tabs, boards):
+        with tab:
+            df = _board_df(board)
+            st.dataframe(df.drop(columns=["low", "high"], errors="ignore"), hide_index=True, width="stretch")
+            _chart(df, "score ± 1.96 SE")
+    if rep["spearman"]:
+        st.markdown("**Rank correlation between rule sets** (Spearman): " + ", ".join(
+            f"{RULE_CHOICES.get(s['a'], s['a'])} ~ {RULE_CHOICES.get(s['b'], s['b'])}: {s['rho'] if s['rho'] is not None else '—'}"
+            for s in rep["spearman"]))  # fmt: skip
+    st.markdown("#### Pairs (ranked = total ÷ (games + 4))")
+    for kind, tab in zip(("teammates", "rivals", "mismatches"), st.tabs(["Teammates", "Rivals", "Mismatches"])):
+        with tab:
+            st.dataframe(pd.DataFrame(rep["pairs"][kind]), hide_index=True, width="stretch")
+    st.markdown("#### What the rules do")
+    st.dataframe(pd.DataFrame(rep["rule_measures"]), hide_index=True, width="stretch")
+    st.markdown("#### Models by side and role")
+    rows = []
+    for m in rep["models"]:
+        row: dict[str, Any] = {"model": m["model"]}
+        for rs, v in m["mafia_win_rate"].items():
+            row[f"Mafia win {rs}"] = f"{v['wins']}/{v['games']}"
+        row["town imbalanced"] = f"{m['town_imbalanced']['wins']}/{m['town_imbalanced']['games']} (avg {m['town_imbalanced']['side_average']})"
+        row["Don"] = f"{m['don']['wins']}/{m['don']['games']} won · found Sheriff {m['don']['sheriff_found']}/{m['don']['checks']}"
+        row["Sheriff"] = f"{m['sheriff']['wins']}/{m['sheriff']['games']} won · found Mafia {m['sheriff']['mafia_found']}/{m['sheriff']['checks']}"
+        rows.append(row)
+    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+    st.markdown("#### Games")
+    games = sorted(p.name for p in path.iterdir() if (p / "game.jsonl").is_file())
+    pick = st.selectbox("Open a game in Live Game", games, key="ms_arena_game")
+    if pick:
+        st.markdown(f"[🎲 Open **{pick}** in Live Game](./live?game={pick})")  # the Live Game page's URL path
+
+
+def render() -> None:
+    st.markdown("### 🏟️ Arena")
+    st.caption("Ten-seat tournaments across a roster of models under the sport, open-table and imbalanced rules; "
+               "scores are computed from the recorded events only (docs/arena.md).")  # fmt: skip
+    build, read = st.tabs(["Build & launch", "Leaderboards"])
+    with build:
+        roster = roster_builder()
+        if roster is not None:
+            launcher(roster)
+        run_status()
+    with read:
+        runs = [str(p) for p in arena_jobs.known_runs()]
+        current = st.session_state.get("ms_arena_run")
+        if current and current not in runs:
+            runs.insert(0, current)
+        typed = st.text_input("…or a run / logs directory", value="", key="ms_arena_path")
+        options = ([typed] if typed else []) + runs
+        if not options:
+            st.info("No arena runs yet: launch one, or run `mafiascope arena run` and type its --logs directory.")
+            return
+        run_dir = st.selectbox("Run", options, key="ms_arena_pick")
+        if run_dir and Path(run_dir).is_dir():
+            prog = arena_jobs.progress(run_dir)
+            if prog["scheduled"]:
+                st.progress(min(1.0, prog["finished"] / max(1, prog["scheduled"])), text=f"{prog['finished']}/{prog['scheduled']} games finished")
+            results(run_dir)
+        elif run_dir:
+            st.error(f"{run_dir}: not a directory")
