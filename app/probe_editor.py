@@ -157,8 +157,8 @@ def editor(default_preset: str = "chained_en") -> tuple[dict[str, Any], bool]:
     from mafiascope.probes.dsl import WHEN_VALUES
     from mafiascope.probes.shapes import SHAPES
 
-    errors, per = validate(battery)
     probes = battery["probes"]
+    slots = []
     for i, p in enumerate(probes):
         with st.container(border=True):
             a, b, c, d, e = st.columns([2.2, 3.4, 1.4, 0.8, 1.6])
@@ -181,10 +181,12 @@ def editor(default_preset: str = "chained_en") -> tuple[dict[str, Any], bool]:
             sh = st.selectbox("answer shape", shapes, index=shapes.index(cur) if cur in shapes else 0, key=f"pe_sh_{gen}_{i}",
                               help="Standard answer shape the answer is validated against (defaults to the id when it is a standard probe).")
             p["shape"] = None if sh == "(by id)" else sh
-            for msg in per.get(i, []):
-                st.error(msg, icon=":material/error:")
+            slots.append(st.container())
+    errors, per = validate(battery)  # after every widget of this run has been read
+    for i, slot in enumerate(slots):
+        for msg in per.get(i, []):
+            slot.error(msg, icon=":material/error:")
     st.button("Add probe", icon=":material/add:", key="pe_add", on_click=_add)
-    errors, per = validate(battery)
     for msg in errors:
         st.error(msg, icon=":material/error:")
     valid = not errors and not per

@@ -58,10 +58,12 @@ def sync_url(**values: Any) -> None:
         if v is None or v == "":
             if k in st.query_params:
                 del st.query_params[k]
+            put(f"ms_{k}_url_seen", None)
         else:
             sv = str(v)
             if st.query_params.get(k) != sv:
                 st.query_params[k] = sv
+            put(f"ms_{k}_url_seen", sv)  # our own write is not a new URL value on the next run
 
 
 def parse_step(value: str, labels: list[str]) -> int:
@@ -123,8 +125,8 @@ def url_mode(choices: tuple[str, ...], default: str) -> str:
     raw = qp("mode")
     key = f"{K_MODE}:{','.join(choices)}"
     cur = get(key, default)
-    if raw is not None and raw != get(key + ":seen"):
-        put(key + ":seen", raw)
+    if raw is not None and raw != get("ms_mode_url_seen"):
+        put("ms_mode_url_seen", raw)
         if raw in choices:
             cur = raw
         else:

@@ -1,0 +1,62 @@
+"""Shared fixtures and helpers of the app tests (tests/test_app_*.py, tests/test_browser_app.py)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+ENTRY = str(ROOT / "streamlit_app.py")
+SHARED_CORPUS = Path(__file__).parents[1].parent / "shared" / "corpus"
+EN_DEMO = SHARED_CORPUS / "mafiascope_en_demo"
+DEMO = ROOT / "data" / "demo"
+TIMEOUT = 180
+
+
+def shared_or_skip() -> Path:
+    if not EN_DEMO.is_dir():
+        pytest.skip("../shared/corpus is not available")
+    return SHARED_CORPUS
+
+
+def play(logs: Path, gid: str, seed: int, *extra: str) -> Path:
+    """One offline game with the engine's CLI (what the app launches)."""
+    subprocess.run([sys.executable, "-m", "mafiascope", "run", "-c", str(ROOT / "configs" / "classic.yaml"), "--seed",
+                    str(seed), "--logs", str(logs), "--game-id", gid, "-q", *extra], check=True, cwd=ROOT, timeout=120)
+    return logs / gid
+
+
+def demo_logs(tmp_factory) -> Path:
+    """data/demo when it holds games, else two freshly played offline games."""
+    from mafiascope.logs.io import list_game_dirs
+
+    if DEMO.is_dir() and list_game_dirs(DEMO):
+        return DEMO
+    logs = tmp_factory.mktemp("demo")
+    play(logs, "demo-seed1", 1)
+    play(logs, "demo-seed2", 2)
+    return logs
+
+
+def new_app(**params: str):
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(ENTRY, default_timeout=TIMEOUT)
+    for k, v in params.items():
+        at.query_params[k] = v
+    return at
+
+
+def errors(at) -> list[str]:
+    return [e.value for e in at.error]
+
+
+def assert_clean(at) -> None:
+    assert not at.exception, [e.message for e in at.exception]
+
+
+def texts(at) -> str:
+    return "\n".join([m.value for m in at.markdown] + [c.value for c in at.caption] + [i.value for i in at.info])
