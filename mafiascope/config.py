@@ -116,9 +116,16 @@ class GameConfig(BaseModel):
         return redact(self.model_dump(mode="json"))
 
 
+def _redact_secret(v: Any) -> Any:
+    # "${VAR}" names where the secret lives and is kept (forks resolve it again); a literal value is hidden
+    if not v or (isinstance(v, str) and _ENV.fullmatch(v.strip())):
+        return v
+    return "***"
+
+
 def redact(obj: Any) -> Any:
     if isinstance(obj, dict):
-        return {k: ("***" if k in SECRET_KEYS and v else redact(v)) for k, v in obj.items()}
+        return {k: (_redact_secret(v) if k in SECRET_KEYS else redact(v)) for k, v in obj.items()}
     if isinstance(obj, list):
         return [redact(v) for v in obj]
     return obj

@@ -59,3 +59,18 @@ def test_secrets_are_not_expanded_or_snapshotted(monkeypatch):
     monkeypatch.setenv("MS_KEY", "sk-very-secret")
     cfg = parse_game_config({"backends": {"gpt": {"type": "openai", "model": "m", "api_key": "${MS_KEY}"}}, "seats": [{"backend": "gpt"}] * 7})
     assert "sk-very-secret" not in str(cfg.snapshot())
+
+
+def test_literal_keys_are_redacted_and_env_references_kept():
+    cfg = parse_game_config(
+        {
+            "backends": {
+                "lit": {"type": "openai", "model": "m", "api_key": "sk-literal-123"},
+                "ref": {"type": "openai", "model": "m", "api_key": "${SOME_KEY}"},
+            },
+            "seats": [{"backend": "lit"}] * 4 + [{"backend": "ref"}] * 3,
+        }
+    )
+    snap = cfg.snapshot()
+    assert snap["backends"]["lit"]["api_key"] == "***"
+    assert snap["backends"]["ref"]["api_key"] == "${SOME_KEY}"  # a reference, so forks can resolve it again

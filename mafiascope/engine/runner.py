@@ -228,6 +228,13 @@ class GameRunner:
             "schema_version": 1,
         }
         prev, writer, probes, step_index = self._snap_task, self.state_log, self.probes, st.step_index
+        if (prev is None or prev.done()) and (fut is None or fut.done()):
+            # nothing to wait for: write now, so a killed process keeps every snapshot so far
+            record["probe_memory"] = probes.memory_at(step_index) if probes else None
+            record["ts"] = time.time()
+            writer.write(record)
+            self._snap_task = None
+            return
 
         async def write() -> None:
             if prev is not None:
@@ -306,6 +313,7 @@ class GameRunner:
                 if narrate is not None:
                     await narrate(self.state, outcome, self.backends, self.cfg)
                 final = self._apply(outcome) or final
+                await asyncio.sleep(0)  # let probe calls and snapshot writes progress between turns
         finally:
             if self.probes is not None:
                 await self.probes.drain()
