@@ -115,7 +115,6 @@ def _all_text(root: Path) -> str:
     return "\n".join(p.read_text(errors="replace") for p in root.rglob("*") if p.is_file())
 
 
-@pytest.mark.slow
 async def test_mixed_lineup_provenance_and_no_secret_anywhere(tmp_path, monkeypatch):
     monkeypatch.setenv("MAFIASCOPE_BUS_TOKEN", BUS_TOKEN)
     monkeypatch.setenv("MIXED_TEST_KEY", SECRET)

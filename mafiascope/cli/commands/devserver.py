@@ -51,7 +51,7 @@ def _run(args: argparse.Namespace) -> int:
             print_json({"base_url": server.base_url, "seed": args.seed, "faults": server.p,
                         "latency_ms": args.latency_ms, "retry_after": args.retry_after})
         else:
-            print(f"dev server on {server.base_url} (models: bot-<preset>, echo)", flush=True)
+            print(f"dev server on {server.base_url} (models: bot-<preset>, echo, parrot)", flush=True)
         sys.stdout.flush()
         try:
             await wait_for_stop_signal()
