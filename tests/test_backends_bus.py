@@ -219,3 +219,19 @@ def test_cli_bus_serve_generates_token_and_binds_loopback():
         asyncio.run(check())
     finally:
         stop(p)
+
+
+async def test_queued_job_with_busy_workers_is_bounded():
+    """A live worker that never takes the job (busy elsewhere) cannot make the engine wait forever."""
+    async with Hub(TOKEN) as hub:
+        fw = FakeWorker(hub, ["busy"])
+        await fw.register()
+        b = bus_backend(hub, "busy", timeout=0.2, requeue=0, wait_for_worker=0.2)
+        first = asyncio.create_task(b.complete(req("one")))
+        job = await fw.poll()  # the worker holds this one and is live, but never polls again
+        assert job
+        second = await asyncio.wait_for(b.complete(req("two")), 5)
+        await asyncio.wait_for(first, 5)
+        await fw.close()
+        await b.aclose()
+    assert not second.ok and "504" in second.error and "queue" in second.error

@@ -142,13 +142,22 @@ class PerLoop(Generic[T]):
     def __init__(self, factory: Callable[[], T]) -> None:
         self._factory = factory
         self._items: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, T]" = weakref.WeakKeyDictionary()
+        self._by_id: dict[int, tuple[asyncio.AbstractEventLoop, T]] = {}  # loops without weakref support
 
     def get(self) -> T:
         loop = asyncio.get_running_loop()
-        item = self._items.get(loop)
+        try:
+            item = self._items.get(loop)
+        except TypeError:
+            entry = self._by_id.get(id(loop))
+            item = entry[1] if entry is not None and entry[0] is loop else None
         if item is None:
             item = self._factory()
-            self._items[loop] = item
+            try:
+                self._items[loop] = item
+            except TypeError:
+                self._by_id = {k: v for k, v in self._by_id.items() if not v[0].is_closed()}
+                self._by_id[id(loop)] = (loop, item)
         return item
 
     def pop_current(self) -> T | None:
@@ -156,7 +165,11 @@ class PerLoop(Generic[T]):
             loop = asyncio.get_running_loop()
         except RuntimeError:
             return None
-        return self._items.pop(loop, None)
+        try:
+            return self._items.pop(loop, None)
+        except TypeError:
+            entry = self._by_id.pop(id(loop), None)
+            return entry[1] if entry is not None else None
 
 
 def on_stop_signals(callback: Callable[[], Any]) -> None:

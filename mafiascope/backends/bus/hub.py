@@ -229,6 +229,16 @@ class Hub:
                     req.future.set_exception(_Failure(
                         504, "timeout", f"no worker answered within {req.body.timeout_s:g}s "
                         f"({req.dispatches} dispatches)", req.faults))
+            elif req.job_id is None and now - req.created > _budget(req.body):
+                # live workers exist but never got to it: bounded like the dispatches themselves
+                self.counters["timed_out"] += 1
+                try:
+                    self.queue.remove(req.id)
+                except ValueError:
+                    pass
+                req.future.set_exception(_Failure(
+                    504, "queue_timeout", f"waited {now - req.created:.0f}s in the queue for a free worker "
+                    f"serving {req.body.model!r}", req.faults))
             elif req.job_id is None and now - req.queued_since > req.body.wait_for_worker_s \
                     and not self._has_live_worker(req.body.model, now):
                 self.counters["no_worker"] += 1
@@ -372,6 +382,11 @@ class Hub:
             "in_flight": sum(1 for r in self.requests.values() if r.job_id is not None),
             "counters": dict(self.counters),
         })
+
+
+def _budget(body: GenerateRequest) -> float:
+    """The longest a request may take in total: every dispatch plus the wait for a worker."""
+    return body.timeout_s * (body.requeue + 1) + body.wait_for_worker_s
 
 
 def _clean_meta(meta: dict[str, Any]) -> dict[str, Any]:
