@@ -231,26 +231,24 @@ class Hub:
                         f"({req.dispatches} dispatches)", req.faults))
             elif req.job_id is None and now - req.created > _budget(req.body):
                 # live workers exist but never got to it: bounded like the dispatches themselves
-                self.counters["timed_out"] += 1
-                try:
-                    self.queue.remove(req.id)
-                except ValueError:
-                    pass
-                req.future.set_exception(_Failure(
+                self._fail_queued(req, "timed_out", _Failure(
                     504, "queue_timeout", f"waited {now - req.created:.0f}s in the queue for a free worker "
                     f"serving {req.body.model!r}", req.faults))
             elif req.job_id is None and now - req.queued_since > req.body.wait_for_worker_s \
                     and not self._has_live_worker(req.body.model, now):
-                self.counters["no_worker"] += 1
-                try:
-                    self.queue.remove(req.id)
-                except ValueError:
-                    pass
-                req.future.set_exception(_Failure(
+                self._fail_queued(req, "no_worker", _Failure(
                     503, "no_worker", f"no live worker serves model {req.body.model!r}", req.faults))
         for wid, w in list(self.workers.items()):
             if not self._live(w, now) and now - w.last_seen > 10 * self.live_s:
                 del self.workers[wid]
+
+    def _fail_queued(self, req: _Request, counter: str, failure: _Failure) -> None:
+        self.counters[counter] += 1
+        try:
+            self.queue.remove(req.id)
+        except ValueError:
+            pass
+        req.future.set_exception(failure)
 
     async def _reap_loop(self) -> None:
         while True:
