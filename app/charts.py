@@ -85,7 +85,7 @@ def _line(df: pd.DataFrame, title: str, step: int, colors: dict[str, str], heigh
         x=alt.X("step:Q", title=None, axis=alt.Axis(tickMinStep=1, labelFontSize=10)),
         y=alt.Y("value:Q", title=None, scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(format="%", tickCount=3)),
         color=alt.Color("series:N", scale=alt.Scale(domain=dom, range=[colors[d] for d in dom]),
-                        legend=alt.Legend(orient="bottom", title=None, columns=4, labelLimit=110, symbolSize=60)),
+                        legend=alt.Legend(orient="bottom", title=None, columns=3, labelLimit=140, symbolSize=60)),
         strokeDash=alt.condition(alt.FieldOneOfPredicate("series", sorted(dashed or [])), alt.value([4, 3]), alt.value([1, 0])),
     )
     lines = base.mark_line(point=alt.OverlayMarkDef(size=22, filled=True), strokeWidth=1.8, interpolate="linear").encode(
@@ -169,10 +169,12 @@ def reliability(bins: pd.DataFrame, title: str = "", height: int = 330) -> alt.L
     whisk = alt.Chart(df.dropna(subset=["ci_lo"])).mark_rule(strokeWidth=1.6, color="#444444").encode(
         x="mid:Q", y="ci_lo:Q", y2="ci_hi:Q")
     diag = alt.Chart(pd.DataFrame({"c": [0, 100], "a": [0, 1]})).mark_line(strokeDash=[4, 4], color="#888888").encode(x="c:Q", y="a:Q")
-    ntext = alt.Chart(df).mark_text(dy=-8, fontSize=11).encode(
-        x="mid:Q", y=alt.Y("top:Q"), text="ntext:N").transform_calculate(
+    from .graph import halo_text
+
+    nbase = alt.Chart(df).transform_calculate(
         top="isValid(datum.ci_hi) ? datum.ci_hi : (isValid(datum.acc) ? datum.acc : 0)", ntext="'n=' + datum.n")
-    ch = alt.layer(bars, pattern, whisk, diag, ntext).properties(height=height)
+    ntext = halo_text(nbase, dy=-9, fontSize=11, x="mid:Q", y=alt.Y("top:Q"), text="ntext:N")
+    ch = alt.layer(bars, pattern, whisk, diag, *ntext).properties(height=height)
     if title:
         ch = ch.properties(title=alt.TitleParams(title, anchor="start", fontSize=13))
     return ch

@@ -87,12 +87,20 @@ def graph_chart(nodes: pd.DataFrame, edges: pd.DataFrame, *, height: int = 360, 
     if selectable:
         pts = pts.add_params(sel)
     layers.append(pts)
-    layers.append(nb.mark_text(dy=27, fontSize=12).encode(
-        x=_xy("x", _DOMAIN_X), y=_xy("y", _DOMAIN_Y), text="label:N", opacity=alt.Opacity("label_opacity:Q", scale=None)))
+    layers.extend(halo_text(nb, dy=27, fontSize=12, x=_xy("x", _DOMAIN_X), y=_xy("y", _DOMAIN_Y), text="label:N",
+                            opacity=alt.Opacity("label_opacity:Q", scale=None)))
     chart = alt.layer(*layers).properties(height=height)
     if title:
         chart = chart.properties(title=alt.TitleParams(title, anchor="start", fontSize=13))
     return chart.configure_view(strokeWidth=0).configure_axis(grid=False)
+
+
+def halo_text(base: alt.Chart, *, dy: float = 0, fontSize: int = 12, **enc: Any) -> list[alt.Chart]:
+    """Dark text over a light halo: readable on the light and on the dark theme alike."""
+    halo = base.mark_text(dy=dy, fontSize=fontSize, stroke="#f7f5f1", strokeWidth=3.5, strokeJoin="round", fill="#f7f5f1",
+                          strokeOpacity=0.9).encode(**enc)
+    ink = base.mark_text(dy=dy, fontSize=fontSize, fill="#1d1b17").encode(**enc)
+    return [halo, ink]
 
 
 def render(chart: alt.LayerChart, key: str, *, selectable: bool = True) -> str | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -66,7 +67,7 @@ def parse_badge(gm: GameModel) -> str:
 
 def game_header(gm: GameModel, *, title: str) -> None:
     row = context().game
-    corpus = f" · {row['corpus']}" if row is not None else ""
+    corpus = f" · {Path(str(row['corpus'])).name}" if row is not None else ""
     winner = f"**{gm.winner}** win" if gm.winner else ":orange[in progress]"
     st.markdown(f"### {title}\n`{gm.game_id}` · {winner} · {len(gm.players)} players{md_escape(corpus)} &nbsp; {parse_badge(gm)}")
     if gm.setup.get("forked_from"):
