@@ -90,7 +90,7 @@ def _line(df: pd.DataFrame, title: str, step: int, colors: dict[str, str], heigh
     )
     lines = base.mark_line(point=alt.OverlayMarkDef(size=22, filled=True), strokeWidth=1.8, interpolate="linear").encode(
         tooltip=[alt.Tooltip("label:N", title="step"), "series:N", alt.Tooltip("value:Q", format=".0%")]).add_params(sel)
-    cursor = alt.Chart(pd.DataFrame({"step": [step]})).mark_rule(color="#a16207", strokeWidth=2).encode(x="step:Q")
+    cursor = alt.Chart(alt.NamedData("cursor")).mark_rule(color="#a16207", strokeWidth=2).encode(x="step:Q")
     return alt.layer(lines, cursor).properties(height=height, title=alt.TitleParams(title, anchor="start", fontSize=12))
 
 
@@ -101,43 +101,65 @@ def _pick(event: Any, key: str) -> int | None:
     return int(val) if val is not None else None
 
 
-def metrics_strip(m: dict[str, Any], gm: GameModel, step: int) -> int | None:
+_STRIP_SPECS: dict[tuple, str] = {}
+
+
+def _strip_frames(m: dict[str, Any], gm: GameModel) -> dict[str, tuple[pd.DataFrame, dict[str, str], set[str]]]:
     labels = {s.idx: s.label for s in gm.steps}
     agents = dict(zip(gm.names, AGENT_PALETTE * 3))
+    out = {}
+    for kind in ("first_order", "crowd", "second_order"):
+        if kind == "crowd":
+            cr = with_steps(m["crowd_recall"], gm)
+            dec = with_steps(m["deception"], gm)
+            parts = []
+            if len(cr):
+                parts.append(cr.assign(series="crowd recall")[["step", "series", "value"]])
+            if len(dec):
+                parts.append(dec.assign(series="hid: " + dec["player"].astype(str))[["step", "series", "value"]])
+            df = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=["step", "series", "value"])
+            ser = list(dict.fromkeys(df["series"]))
+            colors = {s: (CROWD_COLOR if s == "crowd recall" else ROLE_COLORS["Mafia"]) for s in ser}
+            dashed = {s for s in ser if s != "crowd recall"}
+        else:
+            df = with_steps(m[kind], gm)
+            df = (df.rename(columns={"player": "series"})[["step", "series", "value"]]
+                  if len(df) else pd.DataFrame(columns=["step", "series", "value"]))
+            colors = {k: v for k, v in agents.items() if k in set(df["series"])} or agents
+            dashed = set()
+        df = df.dropna(subset=["value"]).assign(label=lambda d: d["step"].map(labels))
+        out[kind] = (df, colors, dashed)
+    return out
+
+
+def metrics_strip(m: dict[str, Any], gm: GameModel, step: int) -> int | None:
+    """Three step-indexed charts; the spec of a game is built once, only the cursor moves."""
+    import json
+
     picked = None
     cols = st.columns(3)
-    specs = [
-        ("first_order", "1st-order accuracy per agent", agents, None),
-        ("crowd", "Crowd Mafia recall · dashed: deception success per Mafioso", None, None),
-        ("second_order", "2nd-order consistency per agent", agents, None),
-    ]
-    for col, (kind, title, colors, _) in zip(cols, specs):
+    titles = {"first_order": "1st-order accuracy per agent",
+              "crowd": "Crowd Mafia recall · dashed: deception success per Mafioso",
+              "second_order": "2nd-order consistency per agent"}
+    sig = (gm.game_id, file_sig(gm.dir), bridge.current_mode().name)
+    frames = None
+    for col, kind in zip(cols, titles):
         with col:
-            if kind == "crowd":
-                cr = with_steps(m["crowd_recall"], gm)
-                dec = with_steps(m["deception"], gm)
-                parts = []
-                if cr is not None and len(cr):
-                    parts.append(cr.assign(series="crowd recall")[["step", "series", "value"]])
-                if dec is not None and len(dec):
-                    parts.append(dec.assign(series="hid: " + dec["player"].astype(str))[["step", "series", "value"]])
-                df = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=["step", "series", "value"])
-                ser = list(dict.fromkeys(df["series"]))
-                colors = {s: (CROWD_COLOR if s == "crowd recall" else ROLE_COLORS["Mafia"]) for s in ser}
-                dashed = {s for s in ser if s != "crowd recall"}
-            else:
-                df = with_steps(m[kind], gm)
-                df = (df.rename(columns={"player": "series"})[["step", "series", "value"]]
-                      if df is not None and len(df) else pd.DataFrame(columns=["step", "series", "value"]))
-                colors = {k: v for k, v in agents.items() if k in set(df["series"])} or agents
-                dashed = set()
-            if df.empty:
-                st.caption(f"{title}: no data")
+            ck = (*sig, kind)
+            if ck not in _STRIP_SPECS:
+                frames = frames or _strip_frames(m, gm)
+                df, colors, dashed = frames[kind]
+                _STRIP_SPECS[ck] = "" if df.empty else json.dumps(
+                    _line(df, titles[kind], step, colors, dashed=dashed, height=150).to_dict())
+                if len(_STRIP_SPECS) > 300:
+                    _STRIP_SPECS.pop(next(iter(_STRIP_SPECS)))
+            if not _STRIP_SPECS[ck]:
+                st.caption(f"{titles[kind]}: no data")
                 continue
-            df = df.dropna(subset=["value"]).assign(label=lambda d: d["step"].map(labels))
+            spec = json.loads(_STRIP_SPECS[ck])
+            spec.setdefault("datasets", {})["cursor"] = [{"step": step}]
             key = f"ms_{kind}_{gm.game_id}"
-            ev = st.altair_chart(_line(df, title, step, colors, dashed=dashed, height=150), key=key, on_select="rerun",
-                                 selection_mode=STEP_PARAM, width="stretch", height=260)
+            ev = st.vega_lite_chart(spec, key=key, on_select="rerun", selection_mode=STEP_PARAM, width="stretch", height=260)
             picked = picked if picked is not None else _pick(ev, key)
     return picked
 

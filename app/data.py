@@ -60,13 +60,8 @@ def _index_row(path: str, root: str, sig: tuple) -> dict[str, Any] | None:
     over = next((e for e in reversed(events) if e.get("kind") == "game_over"), None)
     players = setup.get("players") or []
     models = sorted({str(p.get("model") or p.get("backend") or "?") for p in players})
-    probes_total = probes_ok = 0
     pfile = gdir / PROBE_FILE
-    if pfile.is_file():
-        # cheap byte scan for the picker badge; analytics computes the real parse accounting
-        data = pfile.read_bytes()
-        probes_total = data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1)
-        probes_ok = data.count(b'"answer_parse_ok": true') + data.count(b'"answer_parse_ok":true')
+    probe_bytes = pfile.stat().st_size if pfile.is_file() else 0  # parse rates: per game (header) and dashboard
     rounds = max((int(e.get("round") or 0) for e in events), default=0)
     return {
         "game_id": str(setup.get("game_id") or gdir.name),
@@ -81,9 +76,8 @@ def _index_row(path: str, root: str, sig: tuple) -> dict[str, Any] | None:
         "winner": str(over.get("winner")) if over else "Pending",
         "rounds": rounds,
         "events": len(events),
-        "probes": probes_total,
-        "parse_ok": probes_ok,
-        "parse_rate": (probes_ok / probes_total) if probes_total else None,
+        "probed": probe_bytes > 0,
+        "probe_bytes": probe_bytes,
         "is_branch": bool(setup.get("forked_from")),
         "forked_from": setup.get("forked_from"),
         "fork_batch_id": setup.get("fork_batch_id"),
@@ -108,7 +102,7 @@ def game_index(roots: tuple[str, ...]) -> pd.DataFrame:
             seen.add(row["game_id"])
             rows.append(row)
     cols = ["game_id", "dir", "corpus", "root", "ts", "players", "player_names", "models", "language", "winner",
-            "rounds", "events", "probes", "parse_ok", "parse_rate", "is_branch", "forked_from", "fork_batch_id",
+            "rounds", "events", "probed", "probe_bytes", "is_branch", "forked_from", "fork_batch_id",
             "has_snapshots"]
     df = pd.DataFrame(rows, columns=cols)
     if not df.empty:

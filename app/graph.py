@@ -10,7 +10,9 @@ clash), edge clicks return nothing and a click always reruns, so Altair is the d
 
 from __future__ import annotations
 
+import functools
 import html
+import json
 import math
 from typing import Any
 
@@ -41,10 +43,8 @@ def _xy(field: str, domain: tuple[float, float]) -> alt.X | alt.Y:
     return cls(f"{field}:Q", scale=alt.Scale(domain=list(domain)), axis=None)
 
 
-def _edge_layers(edges: pd.DataFrame, tooltip: list[str]) -> list[alt.Chart]:
-    if edges.empty:
-        return []
-    base = alt.Chart(edges)
+def _edge_layers(tooltip: list[str]) -> list[alt.Chart]:
+    base = alt.Chart(alt.NamedData("edges"))
     rule = base.mark_rule(strokeCap="round").encode(
         x=_xy("x", _DOMAIN_X), y=_xy("y", _DOMAIN_Y), x2="x2:Q", y2="y2:Q",
         color=alt.Color("color:N", scale=None),
@@ -53,7 +53,7 @@ def _edge_layers(edges: pd.DataFrame, tooltip: list[str]) -> list[alt.Chart]:
         opacity=alt.Opacity("opacity:Q", scale=None),
         tooltip=tooltip,
     )
-    # arrow heads / hover targets at 70 % of the way to the target
+    # arrow heads / hover targets at 72 % of the way to the target
     heads = base.transform_calculate(hx="datum.x + 0.72*(datum.x2-datum.x)", hy="datum.y + 0.72*(datum.y2-datum.y)").mark_point(
         filled=True, size=70, shape="circle").encode(
         x=alt.X("hx:Q", scale=alt.Scale(domain=list(_DOMAIN_X)), axis=None),
@@ -62,27 +62,31 @@ def _edge_layers(edges: pd.DataFrame, tooltip: list[str]) -> list[alt.Chart]:
     return [rule, heads]
 
 
-def graph_chart(nodes: pd.DataFrame, edges: pd.DataFrame, *, height: int = 360, node_tooltip: list[str],
-                edge_tooltip: list[str], rings: pd.DataFrame | None = None, title: str | None = None,
-                selectable: bool = True) -> alt.LayerChart:
-    """Nodes: name,x,y,color,shape,size,opacity,stroke,stroke_width,label (+ tooltip fields)."""
-    layers: list[alt.Chart] = _edge_layers(edges, edge_tooltip)
-    if rings is not None and not rings.empty:
-        rb = alt.Chart(rings)
+@functools.lru_cache(maxsize=32)
+def _skeleton(height: int, node_tooltip: tuple[str, ...], edge_tooltip: tuple[str, ...], rings: bool, selectable: bool,
+              title: str | None) -> str:
+    """The graph's Vega-Lite spec without data (named datasets nodes/edges/rings), built once.
+
+    Building and validating Altair objects costs ~0.2 s per graph; the structure never
+    changes between steps, so only the datasets are swapped on each rerun.
+    """
+    layers: list[alt.Chart] = _edge_layers(list(edge_tooltip))
+    if rings:
+        rb = alt.Chart(alt.NamedData("rings"))
         layers.append(rb.mark_point(filled=False, shape="circle", size=1900).encode(
             x=_xy("x", _DOMAIN_X), y=_xy("y", _DOMAIN_Y),
             stroke=alt.Stroke("color:N", scale=None), strokeWidth=alt.value(4),
             strokeDash=alt.StrokeDash("dash:N", scale=_DASH, legend=None), tooltip=["Deception:N"]))
         layers.append(rb.mark_text(dy=-34, fontSize=11, fontWeight="bold").encode(
             x=_xy("x", _DOMAIN_X), y=_xy("y", _DOMAIN_Y), text="ring_label:N", color=alt.Color("color:N", scale=None)))
-    nb = alt.Chart(nodes)
+    nb = alt.Chart(alt.NamedData("nodes"))
     sel = alt.selection_point(name=NODE_PARAM, fields=["name"], on="click", clear="dblclick", empty=False)
     pts = nb.mark_point(filled=True).encode(
         x=_xy("x", _DOMAIN_X), y=_xy("y", _DOMAIN_Y),
         color=alt.Color("color:N", scale=None), shape=alt.Shape("shape:N", scale=None),
         size=alt.Size("size:Q", scale=None), opacity=alt.Opacity("opacity:Q", scale=None),
         stroke=alt.Stroke("stroke:N", scale=None), strokeWidth=alt.StrokeWidth("stroke_width:Q", scale=None),
-        tooltip=node_tooltip,
+        tooltip=list(node_tooltip),
     )
     if selectable:
         pts = pts.add_params(sel)
@@ -92,7 +96,22 @@ def graph_chart(nodes: pd.DataFrame, edges: pd.DataFrame, *, height: int = 360, 
     chart = alt.layer(*layers).properties(height=height)
     if title:
         chart = chart.properties(title=alt.TitleParams(title, anchor="start", fontSize=13))
-    return chart.configure_view(strokeWidth=0).configure_axis(grid=False)
+    return json.dumps(chart.configure_view(strokeWidth=0).configure_axis(grid=False).to_dict())
+
+
+def _records(df: pd.DataFrame | None) -> list[dict[str, Any]]:
+    if df is None or df.empty:
+        return []
+    return json.loads(df.to_json(orient="records"))
+
+
+def graph_chart(nodes: pd.DataFrame, edges: pd.DataFrame, *, height: int = 360, node_tooltip: list[str],
+                edge_tooltip: list[str], rings: pd.DataFrame | None = None, title: str | None = None,
+                selectable: bool = True) -> dict[str, Any]:
+    """A Vega-Lite spec (dict). Nodes: name,x,y,color,shape,size,opacity,stroke,stroke_width,label (+ tooltip fields)."""
+    spec = json.loads(_skeleton(height, tuple(node_tooltip), tuple(edge_tooltip), rings is not None, selectable, title))
+    spec["datasets"] = {"nodes": _records(nodes), "edges": _records(edges), "rings": _records(rings)}
+    return spec
 
 
 def halo_text(base: alt.Chart, *, dy: float = 0, fontSize: int = 12, **enc: Any) -> list[alt.Chart]:
@@ -103,12 +122,12 @@ def halo_text(base: alt.Chart, *, dy: float = 0, fontSize: int = 12, **enc: Any)
     return [halo, ink]
 
 
-def render(chart: alt.LayerChart, key: str, *, selectable: bool = True) -> str | None:
-    """Draw a graph; return the clicked node's name once per click (None otherwise)."""
+def render(spec: dict[str, Any], key: str, *, selectable: bool = True) -> str | None:
+    """Draw a graph spec; return the clicked node's name once per click (None otherwise)."""
     if not selectable:
-        st.altair_chart(chart, key=key, width="stretch")
+        st.vega_lite_chart(spec, key=key, width="stretch")
         return None
-    event = st.altair_chart(chart, key=key, on_select="rerun", selection_mode=NODE_PARAM, width="stretch")
+    event = st.vega_lite_chart(spec, key=key, on_select="rerun", selection_mode=NODE_PARAM, width="stretch")
     return clicked_node(event, key)
 
 
@@ -149,7 +168,7 @@ def _node_row(name: str, pos: tuple[float, float], *, role: str, alive: bool, si
 
 def ground_truth(names: list[str], roles: dict[str, str], models: dict[str, str], alive: set[str],
                  speaker: str | None, deception: dict[str, float | None] | None = None,
-                 personality: dict[str, dict[str, Any]] | None = None, height: int = 380) -> alt.LayerChart:
+                 personality: dict[str, dict[str, Any]] | None = None, height: int = 380) -> dict[str, Any]:
     pos = ellipse_positions(names)
     nodes, edges, rings = [], [], []
     for n in names:
@@ -173,13 +192,13 @@ def ground_truth(names: list[str], roles: dict[str, str], models: dict[str, str]
         rings.append({"x": pos[n][0], "y": pos[n][1], "color": lerp_hex(ROLE_COLORS["Mafia"], ROLE_COLORS["Villager"], hid),
                       "dash": "dashed" if hid < 0.5 else "solid", "ring_label": f"hid {round(100 * hid)}%",
                       "Deception": f"{n} hid from {round(100 * hid)}% of informed town observers"})
-    return graph_chart(pd.DataFrame(nodes), pd.DataFrame(edges), rings=pd.DataFrame(rings), height=height,
+    return graph_chart(pd.DataFrame(nodes), pd.DataFrame(edges), rings=pd.DataFrame(rings, columns=["x", "y"]) if not rings else pd.DataFrame(rings), height=height,
                        node_tooltip=["Name:N", "Role:N", "Status:N", "Model:N", "BigFive:N"], edge_tooltip=["Link:N"])
 
 
 def belief_graph(agent: str, names: list[str], assessment: dict[str, dict[str, Any]], suspicion: dict[str, float],
                  alive: set[str], *, threshold: float, carried: bool, height: int = 300, speaker: str | None = None,
-                 true_roles: dict[str, str] | None = None) -> alt.LayerChart:
+                 true_roles: dict[str, str] | None = None) -> dict[str, Any]:
     """The agent's subjective graph: guessed roles (opacity ∝ confidence) and suspicion edges ≥ threshold."""
     pos = ellipse_positions(names)
     nodes, edges = [], []
@@ -211,7 +230,7 @@ def belief_graph(agent: str, names: list[str], assessment: dict[str, dict[str, A
 
 
 def ego_graph(agent: str, others: list[dict[str, Any]], *, kind: str, height: int = 300,
-              mismatched: set[str] | None = None) -> alt.LayerChart:
+              mismatched: set[str] | None = None) -> dict[str, Any]:
     """Agent in the centre, others on the ellipse; edges point at the agent.
 
     kind="believed": items {name, attitude, confidence, reason}; colour = attitude.

@@ -33,7 +33,7 @@ def context() -> Context:
 
 def _fmt_game(row: pd.Series) -> str:
     date = dt.datetime.fromtimestamp(row["ts"], dt.timezone.utc).strftime("%Y-%m-%d %H:%M") if row["ts"] else "?"
-    parse = f" · parse {row['parse_rate']:.0%}" if pd.notna(row["parse_rate"]) else " · transcript only"
+    parse = " · probed" if row["probed"] else " · transcript only"
     branch = "⑂ " if row["is_branch"] else ""
     return f"{branch}{row['game_id'][:8]} · {row['winner']} · {date} · {row['players']}p R{row['rounds']}{parse}"
 
@@ -120,7 +120,8 @@ def render() -> Context:
         if options:
             st.session_state["sb_game"] = cur
             st.selectbox("Game", options, key="sb_game", format_func=lambda g: labels.get(g, g), on_change=_on_pick,
-                         help="⑂ marks branch (forked) games. Parse = share of probe answers that parsed as JSON.")
+                         help="⑂ marks branch (forked) games; 'transcript only' games have no probe answers. The probe parse rate "
+                              "of the picked game is shown next to its title.")
             game_row = full[full["game_id"] == cur].iloc[0]
         else:
             if not existing:

@@ -52,7 +52,7 @@ def test_md_escape_neutralises_markup():
 def test_graph_tooltips_carry_text_not_html():
     ch = graph.belief_graph("A", ["A", "B"], {"B": {"role": "Mafia", "confidence": 80, "reason": "<img src=x onerror=1>"}},
                             {"B": 9}, {"A", "B"}, threshold=5, carried=False)
-    spec = ch.to_dict()
+    spec = ch
     assert "<img src=x onerror=1>" in str(spec)  # passed verbatim as data; Vega renders tooltip values as text
 
 
