@@ -72,9 +72,13 @@ class ActAccounting:
     latency_ms: int = 0
     faults: int = 0
     reasks: int = 0
+    retried_faults: int = 0
+    fatal: int = 0
 
     def add(self, c: Completion) -> None:
         self.calls += 1
+        self.retried_faults += len(c.meta.get("faults") or []) if c.ok else 0
+        self.fatal += 1 if c.meta.get("fatal") else 0
         self.prompt_tokens += c.prompt_tokens or 0
         self.completion_tokens += c.completion_tokens or 0
         self.estimated = self.estimated or c.tokens_estimated
@@ -259,15 +263,28 @@ class GameRunner:
         return ok, Reply(text, target=pt.target, target_valid=pt.valid, parse_note=pt.note)
 
     async def ask(self, ask: Ask) -> Reply:
+        self._absorbed: list[dict[str, Any]] = []
+        reply = await self._ask(ask)
+        if self._absorbed and not reply.fault:
+            reply.retried_faults = self._absorbed
+        return reply
+
+    async def _complete(self, backend: Backend, req: CompletionRequest) -> Completion:
+        c = await backend.complete(req)
+        self.acct.add(c)
+        if c.ok and c.meta.get("faults"):
+            self._absorbed.extend(c.meta["faults"])
+        return c
+
+    async def _ask(self, ask: Ask) -> Reply:
         st = self.state
         seat = st.seat(ask.seat)
         backend = self.backends[seat.backend]
         messages = context_for(st, ask.seat).with_instruction(ask.instruction)
         req = CompletionRequest(messages, self.cfg.max_tokens, "act", ask.seat, ask.kind, st.next_act_seed(), game_id=st.game_id)
-        c = await backend.complete(req)
-        self.acct.add(c)
+        c = await self._complete(backend, req)
         if not c.ok:
-            return self._fallback(ask, c.error or "backend failure", c.attempts)
+            return self._fallback(ask, c.error or "backend failure", c.attempts, fatal=bool(c.meta.get("fatal")))
         text = strip_think(c.text)
         ok, reply = self._usable(ask, text)
         reply.latency_ms = c.latency_ms
@@ -278,8 +295,7 @@ class GameRunner:
         fmt = prompts.action_format(p, ask.action) if ask.action in ("vote", "kill", "protect", "check") else "..."
         messages2 = [*messages, {"role": "assistant", "content": text}, {"role": "user", "content": p.reask.format(fmt=fmt)}]
         req2 = CompletionRequest(messages2, self.cfg.max_tokens, "act", ask.seat, ask.kind, st.derive_seed("reask", st.act_calls), game_id=st.game_id)
-        c2 = await backend.complete(req2)
-        self.acct.add(c2)
+        c2 = await self._complete(backend, req2)
         self.acct.reasks += 1
         text2 = strip_think(c2.text) if c2.ok else ""
         ok2, reply2 = self._usable(ask, text2)
@@ -291,11 +307,13 @@ class GameRunner:
             return reply
         return self._fallback(ask, c2.error or "empty reply after re-ask", c.attempts + c2.attempts)
 
-    def _fallback(self, ask: Ask, error: str, attempts: int) -> Reply:
+    def _fallback(self, ask: Ask, error: str, attempts: int, fatal: bool = False) -> Reply:
         self.acct.faults += 1
         fallback = "skip_speech" if ask.action is None else "abstain"
-        return Reply("", target=None, target_valid=False if ask.action else None, parse_note="fallback: " + fallback,
-                     fault={"error": error[:500], "attempts": attempts, "fallback": fallback})  # fmt: skip
+        fault: dict[str, Any] = {"error": error[:500], "attempts": attempts, "fallback": fallback}
+        if fatal:
+            fault["fatal"] = True  # e.g. 401/404: retrying cannot help; batches may stop early
+        return Reply("", target=None, target_valid=False if ask.action else None, parse_note="fallback: " + fallback, fault=fault)
 
     # -------------------------------------------------------------- run
     async def run(self) -> GameResult:

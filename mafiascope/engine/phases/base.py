@@ -41,6 +41,7 @@ class Reply:
     first_reply: str | None = None
     latency_ms: int = 0
     targets: list[str] | None = None  # list actions (suspects, nominations)
+    retried_faults: list[dict[str, Any]] | None = None  # faults a retry absorbed (the move still happened)
 
 
 @dataclass
@@ -92,6 +93,8 @@ def utterance_event(state: GameState, ask: Ask, reply: Reply) -> dict[str, Any]:
         ev["targets"] = reply.targets
     if reply.fault:
         ev["fault"] = reply.fault
+    if reply.retried_faults:
+        ev["retried_faults"] = reply.retried_faults
     if reply.reask:
         ev["reask"] = True
         ev["first_reply"] = reply.first_reply
