@@ -58,6 +58,27 @@ def _progress(rec: dict[str, Any]) -> None:
         print(f"{where:>7} {kind:<13} {detail}", file=sys.stderr)
 
 
+def _take_human_seat(cfg: GameConfig, idx: int, inner: Any) -> Any:
+    """Give config seat ``idx`` to a person at this terminal (moves read from stdin, never probed)."""
+    from ...backends.registry import HumanSpec
+
+    if not 0 <= idx < len(cfg.seats):
+        raise CliError(f"--human: seat index must be 0..{len(cfg.seats) - 1}")
+    cfg.backends["you"] = HumanSpec(mode="stdin", label="human")
+    cfg.seats[idx].backend = "you"
+
+    def on_event(rec: dict[str, Any]) -> None:
+        if rec.get("kind") == "setup":
+            me = next(p for p in rec["players"] if p["backend"] == "you")
+            mafia = [p["name"] for p in rec["players"] if p["role"] in ("Mafia", "Don") and p["name"] != me["name"]]
+            partners = f"; your partners: {', '.join(mafia)}" if me["role"] in ("Mafia", "Don") else ""
+            print(f"You are {me['name']}, secret role {me['role']}{partners}.", flush=True)
+        elif inner is not None:
+            inner(rec)
+
+    return on_event
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     from ...engine.runner import play_game
     from ...logs.schema import validate_game_id
@@ -69,6 +90,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         except ValueError as exc:
             raise CliError(f"--game-id: {exc}") from None
     on_event = None if (args.json or args.quiet) else _progress
+    if args.human is not None:
+        on_event = _take_human_seat(cfg, args.human, on_event)
     try:
         res = asyncio.run(play_game(cfg, logs_dir=args.logs, seed=args.seed, game_id=args.game_id, on_event=on_event, **_flags(args)))
     except FileExistsError as exc:
@@ -113,6 +136,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=int, help="game seed (same seed + offline bots = same game)")
     p.add_argument("--game-id", help="directory name for the game (default: a new UUID)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
+    p.add_argument("--human", type=int, metavar="SEAT", help="play config seat SEAT yourself in this terminal")
     p.set_defaults(func=cmd_run)
 
     b = sub.add_parser("batch", help="play many games concurrently")
