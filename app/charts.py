@@ -88,10 +88,12 @@ def _line(df: pd.DataFrame, title: str, step: int, colors: dict[str, str], heigh
                         legend=alt.Legend(orient="bottom", title=None, columns=3, labelLimit=140, symbolSize=60)),
         strokeDash=alt.condition(alt.FieldOneOfPredicate("series", sorted(dashed or [])), alt.value([4, 3]), alt.value([1, 0])),
     )
-    lines = base.mark_line(point=alt.OverlayMarkDef(size=22, filled=True), strokeWidth=1.8, interpolate="linear").encode(
+    lines = base.mark_line(strokeWidth=1.8, interpolate="linear")
+    # points carry the click selection: nearest=True picks the closest point anywhere in the plot
+    pts = base.mark_point(size=26, filled=True, opacity=0.9).encode(
         tooltip=[alt.Tooltip("label:N", title="step"), "series:N", alt.Tooltip("value:Q", format=".0%")]).add_params(sel)
     cursor = alt.Chart(alt.NamedData("cursor")).mark_rule(color="#a16207", strokeWidth=2).encode(x="step:Q")
-    return alt.layer(lines, cursor).properties(height=height, title=alt.TitleParams(title, anchor="start", fontSize=12))
+    return alt.layer(lines, pts, cursor).properties(height=height, title=alt.TitleParams(title, anchor="start", fontSize=12))
 
 
 def _pick(event: Any, key: str) -> int | None:

@@ -281,4 +281,8 @@ def render_agraph(names: list[str], roles: dict[str, str], alive: set[str], spea
     mafia = [n for n in names if canonical_role(roles.get(n)) in ("Mafia", "Don")]
     edges = [Edge(source=a, target=b, color=ROLE_COLORS["Mafia"], dashes=True) for i, a in enumerate(mafia) for b in mafia[i + 1:]]
     cfg = Config(width="100%", height=380, directed=False, physics=False, hierarchical=False, fixed=True)
-    return agraph(nodes=nodes, edges=edges, config=cfg)
+    val = agraph(nodes=nodes, edges=edges, config=cfg)
+    # the component keeps returning the last selected node on every rerun: report each click once
+    last = st.session_state.get("_agraph_last")
+    st.session_state["_agraph_last"] = val
+    return val if isinstance(val, str) and val != last and val in names else None

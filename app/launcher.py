@@ -125,6 +125,19 @@ def human_config(config: Path, seat: str, out_dir: Path) -> Path:
     return out
 
 
+def secret_env() -> dict[str, str]:
+    """Root-level string entries of ``st.secrets`` (e.g. OPENAI_API_KEY) for the game process.
+
+    Configs name keys as ``"${OPENAI_API_KEY}"``; the engine reads them from its environment,
+    so the page hands its secrets to the subprocess it starts. Nothing is logged.
+    """
+    try:
+        items = dict(st.secrets)
+    except Exception:  # no secrets.toml: nothing to pass
+        return {}
+    return {k: v for k, v in items.items() if isinstance(v, str) and k.isupper()}
+
+
 def new_game_id(prefix: str = "live") -> str:
     return f"{prefix}-{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:4]}"
 
@@ -147,6 +160,7 @@ def launch(config: Path, *, seed: int, probes: bool = True, snapshots: bool = Tr
         cmd += ["--probes-file", str(probes_file)]
     log_file = meta / f"{gid}.log"
     env = dict(os.environ)
+    env.update(secret_env())
     env["PYTHONPATH"] = str(REPO_ROOT) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     with open(log_file, "w", encoding="utf-8") as fh:
         proc = subprocess.Popen(cmd, cwd=str(REPO_ROOT), stdout=fh, stderr=subprocess.STDOUT, env=env,

@@ -239,6 +239,9 @@ def ground_truth(gm: GameModel, step: int, metrics: Any, *, roles: dict[str, str
     s = gm.steps[step]
     dec = charts.deception_at(metrics, s.label) if metrics is not None and roles is None else None
     pers = {p["name"]: p.get("personality") or {} for p in gm.players} if roles is None else {}
+    if st.session_state.get("sb_renderer") == "vis.js (streamlit-agraph)":
+        st.markdown("**Ground truth** (vis.js renderer) · dashed = Mafia partners")
+        return graph.render_agraph(gm.names, roles or gm.roles, set(s.alive), s.speaker)
     chart = graph.ground_truth(gm.names, roles or gm.roles, gm.models, set(s.alive), s.speaker, dec, pers)
     st.markdown("**Ground truth** · ▲ Mafia ◆ Don ✚ Doctor ■ Sheriff ● Villager · dashed = Mafia partners · ring = “hid N%”")
     clicked = graph.render(chart, key=f"gt_{gm.game_id}")

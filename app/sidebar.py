@@ -98,6 +98,9 @@ def render() -> Context:
             st.radio("Metric mode", ["default", "compat"], key="sb_metric_mode", horizontal=True,
                      help="default: the original's quirks corrected (labels normalised, round-end last, alive filters). "
                           "compat: reproduces the original MafiaScope figures exactly.")
+            st.radio("Ground-truth graph renderer", ["Vega (default)", "vis.js (streamlit-agraph)"], key="sb_renderer",
+                     help="vis.js can be dragged and zoomed but shows no deception rings or reason tooltips, and only one "
+                          "such graph fits on a page (streamlit-agraph has no key argument).")
             st.select_slider("Bootstrap resamples", [0, 200, 500, 1000, 2000], value=1000, key="sb_boot",
                              help="Game-level cluster bootstrap for the confidence intervals (0 = no intervals).")
         game_row = None

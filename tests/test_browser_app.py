@@ -169,6 +169,23 @@ def test_timeline_and_impersonate_by_click(browser, server):
     page.close()
 
 
+def test_metrics_strip_click_moves_timeline(browser, server):
+    page = browser.new_page(viewport={"width": 1500, "height": 2000})
+    page.goto(f"{server}/?game={GAME}&step=30")
+    _settle(page)
+    charts = page.locator('[data-testid="stVegaLiteChart"]')
+    # the first chart after the ground truth is the 1st-order accuracy strip (nearest-point selection)
+    strip = charts.nth(1)
+    strip.scroll_into_view_if_needed()
+    box = (strip.locator("canvas, svg").first.bounding_box() or strip.bounding_box())
+    page.mouse.click(box["x"] + box["width"] * 0.3, box["y"] + box["height"] * 0.3)
+    moved = page.wait_for_function("() => !window.location.href.includes('step=30')", timeout=30000)
+    _settle(page)
+    assert moved and "step=" in page.url
+    _no_exception(page)
+    page.close()
+
+
 def test_bad_url_shows_message(browser, server):
     page = browser.new_page(viewport={"width": 1400, "height": 900})
     page.goto(f"{server}/?game=..%2F..%2Fetc&step=abc")
