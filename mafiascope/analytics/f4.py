@@ -14,6 +14,7 @@ default: alive set = seats alive at the tally, normalised labels (Russian, Don).
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -23,6 +24,7 @@ from . import labels as L
 from .corpus import Corpus
 from .f1 import _ci
 from .frames import death_ts, items_with_probe, mafia_mask
+from .load import K_LIST
 from .modes import Mode
 from .stats import ratio_ci, round_or_none
 
@@ -35,13 +37,7 @@ ACCUSATION_CUES = (
 )
 
 
-def _last_before(p: pd.DataFrame, t: float) -> dict[str, int]:
-    """probe_id -> probe row index of the last parse-ok record strictly before t (file order)."""
-    sel = p[(p["timestamp"].to_numpy() < t) & p["parse_ok"].to_numpy()]
-    last = sel.drop_duplicates("probe_id", keep="last")
-    return dict(zip(last["probe_id"], last.index))
-
-
+@lru_cache(maxsize=4096)
 def _stem_pattern(name: str) -> re.Pattern[str]:
     tr = _translit(name)
     alts = [re.escape(name)]
@@ -81,76 +77,150 @@ def _transcript_pick(msgs: list[str], others: list[int], names: list[str], accus
     return max(counts, key=lambda s: (counts[s], last[s]))
 
 
+def _last_probe_before(units: pd.DataFrame, recs: pd.DataFrame, t_col: str) -> np.ndarray:
+    """Per unit: probe row of the voter's last record in ``recs`` (file order) strictly before ``t_col``; -1 if none."""
+    j = units[["u", "g", "voter", t_col]].merge(recs, left_on=["g", "voter"], right_on=["g", "seat"])
+    j = j[j["timestamp"].to_numpy() < j[t_col].to_numpy()]
+    out = np.full(len(units), -1, dtype=np.int64)
+    if len(j):
+        last = j.groupby("u", sort=False)["pi"].max()
+        out[last.index.to_numpy()] = last.to_numpy()
+    return out
+
+
+def _unit_items(pis: np.ndarray, items: pd.DataFrame, in_others) -> pd.DataFrame:
+    """Items of each unit's probe row (u, pos, tgt and item columns) whose target is one of the unit's others."""
+    q = pd.DataFrame({"u": np.arange(len(pis)), "pi": pis})
+    j = q[q["pi"].to_numpy() >= 0].merge(items, on="pi")
+    return j[in_others(j["u"].to_numpy(), j["tgt"].to_numpy())]
+
+
 def vote_units(c: Corpus, mode: Mode, transcripts: bool = True) -> pd.DataFrame:
-    """One row per counted vote with the predictions and baselines of every F4 variant."""
+    """One row per counted vote with the predictions and baselines of every F4 variant.
+
+    Rows: games in order, then tallies by (ts, ev), then the tally's votes in log order.
+    """
 
     def build() -> pd.DataFrame:
         maf = mafia_mask(c)
         dts = death_ts(c)
-        probes = c.probes
-        ra = items_with_probe(c, "ra", raw_only=True)
-        sr = items_with_probe(c, "sr", raw_only=True)
-        ra_by_pi = {k: v for k, v in ra.groupby("pi")}
-        sr_by_pi = {k: v for k, v in sr.groupby("pi")}
-        stored_len = probes["stored_kind"].to_numpy()
+        S = dts.shape[1]
         ev = c.event_texts() if transcripts else c.events
-        rows = []
-        for g in range(c.m):
-            names = c.seat_names(g)
-            e = ev[ev["g"] == g]
-            dv = e[e["kind"] == "day_vote"]
-            v = c.votes[c.votes["g"] == g]
-            pg = probes[probes["g"] == g]
-            tallies = e[e["kind"] == "vote_tally"].sort_values(["ts", "ev"], kind="stable")
-            prev_round_plurality = None
-            for _, tal in tallies.iterrows():
-                tv = v[v["ev"] == tal["ev"]]
-                tv = tv[tv["voter"] >= 0]
-                if mode.is_compat:
-                    alive = set(tv["voter"].tolist())
-                else:
-                    alive = {s for s in range(len(names)) if dts[g, s] > tal["ts"]}
-                for voter, target in zip(tv["voter"].tolist(), tv["target"].tolist()):
-                    if target not in alive:
-                        continue
-                    mine = dv[(dv["player"] == voter) & (dv["round"] == tal["round"])]
-                    if not len(mine):
-                        continue
-                    vrow = mine.iloc[-1]
-                    others = [s for s in sorted(alive) if s != voter]
-                    n_oth = len(others)
-                    pv = pg[pg["seat"] == voter]
-                    pre = _last_before(pv, vrow["ts"])
-                    post = _last_before(pv, tal["ts"])
-                    r: dict[str, Any] = {"g": g, "round": int(tal["round"]), "voter": voter, "target": target,
-                                         "mafia_voter": bool(maf[g, voter]), "n_others": n_oth}
-                    for tag, state in (("top1", pre), ("post_top1", post)):
-                        pi = state.get("suspicion_ranking")
-                        pred = None
-                        if pi is not None and stored_len[pi] == 1 and pi in sr_by_pi:
-                            cand = [t for t in sr_by_pi[pi].sort_values("pos")["tgt"].tolist() if t in others]
-                            pred = cand[0] if cand else None
-                        r[tag] = pred
-                    pi = pre.get("role_assessment")
-                    cset = None
-                    if pi is not None and stored_len[pi] == 1 and pi in ra_by_pi:
-                        it = ra_by_pi[pi]
-                        lab = it["exact"] if mode.is_compat else it["role"]
-                        is_m = lab.isin([L.MAFIA] if mode.is_compat else [L.MAFIA, L.DON]).to_numpy()
-                        cset = sorted({t for t, mm in zip(it["tgt"].tolist(), is_m) if mm and t in others})
-                    r["committed_set"] = cset if cset else None
-                    if transcripts:
-                        msgs = e[(e["round"] == tal["round"]) & e["kind"].isin(["intro", "day_discuss", "day_vote"])
-                                 & (e["msg_seq"] < vrow["msg_seq"])].sort_values("msg_seq")["text"].fillna("").tolist()
-                        r["most_mentioned"] = _transcript_pick(msgs, others, names, False)
-                        r["most_accused"] = _transcript_pick(msgs, others, names, True)
-                        r["prev_plurality"] = prev_round_plurality if prev_round_plurality in others else None
-                    rows.append(r)
-                cnt = tv["target"].value_counts()
-                prev_round_plurality = int(cnt.index[0]) if len(cnt) and (len(cnt) == 1 or cnt.iloc[0] > cnt.iloc[1]) else None
-        return pd.DataFrame(rows)
+        kind = ev["kind"].to_numpy()
+        tal = ev.loc[kind == "vote_tally", ["g", "ev", "round", "ts"]].sort_values(["g", "ts", "ev"], kind="stable")
+        tal = tal.reset_index(drop=True).assign(t=lambda d: np.arange(len(d)))
+        vv = c.votes[["g", "ev", "voter", "target"]].merge(tal, on=["g", "ev"])  # votes of each tally, log order
+        vv = vv[vv["voter"].to_numpy() >= 0].sort_values("t", kind="stable").reset_index(drop=True)
+        if not len(vv):
+            return pd.DataFrame([])
+        t_all, voter_all, target_all = vv["t"].to_numpy(), vv["voter"].to_numpy(), vv["target"].to_numpy()
+        # alive set of each tally: its voters (compat QUIRK) or the seats alive at the tally (default)
+        if mode.is_compat:
+            alive = np.zeros((len(tal), S), dtype=bool)
+            alive[t_all, voter_all] = True
+        else:
+            alive = dts[tal["g"].to_numpy()] > tal["ts"].to_numpy()[:, None]
+        # plurality of each tally (None on a tie or without votes); a unit sees its game's previous tally's
+        cnt = vv.groupby(["t", "target"], sort=False).size().rename("n").reset_index()
+        cnt = cnt.sort_values(["t", "n"], ascending=[True, False], kind="stable")
+        ct, top_n = cnt["t"].to_numpy(), cnt["n"].to_numpy()
+        first = np.r_[True, ct[1:] != ct[:-1]]
+        next_same = np.r_[ct[1:] == ct[:-1], False]
+        unique_top = first & (~next_same | (np.r_[top_n[1:], 0] < top_n))
+        plur = np.full(len(tal), -2, dtype=np.int64)  # -2 = none
+        plur[cnt["t"].to_numpy()[unique_top]] = cnt["target"].to_numpy()[unique_top]
+        tg = tal["g"].to_numpy()
+        prev_plur = np.r_[-2, plur[:-1]]
+        prev_plur[np.r_[True, tg[1:] != tg[:-1]]] = -2
+        # counted votes: target alive; the voter's last day_vote reply of that round
+        keep = (target_all >= 0) & alive[t_all, np.maximum(target_all, 0)]
+        u = vv[keep].reset_index(drop=True)
+        dv = ev.loc[kind == "day_vote", ["g", "player", "round", "ts", "msg_seq"]]
+        dv = dv.drop_duplicates(["g", "player", "round"], keep="last").rename(
+            columns={"player": "voter", "ts": "v_ts", "msg_seq": "v_seq"})
+        u = u.merge(dv, on=["g", "voter", "round"], how="inner")  # keeps the left (vote) order
+        if not len(u):
+            return pd.DataFrame([])
+        u["u"] = np.arange(len(u))
+        t, voter = u["t"].to_numpy(), u["voter"].to_numpy()
+
+        def in_others(ui: np.ndarray, tgt: np.ndarray) -> np.ndarray:
+            return (tgt >= 0) & (tgt != voter[ui]) & alive[t[ui], np.maximum(tgt, 0)]
+
+        # pre-vote and post-vote probe states: last parse-ok record strictly before the reply / the tally
+        p = c.probes
+        ok = p["parse_ok"].to_numpy()
+        pid = p["probe_id"].to_numpy()
+        stored_list = p["stored_kind"].to_numpy() == K_LIST
+        recs = {k: pd.DataFrame({"g": p["g"].to_numpy()[sel], "seat": p["seat"].to_numpy()[sel],
+                                 "timestamp": p["timestamp"].to_numpy()[sel], "pi": np.flatnonzero(sel)})
+                for k in ("suspicion_ranking", "role_assessment") for sel in [ok & (pid == k)]}
+        u = u.rename(columns={"ts": "tally_ts"})
+        sr = items_with_probe(c, "sr", raw_only=True)[["pi", "pos", "tgt"]]
+        ra = items_with_probe(c, "ra", raw_only=True)
+        r: dict[str, Any] = {
+            "g": u["g"].tolist(), "round": u["round"].tolist(), "voter": voter.tolist(), "target": u["target"].tolist(),
+            "mafia_voter": maf[u["g"].to_numpy(), voter].tolist(), "n_others": (alive[t].sum(1) - alive[t, voter]).tolist(),
+        }
+        for tag, t_col in (("top1", "v_ts"), ("post_top1", "tally_ts")):
+            pis = _last_probe_before(u, recs["suspicion_ranking"], t_col)
+            pis = np.where((pis >= 0) & stored_list[np.maximum(pis, 0)], pis, -1)
+            it = _unit_items(pis, sr, in_others)
+            first_item = it.sort_values(["u", "pos"], kind="stable").drop_duplicates("u")
+            pred = [None] * len(u)
+            for ui, tgt in zip(first_item["u"].tolist(), first_item["tgt"].tolist()):
+                pred[ui] = tgt
+            r[tag] = pred
+        pis = _last_probe_before(u, recs["role_assessment"], "v_ts")
+        pis = np.where((pis >= 0) & stored_list[np.maximum(pis, 0)], pis, -1)
+        lab_col, mafia_labels = ("exact", [L.MAFIA]) if mode.is_compat else ("role", [L.MAFIA, L.DON])
+        it = _unit_items(pis, ra[["pi", "tgt", lab_col]], in_others)
+        it = it[it[lab_col].isin(mafia_labels).to_numpy()]
+        it = it.drop_duplicates(["u", "tgt"]).sort_values(["u", "tgt"], kind="stable")
+        csets: list[Any] = [None] * len(u)
+        for ui, grp in zip(*_segments(it["u"].to_numpy(), it["tgt"].to_numpy())):
+            csets[ui] = grp
+        r["committed_set"] = csets
+        if transcripts:
+            r.update(_transcript_baselines(c, ev, u, alive, prev_plur))
+        return pd.DataFrame(r)
 
     return c.memo(("f4_units", mode, transcripts), build)
+
+
+def _segments(keys: np.ndarray, vals: np.ndarray) -> tuple[list[int], list[list[int]]]:
+    """Group ``vals`` by runs of equal ``keys`` (keys sorted): (keys, value lists)."""
+    if not len(keys):
+        return [], []
+    starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
+    bounds = np.r_[starts, len(keys)]
+    vl = vals.tolist()
+    return keys[starts].tolist(), [vl[a:b] for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist())]
+
+
+def _transcript_baselines(c: Corpus, ev: pd.DataFrame, u: pd.DataFrame, alive: np.ndarray,
+                          prev_plur: np.ndarray) -> dict[str, list[Any]]:
+    """Most-mentioned / most-accused other player in the round's public messages before the
+    voter's reply, and the previous tally's plurality (when it is one of the voter's others)."""
+    msgs = ev[ev["kind"].isin(["intro", "day_discuss", "day_vote"]).to_numpy()]
+    by_round: dict[tuple[int, int], tuple[np.ndarray, list[str]]] = {}
+    for (g, rnd), grp in msgs.groupby(["g", "round"], sort=False):
+        by_round[(int(g), int(rnd))] = (grp["msg_seq"].to_numpy(), grp["text"].fillna("").tolist())
+    names_of: dict[int, list[str]] = {}
+    out: dict[str, list[Any]] = {"most_mentioned": [], "most_accused": [], "prev_plurality": []}
+    for g, rnd, voter, t, v_seq in zip(u["g"].tolist(), u["round"].tolist(), u["voter"].tolist(), u["t"].tolist(),
+                                       u["v_seq"].tolist()):
+        others = [s for s in np.flatnonzero(alive[t]).tolist() if s != voter]
+        names = names_of.get(g) or names_of.setdefault(g, c.seat_names(g))
+        seqs, texts = by_round.get((g, rnd), (np.zeros(0, dtype=np.int64), []))
+        sel = np.flatnonzero(seqs < v_seq)
+        sel = sel[np.argsort(seqs[sel], kind="quicksort")]
+        m = [texts[i] for i in sel.tolist()]
+        out["most_mentioned"].append(_transcript_pick(m, others, names, False))
+        out["most_accused"].append(_transcript_pick(m, others, names, True))
+        pp = int(prev_plur[t])
+        out["prev_plurality"].append(pp if pp in others else None)
+    return out
 
 
 def _rate(units: pd.DataFrame, col: str, m: int, mode: Mode, *, is_set: bool = False) -> dict[str, Any]:
