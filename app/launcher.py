@@ -102,6 +102,28 @@ def seat_names(config: Path) -> list[str]:
     return [f"seat {i + 1}" for i in range(int(n))] if isinstance(n, int) else []
 
 
+def describe_config(config: Path) -> str:
+    """One line about a config: roles, round cap, seat backends."""
+    try:
+        data = yaml.safe_load(config.read_text(encoding="utf-8")) or {}
+    except Exception as exc:
+        return f"(could not read {config.name}: {exc})"
+    rules = data.get("rules") if isinstance(data.get("rules"), dict) else {}
+    roles = rules.get("roles") or {}
+    backends = data.get("backends") or {}
+    kinds = sorted({str((b or {}).get("type", "?")) for b in backends.values() if isinstance(b, dict)})
+    parts = []
+    if roles:
+        parts.append(", ".join(f"{n} {r}" for r, n in roles.items()))
+    if rules.get("max_rounds"):
+        parts.append(f"at most {rules['max_rounds']} rounds")
+    if kinds:
+        parts.append("backends: " + ", ".join(kinds) + (" (offline, no key needed)" if kinds == ["bot"] else ""))
+    if data.get("language"):
+        parts.append(f"language {data['language']}")
+    return " · ".join(parts) or config.name
+
+
 def human_config(config: Path, seat: str, out_dir: Path) -> Path:
     """A copy of ``config`` whose ``seat`` uses a backend of type ``human``."""
     data = yaml.safe_load(config.read_text(encoding="utf-8")) or {}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 from pathlib import Path
 from typing import Any
@@ -33,6 +34,7 @@ def launch_form() -> None:
                             help="configs/*.yaml. The shipped configs seat offline bots (no API key, deterministic per seed).")
     c2.number_input("Seed", 0, 2**31 - 1, int(st.session_state.get("lf_seed_default", 1)), key="lf_seed",
                     help="Same config + same seed = same game with offline bots.")
+    st.caption(launcher.describe_config(cfgs[cfg_name]))
     seats = launcher.seat_names(cfgs[cfg_name])
     c3.selectbox("Take a seat yourself", ["— watch only —"] + seats, key="lf_human",
                  help="Play one seat from this page: speak, vote and act at night. Human seats are not probed.")
@@ -189,31 +191,49 @@ def human_panel(gm: GameModel) -> None:
             st.info(f"You play **{md_escape(item.human_seat)}**. Waiting for your turn ...", icon="🧑")
         return
     for req in pend:
-        seat = str(req.get("seat"))
-        with st.container(border=True):
-            st.markdown(f"#### 🧑 Your move as **{md_escape(seat)}** · {md_escape(req.get('purpose') or req.get('kind') or '')}")
-            msgs = req.get("messages") or []
-            if msgs and isinstance(msgs[0], dict) and msgs[0].get("role") == "system":
-                with st.expander("Your secret briefing (role, partners, rules)"):
-                    st.text(str(msgs[0].get("content") or ""))
-            st.text(str(req.get("instruction") or ""))
-            fmt = req.get("format")
-            alive = sorted(gm.steps[-1].alive) if gm.steps else gm.names
-            text_key = f"hp_text_{req.get('request_id')}"
+        _move_form(gm, logs, req)
+
+
+_ROLE_LINE = re.compile(r"(?:secret role|Your role|Ваша роль|Твоя роль)\s*[:：]\s*([^\n.]+)", re.IGNORECASE)
+
+
+def _move_form(gm: GameModel, logs: str, req: dict[str, Any]) -> None:
+    seat = str(req.get("seat"))
+    rid = str(req.get("request_id"))
+    msgs = req.get("messages") or []
+    system = str(msgs[0].get("content") or "") if msgs and isinstance(msgs[0], dict) and msgs[0].get("role") == "system" else ""
+    m = _ROLE_LINE.search(system)
+    role = f" · your role: **{md_escape(m.group(1).strip())}**" if m else ""
+    with st.container(border=True):
+        st.markdown(f"#### 🧑 Your move as **{md_escape(seat)}** · {md_escape(req.get('purpose') or req.get('kind') or '')}{role}")
+        if system:
+            with st.expander("Your secret briefing (role, partners, rules)"):
+                st.text(system)
+        st.text(str(req.get("instruction") or ""))
+        fmt = req.get("format")
+        alive = sorted(gm.steps[-1].alive) if gm.steps else gm.names
+        with st.form(key=f"hp_form_{rid}", clear_on_submit=False, border=False):
+            proto = str(fmt).split("<")[0] if fmt and "<" in str(fmt) else None
+            target = None
             if fmt:
                 st.caption(f"End your reply with a line like: {fmt}")
-                tgt = st.selectbox("Quick target", ["—"] + [n for n in alive if n != seat], key=f"hp_tgt_{req.get('request_id')}")
-                if tgt != "—" and "<" in str(fmt):
-                    proto = str(fmt).split("<")[0]
-                    st.session_state.setdefault(text_key, "")
-                    if st.button(f"Insert “{proto}{tgt}”", key=f"hp_ins_{req.get('request_id')}"):
-                        st.session_state[text_key] = (st.session_state.get(text_key, "").rstrip() + f"\n{proto}{tgt}").strip()
-            text = st.text_area("Your reply", key=text_key, height=120)
-            if st.button("Send", type="primary", key=f"hp_send_{req.get('request_id')}", disabled=not text.strip()):
-                launcher.answer(logs, gm.game_id, seat, str(req.get("request_id")), text)
-                st.success("Sent.")
-                time.sleep(0.3)
-                st.rerun()
+                if proto:
+                    target = st.selectbox("Target (adds the closing line for you)", ["—"] + [n for n in alive if n != seat],
+                                          key=f"hp_tgt_{rid}")
+            text = st.text_area("Your reply", key=f"hp_text_{rid}", height=120,
+                                placeholder="Write what your character says (Ctrl+Enter or Send to submit)")
+            sent = st.form_submit_button("Send", type="primary", icon=":material/send:")
+        if sent:
+            reply = (text or "").strip()
+            if proto and target and target != "—" and proto.strip().rstrip(":").lower() not in reply.lower():
+                reply = (reply + f"\n{proto}{target}").strip()
+            if not reply:
+                st.error("Write a reply first.")
+                return
+            launcher.answer(logs, gm.game_id, seat, rid, reply)
+            st.success("Sent. Waiting for the others ...")
+            time.sleep(0.3)
+            st.rerun()
 
 
 # ----------------------------------------------------------------------------- inspector
