@@ -530,7 +530,7 @@ def observation_patterns(p: Pack) -> dict[str, re.Pattern[str]]:
 
     def rx(template: str) -> re.Pattern[str]:
         out = re.escape(template)
-        for key in ("name", "target", "verdict", "role", "result", "victim", "saved", "reason", "round"):
+        for key in ("name", "target", "verdict", "role", "result", "victim", "saved", "reason", "round", "order"):
             out = out.replace(re.escape("{" + key + "}"), f"(?P<{key}>.+?)")
         out = out.replace(re.escape("{text}"), r"(?P<text>.*)")
         return re.compile("^" + out + "$", re.S)
@@ -550,6 +550,9 @@ def observation_patterns(p: Pack) -> dict[str, re.Pattern[str]]:
         "abstained": rx(p.obs_abstained),
         "kill_result": rx(p.kill_result),
         "save_result": rx(p.save_result),
+        # ten-seat (tournament) lines, when the pack has them
+        **({"nomination": rx(p.ten["obs_nomination"]), "don_check": rx(p.ten["obs_don_check"]),
+            "shot_order": rx(p.ten["obs_shot_order"]), "passed": rx(p.ten["obs_passed"])} if p.ten else {}),
     }
 
 

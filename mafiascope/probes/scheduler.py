@@ -66,7 +66,13 @@ def applies(probe: Probe, kind: str, is_speaker: bool) -> bool:
 
 
 def role_options(state: GameState) -> str:
-    """``Mafia|Villager|Doctor[|Sheriff][|Don]|Unknown`` for the game's rule set (English labels)."""
+    """The probes' ``{roles}`` (English labels): the rule set's own roles, then ``Unknown``.
+
+    Ten-seat rules: ``Mafia|Don|Sheriff|Villager|Unknown`` (``RuleSet.role_options``); classic rules
+    keep the original battery's ``Mafia|Villager|Doctor[|Sheriff][|Don]|Unknown``.
+    """
+    if state.rules.family != "classic":
+        return "|".join([*state.rules.role_options(), "Unknown"])
     roles = state.rules.roles
     opts = ["Mafia", "Villager", "Doctor"]
     opts += [r for r in ("Sheriff", "Don") if roles.get(r, 0) > 0]
