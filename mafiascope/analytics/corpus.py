@@ -66,8 +66,22 @@ class Corpus:
         return self._memo[key]
 
     def seat_names(self, g: int) -> list[str]:
-        p = self.players[self.players["g"] == g].sort_values("seat")
+        p = self.game_rows("players", g).sort_values("seat")
         return p["name"].tolist()
+
+    def game_rows(self, table: str, g: int) -> pd.DataFrame:
+        """Rows of one game in a table, in table order (index labels kept), without scanning the table."""
+        df = getattr(self, table)
+
+        def index() -> tuple[np.ndarray | None, np.ndarray]:
+            gg = df["g"].to_numpy()
+            order = None if (len(gg) < 2 or bool((gg[1:] >= gg[:-1]).all())) else np.argsort(gg, kind="stable")
+            bounds = np.searchsorted(gg if order is None else gg[order], np.arange(self.m + 1), side="left")
+            return order, bounds
+
+        order, bounds = self.memo(("game_rows", table), index)
+        a, b = int(bounds[g]), int(bounds[g + 1])
+        return df.iloc[a:b] if order is None else df.iloc[order[a:b]]
 
     def game_index(self, game_id: str) -> int:
         hits = np.flatnonzero(self.games["game_id"].to_numpy() == game_id)
@@ -103,7 +117,8 @@ class Corpus:
 
     def probe_record(self, g: int, rec: int) -> dict[str, Any]:
         """The full introspection record (raw text, question) of one probe, read on demand."""
-        row = self.probes[(self.probes["g"] == g) & (self.probes["rec"] == rec)]
+        p = self.game_rows("probes", g)
+        row = p[p["rec"].to_numpy() == rec]
         return read_probe_record(self.games["path"].iat[g], int(row["offset"].iat[0]))
 
     def memo(self, key: Any, fn):  # small per-corpus cache of derived arrays

@@ -26,10 +26,11 @@ from fractions import Fraction
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from .corpus import Corpus
 from .frames import items_with_probe
-from .viewer import build_step_model
+from .viewer import step_label, step_table
 
 
 def top_suspects(scores: dict[int, float], alive: set[int], me: int) -> int | None:
@@ -56,52 +57,79 @@ def shift(z_before: dict[Any, Any], z_after: dict[Any, Any]) -> tuple[Fraction, 
     return D, len(switching), switching
 
 
-def find_episodes(c: Corpus, *, merge_gap: int = 2) -> dict[str, Any]:
+def _ranking_tops(c: Corpus, st: dict[str, np.ndarray], rows: np.ndarray) -> np.ndarray:
+    """(len(rows), seats) top suspect of each living agent at steps ``rows`` (-1: incomplete or tied; -2: dead).
+
+    An agent's scores at a step: its ``suspicion_ranking`` items at exactly that step (every
+    record, repaired parse, wrapped lists included), the highest score per named player.
+    """
+    S = st["alive"].shape[1]
+    alive = st["alive"][rows]
+    Z = np.full((len(rows), S), -2, dtype=np.int64)
     sr = items_with_probe(c, "sr", "suspicion_ranking")
-    sr = sr[(sr["tgt"] >= 0) & ~np.isnan(sr["score"].to_numpy())]
-    phase = c.probes["phase"].to_numpy()
+    sr = sr[(sr["tgt"].to_numpy() >= 0) & ~np.isnan(sr["score"].to_numpy()) & (sr["seat"].to_numpy() >= 0)]
+    keys = ["g", "round", "pms", "seat"]
+    sk = sr[keys].drop_duplicates().reset_index(drop=True)
+    sk["k"] = np.arange(len(sk))
+    k_item = sr[keys].merge(sk, on=keys, how="left")["k"].to_numpy()
+    V = np.full((len(sk) + 1, S), np.nan)  # last row: no ranking
+    np.fmax.at(V, (k_item, sr["tgt"].to_numpy()), sr["score"].to_numpy())
+    si, ag = np.nonzero(alive)
+    q = pd.DataFrame({"g": st["g"][rows][si], "round": st["round"][rows][si], "pms": st["seq"][rows][si], "seat": ag})
+    k = q.merge(sk, on=keys, how="left")["k"].fillna(len(sk)).to_numpy(dtype=np.int64)
+    others = alive[si] & (np.arange(S)[None, :] != ag[:, None])
+    v = V[k]
+    complete = others.any(1) & (~others | ~np.isnan(v)).all(1)
+    vo = np.where(others & ~np.isnan(v), v, -np.inf)
+    mx = vo.max(1) if S else np.zeros(len(si))
+    tops = others & (v == mx[:, None])
+    unique = complete & (tops.sum(1) == 1)
+    Z[si, ag] = np.where(unique, np.argmax(tops, 1), -1)
+    return Z
+
+
+def find_episodes(c: Corpus, *, merge_gap: int = 2) -> dict[str, Any]:
+    st = step_table(c)
+    disc = np.flatnonzero(st["disc"])
+    g, rnd, seq, alive = st["g"][disc], st["round"][disc], st["seq"][disc], st["alive"][disc]
+    # comparisons: consecutive discussion steps of one game and round
+    i0 = np.flatnonzero((g[1:] == g[:-1]) & (rnd[1:] == rnd[:-1]))
+    i1 = i0 + 1
+    Z = _ranking_tops(c, st, disc)
+    ok = (Z != -1).all(1)  # every living agent has a complete ranking with a unique maximum
+    eligible = (alive[i0] == alive[i1]).all(1) & ok[i0] & ok[i1]
+    i0, i1 = i0[eligible], i1[eligible]
+    S = alive.shape[1]
+    z0, z1 = Z[i0], Z[i1]
+    live = alive[i0]
+    tv = np.zeros(len(i0), dtype=np.int64)
+    for j in range(S):
+        tv += np.abs(((z0 == j) & live).sum(1) - ((z1 == j) & live).sum(1))
+    n = live.sum(1)
     candidates: list[dict[str, Any]] = []
-    complete = 0
-    pairs_total = 0
-    for g in range(c.m):
-        model = build_step_model(c, g)
-        names = model.names
-        sub = sr[sr["g"] == g]
-        disc_pi = c.probes.index[(c.probes["g"] == g).to_numpy() & (phase == "day_discuss")]
-        disc_keys = set(zip(c.probes.loc[disc_pi, "round"], c.probes.loc[disc_pi, "pms"]))
-        scores: dict[tuple[int, int], dict[int, dict[int, float]]] = {}
-        for (r, s, a), grp in sub.groupby(["round", "pms", "seat"]):
-            d: dict[int, float] = {}
-            for t, v in zip(grp["tgt"], grp["score"]):
-                d[int(t)] = max(d.get(int(t), -np.inf), float(v))
-            scores.setdefault((int(r), int(s)), {})[int(a)] = d
-        steps = [st for st in model.steps if (st.round, st.seq) in disc_keys]
-        for st0, st1 in zip(steps, steps[1:]):
-            if st0.round != st1.round:
-                continue
-            pairs_total += 1
-            if st0.alive != st1.alive:
-                continue
-            alive = {names.index(n) for n in st0.alive}
-            z = []
-            for st in (st0, st1):
-                sc = scores.get((st.round, st.seq), {})
-                z.append({a: top_suspects(sc.get(a, {}), alive, a) for a in sorted(alive)})
-            if any(v is None for zz in z for v in zz.values()):
-                continue
-            complete += 1
-            D, K, sw = shift(z[0], z[1])
-            if D > 0:
-                candidates.append({
-                    "game_id": model.game_id, "round": st0.round,
-                    "before": st0.label, "after": st1.label, "before_step": st0.idx, "after_step": st1.idx,
-                    "speaker": st1.speaker, "D": float(D), "D_fraction": str(D), "K": K,
-                    "switching": [names[a] for a in sw],
-                    "top_before": {names[a]: names[t] for a, t in z[0].items()},
-                    "top_after": {names[a]: names[t] for a, t in z[1].items()},
-                    "links": {"before": st0.label, "after": st1.label},
-                    "_seq": (st0.seq, st1.seq),
-                })
+    names_of: dict[int, list[str]] = {}
+    gids = c.games["game_id"].to_numpy()
+    for a, b, t, nn in zip(i0[tv > 0].tolist(), i1[tv > 0].tolist(), tv[tv > 0].tolist(), n[tv > 0].tolist()):
+        gg = int(g[a])
+        names = names_of.get(gg) or names_of.setdefault(gg, c.seat_names(gg))
+        agents = np.flatnonzero(alive[a]).tolist()
+        za, zb = Z[a].tolist(), Z[b].tolist()
+        D = Fraction(t, 2 * nn)
+        before, after = step_label(int(rnd[a]), int(seq[a])), step_label(int(rnd[b]), int(seq[b]))
+        spk = int(st["speaker"][disc[b]])
+        candidates.append({
+            "game_id": str(gids[gg]), "round": int(rnd[a]),
+            "before": before, "after": after, "before_step": int(st["idx"][disc[a]]), "after_step": int(st["idx"][disc[b]]),
+            "speaker": names[spk] if spk >= 0 else None, "D": float(D), "D_fraction": str(D),
+            "K": sum(za[x] != zb[x] for x in agents),
+            "switching": [names[x] for x in agents if za[x] != zb[x]],
+            "top_before": {names[x]: names[za[x]] for x in agents},
+            "top_after": {names[x]: names[zb[x]] for x in agents},
+            "links": {"before": before, "after": after},
+            "_seq": (int(seq[a]), int(seq[b])),
+        })
+    pairs_total = len(eligible)
+    complete = int(eligible.sum())
     windows: list[dict[str, Any]] = []
     for cand in candidates:
         w = windows[-1] if windows else None

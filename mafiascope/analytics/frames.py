@@ -74,7 +74,12 @@ def items_with_probe(c: Corpus, table: str, probe_id: str | None = None, raw_onl
     """Item rows joined with their probe's g, seat, round, pms, probe_seq, timestamp, parse_ok, rec.
 
     ``raw_only``: only items of the stored answer of parse-ok records (raw parse mode).
+    Memoised per corpus (pandas copy-on-write keeps the shared frame unchanged).
     """
+    return c.memo(("items", table, probe_id, raw_only), lambda: _items_with_probe(c, table, probe_id, raw_only))
+
+
+def _items_with_probe(c: Corpus, table: str, probe_id: str | None, raw_only: bool) -> pd.DataFrame:
     items = getattr(c, table)
     pi = pidx(c, items)
     p = c.probes
@@ -90,7 +95,7 @@ def items_with_probe(c: Corpus, table: str, probe_id: str | None = None, raw_onl
     if probe_id is not None:
         out = out[p["probe_id"].to_numpy()[pi] == probe_id]
     if raw_only:
-        out = out[(out["src"] == 0) & out["parse_ok"]]
+        out = out[(out["src"].to_numpy() == 0) & out["parse_ok"].to_numpy()]
     return out
 
 

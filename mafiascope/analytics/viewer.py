@@ -21,7 +21,7 @@ import pandas as pd
 
 from . import labels as L
 from .corpus import Corpus
-from .frames import items_with_probe
+from .frames import items_with_probe, n_seats
 from .load import K_LIST, NO_SEQ
 from .modes import Mode
 from .stats import wilson
@@ -60,35 +60,82 @@ class StepModel:
         return probe_id in self.beliefs[step].get(agent, {}) and probe_id not in self.fresh[step].get(agent, set())
 
 
+def step_table(c: Corpus) -> dict[str, np.ndarray]:
+    """Every step of every game (the rows of :func:`build_step_model`), as arrays; memoised.
+
+    A step is a (round, message number) that a probe or a logged message carries. Per step:
+    ``g``, ``round``, ``seq``, ``idx`` (position in its game, round-end last), ``ts`` (earliest
+    probe timestamp, else the first message's), ``phase`` (first probe's phase, else the
+    first message's kind), ``speaker`` (seat of the last message with a known player, -1),
+    ``has_message``, ``disc`` (some probe at the step has phase ``day_discuss``) and
+    ``alive`` ((steps, seats) mask: no death strictly before ``ts``).
+    """
+
+    def build() -> dict[str, np.ndarray]:
+        keys = ["g", "round", "seq"]
+        p = c.probes
+        ph = p["phase"].to_numpy()
+        pk = pd.DataFrame({"g": p["g"].to_numpy(), "round": p["round"].to_numpy(), "seq": p["pms"].to_numpy(),
+                           "ts": p["timestamp"].to_numpy(), "phase": ph, "disc": ph == "day_discuss"})
+        pk = pk.groupby(keys, sort=False).agg(ts=("ts", "min"), phase=("phase", "first"), disc=("disc", "any"))
+        ev = c.events
+        ms = ev[ev["msg_seq"].to_numpy() != NO_SEQ]
+        mk = pd.DataFrame({"g": ms["g"].to_numpy(), "round": ms["round"].to_numpy(), "seq": ms["msg_seq"].to_numpy(),
+                           "msg_ts": ms["ts"].to_numpy(), "kind": ms["kind"].to_numpy(), "who": ms["player"].to_numpy()})
+        first = mk.drop_duplicates(keys, keep="first").set_index(keys)[["msg_ts", "kind"]]
+        spk = mk[mk["who"].to_numpy() >= 0].drop_duplicates(keys, keep="last").set_index(keys)["who"]
+        t = pk.join(first, how="outer").join(spk, how="left").reset_index()
+        in_p = t["phase"].notna().to_numpy()
+        has_msg = t["kind"].notna().to_numpy()
+        pts = t["ts"].to_numpy(dtype=np.float64)
+        mts = t["msg_ts"].to_numpy(dtype=np.float64)
+        ts = np.where(in_p & np.isfinite(pts), pts, np.where(has_msg, mts, np.inf))
+        phase = np.where(in_p, t["phase"].to_numpy(dtype=object), t["kind"].to_numpy(dtype=object))
+        g = t["g"].to_numpy(dtype=np.int64)
+        rnd = t["round"].to_numpy(dtype=np.int64)
+        seq = t["seq"].to_numpy(dtype=np.int64)
+        order = np.lexsort((np.where(seq == END, np.inf, seq), rnd, g))
+        g, rnd, seq, ts, phase = g[order], rnd[order], seq[order], ts[order], phase[order]
+        starts = np.searchsorted(g, g, side="left")
+        dts = c.seat_array("death_ts", fill=-np.inf)
+        seats = np.arange(dts.shape[1])
+        alive = ~(dts[g] < ts[:, None]) & (seats < n_seats(c)[g][:, None])
+        return {
+            "g": g, "round": rnd, "seq": seq, "idx": np.arange(len(g)) - starts, "ts": ts, "phase": phase,
+            "speaker": t["who"].fillna(-1).to_numpy(dtype=np.int64)[order], "has_message": has_msg[order],
+            "disc": t["disc"].eq(True).to_numpy()[order], "alive": alive,
+        }
+
+    return c.memo("step_table", build)
+
+
+def step_label(r: int, s: int) -> str:
+    return f"R{r} end" if s == END else f"R{r}.{s}"
+
+
 def build_step_model(c: Corpus, game: str | int) -> StepModel:
     g = game if isinstance(game, int) else c.game_index(game)
     names = c.seat_names(g)
-    pl = c.players[c.players["g"] == g].sort_values("seat")
-    roles = pl["role"].tolist()
-    dts = pl["death_ts"].to_numpy()
-    p = c.probes[c.probes["g"] == g]
-    ev = c.events[c.events["g"] == g]
-    msgs = ev[ev["msg_seq"] != NO_SEQ]
-    keys: dict[tuple[int, int], dict[str, Any]] = {}
-    for r, s, t, ph in zip(p["round"], p["pms"], p["timestamp"], p["phase"]):
-        d = keys.setdefault((int(r), int(s)), {"ts": np.inf, "phase": ph, "speaker": None})
-        d["ts"] = min(d["ts"], t)
-    for r, s, t, k, who in zip(msgs["round"], msgs["msg_seq"], msgs["ts"], msgs["kind"], msgs["player"]):
-        d = keys.setdefault((int(r), int(s)), {"ts": np.inf, "phase": k, "speaker": None, "msg_ts": t})
-        d.setdefault("msg_ts", t)
-        d["has_message"] = True
-        if who >= 0:
-            d["speaker"] = names[who]
-    ordered = sorted(keys, key=lambda k: (k[0], np.inf if k[1] == END else k[1]))
-    ev_key = [(int(r), np.inf if s == END else (s if s != NO_SEQ else -np.inf)) for r, s in zip(ev["round"], ev["msg_seq"])]
+    roles = c.game_rows("players", g).sort_values("seat")["role"].tolist()
+    p = c.game_rows("probes", g)
+    ev = c.game_rows("events", g)
+    st = step_table(c)
+    lo, hi = np.searchsorted(st["g"], [g, g + 1])
+    rnd, seq = st["round"][lo:hi], st["seq"][lo:hi]
+    # public events up to each step: (round, msg_seq) <= the step's, round end last, no msg_seq first
+    er = ev["round"].to_numpy()
+    es = ev["msg_seq"].to_numpy().astype(np.float64)
+    es = np.where(es == END, np.inf, np.where(es == NO_SEQ, -np.inf, es))
+    sk = np.where(seq == END, np.inf, seq.astype(np.float64))
+    n_ev = ((er[None, :] < rnd[:, None]) | ((er[None, :] == rnd[:, None]) & (es[None, :] <= sk[:, None]))).sum(1)
+    ordered = list(zip(rnd.tolist(), seq.tolist()))
     steps: list[Step] = []
-    for i, (r, s) in enumerate(ordered):
-        d = keys[(r, s)]
-        ts = d["ts"] if np.isfinite(d["ts"]) else d.get("msg_ts", np.inf)
-        alive = [n for n, dt in zip(names, dts) if not dt < ts]
-        kk = (r, np.inf if s == END else s)
-        steps.append(Step(i, r, s, f"R{r} end" if s == END else f"R{r}.{s}", str(d["phase"]), float(ts), alive,
-                          d["speaker"], sum(1 for e in ev_key if e <= kk), bool(d.get("has_message"))))
+    for i, (r, s_) in enumerate(ordered):
+        j = lo + i
+        spk = int(st["speaker"][j])
+        steps.append(Step(i, r, s_, step_label(r, s_), str(st["phase"][j]), float(st["ts"][j]),
+                          [names[x] for x in np.flatnonzero(st["alive"][j]).tolist()], names[spk] if spk >= 0 else None,
+                          int(n_ev[i]), bool(st["has_message"][j])))
     # beliefs: parse-ok stored answers at each step, forward-filled
     idx_of = {k: i for i, k in enumerate(ordered)}
     ok = p[p["parse_ok"].to_numpy() & (p["stored_kind"].to_numpy() > 0)]
