@@ -19,10 +19,10 @@ import mafiascope
 from mafiascope.engine import prompts
 
 from ..base import Completion, CompletionRequest, estimate_tokens
-from . import instructions, policy, probes, speech
+from . import instructions, policy, probes, speech, ten
 from .presets import BotParams, get_preset
 from .reader import PROBE_MARKER, find_names, parse_observations, read_identity, split_names
-from .state import BotState
+from .state import BotState, ten_list
 
 CACHE_SIZE = 4096
 
@@ -173,6 +173,7 @@ class BotBackend:
         if inst is not None:
             if "round" in inst.groups:
                 st.new_round(int(inst.groups["round"]))
+            _ten_instruction(st, inst)
             if inst.kind == "reask":
                 act = instructions.reask_action(inst.groups.get("fmt", ""), lang)
                 st.phase = {"vote": "vote", "kill": "night_mafia", "protect": "night_doctor", "check": "night_sheriff"}.get(act or "", st.phase)
@@ -180,7 +181,22 @@ class BotBackend:
                 st.phase = inst.kind
 
     def _apply_assistant(self, st: BotState, text: str) -> None:
-        action = {"vote": "vote", "night_mafia": "kill", "night_doctor": "protect", "night_sheriff": "check"}.get(st.phase)
+        action = {"vote": "vote", "night_mafia": "kill", "night_doctor": "protect", "night_sheriff": "check",
+                  "night_don": "check", "remove_all": None}.get(st.phase)  # fmt: skip
+        if st.phase == "nominate":
+            noms = ten_list(text, "nominate", st.players)
+            st.apply_own("discuss", text, None)
+            if noms:
+                st.my_noms.append((st.round, noms[0]))
+            return
+        if st.phase in ("open_floor", "defence", "last_words"):
+            st.apply_own("discuss", text, None)  # my own public words, like a discussion speech
+            return
+        if st.phase == "order":
+            order = ten_list(text, "order", st.players)
+            if order:
+                st.shot_order, st.don_name = order, st.me
+            return
         st.apply_own(st.phase, text, _protocol_target(text, action, st.ident.language, st.players))
 
     # ------------------------------------------------------------------ acting
@@ -194,8 +210,12 @@ class BotBackend:
             return speech.intro(st, rng)
         if kind == "discuss":
             return speech.discussion(st, policy.day_plan(st, rng, voting=False), rng)
+        if kind == "vote" and (st.ident.variant is not None or "nominees" in inst.groups):
+            return ten.on_vote(st, inst if inst.kind != "reask" else None, rng)
         if kind == "vote":
             return speech.vote(st, policy.day_plan(st, rng, voting=True), rng)
+        if kind == "night_mafia" and st.ident.variant is not None:
+            return ten.on_shot(st, inst, rng)
         night = {"night_mafia": ("kill", policy.kill_target), "night_doctor": ("protect", policy.protect_target),
                  "night_sheriff": ("check", policy.check_target)}  # fmt: skip
         if kind in night:
@@ -204,9 +224,22 @@ class BotBackend:
             return speech.night(st, action, target, rng)
         handler = EXTRA_HANDLERS.get(kind)
         if handler is not None:
-            return handler(st, inst, rng)
+            return handler(st, inst if inst.kind != "reask" else None, rng)
         return speech.plain(st, rng)
 
 
-# kind -> handler(state, instruction, rng) -> reply; filled by rule-family modules (ten-seat rules)
-EXTRA_HANDLERS: dict[str, Any] = {}
+def _ten_instruction(st: BotState, inst: instructions.Instruction) -> None:
+    """What a ten-seat instruction itself tells: the shot order shown, the vote's candidates, night or day."""
+    g = inst.groups
+    if inst.kind == "night_mafia" and "order" in g:
+        st.shot_view = [n for n in split_names(g["order"]) if n in st.players]
+    if inst.kind in ("vote", "remove_all"):
+        st.vote_cands = [n for n in split_names(g.get("nominees", "")) if n in st.players]
+    if inst.kind in ("mafia_talk", "order", "night_mafia", "night_don", "night_sheriff", "night_doctor"):
+        st.night_talk = True
+    elif inst.kind != "reask":
+        st.night_talk = False
+
+
+# kind -> handler(state, instruction or None on a re-ask, rng) -> reply; the ten-seat rules fill it
+EXTRA_HANDLERS: dict[str, Any] = dict(ten.HANDLERS)

@@ -22,6 +22,12 @@ _PLACEHOLDERS = {
     "checks": r"(?P<checks>[^\n]*?)",
     "allies_choices": r"(?P<allies>.*?)",
     "fmt": r"(?P<fmt>[^\n]+)",
+    # ten-seat instructions
+    "nominees": r"(?P<nominees>[^\n]*?)",
+    "order": r"(?P<order>[^\n]*?)",
+    "turn": r"(?P<turn>\d+)",
+    "turns": r"(?P<turns>\d+)",
+    "how": r"(?P<how>[^\n]*?)",
 }
 
 
@@ -59,15 +65,12 @@ def _pack_rows(p: prompts.Pack) -> list[InstructionSpec]:
 
 def _ten_rows(p: prompts.Pack) -> list[tuple[str, str, str | None]]:
     """Ten-seat (tournament) instructions. A sport shot is a night_mafia turn; in the nominee votes
-    the ``players`` group holds the nominees (the only valid targets). Kinds without a bot handler
-    yet (nominate, best_move, order, night_don, open_floor, mafia_talk, last_words, defence,
-    remove_all) go to ``EXTRA_HANDLERS`` in backend.py, else the bot speaks plainly."""
+    the ``nominees`` group holds the only valid targets (``players`` stays the living seats). The
+    kinds nominate, best_move, order, night_don, open_floor, mafia_talk, last_words, defence and
+    remove_all are answered by the handlers in ``ten.py`` (``EXTRA_HANDLERS`` in backend.py)."""
     t = p.ten
     if not t:
         return []
-
-    def nominees_as_players(template: str) -> str:
-        return template.replace("{players}", "{alive}").replace("{nominees}", "{players}")
 
     return [
         ("night_mafia", t["night_shot"], "kill"),
@@ -80,8 +83,8 @@ def _ten_rows(p: prompts.Pack) -> list[tuple[str, str, str | None]]:
         ("defence", t["defence"], None),
         ("last_words", t["last_words"], None),
         ("best_move", t["best_move"], "suspects"),
-        ("vote", nominees_as_players(t["vote_nominees"]), "vote"),
-        ("vote", nominees_as_players(t["revote"]), "vote"),
+        ("vote", t["vote_nominees"], "vote"),
+        ("vote", t["revote"], "vote"),
         ("remove_all", t["remove_all"], "vote"),
     ]
 

@@ -33,6 +33,19 @@ class Identity:
     role: str = "Villager"
     partners: tuple[str, ...] = ()
     personality: dict[str, int] = field(default_factory=lambda: {t: 50 for t in prompts.TRAITS})
+    variant: str | None = None  # ten-seat rules read from the system prompt: sport | open_table | imbalanced
+
+
+def _ten_variant(system: str, p: prompts.Pack) -> str | None:
+    """The ten-seat variant whose rules paragraph the system prompt carries (None for classic)."""
+    t = p.ten
+    if not t or t["rules_common"][:80] not in system:
+        return None
+    for v in ("sport", "open_table", "imbalanced"):
+        text = t.get(f"rules_{v}", "").strip()
+        if text and text[:80] in system:
+            return v
+    return "unknown"
 
 
 @lru_cache(maxsize=4)
@@ -54,7 +67,7 @@ def read_identity(system: str) -> Identity:
         m = head.search(system)
         if not m:
             continue
-        ident = Identity(language=lang, name=m.group("name").strip())
+        ident = Identity(language=lang, name=m.group("name").strip(), variant=_ten_variant(system, p))
         ident.role = prompts.role_from_label(p, m.group("role")) or "Villager"
         pm = partners_rx.search(system)
         if pm:
@@ -82,9 +95,19 @@ class Obs:
     role: str = ""  # revealed role or check verdict ("Mafia" | "Town")
 
 
+def _host_rx(template: str) -> re.Pattern[str]:
+    return re.compile("^" + re.escape(template).replace(re.escape("{round}"), r"(?P<round>\d+)") + "$")
+
+
 @lru_cache(maxsize=4)
 def _obs_patterns(language: str) -> tuple[tuple[str, re.Pattern[str]], ...]:
-    return tuple(prompts.observation_patterns(prompts.PACKS[language]).items())
+    p = prompts.PACKS[language]
+    rows = list(prompts.observation_patterns(p).items())
+    if p.ten:  # the host's night and day lines mark where the Mafia's private night talk begins and ends
+        rows += [("host_night", _host_rx(p.ten["host_night"])), ("host_night", _host_rx(p.ten["host_night_zero"])),
+                 ("host_day", _host_rx(p.ten["host_day"])),
+                 ("host", re.compile("^" + re.escape(p.ten["host_day"].split(":")[0]) + r":.*$"))]  # fmt: skip
+    return tuple(rows)
 
 
 @lru_cache(maxsize=64)
@@ -139,7 +162,7 @@ def parse_observations(text: str, language: str, players: tuple[str, ...]) -> li
                 if not m:
                     continue
                 g = m.groupdict()
-                nm = g.get("name") or (g.get("target") if kind == "check" else None)
+                nm = g.get("name") or (g.get("target") if kind in ("check", "don_check") else None)
                 if nm is not None and known and nm.strip() not in known:
                     continue
                 hit = (kind, g)
@@ -174,6 +197,19 @@ def parse_observations(text: str, language: str, players: tuple[str, ...]) -> li
             out.append(Obs("round", text=g["round"]))
         elif kind in ("night_result", "kill_result", "save_result"):
             out.extend(_night(g.get("result") or "", p, kind, g))
+        elif kind == "nomination":
+            if g["target"].strip() in known or not known:
+                out.append(Obs("nominated", g["name"].strip(), target=g["target"].strip()))
+        elif kind == "don_check":
+            verdict = g["verdict"].strip()
+            out.append(Obs("don_check", g["target"].strip(), role="Sheriff" if verdict == p.ten["verdict_sheriff"] else "Town"))
+        elif kind == "shot_order":
+            names = [n for n in split_names(g["order"]) if n in known or not known]
+            out.append(Obs("shot_order", text=", ".join(names)))
+        elif kind == "passed":
+            out.append(Obs("passed", g["name"].strip()))
+        elif kind in ("host_night", "host_day"):
+            out.append(Obs(kind, text=g.get("round") or ""))
     return out
 
 

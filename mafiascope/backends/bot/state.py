@@ -10,15 +10,32 @@ prefix is exactly the state a fresh replay would build.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 
+from mafiascope.engine.parsing import parse_list
 from mafiascope.logs.schema import MAFIA_ROLES
 
 from .cues import net_cues, style_of
 from .presets import BotParams
-from .reader import Identity, Obs
+from .reader import Identity, Obs, find_names
 
 TOWN = "Town"  # known not-Mafia, exact town role unknown
+
+# a public Sheriff claim ("I'm the Sheriff", "Я Шериф") and the word alone (Mafia night talk)
+_SHERIFF_CLAIM = re.compile(r"\bI(?:'m| am) (?:the )?Sheriff\b|\bЯ\s*(?:[—-]\s*)?Шериф", re.I)
+_SHERIFF_WORD = re.compile(r"sheriff|шериф", re.I)
+_FOUND = re.compile(r"\bmafia\b|мафи", re.I)
+_CLEARED = re.compile(r"not (?:the )?mafia|не мафи", re.I)
+
+
+def ten_list(text: str, action: str, players: tuple[str, ...]) -> list[str]:
+    """Names on a ten-seat list line (``SUSPECTS:``, ``ORDER:``, ``NOMINATE:``), read like the engine does."""
+    from mafiascope.engine.phases.tournament import parse_order  # registers the ORDER marker
+
+    if action == "order":
+        return parse_order(text, list(players))
+    return parse_list(text, action, list(players), limit=3)
 
 
 def mafia_count(n_players: int) -> int:
@@ -62,6 +79,19 @@ class BotState:
     my_checks_asked: list[str] = field(default_factory=list)
     revealed_by_me: set[str] = field(default_factory=set)
     n_obs: int = 0
+    # ten-seat (tournament) rules
+    nominees: list[str] = field(default_factory=list)  # nominated today, in order
+    nominated_by: dict[str, str] = field(default_factory=dict)  # nominee -> nominator (today)
+    my_noms: list[tuple[int, str]] = field(default_factory=list)
+    shot_order: list[str] = field(default_factory=list)  # the Don's order of shots (Mafia only)
+    don_name: str = ""  # the Don, when a Mafia bot has seen who set the order
+    don_checks: dict[str, str] = field(default_factory=dict)  # own Don checks: name -> "Sheriff" | TOWN
+    sheriff_claims: dict[str, float] = field(default_factory=dict)  # public Sheriff claims
+    night_talk: bool = False  # between the host's night line and the next day (Mafia talk is private)
+    proposals: list[tuple[str, str]] = field(default_factory=list)  # (speaker, target) of tonight's Mafia talk
+    best_move: dict[str, list[str]] = field(default_factory=dict)  # first player shot -> named suspects
+    shot_view: list[str] | None = None  # the order shown in my last sport shot instruction
+    vote_cands: list[str] = field(default_factory=list)  # nominees / tied players of my last vote instruction
 
     # ------------------------------------------------------------------ basics
     def clone(self) -> "BotState":
@@ -156,9 +186,10 @@ class BotState:
     def role_probs(self) -> dict[str, dict[str, float]]:
         """Per seat: {Mafia, Doctor, Sheriff, Villager} probabilities (Don folded into Mafia)."""
         pm = self.p_mafia()
-        has_sheriff = self.ident.role == "Sheriff" or bool(self.checks) or "Sheriff" in self.known.values()
+        has_sheriff = (self.ident.role == "Sheriff" or bool(self.checks) or "Sheriff" in self.known.values()
+                       or self.ident.variant is not None)  # fmt: skip
         town_unknown = [n for n in self.players if n != self.me and self.known.get(n) in (None, TOWN)]
-        n_doc = 0 if self.ident.role == "Doctor" or "Doctor" in self.known.values() else 1
+        n_doc = 0 if self.ident.role == "Doctor" or "Doctor" in self.known.values() or self.ident.variant else 1
         n_sher = 0 if (not has_sheriff or self.ident.role == "Sheriff") else 1
         tot_town = sum(1 - pm[n] for n in town_unknown) or 1.0
         out: dict[str, dict[str, float]] = {}
@@ -202,6 +233,20 @@ class BotState:
                 self.new_round(int(ob.text))
             except ValueError:
                 pass
+        elif k == "nominated":
+            self._nominated(ob.name, ob.target)
+        elif k == "don_check":
+            self.don_checks[ob.name] = "Sheriff" if ob.role == "Sheriff" else TOWN
+            if ob.role == "Sheriff":
+                self.known[ob.name] = "Sheriff"
+        elif k == "shot_order":
+            self.shot_order = [n for n in ob.text.split(", ") if n]
+        elif k == "host_night":
+            self.night_talk, self.proposals = True, []
+        elif k == "host_day":
+            self.night_talk = False
+            if ob.text.isdigit():
+                self.new_round(int(ob.text))
 
     def new_round(self, rnd: int) -> None:
         if rnd <= self.round:
@@ -211,11 +256,22 @@ class BotState:
             self.votes_prev = dict(self.votes_today)
         self.votes_today = {}
         self.heat = {n: v * 0.6 for n, v in self.heat.items()}
+        self.nominees, self.nominated_by = [], {}
+
+    def _nominated(self, actor: str, target: str) -> None:
+        """A nomination reads like a vote: a public, committed accusation."""
+        if target and target not in self.nominees:
+            self.nominees.append(target)
+            self.nominated_by[target] = actor
+        self._cue_links(actor, {target: 1.2}, "voted")
 
     def _speech(self, ob: Obs) -> None:
         a = ob.name
         if a not in self.players:
             self.add_players([a], alive=False)
+        if self.night_talk and ob.kind == "said":
+            self._night_talk(a, ob.text)  # the Mafia's private talk: plans, not public reads
+            return
         st = style_of(ob.text)
         acc = self.style.setdefault(a, [0.0] * 9)
         for i, v in enumerate((1, st.words, st.excl, st.questions, st.soft, st.harsh, st.struct, st.anx, st.open)):
@@ -225,13 +281,45 @@ class BotState:
             self.votes_today[a] = ob.target
             cues = dict(cues)
             cues[ob.target] = max(cues.get(ob.target, 0.0), 0.0) + 1.5
+        named = ten_list(ob.text, "suspects", self.players) if ob.kind == "said" else []
+        if named:  # the best move of the first player shot: three committed suspicions
+            self.best_move[a] = named
+            cues = dict(cues)
+            for t in named:
+                cues[t] = max(cues.get(t, 0.0), 0.0) + 1.3
+        claim = _SHERIFF_CLAIM.search(ob.text) if ob.kind == "said" and a != self.me else None
+        if claim:  # "I'm the Sheriff: I checked X, X is Mafia" -- a public claim weighs far more than a read
+            self.sheriff_claims[a] = self.sheriff_claims.get(a, 0.0) + 1.0
+            after = ob.text[claim.end():]
+            hits = [n for _, n in find_names(after, self.players) if n != a]
+            if hits and _FOUND.search(after) and not _CLEARED.search(after):
+                cues = dict(cues)
+                cues[hits[0]] = max(cues.get(hits[0], 0.0), 0.0) + 2.5
+        self._cue_links(a, cues, ob.kind)
+
+    def _night_talk(self, a: str, text: str) -> None:
+        """A partner's line in the Mafia's night talk: whom they propose, a found Sheriff, the Don's order."""
+        order = ten_list(text, "order", self.players)
+        if order:
+            self.don_name = a
+            self.shot_order = order
+            if a in self.ident.partners:
+                self.known[a] = "Don"
+        town = [n for _, n in find_names(text, self.players) if n not in self.ident.partners and n != self.me]
+        if not town:
+            return
+        self.proposals.append((a, town[0]))
+        if _SHERIFF_WORD.search(text) and a in self.ident.partners:
+            self.known[town[0]] = "Sheriff"
+
+    def _cue_links(self, a: str, cues: dict[str, float], kind: str) -> None:
         if a == self.me:
             return
         pm = self.p_mafia()
         prior = self.n_mafia() / max(1, len(self.players))
         lr, trust = self.lr, self.params.trust
         for t, w in cues.items():
-            self.links.append(Link(a, t, w, self.round, ob.kind))
+            self.links.append(Link(a, t, w, self.round, kind))
             if w > 0:
                 self.heat[t] = self.heat.get(t, 0.0) + w
             if t == self.me:
@@ -249,6 +337,7 @@ class BotState:
 
     def _night(self, ob: Obs) -> None:
         self.ally_choices = {}  # the night is over
+        self.night_talk = False
         self.night_log.append((self.round, ob.text, ob.name))
         x = ob.name
         if ob.text == "kill" and x:
