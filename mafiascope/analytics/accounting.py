@@ -126,21 +126,23 @@ def plan_action_consistency(c: Corpus) -> dict[str, Any]:
     ev = c.events
     if not len(pa) or "target" not in ev:
         return {"n": 0, "k": 0, "rate": None}
+    kind = pa["action"].astype(str).str.strip().str.lower().map(ACTION_KIND)
+    plans = pd.DataFrame({"o": np.arange(len(pa)), "g": pa["g"].to_numpy(), "player": pa["seat"].to_numpy(),
+                          "kind": kind.to_numpy(dtype=object), "round": pa["round"].to_numpy(),
+                          "t_plan": pa["timestamp"].to_numpy(), "tgt": pa["tgt"].to_numpy()})
+    plans = plans[kind.notna().to_numpy() & (plans["tgt"].to_numpy() >= 0)]
     acts = ev[ev["target"].to_numpy() >= 0]
-    k = n = 0
+    acts = pd.DataFrame({"a": np.arange(len(acts)), "g": acts["g"].to_numpy(), "player": acts["player"].to_numpy(),
+                         "kind": acts["kind"].to_numpy(dtype=object), "round": acts["round"].to_numpy(),
+                         "ts": acts["ts"].to_numpy(), "target": acts["target"].to_numpy()})
+    # each plan against the seat's first later action of that kind in the same round (log order)
+    j = plans.merge(acts, on=["g", "player", "kind", "round"])
+    j = j[j["ts"].to_numpy() > j["t_plan"].to_numpy()].sort_values(["o", "a"]).drop_duplicates("o")
+    hit = (j["target"].to_numpy() == j["tgt"].to_numpy()).astype(int)
     by: dict[str, list[int]] = {}
-    for row in pa.itertuples(index=False):
-        kind = ACTION_KIND.get(str(row.action).strip().lower())
-        if kind is None or row.tgt < 0:
-            continue
-        cand = acts[(acts["g"] == row.g) & (acts["player"] == row.seat) & (acts["kind"] == kind)
-                    & (acts["round"] == row.round) & (acts["ts"] > row.timestamp)]
-        if not len(cand):
-            continue
-        hit = int(cand.iloc[0]["target"] == row.tgt)
-        k += hit
-        n += 1
-        by.setdefault(kind, [0, 0])
-        by[kind][0] += hit
-        by[kind][1] += 1
+    for kd, h in zip(j["kind"].tolist(), hit.tolist()):
+        e = by.setdefault(kd, [0, 0])
+        e[0] += h
+        e[1] += 1
+    k, n = int(hit.sum()), len(j)
     return {"n": n, "k": k, "rate": round_or_none(k / n if n else None), "by_action": by}
