@@ -11,16 +11,20 @@ from pathlib import Path
 from ...config import REPO_ROOT, load_game_config
 from .. import CliError, print_json
 
-# (game id, config, seed): fixed ids keep app URLs stable across regenerations
+# (game id, config, seed, suspicion-only probes): fixed ids keep app URLs stable across regenerations.
+# Ten-seat games use the suspicion battery to keep the bundled corpus small.
 DEMO_GAMES = [
-    ("demo-classic-01", "configs/classic.yaml", 101),
-    ("demo-classic-02", "configs/classic.yaml", 102),
-    ("demo-classic-03", "configs/classic.yaml", 103),
-    ("demo-classic-04", "configs/classic.yaml", 104),
-    ("demo-sheriff-01", "configs/classic_sheriff.yaml", 201),
-    ("demo-sheriff-02", "configs/classic_sheriff.yaml", 202),
-    ("demo-ru-01", "configs/classic_ru.yaml", 301),
-    ("demo-ru-02", "configs/classic_ru.yaml", 302),
+    ("demo-classic-01", "configs/classic.yaml", 101, False),
+    ("demo-classic-02", "configs/classic.yaml", 102, False),
+    ("demo-classic-03", "configs/classic.yaml", 103, False),
+    ("demo-classic-04", "configs/classic.yaml", 104, False),
+    ("demo-sheriff-01", "configs/classic_sheriff.yaml", 201, False),
+    ("demo-sheriff-02", "configs/classic_sheriff.yaml", 202, False),
+    ("demo-ru-01", "configs/classic_ru.yaml", 301, False),
+    ("demo-ru-02", "configs/classic_ru.yaml", 302, False),
+    ("demo-sport-01", "configs/tournament_sport.yaml", 401, True),
+    ("demo-open-01", "configs/tournament_open_table.yaml", 501, True),
+    ("demo-imbalanced-01", "configs/tournament_imbalanced.yaml", 601, True),
 ]
 
 
@@ -29,7 +33,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
     out = Path(args.out)
     games = []
-    for gid, config, seed in DEMO_GAMES:
+    for gid, config, seed, suspicion_only in DEMO_GAMES:
         path = REPO_ROOT / config
         if not path.is_file():
             continue  # a rule set whose config is not shipped in this checkout
@@ -39,6 +43,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
                 raise CliError(f"{target} exists; pass --force to regenerate the demo corpus")
             shutil.rmtree(target)
         cfg = load_game_config(path)
+        if suspicion_only:
+            cfg.probes.enabled, cfg.probes.battery, cfg.probes.probes = True, "suspicion", None
         res = asyncio.run(play_game(cfg, logs_dir=out, seed=seed, game_id=gid))
         games.append({"game_id": gid, "config": config, "seed": seed, "winner": res.winner, "rounds": res.rounds})
         if not args.json:
