@@ -11,20 +11,20 @@ from pathlib import Path
 from ...config import REPO_ROOT, load_game_config
 from .. import CliError, print_json
 
-# (game id, config, seed, suspicion-only probes): fixed ids keep app URLs stable across regenerations.
-# Ten-seat games use the suspicion battery to keep the bundled corpus small.
+# (game id, config, seed, battery, snapshots): fixed ids keep app URLs stable across regenerations.
+# Snapshots (every seat's context at every step) are kept for the games meant for the Replay page;
+# ten-seat games use the suspicion battery. Together this keeps the bundled corpus small.
 DEMO_GAMES = [
-    ("demo-classic-01", "configs/classic.yaml", 101, False),
-    ("demo-classic-02", "configs/classic.yaml", 102, False),
-    ("demo-classic-03", "configs/classic.yaml", 103, False),
-    ("demo-classic-04", "configs/classic.yaml", 104, False),
-    ("demo-sheriff-01", "configs/classic_sheriff.yaml", 201, False),
-    ("demo-sheriff-02", "configs/classic_sheriff.yaml", 202, False),
-    ("demo-ru-01", "configs/classic_ru.yaml", 301, False),
-    ("demo-ru-02", "configs/classic_ru.yaml", 302, False),
-    ("demo-sport-01", "configs/tournament_sport.yaml", 401, True),
-    ("demo-open-01", "configs/tournament_open_table.yaml", 501, True),
-    ("demo-imbalanced-01", "configs/tournament_imbalanced.yaml", 601, True),
+    ("demo-classic-01", "configs/classic.yaml", 101, None, True),
+    ("demo-classic-02", "configs/classic.yaml", 102, None, False),
+    ("demo-classic-03", "configs/classic.yaml", 103, None, False),
+    ("demo-sheriff-01", "configs/classic_sheriff.yaml", 201, None, True),
+    ("demo-sheriff-02", "configs/classic_sheriff.yaml", 202, None, False),
+    ("demo-ru-01", "configs/classic_ru.yaml", 301, None, False),
+    ("demo-ru-02", "configs/classic_ru.yaml", 302, None, False),
+    ("demo-sport-01", "configs/tournament_sport.yaml", 401, "suspicion", False),
+    ("demo-open-01", "configs/tournament_open_table.yaml", 501, "suspicion", False),
+    ("demo-imbalanced-01", "configs/tournament_imbalanced.yaml", 601, "suspicion", False),
 ]
 
 
@@ -33,7 +33,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
     out = Path(args.out)
     games = []
-    for gid, config, seed, suspicion_only in DEMO_GAMES:
+    for gid, config, seed, battery, snapshots in DEMO_GAMES:
         path = REPO_ROOT / config
         if not path.is_file():
             continue  # a rule set whose config is not shipped in this checkout
@@ -43,9 +43,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
                 raise CliError(f"{target} exists; pass --force to regenerate the demo corpus")
             shutil.rmtree(target)
         cfg = load_game_config(path)
-        if suspicion_only:
-            cfg.probes.enabled, cfg.probes.battery, cfg.probes.probes = True, "suspicion", None
-        res = asyncio.run(play_game(cfg, logs_dir=out, seed=seed, game_id=gid))
+        if battery:
+            cfg.probes.enabled, cfg.probes.battery, cfg.probes.probes = True, battery, None
+        res = asyncio.run(play_game(cfg, logs_dir=out, seed=seed, game_id=gid, snapshots=snapshots))
         games.append({"game_id": gid, "config": config, "seed": seed, "winner": res.winner, "rounds": res.rounds})
         if not args.json:
             print(f"{gid}: {res.winner} in {res.rounds} rounds", file=sys.stderr)
