@@ -11,6 +11,9 @@ from . import bridge
 from .sidebar import context
 
 
+DASHBOARD_SECTIONS = ("parse", "outcome", "f1", "f2", "f3", "f4", "dynamics")
+
+
 def selection_dirs(include_forks: bool = False) -> tuple[str, ...]:
     sel = context().selection
     if sel is None or sel.empty:
@@ -21,13 +24,14 @@ def selection_dirs(include_forks: bool = False) -> tuple[str, ...]:
 
 
 def _key(dirs: tuple[str, ...]) -> tuple:
-    return (dirs, bridge.sigs(dirs), bridge.current_mode())
+    # dirs are passed un-hashed (leading underscore); the digest covers them and their files
+    return (dirs, bridge.digest(dirs), bridge.current_mode())
 
 
 @st.cache_data(max_entries=32, show_spinner="Computing calibration (F2) ...")
-def _f2(dirs: tuple[str, ...], sig: tuple, mode: Any, model: str | None) -> dict[str, Any]:
+def _f2(_dirs: tuple[str, ...], key: str, mode: Any, model: str | None) -> dict[str, Any]:
     f2 = bridge.need("f2", "f2")
-    c = bridge.corpus(dirs, model=model)
+    c = bridge.corpus(_dirs, model=model)
     return {"m": c.m, **f2(c, mode)} if c.m else {"m": 0}
 
 
@@ -37,9 +41,9 @@ def f2(dirs: tuple[str, ...], model: str | None = None) -> dict[str, Any]:
 
 
 @st.cache_data(max_entries=32, show_spinner="Computing second-order consistency (F3) ...")
-def _f3(dirs: tuple[str, ...], sig: tuple, mode: Any, tau: float) -> dict[str, Any]:
+def _f3(_dirs: tuple[str, ...], key: str, mode: Any, tau: float) -> dict[str, Any]:
     f3 = bridge.need("f3", "f3")
-    c = bridge.corpus(dirs)
+    c = bridge.corpus(_dirs)
     return {"m": c.m, **f3(c, mode, tau=tau)} if c.m else {"m": 0}
 
 
@@ -58,12 +62,12 @@ def _decode_key(key: int, compat: bool) -> tuple[int, int]:
 
 
 @st.cache_data(max_entries=16, show_spinner="Collecting second-order pairs ...")
-def _f3_pairs(dirs: tuple[str, ...], sig: tuple, mode: Any, tau: float) -> pd.DataFrame:
+def _f3_pairs(_dirs: tuple[str, ...], key: str, mode: Any, tau: float) -> pd.DataFrame:
     f3_pairs = bridge.need("f3", "f3_pairs")
     actual_attitude = bridge.need("f3", "actual_attitude")
     from mafiascope.analytics.labels import ATTITUDES
 
-    c = bridge.corpus(dirs)
+    c = bridge.corpus(_dirs)
     if not c.m:
         return pd.DataFrame()
     p = f3_pairs(c, mode)
@@ -95,9 +99,9 @@ def f3_pairs(dirs: tuple[str, ...], tau: float) -> pd.DataFrame:
 
 
 @st.cache_data(max_entries=16, show_spinner="Finding suspicion episodes ...")
-def _episodes(dirs: tuple[str, ...], sig: tuple, mode: Any, merge_gap: int) -> dict[str, Any]:
+def _episodes(_dirs: tuple[str, ...], key: str, mode: Any, merge_gap: int) -> dict[str, Any]:
     find = bridge.need("episodes", "find_episodes")
-    c = bridge.corpus(dirs)
+    c = bridge.corpus(_dirs)
     return find(c, merge_gap=merge_gap) if c.m else {"candidates": [], "windows": []}
 
 
@@ -107,10 +111,11 @@ def episodes(dirs: tuple[str, ...], merge_gap: int = 2) -> dict[str, Any]:
 
 
 @st.cache_data(max_entries=16, show_spinner="Building the corpus report ...")
-def _report(dirs: tuple[str, ...], sig: tuple, mode: Any) -> dict[str, Any]:
+def _report(_dirs: tuple[str, ...], key: str, mode: Any) -> dict[str, Any]:
     build = bridge.need("report", "build_report")
-    c = bridge.corpus(dirs)
-    return build(c, mode) if c.m else {"n_games": 0}
+    c = bridge.corpus(_dirs)
+    # the sections the dashboard shows (plans/personality/episodes have their own pages or the CLI report)
+    return build(c, mode, sections=DASHBOARD_SECTIONS) if c.m else {"n_games": 0}
 
 
 def report(dirs: tuple[str, ...]) -> dict[str, Any]:
@@ -119,14 +124,16 @@ def report(dirs: tuple[str, ...]) -> dict[str, Any]:
 
 
 @st.cache_data(max_entries=16, show_spinner="Per-model figures ...")
-def _per_model(dirs: tuple[str, ...], sig: tuple, mode: Any) -> dict[str, Any]:
+def _per_model(_dirs: tuple[str, ...], key: str, mode: Any) -> dict[str, Any]:
     f1_by_round = bridge.need("f1", "f1_by_round")
     f2 = bridge.need("f2", "f2")
-    c = bridge.corpus(dirs)
+    c = bridge.corpus(_dirs)
     models = sorted({m.strip() for ms in c.games["models"] for m in str(ms).split(",") if m.strip()})
     out: dict[str, Any] = {}
     for mdl in models:
-        cm = bridge.corpus(dirs, model=mdl)
+        # a model that plays in every game selects the whole corpus: reuse it instead of loading again
+        every = bool(c.m) and all(mdl in [x.strip() for x in str(ms).split(",")] for ms in c.games["models"])
+        cm = c if every else bridge.corpus(_dirs, model=mdl)
         if cm.m:
             out[mdl] = {"games": cm.m, "f1_by_round": f1_by_round(cm, mode), "f2": f2(cm, mode, breakdowns=False)}
     return out
@@ -138,10 +145,10 @@ def per_model(dirs: tuple[str, ...]) -> dict[str, Any]:
 
 
 @st.cache_data(max_entries=16, show_spinner="Outcomes ...")
-def _outcomes(dirs: tuple[str, ...], sig: tuple, mode: Any) -> dict[str, Any]:
+def _outcomes(_dirs: tuple[str, ...], key: str, mode: Any) -> dict[str, Any]:
     outcomes = bridge.need("accounting", "outcomes")
     parse = bridge.need("accounting", "parse_accounting")
-    c = bridge.corpus(dirs)
+    c = bridge.corpus(_dirs)
     pl = c.players
     rows = []
     from mafiascope.logs.schema import MAFIA_ROLES

@@ -4,7 +4,9 @@ function has not landed yet. No metric is computed here.
 
 from __future__ import annotations
 
+import hashlib
 import importlib
+import time
 from pathlib import Path
 from typing import Any, Callable
 
@@ -40,8 +42,28 @@ def show_missing(exc: Exception, what: str) -> None:
     st.info(f"**{what}** will appear here once the analytics layer provides it: {exc}.", icon="⏳")
 
 
+_SIG_MEMO: dict[int, tuple[float, tuple[str, ...], tuple]] = {}
+SIG_TTL_S = 2.0
+
+
 def sigs(dirs: tuple[str, ...]) -> tuple:
-    return tuple(file_sig(d) for d in dirs)
+    """(size, mtime) signatures of the games' files; memoised for a couple of seconds so a
+    rerun of a page over 1,000 games does not stat 3,000 files several times."""
+    h = hash(dirs)
+    hit = _SIG_MEMO.get(h)
+    now = time.monotonic()
+    if hit is not None and hit[1] == dirs and now - hit[0] < SIG_TTL_S:
+        return hit[2]
+    out = tuple(file_sig(d) for d in dirs)
+    if len(_SIG_MEMO) > 64:
+        _SIG_MEMO.clear()
+    _SIG_MEMO[h] = (now, dirs, out)
+    return out
+
+
+def digest(dirs: tuple[str, ...]) -> str:
+    """One short cache key for a selection of games and the state of their files."""
+    return hashlib.sha1(repr((dirs, sigs(dirs))).encode()).hexdigest()
 
 
 def mode(compat: bool = False, boot: int = 1000, seed: int = 0) -> Any:
@@ -52,16 +74,16 @@ def mode(compat: bool = False, boot: int = 1000, seed: int = 0) -> Any:
 
 
 @st.cache_resource(max_entries=16, show_spinner="Loading the corpus (columnar cache) ...")
-def _corpus(dirs: tuple[str, ...], sig: tuple, include_forks: bool, probed_only: bool, model: str | None) -> Any:
+def _corpus(_dirs: tuple[str, ...], key: str, include_forks: bool, probed_only: bool, model: str | None) -> Any:
     load_corpus = need("corpus", "load_corpus")
-    return load_corpus([Path(d) for d in dirs], include_forks=include_forks, probed_only=probed_only, model=model)
+    return load_corpus([Path(d) for d in _dirs], include_forks=include_forks, probed_only=probed_only, model=model)
 
 
 def corpus(dirs: list[str] | tuple[str, ...], *, include_forks: bool = False, probed_only: bool = True,
            model: str | None = None) -> Any:
     """A loaded analytics Corpus of exactly these game directories (shared, read-only)."""
     dirs = tuple(sorted(str(d) for d in dirs))
-    return _corpus(dirs, sigs(dirs), include_forks, probed_only, model)
+    return _corpus(dirs, digest(dirs), include_forks, probed_only, model)
 
 
 MODE_KEY = "sb_metric_mode"

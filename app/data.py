@@ -90,8 +90,31 @@ def _dirs_of(root: str) -> list[str]:
     return [str(p) for p in list_game_dirs(root)]
 
 
+_INDEX_MEMO: dict[tuple[str, ...], tuple[float, pd.DataFrame]] = {}
+INDEX_TTL_S = 2.0
+
+
 def game_index(roots: tuple[str, ...]) -> pd.DataFrame:
-    """One row per game under the roots (first root wins on duplicate ids)."""
+    """One row per game under the roots (first root wins on duplicate ids); memoised for ~2 s."""
+    import time
+
+    hit = _INDEX_MEMO.get(roots)
+    now = time.monotonic()
+    if hit is not None and now - hit[0] < INDEX_TTL_S:
+        return hit[1]
+    df = _game_index(roots)
+    if len(_INDEX_MEMO) > 16:
+        _INDEX_MEMO.clear()
+    _INDEX_MEMO[roots] = (now, df)
+    return df
+
+
+def clear_index() -> None:
+    _INDEX_MEMO.clear()
+    _dirs_of.clear()
+
+
+def _game_index(roots: tuple[str, ...]) -> pd.DataFrame:
     rows: list[dict[str, Any]] = []
     seen: set[str] = set()
     for root in roots:

@@ -98,9 +98,9 @@ def _do_launch() -> None:
         ss["lf_error"] = f"The game process exited with code {item.returncode}:\n{item.tail(20)}"
         return
     _ensure_runs_root(logs)
-    from .data import _dirs_of
+    from .data import clear_index
 
-    _dirs_of.clear()
+    clear_index()
     S.put(S.K_GAME, item.game_id)
     S.put("ms_follow", True)
     S.put(S.K_STEP, 10**9)

@@ -38,6 +38,19 @@ def _fmt_game(row: pd.Series) -> str:
     return f"{branch}{row['game_id'][:8]} · {row['winner']} · {date} · {row['players']}p R{row['rounds']}{parse}"
 
 
+_LABELS: dict[int, tuple[pd.DataFrame, dict[str, str]]] = {}
+
+
+def _labels(full: pd.DataFrame) -> dict[str, str]:
+    """Picker labels of an index frame (the frame is kept alive with its labels, so its id stays unique)."""
+    key = id(full)
+    if key not in _LABELS or _LABELS[key][0] is not full:
+        if len(_LABELS) > 8:
+            _LABELS.clear()
+        _LABELS[key] = (full, {r["game_id"]: _fmt_game(r) for _, r in full.iterrows()})
+    return _LABELS[key][1]
+
+
 def _filters(index: pd.DataFrame) -> pd.DataFrame:
     df = index
     q = st.text_input("Search games", key="sb_search", placeholder="id, player, model, winner ...",
@@ -119,7 +132,7 @@ def render() -> Context:
         if cur not in options:
             cur = options[0] if options else None
             S.put(S.K_GAME, cur)
-        labels = {r["game_id"]: _fmt_game(r) for _, r in full.iterrows()}
+        labels = _labels(full)
         if options:
             st.session_state["sb_game"] = cur
             st.selectbox("Game", options, key="sb_game", format_func=lambda g: labels.get(g, g), on_change=_on_pick,

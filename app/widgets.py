@@ -75,21 +75,22 @@ def game_header(gm: GameModel, *, title: str) -> None:
 
 
 def download_csv(df: pd.DataFrame, name: str, key: str, label: str = "⬇ CSV") -> None:
-    st.download_button(label, df.to_csv(index=False).encode("utf-8"), file_name=f"{name}.csv", mime="text/csv",
-                       key=key, help="Download this table as CSV")
+    st.download_button(label, lambda: df.to_csv(index=False).encode("utf-8"), file_name=f"{name}.csv", mime="text/csv",
+                       key=key, help="Download this table as CSV", on_click="ignore")
 
 
 def download_chart(chart: Any, name: str, key: str) -> None:
-    """Charts export as Vega-Lite JSON and standalone HTML (PNG/SVG via the chart's own ⋯ menu)."""
-    try:
-        spec = chart.to_json()
+    """Charts export as Vega-Lite JSON and standalone HTML, built only when clicked (PNG/SVG: the chart's ⋯ menu)."""
+
+    def _html() -> str:
         buf = io.StringIO()
         chart.save(buf, format="html")
-        c1, c2, _ = st.columns([1, 1, 4])
-        c1.download_button("⬇ Vega-Lite JSON", spec, file_name=f"{name}.vl.json", mime="application/json", key=key + "_json")
-        c2.download_button("⬇ HTML", buf.getvalue(), file_name=f"{name}.html", mime="text/html", key=key + "_html")
-    except Exception as exc:  # pragma: no cover - export is a convenience
-        st.caption(f"export unavailable: {exc}")
+        return buf.getvalue()
+
+    c1, c2, _ = st.columns([1, 1, 4])
+    c1.download_button("⬇ Vega-Lite JSON", chart.to_json, file_name=f"{name}.vl.json", mime="application/json",
+                       key=key + "_json", on_click="ignore")
+    c2.download_button("⬇ HTML", _html, file_name=f"{name}.html", mime="text/html", key=key + "_html", on_click="ignore")
 
 
 def agent_picker(gm: GameModel, *, label: str = "Agent", key: str = "w_agent", allow_none: bool = False) -> str | None:
