@@ -87,6 +87,15 @@ class GameModel:
     def events_until(self, step: int) -> list[tuple[int, dict[str, Any]]]:
         return [(i, e) for i, e in enumerate(self.events) if self.event_step[i] <= step]
 
+    def alive_at(self, step: int) -> set[str]:
+        """Seats alive at a step as the transcript shows it (deaths already listed there count)."""
+        last = len(self.steps) - 1
+        alive = set(self.steps[step].alive)
+        for _, e in self.events_until(step if step < last else 10**9):
+            victim = e.get("victim") if e.get("kind") == "night_kill" else e.get("eliminated") if e.get("kind") == "day_eliminate" else None
+            alive.discard(victim)
+        return alive
+
     def belief(self, agent: str, step: int, probe_id: str) -> tuple[Any, bool]:
         rows = self.beliefs.get(agent)
         if not rows or step < 0 or step >= len(rows):

@@ -56,13 +56,14 @@ def match_badge(m: dict[str, Any] | None) -> str:
 
 def world_graph(gm: GameModel, agent: str, step: int, threshold: float) -> str | None:
     s = gm.steps[step]
+    alive_now = gm.alive_at(step)
     ass, carried = assessment(gm, agent, step)
     sus, _ = suspicion(gm, agent, step)
     st.markdown(f"**{md_escape(agent)}'s world** · guessed roles (shape/colour = guess, opacity = confidence)")
     if not ass:
         st.caption("No role assessment yet at this step." if gm.probes_total else "Transcript-only game: no probes.")
         return None
-    ch = graph.belief_graph(agent, gm.names, ass, sus, set(s.alive), threshold=threshold, carried=carried, height=360,
+    ch = graph.belief_graph(agent, gm.names, ass, sus, alive_now, threshold=threshold, carried=carried, height=360,
                             speaker=s.speaker)
     clicked = graph.render(ch, key=f"imp_world_{gm.game_id}")
     if carried:

@@ -261,8 +261,8 @@ def ground_truth(gm: GameModel, step: int, metrics: Any, *, roles: dict[str, str
     pers = {p["name"]: p.get("personality") or {} for p in gm.players} if roles is None else {}
     if st.session_state.get("sb_renderer") == "vis.js (streamlit-agraph)":
         st.markdown("**Ground truth** (vis.js renderer) · dashed = Mafia partners")
-        return graph.render_agraph(gm.names, roles or gm.roles, set(s.alive), s.speaker)
-    chart = graph.ground_truth(gm.names, roles or gm.roles, gm.models, set(s.alive), s.speaker, dec, pers)
+        return graph.render_agraph(gm.names, roles or gm.roles, gm.alive_at(step), s.speaker)
+    chart = graph.ground_truth(gm.names, roles or gm.roles, gm.models, gm.alive_at(step), s.speaker, dec, pers)
     st.markdown("**Ground truth** · ▲ Mafia ◆ Don ✚ Doctor ■ Sheriff ● Villager · dashed = Mafia partners · ring = “hid N%”")
     clicked = graph.render(chart, key=f"gt_{gm.game_id}")
     if dec is None and roles is None:
@@ -272,6 +272,7 @@ def ground_truth(gm: GameModel, step: int, metrics: Any, *, roles: dict[str, str
 
 def agent_panels(gm: GameModel, step: int, threshold: float, per_row: int = 4) -> str | None:
     s = gm.steps[step]
+    alive_now = gm.alive_at(step)
     clicked = None
     names = gm.names
     for r0 in range(0, len(names), per_row):
@@ -280,7 +281,7 @@ def agent_panels(gm: GameModel, step: int, threshold: float, per_row: int = 4) -
             with c:
                 ass, carried = assessment(gm, name, step)
                 sus, _ = suspicion(gm, name, step)
-                dead = name not in s.alive
+                dead = name not in alive_now
                 head = f"**{md_escape(name)}** · {md_escape(gm.roles.get(name, '?'))}" + (" · :gray[ELIMINATED]" if dead else "")
                 if name == s.speaker:
                     head += " · 🗣️"
@@ -288,7 +289,7 @@ def agent_panels(gm: GameModel, step: int, threshold: float, per_row: int = 4) -
                 if not ass:
                     st.caption("No data yet")
                     continue
-                ch = graph.belief_graph(name, names, ass, sus, set(s.alive), threshold=threshold, carried=carried,
+                ch = graph.belief_graph(name, names, ass, sus, alive_now, threshold=threshold, carried=carried,
                                         height=230, speaker=s.speaker)
                 got = graph.render(ch, key=f"ag_{gm.game_id}_{name}")
                 clicked = clicked or (name if got else None)

@@ -102,7 +102,8 @@ def event_line(gm: GameModel, e: dict[str, Any], step_label: str, *, current: bo
     if kind == "host":
         return f"📣 {md_escape(e.get('text'))}"
     if kind == "game_over":
-        return f"🏁 **{md_escape(e.get('winner'))} win** ({md_escape(e.get('reason') or '')})"
+        reason = f" ({md_escape(e.get('reason'))})" if e.get("reason") else ""
+        return f"🏁 **{md_escape(e.get('winner'))} win**{reason}"
     return None
 
 

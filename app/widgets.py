@@ -32,7 +32,7 @@ def step_caption(gm: GameModel, i: int) -> str:
     icon = PHASE_ICONS.get(s.phase, "•")
     who = f" · {s.speaker}" if s.speaker else ""
     win = f" · {gm.winner} win" if gm.winner and i == len(gm.steps) - 1 else ""
-    return f"{i}/{len(gm.steps) - 1} · {s.label} · {icon} {s.phase}{who} · {len(s.alive)} alive{win}"
+    return f"{i}/{len(gm.steps) - 1} · {s.label} · {icon} {s.phase}{who} · {len(gm.alive_at(i))} alive{win}"
 
 
 def timeline(gm: GameModel) -> int:
