@@ -28,7 +28,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ..logs.io import GAME_FILE, PROBE_FILE
-from .load import TABLES, parse_game
+from .load import DICT_COLUMNS, TABLES, parse_game
 
 CACHE_VERSION = 6
 CACHE_DIRNAME = ".mafiascope_cache"
@@ -173,7 +173,8 @@ def load_dir_games(
             if t == "events" and not with_text:
                 schema = pq.read_schema(cpath / "events.parquet")
                 cols = [c for c in schema.names if c != "text"]
-            tables[t] = pq.read_table(cpath / f"{t}.parquet", columns=cols, read_dictionary=["game_id"]).to_pandas()
+            tables[t] = pq.read_table(cpath / f"{t}.parquet", columns=cols,
+                                      read_dictionary=["game_id", *DICT_COLUMNS.get(t, [])]).to_pandas()
     return CacheResult(tables, manifest, cpath, len(stale))
 
 

@@ -20,7 +20,7 @@ import pandas as pd
 
 from ..logs.io import is_game_dir, list_game_dirs
 from .cache import audits, load_dir_games, read_event_texts
-from .load import TABLES, read_probe_record, typed
+from .load import TABLES, hot, read_probe_record, typed
 
 
 @dataclass
@@ -65,9 +65,25 @@ class Corpus:
             self._memo[key] = arr
         return self._memo[key]
 
+    def seat_array_obj(self, col: str) -> np.ndarray:
+        """(m, max_seats) object array of a players column (None for padding seats)."""
+
+        def build() -> np.ndarray:
+            ns = int(self.players["seat"].max()) + 1 if len(self.players) else 0
+            arr = np.full((self.m, ns), None, dtype=object)
+            arr[self.players["g"].to_numpy(), self.players["seat"].to_numpy()] = self.players[col].to_numpy(dtype=object)
+            return arr
+
+        return self.memo(("seat_array_obj", col), build)
+
     def seat_names(self, g: int) -> list[str]:
-        p = self.game_rows("players", g).sort_values("seat")
-        return p["name"].tolist()
+        def build() -> list[list[str]]:
+            p = self.players.sort_values(["g", "seat"], kind="stable")
+            names = p["name"].tolist()
+            bounds = np.searchsorted(p["g"].to_numpy(), np.arange(self.m + 1)).tolist()
+            return [names[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
+
+        return list(self.memo("seat_names", build)[g])
 
     def game_rows(self, table: str, g: int) -> pd.DataFrame:
         """Rows of one game in a table, in table order (index labels kept), without scanning the table."""
@@ -170,7 +186,8 @@ def load_corpus(
     by_parent: dict[Path, list[Path]] = {}
     for d in dirs:
         by_parent.setdefault(d.parent, []).append(d)
-    parts: dict[str, list[pd.DataFrame]] = {t: [] for t in TABLES}
+    parts: dict[str, list[tuple[pd.DataFrame, np.ndarray, list[str]]]] = {t: [] for t in TABLES}
+    games_parts: list[pd.DataFrame] = []
     audit: dict[str, Counter] = {}
     cache_dirs = {}
     for parent, gdirs in sorted(by_parent.items()):
@@ -182,11 +199,16 @@ def load_corpus(
                 audit[v["game_id"]] = Counter(v.get("audit", {}))
         for t in TABLES:
             df = res.tables[t]
-            if "game_id" in df.columns:
-                parts[t].append(df[df["game_id"].isin(ids)])
+            if "game_id" not in df.columns:
+                continue
+            if t == "games":
+                games_parts.append(df[df["game_id"].astype(str).isin(ids)])
+                continue
+            codes, cats = _game_codes(df["game_id"])
+            parts[t].append((df.drop(columns=["game_id"]), codes, [x if x in ids else None for x in cats]))
         if use_cache:
             cache_dirs[str(parent)] = (parent, cache_dir)
-    tables = {t: (pd.concat(p, ignore_index=True) if p else pd.DataFrame({"game_id": []})) for t, p in parts.items()}
+    tables = {"games": pd.concat(games_parts, ignore_index=True) if games_parts else pd.DataFrame({"game_id": []})}
     games = tables["games"].copy()
     games["game_id"] = games["game_id"].astype(str)
     games = games.drop_duplicates("game_id")
@@ -223,18 +245,23 @@ def load_corpus(
     for t in TABLES:
         if t == "games":
             continue
-        df = tables[t]
-        if "game_id" not in df.columns or not len(df):
-            out[t] = typed(t, df.drop(columns=["game_id"], errors="ignore").assign(g=pd.Series(dtype=np.int64)))
+        pieces = []
+        for df, codes, cats in parts[t]:
+            # game of each row: its game id's index in the selection (-1 = not selected)
+            g_of = np.array([gmap.get(x, -1) if x is not None else -1 for x in cats] + [-1], dtype=np.int64)
+            g = g_of[codes]  # code -1 (missing id) -> the trailing -1
+            sel = g >= 0
+            pieces.append(df[sel].assign(g=g[sel]) if not sel.all() else df.assign(g=g))
+        if not pieces or not sum(len(p) for p in pieces):
+            empty = pieces[0].iloc[:0] if pieces else pd.DataFrame()
+            out[t] = hot(t, typed(t, empty.assign(g=pd.Series(dtype=np.int64))))
             continue
-        gid = df["game_id"].astype(str)
-        sel = gid.isin(gmap.keys())
-        df = df[sel.to_numpy()]
-        g = gid[sel].map(gmap).to_numpy(dtype=np.int64)
-        df = df.drop(columns=["game_id"]).assign(g=g)
+        df = pd.concat([p for p in pieces if len(p)], ignore_index=True)
         if t == "probes":
-            df = df.sort_values(["g", "rec"], kind="stable").reset_index(drop=True)
-        out[t] = typed(t, df.reset_index(drop=True))
+            key = df["g"].to_numpy() * (1 << 32) + df["rec"].to_numpy()
+            if len(key) > 1 and not bool((key[1:] >= key[:-1]).all()):
+                df = df.sort_values(["g", "rec"], kind="stable").reset_index(drop=True)
+        out[t] = hot(t, typed(t, df))
     selection = {
         "sources": [str(s) for s in (sources if isinstance(sources, list) else [sources])],
         "n_found": int(len(tables["games"])),
@@ -248,3 +275,11 @@ def load_corpus(
         "unparseable_games": sorted(k for k, v in audit.items() if v.get("game.no_setup")),
     }
     return Corpus(**out, audit=audit, selection=selection, _cache_dirs=cache_dirs)
+
+
+def _game_codes(gid: pd.Series) -> tuple[np.ndarray, list[str]]:
+    """(row codes, distinct game ids) of a game_id column (dictionary-encoded when read from the cache)."""
+    if isinstance(gid.dtype, pd.CategoricalDtype):
+        return gid.cat.codes.to_numpy(), [str(x) for x in gid.cat.categories]
+    codes, uniques = pd.factorize(gid, use_na_sentinel=True)
+    return codes, [str(x) for x in uniques]

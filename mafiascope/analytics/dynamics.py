@@ -180,8 +180,8 @@ def edge_stream(c: Corpus, mode: Mode) -> pd.DataFrame:
         "source": names.reindex(pd.MultiIndex.from_arrays([df["g"], df["src"]])).to_numpy(),
         "destination": names.reindex(pd.MultiIndex.from_arrays([df["g"], df["dst"]])).to_numpy(),
         "timestamp": df["timestamp"].to_numpy(),
-        "round": df["round"].to_numpy(),
-        "public_msg_seq": df["public_msg_seq"].to_numpy(),
+        "round": df["round"].to_numpy(dtype=np.int64),
+        "public_msg_seq": df["public_msg_seq"].to_numpy(dtype=np.int64),
         "edge_type": df["edge_type"].to_numpy(),
         "confidence": df["confidence"].to_numpy(),
     })

@@ -15,7 +15,7 @@ import pandas as pd
 from .corpus import Corpus
 from .f1 import _ci, f1_items
 from .modes import Mode
-from .stats import cluster_ci, round_or_none, wilson
+from .stats import cluster_ci, ratio_stat, round_or_none, wilson
 
 N_BINS = 5
 
@@ -41,6 +41,20 @@ def _bins_ece_brier(k: np.ndarray, n: np.ndarray, cs: np.ndarray, bsum: np.ndarr
     return ece, brier
 
 
+def _bin_entries(n: np.ndarray, k: np.ndarray, cs: np.ndarray) -> dict[str, dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = {}
+    for j in range(N_BINS):
+        if n[j] == 0:
+            continue
+        out[f"{20 * j}-{20 * j + 19}"] = {
+            "n": int(n[j]),
+            "acc": round_or_none(k[j] / n[j]),
+            "mean_conf": round_or_none(cs[j] / n[j]),
+            "wilson95": [round_or_none(x) for x in wilson(k[j], n[j])],
+        }
+    return out
+
+
 def calibration_summary(df: pd.DataFrame, m: int | None = None, mode: Mode | None = None, with_ci: bool = False) -> dict[str, Any]:
     conf = df["conf"].to_numpy()
     out_ = df["outcome"].to_numpy()
@@ -56,7 +70,6 @@ def calibration_summary(df: pd.DataFrame, m: int | None = None, mode: Mode | Non
         "brier": round_or_none(brier[0]),
         "bins": {},
     }
-    per_game = None
     if with_ci and m is not None and mode is not None:
         g = df["g"].to_numpy()
         cols = []
@@ -78,36 +91,51 @@ def calibration_summary(df: pd.DataFrame, m: int | None = None, mode: Mode | Non
 
         res["ece_ci95"] = _ci(cluster_ci(per_game, _ece, mode))
         res["brier_ci95"] = _ci(cluster_ci(per_game, _brier, mode))
-    for j in range(N_BINS):
-        if n[j] == 0:
-            continue
-        entry: dict[str, Any] = {
-            "n": int(n[j]),
-            "acc": round_or_none(k[j] / n[j]),
-            "mean_conf": round_or_none(cs[j] / n[j]),
-            "wilson95": [round_or_none(x) for x in wilson(k[j], n[j])],
-        }
-        if per_game is not None:
-            entry["acc_ci95"] = _ci(
-                cluster_ci(per_game[:, 3 * j : 3 * j + 2], lambda p: np.where(p[:, 1] > 0, p[:, 0] / np.where(p[:, 1] > 0, p[:, 1], 1), np.nan), mode)
-            )
-        res["bins"][f"{20 * j}-{20 * j + 19}"] = entry
+        res["bins"] = _bin_entries(n, k, cs)
+        for j, entry in zip((j for j in range(N_BINS) if n[j]), res["bins"].values()):
+            entry["acc_ci95"] = _ci(cluster_ci(per_game[:, 3 * j : 3 * j + 2], ratio_stat(0, 1), mode))
+    else:
+        res["bins"] = _bin_entries(n, k, cs)
     return res
+
+
+def grouped_summaries(df: pd.DataFrame, keys: np.ndarray, n_groups: int) -> list[dict[str, Any]]:
+    """:func:`calibration_summary` (no CIs) of each group of rows; ``keys`` = group per row (0..n_groups-1).
+
+    Same arithmetic as the one-group function: per-bin sums in row order, the Brier sum of
+    each group's contiguous rows, ECE and Brier evaluated row-wise.
+    """
+    order = np.argsort(keys, kind="stable")
+    conf, out_, b, kk = (df["conf"].to_numpy()[order], df["outcome"].to_numpy()[order], df["bin"].to_numpy()[order],
+                         keys[order])
+    cell = kk * N_BINS + b
+    size = n_groups * N_BINS
+    n = np.bincount(cell, minlength=size).astype(float).reshape(n_groups, N_BINS)
+    k = np.bincount(cell, weights=out_, minlength=size).reshape(n_groups, N_BINS)
+    cs = np.bincount(cell, weights=conf, minlength=size).reshape(n_groups, N_BINS)
+    sq = (conf / 100.0 - out_) ** 2
+    bounds = np.searchsorted(kk, np.arange(n_groups + 1))
+    bs = np.array([float(sq[a:z].sum()) for a, z in zip(bounds[:-1].tolist(), bounds[1:].tolist())])
+    ece, brier = _bins_ece_brier(k, n, cs, bs)
+    return [
+        {"n": int(n[i].sum()), "ece": round_or_none(ece[i]), "brier": round_or_none(brier[i]), "bins": _bin_entries(n[i], k[i], cs[i])}
+        for i in range(n_groups)
+    ]
 
 
 def f2(c: Corpus, mode: Mode, *, breakdowns: bool = True) -> dict[str, Any]:
     df = calibration_obs(c, mode)
     res = calibration_summary(df, c.m, mode, with_ci=True)
     if breakdowns:
-        models = c.players.set_index(["g", "seat"])["model"]
-        key_model = models.reindex(pd.MultiIndex.from_arrays([df["g"], df["obs"]])).to_numpy()
-        res["by_model"] = {
-            str(mdl): calibration_summary(sub) for mdl, sub in df.assign(model=key_model).groupby("model", sort=True)
-        }
+        g, obs = df["g"].to_numpy(), df["obs"].to_numpy()
+        model = c.seat_array_obj("model")[g, obs]
+        models, mi = np.unique(model.astype(str), return_inverse=True)  # sorted, as groupby(sort=True)
+        res["by_model"] = dict(zip((str(x) for x in models), grouped_summaries(df, mi.reshape(-1), len(models))))
+        agents, ai = np.unique(g.astype(np.int64) * 1024 + obs, return_inverse=True)  # (g, seat) in sorted order
         gid = c.games["game_id"].to_numpy()
-        names = c.players.set_index(["g", "seat"])["name"]
+        names = c.seat_array_obj("name")
         res["by_agent"] = [
-            {"game_id": str(gid[g]), "agent": str(names.loc[(g, s)]), **calibration_summary(sub)}
-            for (g, s), sub in df.groupby(["g", "obs"], sort=True)
+            {"game_id": str(gid[a // 1024]), "agent": str(names[a // 1024, a % 1024]), **summ}
+            for a, summ in zip(agents.tolist(), grouped_summaries(df, ai.reshape(-1), len(agents)))
         ]
     return res

@@ -19,7 +19,7 @@ from .corpus import Corpus
 from .f1 import _ci
 from .frames import alive_at, items_with_probe, mafia_mask, order_key, pidx
 from .modes import Mode
-from .stats import cluster_ci, round_or_none
+from .stats import cluster_ci, ratio_stat, round_or_none
 
 CLASSES = L.ATTITUDES  # trusts, neutral, suspects (codes 0, 1, 2)
 
@@ -88,17 +88,39 @@ def actual_attitude(guess: np.ndarray, conf: np.ndarray, tau: float) -> np.ndarr
     return out
 
 
-def _summary(df: pd.DataFrame, tau: float, window: int | None, m: int, mode: Mode, with_ci: bool) -> dict[str, Any]:
+def _first_seen(x: np.ndarray, values: range) -> list[int]:
+    """The values present in ``x`` in order of first occurrence (``pd.unique`` order)."""
+    firsts = [(int(np.argmax(hit)), v) for v in values for hit in [x == v] if hit.any()]
+    return [v for _, v in sorted(firsts)]
+
+
+class _Pairs:
+    """Columns of the pairs as arrays, with the actual attitude per threshold computed once."""
+
+    def __init__(self, df: pd.DataFrame):
+        self.g, self.pred = df["g"].to_numpy(), df["pred"].to_numpy()
+        self.guess, self.conf = df["guess"].to_numpy(), df["conf"].to_numpy()
+        self.a_round, self.b_round = df["a_round"].to_numpy(), df["b_round"].to_numpy()
+        self._act: dict[float, np.ndarray] = {}
+
+    def act(self, tau: float) -> np.ndarray:
+        if tau not in self._act:
+            self._act[tau] = actual_attitude(self.guess, self.conf, tau)
+        return self._act[tau]
+
+
+def _summary(pairs: _Pairs | pd.DataFrame, tau: float, window: int | None, m: int, mode: Mode, with_ci: bool,
+             sel: np.ndarray | None = None) -> dict[str, Any]:
+    P = pairs if isinstance(pairs, _Pairs) else _Pairs(pairs)
+    keep = np.ones(len(P.g), dtype=bool) if sel is None else sel
     if window is not None:
-        df = df[df["b_round"].to_numpy() >= df["a_round"].to_numpy() - window]
-    pred = df["pred"].to_numpy()
-    act = actual_attitude(df["guess"].to_numpy(), df["conf"].to_numpy(), tau)
-    n = len(df)
+        keep = keep & (P.b_round >= P.a_round - window)
+    pred = P.pred[keep]
+    act = P.act(tau)[keep]
+    n = len(pred)
     correct = pred == act
-    order_pred = pd.unique(pred)
-    order_act = pd.unique(act)
-    act_counts = {CLASSES[a]: int((act == a).sum()) for a in order_act}
-    pred_counts = {CLASSES[p]: int((pred == p).sum()) for p in order_pred}
+    act_counts = {CLASSES[a]: int((act == a).sum()) for a in _first_seen(act, range(3))}
+    pred_counts = {CLASSES[p]: int((pred == p).sum()) for p in _first_seen(pred, range(3))}
     maj_class = max(act_counts, key=lambda k: act_counts[k]) if act_counts else None  # first-seen wins ties
     acc = correct.mean() if n else None
     maj = act_counts[maj_class] / n if n else None
@@ -116,7 +138,7 @@ def _summary(df: pd.DataFrame, tau: float, window: int | None, m: int, mode: Mod
         "actual_suspects": as_,
     }
     if with_ci:
-        g = df["g"].to_numpy()
+        g = P.g[keep]
         cols = [np.bincount(g, minlength=m).astype(float), np.bincount(g, weights=correct.astype(float), minlength=m)]
         cols += [np.bincount(g, weights=(act == a).astype(float), minlength=m) for a in range(3)]
         cols.append(np.bincount(g, weights=(pred == L.SUSPECTS).astype(float), minlength=m))
@@ -124,20 +146,24 @@ def _summary(df: pd.DataFrame, tau: float, window: int | None, m: int, mode: Mod
         nz = lambda p: np.where(p[:, 0] > 0, p[:, 0], np.nan)  # noqa: E731
         res["acc_ci95"] = _ci(cluster_ci(pg, lambda p: p[:, 1] / nz(p), mode))
         res["diff_ci95"] = _ci(cluster_ci(pg, lambda p: (p[:, 1] - p[:, 2:5].max(1)) / nz(p), mode))
-        res["ratio_ci95"] = _ci(cluster_ci(pg, lambda p: np.where(p[:, 4] > 0, p[:, 5] / np.where(p[:, 4] > 0, p[:, 4], 1), np.nan), mode))
+        res["ratio_ci95"] = _ci(cluster_ci(pg, ratio_stat(5, 4), mode))
     return res
 
 
 def f3(c: Corpus, mode: Mode, tau: float = 50, window: int | None = None) -> dict[str, Any]:
-    pairs = f3_pairs(c, mode)
+    allp = f3_pairs(c, mode, include_mafia_pairs=True)
+    P = _Pairs(allp)
+    mm = allp["mm"].to_numpy()
+    a_maf = allp["a_mafia"].to_numpy()
+    can = ~mm
     out: dict[str, Any] = {
-        "canonical": _summary(pairs, tau, window, c.m, mode, True),
-        "innocent_predictors": _summary(pairs[~pairs["a_mafia"].to_numpy()], tau, window, c.m, mode, True),
-        "mafia_predictors": _summary(pairs[pairs["a_mafia"].to_numpy()], tau, window, c.m, mode, True),
-        "legacy_mafia_pairs_included": _summary(f3_pairs(c, mode, include_mafia_pairs=True), tau, window, c.m, mode, False),
+        "canonical": _summary(P, tau, window, c.m, mode, True, can),
+        "innocent_predictors": _summary(P, tau, window, c.m, mode, True, can & ~a_maf),
+        "mafia_predictors": _summary(P, tau, window, c.m, mode, True, can & a_maf),
+        "legacy_mafia_pairs_included": _summary(P, tau, window, c.m, mode, False),
         "grid": {},
     }
     for t in (30, 50, 70):
         for w, wname in ((None, "nowin"), (1, "win1")):
-            out["grid"][f"thr{t}_{wname}"] = _summary(pairs, t, w, c.m, mode, w is None)
+            out["grid"][f"thr{t}_{wname}"] = _summary(P, t, w, c.m, mode, w is None, can)
     return out

@@ -23,7 +23,7 @@ import pandas as pd
 from . import labels as L
 from .corpus import Corpus
 from .f1 import _ci
-from .frames import death_ts, items_with_probe, mafia_mask
+from .frames import death_ts, eq, items_with_probe, mafia_mask
 from .load import K_LIST
 from .modes import Mode
 from .stats import ratio_ci, round_or_none
@@ -150,11 +150,10 @@ def vote_units(c: Corpus, mode: Mode, transcripts: bool = True) -> pd.DataFrame:
         # pre-vote and post-vote probe states: last parse-ok record strictly before the reply / the tally
         p = c.probes
         ok = p["parse_ok"].to_numpy()
-        pid = p["probe_id"].to_numpy()
         stored_list = p["stored_kind"].to_numpy() == K_LIST
         recs = {k: pd.DataFrame({"g": p["g"].to_numpy()[sel], "seat": p["seat"].to_numpy()[sel],
                                  "timestamp": p["timestamp"].to_numpy()[sel], "pi": np.flatnonzero(sel)})
-                for k in ("suspicion_ranking", "role_assessment") for sel in [ok & (pid == k)]}
+                for k in ("suspicion_ranking", "role_assessment") for sel in [ok & eq(p["probe_id"], k)]}
         u = u.rename(columns={"ts": "tally_ts"})
         sr = items_with_probe(c, "sr", raw_only=True)[["pi", "pos", "tgt"]]
         ra = items_with_probe(c, "ra", raw_only=True)

@@ -14,6 +14,14 @@ ROUND_END = -1
 _END_LAST = 99_990  # where a round-end probe sorts in default mode (after every message)
 
 
+def eq(col: pd.Series, value: str) -> np.ndarray:
+    """``col == value`` as a numpy mask; compares codes for categoricals (no object array)."""
+    if isinstance(col.dtype, pd.CategoricalDtype):
+        cats = col.cat.categories
+        return col.cat.codes.to_numpy() == (cats.get_loc(value) if value in cats else -2)
+    return col.to_numpy() == value
+
+
 def probe_start(c: Corpus) -> np.ndarray:
     """Row offset of each game's first probe in ``c.probes`` (probes sorted by g, rec)."""
 
@@ -93,7 +101,7 @@ def _items_with_probe(c: Corpus, table: str, probe_id: str | None, raw_only: boo
         parse_ok=p["parse_ok"].to_numpy()[pi],
     )
     if probe_id is not None:
-        out = out[p["probe_id"].to_numpy()[pi] == probe_id]
+        out = out[eq(p["probe_id"], probe_id)[pi]]
     if raw_only:
         out = out[(out["src"].to_numpy() == 0) & out["parse_ok"].to_numpy()]
     return out

@@ -376,6 +376,31 @@ DTYPES: dict[str, dict[str, str]] = {
 }
 
 
+# In-memory (hot) dtypes of a loaded corpus: seat indices and codes in int8, counters in
+# int32, repeated strings as categoricals. The cache keeps the wide DTYPES above.
+_I8, _I32 = "int8", "int32"
+HOT_DTYPES: dict[str, dict[str, str]] = {
+    "events": {"ev": _I32, "round": _I32, "msg_seq": _I32, "player": _I8, "target": _I8, "kind": "category"},
+    "votes": {"ev": _I32, "round": _I32, "voter": _I8, "target": _I8},
+    "probes": {"rec": _I32, "round": _I32, "pms": _I32, "seat": _I8, "probe_seq": _I32, "stored_kind": _I8,
+               "eff_kind": _I8, "src": _I8, "q_chars": _I32, "a_chars": _I32, "probe_id": "category", "phase": "category"},
+    "ra": {"rec": _I32, "pos": _I32, "src": _I8, "tgt": _I8, "role_en": _I8, "role": _I8, "exact": _I8},
+    "sr": {"rec": _I32, "pos": _I32, "src": _I8, "tgt": _I8},
+    "sm": {"rec": _I32, "pos": _I32, "src": _I8, "tgt": _I8, "att": _I8},
+    "pp": {"rec": _I32, "pos": _I32, "src": _I8, "tgt": _I8},
+    "pa": {"rec": _I32, "src": _I8, "tgt": _I8, "action": "category"},
+}
+# string columns read from the cache as dictionaries (categoricals) straight away
+DICT_COLUMNS: dict[str, list[str]] = {t: [k for k, v in d.items() if v == "category"] for t, d in HOT_DTYPES.items()}
+
+
+def hot(table: str, df: pd.DataFrame) -> pd.DataFrame:
+    """Narrow a loaded table to its hot dtypes (values unchanged; ``g`` becomes int32)."""
+    spec = {k: v for k, v in {**HOT_DTYPES.get(table, {}), "g": _I32}.items()
+            if k in df.columns and str(df[k].dtype) != v}
+    return df.astype(spec) if spec else df
+
+
 def typed(table: str, df: pd.DataFrame) -> pd.DataFrame:
     """Enforce the column dtypes (empty tables would otherwise come back as object/null)."""
     spec = {k: v for k, v in DTYPES.get(table, {}).items() if k in df.columns and str(df[k].dtype) != v}

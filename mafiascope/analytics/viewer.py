@@ -21,7 +21,7 @@ import pandas as pd
 
 from . import labels as L
 from .corpus import Corpus
-from .frames import items_with_probe, n_seats
+from .frames import eq, items_with_probe, n_seats
 from .load import K_LIST, NO_SEQ
 from .modes import Mode
 from .stats import wilson
@@ -74,9 +74,8 @@ def step_table(c: Corpus) -> dict[str, np.ndarray]:
     def build() -> dict[str, np.ndarray]:
         keys = ["g", "round", "seq"]
         p = c.probes
-        ph = p["phase"].to_numpy()
         pk = pd.DataFrame({"g": p["g"].to_numpy(), "round": p["round"].to_numpy(), "seq": p["pms"].to_numpy(),
-                           "ts": p["timestamp"].to_numpy(), "phase": ph, "disc": ph == "day_discuss"})
+                           "ts": p["timestamp"].to_numpy(), "phase": p["phase"], "disc": eq(p["phase"], "day_discuss")})
         pk = pk.groupby(keys, sort=False).agg(ts=("ts", "min"), phase=("phase", "first"), disc=("disc", "any"))
         ev = c.events
         ms = ev[ev["msg_seq"].to_numpy() != NO_SEQ]
