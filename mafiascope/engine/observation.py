@@ -134,8 +134,9 @@ def system_prompt_for(state: GameState, seat: Seat) -> str:
     p = prompts.pack(seat.language)
     partners = [s.name for s in state.seats if s.is_mafia and s.name != seat.name] if seat.is_mafia else []
     rules_text = prompts.ten_rules_text(p, state.rules.variant) if state.rules.family == "tournament" else None
+    don = next((s.name for s in state.seats if s.role == "Don" and s.name in partners), None)
     return prompts.system_prompt(p, name=seat.name, role=seat.role, partners=partners, personality=seat.personality.model_dump(),
-                                 rules_text=rules_text)  # fmt: skip
+                                 rules_text=rules_text, don=don)  # fmt: skip
 
 
 def context_for(state: GameState, seat_name: str, upto: int | None = None) -> Context:

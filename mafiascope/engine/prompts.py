@@ -497,8 +497,10 @@ def personality_block(p: Pack, personality: dict[str, int]) -> str:
 
 
 def system_prompt(p: Pack, *, name: str, role: str, partners: list[str], personality: dict[str, int],
-                  rules_text: str | None = None) -> str:  # fmt: skip
-    partners_line = p.partners_line.format(partners=", ".join(partners)) if partners else ""
+                  rules_text: str | None = None, don: str | None = None) -> str:  # fmt: skip
+    """``don``: the partner who is the Don (ten-seat games), marked in the partners line: "Alex (Don), Gray"."""
+    shown = [f"{n} ({p.role_names['Don']})" if n == don else n for n in partners]
+    partners_line = p.partners_line.format(partners=", ".join(shown)) if partners else ""
     return p.system.format(
         name=name,
         role=p.role_names[role],

@@ -32,6 +32,7 @@ class Identity:
     name: str = ""
     role: str = "Villager"
     partners: tuple[str, ...] = ()
+    don: str = ""  # the partner marked "(Don)" in the partners line (ten-seat games; older prompts lack it)
     personality: dict[str, int] = field(default_factory=lambda: {t: 50 for t in prompts.TRAITS})
     variant: str | None = None  # ten-seat rules read from the system prompt: sport | open_table | imbalanced
 
@@ -71,12 +72,27 @@ def read_identity(system: str) -> Identity:
         ident.role = prompts.role_from_label(p, m.group("role")) or "Villager"
         pm = partners_rx.search(system)
         if pm:
-            ident.partners = tuple(x.strip() for x in pm.group("partners").split(",") if x.strip())
+            ident.partners, ident.don = _partners(pm.group("partners"), p)
         inv = {v: k for k, v in p.trait_names.items()}
         for tm in trait_rx.finditer(system):
             ident.personality[inv[tm.group("trait")]] = max(0, min(100, int(tm.group("value"))))
         return ident
     return Identity(language="ru" if CYRILLIC.search(system) else "en")
+
+
+def _partners(text: str, p: prompts.Pack) -> tuple[tuple[str, ...], str]:
+    """Partner names and the Don among them from "Alex (Don), Gray" (a bare list in older prompts)."""
+    marks = {p.role_names.get("Don", "Don").lower(), "don", "дон"}
+    names, don = [], ""
+    for part in text.split(","):
+        m = re.match(r"\s*(.+?)\s*(?:\((?P<mark>[^)]*)\))?\s*$", part)
+        if not m or not m.group(1).strip():
+            continue
+        name = m.group(1).strip()
+        names.append(name)
+        if (m.group("mark") or "").strip().lower() in marks:
+            don = name
+    return tuple(names), don
 
 
 def split_names(text: str) -> list[str]:

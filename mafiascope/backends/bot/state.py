@@ -140,7 +140,9 @@ class BotState:
         if self.me and self.me not in self.known:
             self.known[self.me] = self.ident.role
             for pt in self.ident.partners:
-                self.known[pt] = "Mafia"
+                self.known[pt] = "Don" if pt == self.ident.don else "Mafia"
+            if self.ident.don:
+                self.don_name = self.ident.don
 
     # ------------------------------------------------------------------ beliefs
     def n_mafia(self) -> int:
