@@ -116,13 +116,13 @@ def _strip_frames(m: dict[str, Any], gm: GameModel) -> dict[str, tuple[pd.DataFr
             dec = with_steps(m["deception"], gm)
             parts = []
             if len(cr):
-                parts.append(cr.assign(series="crowd recall")[["step", "series", "value"]])
+                parts.append(cr.assign(series="recall")[["step", "series", "value"]])
             if len(dec):
-                parts.append(dec.assign(series="hid: " + dec["player"].astype(str))[["step", "series", "value"]])
+                parts.append(dec.assign(series=dec["player"].astype(str) + " hid")[["step", "series", "value"]])
             df = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=["step", "series", "value"])
             ser = list(dict.fromkeys(df["series"]))
-            colors = {s: (CROWD_COLOR if s == "crowd recall" else ROLE_COLORS["Mafia"]) for s in ser}
-            dashed = {s for s in ser if s != "crowd recall"}
+            colors = {s: (CROWD_COLOR if s == "recall" else ROLE_COLORS["Mafia"]) for s in ser}
+            dashed = {s for s in ser if s != "recall"}
         else:
             df = with_steps(m[kind], gm)
             df = (df.rename(columns={"player": "series"})[["step", "series", "value"]]
@@ -145,23 +145,28 @@ def metrics_strip(m: dict[str, Any], gm: GameModel, step: int) -> int | None:
               "second_order": "2nd-order consistency per agent"}
     sig = (gm.game_id, file_sig(gm.dir), bridge.current_mode().name)
     frames = None
+    specs: dict[str, dict[str, Any] | None] = {}
+    for kind in titles:
+        ck = (*sig, kind)
+        if ck not in _STRIP_SPECS:
+            frames = frames or _strip_frames(m, gm)
+            df, colors, dashed = frames[kind]
+            _STRIP_SPECS[ck] = "" if df.empty else json.dumps(
+                _line(df, titles[kind], step, colors, dashed=dashed, height=150).to_dict())
+            if len(_STRIP_SPECS) > 300:
+                _STRIP_SPECS.pop(next(iter(_STRIP_SPECS)))
+        specs[kind] = json.loads(_STRIP_SPECS[ck]) if _STRIP_SPECS[ck] else None
+    rows = max((-(-len(sp["layer"][0]["encoding"]["color"]["scale"]["domain"]) // 3) for sp in specs.values() if sp), default=1)
+    height = 150 + 60 + 22 * rows  # plot + title and axis + legend rows: the three charts line up
     for col, kind in zip(cols, titles):
         with col:
-            ck = (*sig, kind)
-            if ck not in _STRIP_SPECS:
-                frames = frames or _strip_frames(m, gm)
-                df, colors, dashed = frames[kind]
-                _STRIP_SPECS[ck] = "" if df.empty else json.dumps(
-                    _line(df, titles[kind], step, colors, dashed=dashed, height=150).to_dict())
-                if len(_STRIP_SPECS) > 300:
-                    _STRIP_SPECS.pop(next(iter(_STRIP_SPECS)))
-            if not _STRIP_SPECS[ck]:
+            spec = specs[kind]
+            if spec is None:
                 st.caption(f"{titles[kind]}: no data")
                 continue
-            spec = json.loads(_STRIP_SPECS[ck])
             spec.setdefault("datasets", {})["cursor"] = [{"step": step}]
             key = f"ms_{kind}_{gm.game_id}"
-            ev = st.vega_lite_chart(spec, key=key, on_select="rerun", selection_mode=STEP_PARAM, width="stretch", height=260)
+            ev = st.vega_lite_chart(spec, key=key, on_select="rerun", selection_mode=STEP_PARAM, width="stretch", height=height)
             picked = picked if picked is not None else _pick(ev, key)
     return picked
 

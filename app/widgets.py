@@ -65,8 +65,36 @@ def parse_badge(gm: GameModel) -> str:
     return f":{color}-badge[probes parsed {gm.probes_ok}/{gm.probes_total} ({r:.0%})]"
 
 
+HELP = {
+    "Live Game": """
+**Timeline**: one step per message or probe round; drag the slider, use ◀ ▶ or the arrow keys on the slider.
+The URL always holds the view (game, step): copy it to share.
+
+**Ground truth**: seats on a fixed ellipse; colour *and* shape give the true role (▲ Mafia, ◆ Don, ✚ Doctor,
+■ Sheriff, ● Villager); faded = dead; ringed = speaking now. Dashed lines join Mafia partners. The ring
+"hid N%" on a living Mafioso = share of informed town players *not* naming it Mafia (dashed below 50%).
+
+**Metrics strip**: per-agent first-order accuracy, crowd Mafia recall (solid) with each Mafioso's deception
+success (dashed), per-agent second-order consistency. Click a point to jump there.
+
+**Each agent's view**: what each agent guesses (shape/colour = guessed role, opacity = confidence) and whom
+it suspects (edges at or above the threshold). Hover nodes and edges for the agent's own words; click a node
+to see the game through that agent's eyes (Impersonate).
+""",
+    "Impersonate": """
+The game as one agent saw it: the transcript it could see (others' night actions hidden, Mafia allies' shown as
+their ACTION line), what it believed (guessed roles, suspicions, plans), and two ego panels: **how I think they
+see me** (its social_map) vs **how they actually see me** (the others' role guesses about it). Mismatches are
+ringed in amber; Mafia-Mafia pairs do not count.
+""",
+}
+
+
 def game_header(gm: GameModel, *, title: str) -> None:
     row = context().game
+    if title in HELP:
+        with st.popover("How to read this page", icon=":material/help:"):
+            st.markdown(HELP[title])
     corpus = f" · {Path(str(row['corpus'])).name}" if row is not None else ""
     winner = f"**{gm.winner}** win" if gm.winner else ":orange[in progress]"
     st.markdown(f"### {title}\n`{gm.game_id}` · {winner} · {len(gm.players)} players{md_escape(corpus)} &nbsp; {parse_badge(gm)}")
