@@ -322,3 +322,31 @@ def metrics_strip(gm: GameModel, step: int, metrics: Any, missing: Exception | N
                             "Per-step metrics (1st-order accuracy, crowd recall, deception, 2nd-order consistency)")
         return None
     return charts.metrics_strip(metrics, gm, step)
+
+
+def raw_records(gm: GameModel, step: int) -> None:
+    """The step's own log records, verbatim: the message and every probe call (question, raw and parsed answer)."""
+    from .data import load_raw
+
+    s = gm.steps[step]
+    with st.expander(f"Raw records at {s.label} (message and probe calls, verbatim)", expanded=False):
+        if s.event_idx is not None:
+            st.caption("game.jsonl record")
+            st.json(gm.events[s.event_idx], expanded=False)
+        probes = [p for p in load_raw(gm.dir).probes
+                  if p.get("round") == s.round and p.get("public_msg_seq") == s.seq]
+        if not probes:
+            st.caption("No probe calls at this step.")
+            return
+        agents = sorted({str(p.get("player_name")) for p in probes}, key=lambda n: gm.names.index(n) if n in gm.names else 99)
+        who = st.selectbox("Agent", agents, key="raw_agent")
+        for p in sorted((p for p in probes if str(p.get("player_name")) == who), key=lambda p: p.get("probe_seq", 0)):
+            ok = "parsed" if p.get("answer_parse_ok") else "NOT parsed"
+            meta = f"{p.get('latency_ms')} ms" if p.get("latency_ms") is not None else ""
+            st.markdown(f"**{md_escape(p.get('probe_id'))}** · {ok} · {md_escape(meta)}"
+                        + (f" · :red[error: {md_escape(p.get('error'))}]" if p.get("error") else ""))
+            q, a = st.columns(2)
+            q.caption("question")
+            q.text(str(p.get("question") or ""))
+            a.caption("raw answer")
+            a.text(str(p.get("answer_raw") or ""))

@@ -52,6 +52,7 @@ st.markdown("#### Each agent's view")
 threshold = st.slider("Suspicion edges at or above (score /10)", 0, 10, 6, key="lg_thr",
                       help="Edges show the agent's suspicion_ranking scores; hover for its verbatim reason.")
 agent_clicked = L.agent_panels(gm, step, threshold)
+L.raw_records(gm, step)
 
 W.finish(gm, step=step, mode=None if mode == "inspect" else mode)
 if picked_step is not None and picked_step != step:
