@@ -5,8 +5,9 @@ order, one row each). A resample is a vector of multiplicities; pooling a resamp
 matrix product, so all B resamples of a statistic are evaluated at once. The
 multiplicity matrix depends only on (number of games, B, seed, mode) and is cached:
 
-* compat mode draws it with Python ``random.Random(seed).randrange(m)``, B x m calls in
-  order, exactly as the original (every CI re-seeds, so all CIs share the same draws);
+* compat mode uses Python ``random.Random(seed).randrange(m)``'s sequence, B x m draws in
+  order, exactly as the original (every CI re-seeds, so all CIs share the same draws); the
+  sequence is computed with numpy's MT19937 from the same state (:func:`python_randrange_stream`);
 * default mode draws it with ``numpy.random.default_rng(seed)``.
 
 Percentile CI: ``sorted[int(0.025 K)]``, ``sorted[min(K-1, int(0.975 K))]`` over the K
@@ -38,17 +39,41 @@ def wilson(k: float, n: float, z: float = Z95) -> tuple[float, float]:
     return (max(0.0, centre - half), min(1.0, centre + half))
 
 
+def python_randrange_stream(m: int, n: int, seed: int) -> np.ndarray:
+    """``[random.Random(seed).randrange(m) for _ in range(n)]``, computed with numpy.
+
+    CPython's ``randrange(m)`` draws ``getrandbits(k)`` (k = m.bit_length(): the top k bits
+    of one 32-bit Mersenne Twister output) until the value is below m. numpy's MT19937 with
+    the same state yields the same 32-bit outputs, so rejection sampling over a block of them
+    gives the identical sequence (checked against the Python loop in the tests).
+    """
+    k = m.bit_length()
+    if m <= 0 or k > 32:  # pragma: no cover - more than 2**32 games
+        rng = random.Random(seed)
+        return np.array([rng.randrange(m) for _ in range(n)], dtype=np.int64)
+    state = random.Random(seed).getstate()[1]
+    bg = np.random.MT19937()
+    bg.state = {"bit_generator": "MT19937", "state": {"key": np.array(state[:624], dtype=np.uint32), "pos": state[624]}}
+    out = np.empty(n, dtype=np.int64)
+    filled = 0
+    while filled < n:
+        need = n - filled
+        raw = bg.random_raw(int(need * (1 << k) / m) + 64)  # expected draws for `need` acceptances, plus slack
+        r = (raw >> np.uint64(32 - k)).astype(np.int64)
+        acc = r[r < m][:need]
+        out[filled : filled + len(acc)] = acc
+        filled += len(acc)
+    return out
+
+
 @lru_cache(maxsize=16)
 def _multiplicities(m: int, B: int, seed: int, compat: bool) -> np.ndarray:
     if compat:
-        rng = random.Random(seed)
-        rr = rng.randrange
-        idx = np.fromiter((rr(m) for _ in range(B * m)), dtype=np.int64, count=B * m).reshape(B, m)
+        idx = python_randrange_stream(m, B * m, seed).reshape(B, m)
     else:
         idx = np.random.default_rng(seed).integers(0, m, size=(B, m))
-    counts = np.zeros((B, m), dtype=np.float64)
-    rows = np.repeat(np.arange(B), m)
-    np.add.at(counts, (rows, idx.ravel()), 1.0)
+    cell = (np.arange(B, dtype=np.int64)[:, None] * m + idx).ravel()
+    counts = np.bincount(cell, minlength=B * m).astype(np.float64).reshape(B, m)
     counts.setflags(write=False)
     return counts
 
