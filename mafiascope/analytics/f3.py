@@ -32,7 +32,8 @@ def _assessments(c: Corpus, mode: Mode) -> pd.DataFrame:
         guess = (it["role_en"] if mode.is_compat else it["role"]).to_numpy()
         ok = (it["tgt"].to_numpy() >= 0) & (guess != L.UNUSABLE) & (it["seat"].to_numpy() >= 0)
         it = it[ok].assign(guess=guess[ok])
-        it = it.drop_duplicates(["pi", "tgt"], keep="last")
+        dup = pd.Series(it["pi"].to_numpy(dtype=np.int64) * 256 + it["tgt"].to_numpy()).duplicated(keep="last")
+        it = it[~dup.to_numpy()]  # last entry per record and target
         key = order_key(c, mode)[it["pi"].to_numpy()]
         df = pd.DataFrame(
             {
@@ -45,6 +46,26 @@ def _assessments(c: Corpus, mode: Mode) -> pd.DataFrame:
         return df.sort_values(["key", "pi"], kind="stable").drop_duplicates(["g", "B", "A", "key"], keep="last")
 
     return c.memo(("f3_assess", mode), build)
+
+
+def _pair_group(df: pd.DataFrame) -> np.ndarray:
+    return (df["g"].to_numpy(dtype=np.int64) * 128 + df["B"].to_numpy()) * 128 + df["A"].to_numpy()
+
+
+def _last_at_or_before(q_grp: np.ndarray, q_key: np.ndarray, r_grp: np.ndarray, r_key: np.ndarray) -> np.ndarray:
+    """Per query: row of the right side with the same group and the largest key <= the query's (-1: none).
+
+    ``merge_asof(direction="backward", allow_exact_matches=True, by=group)`` for right rows
+    with unique (group, key).
+    """
+    keys, rank = np.unique(np.concatenate([q_key, r_key]), return_inverse=True)
+    rank = rank.reshape(-1).astype(np.int64)
+    qc = q_grp * len(keys) + rank[: len(q_key)]
+    rc = r_grp * len(keys) + rank[len(q_key):]
+    order = np.argsort(rc, kind="stable")
+    pos = np.searchsorted(rc[order], qc, side="right") - 1
+    hit = order[np.maximum(pos, 0)]
+    return np.where((pos >= 0) & (r_grp[hit] == q_grp), hit, -1)
 
 
 def f3_pairs(c: Corpus, mode: Mode, *, include_mafia_pairs: bool = False) -> pd.DataFrame:
@@ -65,10 +86,10 @@ def f3_pairs(c: Corpus, mode: Mode, *, include_mafia_pairs: bool = False) -> pd.
                 "key": order_key(c, mode)[it["pi"].to_numpy()], "a_round": it["round"].to_numpy(),
                 "pred": it["att"].to_numpy(), "qi": np.arange(len(it)),
             }
-        ).sort_values("key", kind="stable")
+        )
         ass = _assessments(c, mode)
-        merged = pd.merge_asof(q, ass.drop(columns=["pi"]), on="key", by=["g", "B", "A"], direction="backward", allow_exact_matches=True)
-        merged = merged.dropna(subset=["guess"]).sort_values("qi", kind="stable")
+        j = _last_at_or_before(_pair_group(q), q["key"].to_numpy(), _pair_group(ass), ass["key"].to_numpy())
+        merged = q[j >= 0].assign(**{col: ass[col].to_numpy()[j[j >= 0]] for col in ("b_round", "guess", "conf")})
         merged["guess"] = merged["guess"].astype(int)
         maf = mafia_mask(c)
         g = merged["g"].to_numpy()
