@@ -263,6 +263,19 @@ def toward_me(gm: GameModel, agent: str, step: int) -> tuple[dict[str, dict[str,
     return out, carried
 
 
+def personality_guesses(gm: GameModel, agent: str, step: int) -> dict[str, str]:
+    """The agent's Big Five estimates of the others as short text: {target: "O55 C50 E40 A60 N45 - summary"}."""
+    val, _ = gm.belief(agent, step, PROBE_PERSONALITY)
+    out: dict[str, str] = {}
+    if isinstance(val, list):
+        for it in val:
+            if isinstance(it, dict) and isinstance(it.get("player"), str):
+                traits = " ".join(f"{k}{it.get(k)}" for k in "OCEAN" if it.get(k) is not None)
+                summ = str(it.get("summary") or "")
+                out[it["player"]] = (traits + (f" - {summ}" if summ else "")).strip()
+    return out
+
+
 def plan(gm: GameModel, agent: str, step: int) -> tuple[Any, bool]:
     return gm.belief(agent, step, PROBE_PLAN)
 

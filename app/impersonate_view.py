@@ -11,7 +11,7 @@ import streamlit as st
 from mafiascope.logs.schema import MAFIA_ROLES
 
 from . import graph
-from .gamemodel import GameModel, assessment, plan, suspicion, toward_me
+from .gamemodel import GameModel, assessment, personality_guesses, plan, suspicion, toward_me
 from .transcript import md_escape
 from .transcript import render as render_transcript
 
@@ -64,7 +64,7 @@ def world_graph(gm: GameModel, agent: str, step: int, threshold: float) -> str |
         st.caption("No role assessment yet at this step." if gm.probes_total else "Transcript-only game: no probes.")
         return None
     ch = graph.belief_graph(agent, gm.names, ass, sus, alive_now, threshold=threshold, carried=carried, height=360,
-                            speaker=s.speaker)
+                            speaker=s.speaker, personality=personality_guesses(gm, agent, step))
     clicked = graph.render(ch, key=f"imp_world_{gm.game_id}")
     if carried:
         st.caption("These beliefs are carried forward from an earlier step.")

@@ -13,7 +13,7 @@ import streamlit as st
 from . import bridge, charts, graph, launcher, probe_editor
 from . import state as S
 from .data import file_sig
-from .gamemodel import GameModel, assessment, suspicion
+from .gamemodel import GameModel, assessment, personality_guesses, suspicion
 from .paths import label_root, runs_dir
 from .transcript import md_escape
 from .transcript import render as render_transcript
@@ -290,9 +290,8 @@ def agent_panels(gm: GameModel, step: int, threshold: float, per_row: int = 4) -
                     st.caption("No data yet")
                     continue
                 ch = graph.belief_graph(name, names, ass, sus, alive_now, threshold=threshold, carried=carried,
-                                        height=230, speaker=s.speaker)
-                got = graph.render(ch, key=f"ag_{gm.game_id}_{name}")
-                clicked = clicked or (name if got else None)
+                                        height=230, speaker=s.speaker, personality=personality_guesses(gm, name, step))
+                clicked = clicked or graph.render(ch, key=f"ag_{gm.game_id}_{name}")
                 if carried:
                     st.caption("beliefs carried forward from an earlier step")
     return clicked

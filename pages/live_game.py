@@ -9,7 +9,6 @@ import streamlit as st
 from app import live_view as L
 from app import state as S
 from app import widgets as W
-from app.sidebar import context
 
 MODES = ("inspect", "launch")
 mode = W.mode_control(MODES, "inspect", key="lg_mode",
@@ -43,6 +42,14 @@ with right:
     L.transcript(gm, step, agent=human if spoiler_free else None, roles=L.masked_roles(gm, human) if spoiler_free else None)
 if spoiler_free:
     W.finish(gm, step=step)
+    st.stop()
+
+if gm.probes_total == 0:
+    st.info("Transcript-only game: no probe answers, so there are no per-agent beliefs or metrics to show.")
+    L.raw_records(gm, step)
+    W.finish(gm, step=step, mode=None if mode == "inspect" else mode)
+    if clicked:
+        L.go_impersonate(gm, clicked, step)
     st.stop()
 
 with st.expander("📈 Metrics strip — click a point to move the timeline", expanded=True):

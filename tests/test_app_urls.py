@@ -91,3 +91,11 @@ def test_bad_step_then_recovers():
     at.button(key="tl_first").click().run()
     assert_clean(at)
     assert at.slider(key="w_step").value == 0 and not errors(at)
+
+
+@pytest.mark.parametrize("page", ["live", "impersonate"])
+def test_russian_legacy_game(page):
+    at = new_app(page=page, game="050b6221", step="R1.3").run()
+    assert_clean(at)
+    assert not errors(at), errors(at)
+    assert at.selectbox(key="sb_game").value.startswith("050b6221")
