@@ -22,10 +22,20 @@ st.set_page_config(page_title="mafiascope", page_icon="🕵️", layout="wide", 
 
 pages: dict[str, list[st.Page]] = {}
 objs: dict[str, st.Page] = {}
-for i, p in enumerate(nav.PAGES):
-    page = st.Page(str(ROOT / p.file), title=p.title, icon=p.icon, url_path=p.url, default=(i == 0), help=p.help)
+for p in nav.PAGES:
+    page = st.Page(str(ROOT / p.file), title=p.title, icon=p.icon, url_path=p.url, help=p.help)
     pages.setdefault(p.section, []).append(page)
     objs[p.url] = page
+
+
+def _home() -> None:
+    """The root URL opens Live Game at /live, keeping the query parameters (so every page has a named path)."""
+    params = st.query_params.to_dict()
+    target = objs.get(params.pop("page", nav.PAGES[0].url), objs[nav.PAGES[0].url])
+    st.switch_page(target, query_params=params)
+
+
+pages.setdefault("Games", []).insert(0, st.Page(_home, title="mafiascope", url_path="home", default=True, visibility="hidden"))
 
 current = st.navigation(pages, position="sidebar", expanded=True)
 

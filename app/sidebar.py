@@ -35,7 +35,9 @@ def _fmt_game(row: pd.Series) -> str:
     date = dt.datetime.fromtimestamp(row["ts"], dt.timezone.utc).strftime("%Y-%m-%d %H:%M") if row["ts"] else "?"
     parse = " · probed" if row["probed"] else " · transcript only"
     branch = "⑂ " if row["is_branch"] else ""
-    return f"{branch}{row['game_id'][:8]} · {row['winner']} · {date} · {row['players']}p R{row['rounds']}{parse}"
+    gid = str(row["game_id"])
+    short = gid if len(gid) <= 26 else f"{gid[:8]}…{gid[-4:]}"
+    return f"{branch}{short} · {row['winner']} · {date} · {row['players']}p R{row['rounds']}{parse}"
 
 
 _LABELS: dict[int, tuple[pd.DataFrame, dict[str, str]]] = {}
@@ -47,7 +49,15 @@ def _labels(full: pd.DataFrame) -> dict[str, str]:
     if key not in _LABELS or _LABELS[key][0] is not full:
         if len(_LABELS) > 8:
             _LABELS.clear()
-        _LABELS[key] = (full, {r["game_id"]: _fmt_game(r) for _, r in full.iterrows()})
+        labels: dict[str, str] = {}
+        seen: set[str] = set()
+        for _, r in full.iterrows():
+            lab = _fmt_game(r)
+            if lab in seen:  # labels must stay distinct (ids differing only in the middle)
+                lab = f"{lab} · {r['game_id']}"
+            seen.add(lab)
+            labels[r["game_id"]] = lab
+        _LABELS[key] = (full, labels)
     return _LABELS[key][1]
 
 
