@@ -2,6 +2,8 @@
 
 The extractor moved to :mod:`mafiascope.probes.parsing` so the probe engine (recording
 time) and analytics (repaired mode) share one implementation; this module re-exports it.
+Analytics uses only the strict extractor; the probe engine's lenient recording-time pass
+(``parse_answer``) is not applied here. What each parse mode counts: docs/report_schema.md.
 """
 
 from __future__ import annotations

@@ -28,9 +28,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ..logs.io import GAME_FILE, PROBE_FILE
-from .load import DICT_COLUMNS, TABLES, parse_game
+from .load import DICT_COLUMNS, TABLES, hot, parse_game
 
-CACHE_VERSION = 6
+CACHE_VERSION = 7  # 7: hot dtypes (int8/int32 codes, dictionary strings) stored
 CACHE_DIRNAME = ".mafiascope_cache"
 
 
@@ -157,6 +157,7 @@ def load_dir_games(
             try:
                 cpath.mkdir(parents=True, exist_ok=True)
                 for t in TABLES:
+                    out[t] = hot(t, out[t])
                     _write_atomic(pa.Table.from_pandas(out[t], preserve_index=False), cpath / f"{t}.parquet")
                 tmp = man_path.with_suffix(".tmp")
                 tmp.write_text(json.dumps(manifest))
@@ -174,7 +175,9 @@ def load_dir_games(
                 schema = pq.read_schema(cpath / "events.parquet")
                 cols = [c for c in schema.names if c != "text"]
             tables[t] = pq.read_table(cpath / f"{t}.parquet", columns=cols,
-                                      read_dictionary=["game_id", *DICT_COLUMNS.get(t, [])]).to_pandas()
+                                      read_dictionary=["game_id", *DICT_COLUMNS.get(t, [])]).to_pandas(
+                split_blocks=True, self_destruct=True)
+        pa.default_memory_pool().release_unused()  # hand the decode buffers back (mimalloc keeps them otherwise)
     return CacheResult(tables, manifest, cpath, len(stale))
 
 

@@ -20,7 +20,7 @@ import pandas as pd
 
 from ..logs.io import is_game_dir, list_game_dirs
 from .cache import audits, load_dir_games, read_event_texts
-from .load import TABLES, hot, read_probe_record, typed
+from .load import TABLES, hot, read_probe_record
 
 
 @dataclass
@@ -254,14 +254,14 @@ def load_corpus(
             pieces.append(df[sel].assign(g=g[sel]) if not sel.all() else df.assign(g=g))
         if not pieces or not sum(len(p) for p in pieces):
             empty = pieces[0].iloc[:0] if pieces else pd.DataFrame()
-            out[t] = hot(t, typed(t, empty.assign(g=pd.Series(dtype=np.int64))))
+            out[t] = hot(t, empty.assign(g=pd.Series(dtype=np.int64)))
             continue
         df = pd.concat([p for p in pieces if len(p)], ignore_index=True)
         if t == "probes":
             key = df["g"].to_numpy() * (1 << 32) + df["rec"].to_numpy()
             if len(key) > 1 and not bool((key[1:] >= key[:-1]).all()):
                 df = df.sort_values(["g", "rec"], kind="stable").reset_index(drop=True)
-        out[t] = hot(t, typed(t, df))
+        out[t] = hot(t, df)
     selection = {
         "sources": [str(s) for s in (sources if isinstance(sources, list) else [sources])],
         "n_found": int(len(tables["games"])),

@@ -21,7 +21,7 @@ from .corpus import Corpus
 from .f1 import _ci
 from .frames import alive_matrix, death_ts, items_with_probe, mafia_mask, order_key
 from .modes import Mode
-from .stats import cluster_ci, round_or_none
+from .stats import cluster_ci, ratio_stat, round_or_none
 
 
 def suspicion_states(c: Corpus, mode: Mode) -> dict[str, np.ndarray]:
@@ -116,7 +116,7 @@ def _group_stats(df: pd.DataFrame, m: int, mode: Mode, mult: int = 1) -> dict[st
         return round_or_none(tot[i] / tot[j] if tot[j] else None)
 
     def ci(i: int, j: int) -> Any:
-        return _ci(cluster_ci(cols, lambda p: np.where(p[:, j] > 0, p[:, i] / np.where(p[:, j] > 0, p[:, j], 1), np.nan), mode))
+        return _ci(cluster_ci(cols, ratio_stat(i, j), mode))
 
     return {
         "volatility": {"point": r(0, 1), "ci": ci(0, 1), "n": int(tot[1]) * mult},

@@ -25,27 +25,24 @@ CLASSES = L.ATTITUDES  # trusts, neutral, suspects (codes 0, 1, 2)
 
 
 def _assessments(c: Corpus, mode: Mode) -> pd.DataFrame:
-    """B's assessment entries: (g, B, A, key, guess, conf), last entry per record and target."""
-
-    def build() -> pd.DataFrame:
-        it = items_with_probe(c, "ra", "role_assessment")
-        guess = (it["role_en"] if mode.is_compat else it["role"]).to_numpy()
-        ok = (it["tgt"].to_numpy() >= 0) & (guess != L.UNUSABLE) & (it["seat"].to_numpy() >= 0)
-        it = it[ok].assign(guess=guess[ok])
-        dup = pd.Series(it["pi"].to_numpy(dtype=np.int64) * 256 + it["tgt"].to_numpy()).duplicated(keep="last")
-        it = it[~dup.to_numpy()]  # last entry per record and target
-        key = order_key(c, mode)[it["pi"].to_numpy()]
-        df = pd.DataFrame(
-            {
-                "g": it["g"].to_numpy(), "B": it["seat"].to_numpy(), "A": it["tgt"].to_numpy(), "key": key,
-                "pi": it["pi"].to_numpy(), "b_round": it["round"].to_numpy(), "guess": it["guess"].to_numpy(),
-                "conf": np.nan_to_num(it["conf"].to_numpy(), nan=0.0),
-            }
-        )
-        # several records with the same key: the later one (file order) wins
-        return df.sort_values(["key", "pi"], kind="stable").drop_duplicates(["g", "B", "A", "key"], keep="last")
-
-    return c.memo(("f3_assess", mode), build)
+    """B's assessment entries: (g, B, A, key, guess, conf), last entry per record and target
+    (built once per :func:`f3_pairs`, which is memoised)."""
+    it = items_with_probe(c, "ra", "role_assessment")
+    guess = (it["role_en"] if mode.is_compat else it["role"]).to_numpy()
+    ok = (it["tgt"].to_numpy() >= 0) & (guess != L.UNUSABLE) & (it["seat"].to_numpy() >= 0)
+    it = it[ok].assign(guess=guess[ok])
+    dup = pd.Series(it["pi"].to_numpy(dtype=np.int64) * 256 + it["tgt"].to_numpy()).duplicated(keep="last")
+    it = it[~dup.to_numpy()]  # last entry per record and target
+    key = order_key(c, mode)[it["pi"].to_numpy()]
+    df = pd.DataFrame(
+        {
+            "g": it["g"].to_numpy(), "B": it["seat"].to_numpy(), "A": it["tgt"].to_numpy(), "key": key,
+            "pi": it["pi"].to_numpy(), "b_round": it["round"].to_numpy(), "guess": it["guess"].to_numpy(),
+            "conf": np.nan_to_num(it["conf"].to_numpy(), nan=0.0),
+        }
+    )
+    # several records with the same key: the later one (file order) wins
+    return df.sort_values(["key", "pi"], kind="stable").drop_duplicates(["g", "B", "A", "key"], keep="last")
 
 
 def _pair_group(df: pd.DataFrame) -> np.ndarray:

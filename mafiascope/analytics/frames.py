@@ -78,17 +78,27 @@ def n_seats(c: Corpus) -> np.ndarray:
     return c.memo("n_seats", lambda: np.bincount(c.players["g"].to_numpy(), minlength=c.m))
 
 
-def items_with_probe(c: Corpus, table: str, probe_id: str | None = None, raw_only: bool = False) -> pd.DataFrame:
+# item frames that several metrics of one report read: kept per corpus; the others are
+# rebuilt on demand (each is tens of MB on a 1,000-game corpus)
+_SHARED_ITEMS = {("ra", "role_assessment", False), ("sr", "suspicion_ranking", False)}
+
+
+def items_with_probe(c: Corpus, table: str, probe_id: str | None = None, raw_only: bool = False,
+                     game: int | None = None) -> pd.DataFrame:
     """Item rows joined with their probe's g, seat, round, pms, probe_seq, timestamp, parse_ok, rec.
 
     ``raw_only``: only items of the stored answer of parse-ok records (raw parse mode).
-    Memoised per corpus (pandas copy-on-write keeps the shared frame unchanged).
+    ``game``: only that game's items (reads the game's rows only).
     """
-    return c.memo(("items", table, probe_id, raw_only), lambda: _items_with_probe(c, table, probe_id, raw_only))
+    if game is not None:
+        return _items_with_probe(c, c.game_rows(table, game), probe_id, raw_only)
+    key = (table, probe_id, raw_only)
+    if key in _SHARED_ITEMS:  # pandas copy-on-write keeps the shared frame unchanged
+        return c.memo(("items", *key), lambda: _items_with_probe(c, getattr(c, table), probe_id, raw_only))
+    return _items_with_probe(c, getattr(c, table), probe_id, raw_only)
 
 
-def _items_with_probe(c: Corpus, table: str, probe_id: str | None, raw_only: bool) -> pd.DataFrame:
-    items = getattr(c, table)
+def _items_with_probe(c: Corpus, items: pd.DataFrame, probe_id: str | None, raw_only: bool) -> pd.DataFrame:
     pi = pidx(c, items)
     p = c.probes
     out = items.assign(

@@ -205,6 +205,15 @@ def parse_game(path: str | Path) -> GameTables:
     if not has_probe_file:
         audit["probes.missing_file"] += 1
     plines = _read_lines(probe_path, audit, "probes") if has_probe_file else []
+
+    def item_seat(it: dict[str, Any], count_unknown: bool = True) -> int:
+        """Seat of an answer item's ``player`` (exact name match, metrics.md 3.3); -1 if none."""
+        who = it.get("player")
+        t = seat.get(who, -1) if isinstance(who, str) else -1
+        if t < 0 and count_unknown:
+            audit["answers.unknown_player"] += 1
+        return t
+
     for rec, (off, o) in enumerate(plines):
         who = o.get("player_name")
         s = seat.get(who, -1) if isinstance(who, str) else -1
@@ -247,9 +256,7 @@ def parse_game(path: str | Path) -> GameTables:
                 if not isinstance(it, dict):
                     audit["answers.non_dict_item"] += 1
                     continue
-                t = seat.get(it.get("player"), -1) if isinstance(it.get("player"), str) else -1
-                if t < 0:
-                    audit["answers.unknown_player"] += 1
+                t = item_seat(it)
                 lab = it.get("guessed_role")
                 c_raw = it.get("confidence")
                 c = _num(c_raw)
@@ -275,9 +282,7 @@ def parse_game(path: str | Path) -> GameTables:
             for pos, it in enumerate(lst):
                 if not isinstance(it, dict):
                     continue
-                t = seat.get(it.get("player"), -1) if isinstance(it.get("player"), str) else -1
-                if t < 0:
-                    audit["answers.unknown_player"] += 1
+                t = item_seat(it)
                 sr.append((rec, pos, src, t, _num(it.get("score"))))
         elif pid == "social_map":
             tm = eff.get("toward_me") if isinstance(eff, dict) else None
@@ -287,15 +292,13 @@ def parse_game(path: str | Path) -> GameTables:
             for pos, it in enumerate(tm):
                 if not isinstance(it, dict):
                     continue
-                t = seat.get(it.get("player"), -1) if isinstance(it.get("player"), str) else -1
-                if t < 0:
-                    audit["answers.unknown_player"] += 1
+                t = item_seat(it)
                 a = it.get("attitude")
                 sm.append((rec, pos, src, t, L.ATT_CODES.get(a, -1) if isinstance(a, str) else -1, -2 if not a else -1))
         elif pid == "personality_profile" and isinstance(eff, list):
             for pos, it in enumerate(eff):
                 if isinstance(it, dict):
-                    t = seat.get(it.get("player"), -1) if isinstance(it.get("player"), str) else -1
+                    t = item_seat(it, count_unknown=False)
                     pp.append((rec, pos, src, t, *(_num(it.get(k)) for k in TRAITS)))
         elif pid == "planned_action" and isinstance(eff, dict):
             tg = eff.get("target")
@@ -395,9 +398,9 @@ DICT_COLUMNS: dict[str, list[str]] = {t: [k for k, v in d.items() if v == "categ
 
 
 def hot(table: str, df: pd.DataFrame) -> pd.DataFrame:
-    """Narrow a loaded table to its hot dtypes (values unchanged; ``g`` becomes int32)."""
-    spec = {k: v for k, v in {**HOT_DTYPES.get(table, {}), "g": _I32}.items()
-            if k in df.columns and str(df[k].dtype) != v}
+    """A table in its hot dtypes (values unchanged; ``g`` int32); the cache stores them as such."""
+    want = {**DTYPES.get(table, {}), **HOT_DTYPES.get(table, {}), "g": _I32}
+    spec = {k: v for k, v in want.items() if k in df.columns and str(df[k].dtype) != v}
     return df.astype(spec) if spec else df
 
 

@@ -176,10 +176,8 @@ def step_metrics(c: Corpus, game: str | int, mode: Mode) -> dict[str, Any]:
     if norm:
         true = [L.MAFIA if t == L.DON else t for t in true]
     is_maf = [r in ("Mafia", "Don") for r in roles]
-    ra = items_with_probe(c, "ra", raw_only=True)
-    ra = ra[ra["g"] == g]
-    smi = items_with_probe(c, "sm", "social_map", raw_only=True)
-    smi = smi[smi["g"] == g]
+    ra = items_with_probe(c, "ra", raw_only=True, game=g)
+    smi = items_with_probe(c, "sm", "social_map", raw_only=True, game=g)
     stored_kind = c.probes["stored_kind"].to_numpy()
     hashes = c.probes["hash"].to_numpy()
     amap: dict[int, dict[int, tuple[int, float]]] = {}
