@@ -24,44 +24,50 @@ from .stats import cluster_ci, ratio_stat, round_or_none
 CLASSES = L.ATTITUDES  # trusts, neutral, suspects (codes 0, 1, 2)
 
 
-def _assessments(c: Corpus, mode: Mode) -> pd.DataFrame:
-    """B's assessment entries: (g, B, A, key, guess, conf), last entry per record and target
-    (built once per :func:`f3_pairs`, which is memoised)."""
+def _assessments(c: Corpus, mode: Mode) -> dict[str, np.ndarray]:
+    """B's assessment entries as arrays: g, B, A, key, pi, b_round, guess, conf; the last entry
+    per record and target (built once per :func:`f3_pairs`, which is memoised)."""
     it = items_with_probe(c, "ra", "role_assessment")
     guess = (it["role_en"] if mode.is_compat else it["role"]).to_numpy()
-    ok = (it["tgt"].to_numpy() >= 0) & (guess != L.UNUSABLE) & (it["seat"].to_numpy() >= 0)
-    it = it[ok].assign(guess=guess[ok])
-    dup = pd.Series(it["pi"].to_numpy(dtype=np.int64) * 256 + it["tgt"].to_numpy()).duplicated(keep="last")
-    it = it[~dup.to_numpy()]  # last entry per record and target
-    key = order_key(c, mode)[it["pi"].to_numpy()]
-    df = pd.DataFrame(
-        {
-            "g": it["g"].to_numpy(), "B": it["seat"].to_numpy(), "A": it["tgt"].to_numpy(), "key": key,
-            "pi": it["pi"].to_numpy(), "b_round": it["round"].to_numpy(), "guess": it["guess"].to_numpy(),
-            "conf": np.nan_to_num(it["conf"].to_numpy(), nan=0.0),
-        }
-    )
-    # several records with the same key: the later one (file order) wins
-    return df.sort_values(["key", "pi"], kind="stable").drop_duplicates(["g", "B", "A", "key"], keep="last")
+    pi, tgt, seat = it["pi"].to_numpy(), it["tgt"].to_numpy(), it["seat"].to_numpy()
+    ok = np.flatnonzero((tgt >= 0) & (guess != L.UNUSABLE) & (seat >= 0))
+    dup = pd.Series(pi[ok].astype(np.int64) * 256 + tgt[ok]).duplicated(keep="last").to_numpy()
+    rows = ok[~dup]  # last entry per record and target
+    return {
+        "g": it["g"].to_numpy()[rows], "B": seat[rows], "A": tgt[rows], "key": order_key(c, mode)[pi[rows]],
+        "pi": pi[rows], "b_round": it["round"].to_numpy()[rows], "guess": guess[rows].astype(np.int64),
+        "conf": np.nan_to_num(it["conf"].to_numpy()[rows], nan=0.0),
+    }
 
 
-def _pair_group(df: pd.DataFrame) -> np.ndarray:
-    return (df["g"].to_numpy(dtype=np.int64) * 128 + df["B"].to_numpy()) * 128 + df["A"].to_numpy()
+def _pair_group(g: np.ndarray, B: np.ndarray, A: np.ndarray) -> np.ndarray:
+    return (g.astype(np.int64) * 128 + B) * 128 + A
 
 
-def _last_at_or_before(q_grp: np.ndarray, q_key: np.ndarray, r_grp: np.ndarray, r_key: np.ndarray) -> np.ndarray:
-    """Per query: row of the right side with the same group and the largest key <= the query's (-1: none).
+def _last_at_or_before(q_grp: np.ndarray, q_key: np.ndarray, r_grp: np.ndarray, r_key: np.ndarray,
+                       r_tie: np.ndarray) -> np.ndarray:
+    """Per query: the right row with the same group and the largest key <= the query's (-1: none);
+    of right rows with equal (group, key) the one with the largest ``r_tie`` counts.
 
-    ``merge_asof(direction="backward", allow_exact_matches=True, by=group)`` for right rows
-    with unique (group, key).
+    ``merge_asof(direction="backward", allow_exact_matches=True, by=group)`` after keeping
+    the last row per (group, key) in (key, tie) order.
     """
-    keys, rank = np.unique(np.concatenate([q_key, r_key]), return_inverse=True)
-    rank = rank.reshape(-1).astype(np.int64)
-    qc = q_grp * len(keys) + rank[: len(q_key)]
-    rc = r_grp * len(keys) + rank[len(q_key):]
-    order = np.argsort(rc, kind="stable")
-    pos = np.searchsorted(rc[order], qc, side="right") - 1
-    hit = order[np.maximum(pos, 0)]
+    if not len(q_key) or not len(r_key):
+        return np.full(len(q_key), -1, dtype=np.int64)
+    lo = min(int(q_key.min()), int(r_key.min()))
+    span = max(int(q_key.max()), int(r_key.max())) - lo + 1
+    if (max(int(q_grp.max()), int(r_grp.max())) + 1) * span < 2**62:
+        qc, rc = q_grp * span + (q_key - lo), r_grp * span + (r_key - lo)
+    else:  # pragma: no cover - keys too wide for one int64: use their ranks
+        keys, rank = np.unique(np.concatenate([q_key, r_key]), return_inverse=True)
+        rank = rank.reshape(-1).astype(np.int64)
+        qc, rc = q_grp * len(keys) + rank[: len(q_key)], r_grp * len(keys) + rank[len(q_key):]
+    order = np.lexsort((r_tie, rc))
+    rs = rc[order]
+    last = np.r_[rs[1:] != rs[:-1], True]
+    rs, rows = rs[last], order[last]
+    pos = np.searchsorted(rs, qc, side="right") - 1
+    hit = rows[np.maximum(pos, 0)]
     return np.where((pos >= 0) & (r_grp[hit] == q_grp), hit, -1)
 
 
@@ -70,29 +76,25 @@ def f3_pairs(c: Corpus, mode: Mode, *, include_mafia_pairs: bool = False) -> pd.
 
     def build() -> pd.DataFrame:
         it = items_with_probe(c, "sm", "social_map")
-        A = it["seat"].to_numpy()
-        B = it["tgt"].to_numpy()
+        g, A, B = it["g"].to_numpy(), it["seat"].to_numpy(), it["tgt"].to_numpy()
         ok = (A >= 0) & (B >= 0) & (A != B) & (it["att"].to_numpy() >= 0)
-        it = it[ok]
         if not mode.is_compat:
-            alive = alive_at(c, it["g"].to_numpy(), it["tgt"].to_numpy(), it["timestamp"].to_numpy())
-            it = it[alive]
-        q = pd.DataFrame(
-            {
-                "g": it["g"].to_numpy(), "A": it["seat"].to_numpy(), "B": it["tgt"].to_numpy(),
-                "key": order_key(c, mode)[it["pi"].to_numpy()], "a_round": it["round"].to_numpy(),
-                "pred": it["att"].to_numpy(), "qi": np.arange(len(it)),
-            }
-        )
+            ok &= alive_at(c, g, np.maximum(B, 0), it["timestamp"].to_numpy())
+        rows = np.flatnonzero(ok)
+        g, A, B = g[rows], A[rows], B[rows]
+        key = order_key(c, mode)[it["pi"].to_numpy()[rows]]
         ass = _assessments(c, mode)
-        j = _last_at_or_before(_pair_group(q), q["key"].to_numpy(), _pair_group(ass), ass["key"].to_numpy())
-        merged = q[j >= 0].assign(**{col: ass[col].to_numpy()[j[j >= 0]] for col in ("b_round", "guess", "conf")})
-        merged["guess"] = merged["guess"].astype(int)
+        j = _last_at_or_before(_pair_group(g, B, A), key, _pair_group(ass["g"], ass["B"], ass["A"]), ass["key"], ass["pi"])
+        m = j >= 0
+        jj = j[m]
         maf = mafia_mask(c)
-        g = merged["g"].to_numpy()
-        merged["a_mafia"] = maf[g, merged["A"].to_numpy()]
-        merged["mm"] = merged["a_mafia"].to_numpy() & maf[g, merged["B"].to_numpy()]
-        return merged.reset_index(drop=True)
+        a_maf = maf[g[m], A[m]]
+        return pd.DataFrame({
+            "g": g[m], "A": A[m], "B": B[m], "key": key[m], "a_round": it["round"].to_numpy()[rows][m],
+            "pred": it["att"].to_numpy()[rows][m], "qi": np.flatnonzero(m),
+            "b_round": ass["b_round"][jj], "guess": ass["guess"][jj], "conf": ass["conf"][jj],
+            "a_mafia": a_maf, "mm": a_maf & maf[g[m], B[m]],
+        })
 
     df = c.memo(("f3_pairs", mode), build)
     return df if include_mafia_pairs else df[~df["mm"].to_numpy()]
