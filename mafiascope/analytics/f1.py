@@ -64,25 +64,28 @@ def f1_items(c: Corpus, mode: Mode) -> pd.DataFrame:
     return c.memo(("f1_items", mode), build)
 
 
-def _per_game(df: pd.DataFrame, m: int, num: np.ndarray, den: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    g = df["g"].to_numpy()
+def _per_game(g: np.ndarray, m: int, num: np.ndarray, den: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.bincount(g, weights=num, minlength=m), np.bincount(g, weights=den, minlength=m)
 
 
 def f1_by_round(c: Corpus, mode: Mode) -> dict[str, Any]:
     it = f1_items(c, mode)
     out: dict[str, Any] = {}
-    for rnd, df in it.groupby("round", sort=True):
-        com = df["committed"].to_numpy()
-        corr = df["correct"].to_numpy() & com
-        unk = df["unknown"].to_numpy()
-        tm = df["tgt_mafia"].to_numpy()
-        hit = df["hit_mafia"].to_numpy() & tm
-        ac = df["acc_chance"].to_numpy()
-        rc = df["rec_chance"].to_numpy()
-        ak, an = _per_game(df, c.m, corr.astype(float), com.astype(float))
-        uk, un = _per_game(df, c.m, unk.astype(float), np.ones(len(df)))
-        rk, rn = _per_game(df, c.m, hit.astype(float), tm.astype(float))
+    cols = {k: it[k].to_numpy() for k in ("g", "round", "committed", "correct", "unknown", "tgt_mafia", "hit_mafia",
+                                          "acc_chance", "rec_chance")}
+    for rnd in np.unique(cols["round"]).tolist():
+        sel = np.flatnonzero(cols["round"] == rnd)  # the round's items in table order (as groupby)
+        g = cols["g"][sel]
+        com = cols["committed"][sel]
+        corr = cols["correct"][sel] & com
+        unk = cols["unknown"][sel]
+        tm = cols["tgt_mafia"][sel]
+        hit = cols["hit_mafia"][sel] & tm
+        ac = cols["acc_chance"][sel]
+        rc = cols["rec_chance"][sel]
+        ak, an = _per_game(g, c.m, corr.astype(float), com.astype(float))
+        uk, un = _per_game(g, c.m, unk.astype(float), np.ones(len(sel)))
+        rk, rn = _per_game(g, c.m, hit.astype(float), tm.astype(float))
         acc_ch = ac[com & ~np.isnan(ac)]
         rec_ch = rc[tm & ~np.isnan(rc)]
         out[str(int(rnd))] = {
