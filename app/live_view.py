@@ -163,9 +163,11 @@ def live_banner(gm: GameModel) -> None:
             st.error(f"The game process exited with code {item.returncode}.")
             st.code(item.tail(30) or "(no output)", language="text")
         return
-    follow = st.toggle("Follow the latest step", value=S.get("ms_follow", True), key="w_follow",
-                       help="Jump to the newest step whenever the log grows.")
-    S.put("ms_follow", follow)
+    st.session_state["w_follow"] = bool(S.get("ms_follow", True))
+    follow = st.toggle("Follow the latest step", key="w_follow", on_change=lambda: S.put("ms_follow", st.session_state["w_follow"]),
+                       help="Keep the timeline on the newest step while the game runs (moving the timeline turns this off).")
+    if follow:
+        S.put(S.K_STEP, 10**9)  # clamped to the last step by the timeline
     sig0 = file_sig(gm.dir)
 
     @st.fragment(run_every=1.5)
@@ -175,8 +177,6 @@ def live_banner(gm: GameModel) -> None:
         st.caption(f"🔴 live · {len(gm.steps)} steps so far · log {sig[0][0] / 1024:.0f} KB"
                    + (f" · process {'running' if it.running else 'finished'}" if it else ""))
         if sig != sig0 or (it is not None and not it.running):
-            if S.get("ms_follow", True):
-                S.put(S.K_STEP, 10**9)  # clamped to the last step on the rerun
             st.rerun(scope="app")
 
     _tail()

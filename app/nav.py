@@ -16,7 +16,7 @@ class PageDef:
 
 
 PAGES: tuple[PageDef, ...] = (
-    PageDef("pages/live_game.py", "Live Game", ":material/casino:", "live", "Games", "Launch, play and inspect a game step by step"),
+    PageDef("pages/live.py", "Live Game", ":material/casino:", "live", "Games", "Launch, play and inspect a game step by step"),
     PageDef("pages/impersonate.py", "Impersonate", ":material/theater_comedy:", "impersonate", "Games", "See the game through one agent's eyes"),
     PageDef("pages/replay.py", "Replay", ":material/fork_right:", "replay", "Games", "Forks and counterfactual replays (coming with the Replay issue)"),
     PageDef("pages/calibration.py", "Calibration", ":material/target:", "calibration", "Analysis", "Stated confidence vs accuracy"),

@@ -17,10 +17,11 @@ from .transcript import md_escape
 
 def _set_step(v: int) -> None:
     S.put(S.K_STEP, int(v))
+    S.put("ms_follow", False)  # browsing by hand stops following a live game
 
 
-def _on_slider() -> None:
-    _set_step(st.session_state["w_step"])
+def _on_slider(key: str) -> None:
+    _set_step(st.session_state[key])
 
 
 def _shift(d: int, n: int) -> None:
@@ -42,14 +43,16 @@ def timeline(gm: GameModel) -> int:
     if n == 0:
         st.info("This game has no steps yet (no message and no probe has been logged).")
         return 0
-    if st.session_state.get("w_step") != step:
-        st.session_state["w_step"] = step
+    # the key carries the step count: a live game that grew gets a fresh slider with the right range and value
+    wkey = f"w_step:{gm.game_id}:{n}"
+    if st.session_state.get(wkey) != step:
+        st.session_state[wkey] = step
     cols = st.columns([0.6, 0.6, 10, 0.6, 0.6])
     cols[0].button("", icon=":material/first_page:", key="tl_first", on_click=_set_step, args=(0,), disabled=step == 0, help="First step (Home)")
     cols[1].button("", icon=":material/chevron_left:", key="tl_prev", on_click=_shift, args=(-1, n), disabled=step == 0, help="Previous step")
     with cols[2]:
         if n > 1:
-            st.slider("Timeline", 0, n - 1, key="w_step", on_change=_on_slider, label_visibility="collapsed",
+            st.slider("Timeline", 0, n - 1, key=wkey, on_change=_on_slider, args=(wkey,), label_visibility="collapsed",
                       help="Drag to move through the game: one tick per message or probe step.")
         st.caption(md_escape(step_caption(gm, step)))
     cols[3].button("", icon=":material/chevron_right:", key="tl_next", on_click=_shift, args=(1, n), disabled=step >= n - 1, help="Next step")

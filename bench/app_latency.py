@@ -75,11 +75,11 @@ def bench_game(reps: int) -> dict:
         steps.append(_timed(lambda: at.button(key="tl_next").click().run()))
     slider = []
     for i in range(reps):
-        slider.append(_timed(lambda: at.slider(key="w_step").set_value(10 + i).run()))
+        slider.append(_timed(lambda: next(s for s in at.slider if str(s.key).startswith("w_step:")).set_value(10 + i).run()))
     switches = []
     for _ in range(reps):
         switches.append(_timed(lambda: at.switch_page("pages/impersonate.py").run()))
-        switches.append(_timed(lambda: at.switch_page("pages/live_game.py").run()))
+        switches.append(_timed(lambda: at.switch_page("pages/live.py").run()))
     assert not at.exception, [e.message for e in at.exception]
     size = sum((game_dir / f).stat().st_size for f in ("game.jsonl", "introspection.jsonl") if (game_dir / f).exists())
     return {
@@ -135,7 +135,7 @@ def bench_dashboard(n: int, synth_dir: Path | None, reps: int) -> dict:
         warm = [_timed(at.run) for _ in range(reps)]
         to_cal = _timed(lambda: at.switch_page("pages/calibration.py").run())
         back = [_timed(lambda: at.switch_page("pages/dashboard.py").run()) for _ in range(reps)]
-        live = _timed(lambda: at.switch_page("pages/live_game.py").run())
+        live = _timed(lambda: at.switch_page("pages/live.py").run())
         assert not at.exception, [e.message for e in at.exception]
         games = [m.value for m in at.metric if m.label == "Games"]
         return {

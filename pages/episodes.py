@@ -62,9 +62,9 @@ if rows:
     tb["switched"] = tb["top suspect before"] != tb["top suspect after"]
     st.dataframe(tb, hide_index=True, width="stretch")
     b1, b2 = st.columns(2)
-    b1.page_link("pages/live_game.py", label=f"Live Game at {r['before']} (before)", icon=":material/arrow_back:",
+    b1.page_link("pages/live.py", label=f"Live Game at {r['before']} (before)", icon=":material/arrow_back:",
                  query_params={"game": r["game_id"], "step": r["before"]})
-    b2.page_link("pages/live_game.py", label=f"Live Game at {r['after']} (after)", icon=":material/arrow_forward:",
+    b2.page_link("pages/live.py", label=f"Live Game at {r['after']} (after)", icon=":material/arrow_forward:",
                  query_params={"game": r["game_id"], "step": r["after"]})
     st.markdown("**Each switching agent's view:**")
     cols = st.columns(max(1, len(r["switching"])))

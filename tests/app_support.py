@@ -60,3 +60,8 @@ def assert_clean(at) -> None:
 
 def texts(at) -> str:
     return "\n".join([m.value for m in at.markdown] + [c.value for c in at.caption] + [i.value for i in at.info])
+
+
+def timeline(at):
+    """The timeline slider (its key carries the game and the step count)."""
+    return next(s for s in at.slider if str(s.key or "").startswith("w_step:"))

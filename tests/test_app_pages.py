@@ -6,7 +6,7 @@ import pytest
 
 pytest.importorskip("streamlit")
 
-from .app_support import assert_clean, demo_logs, errors, new_app, shared_or_skip, texts  # noqa: E402
+from .app_support import assert_clean, demo_logs, errors, new_app, shared_or_skip, texts, timeline  # noqa: E402
 
 PAGES = ["live", "impersonate", "calibration", "second_order", "episodes", "dashboard", "arena", "replay"]
 
@@ -36,14 +36,14 @@ def test_live_game_inspector(corpus):
     assert_clean(at)
     body = texts(at)
     assert "Ground truth" in body and "Transcript" in body
-    slider = at.slider(key="w_step")
+    slider = timeline(at)
     last = int(slider.max)
     assert slider.value == last  # a finished game opens at its last step
     at.button(key="tl_prev").click().run()
-    assert at.slider(key="w_step").value == last - 1
+    assert timeline(at).value == last - 1
     qp = at.query_params["step"]
     assert (qp[0] if isinstance(qp, list) else qp) == str(last - 1)
-    at.slider(key="w_step").set_value(3).run()
+    timeline(at).set_value(3).run()
     assert_clean(at)
     qp = at.query_params["step"]
     assert (qp[0] if isinstance(qp, list) else qp) == "3"

@@ -6,7 +6,7 @@ import pytest
 
 pytest.importorskip("streamlit")
 
-from .app_support import assert_clean, errors, new_app, shared_or_skip  # noqa: E402
+from .app_support import assert_clean, errors, new_app, shared_or_skip, timeline  # noqa: E402
 
 GAME = "0da78714-88e0-4445-b161-f2eaf029184c"
 
@@ -27,29 +27,29 @@ def qp(at, key):
 def test_round_trip_live_game():
     at = new_app(game=GAME, step="12").run()
     assert_clean(at)
-    assert at.slider(key="w_step").value == 12
+    assert timeline(at).value == 12
     assert at.selectbox(key="sb_game").value == GAME
     # the URL the app writes back opens the same view in a new session
     params = {k: qp(at, k) for k in ("game", "step")}
     again = new_app(**params).run()
-    assert again.slider(key="w_step").value == 12 and again.selectbox(key="sb_game").value == GAME
+    assert timeline(again).value == 12 and again.selectbox(key="sb_game").value == GAME
 
 
 def test_step_label_and_game_prefix():
     at = new_app(game=GAME[:8], step="R1.5").run()
     assert_clean(at)
     assert at.selectbox(key="sb_game").value == GAME
-    assert qp(at, "step") == str(at.slider(key="w_step").value)
+    assert qp(at, "step") == str(timeline(at).value)
 
 
 def test_round_trip_impersonate():
     at = new_app(page="impersonate", game=GAME, step="20", agent="Bailey").run()
     assert_clean(at)
     assert at.selectbox(key="w_agent").value == "Bailey"
-    assert at.slider(key="w_step").value == 20
+    assert timeline(at).value == 20
     assert qp(at, "agent") == "Bailey"
     again = new_app(page="impersonate", game=qp(at, "game"), step=qp(at, "step"), agent=qp(at, "agent")).run()
-    assert again.selectbox(key="w_agent").value == "Bailey" and again.slider(key="w_step").value == 20
+    assert again.selectbox(key="w_agent").value == "Bailey" and timeline(again).value == 20
 
 
 def test_round_trip_mode():
@@ -87,10 +87,10 @@ def test_bad_parameters(params, needle):
 
 def test_bad_step_then_recovers():
     at = new_app(game=GAME, step="9999").run()
-    assert at.slider(key="w_step").value == at.slider(key="w_step").max  # falls back to the last step
+    assert timeline(at).value == timeline(at).max  # falls back to the last step
     at.button(key="tl_first").click().run()
     assert_clean(at)
-    assert at.slider(key="w_step").value == 0 and not errors(at)
+    assert timeline(at).value == 0 and not errors(at)
 
 
 @pytest.mark.parametrize("page", ["live", "impersonate"])

@@ -218,3 +218,32 @@ def test_copy_screenshot_for_docs(server, browser):
     if os.environ.get("MAFIASCOPE_UPDATE_DOC_SCREENSHOT"):
         shutil.copy(out, dest / "live_game.png")
     page.close()
+
+
+def test_play_a_human_seat_live(browser, server):
+    """Launch a game with a human seat, answer the first move, watch the log grow, stop the game."""
+    page = browser.new_page(viewport={"width": 1500, "height": 1800})
+    page.goto(f"{server}/live?mode=launch")
+    _settle(page)
+    page.get_by_role("combobox", name="Take a seat yourself").click()
+    page.get_by_role("option", name="seat 1").click()
+    page.get_by_role("button", name="Launch game").click()
+    page.get_by_text("Your move as").wait_for(timeout=60000)
+    _settle(page)
+    _no_exception(page)
+    assert "Spoiler-free" in page.inner_text("body")
+    _shot(page, "13_human_move")
+    page.get_by_label("Your reply").fill("Hello, I am the quiet one today, but I keep notes on every vote.")
+    page.get_by_role("button", name="Send").click()
+    # the engine takes the reply, the bots continue, the live fragment refreshes the page
+    page.get_by_text("I keep notes on every vote").first.wait_for(timeout=60000)
+    _settle(page)
+    _no_exception(page)
+    _shot(page, "14_human_after_send")
+    page.goto(f"{server}/live?mode=launch")
+    _settle(page)
+    stop = page.get_by_role("button", name="Stop")
+    if stop.count():
+        stop.first.click()
+        _settle(page)
+    page.close()
