@@ -48,15 +48,15 @@ def timeline(gm: GameModel) -> int:
     if st.session_state.get(wkey) != step:
         st.session_state[wkey] = step
     cols = st.columns([0.6, 0.6, 10, 0.6, 0.6])
-    cols[0].button("", icon=":material/first_page:", key="tl_first", on_click=_set_step, args=(0,), disabled=step == 0, help="First step (Home)")
-    cols[1].button("", icon=":material/chevron_left:", key="tl_prev", on_click=_shift, args=(-1, n), disabled=step == 0, help="Previous step")
+    cols[0].button("", icon=":material/first_page:", key="tl_first", on_click=_set_step, args=(0,), disabled=step == 0, help="First step", shortcut="Home")
+    cols[1].button("", icon=":material/chevron_left:", key="tl_prev", on_click=_shift, args=(-1, n), disabled=step == 0, help="Previous step", shortcut="Left")
     with cols[2]:
         if n > 1:
             st.slider("Timeline", 0, n - 1, key=wkey, on_change=_on_slider, args=(wkey,), label_visibility="collapsed",
                       help="Drag to move through the game: one tick per message or probe step.")
         st.caption(md_escape(step_caption(gm, step)))
-    cols[3].button("", icon=":material/chevron_right:", key="tl_next", on_click=_shift, args=(1, n), disabled=step >= n - 1, help="Next step")
-    cols[4].button("", icon=":material/last_page:", key="tl_last", on_click=_set_step, args=(n - 1,), disabled=step >= n - 1, help="Last step (End)")
+    cols[3].button("", icon=":material/chevron_right:", key="tl_next", on_click=_shift, args=(1, n), disabled=step >= n - 1, help="Next step", shortcut="Right")
+    cols[4].button("", icon=":material/last_page:", key="tl_last", on_click=_set_step, args=(n - 1,), disabled=step >= n - 1, help="Last step", shortcut="End")
     return int(S.get(S.K_STEP, step))
 
 
@@ -70,7 +70,7 @@ def parse_badge(gm: GameModel) -> str:
 
 HELP = {
     "Live Game": """
-**Timeline**: one step per message or probe round; drag the slider, use ◀ ▶ or the arrow keys on the slider.
+**Timeline**: one step per message or probe round; drag the slider, use ◀ ▶, or the keys ← → Home End.
 The URL always holds the view (game, step): copy it to share.
 
 **Ground truth**: seats on a fixed ellipse; colour *and* shape give the true role (▲ Mafia, ◆ Don, ✚ Doctor,

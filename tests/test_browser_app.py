@@ -141,9 +141,18 @@ def test_timeline_and_impersonate_by_click(browser, server):
     page.locator('[data-testid="stButton"] button').filter(has=page.locator('[data-testid="stIconMaterial"]', has_text="chevron_right")).first.click()
     assert _wait_url(page, "step=11"), page.url
     _settle(page)
-    # move it with the keyboard on the slider
+    # move it with the keyboard: the arrow-key shortcut (focus on the page body)
+    page.evaluate("document.activeElement && document.activeElement.blur()")
+    page.keyboard.press("ArrowRight")
+    assert _wait_url(page, "step=12"), page.url
+    _settle(page)
+    # and on the focused slider (one step, not two)
     page.get_by_role("slider").first.focus()
     page.keyboard.press("ArrowRight")
+    assert _wait_url(page, "step=13"), page.url
+    _settle(page)
+    assert "step=13" in page.url and "step=14" not in page.url
+    page.keyboard.press("ArrowLeft")
     assert _wait_url(page, "step=12"), page.url
     _settle(page)
     _shot(page, "02_live_game_step12")
