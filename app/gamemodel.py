@@ -140,6 +140,8 @@ def build_model(raw: RawGame) -> GameModel:
         d["ts"] = min(d["ts"], _num(p.get("timestamp")))
         if not d["phase"] and p.get("phase"):
             d["phase"] = p.get("phase")
+        if str(p.get("error") or "").startswith("human seat"):
+            continue  # human seats are not probed: not a parse failure
         c = probe_ok.setdefault(str(p.get("probe_id")), [0, 0])
         c[1] += 1
         c[0] += bool(p.get("answer_parse_ok"))
