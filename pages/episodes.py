@@ -43,8 +43,8 @@ only = st.toggle("Only the sidebar's game", False, key="ep_only")
 if only and context().game is not None:
     df = df[df["game_id"] == context().game["game_id"]].reset_index(drop=True)
 df["switching agents"] = df["switching"].apply(lambda xs: ", ".join(xs))
-df["before ↗"] = [f"./?game={g}&step={s}" for g, s in zip(df["game_id"], df["before"])]
-df["after ↗"] = [f"./?game={g}&step={s}" for g, s in zip(df["game_id"], df["after"])]
+df["before ↗"] = [f"live?game={g}&step={s}" for g, s in zip(df["game_id"], df["before"])]
+df["after ↗"] = [f"live?game={g}&step={s}" for g, s in zip(df["game_id"], df["after"])]
 show = df[["game_id", "round", "before", "after", "speaker", "D", "K", "switching agents", "before ↗", "after ↗"]]
 ev = st.dataframe(show, hide_index=True, width="stretch", height=380, on_select="rerun", selection_mode="single-row",
                   key="ep_table", column_config={
