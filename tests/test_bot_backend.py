@@ -171,7 +171,8 @@ def test_beliefs_move_toward_mafia_after_evidence(lang):
     if lang == "en":
         lines = [ln if ln.split(" ", 2)[1] in ("said:", "voted:") else ln for ln in lines]
     loaded = day_context(p, "Alex", "Villager", lines=lines)
-    assert _p_mafia(be, loaded, "Dana") > _p_mafia(be, neutral, "Dana") + 0.15
+    # a first-day pile-on is damped (echoes of one accusation add less), but five accusers still move it
+    assert _p_mafia(be, loaded, "Dana") > _p_mafia(be, neutral, "Dana") + 0.1
     q = QUESTIONS[lang]["role_assessment"].format(me="Alex", players=", ".join(PLAYERS), roles="Mafia|Villager|Doctor|Unknown")
     role, conf = _mafia_conf(reply(BotBackend("g", "gullible"), probe(loaded, q, lines), 2), "Dana")
     assert role == "Mafia" and conf >= 50

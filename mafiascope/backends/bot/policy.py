@@ -18,7 +18,12 @@ class Plan:
     target: str | None
     mode: str = "accuse"  # accuse | hedge | bus | reveal | defend | follow
     defend: str | None = None  # a seat to speak up for (Mafia partner, cleared town)
+    distance: str | None = None  # Mafia: a partner to voice mild doubt about (hides the team)
     confidence: float = 0.5
+
+
+COVER_KILL = 0.5  # chance (times lie_skill) that the Mafia kill a trusted voice rather than an accuser
+DISTANCE = 0.45  # chance (times lie_skill) that a Mafia speech distances from a partner
 
 
 def _noise(rng: random.Random, scale: float) -> float:
@@ -48,8 +53,9 @@ def town_target(st: BotState, rng: random.Random, voting: bool) -> Plan:
     score = {}
     for n in cands:
         s = pm[n] + _noise(rng, 0.06)
-        if leader == n:
-            s += 0.25 * st.params.herd
+        if leader == n:  # follow the crowd only onto a player I do not think looks town
+            prior_ = st.n_mafia() / max(1, len(st.players))
+            s += 0.25 * st.params.herd * (1.0 if pm[n] >= prior_ or st.params.herd >= 0.5 else 0.3)
         if st.known.get(n) is not None:  # cleared by a check or reveal
             s -= 1.0
         score[n] = s
@@ -89,14 +95,22 @@ def mafia_target(st: BotState, rng: random.Random, voting: bool) -> Plan:
             s += 0.8 * skill  # keep the story consistent
         if voting and vote_leader(st) == n:
             s += 0.8 * st.params.herd + 0.5 * skill
+        if not voting:  # a skilled team spreads its talk instead of all piling on one player
+            s -= 0.9 * skill * sum(ln.weight for ln in st.links if ln.round == st.round and ln.target == n
+                                   and ln.actor in partners and ln.weight > 0 and ln.kind == "said")
         score[n] = s
     best = max(town, key=lambda n: (score[n], -st.players.index(n)))
-    defend = None
+    defend = distance = None
     if partners:
         hot = max(partners, key=lambda p: heat.get(p, 0.0))
         if heat.get(hot, 0.0) > 0.8 and rng.random() < 0.3 + 0.5 * (1 - skill):
             defend = hot
-    return Plan(best, "accuse", defend=defend, confidence=0.6)
+        # a skilled liar now and then voices mild doubt about a partner nobody is chasing,
+        # so the team does not stand out as the seats that never question each other
+        cool = [p for p in partners if heat.get(p, 0.0) < 1.0 and p != defend]
+        if cool and not voting and rng.random() < DISTANCE * skill:
+            distance = cool[0]
+    return Plan(best, "accuse", defend=defend, distance=distance, confidence=0.6)
 
 
 def day_plan(st: BotState, rng: random.Random, voting: bool) -> Plan:
@@ -110,8 +124,18 @@ def kill_target(st: BotState, rng: random.Random) -> str | None:
     chosen = [t for t in st.ally_choices.values() if t in town]
     if chosen and rng.random() < 0.85:
         return chosen[-1]
+    # a skilled Mafia does not always shoot its own accusers (that would point the town at them):
+    # some nights it removes a trusted, talkative voice instead
+    cover = rng.random() < COVER_KILL * st.params.lie_skill
+
     def threat(n: str) -> float:
         t = st.my_heat(n) + sum(ln.weight for ln in st.links if ln.actor == n and ln.target in st.ident.partners and ln.weight > 0)
+        if cover:
+            t = -0.5 * st.heat.get(n, 0.0) - 0.3 * t
+        # the town reads "X went after V, then V was shot": a skilled team avoids shooting its own scapegoats
+        team_acc = sum(ln.weight for ln in st.links if ln.actor in st.ident.partners and ln.target == n and ln.weight > 0)
+        team_acc += sum(w for _, t2, w in st.my_said if t2 == n and w > 0)
+        t -= 0.6 * st.params.lie_skill * team_acc
         acc = st.style.get(n)
         if acc and acc[0]:
             t += 0.01 * min(60.0, acc[1] / acc[0])  # talkative players lead the town

@@ -216,6 +216,8 @@ def discussion(st: BotState, plan: Plan, rng: random.Random) -> str:
         extras.insert(1, _pick(rng, lang, "agree", y=agreeing[0], t=t))
     if plan.defend:
         extras.insert(0 if st.is_mafia else len(extras), _pick(rng, lang, "defend", d=plan.defend))
+    if plan.distance:
+        extras.insert(0, _pick(rng, lang, "hedge", t=plan.distance))
     attackers = sorted((a for a in st.toward_me if a in st.alive and st.toward_me[a] > 1.0), key=lambda a: -st.toward_me[a])
     if attackers and rng.random() < 0.6:
         extras.insert(0, _pick(rng, lang, "self", a=attackers[0]))

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import re
+from itertools import combinations
 from dataclasses import dataclass, field
 
 from mafiascope.engine.parsing import parse_list
@@ -21,6 +22,9 @@ from .presets import BotParams
 from .reader import Identity, Obs, find_names
 
 TOWN = "Town"  # known not-Mafia, exact town role unknown
+TEAM_ACC = 0.9  # team model: log-odds against two seats being partners when one clearly accused the other
+TEAM_DEF = 0.9  # ... and for them when one vouched for the other
+VICTIM_READS = 0.3  # weight of a night victim's earlier reads (a town player's honest suspicions)
 
 # a public Sheriff claim ("I'm the Sheriff", "Я Шериф") and the word alone (Mafia night talk)
 _SHERIFF_CLAIM = re.compile(r"\bI(?:'m| am) (?:the )?Sheriff\b|\bЯ\s*(?:[—-]\s*)?Шериф", re.I)
@@ -92,12 +96,19 @@ class BotState:
     best_move: dict[str, list[str]] = field(default_factory=dict)  # first player shot -> named suspects
     shot_view: list[str] | None = None  # the order shown in my last sport shot instruction
     vote_cands: list[str] = field(default_factory=list)  # nominees / tied players of my last vote instruction
+    # accuser credibility: log-factor per speaker, lowered when its accusations hit players shown to be town
+    record: dict[str, float] = field(default_factory=dict)
+    talk_rounds: set[int] = field(default_factory=set)  # rounds with public speech seen (the first is "day 1")
+    # team structure: per (actor, target) summed accusation weight (> 0) and defence weight (< 0 as positive)
+    pair_acc: dict[tuple[str, str], float] = field(default_factory=dict)
+    pair_def: dict[tuple[str, str], float] = field(default_factory=dict)
+    _pm_cache: tuple | None = None
 
     # ------------------------------------------------------------------ basics
     def clone(self) -> "BotState":
         c = BotState(self.ident, self.params)
         for k, v in self.__dict__.items():
-            if k in ("ident", "params"):
+            if k in ("ident", "params", "_pm_cache"):
                 continue
             if isinstance(v, dict):
                 v = {kk: (list(vv) if isinstance(vv, list) else vv) for kk, vv in v.items()}
@@ -151,7 +162,90 @@ class BotState:
         return mafia_count(len(self.players))
 
     def p_mafia(self) -> dict[str, float]:
-        """P(Mafia) for every seat (self included) from evidence and the Mafia count."""
+        """P(Mafia) for every seat (self included).
+
+        Small tables (<= 2,000 possible Mafia teams) enumerate the teams: a team's weight is the
+        product of its members' evidence odds times how well the team explains who accused and
+        defended whom (Mafia rarely accuse a partner and do defend one), scaled by the preset's
+        ``insight``; larger ones use the independent estimate."""
+        key = (self.n_obs, len(self.links), tuple(self.ev.values()), tuple(self.known.items()), tuple(sorted(self.alive)), len(self.dead))
+        if self._pm_cache is not None and self._pm_cache[0] == key:
+            return dict(self._pm_cache[1])
+        out = self._p_teams()
+        if out is None:
+            out = self._p_independent()
+        self._pm_cache = (key, out)
+        return dict(out)
+
+    def _team_terms(self, hidden: list[str]) -> tuple[dict[str, float], dict[tuple[str, str], float]]:
+        """Log-likelihood terms of the team model: single[a] if a is Mafia, pair[a, b] if both are."""
+        single: dict[str, float] = {}
+        pair: dict[tuple[str, str], float] = {}
+        km = {n for n, r in self.known.items() if r in MAFIA_ROLES and n != self.me}
+        hid = set(hidden)
+        for (a, t), w in self.pair_acc.items():
+            if a not in hid:
+                continue
+            mm = -TEAM_ACC * math.tanh(w / 1.5)  # Mafia rarely attack a partner (saturating: one clear attack says it)
+            if t in hid:
+                pair[(a, t)] = pair.get((a, t), 0.0) + mm
+            elif t in km:
+                single[a] = single.get(a, 0.0) + mm
+        for (a, t), d in self.pair_def.items():
+            if a not in hid:
+                continue
+            single[a] = single.get(a, 0.0) - 0.15 * min(d, 2.0)  # Mafia seldom vouch for town
+            mm = TEAM_DEF * math.tanh(d / 1.5)  # ... and do cover a partner
+            if t in hid:
+                pair[(a, t)] = pair.get((a, t), 0.0) + mm
+            elif t in km:
+                single[a] = single.get(a, 0.0) + mm
+        return single, pair
+
+    def _p_teams(self) -> dict[str, float] | None:
+        out: dict[str, float] = {}
+        unresolved = 0.0
+        for n in self.players:
+            role = self.known.get(n)
+            if role is not None:
+                out[n] = 1.0 if role in MAFIA_ROLES else 0.0
+                unresolved += out[n]
+        hidden = [n for n in self.players if n not in out]
+        m_rem = int(round(self.n_mafia() - unresolved))
+        if not hidden:
+            return out
+        if m_rem <= 0 or m_rem > len(hidden):
+            for n in hidden:
+                out[n] = 0.0 if m_rem <= 0 else 1.0
+            return out
+        if math.comb(len(hidden), m_rem) > 2000:
+            return None
+        insight = self.params.insight
+        single, pair = self._team_terms(hidden) if insight > 0 else ({}, {})
+        logw: list[tuple[tuple[str, ...], float]] = []
+        for team in combinations(hidden, m_rem):
+            if not any(n in self.alive for n in team) and self.alive:
+                continue  # the game goes on, so a Mafioso is still alive
+            lw = sum(max(-8.0, min(8.0, self.ev.get(n, 0.0))) for n in team)
+            if insight > 0:
+                lw += insight * sum(single.get(n, 0.0) for n in team)
+                lw += insight * sum(pair.get((a, b), 0.0) for a in team for b in team if a != b)
+            logw.append((team, lw))
+        if not logw:
+            return None
+        top = max(lw for _, lw in logw)
+        tot = 0.0
+        marg = {n: 0.0 for n in hidden}
+        for team, lw in logw:
+            w = math.exp(lw - top)
+            tot += w
+            for n in team:
+                marg[n] += w
+        for n in hidden:
+            out[n] = min(0.97, marg[n] / tot) if n in self.alive else marg[n] / tot
+        return out
+
+    def _p_independent(self) -> dict[str, float]:
         out: dict[str, float] = {}
         unresolved = 0.0
         for n in self.players:
@@ -214,7 +308,24 @@ class BotState:
             self.ev[name] = max(-8.0, min(8.0, self.ev[name] + delta))
 
     def _credibility(self, name: str, pm: dict[str, float]) -> float:
-        return 1.0 - pm.get(name, 0.3)
+        """How much a speaker's reads count: town-looking and with a good track record."""
+        return (1.0 - pm.get(name, 0.3)) * math.exp(max(-1.5, min(0.6, self.record.get(name, 0.0))))
+
+    def _credit(self, name: str, delta: float) -> None:
+        if name and name != self.me:
+            self.record[name] = max(-3.0, min(1.5, self.record.get(name, 0.0) + delta))
+
+    @property
+    def first_day(self) -> bool:
+        """No public day has ended yet: accusations rest on nothing but talk."""
+        return len(self.talk_rounds) <= 1 and not any(r != TOWN for n, r in self.known.items() if n != self.me and n not in self.ident.partners)
+
+    def _damping(self) -> float:
+        """Bandwagon damping: how little an echoed accusation adds (gullible herds less damped).
+
+        Neuroticism makes a bot more reactive to the crowd, Agreeableness more willing to follow it."""
+        pers = self.ident.personality
+        return max(0.1, (1.0 - 0.8 * self.params.herd) * (1.25 - 0.3 * pers.get("N", 50) / 100 - 0.2 * pers.get("A", 50) / 100))
 
     def apply(self, ob: Obs) -> None:
         self.n_obs += 1
@@ -317,24 +428,42 @@ class BotState:
     def _cue_links(self, a: str, cues: dict[str, float], kind: str) -> None:
         if a == self.me:
             return
+        if kind in ("said", "voted"):
+            self.talk_rounds.add(self.round)
         pm = self.p_mafia()
         prior = self.n_mafia() / max(1, len(self.players))
         lr, trust = self.lr, self.params.trust
+        first_day, damp = self.first_day, self._damping()
         for t, w in cues.items():
+            # accusers of t earlier today: a later accusation mostly echoes them
+            echo = {ln.actor for ln in self.links if ln.round == self.round and ln.target == t and ln.weight > 0 and ln.actor != a}
             self.links.append(Link(a, t, w, self.round, kind))
             if w > 0:
                 self.heat[t] = self.heat.get(t, 0.0) + w
+                # joining a crowd against a partner is cheap cover (a bus), so an echo says less about the team
+                self.pair_acc[(a, t)] = self.pair_acc.get((a, t), 0.0) + w / (1.0 + 0.7 * len(echo))
+            else:
+                self.pair_def[(a, t)] = self.pair_def.get((a, t), 0.0) - w
             if t == self.me:
                 self.toward_me[a] = self.toward_me.get(a, 0.0) + w
-                if not self.is_mafia:  # I know I am innocent: accusing me is suspicious
+                if not self.is_mafia:  # I know I am innocent: accusing me is suspicious, and the accuser is wrong
                     self._push(a, lr * (0.35 * w if w > 0 else 0.1 * w))
+                    if w > 0:
+                        self._credit(a, -0.3 * w)
                 continue
             cred = self._credibility(a, pm)
-            self._push(t, lr * trust * w * (cred - 0.4) * 0.9)
-            # buddy / contrarian evidence about the speaker
+            scale = 1.0
+            if w > 0 and kind == "said":  # a vote or nomination is a commitment, not an echo
+                scale = 1.0 / (1.0 + damp * 0.8 * len(echo))
+                if first_day:  # a first-day accusation rests on talk alone
+                    scale *= 0.6 + 0.4 * (1.0 - damp)
             pt = pm.get(t, prior)
             if t in self.known:
                 pt = 1.0 if self.known[t] in MAFIA_ROLES else 0.0
+            if w < 0 and pt > prior + 0.05 and t not in self.known:
+                scale *= 0.4  # vouching for a suspect is weak evidence for the suspect
+            self._push(t, lr * trust * w * (cred - 0.4) * 0.9 * scale)
+            # buddy / contrarian evidence about the speaker
             self._push(a, lr * 0.45 * (-w) * (pt - prior))
 
     def _night(self, ob: Obs) -> None:
@@ -348,9 +477,13 @@ class BotState:
             lr = self.lr
             for ln in self.links:
                 if ln.actor == x and ln.target != self.me:  # the victim's reads were a town player's reads
-                    self._push(ln.target, lr * 0.5 * ln.weight)
+                    self._push(ln.target, lr * VICTIM_READS * ln.weight)
                 elif ln.target == x and ln.weight > 0:  # accusing an innocent
-                    self._push(ln.actor, lr * 0.25 * ln.weight)
+                    self._push(ln.actor, lr * (0.35 if ln.kind == "voted" else 0.25) * ln.weight)
+                    self._credit(ln.actor, -0.35 * ln.weight)
+                elif ln.target == x and ln.weight < 0:
+                    self._credit(ln.actor, 0.1)
+            self._co_votes(x, mafia=False)
         elif ob.text == "save" and x:
             self._push(x, -1.5 * self.lr)
 
@@ -371,11 +504,31 @@ class BotState:
         for ln in self.links:
             if ln.target == x and ln.actor != self.me:
                 self._push(ln.actor, lr * (-0.8 * ln.weight if mafia else 0.4 * ln.weight))
+                self._credit(ln.actor, (0.35 if mafia else -0.35) * ln.weight)
             elif ln.actor == x:
                 if mafia:
                     self._push(ln.target, lr * (-0.6 * ln.weight if ln.weight > 0 else 0.9))
                 else:
                     self._push(ln.target, lr * 0.4 * ln.weight)
+        self._co_votes(x, mafia=mafia)
+
+    def _co_votes(self, x: str, mafia: bool) -> None:
+        """Vote patterns once x's side is evident: Mafia vote as a block.
+
+        x is Mafia: whoever voted with x (same target, same day) leans Mafia. x is town (a night
+        victim, or revealed): pairs who voted together against x lean Mafia together."""
+        lr = self.lr
+        votes = [ln for ln in self.links if ln.kind == "voted" and ln.weight > 0]
+        if mafia:
+            mine = {(ln.round, ln.target) for ln in votes if ln.actor == x}
+            for ln in votes:
+                if ln.actor != x and (ln.round, ln.target) in mine:
+                    self._push(ln.actor, lr * 0.3)
+            return
+        against = [ln.actor for ln in votes if ln.target == x and ln.actor != self.me]
+        if len(set(against)) >= 2:
+            for a in set(against):
+                self._push(a, lr * 0.1 * (len(set(against)) - 1) / max(1, len(self.alive) // 3))
 
     def apply_own(self, kind: str, text: str, target: str | None) -> None:
         """Remember what this seat itself said or did (replayed from its assistant messages)."""

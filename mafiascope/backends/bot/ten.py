@@ -297,7 +297,8 @@ def on_order(st: BotState, inst: Any, rng: random.Random) -> str:
             order.append(t)
     rest = [n for n in town if n not in order]
     rng.shuffle(rest)
-    rest.sort(key=lambda n: -policy_threat(st, n))
+    if rng.random() >= policy.COVER_KILL * st.params.lie_skill:  # else: a shuffled order hides who threatens us
+        rest.sort(key=lambda n: -policy_threat(st, n))
     order += rest
     if not order:
         return speech.plain(st, rng)
@@ -307,7 +308,10 @@ def on_order(st: BotState, inst: Any, rng: random.Random) -> str:
 
 
 def policy_threat(st: BotState, n: str) -> float:
-    return st.my_heat(n) + sum(ln.weight for ln in st.links if ln.actor == n and ln.target in st.ident.partners and ln.weight > 0)
+    t = st.my_heat(n) + sum(ln.weight for ln in st.links if ln.actor == n and ln.target in st.ident.partners and ln.weight > 0)
+    team_acc = sum(ln.weight for ln in st.links if ln.actor in st.ident.partners and ln.target == n and ln.weight > 0)
+    team_acc += sum(w for _, t2, w in st.my_said if t2 == n and w > 0)
+    return t - 0.6 * st.params.lie_skill * team_acc  # shooting our own scapegoat would point at us
 
 
 def on_mafia_talk(st: BotState, inst: Any, rng: random.Random) -> str:
