@@ -203,13 +203,8 @@ class BotState:
         return single, pair
 
     def _p_teams(self) -> dict[str, float] | None:
-        out: dict[str, float] = {}
-        unresolved = 0.0
-        for n in self.players:
-            role = self.known.get(n)
-            if role is not None:
-                out[n] = 1.0 if role in MAFIA_ROLES else 0.0
-                unresolved += out[n]
+        out = {n: 1.0 if self.known[n] in MAFIA_ROLES else 0.0 for n in self.players if n in self.known}
+        unresolved = sum(out.values())
         hidden = [n for n in self.players if n not in out]
         m_rem = int(round(self.n_mafia() - unresolved))
         if not hidden:
