@@ -108,6 +108,11 @@ def render() -> Context:
 
         roots = [(r if r.is_absolute() else REPO_ROOT / r) for r in parse_roots(text)]
         existing = [r for r in roots if r.is_dir()]
+        from .paths import runs_dir
+
+        missing = [label_root(r) for r in roots if not r.is_dir() and r.resolve() != runs_dir().resolve()]
+        if missing and len(missing) < len(roots):
+            st.caption("Not found (skipped): " + ", ".join(f"`{m}`" for m in missing))
         full = game_index(tuple(str(r) for r in existing))
         corpora = list(dict.fromkeys(full["corpus"])) if len(full) else []
         picked_corpora = st.multiselect("Corpora", corpora, default=corpora, key="sb_corpora",

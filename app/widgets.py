@@ -47,7 +47,7 @@ def timeline(gm: GameModel) -> int:
     wkey = f"w_step:{gm.game_id}:{n}"
     if st.session_state.get(wkey) != step:
         st.session_state[wkey] = step
-    cols = st.columns([0.6, 0.6, 10, 0.6, 0.6])
+    cols = st.columns([1.05, 1.05, 9, 1.05, 1.05], vertical_alignment="top")
     cols[0].button("", icon=":material/first_page:", key="tl_first", on_click=_set_step, args=(0,), disabled=step == 0, help="First step", shortcut="Home")
     cols[1].button("", icon=":material/chevron_left:", key="tl_prev", on_click=_shift, args=(-1, n), disabled=step == 0, help="Previous step", shortcut="Left")
     with cols[2]:
@@ -93,11 +93,36 @@ ringed in amber; Mafia-Mafia pairs do not count.
 }
 
 
+def share_link() -> None:
+    """A popover with this view's URL (the query is written at the end of the run, so it is read lazily)."""
+    with st.popover("Share this view", icon=":material/link:"):
+        st.caption("The URL holds the page, game, step, agent and mode: anyone with the same logs sees this view.")
+        try:
+            base = str(st.context.url or "").split("?")[0]
+        except Exception:
+            base = ""
+        from urllib.parse import urlencode
+
+        slot = st.empty()
+        st.session_state["_ms_share_slot"] = (slot, base, urlencode)
+
+
+def fill_share_link() -> None:
+    item = st.session_state.pop("_ms_share_slot", None)
+    if item is None:
+        return
+    slot, base, urlencode = item
+    slot.code(base + ("?" + urlencode(st.query_params.to_dict()) if st.query_params else ""), language=None)
+
+
 def game_header(gm: GameModel, *, title: str) -> None:
     row = context().game
+    c1, c2, _ = st.columns([1.7, 1.5, 4])
     if title in HELP:
-        with st.popover("How to read this page", icon=":material/help:"):
+        with c1.popover("How to read this page", icon=":material/help:"):
             st.markdown(HELP[title])
+    with c2:
+        share_link()
     corpus = f" · {Path(str(row['corpus'])).name}" if row is not None else ""
     winner = f"**{gm.winner}** win" if gm.winner else ":orange[in progress]"
     st.markdown(f"### {title}\n`{gm.game_id}` · {winner} · {len(gm.players)} players{md_escape(corpus)} &nbsp; {parse_badge(gm)}")
@@ -165,6 +190,7 @@ def finish(gm: GameModel | None, *, step: int | None = None, agent: str | None =
     """End of a page run: show late URL errors at the top, write the view into the URL."""
     S.report_url_errors(st.session_state.get("_ms_err_slot"))
     S.sync_url(game=gm.game_id if gm else None, step=step, agent=agent, mode=mode)
+    fill_share_link()
 
 
 def mode_control(choices: tuple[str, ...], default: str, *, key: str, labels: dict[str, str]) -> str:
