@@ -10,6 +10,22 @@ import streamlit as st
 from . import charts, widgets
 
 
+def page_intro(title: str, caption: str) -> tuple[str, ...]:
+    """Title, definition caption, URL errors, and the selection's game directories (stops when empty)."""
+    from . import analysis
+    from .state import report_url_errors
+
+    st.markdown(f"### {title}")
+    if caption:
+        st.caption(caption)
+    report_url_errors()
+    dirs = analysis.selection_dirs()
+    if not dirs:
+        st.info("No games in the selection (sidebar corpora and filters).", icon="👈")
+        st.stop()
+    return dirs
+
+
 def metric_ci(col: Any, label: str, value: Any, ci: Any, fmt: str = "{:.3f}", help: str | None = None) -> None:
     """A metric tile with its 95% interval as a caption (keeps the tile readable)."""
     col.metric(label, "–" if value is None else fmt.format(value), help=help)

@@ -132,9 +132,8 @@ def render() -> Context:
             st.select_slider("Bootstrap resamples", [0, 200, 500, 1000, 2000], value=1000, key="sb_boot",
                              help="Game-level cluster bootstrap for the confidence intervals (0 = no intervals).")
         game_row = None
-        url_game = S.qp("game")
-        if url_game is not None and url_game != S.get("ms_game_url_seen"):
-            S.put("ms_game_url_seen", url_game)
+        url_game = S.fresh_url_value("game")
+        if url_game is not None:
             try:
                 game_row = resolve_game(full, url_game)
                 S.put(S.K_GAME, game_row["game_id"])

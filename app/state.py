@@ -82,14 +82,22 @@ def parse_step(value: str, labels: list[str]) -> int:
     raise ValueError(f"step {value!r} is not a step of this game (use 0-{n - 1} or a label like {labels[0]!r})")
 
 
+def fresh_url_value(name: str) -> str | None:
+    """The URL's value of ``name`` if it is new (typed or pasted, not written by the app), else None."""
+    raw = qp(name)
+    if raw is None or raw == get(f"ms_{name}_url_seen"):
+        return None
+    put(f"ms_{name}_url_seen", raw)
+    return raw
+
+
 def url_step(labels: list[str], *, game: str) -> int:
     """The step to show: the URL's (validated) on first sight, else the session's, clamped."""
     n = len(labels)
     cur = get(K_STEP)
-    raw = qp("step")
+    raw = fresh_url_value("step")
     fresh: int | None = None
-    if raw is not None and raw != get("ms_step_url_seen"):
-        put("ms_step_url_seen", raw)
+    if raw is not None:
         try:
             fresh = parse_step(raw, labels)
         except ValueError as exc:
@@ -107,10 +115,9 @@ def url_step(labels: list[str], *, game: str) -> int:
 
 
 def url_agent(names: list[str], *, allow_none: bool = True) -> str | None:
-    raw = qp("agent")
+    raw = fresh_url_value("agent")
     cur = get(K_AGENT)
-    if raw is not None and raw != get("ms_agent_url_seen"):
-        put("ms_agent_url_seen", raw)
+    if raw is not None:
         if raw in names:
             cur = raw
         else:
@@ -122,11 +129,10 @@ def url_agent(names: list[str], *, allow_none: bool = True) -> str | None:
 
 
 def url_mode(choices: tuple[str, ...], default: str) -> str:
-    raw = qp("mode")
+    raw = fresh_url_value("mode")
     key = f"{K_MODE}:{','.join(choices)}"
     cur = get(key, default)
-    if raw is not None and raw != get("ms_mode_url_seen"):
-        put("ms_mode_url_seen", raw)
+    if raw is not None:
         if raw in choices:
             cur = raw
         else:

@@ -8,20 +8,15 @@ import pandas as pd
 import streamlit as st
 
 from app import analysis as A
+from app import analysis_view as AV
 from app import bridge
-from app import state as S
 from app import widgets as W
 from app.sidebar import context
 
-st.markdown("### Suspicion episodes")
-st.caption("Between consecutive discussion steps with the same living roster, q(j) = share of agents whose top suspect "
-           "is j. D = total-variation distance between the two distributions, K = agents whose top suspect changed. "
-           "Candidates are ranked by D, then K.")
-S.report_url_errors()
-dirs = A.selection_dirs()
-if not dirs:
-    st.info("No games in the selection (sidebar corpora and filters).", icon="👈")
-    st.stop()
+dirs = AV.page_intro("Suspicion episodes",
+                     "Between consecutive discussion steps with the same living roster, q(j) = share of agents whose top "
+                     "suspect is j. D = total-variation distance between the two distributions, K = agents whose top suspect "
+                     "changed. Candidates are ranked by D, then K.")
 gap = st.slider("Merge candidates at most this many messages apart into one window", 0, 6, 2, key="ep_gap")
 try:
     res = A.episodes(dirs, gap)

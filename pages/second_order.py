@@ -15,14 +15,9 @@ from app import state as S
 from app import widgets as W
 from app.sidebar import context
 
-st.markdown("### Second-order beliefs")
-st.caption("A pair = agent A's stated belief about how B sees A (social_map.toward_me) matched with B's latest role "
-           "assessment of A, turned into an attitude with the confidence threshold τ. Mafia–Mafia pairs are excluded.")
-S.report_url_errors()
-dirs = A.selection_dirs()
-if not dirs:
-    st.info("No games in the selection (sidebar corpora and filters).", icon="👈")
-    st.stop()
+dirs = AV.page_intro("Second-order beliefs",
+                     "A pair = agent A's stated belief about how B sees A (social_map.toward_me) matched with B's latest role "
+                     "assessment of A, turned into an attitude with the confidence threshold τ. Mafia–Mafia pairs are excluded.")
 tau = st.slider("Confidence threshold τ (%)", 30, 70, 50, step=5, key="so_tau",
                 help="B's guess counts as 'suspects' (Mafia) or 'trusts' (town role) only at or above this confidence; "
                      "below it the actual attitude is neutral.")
