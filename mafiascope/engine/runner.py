@@ -373,10 +373,8 @@ class GameRunner:
 def _probe_hook(cfg: GameConfig, state: GameState, out_dir: Path, backends: dict[str, Backend]) -> tuple[ProbeHook | None, dict[str, Any] | None]:
     if not cfg.probes.enabled:
         return None, None
-    try:
-        from ..probes import build_probe_hook  # type: ignore[attr-defined]
-    except ImportError:  # the probe engine is optional for the engine's own tests
-        return None, None
+    from ..probes import build_probe_hook
+
     return build_probe_hook(cfg, state=state, out_dir=out_dir, backends=backends)
 
 
