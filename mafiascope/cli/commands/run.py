@@ -107,6 +107,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def cmd_batch(args: argparse.Namespace) -> int:
     from ...engine.batch import run_batch
+    from ...logs.schema import validate_game_id
 
     cfg = load_config(args)
     if not 1 <= args.n <= 100000:
@@ -118,7 +119,13 @@ def cmd_batch(args: argparse.Namespace) -> int:
         if not args.json:
             print(f"[{done[0]}/{args.n}] {res.game_id}: {res.winner} in {res.rounds} rounds", file=sys.stderr)
 
-    res = asyncio.run(run_batch(cfg, args.n, logs_dir=args.logs, parallel=args.parallel, seed_base=args.seed_base, on_result=tick, **_flags(args)))
+    if args.id_prefix:
+        try:
+            validate_game_id(args.id_prefix)
+        except ValueError as exc:
+            raise CliError(f"--id-prefix: {exc}") from None
+    res = asyncio.run(run_batch(cfg, args.n, logs_dir=args.logs, parallel=args.parallel, seed_base=args.seed_base,
+                                game_id_prefix=args.id_prefix, on_result=tick, **_flags(args)))  # fmt: skip
     summary = res.summary()
     summary["logs"] = str(Path(args.logs))
     if args.json:
@@ -144,4 +151,5 @@ def register(sub: argparse._SubParsersAction) -> None:
     b.add_argument("-n", type=int, default=10, help="number of games (default: %(default)s)")
     b.add_argument("--parallel", type=int, default=8, help="games in flight at once (default: %(default)s)")
     b.add_argument("--seed-base", type=int, default=0, help="game i gets seed seed_base + i (default: %(default)s)")
+    b.add_argument("--id-prefix", help="name games <prefix>-0000, <prefix>-0001, ... instead of random UUIDs")
     b.set_defaults(func=cmd_batch)
