@@ -52,20 +52,12 @@ def f3(dirs: tuple[str, ...], tau: float) -> dict[str, Any]:
     return _f3(*_key(dirs), float(tau))
 
 
-def _decode_key(key: int, compat: bool) -> tuple[int, int]:
-    """(round, public_msg_seq) of an analytics ordering key (frames.order_key layout)."""
-    v = int(key) // 1000
-    r, rem = divmod(v, 100_000)
-    if not compat and rem == 0:
-        return r - 1, -1
-    return r, rem - 10
-
-
 @st.cache_data(max_entries=16, show_spinner="Collecting second-order pairs ...")
 def _f3_pairs(_dirs: tuple[str, ...], key: str, mode: Any, tau: float) -> pd.DataFrame:
     f3_pairs = bridge.need("f3", "f3_pairs")
     actual_attitude = bridge.need("f3", "actual_attitude")
     from mafiascope.analytics.labels import ATTITUDES
+    from mafiascope.analytics.viewer import step_label
 
     c = bridge.corpus(_dirs)
     if not c.m:
@@ -75,7 +67,6 @@ def _f3_pairs(_dirs: tuple[str, ...], key: str, mode: Any, tau: float) -> pd.Dat
     names = c.players.set_index(["g", "seat"])["name"]
     roles = c.players.set_index(["g", "seat"])["role"]
     gid = c.games["game_id"].to_numpy()
-    rs = [_decode_key(k, mode.is_compat) for k in p["key"].to_numpy()]
     out = pd.DataFrame({
         "game_id": gid[p["g"].to_numpy()],
         "predictor": names.reindex(pd.MultiIndex.from_arrays([p["g"], p["A"]])).to_numpy(),
@@ -85,10 +76,10 @@ def _f3_pairs(_dirs: tuple[str, ...], key: str, mode: Any, tau: float) -> pd.Dat
         "predicted": [ATTITUDES[int(x)] for x in p["pred"].to_numpy()],
         "actual": [ATTITUDES[int(x)] for x in act],
         "their_guess_conf": p["conf"].to_numpy(),
-        "round": [r for r, _ in rs],
-        "seq": [s for _, s in rs],
+        "round": p["round"].to_numpy(),
+        "seq": p["public_msg_seq"].to_numpy(),
     })
-    out["step"] = [f"R{r} end" if s == -1 else f"R{r}.{s}" for r, s in rs]
+    out["step"] = [step_label(int(r), int(s)) for r, s in zip(out["round"], out["seq"])]
     out["match"] = out["predicted"] == out["actual"]
     return out
 

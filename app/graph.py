@@ -20,7 +20,7 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from .palette import ATTITUDE_COLORS, BRAND, ROLE_COLORS, canonical_role, lerp_hex, role_color, role_shape
+from .palette import ATTITUDE_COLORS, BRAND, MISMATCH_COLOR, ROLE_COLORS, canonical_role, lerp_hex, role_color, role_shape
 
 NODE_PARAM = "node"
 _DOMAIN_X = (-1.45, 1.45)
@@ -64,7 +64,7 @@ def _edge_layers(tooltip: list[str]) -> list[alt.Chart]:
 
 @functools.lru_cache(maxsize=32)
 def _skeleton(height: int, node_tooltip: tuple[str, ...], edge_tooltip: tuple[str, ...], rings: bool, selectable: bool,
-              title: str | None) -> str:
+              title: str | None, ring_tooltip: str = "Deception:N") -> str:
     """The graph's Vega-Lite spec without data (named datasets nodes/edges/rings), built once.
 
     Building and validating Altair objects costs ~0.2 s per graph; the structure never
@@ -76,7 +76,7 @@ def _skeleton(height: int, node_tooltip: tuple[str, ...], edge_tooltip: tuple[st
         layers.append(rb.mark_point(filled=False, shape="circle", size=1900).encode(
             x=_xy("x", _DOMAIN_X), y=_xy("y", _DOMAIN_Y),
             stroke=alt.Stroke("color:N", scale=None), strokeWidth=alt.value(4),
-            strokeDash=alt.StrokeDash("dash:N", scale=_DASH, legend=None), tooltip=["Deception:N"]))
+            strokeDash=alt.StrokeDash("dash:N", scale=_DASH, legend=None), tooltip=[ring_tooltip]))
         layers.append(rb.mark_text(dy=-34, fontSize=11, fontWeight="bold").encode(
             x=_xy("x", _DOMAIN_X), y=_xy("y", _DOMAIN_Y), text="ring_label:N", color=alt.Color("color:N", scale=None)))
     nb = alt.Chart(alt.NamedData("nodes"))
@@ -107,9 +107,11 @@ def _records(df: pd.DataFrame | None) -> list[dict[str, Any]]:
 
 def graph_chart(nodes: pd.DataFrame, edges: pd.DataFrame, *, height: int = 360, node_tooltip: list[str],
                 edge_tooltip: list[str], rings: pd.DataFrame | None = None, title: str | None = None,
-                selectable: bool = True) -> dict[str, Any]:
-    """A Vega-Lite spec (dict). Nodes: name,x,y,color,shape,size,opacity,stroke,stroke_width,label (+ tooltip fields)."""
-    spec = json.loads(_skeleton(height, tuple(node_tooltip), tuple(edge_tooltip), rings is not None, selectable, title))
+                selectable: bool = True, ring_tooltip: str = "Deception:N") -> dict[str, Any]:
+    """A Vega-Lite spec (dict). Nodes: name,x,y,color,shape,size,opacity,stroke,stroke_width,label (+ tooltip fields).
+    Rings: x,y,color,dash,ring_label and the ``ring_tooltip`` field."""
+    spec = json.loads(_skeleton(height, tuple(node_tooltip), tuple(edge_tooltip), rings is not None, selectable, title,
+                                ring_tooltip))
     spec["datasets"] = {"nodes": _records(nodes), "edges": _records(edges), "rings": _records(rings)}
     return spec
 
@@ -235,6 +237,7 @@ def ego_graph(agent: str, others: list[dict[str, Any]], *, kind: str, height: in
 
     kind="believed": items {name, attitude, confidence, reason}; colour = attitude.
     kind="actual": items {name, role, confidence, reason}; colour = the role they guess for the agent.
+    ``mismatched`` names get a dashed amber ring (believed attitude != actual attitude).
     """
     names = [o["name"] for o in others]
     pos = ellipse_positions(names)
@@ -242,7 +245,7 @@ def ego_graph(agent: str, others: list[dict[str, Any]], *, kind: str, height: in
     nodes = [_node_row(agent, centre, role="Unknown", alive=True, size=800, stroke=BRAND, stroke_width=3,
                        label=f"{agent} (me)", Name=agent, View="-", Confidence="-", Reason="-")]
     nodes[0]["color"] = "#6e7681"
-    edges = []
+    edges, rings = [], []
     for o in others:
         n, conf = o["name"], float(o.get("confidence") or 0.0)
         if kind == "believed":
@@ -253,8 +256,10 @@ def ego_graph(agent: str, others: list[dict[str, Any]], *, kind: str, height: in
             view = o.get("role") or "Unknown"
             color = role_color(view)
         bad = n in (mismatched or set())
+        if bad:
+            rings.append({"x": pos[n][0], "y": pos[n][1], "color": MISMATCH_COLOR, "dash": "dashed", "ring_label": "",
+                          "Mismatch": f"{n}: how I think {n} sees me differs from how {n} actually sees me"})
         nodes.append(_node_row(n, pos[n], role="Unknown", alive=True, size=420,
-                               stroke="#E69F00" if bad else "#00000000", stroke_width=3 if bad else 0,
                                label=f"{n} {conf:.0f}%" + (" ≠" if bad else ""),
                                Name=n, View=view, Confidence=f"{conf:.0f}%", Reason=o.get("reason") or "-"))
         nodes[-1]["color"] = color
@@ -263,8 +268,9 @@ def ego_graph(agent: str, others: list[dict[str, Any]], *, kind: str, height: in
                       "opacity": 0.35 + 0.65 * conf / 100.0, "From": n, "View": view, "Confidence": f"{conf:.0f}%",
                       "Reason": o.get("reason") or "-"})
     return graph_chart(pd.DataFrame(nodes), pd.DataFrame(edges), height=height,
+                       rings=pd.DataFrame(rings, columns=["x", "y", "color", "dash", "ring_label", "Mismatch"]),
                        node_tooltip=["Name:N", "View:N", "Confidence:N", "Reason:N"],
-                       edge_tooltip=["From:N", "View:N", "Confidence:N", "Reason:N"])
+                       edge_tooltip=["From:N", "View:N", "Confidence:N", "Reason:N"], ring_tooltip="Mismatch:N")
 
 
 def render_agraph(names: list[str], roles: dict[str, str], alive: set[str], speaker: str | None) -> str | None:

@@ -38,11 +38,12 @@ def actual(gm: GameModel, agent: str, step: int) -> list[dict[str, Any]]:
 
 
 def match_from_metrics(metrics: Any, label: str, agent: str) -> dict[str, Any] | None:
-    """Per-step match score from analytics (``per_step[label]['match'][agent]``) when provided."""
+    """Per-step match score from analytics (``per_step[label]['match'][agent]``: matched, total, mismatched names);
+    None when the agent is not scored at that step (not alive)."""
     if metrics is None:
         return None
     ps = (metrics.get("per_step") or {}).get(label) or {}
-    m = (ps.get("match") or ps.get("impersonate_match") or {}).get(agent)
+    m = (ps.get("match") or {}).get(agent)
     return m if isinstance(m, dict) else None
 
 
@@ -125,8 +126,8 @@ def ego_panels(gm: GameModel, agent: str, step: int, metrics: Any) -> None:
             st.caption("Nobody has assessed me yet.")
     if mafia_pair - {agent}:
         st.caption(f"Mafia allies ({', '.join(sorted(mafia_pair - {agent}))}) are excluded from the match score.")
-    if m is None and metrics is not None:
-        st.caption("⏳ The per-step match score comes from mafiascope.analytics.viewer (pending: per-step, per-agent match).")
+    if m is None and metrics is not None and agent not in gm.steps[step].alive:
+        st.caption(f"{md_escape(agent)} is not alive at this step: no match score.")
 
 
 def seen_transcript(gm: GameModel, agent: str, step: int) -> None:

@@ -21,6 +21,7 @@ ROLE_SHAPES = {
 }
 ROLE_ICONS = {"Mafia": "▲", "Don": "◆", "Doctor": "✚", "Sheriff": "■", "Villager": "●", "Unknown": "○"}
 ATTITUDE_COLORS = {"trusts": "#009E73", "neutral": "#8A8F98", "suspects": "#D55E00"}
+MISMATCH_COLOR = "#E69F00"  # amber: dashed ring on ego-panel nodes whose believed and actual attitudes differ
 AGENT_PALETTE = ["#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00", "#CC79A7", "#000000",
                  "#999933", "#882255", "#44AA99", "#117733"]
 CROWD_COLOR = "#f0883e"

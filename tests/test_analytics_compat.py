@@ -141,3 +141,40 @@ def test_default_mode_documented_differences(corpus):
     # F4 alive set from deaths can only add candidates: chance of top-1 cannot rise
     a, b = f4.f4(corpus, COMPAT, transcripts=False), f4.f4(corpus, DEFAULT, transcripts=False)
     assert b["innocent"]["top1"]["chance"] <= a["innocent"]["top1"]["chance"]
+
+
+@pytest.mark.parametrize("mode_name", ["COMPAT", "DEFAULT"])
+def test_viewer_match_per_step_agrees_with_summary(corpus, mode_name):
+    """per_step[i]['match'][agent] is the one series: the last-step and pooled figures are read off it."""
+    from mafiascope.analytics import modes, viewer
+
+    mode = getattr(modes, mode_name)
+    for gid in corpus.game_ids:
+        res = viewer.step_metrics(corpus, gid, mode)
+        ps = res["per_step"]
+        assert all("match" in s for s in ps)
+        for agent, last in res["impersonate_match_last_step_per_agent"].items():
+            at = ps[last["step"]]
+            assert at["label"] == last["label"]
+            assert {k: at["match"][agent][k] for k in ("matched", "total")} == {"matched": last["matched"], "total": last["total"]}
+            later = [s["match"].get(agent, {}).get("total", 0) for s in ps[last["step"] + 1:]]
+            assert not any(later), f"{gid} {agent}: a later step has a score"
+        pooled = res["impersonate_match_pooled"]
+        assert pooled["matched"] == sum(v["matched"] for s in ps for v in s["match"].values())
+        assert pooled["total"] == sum(v["total"] for s in ps for v in s["match"].values())
+        for s in ps:
+            for agent, v in s["match"].items():
+                assert v["total"] - v["matched"] == len(v["mismatched"]) and agent not in v["mismatched"]
+
+
+@pytest.mark.parametrize("mode_name", ["COMPAT", "DEFAULT"])
+def test_f3_pairs_carry_the_step(corpus, mode_name):
+    """f3_pairs names the predictor's probe step as (round, public_msg_seq), -1 = round end, in both modes."""
+    from mafiascope.analytics import f3, modes
+
+    p = f3.f3_pairs(corpus, getattr(modes, mode_name))
+    probes = corpus.probes
+    assert len(p) and (p["round"].to_numpy() == p["a_round"].to_numpy()).all()
+    steps = set(zip(probes["round"].tolist(), probes["pms"].tolist()))
+    assert set(zip(p["round"].tolist(), p["public_msg_seq"].tolist())) <= steps
+    assert (p["public_msg_seq"].to_numpy() == -1).any()

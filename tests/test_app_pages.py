@@ -62,6 +62,30 @@ def test_impersonate_panels(corpus):
     assert len(names) >= 5 and (qp[0] if isinstance(qp, list) else qp) == names[-1]
 
 
+def test_impersonate_match_score(corpus, tmp_path):
+    """At a step where analytics scores the agent, the ego panels show 'match N% (m/t)' with those numbers."""
+    import re
+
+    from mafiascope.analytics import modes, viewer
+    from mafiascope.analytics.corpus import load_corpus
+    from mafiascope.logs.io import list_game_dirs
+
+    game_dir = list_game_dirs(corpus)[0]
+    c = load_corpus(game_dir, cache_dir=tmp_path / "cache", probed_only=False)
+    res = viewer.step_metrics(c, c.game_ids[0], modes.DEFAULT)
+    label, agent, m = next((s["label"], a, v) for s in res["per_step"] for a, v in s["match"].items()
+                           if v["total"] and v["mismatched"])
+    at = new_app(page="impersonate", game=c.game_ids[0], step=label, agent=agent).run()
+    assert_clean(at)
+    assert not errors(at), errors(at)
+    body = texts(at)
+    shown = re.search(r"match (\d+)% \((\d+)/(\d+)\)", body)
+    assert shown, body[-2000:]
+    assert (int(shown[2]), int(shown[3])) == (m["matched"], m["total"])
+    assert int(shown[1]) == round(100 * m["matched"] / m["total"])
+    assert "pending" not in body
+
+
 def test_calibration_scopes(corpus):
     at = new_app(page="calibration").run()
     assert_clean(at)

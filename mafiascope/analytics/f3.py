@@ -72,7 +72,11 @@ def _last_at_or_before(q_grp: np.ndarray, q_key: np.ndarray, r_grp: np.ndarray, 
 
 
 def f3_pairs(c: Corpus, mode: Mode, *, include_mafia_pairs: bool = False) -> pd.DataFrame:
-    """Matched (A, B) pairs with A's stated attitude and B's guess/confidence; memoised."""
+    """Matched (A, B) pairs with A's stated attitude and B's guess/confidence; memoised.
+
+    ``round`` and ``public_msg_seq`` are the step of A's social_map probe (``-1`` = round end),
+    ``key`` its internal ordering key (mode-dependent; not for display).
+    """
 
     def build() -> pd.DataFrame:
         it = items_with_probe(c, "sm", "social_map")
@@ -91,6 +95,7 @@ def f3_pairs(c: Corpus, mode: Mode, *, include_mafia_pairs: bool = False) -> pd.
         a_maf = maf[g[m], A[m]]
         return pd.DataFrame({
             "g": g[m], "A": A[m], "B": B[m], "key": key[m], "a_round": it["round"].to_numpy()[rows][m],
+            "round": it["round"].to_numpy()[rows][m], "public_msg_seq": it["pms"].to_numpy()[rows][m],
             "pred": it["att"].to_numpy()[rows][m], "qi": np.flatnonzero(m),
             "b_round": ass["b_round"][jj], "guess": ass["guess"][jj], "conf": ass["conf"][jj],
             "a_mafia": a_maf, "mm": a_maf & maf[g[m], B[m]],

@@ -5,7 +5,9 @@ step last, and gives per step the label, phase, timestamp, alive set, the public
 up to it and each agent's latest beliefs (raw parse mode, forward-filled per probe id).
 :func:`step_metrics` computes per step: each agent's first-order accuracy, crowd Mafia
 recall, each living Mafioso's deception success ("hid N%"), each agent's second-order
-consistency and impersonate match score, plus the calibration modal bins.
+consistency and each living agent's impersonate match score (``per_step[i]["match"]``:
+matched, total, mismatched names; pooled and per agent's last scored step in the summary),
+plus the calibration modal bins.
 
 compat reproduces the original viewer (exact label strings, any other label -> trusts);
 default normalises labels (Russian synonyms, compound labels) the same way as F1-F3.
@@ -167,6 +169,32 @@ def _attitude(code: int, conf: float, norm: bool) -> int:
     return L.TRUSTS
 
 
+def _match(a: int, toward: list[tuple[int, int, bool]] | None, maps: dict[int, dict[int, tuple[int, float]]],
+           alive: set[int], is_maf: list[bool], names: list[str], norm: bool) -> dict[str, Any]:
+    """Impersonate match score of living agent ``a`` at one step (metrics.md 11.2).
+
+    Believed attitudes = its ``toward_me`` items about living others (fallback: attitudes
+    from its own role guesses about them); actual = each other's same-step assessment of
+    ``a``; Mafia-Mafia pairs skipped. ``mismatched`` names the others (seat order) whose
+    actual attitude differs from the believed one.
+    """
+    believed = {t: att for t, att, empty in (toward or []) if t >= 0 and t != a and t in alive and not empty}
+    if not believed and a in maps:
+        believed = {t: _attitude(lab, cf, norm) for t, (lab, cf) in maps[a].items() if t != a and t in alive}
+    mm = tt = 0
+    bad: list[int] = []
+    for t, att in believed.items():
+        if is_maf[a] and is_maf[t]:
+            continue
+        if t in maps and a in maps[t]:
+            tt += 1
+            if att == _attitude(*maps[t][a], norm):
+                mm += 1
+            else:
+                bad.append(t)
+    return {"matched": mm, "total": tt, "mismatched": [names[t] for t in sorted(bad)]}
+
+
 def step_metrics(c: Corpus, game: str | int, mode: Mode) -> dict[str, Any]:
     sm_model = build_step_model(c, game)
     g = sm_model.g
@@ -199,8 +227,6 @@ def step_metrics(c: Corpus, game: str | int, mode: Mode) -> dict[str, Any]:
         return L.UNKNOWN if lab in (L.EXACT_EMPTY, L.EXACT_NONSTRING) else lab
 
     per_step = []
-    imp_m = imp_t = 0
-    last_imp: dict[str, dict[str, Any]] = {}
     cal_n = np.zeros(5, int)
     cal_k = np.zeros(5, int)
     last_counted: dict[str, int] = {}
@@ -232,6 +258,7 @@ def step_metrics(c: Corpus, game: str | int, mode: Mode) -> dict[str, Any]:
             detected += named * 2 > len(obs)
             deception[names[m_]] = round(1 - named / len(obs), 4)
         second: dict[str, Any] = {}
+        match: dict[str, dict[str, Any]] = {}
         for a in range(len(names)):
             pi = bel.get(names[a], {}).get("social_map")
             items = tmap.get(pi) if pi is not None else None
@@ -247,23 +274,8 @@ def step_metrics(c: Corpus, game: str | int, mode: Mode) -> dict[str, Any]:
                         cnt += 1
                         corr += att == _attitude(lab, cf, norm)
                 second[names[a]] = round(corr / cnt, 4) if cnt else None
-            # impersonate match
-            if a not in alive:
-                continue
-            believed = {t: att for t, att, empty in (items or []) if t >= 0 and t != a and t in alive and not empty}
-            if not believed and a in maps:
-                believed = {t: _attitude(lab, cf, norm) for t, (lab, cf) in maps[a].items() if t != a and t in alive}
-            mm = tt = 0
-            for t, att in believed.items():
-                if is_maf[a] and is_maf[t]:
-                    continue
-                if t in maps and a in maps[t]:
-                    tt += 1
-                    mm += att == _attitude(*maps[t][a], norm)
-            imp_m += mm
-            imp_t += tt
-            if tt:
-                last_imp[names[a]] = {"step": st.idx, "label": st.label, "matched": mm, "total": tt}
+            if a in alive:
+                match[names[a]] = _match(a, items, maps, alive, is_maf, names, norm)
         # calibration modal
         for a, probes in bel.items():
             pi = probes.get("role_assessment")
@@ -286,12 +298,21 @@ def step_metrics(c: Corpus, game: str | int, mode: Mode) -> dict[str, Any]:
             # the original labels steps without a logged message (night analysis, round end) "unknown"
             "phase": st.phase if (st.has_message or norm) else "unknown", "alive": len(alive),
             "crowd_recall": (round(detected / evaluable, 4) if evaluable else None),
-            "deception": deception, "accuracy": acc, "second_order": second,
+            "deception": deception, "accuracy": acc, "second_order": second, "match": match,
         })
 
     def mean_of(vals: list[Any]) -> tuple[float | None, int]:
         v = [x for x in vals if x is not None]
         return (round(float(np.mean(v)), 4) if v else None, len(v))
+
+    # impersonate match: pooled over every (step, agent) and each agent's last step with a score
+    imp_m = sum(v["matched"] for s in per_step for v in s["match"].values())
+    imp_t = sum(v["total"] for s in per_step for v in s["match"].values())
+    last_imp: dict[str, dict[str, Any]] = {}
+    for s in per_step:
+        for a, v in s["match"].items():
+            if v["total"]:
+                last_imp[a] = {"step": s["idx"], "label": s["label"], "matched": v["matched"], "total": v["total"]}
 
     fo, fo_n = mean_of([x for s in per_step for x in s["accuracy"].values()])
     cr, cr_n = mean_of([s["crowd_recall"] for s in per_step])
