@@ -1,7 +1,7 @@
 """Arena runs launched from the app: background `python -m mafiascope arena run ...` processes.
 
 A run lives in its directory (games + ledger.jsonl), so its progress is read from the ledger
-on every rerun; the process registry is a ``st.cache_resource`` singleton so a launched run
+on every rerun; the process registry (app/jobs.py) is a ``st.cache_resource`` singleton so a launched run
 survives reruns and is visible to every session.
 """
 
@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -19,45 +18,27 @@ import yaml
 
 from mafiascope.arena.ledger import Ledger
 
-from .paths import REPO_ROOT, runs_dir
+from .jobs import BackgroundJob, Registry, spawn
+from .paths import runs_dir
 
 
 def arena_root() -> Path:
     return runs_dir() / "arena"
 
 
-@dataclass
-class ArenaJob:
+@dataclass(kw_only=True)
+class ArenaJob(BackgroundJob):
     name: str
     run_dir: str
-    cmd: list[str]
-    proc: subprocess.Popen
-    log_file: str
 
-    @property
-    def running(self) -> bool:
-        return self.proc.poll() is None
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-
-    def stderr_tail(self, n: int = 6) -> str:
-        try:
-            return "\n".join(Path(self.log_file).read_text(encoding="utf-8", errors="replace").splitlines()[-n:])
-        except OSError:
-            return ""
-
-
-@dataclass
-class Jobs:
-    by_name: dict[str, ArenaJob] = field(default_factory=dict)
-    lock: threading.Lock = field(default_factory=threading.Lock)
+    def stop(self, grace: float | None = None) -> None:
+        """Terminate the run's process without waiting for it."""
+        super().stop(grace)
 
 
 @st.cache_resource
-def jobs() -> Jobs:
-    return Jobs()
+def jobs() -> Registry[ArenaJob]:
+    return Registry()
 
 
 def run_command(roster_file: str, rules: list[str], games: int, run_dir: str, parallel: int, seed: int) -> list[str]:
@@ -72,12 +53,9 @@ def launch(name: str, roster: dict[str, Any], rules: list[str], games: int, para
     roster_file.write_text(yaml.safe_dump(roster, sort_keys=False, allow_unicode=True), encoding="utf-8")
     cmd = run_command(str(roster_file), rules, games, str(run_dir), parallel, seed)
     log_file = run_dir / "arena_run.log"
-    with log_file.open("a", encoding="utf-8") as fh:
-        proc = subprocess.Popen(cmd, cwd=str(REPO_ROOT), stdout=fh, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-    job = ArenaJob(name, str(run_dir), cmd, proc, str(log_file))
-    reg = jobs()
-    with reg.lock:
-        reg.by_name[name] = job
+    proc = spawn(cmd, log_file, append=True, stdin=subprocess.DEVNULL)
+    job = ArenaJob(cmd=cmd, proc=proc, log_file=str(log_file), name=name, run_dir=str(run_dir))
+    jobs().add(name, job)
     return job
 
 

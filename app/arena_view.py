@@ -87,18 +87,18 @@ def launcher(roster: dict[str, Any]) -> None:
 
 
 def run_status() -> None:
-    reg = arena_jobs.jobs()
-    if not reg.by_name:
+    runs = arena_jobs.jobs().items()
+    if not runs:
         return
     st.markdown("#### Runs started here")
-    for name, job in list(reg.by_name.items()):
+    for name, job in runs:
         prog = arena_jobs.progress(job.run_dir)
         total = max(1, prog["scheduled"])
         label = f"{name}: {prog['finished']}/{prog['scheduled']} games" + (" · running" if job.running else " · done")
         st.progress(min(1.0, prog["finished"] / total), text=label)
-        if not job.running and job.proc.returncode not in (0, None):
-            st.code(job.stderr_tail(), language="text")
-    if any(j.running for j in reg.by_name.values()):
+        if not job.running and job.returncode not in (0, None):
+            st.code(job.tail(6), language="text")
+    if any(j.running for _, j in runs):
         st.button("↻ Refresh progress", key="ms_arena_refresh")
 
 

@@ -2,85 +2,38 @@
 
 The game runs outside Streamlit's script thread and outside the page's reruns; it only
 appends to its JSONL files, which the Live Game page tails. The registry of launched
-processes is a ``st.cache_resource`` singleton so every session sees running games.
+processes (app/jobs.py) is a ``st.cache_resource`` singleton so every session sees running games.
 """
 
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
-import threading
 import time
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import streamlit as st
 import yaml
 
+from .jobs import BackgroundJob, Registry, spawn
 from .paths import CONFIG_DIR, REPO_ROOT, runs_dir
 
 
 HUMAN_TIMEOUT_S = 900  # an unanswered human move falls back (logged) after 15 minutes
 
 
-@dataclass
-class Launch:
+@dataclass(kw_only=True)
+class Launch(BackgroundJob):
     game_id: str
     logs: str
-    cmd: list[str]
-    proc: subprocess.Popen
-    log_file: str
-    started: float = field(default_factory=time.time)
     human_seat: str | None = None
-
-    @property
-    def running(self) -> bool:
-        return self.proc.poll() is None
-
-    @property
-    def returncode(self) -> int | None:
-        return self.proc.poll()
-
-    def stop(self) -> None:
-        """Terminate this game's process (only the one this app started)."""
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-
-    def tail(self, n: int = 30) -> str:
-        try:
-            with open(self.log_file, encoding="utf-8", errors="replace") as fh:
-                return "".join(fh.readlines()[-n:])
-        except OSError:
-            return ""
-
-
-class Registry:
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.launches: dict[str, Launch] = {}
-
-    def add(self, launch: Launch) -> None:
-        with self.lock:
-            self.launches[launch.game_id] = launch
-
-    def get(self, game_id: str) -> Launch | None:
-        with self.lock:
-            return self.launches.get(game_id)
-
-    def all(self) -> list[Launch]:
-        with self.lock:
-            return sorted(self.launches.values(), key=lambda l: -l.started)
 
 
 @st.cache_resource
-def registry() -> Registry:
+def registry() -> Registry[Launch]:
     return Registry()
 
 
@@ -184,11 +137,9 @@ def launch(config: Path, *, seed: int, probes: bool = True, snapshots: bool = Tr
     env = dict(os.environ)
     env.update(secret_env())
     env["PYTHONPATH"] = str(REPO_ROOT) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    with open(log_file, "w", encoding="utf-8") as fh:
-        proc = subprocess.Popen(cmd, cwd=str(REPO_ROOT), stdout=fh, stderr=subprocess.STDOUT, env=env,
-                                start_new_session=True)
-    item = Launch(gid, str(logs), cmd, proc, str(log_file), human_seat=human_seat)
-    registry().add(item)
+    proc = spawn(cmd, log_file, env=env, start_new_session=True)
+    item = Launch(cmd=cmd, proc=proc, log_file=str(log_file), game_id=gid, logs=str(logs), human_seat=human_seat)
+    registry().add(gid, item)
     return item
 
 

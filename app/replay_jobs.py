@@ -3,18 +3,15 @@
 A fork runs as ``python -m mafiascope fork ... --batch-id ID`` in its own process, so it
 survives page reruns and even a closed browser tab; the page only polls
 ``<logs>/experiments/fork-<ID>.progress.jsonl`` and the batch record ``fork-<ID>.json``.
-The process registry is a ``st.cache_resource`` singleton shared by all sessions.
+The process registry (app/jobs.py) is a ``st.cache_resource`` singleton shared by all sessions.
 """
 
 from __future__ import annotations
 
 import json
 import secrets
-import subprocess
 import sys
-import threading
-import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -23,52 +20,28 @@ import streamlit as st
 from mafiascope.logs.io import iter_jsonl
 from mafiascope.replay.forks import experiments_dir
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+from .jobs import BackgroundJob, Registry, spawn
 
 
-@dataclass
-class ForkJob:
+@dataclass(kw_only=True)
+class ForkJob(BackgroundJob):
     batch_id: str
     game_id: str
     logs: str
     n: int
-    cmd: list[str]
-    proc: subprocess.Popen
-    log_file: str
-    started: float = field(default_factory=time.time)
-
-    @property
-    def running(self) -> bool:
-        return self.proc.poll() is None
 
     def progress(self) -> dict[str, Any]:
         return read_progress(self.logs, self.batch_id, self.n)
 
-    def stderr_tail(self, n: int = 8) -> str:
-        try:
-            with open(self.log_file, encoding="utf-8", errors="replace") as fh:
-                return "".join(fh.readlines()[-n:])
-        except OSError:
-            return ""
-
-
-class Jobs:
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.jobs: dict[str, ForkJob] = {}
-
-    def add(self, job: ForkJob) -> None:
-        with self.lock:
-            self.jobs[job.batch_id] = job
-
-    def for_game(self, game_id: str) -> list[ForkJob]:
-        with self.lock:
-            return sorted((j for j in self.jobs.values() if j.game_id == game_id), key=lambda j: -j.started)
-
 
 @st.cache_resource
-def jobs() -> Jobs:
-    return Jobs()
+def jobs() -> Registry[ForkJob]:
+    return Registry()
+
+
+def for_game(game_id: str) -> list[ForkJob]:
+    """The fork batches started here for ``game_id``, newest first."""
+    return [j for j in jobs().all() if j.game_id == game_id]
 
 
 def fork_command(game_dir: str, step: str, n: int, probes: str, *, logs: str, batch_id: str, replace: str | None = None,
@@ -97,10 +70,9 @@ def start_fork(game_id: str, game_dir: str, step: str, n: int, probes: str, **kw
     log_dir = experiments_dir(logs)
     log_dir.mkdir(parents=True, exist_ok=True)
     log_file = str(log_dir / f"fork-{batch_id}.stderr.txt")
-    with open(log_file, "w", encoding="utf-8") as err:
-        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err, cwd=str(REPO_ROOT), start_new_session=True)
-    job = ForkJob(batch_id, game_id, logs, n, cmd, proc, log_file)
-    jobs().add(job)
+    proc = spawn(cmd, log_file, stdout_to_log=False, start_new_session=True)
+    job = ForkJob(cmd=cmd, proc=proc, log_file=log_file, batch_id=batch_id, game_id=game_id, logs=logs, n=n)
+    jobs().add(batch_id, job)
     return job
 
 

@@ -57,13 +57,13 @@ if parent is not None:
 
 @st.fragment(run_every=2.0)
 def running_jobs() -> None:
-    jobs = J.jobs().for_game(gm.game_id)
+    jobs = J.for_game(gm.game_id)
     active = [j for j in jobs if j.running or not j.progress()["finished"]]
     for j in active[:5]:
         p = j.progress()
         st.progress(p["done"] / max(1, p["n"]), text=f"batch {j.batch_id}: {p['done']}/{p['n']} branches" + (f", {p['errors']} failed" if p["errors"] else ""))
         if not j.running and not p["finished"]:
-            st.error(f"batch {j.batch_id} stopped: {j.stderr_tail()}")
+            st.error(f"batch {j.batch_id} stopped: {j.tail(8)}")
 
 
 running_jobs()
