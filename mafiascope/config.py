@@ -168,15 +168,20 @@ def parse_game_config(data: dict[str, Any], source: str = "<config>") -> GameCon
     return cfg
 
 
-def load_game_config(path: str | Path) -> GameConfig:
+def read_yaml(path: str | Path, error_cls: type[Exception] = ConfigError, what: str = "config") -> Any:
+    """The parsed YAML of a file; ``error_cls("<path>: <what> file not found")`` or
+    ``error_cls("<path>: not valid YAML (...)")`` otherwise."""
     path = Path(path)
     if not path.is_file():
-        raise ConfigError(f"{path}: config file not found")
+        raise error_cls(f"{path}: {what} file not found")
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        return yaml.safe_load(path.read_text(encoding="utf-8"))
     except yaml.YAMLError as exc:
-        raise ConfigError(f"{path}: not valid YAML ({exc})") from None
-    return parse_game_config(data or {}, str(path))
+        raise error_cls(f"{path}: not valid YAML ({exc})") from None
+
+
+def load_game_config(path: str | Path) -> GameConfig:
+    return parse_game_config(read_yaml(path) or {}, str(Path(path)))
 
 
 def resolve_path(ref: str, cfg: GameConfig) -> Path:

@@ -17,10 +17,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
 
 from ..backends.registry import parse_backend_spec
-from ..config import REPO_ROOT, ConfigError
+from ..config import REPO_ROOT, ConfigError, read_yaml
 
 DEFAULT_ROSTER = REPO_ROOT / "configs" / "roster_bots.yaml"
 
@@ -65,13 +64,7 @@ def parse_roster(data: Any, source: str = "<roster>") -> Roster:
 
 def load_roster(path: str | Path | None = None) -> Roster:
     p = Path(path) if path else DEFAULT_ROSTER
-    if not p.is_file():
-        raise ConfigError(f"{p}: roster file not found")
-    try:
-        data = yaml.safe_load(p.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{p}: not valid YAML ({exc})") from None
-    return parse_roster(data, str(p))
+    return parse_roster(read_yaml(p, ConfigError, "roster"), str(p))
 
 
 def bot_roster() -> Roster:

@@ -29,9 +29,9 @@ import re
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from ..config import read_yaml
 from .render import check_template, placeholders
 from .shapes import SHAPES
 
@@ -169,14 +169,7 @@ def parse_battery(data: Any, source: str = "<battery>") -> Battery:
 
 
 def load_battery(path: str | Path) -> Battery:
-    path = Path(path)
-    if not path.is_file():
-        raise BatteryError(f"{path}: battery file not found")
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
-        raise BatteryError(f"{path}: not valid YAML ({exc})") from None
-    return parse_battery(data, str(path))
+    return parse_battery(read_yaml(path, BatteryError, "battery"), str(Path(path)))
 
 
 def shipped_battery_path(name: str, language: str = "en") -> Path | None:
