@@ -27,9 +27,28 @@ HUMAN_TIMEOUT_S = 900  # an unanswered human move falls back (logged) after 15 m
 
 @dataclass(kw_only=True)
 class Launch(BackgroundJob):
-    game_id: str
+    game_id: str  # the (first) game to open
     logs: str
     human_seat: str | None = None
+    games: int = 1  # > 1: a batch whose games are <prefix>-0000 ... (mafiascope batch --id-prefix)
+    prefix: str | None = None
+
+    def finished(self) -> int:
+        """Games of this launch whose log ends with game_over."""
+        if self.games == 1:
+            ids = [self.game_id]
+        else:
+            ids = [f"{self.prefix}-{i:04d}" for i in range(self.games)]
+        done = 0
+        for gid in ids:
+            try:
+                with open(Path(self.logs) / gid / "game.jsonl", "rb") as fh:
+                    fh.seek(0, os.SEEK_END)
+                    fh.seek(max(0, fh.tell() - 4096))
+                    done += b'"game_over"' in fh.read()
+            except OSError:
+                pass
+        return done
 
 
 @st.cache_resource
@@ -118,15 +137,22 @@ def new_game_id(prefix: str = "live") -> str:
 
 
 def launch(config: Path, *, seed: int, probes: bool = True, snapshots: bool = True, probes_file: Path | None = None,
-           logs: Path | None = None, game_id: str | None = None, human_seat: str | None = None) -> Launch:
+           logs: Path | None = None, game_id: str | None = None, human_seat: str | None = None, games: int = 1) -> Launch:
+    """Start one game (``mafiascope run``) or, with ``games`` > 1, a batch (``mafiascope batch``)."""
     logs = Path(logs or runs_dir())
     logs.mkdir(parents=True, exist_ok=True)
     gid = game_id or new_game_id()
     meta = logs / ".launch"
     meta.mkdir(parents=True, exist_ok=True)
+    if games > 1 and human_seat:
+        raise ValueError("a human seat plays one game at a time; launch a single game to take a seat")
     cfg = human_config(config, human_seat, meta / gid) if human_seat else config
-    cmd = [sys.executable, "-m", "mafiascope", "run", "-c", str(cfg), "--seed", str(int(seed)), "--logs", str(logs),
-           "--game-id", gid]
+    if games > 1:
+        cmd = [sys.executable, "-m", "mafiascope", "batch", "-c", str(cfg), "-n", str(int(games)), "--parallel", "4",
+               "--seed-base", str(int(seed)), "--logs", str(logs), "--id-prefix", gid]
+    else:
+        cmd = [sys.executable, "-m", "mafiascope", "run", "-c", str(cfg), "--seed", str(int(seed)), "--logs", str(logs),
+               "--game-id", gid]
     if not probes:
         cmd.append("--no-probes")
     if not snapshots:
@@ -138,7 +164,9 @@ def launch(config: Path, *, seed: int, probes: bool = True, snapshots: bool = Tr
     env.update(secret_env())
     env["PYTHONPATH"] = str(REPO_ROOT) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     proc = spawn(cmd, log_file, env=env, start_new_session=True)
-    item = Launch(cmd=cmd, proc=proc, log_file=str(log_file), game_id=gid, logs=str(logs), human_seat=human_seat)
+    first = f"{gid}-0000" if games > 1 else gid
+    item = Launch(cmd=cmd, proc=proc, log_file=str(log_file), game_id=first, logs=str(logs), human_seat=human_seat,
+                  games=int(games), prefix=gid if games > 1 else None)
     registry().add(gid, item)
     return item
 

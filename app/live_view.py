@@ -38,6 +38,8 @@ def launch_form() -> None:
     seats = launcher.seat_names(cfgs[cfg_name])
     c3.selectbox("Take a seat yourself", ["— watch only —"] + seats, key="lf_human",
                  help="Play one seat from this page: speak, vote and act at night. Human seats are not probed.")
+    c2.number_input("Games", 1, 100, 1, key="lf_games",
+                    help="More than one: a batch with seeds seed, seed+1, ... played 4 at a time in one background process.")
     o1, o2, o3 = st.columns(3)
     probes_on = o1.toggle("Probe agents after every message", True, key="lf_probes")
     o2.toggle("Write snapshots (for Replay)", True, key="lf_snaps")
@@ -75,7 +77,7 @@ def _do_launch() -> None:
     try:
         item = launcher.launch(cfg, seed=int(ss.get("lf_seed", 1)), probes=probes_on, snapshots=bool(ss.get("lf_snaps", True)),
                                probes_file=probes_file, logs=logs, game_id=gid,
-                               human_seat=None if human.startswith("—") else human)
+                               human_seat=None if human.startswith("—") else human, games=int(ss.get("lf_games", 1)))
     except Exception as exc:
         ss["lf_error"] = f"Could not start the game: {exc}"
         return
@@ -124,8 +126,9 @@ def running_list() -> None:
     if not items:
         return
     st.markdown("#### Launched in this app")
-    rows = [{"game": i.game_id, "status": "running" if i.running else f"exited ({i.returncode})",
-             "human seat": i.human_seat or "", "started": time.strftime("%H:%M:%S", time.localtime(i.started))} for i in items]
+    rows = [{"game": i.prefix + "-*" if i.prefix else i.game_id, "status": "running" if i.running else f"exited ({i.returncode})",
+             "finished": f"{i.finished()}/{i.games}", "human seat": i.human_seat or "",
+             "started": time.strftime("%H:%M:%S", time.localtime(i.started))} for i in items]
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
     for i in items:
         if i.running:

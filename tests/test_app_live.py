@@ -57,6 +57,39 @@ def test_launch_offline_game(runs):
         _stop_all()
 
 
+def test_launch_twenty_games_at_once(runs):
+    at = new_app(mode="launch").run()
+    at.number_input(key="lf_games").set_value(20)
+    at.toggle(key="lf_probes").set_value(False)
+    at.button(key="lf_go").click().run()
+    assert_clean(at)
+    try:
+        first = at.session_state["ms_game"]
+        assert first.endswith("-0000")
+        prefix = first[: -len("-0000")]
+
+        def finished() -> int:
+            return sum('"game_over"' in (runs / f"{prefix}-{i:04d}" / "game.jsonl").read_text()
+                       for i in range(20) if (runs / f"{prefix}-{i:04d}" / "game.jsonl").exists())  # fmt: skip
+
+        assert _wait(lambda: finished() == 20, timeout=120)
+        at = new_app(mode="launch").run()
+        assert_clean(at)
+        table = [d.value for d in at.dataframe if "finished" in d.value.columns]
+        assert table and "20/20" in table[0]["finished"].tolist()
+    finally:
+        _stop_all()
+
+
+def test_human_seat_needs_a_single_game(runs):
+    at = new_app(mode="launch").run()
+    at.number_input(key="lf_games").set_value(3)
+    at.selectbox(key="lf_human").set_value("seat 2")
+    at.button(key="lf_go").click().run()
+    assert "one game at a time" in " ".join(e.value for e in at.error)
+    _stop_all()
+
+
 def test_launch_without_probes(runs):
     at = new_app(mode="launch").run()
     at.toggle(key="lf_probes").set_value(False)
