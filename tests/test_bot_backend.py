@@ -365,3 +365,46 @@ def test_probe_answers_pass_the_probe_engine_extractor_and_shapes():
         for rec in res.probes:
             value, _ = parsing.extract_json(rec["answer"])
             assert shapes.validate(rec["probe_id"], value) is True, rec["answer"]
+
+
+def _town_state(**ev):
+    from mafiascope.backends.bot.presets import get_preset
+    from mafiascope.backends.bot.reader import Identity
+    from mafiascope.backends.bot.state import BotState
+
+    st = BotState(Identity(name="Alex"), get_preset("balanced"))
+    st.add_players(PLAYERS, alive=True)
+    st.ev.update(ev)
+    return st
+
+
+def test_town_consolidates_on_a_plausible_vote_lead_not_on_a_town_looking_one():
+    """Weak evidence: a town voter joins the table's lead among plausible suspects instead of splitting."""
+    import random
+
+    from mafiascope.backends.bot.policy import town_target
+
+    st = _town_state(Dana=1.0, Ellis=0.8)
+    st.votes_today = {"Bailey": "Ellis", "Casey": "Ellis"}
+    assert town_target(st, random.Random(1), voting=True).target == "Ellis"
+    # no vote yet: my own top suspect
+    st.votes_today = {}
+    assert town_target(st, random.Random(1), voting=True).target == "Dana"
+    # a lead on a town-looking player is not joined
+    st = _town_state(Dana=1.0, Ellis=-3.0)
+    st.votes_today = {"Bailey": "Ellis", "Casey": "Ellis"}
+    assert town_target(st, random.Random(1), voting=True).target == "Dana"
+
+
+def test_team_model_weighs_less_with_more_speeches_per_day():
+    """An open floor (several speeches a day) gives more attack pairs; each absent attack says less."""
+    st = _town_state()
+    st.pair_acc = {("Bailey", t): 1.5 for t in ("Casey", "Dana", "Ellis")}  # Bailey attacked three players
+    one = st.p_mafia()
+    st.talk_count = {(1, n): 1 for n in PLAYERS[1:]}
+    assert st.speech_rate() == 1.0 and st.p_mafia() == one
+    st.talk_count = {(1, n): 3 for n in PLAYERS[1:]}
+    assert st.speech_rate() == 3.0
+    three = st.p_mafia()
+    prior = 1 / 3
+    assert one["Bailey"] < three["Bailey"] < prior

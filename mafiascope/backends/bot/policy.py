@@ -40,6 +40,26 @@ def vote_leader(st: BotState) -> str | None:
     return max(counts, key=lambda n: (counts[n], -st.players.index(n) if n in st.players else 0))
 
 
+CONSOLIDATE = 0.5  # town: a leading vote target is "plausible" at this fraction of my top suspect's P(Mafia)
+VOTER_DOUBT = 1.5  # a vote counts 1 - VOTER_DOUBT x P(voter is Mafia) toward the table's lead
+
+
+def consolidate(st: BotState, pm: dict[str, float], best: str, cands: list[str]) -> str | None:
+    """Weak evidence: join the table's leading plausible suspect rather than split the town vote."""
+    if st.known.get(best) is not None or st.checks:
+        return None
+    weight: dict[str, float] = {}
+    for v, t in st.votes_today.items():
+        if v == st.me or t not in cands or t not in st.alive:
+            continue
+        weight[t] = weight.get(t, 0.0) + (1.0 - VOTER_DOUBT * pm.get(v, 0.0))
+    plaus = [n for n in weight if pm[n] >= CONSOLIDATE * pm[best] and st.known.get(n) is None]
+    if not plaus:
+        return None
+    lead = max(plaus, key=lambda n: (weight[n], pm[n]))
+    return lead if weight[lead] > weight.get(best, 0.0) else None
+
+
 def town_target(st: BotState, rng: random.Random, voting: bool) -> Plan:
     cands = st.others()
     if not cands:
@@ -61,6 +81,10 @@ def town_target(st: BotState, rng: random.Random, voting: bool) -> Plan:
         score[n] = s
     best = max(cands, key=lambda n: (score[n], -st.players.index(n)))
     prior = st.n_mafia() / max(1, len(st.players))
+    if voting and not st.is_mafia:
+        alt = consolidate(st, pm, best, cands)
+        if alt is not None:
+            best = alt
     hedge_line = prior + 0.25 * (1 - st.params.aggression)
     mode = "accuse" if pm[best] >= hedge_line or voting else "hedge"
     defend = None

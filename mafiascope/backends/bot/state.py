@@ -102,6 +102,7 @@ class BotState:
     # team structure: per (actor, target) summed accusation weight (> 0) and defence weight (< 0 as positive)
     pair_acc: dict[tuple[str, str], float] = field(default_factory=dict)
     pair_def: dict[tuple[str, str], float] = field(default_factory=dict)
+    talk_count: dict[tuple[int, str], int] = field(default_factory=dict)  # public speeches per (round, speaker)
     _pm_cache: tuple | None = None
 
     # ------------------------------------------------------------------ basics
@@ -168,7 +169,8 @@ class BotState:
         product of its members' evidence odds times how well the team explains who accused and
         defended whom (Mafia rarely accuse a partner and do defend one), scaled by the preset's
         ``insight``; larger ones use the independent estimate."""
-        key = (self.n_obs, len(self.links), tuple(self.ev.values()), tuple(self.known.items()), tuple(sorted(self.alive)), len(self.dead))
+        key = (self.n_obs, len(self.links), tuple(self.ev.values()), tuple(self.known.items()), tuple(sorted(self.alive)), len(self.dead),
+               len(self.talk_count), sum(self.talk_count.values()))
         if self._pm_cache is not None and self._pm_cache[0] == key:
             return dict(self._pm_cache[1])
         out = self._p_teams()
@@ -176,6 +178,12 @@ class BotState:
             out = self._p_independent()
         self._pm_cache = (key, out)
         return dict(out)
+
+    def speech_rate(self) -> float:
+        """Public speeches per speaker per day (1 on a one-speech table; an open floor gives more)."""
+        if not self.talk_count:
+            return 1.0
+        return max(1.0, sum(self.talk_count.values()) / len(self.talk_count))
 
     def _team_terms(self, hidden: list[str]) -> tuple[dict[str, float], dict[tuple[str, str], float]]:
         """Log-likelihood terms of the team model: single[a] if a is Mafia, pair[a, b] if both are."""
@@ -215,7 +223,7 @@ class BotState:
             return out
         if math.comb(len(hidden), m_rem) > 2000:
             return None
-        insight = self.params.insight
+        insight = self.params.insight / self.speech_rate()  # five speeches a day: each absent attack says less
         single, pair = self._team_terms(hidden) if insight > 0 else ({}, {})
         logw: list[tuple[tuple[str, ...], float]] = []
         for team in combinations(hidden, m_rem):
@@ -380,6 +388,8 @@ class BotState:
         if self.night_talk and ob.kind == "said":
             self._night_talk(a, ob.text)  # the Mafia's private talk: plans, not public reads
             return
+        if ob.kind == "said":
+            self.talk_count[(self.round, a)] = self.talk_count.get((self.round, a), 0) + 1
         st = style_of(ob.text)
         acc = self.style.setdefault(a, [0.0] * 9)
         for i, v in enumerate((1, st.words, st.excl, st.questions, st.soft, st.harsh, st.struct, st.anx, st.open)):

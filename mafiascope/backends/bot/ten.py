@@ -163,6 +163,9 @@ def nominee(st: BotState, rng: random.Random) -> str | None:
     return None
 
 
+FLOOR_DISTANCE = 0.8  # chance (times lie_skill) that a Mafioso speaking on an open floor also doubts a cool partner
+
+
 def choose_vote(st: BotState, cands: list[str], rng: random.Random) -> Plan:
     """A vote restricted to ``cands`` (nominees or the tied players)."""
     cands = [n for n in cands if n != st.me] or cands
@@ -417,6 +420,10 @@ def on_open_floor(st: BotState, inst: Any, rng: random.Random) -> str:
     fresh = not _said_today(st, plan.target)
     if st.is_mafia:
         speak = fresh and rng.random() < 0.5 + 0.3 * st.params.aggression
+        cool = [p for p in st.ident.partners if p in st.alive and st.heat.get(p, 0.0) < 1.0]
+        if speak and cool and rng.random() < FLOOR_DISTANCE * st.params.lie_skill:
+            # on an open floor a skilled Mafioso questions a partner too, or the team stands out
+            return speech.discussion(st, plan, rng) + " " + speech._pick(rng, st.ident.language, "doubt", t=cool[0])
     else:
         speak = fresh and (pm.get(plan.target, 0.0) >= confident_line(st) - 0.05 or plan.mode == "reveal")
     if not speak:
