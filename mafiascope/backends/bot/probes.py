@@ -146,7 +146,16 @@ def suspicion_ranking(st: BotState, question: str, rng: random.Random) -> Any:
         q = pm.get(n, 0.0)
         scored.append((n, int(max(0, min(10, round(stated(st, q) / 10)))), q))
     scored.sort(key=lambda x: (-x[2], names.index(x[0])))
-    return [{"player": n, "score": s} for n, s, _ in scored]
+    # a stricter belief gets a strictly higher score, as a ranking implies (rounding to 0-10 made ties)
+    scores = [s for _, s, _ in scored]
+    for i in range(1, len(scores)):
+        scores[i] = min(scores[i], scores[i - 1])  # never above the player ranked before
+        if scored[i][2] < scored[i - 1][2] - 1e-9 and scores[i] >= scores[i - 1]:
+            if scores[i - 1] < 10 and i == 1:
+                scores[0] = scores[1] + 1
+            else:
+                scores[i] = max(0, scores[i - 1] - 1)
+    return [{"player": n, "score": sc} for (n, _, _), sc in zip(scored, scores)]
 
 
 def social_map(st: BotState, question: str, rng: random.Random) -> Any:
