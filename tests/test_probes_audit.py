@@ -88,9 +88,7 @@ def test_cost(logs, capsys):
 
 
 def test_cost_of_original_corpus_is_an_estimate():
-    corpus = Path("/work/shared/corpus/mafiascope_en_demo")
-    if not corpus.is_dir():
-        pytest.skip("shared corpus not mounted")
+    corpus = REPO / "data" / "corpus" / "mafiascope_en_demo"  # the bundled copy of the original corpus
     g = cost_logs(corpus)["per_game"][0]
     assert g["source"] == "introspection.jsonl" and g["tokens_estimated"] and g["probe_calls"] > 100
 
