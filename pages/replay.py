@@ -26,7 +26,7 @@ logs = str(Path(gm.dir).parent)
 try:
     parent = ParentGame.load(gm.dir)
 except ReplayError as exc:
-    st.warning(f"This game cannot be forked: {exc}", icon="⑂")
+    st.warning(f"This game cannot be forked: {exc}", icon=":material/call_split:")
     parent = None
 
 if parent is not None:
