@@ -122,11 +122,10 @@ def _per_model(_dirs: tuple[str, ...], key: str, mode: Any) -> dict[str, Any]:
     models = sorted({m.strip() for ms in c.games["models"] for m in str(ms).split(",") if m.strip()})
     out: dict[str, Any] = {}
     for mdl in models:
-        # a model that plays in every game selects the whole corpus: reuse it instead of loading again
-        every = bool(c.m) and all(mdl in [x.strip() for x in str(ms).split(",")] for ms in c.games["models"])
-        cm = c if every else bridge.corpus(_dirs, model=mdl)
-        if cm.m:
-            out[mdl] = {"games": cm.m, "f1_by_round": f1_by_round(cm, mode), "f2": f2(cm, mode, breakdowns=False)}
+        # per model = the seats that model played (games often mix models), over the whole selection
+        games = sum(mdl in [x.strip() for x in str(ms).split(",")] for ms in c.games["models"])
+        if games:
+            out[mdl] = {"games": games, "f1_by_round": f1_by_round(c, mode, model=mdl), "f2": f2(c, mode, breakdowns=False, model=mdl)}
     return out
 
 
