@@ -27,6 +27,9 @@ try:
     parent = ParentGame.load(gm.dir)
 except ReplayError as exc:
     st.warning(f"This game cannot be forked: {exc}", icon=":material/call_split:")
+    forkable = sorted(d.name for d in Path(gm.dir).parent.iterdir() if (d / "state.jsonl").is_file())[:8]
+    if forkable:
+        st.markdown("Games here that have snapshots: " + " · ".join(f"[{g}](./replay?game={g})" for g in forkable))
     parent = None
 
 if parent is not None:
