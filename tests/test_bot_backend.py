@@ -7,15 +7,22 @@ import json
 import re
 import statistics
 import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 import pytest
 
 from mafiascope.backends.base import CompletionRequest
 from mafiascope.backends.bot import BOT_PRESETS, BotBackend, list_presets
 from mafiascope.backends.bot.probes import identify
-from mafiascope.backends.bot.selfplay import QUESTIONS, SelfPlay
+from mafiascope.config import load_game_config, parse_game_config
 from mafiascope.engine import prompts
 from mafiascope.engine.parsing import parse_target
+from mafiascope.engine.runner import WALL_CLOCK_FIELDS, GameResult, play_game
+from mafiascope.logs.io import GAME_FILE, PROBE_FILE, read_jsonl
+from mafiascope.probes.dsl import load_battery, shipped_battery_path
+from mafiascope.probes.render import render
 
 PLAYERS = ["Alex", "Bailey", "Casey", "Dana", "Ellis", "Finley", "Gray"]
 PERS = {"O": 50, "C": 50, "E": 50, "A": 50, "N": 50}
@@ -48,15 +55,90 @@ def probe(msgs, question, lines=()):
     return msgs[:-1] + [user(list(lines), MARK + "\n" + question)]
 
 
+# --------------------------------------------------------------------------- engine games
+
+ROOT = Path(__file__).resolve().parents[1]
+CLASSIC_ROLES = {"Mafia": 2, "Doctor": 1, "Villager": 4}
+SHERIFF_ROLES = {"Mafia": 2, "Doctor": 1, "Sheriff": 1, "Villager": 3}
+ROLES_NO_SHERIFF = "Mafia|Villager|Doctor|Unknown"
+
+
+def question(probe_id, lang="en", battery="default", me="Alex", players=PLAYERS, roles=ROLES_NO_SHERIFF):
+    """A shipped battery's question, rendered as the probe engine renders it."""
+    b = load_battery(shipped_battery_path(battery, lang))
+    tmpl = next(p.question for p in b.probes if p.id == probe_id)
+    return render(tmpl, {"player": me, "players": ", ".join(players), "roles": roles})
+
+
+def battery_ids(battery, lang):
+    return {p.id for p in load_battery(shipped_battery_path(battery, lang)).probes if p.enabled}
+
+
+def classic_cfg(lang="en", sheriff=False, presets=("balanced",), battery=None, max_rounds=None):
+    """A 7-seat classic game (2 Mafia, Doctor, optional Sheriff) with bot seats cycling over ``presets``."""
+    rules: dict[str, Any] = {"name": "classic", "roles": SHERIFF_ROLES if sheriff else CLASSIC_ROLES, "intro_round": True}
+    if max_rounds:
+        rules["max_rounds"] = max_rounds
+    probes: dict[str, Any] = {"enabled": True}
+    if battery:
+        probes["battery"] = battery
+    return parse_game_config({
+        "name": "bot-test",
+        "language": lang,
+        "rules": rules,
+        "seats": [{"backend": presets[i % len(presets)]} for i in range(7)],
+        "backends": {p: {"type": "bot", "preset": p} for p in presets},
+        "probes": probes,
+    })
+
+
+class RecordingBot(BotBackend):
+    """The bot backend, keeping every request it served."""
+
+    def __init__(self, *a, **kw):
+        super().__init__(*a, **kw)
+        self.seen: list[CompletionRequest] = []
+
+    async def complete(self, request):
+        self.seen.append(request)
+        return await super().complete(request)
+
+
+@dataclass
+class Played:
+    result: GameResult
+    events: list[dict[str, Any]]
+    probes: list[dict[str, Any]]
+    roles: dict[str, str]
+
+
+def play(logs_dir, cfg, seed, *, probes=True, backends=None, game_id=None) -> Played:
+    gid = game_id or f"g{seed}"
+    res = asyncio.run(play_game(cfg, logs_dir=logs_dir, seed=seed, game_id=gid, probes=probes, snapshots=False, backends=backends))
+    events = read_jsonl(Path(logs_dir) / gid / GAME_FILE)
+    pfile = Path(logs_dir) / gid / PROBE_FILE
+    recs = read_jsonl(pfile) if pfile.exists() else []
+    assert events[-1]["kind"] == "game_over"
+    return Played(res, events, recs, events[-1]["roles"])
+
+
+UNSTABLE = set(WALL_CLOCK_FIELDS) | {"finished_ts", "cost"}  # wall clock (cost holds latencies too)
+
+
+def _stable(records, ordered=True):
+    """Records as JSON without wall-clock fields; probe records (answered concurrently) sorted."""
+    out = [json.dumps({k: v for k, v in r.items() if k not in UNSTABLE}, sort_keys=True, ensure_ascii=False) for r in records]
+    return out if ordered else sorted(out)
+
+
 # --------------------------------------------------------------------------- determinism
 
 
-def test_same_messages_same_seed_identical_and_cache_transparent():
-    g = SelfPlay(seed=5, probes=False)
-    g.run()
-    seat = g.seats[0]
-    msgs = seat.messages[:-1]
-    warm = seat.backend
+def test_same_messages_same_seed_identical_and_cache_transparent(tmp_path):
+    warm = RecordingBot("balanced", preset="balanced")
+    play(tmp_path, classic_cfg(), 5, probes=False, backends={"balanced": warm})
+    first = warm.seen[0].seat
+    msgs = [r for r in warm.seen if r.seat == first][-1].messages  # the seat's last full game context
     cold = BotBackend("fresh", preset=warm.preset)
     for seed in (0, 1, 99):
         a = reply(warm, msgs, seed)
@@ -65,10 +147,11 @@ def test_same_messages_same_seed_identical_and_cache_transparent():
     assert len(outs) > 1  # the seed matters
 
 
-def test_selfplay_games_are_deterministic():
-    a, b = SelfPlay(seed=11, sheriff=True).run(), SelfPlay(seed=11, sheriff=True).run()
-    assert a.events == b.events and a.probes == b.probes
-    assert SelfPlay(seed=12).run().events != a.events
+def test_engine_bot_games_are_deterministic(tmp_path):
+    cfg = load_game_config(ROOT / "configs" / "classic_sheriff.yaml")
+    a, b = (play(tmp_path / d, cfg, 11, game_id="same") for d in ("a", "b"))
+    assert a.probes and _stable(a.events) == _stable(b.events) and _stable(a.probes, False) == _stable(b.probes, False)
+    assert _stable(play(tmp_path / "c", cfg, 12, game_id="same", probes=False).events) != _stable(a.events)
 
 
 def test_seed_none_is_zero():
@@ -173,7 +256,7 @@ def test_beliefs_move_toward_mafia_after_evidence(lang):
     loaded = day_context(p, "Alex", "Villager", lines=lines)
     # a first-day pile-on is damped (echoes of one accusation add less), but five accusers still move it
     assert _p_mafia(be, loaded, "Dana") > _p_mafia(be, neutral, "Dana") + 0.1
-    q = QUESTIONS[lang]["role_assessment"].format(me="Alex", players=", ".join(PLAYERS), roles="Mafia|Villager|Doctor|Unknown")
+    q = question("role_assessment", lang)
     role, conf = _mafia_conf(reply(BotBackend("g", "gullible"), probe(loaded, q, lines), 2), "Dana")
     assert role == "Mafia" and conf >= 50
     # the town bot now argues against Dana and votes for her
@@ -210,12 +293,12 @@ def test_sheriff_uses_its_check():
         assert parse_target(reply(BotBackend("b"), night, s), "check", PLAYERS).target not in ("Gray", "Alex")
 
 
-def test_mafia_lies_but_rarely_names_partner_first():
+def test_mafia_lies_but_rarely_names_partner_first(tmp_path):
     """Over many games Mafia speeches accuse town players and almost never their partner first."""
     first_partner = first_town = 0
+    cfg = classic_cfg()
     for seed in range(25):
-        g = SelfPlay(seed=seed, probes=False)
-        res = g.run()
+        res = play(tmp_path, cfg, seed, probes=False)
         mafia = {n for n, r in res.roles.items() if r == "Mafia"}
         for e in res.events:
             if e["kind"] != "day_discuss" or e["player"] not in mafia:
@@ -247,7 +330,8 @@ def test_mafia_kill_follows_ally_choice():
 # --------------------------------------------------------------------------- probes
 
 SHAPES = {
-    "role_assessment": lambda v: isinstance(v, list) and all({"player", "guessed_role", "confidence", "reason"} <= set(x) and 0 <= x["confidence"] <= 100 and x["guessed_role"] in ("Mafia", "Villager", "Doctor", "Unknown") for x in v),
+    "role_beliefs": lambda v: isinstance(v, dict) and all(set(x) == {"role", "confidence"} and 0 <= x["confidence"] <= 100 and x["role"] in ("Mafia", "Villager", "Doctor", "Sheriff", "Unknown") for x in v.values()),
+    "role_assessment": lambda v: isinstance(v, list) and all({"player", "guessed_role", "confidence", "reason"} <= set(x) and 0 <= x["confidence"] <= 100 and x["guessed_role"] in ("Mafia", "Villager", "Doctor", "Sheriff", "Unknown") for x in v),
     "suspicion_ranking": lambda v: isinstance(v, list) and all(set(x) == {"player", "score"} and 0 <= x["score"] <= 10 for x in v) and [x["score"] for x in v] == sorted((x["score"] for x in v), reverse=True),
     "social_map": lambda v: isinstance(v, dict) and all(x["attitude"] in ("trusts", "neutral", "suspects") and 0 <= x["confidence"] <= 100 for x in v["toward_me"]),
     "personality_profile": lambda v: isinstance(v, list) and all(all(0 <= x[t] <= 100 for t in "OCEAN") and "summary" in x for x in v),
@@ -261,20 +345,21 @@ def _json(text):
     return json.loads(text[start:])
 
 
+@pytest.mark.parametrize("battery", ["default", "chained"])
 @pytest.mark.parametrize("lang", ["en", "ru"])
-def test_every_standard_probe_answers_in_shape(lang):
-    g = SelfPlay(seed=2, language=lang, sheriff=True)
-    res = g.run()
+def test_every_standard_probe_answers_in_shape(tmp_path, lang, battery):
+    res = play(tmp_path, classic_cfg(lang, sheriff=True, battery=battery), 2)
     seen = set()
+    assert res.probes
     for rec in res.probes:
-        value = _json(rec["answer"])
-        assert SHAPES[rec["probe_id"]](value), (rec["probe_id"], rec["answer"])
+        value = _json(rec["answer_raw"])
+        assert SHAPES[rec["probe_id"]](value), (rec["probe_id"], rec["answer_raw"])
         seen.add(rec["probe_id"])
         if rec["probe_id"] == "role_assessment" and rec["role"] == "Mafia":
             partners = {n for n, r in res.roles.items() if r == "Mafia"}
             stated = {x["player"]: x["guessed_role"] for x in value}
             assert all(stated.get(pn, "Mafia") == "Mafia" for pn in partners)  # Mafia answer honestly
-    assert seen == set(SHAPES)
+    assert seen == battery_ids(battery, lang) and seen <= set(SHAPES)
 
 
 def test_probe_identification_uses_the_last_format_spec():
@@ -298,16 +383,16 @@ def test_unknown_probe_and_legacy_role_beliefs():
 def test_sheriff_offered_only_when_listed():
     p = prompts.EN
     msgs = day_context(p, "Alex", "Sheriff")
-    q = QUESTIONS["en"]["role_assessment"].format(me="Alex", players=", ".join(PLAYERS), roles="Mafia|Villager|Doctor|Unknown")
+    q = question("role_assessment")
     assert all(x["guessed_role"] != "Sheriff" for x in json.loads(reply(BotBackend("b"), probe(msgs, q))))
-    q2 = QUESTIONS["en"]["role_assessment"].format(me="Alex", players=", ".join(PLAYERS), roles="Mafia|Villager|Doctor|Sheriff|Unknown")
+    q2 = question("role_assessment", roles="Mafia|Villager|Doctor|Sheriff|Unknown")
     me = [x for x in json.loads(reply(BotBackend("b"), probe(msgs, q2))) if x["player"] == "Alex"][0]
     assert me["guessed_role"] == "Sheriff" and me["confidence"] == 100
 
 
 def test_format_noise_is_rare_and_deterministic():
     msgs = day_context(prompts.EN, "Alex", "Villager")
-    q = QUESTIONS["en"]["suspicion_ranking"].format(players=", ".join(PLAYERS))
+    q = question("suspicion_ranking")
     be = BotBackend("g", "gullible")
     outs = [reply(be, probe(msgs, q), s) for s in range(600)]
     noisy = [o for o in outs if not o.startswith("[")]
@@ -319,15 +404,16 @@ def test_format_noise_is_rare_and_deterministic():
 # --------------------------------------------------------------------------- presets
 
 
-def _committed_confidences(preset):
+def _committed_confidences(logs_dir, preset):
     confs, unknown, total = [], 0, 0
+    cfg = classic_cfg(presets=(preset,))
     for seed in range(4):
-        res = SelfPlay(seed=seed, presets=[preset]).run()
+        res = play(logs_dir / preset, cfg, seed)
         for rec in res.probes:
             if rec["probe_id"] != "role_assessment" or rec["role"] == "Mafia":
                 continue
-            for x in _json(rec["answer"]):
-                if x["player"] == rec["player"]:
+            for x in _json(rec["answer_raw"]):
+                if x["player"] == rec["player_name"]:
                     continue
                 total += 1
                 if x["guessed_role"] == "Unknown":
@@ -337,11 +423,11 @@ def _committed_confidences(preset):
     return statistics.mean(confs) if confs else 0.0, unknown / total
 
 
-def test_presets_differ_measurably():
+def test_presets_differ_measurably(tmp_path):
     assert {"balanced", "cautious", "aggressive", "gullible", "analyst"} <= set(list_presets())
     assert len({p for p in BOT_PRESETS.values()}) == len(BOT_PRESETS)
-    g_conf, g_unk = _committed_confidences("gullible")
-    c_conf, c_unk = _committed_confidences("cautious")
+    g_conf, g_unk = _committed_confidences(tmp_path, "gullible")
+    c_conf, c_unk = _committed_confidences(tmp_path, "cautious")
     assert g_conf > c_conf + 10
     assert c_unk > g_unk + 0.2
 
@@ -349,22 +435,26 @@ def test_presets_differ_measurably():
 # --------------------------------------------------------------------------- speed
 
 
-def test_full_game_with_probes_is_fast():
+def test_full_game_with_probes_is_fast(tmp_path):
+    cfg = load_game_config(ROOT / "configs" / "classic.yaml")
     t0 = time.process_time()
-    res = SelfPlay(seed=3).run()
+    res = play(tmp_path, cfg, 3)
     cpu = time.process_time() - t0
-    assert res.probe_calls > 500 and res.act_calls > 20
+    assert len(res.probes) > 500 and res.result.acts > 20
     assert cpu < 2.0, cpu  # typically ~0.15 s
 
 
-def test_probe_answers_pass_the_probe_engine_extractor_and_shapes():
+def test_probe_answers_pass_the_probe_engine_extractor_and_shapes(tmp_path):
     shapes = pytest.importorskip("mafiascope.probes.shapes")
     parsing = pytest.importorskip("mafiascope.probes.parsing")
     for lang in ("en", "ru"):
-        res = SelfPlay(seed=8, language=lang, presets=["gullible", "cautious"]).run()
-        for rec in res.probes:
-            value, _ = parsing.extract_json(rec["answer"])
-            assert shapes.validate(rec["probe_id"], value) is True, rec["answer"]
+        for battery in ("default", "chained"):
+            res = play(tmp_path / f"{lang}-{battery}", classic_cfg(lang, presets=("gullible", "cautious"), battery=battery), 8)
+            assert res.probes
+            for rec in res.probes:
+                value, _ = parsing.extract_json(rec["answer_raw"])
+                assert shapes.validate(rec["probe_id"], value) is True, rec["answer_raw"]
+                assert rec["answer_valid"], rec
 
 
 def _town_state(**ev):
