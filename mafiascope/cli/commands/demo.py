@@ -15,7 +15,6 @@ from .. import CliError, print_json
 # Snapshots (every seat's context at every step) are kept for the games meant for the Replay page;
 # ten-seat games use the suspicion battery. Together this keeps the bundled corpus small.
 DEMO_GAMES = [
-    ("demo-classic-01", "configs/classic.yaml", 101, None, True),
     ("demo-classic-02", "configs/classic.yaml", 102, None, False),
     ("demo-classic-03", "configs/classic.yaml", 103, None, False),
     ("demo-sheriff-01", "configs/classic_sheriff.yaml", 201, None, True),
@@ -25,6 +24,8 @@ DEMO_GAMES = [
     ("demo-sport-01", "configs/tournament_sport.yaml", 401, "suspicion", False),
     ("demo-open-01", "configs/tournament_open_table.yaml", 501, "suspicion", False),
     ("demo-imbalanced-01", "configs/tournament_imbalanced.yaml", 601, "suspicion", False),
+    # played last, so it is the newest game and the one the app opens first
+    ("demo-classic-01", "configs/classic.yaml", 101, None, True),
 ]
 
 
