@@ -228,3 +228,16 @@ def test_cli_json_shape(tmp_path, capsys):
     df = pd.read_parquet(out / "belief_edges.parquet")
     assert list(df.columns)[:5] == ["game_id", "source", "destination", "timestamp", "round"]
     assert main(["analyze", str(tmp_path / "nothing")]) == 2
+
+
+@need_corpus
+def test_cli_text_report_prints_transcript_baselines(tmp_path, capsys):
+    from mafiascope.cli import main
+
+    args = ["analyze", str(EN), "--boot", "0", "--cache-dir", str(tmp_path), "--compat", "mafiascope-2026-07"]
+    assert main(args) == 0
+    assert "transcript most_mentioned" not in capsys.readouterr().out
+    assert main(args + ["--transcripts"]) == 0
+    out = capsys.readouterr().out
+    assert "mafia    transcript most_mentioned 9/11" in out
+    assert "innocent transcript most_accused   16/26" in out

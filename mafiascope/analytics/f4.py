@@ -57,6 +57,62 @@ def _translit(name: str) -> str:
     return "".join(_TR.get(ch, ch) for ch in name.lower())
 
 
+# compat ("mafiascope-2026-07") transcript rule, restated from the original's observed behaviour:
+# cue stems matched case-insensitively anywhere in a sentence; sentences end after . ! ? or an
+# ellipsis followed by whitespace, or at line breaks; Latin names match case-sensitively between
+# non-letters; Russian transliteration stems (the forms seen in its Russian logs) take up to three
+# lowercase Cyrillic letters of inflection.
+_COMPAT_CUES = re.compile("|".join((
+    "suspect", "suspici", "mafia", "vote", "accus", "lynch", "guilty",
+    "подозр", "мафи", "голос", "обвин", "виновн", "линчев")), re.IGNORECASE)
+_COMPAT_SENTENCES = re.compile(r"(?<=[.!?\u2026])\s+|\n+")
+_COMPAT_CYRILLIC = {
+    "Alex": ("Алекс",), "Bailey": ("Бейли",), "Casey": ("Кейси",), "Dana": ("Дан",), "Ellis": ("Эллис",),
+    "Finley": ("Финли",), "Gray": ("Грей", "Грэй"), "Harper": ("Харпер",), "Indigo": ("Индиго",),
+    "Jordan": ("Джордан",), "Kennedy": ("Кеннеди",), "Logan": ("Логан",),
+}
+_LETTER = "A-Za-zА-Яа-яЁё"
+
+
+@lru_cache(maxsize=4096)
+def _compat_name_pattern(name: str) -> re.Pattern[str]:
+    alts = [re.escape(name)] + [re.escape(st) + "[а-яё]{0,3}" for st in _COMPAT_CYRILLIC.get(name, ())]
+    return re.compile(f"(?<![{_LETTER}])(?:{'|'.join(alts)})(?![{_LETTER}])")
+
+
+def _compat_transcript_picks(msgs: list[str], others: list[int], names: list[str]) -> tuple[int | None, int | None]:
+    """(most-mentioned, most-accused) as the original computes them.
+
+    Ties go to the candidate mentioned in the latest message; within one message, to the name
+    that sorts last (the original walks the candidates in name order, not text order). The
+    accused count uses the same mention order for its ties.
+    """
+    cands = sorted(others, key=lambda s: names[s])
+    pats = {s: _compat_name_pattern(names[s]) for s in cands}
+    mentioned = dict.fromkeys(cands, 0)
+    accused = dict.fromkeys(cands, 0)
+    order: list[int] = []
+    for text in msgs:
+        for s in cands:
+            n = len(pats[s].findall(text))
+            mentioned[s] += n
+            if n:
+                order.append(s)
+        for sent in _COMPAT_SENTENCES.split(text):
+            if sent and _COMPAT_CUES.search(sent):
+                for s in cands:
+                    accused[s] += len(pats[s].findall(sent))
+
+    def pick(counts: dict[int, int]) -> int | None:
+        best = max(counts.values(), default=0)
+        if best <= 0:
+            return None
+        top = {s for s, v in counts.items() if v == best}
+        return next((s for s in reversed(order) if s in top), min(top, key=lambda s: names[s]))
+
+    return pick(mentioned), pick(accused)
+
+
 def _transcript_pick(msgs: list[str], others: list[int], names: list[str], accused_only: bool) -> int | None:
     counts: dict[int, int] = {}
     last: dict[int, int] = {}
@@ -181,7 +237,7 @@ def vote_units(c: Corpus, mode: Mode, transcripts: bool = True) -> pd.DataFrame:
             csets[ui] = grp
         r["committed_set"] = csets
         if transcripts:
-            r.update(_transcript_baselines(c, ev, u, alive, prev_plur))
+            r.update(_transcript_baselines(c, ev, u, alive, prev_plur, mode))
         return pd.DataFrame(r)
 
     return c.memo(("f4_units", mode, transcripts), build)
@@ -198,12 +254,19 @@ def _segments(keys: np.ndarray, vals: np.ndarray) -> tuple[list[int], list[list[
 
 
 def _transcript_baselines(c: Corpus, ev: pd.DataFrame, u: pd.DataFrame, alive: np.ndarray,
-                          prev_plur: np.ndarray) -> dict[str, list[Any]]:
+                          prev_plur: np.ndarray, mode: Mode) -> dict[str, list[Any]]:
     """Most-mentioned / most-accused other player in the round's public messages before the
     voter's reply, and the previous tally's plurality (when it is one of the voter's others)."""
     msgs = ev[ev["kind"].isin(["intro", "day_discuss", "day_vote"]).to_numpy()]
     by_round: dict[tuple[int, int], tuple[np.ndarray, list[str]]] = {}
     for (g, rnd), grp in msgs.groupby(["g", "round"], sort=False):
+        if mode.is_compat:  # the original orders messages by (msg_seq, speaker name, text)
+            nm = c.seat_names(int(g))
+            key = [(q, nm[p] if 0 <= p < len(nm) else "", x) for q, p, x in
+                   zip(grp["msg_seq"].tolist(), grp["player"].tolist(), grp["text"].fillna("").tolist())]
+            key.sort()
+            by_round[(int(g), int(rnd))] = (np.array([k[0] for k in key], dtype=np.int64), [k[2] for k in key])
+            continue
         by_round[(int(g), int(rnd))] = (grp["msg_seq"].to_numpy(), grp["text"].fillna("").tolist())
     names_of: dict[int, list[str]] = {}
     out: dict[str, list[Any]] = {"most_mentioned": [], "most_accused": [], "prev_plurality": []}
@@ -213,10 +276,14 @@ def _transcript_baselines(c: Corpus, ev: pd.DataFrame, u: pd.DataFrame, alive: n
         names = names_of.get(g) or names_of.setdefault(g, c.seat_names(g))
         seqs, texts = by_round.get((g, rnd), (np.zeros(0, dtype=np.int64), []))
         sel = np.flatnonzero(seqs < v_seq)
-        sel = sel[np.argsort(seqs[sel], kind="quicksort")]
+        sel = sel[np.argsort(seqs[sel], kind="stable")]
         m = [texts[i] for i in sel.tolist()]
-        out["most_mentioned"].append(_transcript_pick(m, others, names, False))
-        out["most_accused"].append(_transcript_pick(m, others, names, True))
+        if mode.is_compat:
+            mm, ma = _compat_transcript_picks(m, others, names)
+        else:
+            mm, ma = _transcript_pick(m, others, names, False), _transcript_pick(m, others, names, True)
+        out["most_mentioned"].append(mm)
+        out["most_accused"].append(ma)
         pp = int(prev_plur[t])
         out["prev_plurality"].append(pp if pp in others else None)
     return out

@@ -106,9 +106,13 @@ def format_report(rep: dict[str, Any]) -> str:
     if "f4" in rep:
         L.append("\nF4 belief-vote coupling (pre-vote rule): hit rate (chance)")
         for grp, v in rep["f4"].items():
-            for key in ("top1", "committed_set", "post_vote_top1"):
+            for key in ("top1", "committed_set", "post_vote_top1", "transcript_most_mentioned",
+                        "transcript_most_accused", "previous_round_plurality"):
+                if key not in v:  # transcript baselines only with --transcripts
+                    continue
                 x = v[key]
-                L.append(f"  {grp:<8} {key:<15} {x['k']}/{x['n']} {pct(x['rate'])}{ci(x['ci95'])} ({pct(x['chance'])})")
+                label = key.replace("transcript_", "transcript ")
+                L.append(f"  {grp:<8} {label:<25} {x['k']}/{x['n']} {pct(x['rate'])}{ci(x['ci95'])} ({pct(x['chance'])})")
     if "dynamics" in rep:
         d = rep["dynamics"]
         L.append(f"\nBelief dynamics: volatility {d['volatility']}, flip rate {pct(d['flip_rate'])}, return rate {pct(d['return_rate'])}")
