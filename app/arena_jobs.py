@@ -19,7 +19,7 @@ import yaml
 from mafiascope.arena.ledger import Ledger
 
 from .jobs import BackgroundJob, Registry, spawn
-from .paths import runs_dir
+from .paths import ARENA_DATA_DIR, runs_dir
 
 
 def arena_root() -> Path:
@@ -64,8 +64,12 @@ def progress(run_dir: str | Path) -> dict[str, Any]:
     return {"scheduled": st_["scheduled"], "finished": st_["finished"], "failed": st_["failed"]}
 
 
-def known_runs() -> list[Path]:
-    root = arena_root()
+def _runs_under(root: Path) -> list[Path]:
     if not root.is_dir():
         return []
-    return sorted((p for p in root.iterdir() if (p / "ledger.jsonl").is_file()), key=lambda p: -p.stat().st_mtime)
+    return sorted((p for p in root.iterdir() if (p / "ledger.jsonl").is_file()), key=lambda p: (-p.stat().st_mtime, p.name))
+
+
+def known_runs() -> list[Path]:
+    """The user's runs (newest first), then the bundled runs under data/arena (the default on a fresh install)."""
+    return _runs_under(arena_root()) + _runs_under(ARENA_DATA_DIR)

@@ -1,4 +1,4 @@
-"""The Arena page: build a roster, estimate, launch a background run, read the leaderboards."""
+"""The Arena page: build a roster (or a fixed seating), estimate, launch a background run, read the leaderboards."""
 
 from __future__ import annotations
 
@@ -10,8 +10,10 @@ import pandas as pd
 import streamlit as st
 import yaml
 
+from mafiascope.arena.ledger import Ledger
 from mafiascope.arena.roster import bot_roster, parse_roster
 from mafiascope.arena.run import estimate
+from mafiascope.arena.schedule import N_SEATS
 from mafiascope.arena.scoring import load_records, report
 from mafiascope.config import ConfigError
 
@@ -31,32 +33,72 @@ def _sig(path: Path) -> tuple[int, float]:
     return len(files), max((f.stat().st_mtime for f in files), default=0.0)
 
 
-def roster_builder() -> dict[str, Any] | None:
-    st.markdown("#### 1 · Roster")
-    presets = bot_roster()
-    chosen = st.multiselect("Bot presets (offline, no keys)", presets.labels, default=presets.labels, key="ms_arena_bots")
+MODES = {"roster": "Roster (balanced schedule)", "fixed": "Fixed seating (a backend per seat)"}
+
+
+def _extra_models() -> dict[str, Any] | None:
     extra = st.text_area(
         "More models: backend-registry entries as YAML (`label: {type: openai, model: ..., api_key: \"${KEY}\"}`)",
         value="", height=90, key="ms_arena_extra",
     )
-    models: dict[str, Any] = {k: presets.models[k] for k in chosen}
-    if extra.strip():
-        try:
-            data = yaml.safe_load(extra) or {}
-            if not isinstance(data, dict):
-                raise ConfigError("expected a mapping label -> backend entry")
-            models.update(data)
-        except (yaml.YAMLError, ConfigError) as exc:
-            st.error(f"Extra models: {exc}")
-            return None
+    if not extra.strip():
+        return {}
     try:
-        roster = parse_roster({"name": "app", "models": models}, "roster")
+        data = yaml.safe_load(extra) or {}
+        if not isinstance(data, dict):
+            raise ConfigError("expected a mapping label -> backend entry")
+    except (yaml.YAMLError, ConfigError) as exc:
+        st.error(f"Extra models: {exc}")
+        return None
+    return data
+
+
+def _checked(data: dict[str, Any]) -> dict[str, Any] | None:
+    """The roster as data (``name``, ``models``, optional ``seating``) once it parses, else None (error shown)."""
+    try:
+        roster = parse_roster(data, "roster")
     except ConfigError as exc:
         st.error(str(exc))
         return None
-    st.caption(f"{len(roster.labels)} models. Each game seats ten of them (a model may take several seats when "
-               "there are fewer than ten); seats play under human names and are never told which model sits where.")
-    return {"name": "app", "models": roster.models}
+    return {"name": data["name"], "models": roster.models, **({"seating": roster.seating} if roster.seating else {})}
+
+
+def roster_builder() -> dict[str, Any] | None:
+    st.markdown("#### 1 · Roster")
+    mode = st.radio("Seating", list(MODES), format_func=MODES.get, key="ms_arena_mode", horizontal=True)
+    presets = bot_roster()
+    if mode == "fixed":
+        return seating_builder(presets.models)
+    chosen = st.multiselect("Bot presets (offline, no keys)", presets.labels, default=presets.labels, key="ms_arena_bots")
+    extra = _extra_models()
+    if extra is None:
+        return None
+    roster = _checked({"name": "app", "models": {**{k: presets.models[k] for k in chosen}, **extra}})
+    if roster is not None:
+        st.caption(f"{len(roster['models'])} models. Each game seats ten of them (a model may take several seats when "
+                   "there are fewer than ten); seats play under human names and are never told which model sits where.")
+    return roster
+
+
+def seating_builder(presets: dict[str, Any]) -> dict[str, Any] | None:
+    """Ten seats, a backend each (a bot preset or an entry of the YAML box); every game seats exactly these."""
+    extra = _extra_models()
+    if extra is None or (extra and _checked({"name": "app", "models": extra}) is None):  # every entry, seated or not
+        return None
+    candidates = {**presets, **extra}
+    labels = list(candidates)
+    seating: list[str] = []
+    for row in range(N_SEATS // 5):
+        cols = st.columns(5)
+        for c, i in zip(cols, range(row * 5, row * 5 + 5)):
+            seating.append(c.selectbox(f"Seat {i + 1}", labels, index=i % len(labels), key=f"ms_arena_seat_{i}"))
+    roster = _checked({"name": "app", "models": {m: candidates[m] for m in dict.fromkeys(seating)}, "seating": seating})
+    if roster is not None:
+        counts = ", ".join(f"{m} ×{seating.count(m)}" for m in roster["models"])
+        st.caption(f"Every game seats these ten ({counts}). The engine deals the roles from each game's seed and "
+                   "shuffles names and speaking order, so a model holds different roles across games; seats play "
+                   "under human names and are never told which model sits where.")
+    return roster
 
 
 def launcher(roster: dict[str, Any]) -> None:
@@ -75,7 +117,8 @@ def launcher(roster: dict[str, Any]) -> None:
     m2.metric("Calls (est.)", f"{est['calls']:,}")
     m3.metric("Calls to paid backends", f"{est['paid_calls']:,}")
     m4.metric("Prompt tokens (est.)", f"{est['prompt_tokens']:,}")
-    st.caption(est["note"] + ". Bot seats cost nothing.")
+    st.caption(est["note"] + ". Bot seats cost nothing." + (" Fixed seating: the paid share is the share of paid seats."
+                                                            if est["mode"] == "fixed" else ""))  # fmt: skip
     name = st.text_input("Run name", value=f"run-{seed}-{games}", key="ms_arena_name")
     if st.button("🚀 Launch arena run", type="primary", key="ms_arena_launch"):
         if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_-]{0,40}", name or ""):
@@ -83,6 +126,7 @@ def launcher(roster: dict[str, Any]) -> None:
         else:
             job = arena_jobs.launch(name, roster, rules, games, parallel, seed)
             st.session_state["ms_arena_run"] = job.run_dir
+            st.session_state["ms_arena_pick"] = job.run_dir  # the Leaderboards tab (drawn below) follows the new run
             st.success(f"Started: `{' '.join(job.cmd[1:])}`")
 
 
@@ -192,6 +236,9 @@ def render() -> None:
         run_dir = st.selectbox("Run", options, key="ms_arena_pick")
         if run_dir and Path(run_dir).is_dir():
             prog = arena_jobs.progress(run_dir)
+            plan = Ledger(run_dir).plan() or {}
+            if plan.get("mode") == "fixed":
+                st.caption("Fixed seating: " + ", ".join(f"{i + 1}. {m}" for i, m in enumerate(plan.get("seating") or [])))
             if prog["scheduled"]:
                 st.progress(min(1.0, prog["finished"] / max(1, prog["scheduled"])), text=f"{prog['finished']}/{prog['scheduled']} games finished")
             results(run_dir)

@@ -8,6 +8,7 @@ from pathlib import Path
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DATA_DIR = REPO_ROOT / "data"
 DEMO_DIR = DATA_DIR / "demo"
+ARENA_DATA_DIR = DATA_DIR / "arena"  # bundled arena runs (data/arena/<run>: games + ledger.jsonl)
 CONFIG_DIR = REPO_ROOT / "configs"
 PROBE_DIR = CONFIG_DIR / "probes"
 ENV_LOGS = "MAFIASCOPE_LOGS"
@@ -38,6 +39,12 @@ def default_roots() -> list[Path]:
             seen.add(key)
             out.append(r)
     return out
+
+
+def is_bundled_arena(corpus: str) -> bool:
+    """A corpus label (see :func:`label_root`) of a bundled arena run: ten-seat bot games without probes,
+    left out of the sidebar's default corpus selection (the Arena page reads them; a game link still opens)."""
+    return Path(corpus).parent.as_posix() == Path(label_root(ARENA_DATA_DIR)).as_posix()
 
 
 def parse_roots(text: str) -> list[Path]:

@@ -11,7 +11,7 @@ import streamlit as st
 
 from . import state as S
 from .data import GameLookupError, game_index, resolve_game
-from .paths import ENV_LOGS, default_roots, label_root, parse_roots
+from .paths import ENV_LOGS, default_roots, is_bundled_arena, label_root, parse_roots
 
 CTX_KEY = "_ms_ctx"
 
@@ -115,9 +115,12 @@ def render() -> Context:
             st.caption("Not found (skipped): " + ", ".join(f"`{m}`" for m in missing))
         full = game_index(tuple(str(r) for r in existing))
         corpora = list(dict.fromkeys(full["corpus"])) if len(full) else []
-        picked_corpora = st.multiselect("Corpora", corpora, default=corpora, key="sb_corpora",
+        default_corpora = [c for c in corpora if not is_bundled_arena(c)]  # bundled arena runs: opt in
+        picked_corpora = st.multiselect("Corpora", corpora, default=default_corpora, key="sb_corpora",
                                         format_func=lambda c: Path(c).name or c,
-                                        help="Which log roots make up the corpus the analysis pages use.")
+                                        help="Which log roots make up the corpus the analysis pages use. The bundled "
+                                             "arena run (data/arena: ten-seat bot games, no probes) is off by default; "
+                                             "the Arena page reads it and its game links open here anyway.")
         index = full[full["corpus"].isin(picked_corpora)] if len(full) else full
         selection = _filters(index)
         st.caption(f"{len(selection)} of {len(index)} games")

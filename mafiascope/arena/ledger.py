@@ -1,7 +1,8 @@
 """The run's ledger: ``<run dir>/ledger.jsonl``, one JSON object per line, append-only.
 
     {"event": "plan", "params": {...}, "ts": ...}                       first line of a run
-    {"event": "scheduled", "game_id": ..., "rules": ..., "seed": ..., "seats": [...]}
+        params: roster, rules, games, seed, language, probes, mode (balanced | fixed), seating (fixed only)
+    {"event": "scheduled", "game_id": ..., "rules": ..., "seed": ..., "seats": [...]}   (fixed: every role null)
     {"event": "finished", "game_id": ..., "winner": ..., "rounds": ..., "seconds": ..., "faults": ...}
     {"event": "failed", "game_id": ..., "error": ...}
 

@@ -9,6 +9,11 @@ YAML::
 
 A model's label is its backend name in every game it plays, so the leaderboards read it
 from ``setup.players[].backend``; seats play under human names and never see labels.
+
+An optional ``seating:`` list (ten labels, one per seat, a label may repeat) switches the run
+from the balanced schedule to fixed seating: every game seats exactly these models and the
+engine deals the roles (docs/arena.md). ``mafiascope arena run --seating FILE`` gives the same
+list from a separate file (a YAML list, or a mapping with a ``seating:`` list).
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ class Roster:
     models: dict[str, dict[str, Any]]  # label -> backend entry (as data, secrets unexpanded)
     source: str = "<roster>"
     meta: dict[str, Any] = field(default_factory=dict)
+    seating: list[str] | None = None  # fixed seating: one label per seat; None = the balanced schedule
 
     @property
     def labels(self) -> list[str]:
@@ -59,7 +65,37 @@ def parse_roster(data: Any, source: str = "<roster>") -> Roster:
         models[label] = dict(entry)
     if errors:
         raise ConfigError(f"{source}: invalid roster\n  " + "\n  ".join(errors))
-    return Roster(str(data.get("name") or Path(source).stem), models, source, {k: v for k, v in data.items() if k != "models"})
+    seating = parse_seating(data["seating"], list(models), source) if data.get("seating") is not None else None
+    meta = {k: v for k, v in data.items() if k not in ("models", "seating")}
+    return Roster(str(data.get("name") or Path(source).stem), models, source, meta, seating)
+
+
+def parse_seating(data: Any, labels: list[str], source: str = "<seating>") -> list[str]:
+    """Ten roster labels, one per seat; errors name the field (``seating``, ``seating[i]``) and the known labels."""
+    from ..engine.rules import TOURNAMENT_ROLES
+
+    n = sum(TOURNAMENT_ROLES.values())
+    if not isinstance(data, list):
+        raise ConfigError(f"{source}: seating: expected a list of {n} roster labels (one per seat), got {type(data).__name__}")
+    if len(data) != n:
+        raise ConfigError(f"{source}: seating: the ten-seat rules need exactly {n} seats, got {len(data)}")
+    errors = [f"seating[{i}]: unknown label {x!r}" for i, x in enumerate(data) if not isinstance(x, str) or x not in labels]
+    if errors:
+        raise ConfigError(f"{source}: invalid seating (roster labels: {', '.join(labels)})\n  " + "\n  ".join(errors))
+    return list(data)
+
+
+def load_seating(path: str | Path, roster: Roster) -> Roster:
+    """The roster with the seating of a YAML file (a list, or a mapping with a ``seating:`` list)."""
+    from dataclasses import replace
+
+    p = Path(path)
+    data = read_yaml(p, ConfigError, "seating")
+    if isinstance(data, dict):
+        if "seating" not in data:
+            raise ConfigError(f"{p}: seating: missing (expected a list of roster labels, or a mapping with a 'seating:' list)")
+        data = data["seating"]
+    return replace(roster, seating=parse_seating(data, roster.labels, str(p)))
 
 
 def load_roster(path: str | Path | None = None) -> Roster:

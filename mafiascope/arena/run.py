@@ -23,7 +23,7 @@ from ..engine.rules import RuleSet, VARIANT_ALIASES, tournament_rules
 from ..logs.io import GAME_FILE
 from .ledger import Ledger
 from .roster import Roster
-from .schedule import Scheduled, make_schedule
+from .schedule import Scheduled, make_fixed_schedule, make_schedule
 
 RULES_DIR = Path(__file__).resolve().parent.parent.parent / "configs" / "rules"
 
@@ -80,18 +80,33 @@ def game_config(roster: Roster, rules: RuleSet, g: Scheduled, *, probes: bool, s
 
 
 def estimate(roster: Roster, rule_sets: list[str], games: int) -> dict[str, Any]:
-    """Calls and tokens a run will cost (per-game averages measured on offline games)."""
+    """Calls and tokens a run will cost (per-game averages measured on offline games).
+
+    The paid share is the share of paid models in the balanced schedule (every model plays
+    about equally often), and the share of seats held by paid models under fixed seating."""
     per_game = {"sport": (70, 2600), "open_table": (150, 3000), "imbalanced": (85, 2700)}  # (calls, prompt tokens per call)
     calls = prompt = 0
     for rs in rule_sets:
         c, t = per_game.get(rs, (100, 2800))
         calls += c * games
         prompt += c * t * games
-    paid = [m for m, e in roster.models.items() if e.get("type") not in ("bot",)]
-    share = len(paid) / max(1, len(roster.models))
-    return {"games": games * len(rule_sets), "calls": calls, "prompt_tokens": prompt, "completion_tokens": calls * 80,
-            "paid_share": round(share, 3), "paid_calls": int(calls * share),
+    seats = roster.seating or list(roster.models)
+    paid = [m for m in seats if roster.models[m].get("type") not in ("bot",)]
+    share = len(paid) / max(1, len(seats))
+    return {"games": games * len(rule_sets), "mode": plan_mode(roster), "calls": calls, "prompt_tokens": prompt,
+            "completion_tokens": calls * 80, "paid_share": round(share, 3), "paid_calls": int(calls * share),
             "note": "rough: measured call counts of offline games x typical context sizes"}  # fmt: skip
+
+
+def plan_mode(roster: Roster) -> str:
+    return "fixed" if roster.seating else "balanced"
+
+
+def arena_schedule(roster: Roster, rule_sets: list[str], games: int, seed: int = 0, prefix: str = "") -> list[Scheduled]:
+    """The run's games: the balanced schedule over the roster, or every game at the roster's fixed seating."""
+    if roster.seating:
+        return make_fixed_schedule(roster.seating, rule_sets, games, seed, prefix)
+    return make_schedule(roster.labels, rule_sets, games, seed, prefix)
 
 
 class Progress:
@@ -167,14 +182,19 @@ def run_arena(
     run_dir = Path(run_dir)
     rule_sets = parse_rule_list(rule_sets)
     rules = {rs: load_rule_set(rs) for rs in rule_sets}
+    for rs, rset in rules.items():
+        if roster.seating and len(roster.seating) != rset.n_seats:
+            raise ArenaError(f"seating: {len(roster.seating)} seats, but rule set {rs} seats {rset.n_seats}")
     params = {"roster": roster.fingerprint(), "rules": rule_sets, "games": games, "seed": seed, "language": language,
-              "probes": probes}  # fmt: skip
+              "probes": probes, "mode": plan_mode(roster)}  # fmt: skip
+    if roster.seating:
+        params["seating"] = list(roster.seating)
     ledger = Ledger(run_dir)
     old = ledger.plan()
-    if old is not None and old != params:
-        raise ArenaError(f"{run_dir}: this run directory holds a different arena plan (roster, rules, games or seed differ); "
-                         "use another --logs directory or the same arguments to resume")  # fmt: skip
-    schedule = make_schedule(roster.labels, rule_sets, games, seed, prefix=run_prefix(run_dir))
+    if old is not None and {"mode": "balanced", **old} != params:  # plans written before fixed seating carry no mode
+        raise ArenaError(f"{run_dir}: this run directory holds a different arena plan (roster, seating, rules, games or seed "
+                         "differ); use another --logs directory or the same arguments to resume")  # fmt: skip
+    schedule = arena_schedule(roster, rule_sets, games, seed, prefix=run_prefix(run_dir))
     if old is None:
         ledger.append({"event": "plan", "params": params})
         for g in schedule:

@@ -1,9 +1,12 @@
 """``mafiascope arena``: run ten-seat tournaments across a roster and read the leaderboards.
 
     mafiascope arena run --roster configs/roster_bots.yaml --rules sport,open,imbalanced --games 40 \\
-        [--parallel K] [--logs DIR] [--executor local|ray --address ADDR] [--seed N] [--json]
+        [--seating seating.yaml] [--parallel K] [--logs DIR] [--executor local|ray --address ADDR] [--seed N] [--json]
     mafiascope arena report RUN_DIR|LOGS [--json]
-    mafiascope arena estimate --roster R --rules ... --games N [--json]
+    mafiascope arena estimate --roster R [--seating S] --rules ... --games N [--json]
+
+Fixed seating (``--seating FILE`` or a ``seating:`` list in the roster): every game seats the
+same ten roster labels and the engine deals the roles; otherwise the balanced schedule.
 """
 
 from __future__ import annotations
@@ -15,12 +18,17 @@ from typing import Any
 from .. import CliError, print_json
 
 
+SEATING_HELP = ("fixed seating: a YAML list of ten roster labels, one per seat (or a mapping with a 'seating:' list); "
+                "every game seats them and the engine deals the roles (default: the roster's 'seating:', else the balanced schedule)")
+
+
 def register(sub: Any) -> None:
     p = sub.add_parser("arena", help="ten-seat tournaments across a roster of models; leaderboards")
     asub = p.add_subparsers(dest="arena_command", metavar="ARENA_COMMAND")
 
     r = asub.add_parser("run", help="play (or resume) a batch of ten-seat games across a roster")
     r.add_argument("--roster", default=None, help="roster YAML (default: configs/roster_bots.yaml, the offline bot presets)")
+    r.add_argument("--seating", default=None, help=SEATING_HELP)
     r.add_argument("--rules", default="sport,open,imbalanced", help="comma-separated rule sets: sport, open (open_table), imbalanced, or YAML paths")
     r.add_argument("--games", type=int, default=40, help="games per rule set (default 40)")
     r.add_argument("--parallel", type=int, default=4, help="games in flight at once (default 4)")
@@ -37,6 +45,7 @@ def register(sub: Any) -> None:
 
     e = asub.add_parser("estimate", help="calls and tokens a run would cost")
     e.add_argument("--roster", default=None)
+    e.add_argument("--seating", default=None, help=SEATING_HELP)
     e.add_argument("--rules", default="sport,open,imbalanced")
     e.add_argument("--games", type=int, default=40)
     e.add_argument("--json", action="store_true")
@@ -50,12 +59,13 @@ def register(sub: Any) -> None:
     p.set_defaults(func=lambda a: (p.print_help(), 1)[1])
 
 
-def _roster(path: str | None) -> Any:
-    from ...arena.roster import load_roster
+def _roster(path: str | None, seating: str | None = None) -> Any:
+    from ...arena.roster import load_roster, load_seating
     from ...config import ConfigError
 
     try:
-        return load_roster(path)
+        roster = load_roster(path)
+        return load_seating(seating, roster) if seating else roster
     except ConfigError as exc:
         raise CliError(str(exc)) from None
 
@@ -63,7 +73,7 @@ def _roster(path: str | None) -> Any:
 def _run(args: argparse.Namespace) -> int:
     from ...arena.run import ArenaError, run_arena
 
-    roster = _roster(args.roster)
+    roster = _roster(args.roster, args.seating)
     if args.games < 1:
         raise CliError("--games must be at least 1")
     run_dir = Path(args.logs) if args.logs else Path("logs") / "arena" / roster.name
@@ -87,13 +97,13 @@ def _estimate(args: argparse.Namespace) -> int:
     from ...arena.run import ArenaError, estimate, parse_rule_list
 
     try:
-        est = estimate(_roster(args.roster), parse_rule_list(args.rules), args.games)
+        est = estimate(_roster(args.roster, args.seating), parse_rule_list(args.rules), args.games)
     except ArenaError as exc:
         raise CliError(str(exc)) from None
     if args.json:
         print_json(est)
     else:
-        print(f"{est['games']} games: about {est['calls']} calls ({est['paid_calls']} to paid backends), "
+        print(f"{est['games']} games ({est['mode']} seating): about {est['calls']} calls ({est['paid_calls']} to paid backends), "
               f"{est['prompt_tokens']:,} prompt + {est['completion_tokens']:,} completion tokens ({est['note']})")  # fmt: skip
     return 0
 

@@ -1,4 +1,5 @@
-"""`mafiascope demo`: regenerate the bundled demo corpus (data/demo) deterministically."""
+"""`mafiascope demo`: regenerate the bundled demo corpus (data/demo) and the bundled arena run
+(data/arena/demo-bots) deterministically (every record is identical apart from wall-clock fields)."""
 
 from __future__ import annotations
 
@@ -29,10 +30,42 @@ DEMO_GAMES = [
 ]
 
 
+# The bundled arena run the Arena page's Leaderboards tab opens on a fresh install: the offline bot
+# roster (configs/roster_bots.yaml), balanced schedule, no probes, no snapshots, one game at a time.
+DEMO_ARENA = {"rules": ["sport", "open_table", "imbalanced"], "games": 10, "seed": 0}
+
+
+def demo_arena(out: Path, force: bool) -> dict[str, object]:
+    """Play the bundled arena run into ``out`` (its directory name prefixes the game ids)."""
+    from ...arena.roster import load_roster
+    from ...arena.run import run_arena
+
+    if out.exists():
+        if not force:
+            raise CliError(f"{out} exists; pass --force to regenerate the demo arena run")
+        shutil.rmtree(out)
+    return run_arena(load_roster(), DEMO_ARENA["rules"], DEMO_ARENA["games"], out, parallel=1, seed=DEMO_ARENA["seed"],
+                     quiet=True)  # fmt: skip
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
+    out = Path(args.out)
+    if not args.skip_arena and Path(args.arena_out).exists() and not args.force:  # before playing anything
+        raise CliError(f"{args.arena_out} exists; pass --force to regenerate the demo arena run (or --skip-arena)")
+    games = [] if args.arena_only else _demo_games(args, out)
+    arena = None if args.skip_arena else demo_arena(Path(args.arena_out), args.force)
+    if arena is not None and not args.json:
+        print(f"arena: {arena['finished']}/{arena['scheduled']} games in {args.arena_out}", file=sys.stderr)
+    if args.json:
+        print_json({"out": str(out), "games": games, "arena": arena})
+    else:
+        print(f"{len(games)} demo games in {out}" + (f"; arena run in {args.arena_out}" if arena is not None else ""))
+    return 0 if arena is None or not arena["failures"] else 1
+
+
+def _demo_games(args: argparse.Namespace, out: Path) -> list[dict[str, object]]:
     from ...engine.runner import play_game
 
-    out = Path(args.out)
     games = []
     for gid, config, seed, battery, snapshots in DEMO_GAMES:
         path = REPO_ROOT / config
@@ -50,16 +83,17 @@ def cmd_demo(args: argparse.Namespace) -> int:
         games.append({"game_id": gid, "config": config, "seed": seed, "winner": res.winner, "rounds": res.rounds})
         if not args.json:
             print(f"{gid}: {res.winner} in {res.rounds} rounds", file=sys.stderr)
-    if args.json:
-        print_json({"out": str(out), "games": games})
-    else:
-        print(f"{len(games)} demo games in {out}")
-    return 0
+    return games
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("demo", help="regenerate the demo corpus (probed games with snapshots, fixed seeds)")
+    p = sub.add_parser("demo", help="regenerate the demo corpus (probed games with snapshots, fixed seeds) and the demo arena run")
     p.add_argument("--out", default=str(REPO_ROOT / "data" / "demo"), help="output directory (default: data/demo)")
-    p.add_argument("--force", action="store_true", help="replace existing demo games")
+    p.add_argument("--arena-out", default=str(REPO_ROOT / "data" / "arena" / "demo-bots"),
+                   help="the bundled arena run's directory (default: data/arena/demo-bots)")
+    only = p.add_mutually_exclusive_group()
+    only.add_argument("--arena-only", action="store_true", help="regenerate only the arena run")
+    only.add_argument("--skip-arena", action="store_true", help="regenerate only the demo games")
+    p.add_argument("--force", action="store_true", help="replace existing demo games / arena run")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_demo)
