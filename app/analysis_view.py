@@ -26,10 +26,22 @@ def page_intro(title: str, caption: str) -> tuple[str, ...]:
     return dirs
 
 
-def metric_ci(col: Any, label: str, value: Any, ci: Any, fmt: str = "{:.3f}", help: str | None = None) -> None:
-    """A metric tile with its 95% interval as a caption (keeps the tile readable)."""
+def games_scope(probed: int, selected: int) -> str:
+    """What the figures are computed over: the sidebar counts every game, the metrics only probed root games."""
+    s = f"{probed} probed root game{'s' if probed != 1 else ''}"
+    return s if probed == selected else f"{s} (of the {selected} selected; branches and unprobed games are left out)"
+
+
+def metric_ci(col: Any, label: str, value: Any, ci: Any, fmt: str = "{:.3f}", help: str | None = None,
+              games: int | None = None) -> None:
+    """A metric tile with its 95% interval as a caption (keeps the tile readable).
+
+    The intervals are game-level cluster bootstraps: over one game every resample is that game, so the
+    "interval" collapses onto the point. ``games`` < 2 says so instead of printing a zero-width CI."""
     col.metric(label, "–" if value is None else fmt.format(value), help=help)
-    if isinstance(ci, (list, tuple)) and len(ci) == 2 and None not in ci:
+    if value is not None and games is not None and games < 2:
+        col.caption("no 95% CI: the bootstrap resamples games and this scope has only one")
+    elif isinstance(ci, (list, tuple)) and len(ci) == 2 and None not in ci:
         col.caption(f"95% CI [{fmt.format(ci[0])}, {fmt.format(ci[1])}]")
 
 
@@ -61,20 +73,43 @@ def bins_frame(f2res: dict[str, Any]) -> pd.DataFrame:
 def reliability_block(f2res: dict[str, Any], title: str, key: str) -> None:
     df = bins_frame(f2res)
     c1, c2, c3 = st.columns(3)
+    games = f2res.get("m")
     metric_ci(c1, "ECE", f2res.get("ece"), f2res.get("ece_ci95"), help="Expected calibration error (0 = perfect); "
-              "95% game-level cluster bootstrap interval below when available.")
+              "95% game-level cluster bootstrap interval below when available.", games=games)
     metric_ci(c2, "Brier", f2res.get("brier"), f2res.get("brier_ci95"), help="Mean squared error of confidence/100 vs "
-              "correctness; 95% bootstrap interval below.")
+              "correctness; 95% bootstrap interval below.", games=games)
     c3.metric("Guesses", f"{f2res.get('n', 0):,}")
     if df["n"].sum() == 0:
-        st.info("No committed role guesses with a confidence in this selection.")
+        st.info("No committed role guesses with a confidence in this selection. They come from the role_assessment "
+                "answers of town-side observers; transcript-only games and batteries without role_assessment (the "
+                "suspicion-only ten-seat configs) contribute none. Widen the selection in the sidebar.")
         return
-    ch = charts.reliability(df, title=title)
-    st.altair_chart(ch, width="stretch", key=f"rel_{key}")
-    st.caption("Bars: accuracy per stated-confidence bin; whiskers: Wilson 95%; dashed diagonal: perfect calibration; "
-               "vermillion = overconfident (accuracy below the bin's mid confidence), faded = fewer than 10 guesses.")
-    with st.expander("Bins table and export"):
+    ch = charts.reliability(df, title=title, height=400)
+    # a reliability diagram is read against its diagonal: keep it near square instead of a 6:1 strip
+    left, right = st.columns([3, 2])
+    left.altair_chart(ch, width="stretch", key=f"rel_{key}")
+    right.caption("Bars: accuracy per stated-confidence bin; whiskers: Wilson 95%; dashed diagonal: perfect calibration; "
+                  "vermillion = overconfident (accuracy below the bin's mid confidence), faded = fewer than 10 guesses.")
+    with right.expander("Bins table and export"):
         show = df.assign(bin=df["lo"].astype(str) + "–" + (df["hi"] - (df["hi"] < 100)).astype(str)).drop(columns=["lo", "hi"])
         st.dataframe(show, hide_index=True, width="stretch")
         widgets.download_csv(show, f"calibration_{key}", key=f"dl_rel_{key}")
         widgets.download_chart(ch, f"reliability_{key}", key=f"ex_rel_{key}")
+
+
+def no_episodes_reason(res: dict[str, Any], games: int) -> str:
+    """Why the Suspicion Episodes page has no candidate, and what to try (instead of a bare "none")."""
+    comp, complete, pos = int(res.get("comparisons") or 0), int(res.get("complete") or 0), int(res.get("d_positive") or 0)
+    where = f"the {games} selected game{'s' if games != 1 else ''}"
+    if not comp:
+        why = (f"{where} have no pair of consecutive discussion steps with suspicion_ranking answers (transcript-only "
+               "games, or a battery without suspicion_ranking)")
+    elif not complete:
+        why = (f"none of the {comp} comparisons in {where} is complete (every living agent must name one unique top "
+               "suspect at both steps, with the same living roster)")
+    elif not pos:
+        why = f"all {complete} complete comparisons in {where} have D = 0: no agent switched its top suspect"
+    else:
+        why = f"{pos} comparisons in {where} have D > 0 but none became a candidate"
+    return (f"No collective suspicion shift: {why}. Add games with suspicion_ranking probes to the selection "
+            "(sidebar: Corpora, Search games, Filters).")

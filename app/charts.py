@@ -15,7 +15,9 @@ import streamlit as st
 from . import bridge
 from .data import file_sig
 from .gamemodel import GameModel
-from .palette import AGENT_PALETTE, CROWD_COLOR, ROLE_COLORS
+from .palette import AGENT_PALETTE, ROLE_COLORS
+
+RECALL_COLOR = "#6e7681"  # neutral grey: the crowd line never shares a hue with a Mafioso's agent colour
 
 STEP_PARAM = "pick_step"
 
@@ -121,7 +123,8 @@ def _strip_frames(m: dict[str, Any], gm: GameModel) -> dict[str, tuple[pd.DataFr
                 parts.append(dec.assign(series=dec["player"].astype(str) + " hid")[["step", "series", "value"]])
             df = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=["step", "series", "value"])
             ser = list(dict.fromkeys(df["series"]))
-            colors = {s: (CROWD_COLOR if s == "recall" else ROLE_COLORS["Mafia"]) for s in ser}
+            # each Mafioso keeps its colour from the per-agent charts (one shared colour made them indistinguishable)
+            colors = {s: (RECALL_COLOR if s == "recall" else agents.get(s[:-len(" hid")], ROLE_COLORS["Mafia"])) for s in ser}
             dashed = {s for s in ser if s != "recall"}
         else:
             df = with_steps(m[kind], gm)
@@ -141,7 +144,7 @@ def metrics_strip(m: dict[str, Any], gm: GameModel, step: int) -> int | None:
     picked = None
     cols = st.columns(3)
     titles = {"first_order": "1st-order accuracy per agent",
-              "crowd": "Crowd Mafia recall · dashed: deception success per Mafioso",
+              "crowd": "Crowd Mafia recall · dashed: each Mafioso hid",
               "second_order": "2nd-order consistency per agent"}
     sig = (gm.game_id, file_sig(gm.dir), bridge.current_mode().name)
     frames = None

@@ -282,6 +282,23 @@ def plan(gm: GameModel, agent: str, step: int) -> tuple[Any, bool]:
     return gm.belief(agent, step, PROBE_PLAN)
 
 
+def probe_gap(gm: GameModel, probe_id: str, agent: str | None = None) -> str:
+    """Why there is no ``probe_id`` answer to show: no probes at all, a battery without that probe,
+    or no answer from ``agent`` up to the step (the only case where "yet" is true)."""
+    if not gm.probes_total:
+        return "Transcript-only game: no probes."
+    if not battery_has(gm, probe_id):
+        asked = ", ".join(sorted(gm.probes_by_id)) or "none"
+        return f"This game's probe battery has no {probe_id} probe (it asked: {asked})."
+    return f"No {probe_id} answer from {agent} up to this step." if agent else f"No {probe_id} answer up to this step."
+
+
+def battery_has(gm: GameModel, probe_id: str) -> bool:
+    """Whether the game asked ``probe_id`` at all (the legacy role_beliefs counts as a role assessment)."""
+    ids = set(gm.probes_by_id)
+    return bool(ids & {PROBE_ROLE, PROBE_ROLE_LEGACY}) if probe_id == PROBE_ROLE else probe_id in ids
+
+
 def _conf(v: Any, hi: float = 100.0) -> float:
     try:
         f = float(v)

@@ -11,7 +11,8 @@ import streamlit as st
 from mafiascope.logs.schema import MAFIA_ROLES
 
 from . import graph
-from .gamemodel import GameModel, assessment, personality_guesses, plan, suspicion, toward_me
+from .gamemodel import (PROBE_ROLE, PROBE_SOCIAL, GameModel, assessment, battery_has, personality_guesses, plan, probe_gap,
+                        suspicion, toward_me)
 from .transcript import md_escape
 from .transcript import render as render_transcript
 
@@ -62,8 +63,10 @@ def world_graph(gm: GameModel, agent: str, step: int, threshold: float) -> str |
     sus, _ = suspicion(gm, agent, step)
     st.markdown(f"**{md_escape(agent)}'s world** · guessed roles (shape/colour = guess, opacity = confidence)")
     if not ass:
-        st.caption("No role assessment yet at this step." if gm.probes_total else "Transcript-only game: no probes.")
-        return None
+        st.caption(probe_gap(gm, PROBE_ROLE, agent))
+        if not sus:
+            return None
+        st.caption("Suspicion edges only (from its suspicion_ranking); nodes carry no guessed role.")
     ch = graph.belief_graph(agent, gm.names, ass, sus, alive_now, threshold=threshold, carried=carried, height=360,
                             speaker=s.speaker, personality=personality_guesses(gm, agent, step))
     clicked = graph.render(ch, key=f"imp_world_{gm.game_id}")
@@ -78,7 +81,7 @@ def world_table(gm: GameModel, agent: str, step: int) -> None:
     rows = [{"player": n, "guess": v["role"], "confidence": v["confidence"], "reason": v["reason"]}
             for n, v in ass.items() if n != agent]
     if not rows:
-        st.caption("No assessment yet.")
+        st.caption(probe_gap(gm, PROBE_ROLE, agent))
         return
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", height=min(320, 38 + 35 * len(rows)),
                  column_config={"confidence": st.column_config.ProgressColumn("confidence", min_value=0, max_value=100, format="%d%%"),
@@ -116,14 +119,15 @@ def ego_panels(gm: GameModel, agent: str, step: int, metrics: Any) -> None:
             if carried:
                 st.caption("carried forward from an earlier step")
         else:
-            st.caption("No social_map answer yet.")
+            st.caption(probe_gap(gm, PROBE_SOCIAL, agent))
     with c2:
         st.caption("ACTUAL · the others' role assessments of me (colour = the role they guess for me)")
         if act:
             graph.render(graph.ego_graph(agent, act, kind="actual", height=300, mismatched=mism), key=f"ego_a_{gm.game_id}",
                          selectable=False)
         else:
-            st.caption("Nobody has assessed me yet.")
+            st.caption("No living player has assessed me up to this step." if battery_has(gm, PROBE_ROLE)
+                       else probe_gap(gm, PROBE_ROLE))
     if mafia_pair - {agent}:
         st.caption(f"Mafia allies ({', '.join(sorted(mafia_pair - {agent}))}) are excluded from the match score.")
     if m is None and metrics is not None and agent not in gm.steps[step].alive:

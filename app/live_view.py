@@ -13,7 +13,8 @@ import streamlit as st
 from . import bridge, charts, graph, launcher, probe_editor
 from . import state as S
 from .data import file_sig
-from .gamemodel import GameModel, assessment, personality_guesses, suspicion
+from .gamemodel import (PROBE_ROLE, PROBE_SOCIAL, PROBE_SUSPICION, GameModel, assessment, battery_has, personality_guesses,
+                        probe_gap, suspicion)
 from .paths import label_root, runs_dir
 from .transcript import md_escape
 from .transcript import render as render_transcript
@@ -278,6 +279,10 @@ def agent_panels(gm: GameModel, step: int, threshold: float, per_row: int = 4) -
     alive_now = gm.alive_at(step)
     clicked = None
     names = gm.names
+    role_less = bool(gm.probes_total) and not battery_has(gm, PROBE_ROLE)
+    if role_less:
+        st.caption(probe_gap(gm, PROBE_ROLE) + (" The graphs show suspicion edges only; nodes are not coloured by a guessed role."
+                               if PROBE_SUSPICION in gm.probes_by_id else ""))
     for r0 in range(0, len(names), per_row):
         cols = st.columns(per_row)
         for c, name in zip(cols, names[r0:r0 + per_row]):
@@ -289,8 +294,9 @@ def agent_panels(gm: GameModel, step: int, threshold: float, per_row: int = 4) -
                 if name == s.speaker:
                     head += " · 🗣️"
                 st.markdown(head)
-                if not ass:
-                    st.caption("No data yet")
+                if not ass and not sus:
+                    st.caption("No suspicion_ranking answer up to this step." if role_less
+                               else "No role assessment up to this step.")
                     continue
                 ch = graph.belief_graph(name, names, ass, sus, alive_now, threshold=threshold, carried=carried,
                                         height=230, speaker=s.speaker, personality=personality_guesses(gm, name, step))
@@ -323,7 +329,25 @@ def metrics_strip(gm: GameModel, step: int, metrics: Any, missing: Exception | N
         bridge.show_missing(missing or RuntimeError("no metrics"),
                             "Per-step metrics (1st-order accuracy, crowd recall, deception, 2nd-order consistency)")
         return None
+    gaps = strip_gaps(gm)
+    if gaps:
+        st.caption(gaps)
     return charts.metrics_strip(metrics, gm, step)
+
+
+def strip_gaps(gm: GameModel) -> str:
+    """Why some strip charts will be empty: the game's battery lacks the probes they are computed from."""
+    out = []
+    if not gm.probes_total:
+        return ""
+    if not battery_has(gm, PROBE_ROLE):
+        out.append("1st-order accuracy, crowd recall and deception need role_assessment answers")
+    if not battery_has(gm, PROBE_SOCIAL):
+        out.append("2nd-order consistency needs social_map answers")
+    if not out:
+        return ""
+    asked = ", ".join(sorted(gm.probes_by_id)) or "none"
+    return f"This game's probe battery asked only {asked}: " + "; ".join(out) + " (launch with the standard battery to get them)."
 
 
 def raw_records(gm: GameModel, step: int) -> None:

@@ -15,6 +15,16 @@ from .sidebar import context
 from .transcript import md_escape
 
 
+def short_id(gid: str) -> str:
+    """A game id short enough for a label but still distinct: UUIDs -> their first 8 hex digits, readable ids
+    (``demo-classic-01``) in full, long other ids as head…tail (``[:8]`` made every demo game "demo-cla")."""
+    gid = str(gid)
+    head = gid[:8]
+    if len(gid) >= 32 and all(ch in "0123456789abcdefABCDEF-" for ch in gid):
+        return head
+    return gid if len(gid) <= 26 else f"{head}…{gid[-4:]}"
+
+
 def _set_step(v: int) -> None:
     S.put(S.K_STEP, int(v))
     S.put("ms_follow", False)  # browsing by hand stops following a live game

@@ -33,7 +33,7 @@ if not dirs:
 try:
     if scope == "corpus":
         res = A.f2(dirs)
-        AV.reliability_block(res, f"All {res.get('m', 0)} selected games", "corpus")
+        AV.reliability_block(res, AV.games_scope(res.get("m", 0), len(context().selection)), "corpus")
     elif scope == "model":
         models = sorted({m.strip() for ms in context().selection["models"] for m in str(ms).split(",") if m.strip()})
         mdl = st.selectbox("Model", models, key="cal_model")
@@ -46,14 +46,14 @@ try:
             st.stop()
         st.caption(f"Game `{row['game_id']}` (the sidebar's game)")
         res = A.f2((str(row["dir"]),))
-        AV.reliability_block(res, f"Game {row['game_id'][:8]}", f"game_{row['game_id'][:8]}")
+        AV.reliability_block(res, f"Game {W.short_id(row['game_id'])}", f"game_{W.short_id(row['game_id'])}")
     else:
         res = A.f2(dirs)
         agents = res.get("by_agent") or []
         if not agents:
             st.info("No per-agent calibration data.")
             st.stop()
-        labels = [f"{a['agent']} · {a['game_id'][:8]}" for a in agents]
+        labels = [f"{a['agent']} · {W.short_id(a['game_id'])}" for a in agents]
         want = S.qp("agent")
         gid = context().game["game_id"] if context().game is not None else None
         idx = next((i for i, a in enumerate(agents) if a["agent"] == want and a["game_id"] == gid), None)

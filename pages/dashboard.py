@@ -10,6 +10,7 @@ import json
 import streamlit as st
 
 from app import analysis as A
+from app import analysis_view as AV
 from app import bridge
 from app import dashboard_view as D
 from app import state as S
@@ -23,14 +24,18 @@ if not dirs:
     st.info("No root games in the selection (sidebar corpora and filters). Branch games are counted but not analysed here.",
             icon="👈")
     st.stop()
-st.caption(f"{len(dirs)} root games of the selection (branches excluded from the metrics) · metric mode "
-           f"**{bridge.current_mode().name}** · bootstrap B = {bridge.current_mode().boot}")
 try:
     rep = A.report(dirs)
     out = A.outcomes(dirs)
 except bridge.AnalyticsMissing as exc:
     bridge.show_missing(exc, "The corpus report")
     st.stop()
+if not rep.get("n_games"):
+    st.info(f"None of the {len(dirs)} selected root games has probe answers, so there is nothing to score. Add probed "
+            "corpora in the sidebar (Corpora, Search games) or launch games with probes on.", icon="👈")
+    st.stop()
+st.caption(f"Every figure is over the {AV.games_scope(int(rep.get('n_games') or 0), len(sel))} · metric mode "
+           f"**{bridge.current_mode().name}** · bootstrap B = {bridge.current_mode().boot}")
 D.tiles(rep, out, sel)
 t1, t2, t3, t4, t5 = st.tabs(["First-order by round", "Calibration per model", "F3 · F4", "Belief dynamics", "Matchups"])
 with t1:

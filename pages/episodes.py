@@ -30,13 +30,17 @@ c2.metric("Complete", res.get("complete", 0), help="Same roster and every living
 c3.metric("Shifts (D > 0)", res.get("d_positive", 0))
 c4.metric("Windows", len(res.get("windows") or []))
 if not cands:
-    st.info("No collective suspicion shift in this selection.")
+    st.info(AV.no_episodes_reason(res, len(dirs)), icon="🔎")
     st.stop()
 df = pd.DataFrame(cands)
 df = df.sort_values(["D", "K"], ascending=False, kind="stable").reset_index(drop=True)
 only = st.toggle("Only the sidebar's game", False, key="ep_only")
 if only and context().game is not None:
     df = df[df["game_id"] == context().game["game_id"]].reset_index(drop=True)
+if df.empty:
+    st.info(f"No candidate in the sidebar's game `{context().game['game_id']}` (the other selected games have "
+            f"{len(cands)}). Turn the switch off, or pick another game in the sidebar.", icon="🔎")
+    st.stop()
 df["switching agents"] = df["switching"].apply(lambda xs: ", ".join(xs))
 df["before ↗"] = [f"live?game={g}&step={s}" for g, s in zip(df["game_id"], df["before"])]
 df["after ↗"] = [f"live?game={g}&step={s}" for g, s in zip(df["game_id"], df["after"])]
@@ -51,7 +55,7 @@ W.download_csv(show.drop(columns=["before ↗", "after ↗"]), "suspicion_episod
 rows = getattr(getattr(ev, "selection", None), "rows", None) or []
 if rows:
     r = df.iloc[rows[0]]
-    st.markdown(f"#### {r['game_id'][:8]} · {r['before']} → {r['after']} · speaker {r['speaker']} · D = {r['D']:.2f}, K = {r['K']}")
+    st.markdown(f"#### {W.short_id(r['game_id'])} · {r['before']} → {r['after']} · speaker {r['speaker']} · D = {r['D']:.2f}, K = {r['K']}")
     tb = pd.DataFrame({"agent": list(r["top_before"]), "top suspect before": list(r["top_before"].values()),
                        "top suspect after": [r["top_after"].get(a) for a in r["top_before"]]})
     tb["switched"] = tb["top suspect before"] != tb["top suspect after"]

@@ -31,6 +31,12 @@ if not res.get("m"):
     st.info("No probed games in the selection.")
     st.stop()
 
+if not (res.get("canonical") or {}).get("n"):
+    st.info(f"No second-order pairs in the {res['m']} probed game(s) of this selection. A pair needs an agent's "
+            "social_map answer (toward_me) and the counterpart's role_assessment; batteries without them (the "
+            "suspicion-only ten-seat configs) contribute none. Widen the selection in the sidebar.", icon="👈")
+    st.stop()
+
 rows = []
 for key, lab in (("canonical", "all predictors"), ("innocent_predictors", "town predictors"), ("mafia_predictors", "Mafia predictors")):
     r = res.get(key) or {}
@@ -40,10 +46,10 @@ for key, lab in (("canonical", "all predictors"), ("innocent_predictors", "town 
                  "accuracy − baseline": r.get("diff"), "diff CI95": r.get("diff_ci95")})
 can = res.get("canonical") or {}
 c1, c2, c3 = st.columns(3)
-AV.metric_ci(c1, "Over-prediction ratio", can.get("suspects_ratio"), can.get("ratio_ci95"), "{:.2f}",
+AV.metric_ci(c1, "Over-prediction ratio", can.get("suspects_ratio"), can.get("ratio_ci95"), "{:.2f}", games=res["m"],
              help="Predicted 'suspects' ÷ actual 'suspects'. Above 1: agents think they are suspected more than they are.")
-AV.metric_ci(c2, "Accuracy", can.get("accuracy"), can.get("acc_ci95"), "{:.2f}")
-AV.metric_ci(c3, "vs majority baseline", can.get("diff"), can.get("diff_ci95"), "{:+.2f}",
+AV.metric_ci(c2, "Accuracy", can.get("accuracy"), can.get("acc_ci95"), "{:.2f}", games=res["m"])
+AV.metric_ci(c3, "vs majority baseline", can.get("diff"), can.get("diff_ci95"), "{:+.2f}", games=res["m"],
              help=f"Accuracy minus always guessing the most common actual attitude ({can.get('majority_class')}).")
 tbl = pd.DataFrame(rows)
 st.dataframe(tbl, hide_index=True, width="stretch")
