@@ -45,6 +45,13 @@ def metric_ci(col: Any, label: str, value: Any, ci: Any, fmt: str = "{:.3f}", he
         col.caption(f"95% CI [{fmt.format(ci[0])}, {fmt.format(ci[1])}]")
 
 
+def ci_range(ci: Any, fmt: str = "{:.3f}") -> str:
+    """A 95% interval as "[lo, hi]" text for tables ("–" when missing); raw lists render as unlabeled pills."""
+    if isinstance(ci, (list, tuple)) and len(ci) == 2 and None not in ci:
+        return f"[{fmt.format(ci[0])}, {fmt.format(ci[1])}]"
+    return "–"
+
+
 def ci_text(v: Any, ci: Any, fmt: str = "{:.3f}") -> str:
     if v is None:
         return "–"

@@ -198,7 +198,7 @@ def reliability(bins: pd.DataFrame, title: str = "", height: int = 330) -> alt.L
                  alt.Tooltip("ci_hi:Q", format=".1%", title="Wilson hi"), "status:N"])
     pattern = alt.Chart(df[df["over"] & df["acc"].notna()]).mark_text(text="╱╱╱", fontSize=14, color="#ffffff").encode(
         x=alt.X("mid:Q"), y=alt.Y("acc:Q"), yOffset=alt.value(12))
-    whisk = alt.Chart(df.dropna(subset=["ci_lo"])).mark_rule(strokeWidth=1.6, color="#444444").encode(
+    whisk = alt.Chart(df.dropna(subset=["ci_lo"])).mark_rule(strokeWidth=2, color="#8a8f98").encode(  # grey: visible on both themes
         x="mid:Q", y="ci_lo:Q", y2="ci_hi:Q")
     diag = alt.Chart(pd.DataFrame({"c": [0, 100], "a": [0, 1]})).mark_line(strokeDash=[4, 4], color="#888888").encode(x="c:Q", y="a:Q")
     from .graph import halo_text

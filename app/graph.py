@@ -117,9 +117,13 @@ def graph_chart(nodes: pd.DataFrame, edges: pd.DataFrame, *, height: int = 360, 
 
 
 def halo_text(base: alt.Chart, *, dy: float = 0, fontSize: int = 12, **enc: Any) -> list[alt.Chart]:
-    """Dark text over a light halo: readable on the light and on the dark theme alike."""
+    """Dark text over a light halo: readable on the light and on the dark theme alike.
+
+    An ``opacity`` encoding (faded labels of dead seats) applies to the ink only: a faded halo turned
+    into a grey smudge with dark-on-dark text on the dark theme."""
+    halo_enc = {k: v for k, v in enc.items() if k != "opacity"}
     halo = base.mark_text(dy=dy, fontSize=fontSize, stroke="#f7f5f1", strokeWidth=3.5, strokeJoin="round", fill="#f7f5f1",
-                          strokeOpacity=0.9).encode(**enc)
+                          strokeOpacity=0.9).encode(**halo_enc)
     ink = base.mark_text(dy=dy, fontSize=fontSize, fill="#1d1b17").encode(**enc)
     return [halo, ink]
 

@@ -57,7 +57,8 @@ def timeline(gm: GameModel) -> int:
     wkey = f"w_step:{gm.game_id}:{n}"
     if st.session_state.get(wkey) != step:
         st.session_state[wkey] = step
-    cols = st.columns([1.05, 1.05, 9, 1.05, 1.05], vertical_alignment="top")
+    # the first/last buttons carry their shortcut hint ("Home", "End"): wide enough not to clip in the 3/4 column of Impersonate
+    cols = st.columns([1.5, 1.2, 8, 1.2, 1.5], vertical_alignment="top")
     cols[0].button("", icon=":material/first_page:", key="tl_first", on_click=_set_step, args=(0,), disabled=step == 0, help="First step", shortcut="Home")
     cols[1].button("", icon=":material/chevron_left:", key="tl_prev", on_click=_shift, args=(-1, n), disabled=step == 0, help="Previous step", shortcut="Left")
     with cols[2]:

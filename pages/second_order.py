@@ -41,9 +41,10 @@ rows = []
 for key, lab in (("canonical", "all predictors"), ("innocent_predictors", "town predictors"), ("mafia_predictors", "Mafia predictors")):
     r = res.get(key) or {}
     rows.append({"predictors": lab, "pairs": r.get("n"), "over-prediction ratio": r.get("suspects_ratio"),
-                 "ratio CI95": r.get("ratio_ci95"), "accuracy": r.get("accuracy"), "accuracy CI95": r.get("acc_ci95"),
+                 "ratio CI95": AV.ci_range(r.get("ratio_ci95"), "{:.2f}"), "accuracy": r.get("accuracy"),
+                 "accuracy CI95": AV.ci_range(r.get("acc_ci95"), "{:.2f}"),
                  "majority baseline": r.get("majority_baseline"), "majority class": r.get("majority_class"),
-                 "accuracy − baseline": r.get("diff"), "diff CI95": r.get("diff_ci95")})
+                 "accuracy − baseline": r.get("diff"), "diff CI95": AV.ci_range(r.get("diff_ci95"), "{:+.2f}")})
 can = res.get("canonical") or {}
 c1, c2, c3 = st.columns(3)
 AV.metric_ci(c1, "Over-prediction ratio", can.get("suspects_ratio"), can.get("ratio_ci95"), "{:.2f}", games=res["m"],
@@ -52,7 +53,9 @@ AV.metric_ci(c2, "Accuracy", can.get("accuracy"), can.get("acc_ci95"), "{:.2f}",
 AV.metric_ci(c3, "vs majority baseline", can.get("diff"), can.get("diff_ci95"), "{:+.2f}", games=res["m"],
              help=f"Accuracy minus always guessing the most common actual attitude ({can.get('majority_class')}).")
 tbl = pd.DataFrame(rows)
-st.dataframe(tbl, hide_index=True, width="stretch")
+st.dataframe(tbl, hide_index=True, width="stretch", column_config={
+    c: st.column_config.NumberColumn(c, format="%.2f") for c in ("over-prediction ratio", "accuracy", "majority baseline",
+                                                                 "accuracy − baseline")})
 W.download_csv(tbl, f"second_order_tau{tau}", key="dl_so")
 
 st.markdown("#### Predicted × actual attitude")

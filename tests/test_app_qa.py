@@ -142,3 +142,24 @@ def test_calibration_without_role_assessment_explains(demo):
     assert_clean(at)
     info = " ".join(i.value for i in at.info)
     assert "role_assessment" in info
+
+
+def test_dead_seat_labels_keep_a_solid_halo():
+    """Fading the halo with the label (dead seats) left dark-on-dark smudges on the dark theme."""
+    import altair as alt
+    import pandas as pd
+
+    from app.graph import halo_text
+
+    halo, ink = halo_text(alt.Chart(pd.DataFrame({"x": [0], "label": ["✝ A"], "o": [0.5]})), x="x:Q", text="label:N",
+                          opacity=alt.Opacity("o:Q", scale=None))
+    assert "opacity" not in halo.to_dict()["encoding"]
+    assert "opacity" in ink.to_dict()["encoding"]
+
+
+def test_second_order_table_prints_intervals_as_text(demo):
+    at = new_app(page="second_order").run()
+    assert_clean(at)
+    df = at.dataframe[0].value
+    v = df["ratio CI95"].iloc[0]
+    assert isinstance(v, str) and v.startswith("[") and v.endswith("]"), v
