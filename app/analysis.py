@@ -140,15 +140,17 @@ def _outcomes(_dirs: tuple[str, ...], key: str, mode: Any) -> dict[str, Any]:
     parse = bridge.need("accounting", "parse_accounting")
     c = bridge.corpus(_dirs)
     pl = c.players
-    rows = []
     from mafiascope.logs.schema import MAFIA_ROLES
 
-    for g, sub in pl.groupby("g"):
-        maf = ",".join(sorted(set(sub.loc[sub["role"].isin(MAFIA_ROLES), "model"].astype(str))))
-        town = ",".join(sorted(set(sub.loc[~sub["role"].isin(MAFIA_ROLES), "model"].astype(str))))
-        gr = c.games.iloc[int(g)]
-        rows.append({"game_id": gr["game_id"], "mafia_models": maf, "town_models": town, "winner": gr["winner"],
-                     "rounds": gr["last_round"], "completed": bool(gr["completed"])})
+    # models of each game's Mafia and town seats, in one pass over the seats (games in g order)
+    sides: dict[int, tuple[set[str], set[str]]] = {}
+    for g, role, model in zip(pl["g"].tolist(), pl["role"].tolist(), pl["model"].tolist()):
+        sides.setdefault(g, (set(), set()))[0 if role in MAFIA_ROLES else 1].add(str(model))
+    gid, winner = c.games["game_id"].tolist(), c.games["winner"].tolist()
+    rounds, completed = c.games["last_round"].tolist(), c.games["completed"].tolist()
+    rows = [{"game_id": gid[g], "mafia_models": ",".join(sorted(maf)), "town_models": ",".join(sorted(town)),
+             "winner": winner[g], "rounds": rounds[g], "completed": bool(completed[g])}
+            for g, (maf, town) in sorted(sides.items())]
     return {"outcomes": outcomes(c) if c.m else {}, "parse": parse(c, mode) if c.m else {}, "games": pd.DataFrame(rows)}
 
 

@@ -21,6 +21,11 @@ from mafiascope.logs.schema import validate_game_id
 
 from .paths import label_root
 
+try:  # optional speed-up (requirements.txt): the game index parses every game.jsonl on a cold start
+    import orjson as _orjson
+except ImportError:  # pragma: no cover
+    _orjson = None
+
 
 def file_sig(game_dir: str | Path) -> tuple[tuple[int, int], ...]:
     """(size, mtime_ns) of game.jsonl, introspection.jsonl, state.jsonl (0, 0 when absent)."""
@@ -37,6 +42,13 @@ def file_sig(game_dir: str | Path) -> tuple[tuple[int, int], ...]:
 def _read(path: Path) -> list[dict[str, Any]]:
     if not path.is_file():
         return []
+    if _orjson is not None:  # every line a JSON object orjson accepts: the common case, 3x faster
+        try:
+            out = [_orjson.loads(raw) for raw in path.read_bytes().split(b"\n") if raw.strip()]
+            if all(isinstance(o, dict) for o in out):
+                return out
+        except ValueError:
+            pass  # a torn or corrupt line, NaN, ...: the tolerant reader below decides
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return list(iter_jsonl(path, skip_corrupt=True))
@@ -50,8 +62,23 @@ def _language_of(setup: dict[str, Any], events: list[dict[str, Any]]) -> str:
     return "ru" if any("\u0400" <= ch <= "\u04ff" for ch in text) else "en"
 
 
-@st.cache_data(max_entries=20000, show_spinner=False)
+_ROW_MEMO: dict[tuple[str, str, tuple], dict[str, Any] | None] = {}
+ROW_MEMO_MAX = 20000
+
+
 def _index_row(path: str, root: str, sig: tuple) -> dict[str, Any] | None:
+    """Index row of one game, memoised per process by its files' signature (a plain dict:
+    st.cache_data's hashing and pickling cost ~0.5 ms a call, a second per 1,000 games)."""
+    key = (path, root, sig)
+    if key in _ROW_MEMO:
+        return _ROW_MEMO[key]
+    if len(_ROW_MEMO) >= ROW_MEMO_MAX:
+        _ROW_MEMO.clear()
+    row = _ROW_MEMO[key] = _build_index_row(path, root)
+    return row
+
+
+def _build_index_row(path: str, root: str) -> dict[str, Any] | None:
     gdir = Path(path)
     events = _read(gdir / GAME_FILE)
     setup = next((e for e in events if e.get("kind") == "setup"), None)

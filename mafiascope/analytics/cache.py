@@ -21,8 +21,9 @@ import tempfile
 from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -30,7 +31,9 @@ import pyarrow.parquet as pq
 from ..logs.io import GAME_FILE, PROBE_FILE
 from .load import DICT_COLUMNS, TABLES, hot, parse_game
 
-CACHE_VERSION = 7  # 7: hot dtypes (int8/int32 codes, dictionary strings) stored
+# 7: hot dtypes (int8/int32 codes, dictionary strings) stored; 8: probes.hash is taken of
+# orjson's text of the answer (same equalities, other values), so older caches are rebuilt
+CACHE_VERSION = 8
 CACHE_DIRNAME = ".mafiascope_cache"
 
 
@@ -71,7 +74,33 @@ def _writable(p: Path) -> bool:
 
 def _parse_one(path: str) -> tuple[str, bool, dict[str, pd.DataFrame], dict[str, int], str]:
     gt = parse_game(path)
-    return path, gt.ok, gt.tables, dict(gt.audit), gt.game_id
+    # compact integer dtypes already here: smaller pickles from the workers, and the parent
+    # holds a third of the memory until the games are concatenated
+    tables = {t: hot(t, df, categories=False) for t, df in gt.tables.items()}
+    return path, gt.ok, tables, dict(gt.audit), gt.game_id
+
+
+def _parse_all(paths: list[str], workers: int | None) -> Iterator[tuple[str, bool, dict[str, pd.DataFrame], dict[str, int], str]]:
+    """Parsed games in ``paths`` order, one at a time (worker processes for 16 or more games)."""
+    n_workers = workers if workers is not None else min(8, os.cpu_count() or 1)
+    if n_workers > 1 and len(paths) >= 16:
+        with ProcessPoolExecutor(n_workers) as ex:
+            yield from ex.map(_parse_one, paths, chunksize=8)
+    else:
+        for p in paths:
+            yield _parse_one(p)
+
+
+def _stack(parts: list[tuple[str, pd.DataFrame]]) -> pd.DataFrame | None:
+    """Concatenate (game id, table) parts that have rows, with a leading ``game_id`` column
+    built once (inserting it into each game's table cost several ms a game)."""
+    parts = [(g, df) for g, df in parts if len(df)]
+    if not parts:
+        return None
+    df = pd.concat([d for _, d in parts], ignore_index=True) if len(parts) > 1 else parts[0][1].reset_index(drop=True)
+    ids = np.repeat(np.array([g for g, _ in parts], dtype=object), [len(d) for _, d in parts])
+    df.insert(0, "game_id", pd.Series(ids, dtype=object).astype(str))
+    return df
 
 
 def _write_atomic(table: pa.Table, dest: Path) -> None:
@@ -118,22 +147,13 @@ def load_dir_games(
     old: dict[str, pd.DataFrame] = {}
     if cached and (stale or vanished or not use_cache):
         old = {t: pq.read_table(cpath / f"{t}.parquet").to_pandas() for t in TABLES}
-    new_parts: dict[str, list[pd.DataFrame]] = {t: [] for t in TABLES}
+    new_parts: dict[str, list[tuple[str, pd.DataFrame]]] = {t: [] for t in TABLES}
     if stale:
-        paths = [str(wanted[n]) for n in stale]
-        n_workers = workers if workers is not None else min(8, os.cpu_count() or 1)
-        if n_workers > 1 and len(paths) >= 16:
-            with ProcessPoolExecutor(n_workers) as ex:
-                results = list(ex.map(_parse_one, paths, chunksize=8))
-        else:
-            results = [_parse_one(p) for p in paths]
-        for (p, ok, tables, audit, gid), name in zip(results, stale):
+        for (p, ok, tables, audit, gid), name in zip(_parse_all([str(wanted[n]) for n in stale], workers), stale):
             cached[name] = {"sig": sigs[name], "ok": ok, "game_id": gid, "audit": audit}
             if ok:
                 for t in TABLES:
-                    df = tables[t]
-                    df.insert(0, "game_id", gid)
-                    new_parts[t].append(df)
+                    new_parts[t].append((gid, tables[t]))
     for name in vanished:
         cached.pop(name, None)
     changed = bool(stale or vanished)
@@ -147,9 +167,22 @@ def load_dir_games(
                 o = old[t]
                 o = o[o["game_id"].isin(keep_ids - drop_ids)]
                 parts.append(o)
-            parts.extend(new_parts[t])
+            fresh = new_parts.pop(t)
+            old.pop(t, None)
+            new = _stack(fresh)
+            if new is not None:
+                parts.append(new)
             nonempty = [p for p in parts if len(p)]
-            df = pd.concat(nonempty, ignore_index=True) if nonempty else (parts[0] if parts else pd.DataFrame())
+            if nonempty:
+                df = pd.concat(nonempty, ignore_index=True) if len(nonempty) > 1 else nonempty[0]
+            elif parts:
+                df = parts[0]
+            elif fresh:  # no rows anywhere: the first game's empty table keeps the column dtypes
+                df = fresh[0][1]
+                df.insert(0, "game_id", fresh[0][0])
+            else:
+                df = pd.DataFrame()
+            del parts, nonempty, fresh, new  # free each game's frames before the next table
             if "game_id" in df.columns:
                 df["game_id"] = df["game_id"].astype(str)
             out[t] = df

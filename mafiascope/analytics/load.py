@@ -5,6 +5,12 @@ Hot tables hold numbers only: seats are integer indices into the game's setup ro
 and questions are never kept: each probe row stores the byte offset of its JSONL line,
 so :func:`read_probe_record` loads one record on demand.
 
+Lines are read as bytes and parsed with orjson when it is installed (about twice as fast on
+long answer lines); a line orjson refuses (``NaN``/``Infinity``, lone surrogates, a BOM,
+integers past 64 bits, ...) is parsed again with the standard library, which was the only
+parser before, so the accepted lines and their values are unchanged. Tables are built
+column by column in their final dtypes.
+
 Bad input never raises: a torn last line, a corrupt middle line, a missing
 ``introspection.jsonl``, unknown record kinds, answers of the wrong shape, NaN or
 out-of-range confidences and unknown player names are counted in the game's audit dict.
@@ -13,6 +19,7 @@ A game without a usable ``setup`` record is returned with ``ok=False``.
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
 import math
@@ -24,6 +31,11 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+
+try:  # optional speed-up (requirements.txt); the standard library gives the same values
+    import orjson as _orjson
+except ImportError:  # pragma: no cover - exercised by monkeypatching in the tests
+    _orjson = None
 
 from ..logs.io import GAME_FILE, PROBE_FILE, STATE_FILE
 from ..logs.schema import EVENT_MODELS, UTTERANCE_KINDS
@@ -61,20 +73,56 @@ def _wrapped_list(v: Any) -> list | None:
     return lists[0] if len(lists) == 1 else None
 
 
-def _stable_hash(v: Any) -> int:
-    """64-bit hash of the JSON text (stable across processes, unlike ``hash``)."""
-    d = hashlib.blake2b(json.dumps(v, ensure_ascii=False).encode("utf-8"), digest_size=8).digest()
-    return int.from_bytes(d, "little", signed=True)
+def _digest(b: bytes) -> int:
+    return int.from_bytes(hashlib.blake2b(b, digest_size=8).digest(), "little", signed=True)
+
+
+def _stable_hash(v: Any, exact_json: bool = False) -> int:
+    """64-bit hash of a parsed answer's JSON text (stable across processes, unlike ``hash``).
+
+    Only equality matters (the viewer skips an answer equal to the agent's previous one), so
+    the text is orjson's when it represents ``v`` exactly (always so for a line orjson
+    parsed: ``exact_json``), else the standard library's (NaN, Infinity, big integers) behind
+    a NUL byte no JSON text starts with: equal values get equal hashes either way.
+    """
+    if _orjson is None:
+        return _digest(json.dumps(v, ensure_ascii=False).encode("utf-8", "surrogatepass"))
+    try:
+        b = _orjson.dumps(v)
+        if exact_json or _orjson.loads(b) == v:
+            return _digest(b)
+    except (TypeError, ValueError):  # JSONEncodeError (a TypeError): big integer, lone surrogate
+        pass
+    return _digest(b"\0" + json.dumps(v, ensure_ascii=False).encode("utf-8", "surrogatepass"))
 
 
 def _num(v: Any) -> float:
     """float() of a value like the original; NaN when not convertible."""
-    if isinstance(v, bool):
-        return float(v)
+    if v.__class__ is float:
+        return v
     try:
         return float(v)
     except (TypeError, ValueError, OverflowError):
         return math.nan
+
+
+def _int(v: Any, default: int) -> int:
+    """int(float(v)) like the original's ``int(float(...))``; ``default`` when not a number."""
+    f = _num(v)
+    return default if f != f else int(f)
+
+
+_ROLE_MEMO: dict[str, tuple[int, int, int]] = {}
+
+
+def _role_codes(lab: Any) -> tuple[int, int, int]:
+    """(English-only normalised, normalised, exact) codes of a guessed-role label (memoised)."""
+    hit = _ROLE_MEMO.get(lab) if lab.__class__ is str else None
+    if hit is None:
+        hit = (L.normalise_role(lab, russian=False), L.normalise_role(lab), L.exact_role(lab))
+        if lab.__class__ is str and len(_ROLE_MEMO) < 4096:
+            _ROLE_MEMO[lab] = hit
+    return hit
 
 
 @dataclass
@@ -85,27 +133,48 @@ class GameTables:
     audit: Counter = field(default_factory=Counter)
 
 
-def _read_lines(path: Path, audit: Counter, prefix: str) -> list[tuple[int, dict[str, Any]]]:
-    """(byte offset, object) per good line; torn last / corrupt lines are counted, not raised."""
+def _read_lines(path: Path, audit: Counter, prefix: str) -> list[tuple[int, dict[str, Any], bool]]:
+    """(byte offset, object, parsed by orjson) per good line; torn last / corrupt lines are
+    counted, not raised."""
     data = path.read_bytes()
-    out: list[tuple[int, dict[str, Any]]] = []
+    out: list[tuple[int, dict[str, Any], bool]] = []
+    fast = _orjson.loads if _orjson is not None else None
     pos = 0
-    n = len(data)
-    while pos < n:
-        nl = data.find(b"\n", pos)
-        end = n if nl < 0 else nl
-        raw = data[pos:end]
+    for raw in data.split(b"\n"):
         if raw.strip():
-            try:
-                obj = json.loads(raw)
-                if not isinstance(obj, dict):
-                    raise ValueError("not an object")
-                out.append((pos, obj))
-            except (ValueError, UnicodeDecodeError):
-                last = nl < 0 or not data[nl + 1 :].strip()
+            obj: Any = None
+            exact = False
+            if fast is not None:
+                try:
+                    obj, exact = fast(raw), True
+                except ValueError:
+                    pass
+            if not exact:
+                try:
+                    obj = json.loads(raw)
+                except (ValueError, UnicodeDecodeError):
+                    obj = None
+            if isinstance(obj, dict):
+                out.append((pos, obj, exact))
+            else:
+                last = not data[pos + len(raw) + 1 :].strip()
                 audit[f"{prefix}.torn_last_line" if last else f"{prefix}.corrupt_line"] += 1
-        pos = end + 1
+        pos += len(raw) + 1
     return out
+
+
+def _frame(table: str, rows: list[tuple], columns: list[str]) -> pd.DataFrame:
+    """A table from row tuples, built column by column: numeric columns straight into their
+    :data:`DTYPES`, the rest inferred by pandas as before (same dtypes and values as
+    ``typed(table, pd.DataFrame(rows, columns=columns))``)."""
+    if not rows:
+        return typed(table, pd.DataFrame(rows, columns=columns))
+    spec = DTYPES.get(table, {})
+    data: dict[str, Any] = {}
+    for name, col in zip(columns, zip(*rows)):
+        dt = spec.get(name)
+        data[name] = np.array(col, dtype=dt) if dt else pd.Series(col)
+    return pd.DataFrame(data)
 
 
 def read_probe_record(game_path: str | Path, offset: int) -> dict[str, Any]:
@@ -116,10 +185,21 @@ def read_probe_record(game_path: str | Path, offset: int) -> dict[str, Any]:
 
 
 def parse_game(path: str | Path) -> GameTables:
-    path = Path(path)
+    # parsed records hold no reference cycles: pause the cyclic collector, which would
+    # otherwise rescan every live record many times over a large game
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        return _parse_game(Path(path))
+    finally:
+        if paused:
+            gc.enable()
+
+
+def _parse_game(path: Path) -> GameTables:
     audit: Counter = Counter()
     lines = _read_lines(path / GAME_FILE, audit, "game")
-    setup = next((o for _, o in lines if o.get("kind") == "setup"), None)
+    setup = next((o for _, o, _ in lines if o.get("kind") == "setup"), None)
     gid = (setup or {}).get("game_id") or path.name
     gt = GameTables(str(gid), False, audit=audit)
     if setup is None or not isinstance(setup.get("players"), list) or not setup["players"]:
@@ -139,7 +219,7 @@ def parse_game(path: str | Path) -> GameTables:
     death_kind = [""] * len(names)
     game_over: dict[str, Any] | None = None
     cyr = 0
-    for ev, (_, o) in enumerate(lines):
+    for ev, (_, o, _) in enumerate(lines):
         kind = o.get("kind")
         if kind not in KNOWN_KINDS:
             audit["game.unknown_kind"] += 1
@@ -185,9 +265,9 @@ def parse_game(path: str | Path) -> GameTables:
         ev_rows.append((ev, str(kind), rnd, ms, ts, p, tgt, o.get("visible_to") is None))
         texts.append(text if isinstance(text, str) else None)
 
-    events = pd.DataFrame(ev_rows, columns=["ev", "kind", "round", "msg_seq", "ts", "player", "target", "public"])
+    events = _frame("events", ev_rows, ["ev", "kind", "round", "msg_seq", "ts", "player", "target", "public"])
     events["text"] = pd.Series(texts, dtype=object)
-    votes = pd.DataFrame(votes_rows, columns=["ev", "round", "ts", "voter", "target"])
+    votes = _frame("votes", votes_rows, ["ev", "round", "ts", "voter", "target"])
 
     language = setup.get("language") or next((p.get("language") for p in players if p.get("language")), None)
     if not language:
@@ -214,7 +294,7 @@ def parse_game(path: str | Path) -> GameTables:
             audit["answers.unknown_player"] += 1
         return t
 
-    for rec, (off, o) in enumerate(plines):
+    for rec, (off, o, exact) in enumerate(plines):
         who = o.get("player_name")
         s = seat.get(who, -1) if isinstance(who, str) else -1
         if s < 0:
@@ -235,12 +315,11 @@ def parse_game(path: str | Path) -> GameTables:
         if math.isnan(ts):
             ts = math.inf  # missing timestamp = +infinity (metrics.md 1.4)
         q = o.get("question")
-        stored_hash = _stable_hash(stored) if stored is not None else 0
+        stored_hash = _stable_hash(stored, exact) if stored is not None else 0
         probe_rows.append(
             (
-                rec, off, int(_num(o.get("round", 0)) if not math.isnan(_num(o.get("round", 0))) else 0),
-                int(_num(o.get("public_msg_seq", NO_SEQ))) if not math.isnan(_num(o.get("public_msg_seq", NO_SEQ))) else NO_SEQ,
-                s, int(_num(o.get("probe_seq", 0))) if not math.isnan(_num(o.get("probe_seq", 0))) else 0,
+                rec, off, _int(o.get("round", 0), 0), _int(o.get("public_msg_seq", NO_SEQ), NO_SEQ),
+                s, _int(o.get("probe_seq", 0), 0),
                 pid, ts, str(o.get("phase") or ""), parse_ok, _kind(stored), _kind(eff), src, repaired_flag,
                 transport, _num(o.get("latency_ms")), len(q) if isinstance(q, str) else 0,
                 len(raw) if isinstance(raw, str) else 0, stored_hash,
@@ -266,15 +345,13 @@ def parse_game(path: str | Path) -> GameTables:
                     audit["answers.non_numeric_confidence"] += 1
                 elif not math.isnan(c) and not 0 <= c <= 100:
                     audit["answers.out_of_range_confidence"] += 1
-                ra.append(
-                    (rec, pos, src, t, L.normalise_role(lab, russian=False), L.normalise_role(lab), L.exact_role(lab), c)
-                )
+                ra.append((rec, pos, src, t, *_role_codes(lab), c))
         elif pid == "role_beliefs" and isinstance(eff, dict):  # legacy battery (viewer fallback)
             for pos, (name, v) in enumerate(eff.items()):
                 if isinstance(v, dict):
                     t = seat.get(name, -1)
                     lab = v.get("role")
-                    ra.append((rec, pos, src, t, L.normalise_role(lab, russian=False), L.normalise_role(lab), L.exact_role(lab), _num(v.get("confidence"))))
+                    ra.append((rec, pos, src, t, *_role_codes(lab), _num(v.get("confidence"))))
         elif pid == "suspicion_ranking" and (isinstance(eff, list) or _wrapped_list(eff) is not None):
             # src 2 = a list wrapped in an object ({"thoughts": ..., "ranking": [...]}); only the
             # episode selector reads those, every original metric requires a bare list
@@ -294,7 +371,7 @@ def parse_game(path: str | Path) -> GameTables:
                     continue
                 t = item_seat(it)
                 a = it.get("attitude")
-                sm.append((rec, pos, src, t, L.ATT_CODES.get(a, -1) if isinstance(a, str) else -1, -2 if not a else -1))
+                sm.append((rec, pos, src, t, L.ATT_CODES.get(a, -1) if isinstance(a, str) else -1, not a))
         elif pid == "personality_profile" and isinstance(eff, list):
             for pos, it in enumerate(eff):
                 if isinstance(it, dict):
@@ -304,20 +381,19 @@ def parse_game(path: str | Path) -> GameTables:
             tg = eff.get("target")
             pa.append((rec, src, str(eff.get("action") or ""), seat.get(tg, -1) if isinstance(tg, str) else -1))
 
-    probes = pd.DataFrame(
-        probe_rows,
+    probes = _frame(
+        "probes", probe_rows,
         columns=[
             "rec", "offset", "round", "pms", "seat", "probe_seq", "probe_id", "timestamp", "phase", "parse_ok",
             "stored_kind", "eff_kind", "src", "repaired", "transport", "latency_ms", "q_chars", "a_chars",
             "hash", "tokens_prompt", "tokens_completion",
         ],
     )
-    ra_df = pd.DataFrame(ra, columns=["rec", "pos", "src", "tgt", "role_en", "role", "exact", "conf"])
-    sr_df = pd.DataFrame(sr, columns=["rec", "pos", "src", "tgt", "score"])
-    sm_df = pd.DataFrame(sm, columns=["rec", "pos", "src", "tgt", "att", "att_empty"])
-    sm_df["att_empty"] = sm_df["att_empty"] == -2
-    pp_df = pd.DataFrame(pp, columns=["rec", "pos", "src", "tgt", *TRAITS])
-    pa_df = pd.DataFrame(pa, columns=["rec", "src", "action", "tgt"])
+    ra_df = _frame("ra", ra, ["rec", "pos", "src", "tgt", "role_en", "role", "exact", "conf"])
+    sr_df = _frame("sr", sr, ["rec", "pos", "src", "tgt", "score"])
+    sm_df = _frame("sm", sm, ["rec", "pos", "src", "tgt", "att", "att_empty"])
+    pp_df = _frame("pp", pp, ["rec", "pos", "src", "tgt", *TRAITS])
+    pa_df = _frame("pa", pa, ["rec", "src", "action", "tgt"])
 
     pl_rows = []
     for i, p in enumerate(players):
@@ -397,16 +473,24 @@ HOT_DTYPES: dict[str, dict[str, str]] = {
 DICT_COLUMNS: dict[str, list[str]] = {t: [k for k, v in d.items() if v == "category"] for t, d in HOT_DTYPES.items()}
 
 
-def hot(table: str, df: pd.DataFrame) -> pd.DataFrame:
-    """A table in its hot dtypes (values unchanged; ``g`` int32); the cache stores them as such."""
+def hot(table: str, df: pd.DataFrame, categories: bool = True) -> pd.DataFrame:
+    """A table in its hot dtypes (values unchanged; ``g`` int32); the cache stores them as such.
+    ``categories=False`` leaves string columns as they are (per-game tables, concatenated later)."""
     want = {**DTYPES.get(table, {}), **HOT_DTYPES.get(table, {}), "g": _I32}
-    spec = {k: v for k, v in want.items() if k in df.columns and str(df[k].dtype) != v}
+    if not categories:
+        want = {k: v for k, v in want.items() if v != "category"}
+    have = df.dtypes
+    spec = {k: v for k, v in want.items() if k in have.index and str(have[k]) != v}
     return df.astype(spec) if spec else df
 
 
 def typed(table: str, df: pd.DataFrame) -> pd.DataFrame:
     """Enforce the column dtypes (empty tables would otherwise come back as object/null)."""
-    spec = {k: v for k, v in DTYPES.get(table, {}).items() if k in df.columns and str(df[k].dtype) != v}
+    want = DTYPES.get(table)
+    if not want:
+        return df
+    have = df.dtypes
+    spec = {k: v for k, v in want.items() if k in have.index and str(have[k]) != v}
     return df.astype(spec) if spec else df
 
 
