@@ -16,6 +16,22 @@ def live_link(game_id: str) -> str:
     return f"?page=live&game={game_id}"
 
 
+def no_snapshot_hint(parent: Any, labels: list[str], keys: list[tuple[int, int]], step: int) -> str:
+    """What to do when the step cannot be forked: the nearest forkable steps, or why no step of this game can be.
+
+    ``labels``/``keys`` are the timeline's step labels and (round, seq) keys; ``parent`` is a ParentGame."""
+    ok = [i for i, k in enumerate(keys) if parent.has(k)]
+    if not ok:
+        return ("None of this game's steps can be forked: its state.jsonl holds no snapshot the engine can resume "
+                "(games recorded by the original MafiaScope keep another state format, and games launched with "
+                "snapshots off have none). Fork a game made by mafiascope (data/demo, runs/).")
+    before = [i for i in ok if i < step]
+    after = [i for i in ok if i > step]
+    near = ([f"{labels[before[-1]]} (step {before[-1]}, before)"] if before else []) + \
+        ([f"{labels[after[0]]} (step {after[0]}, after)"] if after else [])
+    return f"No snapshot at this step. Nearest forkable steps: {' · '.join(near)}."
+
+
 def _batches(tree: dict[str, Any], depth: int = 0, parent: str | None = None) -> list[dict[str, Any]]:
     rows = []
     for b in tree.get("batches", []):

@@ -99,6 +99,19 @@ def event_line(gm: GameModel, e: dict[str, Any], step_label: str, *, current: bo
         return f"⚖️ **{md_escape(e.get('eliminated'))}** was eliminated ({md_escape(role)}, {e.get('votes')} votes)"
     if kind == "no_elimination":
         return f"⚖️ no elimination ({md_escape(e.get('reason'))})"
+    # ten-seat (sport / open-table) rules: who nominated whom (the host line lists only the nominees), the Mafia's
+    # night shots (the kill lands only when every shooter picks the same target) and the Don's shot order
+    if kind == "nomination":
+        return f"☝️ **{md_escape(e.get('nominator'))}** nominated **{md_escape(e.get('nominee'))}**"
+    if kind == "night_shots":
+        shots = e.get("shots") or {}
+        parts = ", ".join(f"{md_escape(k)} → {md_escape(v)}" for k, v in shots.items()) or "none"
+        landed = e.get("landed")
+        out = "" if landed is None else (" · landed" if landed else " · missed (no single common target)")
+        return f"🔫 Mafia shots: {parts}{out}"
+    if kind == "shot_order":
+        order = ", ".join(md_escape(n) for n in (e.get("order") or []))
+        return f"📋 Don {md_escape(e.get('don'))} set the shot order: {order}"
     if kind == "host":
         return f"📣 {md_escape(e.get('text'))}"
     if kind == "game_over":

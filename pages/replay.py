@@ -45,9 +45,9 @@ if parent is not None:
         replace = st.text_area("Replacement utterance (optional)", key="rp_replace", disabled=ev is None,
                                help="the speaker's message at this step becomes this text; everything after it is replayed")  # fmt: skip
         night = st.text_input("Night override SEAT=TARGET (optional)", key="rp_night")
-        go = st.button("⑂ Branch", type="primary", disabled=not ok, key="rp_go")
+        go = st.button("Branch", icon=":material/call_split:", type="primary", disabled=not ok, key="rp_go")
     if not ok:
-        st.caption("No snapshot at this step: pick another step (snapshots are written after every message and round end).")
+        st.caption(V.no_snapshot_hint(parent, [x.label for x in gm.steps], [(x.round, x.seq) for x in gm.steps], step))
     if go:
         try:
             job = J.start_fork(gm.game_id, gm.dir, key, int(n), probes, replace=replace.strip() or None,

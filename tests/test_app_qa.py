@@ -163,3 +163,42 @@ def test_second_order_table_prints_intervals_as_text(demo):
     df = at.dataframe[0].value
     v = df["ratio CI95"].iloc[0]
     assert isinstance(v, str) and v.startswith("[") and v.endswith("]"), v
+
+
+def test_ten_seat_transcript_shows_nominations_and_shots(demo):
+    """Sport games: nominations (nominator and nominee), the Mafia's shots and the Don's order were dropped."""
+    at = new_app(page="live", game=SPORT).run()
+    assert_clean(at)
+    body = texts(at)
+    assert "**Alex** nominated **Quinn**" in body
+    assert "Mafia shots: Dana → Riley" in body and "landed" in body
+    assert "set the shot order" in body
+    # a town seat sees the nominations but neither the shots (visible to nobody) nor the Mafia's order
+    at = new_app(page="impersonate", game=SPORT, agent="Logan").run()
+    body = texts(at)
+    assert "nominated" in body and "Mafia shots" not in body and "shot order" not in body
+
+
+def test_replay_says_when_no_step_of_a_game_can_be_forked(monkeypatch, tmp_path):
+    """Original-format games have a state.jsonl but no resumable snapshot: 'pick another step' could never work."""
+    from .app_support import shared_or_skip
+
+    corpus = shared_or_skip()
+    monkeypatch.setenv("MAFIASCOPE_LOGS", str(corpus))
+    monkeypatch.setenv("MAFIASCOPE_RUNS", str(tmp_path / "runs"))
+    at = new_app(page="replay", game="0da78714").run()
+    assert_clean(at)
+    body = texts(at)
+    assert "None of this game's steps can be forked" in body
+    assert "pick another step" not in body
+
+
+def test_replay_names_the_nearest_forkable_steps():
+    from app.replay_view import no_snapshot_hint
+
+    class P:
+        def has(self, k):
+            return k in {(1, 2), (1, 5)}
+
+    hint = no_snapshot_hint(P(), ["R1.1", "R1.2", "R1.3", "R1.4", "R1.5"], [(1, 1), (1, 2), (1, 3), (1, 4), (1, 5)], 2)
+    assert "R1.2 (step 1, before)" in hint and "R1.5 (step 4, after)" in hint
