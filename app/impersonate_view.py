@@ -107,7 +107,9 @@ def ego_panels(gm: GameModel, agent: str, step: int, metrics: Any) -> None:
     bel, carried = believed(gm, agent, step)
     act = actual(gm, agent, step)
     m = match_from_metrics(metrics, label, agent)
-    st.markdown(f"**How I think they see me** vs **how they actually see me** &nbsp; {match_badge(m)}")
+    badge = (match_badge(m) if battery_has(gm, PROBE_SOCIAL) and battery_has(gm, PROBE_ROLE)
+             else ":gray-badge[match: needs the social_map and role_assessment probes]")
+    st.markdown(f"**How I think they see me** vs **how they actually see me** &nbsp; {badge}")
     mafia_pair = {n for n in gm.names if gm.roles.get(agent) in MAFIA_ROLES and gm.roles.get(n) in MAFIA_ROLES}
     mism = set((m or {}).get("mismatched") or [])
     c1, c2 = st.columns(2)

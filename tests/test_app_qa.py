@@ -55,6 +55,7 @@ def test_impersonate_suspicion_only_battery(demo):
         assert stale not in body
     assert "probe battery has no social_map probe" in body
     assert "Suspicion edges only" in body
+    assert "match: needs the social_map and role_assessment probes" in body
 
 
 def test_impersonate_before_first_answer_says_so(demo):
