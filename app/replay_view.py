@@ -79,7 +79,7 @@ def branch_tree(tree: dict[str, Any]) -> None:
         s = r["summary"]
         wins = ", ".join(f"{k} {v['k']}/{v['n']} [{v['ci95'][0]:.2f}–{v['ci95'][1]:.2f}]" for k, v in s["winner"].items() if v["n"] and v["k"])
         pad = "  " * r["depth"]
-        with st.expander(f"{pad}⑂ {r['batch']} at {r['fork_point']} · {r['intervention']} · {s['finished']}/{s['n']} finished · {wins}"):
+        with st.expander(f"{pad}↳ {r['batch']} at {r['fork_point']} · {r['intervention']} · {s['finished']}/{s['n']} finished · {wins}"):
             links = " · ".join(f"[{b['game_id']}]({live_link(b['game_id'])}) ({b['winner'] or 'unfinished'}, {b['rounds']} r)" for b in r["branches"])
             st.markdown(links)
             elim = [{"round": rnd, "eliminated": name, "share": v["p"], "k": v["k"]} for rnd, d in s["day_eliminated"].items() for name, v in d.items()]

@@ -34,7 +34,7 @@ def context() -> Context:
 def _fmt_game(row: pd.Series) -> str:
     date = dt.datetime.fromtimestamp(row["ts"], dt.timezone.utc).strftime("%Y-%m-%d %H:%M") if row["ts"] else "?"
     parse = " · probed" if row["probed"] else " · transcript only"
-    branch = "⑂ " if row["is_branch"] else ""
+    branch = "↳ " if row["is_branch"] else ""
     gid = str(row["game_id"])
     short = gid if len(gid) <= 26 else f"{gid[:8]}…{gid[-4:]}"
     return f"{branch}{short} · {row['winner']} · {date} · {row['players']}p R{row['rounds']}{parse}"
@@ -153,7 +153,7 @@ def render() -> Context:
         if options:
             st.session_state["sb_game"] = cur
             st.selectbox("Game", options, key="sb_game", format_func=lambda g: labels.get(g, g), on_change=_on_pick,
-                         help="⑂ marks branch (forked) games; 'transcript only' games have no probe answers. The probe parse rate "
+                         help="↳ marks branch (forked) games; 'transcript only' games have no probe answers. The probe parse rate "
                               "of the picked game is shown next to its title.")
             game_row = full[full["game_id"] == cur].iloc[0]
         else:

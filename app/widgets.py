@@ -138,7 +138,7 @@ def game_header(gm: GameModel, *, title: str) -> None:
     winner = f"**{gm.winner}** win" if gm.winner else ":orange[in progress]"
     st.markdown(f"### {title}\n`{gm.game_id}` · {winner} · {len(gm.players)} players{md_escape(corpus)} &nbsp; {parse_badge(gm)}")
     if gm.setup.get("forked_from"):
-        st.caption(f"⑂ branch of `{gm.setup.get('forked_from')}` at {gm.setup.get('fork_point')}")
+        st.caption(f"↳ branch of `{gm.setup.get('forked_from')}` at {gm.setup.get('fork_point')}")
 
 
 def download_csv(df: pd.DataFrame, name: str, key: str, label: str = "⬇ CSV") -> None:

@@ -74,7 +74,7 @@ running_jobs()
 tab_tree, tab_exp, tab_val = st.tabs(["Branch tree", "Experiments", "Validation"])
 with tab_tree:
     V.branch_tree(branch_tree(logs, gm.game_id))
-    st.caption("Branches are ordinary games (marked ⑂ in the picker); corpus analytics leave them out unless forks are included.")
+    st.caption("Branches are ordinary games (marked ↳ in the picker); corpus analytics leave them out unless forks are included.")
 with tab_exp:
     exps = J.experiments_for(logs, gm.game_id)
     if not exps:
