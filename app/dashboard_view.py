@@ -54,8 +54,16 @@ def f1_per_model(dirs: tuple[str, ...], rep: dict[str, Any]) -> None:
     if df.empty:
         st.info("No first-order data.")
         return
-    colors = alt.Scale(domain=sorted(df["model"].unique()), range=AGENT_PALETTE)
-    base = alt.Chart(df).encode(x=alt.X("round:O", title="round", axis=alt.Axis(labelAngle=0)), color=alt.Color("model:N", scale=colors))
+    models = sorted(df["model"].unique())
+    colors = alt.Scale(domain=models, range=AGENT_PALETTE)
+    # models side by side within a round, so their interval whiskers do not hide each other
+    step = min(0.08, 0.6 / max(1, len(models)))
+    offset = {m: (i - (len(models) - 1) / 2) * step for i, m in enumerate(models)}
+    df["x"] = df["round"] + df["model"].map(offset)
+    rounds = sorted(df["round"].unique().tolist())
+    x_axis = alt.X("x:Q", title="round", scale=alt.Scale(domain=[rounds[0] - 0.5, rounds[-1] + 0.5], nice=False),
+                   axis=alt.Axis(values=rounds, format="d", grid=False))
+    base = alt.Chart(df).encode(x=x_axis, color=alt.Color("model:N", scale=colors))
     band = base.mark_rule(strokeWidth=2, opacity=0.7).encode(y=alt.Y("ci_lo:Q", title="first-order accuracy", axis=alt.Axis(format="%")), y2="ci_hi:Q")
     line = base.mark_line(point=True).encode(y="accuracy:Q", tooltip=["model", "round", alt.Tooltip("accuracy:Q", format=".1%"),
                                                                        "n:Q", alt.Tooltip("chance:Q", format=".1%")])
@@ -63,6 +71,7 @@ def f1_per_model(dirs: tuple[str, ...], rep: dict[str, Any]) -> None:
     ch = (band + line + chance).properties(height=300, title="Committed accuracy per round (dashed: permutation chance)")
     st.altair_chart(ch, width="stretch", key="db_f1")
     download_chart(ch, "f1_by_round_per_model", key="ex_f1")
+    df = df.drop(columns="x")
     st.dataframe(df, hide_index=True, width="stretch")
     download_csv(df, "f1_by_round_per_model", key="dl_f1")
 
