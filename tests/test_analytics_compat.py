@@ -180,16 +180,16 @@ def test_f3_pairs_carry_the_step(corpus, mode_name):
 
 def test_compat_transcript_rule_ties_and_forms():
     """The restated original rule on hand-built messages: tie order, case, Cyrillic forms, cue sentences."""
-    from mafiascope.analytics.f4 import _compat_transcript_picks
+    from mafiascope.analytics.f4 import _transcript_picks
 
     names = ["Alex", "Bailey", "Casey", "Gray"]
     # one message mentions Alex and Casey once each: the tie goes to the name sorting last (Casey),
     # not to the one written last in the text
-    assert _compat_transcript_picks(["Casey and Alex talked."], [0, 2], names) == (2, None)
+    assert _transcript_picks(["Casey and Alex talked."], [0, 2], names, compat=True) == (2, None)
     # a later message wins a tie over an earlier one
-    assert _compat_transcript_picks(["Casey is loud.", "Alex is quiet."], [0, 2], names) == (0, None)
+    assert _transcript_picks(["Casey is loud.", "Alex is quiet."], [0, 2], names, compat=True) == (0, None)
     # names are case-sensitive; a transliteration stem plus an inflection counts ("Алексу" is Alex)
-    assert _compat_transcript_picks(["gray gray. Алексу подозреваю!"], [0, 3], names) == (0, 0)
+    assert _transcript_picks(["gray gray. Алексу подозреваю!"], [0, 3], names, compat=True) == (0, 0)
     # accusation counts only sentences with a cue; mentions in other sentences do not
-    mm, ma = _compat_transcript_picks(["Bailey Bailey is nice.\nI suspect Casey."], [1, 2], names)
+    mm, ma = _transcript_picks(["Bailey Bailey is nice.\nI suspect Casey."], [1, 2], names, compat=True)
     assert (mm, ma) == (1, 2)

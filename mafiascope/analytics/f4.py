@@ -80,57 +80,92 @@ def _compat_name_pattern(name: str) -> re.Pattern[str]:
     return re.compile(f"(?<![{_LETTER}])(?:{'|'.join(alts)})(?![{_LETTER}])")
 
 
-def _compat_transcript_picks(msgs: list[str], others: list[int], names: list[str]) -> tuple[int | None, int | None]:
-    """(most-mentioned, most-accused) as the original computes them.
-
-    Ties go to the candidate mentioned in the latest message; within one message, to the name
-    that sorts last (the original walks the candidates in name order, not text order). The
-    accused count uses the same mention order for its ties.
-    """
-    cands = sorted(others, key=lambda s: names[s])
-    pats = {s: _compat_name_pattern(names[s]) for s in cands}
-    mentioned = dict.fromkeys(cands, 0)
-    accused = dict.fromkeys(cands, 0)
-    order: list[int] = []
-    for text in msgs:
-        for s in cands:
-            n = len(pats[s].findall(text))
-            mentioned[s] += n
-            if n:
-                order.append(s)
-        for sent in _COMPAT_SENTENCES.split(text):
-            if sent and _COMPAT_CUES.search(sent):
-                for s in cands:
-                    accused[s] += len(pats[s].findall(sent))
-
-    def pick(counts: dict[int, int]) -> int | None:
-        best = max(counts.values(), default=0)
-        if best <= 0:
-            return None
-        top = {s for s, v in counts.items() if v == best}
-        return next((s for s in reversed(order) if s in top), min(top, key=lambda s: names[s]))
-
-    return pick(mentioned), pick(accused)
+_DEFAULT_SENTENCES = re.compile(r"(?<=[.!?\n])\s*")
 
 
-def _transcript_pick(msgs: list[str], others: list[int], names: list[str], accused_only: bool) -> int | None:
-    counts: dict[int, int] = {}
-    last: dict[int, int] = {}
-    pos = 0
-    pats = {s: _stem_pattern(names[s]) for s in others}
-    for text in msgs:
-        units = re.split(r"(?<=[.!?\n])\s*", text) if accused_only else [text]
-        for u in units:
-            if accused_only and not any(cue in u.lower() for cue in ACCUSATION_CUES):
-                continue
-            for s, pat in pats.items():
+_DEFAULT_CUES = re.compile("|".join(map(re.escape, ACCUSATION_CUES)))  # searched in lower-cased sentences
+
+
+@lru_cache(maxsize=4096)
+def _name_needles(name: str, compat: bool) -> tuple[str, ...]:
+    """Literal substrings one of which every match of the seat's name pattern contains."""
+    if compat:
+        return (name, *_COMPAT_CYRILLIC.get(name, ()))
+    tr = _translit(name)
+    stem = tr[:-1] if len(tr) > 3 else tr
+    return tuple(x.casefold() for x in (name, stem) if x)
+
+
+def _units(text: str, splitter: re.Pattern[str]) -> list[tuple[int, str]]:
+    """``splitter.split(text)`` with each piece's offset in ``text``."""
+    starts, ends = [0], []
+    for m in splitter.finditer(text):
+        ends.append(m.start())
+        starts.append(m.end())
+    ends.append(len(text))
+    return [(a, text[a:b]) for a, b in zip(starts, ends)]
+
+
+def _message_counts(texts: list[str], names: list[str], compat: bool) -> tuple[np.ndarray, ...]:
+    """Per message and seat: mentions, mentions in accusation sentences, and the text offset
+    of the last of each (-1 if none). Counted once per message, shared by every vote of the round."""
+    n, S = len(texts), len(names)
+    ment, acc = np.zeros((n, S), dtype=np.int64), np.zeros((n, S), dtype=np.int64)
+    ment_pos, acc_pos = np.full((n, S), -1, dtype=np.int64), np.full((n, S), -1, dtype=np.int64)
+    pats = [(_compat_name_pattern if compat else _stem_pattern)(nm) for nm in names]
+    needles = [_name_needles(nm, compat) for nm in names]
+    for i, text in enumerate(texts):
+        folded = text if compat else text.casefold()
+        present = [s for s, nd in enumerate(needles) if any(x in folded for x in nd)]
+        if not present:  # every match contains one of the seat's literal forms
+            continue
+        if compat:
+            cue_units = [(o, u) for o, u in _units(text, _COMPAT_SENTENCES) if u and _COMPAT_CUES.search(u)]
+        else:
+            cue_units = [(o, u) for o, u in _units(text, _DEFAULT_SENTENCES) if _DEFAULT_CUES.search(u.lower())]
+        for s in present:
+            pat = pats[s]
+            for mt in pat.finditer(text):
+                ment[i, s] += 1
+                ment_pos[i, s] = mt.start()
+            for o, u in cue_units:
                 for mt in pat.finditer(u):
-                    counts[s] = counts.get(s, 0) + 1
-                    last[s] = pos + mt.start()
-            pos += len(u) + 1
-    if not counts:
+                    acc[i, s] += 1
+                    acc_pos[i, s] = o + mt.start()
+    return ment, acc, ment_pos, acc_pos
+
+
+def _pick(counts: np.ndarray, seen: np.ndarray, pos: np.ndarray, others: list[int], names: list[str],
+          compat: bool) -> int | None:
+    """Most-counted seat among ``others`` over the given messages (rows), or None.
+
+    Ties: default -- the seat whose counted mention comes latest in the text. compat (the
+    original's rule) -- the seat mentioned at all in the latest message, and within one message
+    the name that sorts last (the original walks candidates in name order).
+    """
+    if not others or not len(counts):
         return None
-    return max(counts, key=lambda s: (counts[s], last[s]))
+    tot = counts[:, others].sum(0)
+    best = int(tot.max())
+    if best <= 0:
+        return None
+    top = [s for s, v in zip(others, tot.tolist()) if v == best]
+    if len(top) == 1:
+        return top[0]
+
+    def key(s: int) -> tuple[Any, ...]:
+        rows = np.flatnonzero(seen[:, s] > 0)
+        last = int(rows[-1]) if len(rows) else -1
+        return (last, names[s]) if compat else (last, int(pos[last, s]) if last >= 0 else -1)
+
+    return max(top, key=key)
+
+
+def _transcript_picks(texts: list[str], others: list[int], names: list[str], compat: bool) -> tuple[int | None, int | None]:
+    """(most-mentioned, most-accused) over ``texts`` (in order) among ``others``."""
+    ment, acc, mpos, apos = _message_counts(texts, names, compat)
+    return (_pick(ment, ment, mpos, others, names, compat),
+            _pick(acc, ment if compat else acc, apos, others, names, compat))
 
 
 def _last_probe_before(units: pd.DataFrame, recs: pd.DataFrame, t_col: str) -> np.ndarray:
@@ -258,32 +293,31 @@ def _transcript_baselines(c: Corpus, ev: pd.DataFrame, u: pd.DataFrame, alive: n
     """Most-mentioned / most-accused other player in the round's public messages before the
     voter's reply, and the previous tally's plurality (when it is one of the voter's others)."""
     msgs = ev[ev["kind"].isin(["intro", "day_discuss", "day_vote"]).to_numpy()]
-    by_round: dict[tuple[int, int], tuple[np.ndarray, list[str]]] = {}
+    rounds: dict[tuple[int, int], tuple[list[int], list[str]]] = {}
     for (g, rnd), grp in msgs.groupby(["g", "round"], sort=False):
+        seqs, texts = grp["msg_seq"].tolist(), grp["text"].fillna("").tolist()
         if mode.is_compat:  # the original orders messages by (msg_seq, speaker name, text)
             nm = c.seat_names(int(g))
-            key = [(q, nm[p] if 0 <= p < len(nm) else "", x) for q, p, x in
-                   zip(grp["msg_seq"].tolist(), grp["player"].tolist(), grp["text"].fillna("").tolist())]
-            key.sort()
-            by_round[(int(g), int(rnd))] = (np.array([k[0] for k in key], dtype=np.int64), [k[2] for k in key])
-            continue
-        by_round[(int(g), int(rnd))] = (grp["msg_seq"].to_numpy(), grp["text"].fillna("").tolist())
+            order = sorted(range(len(seqs)), key=lambda i, p=grp["player"].tolist():
+                           (seqs[i], nm[p[i]] if 0 <= p[i] < len(nm) else "", texts[i]))
+        else:
+            order = sorted(range(len(seqs)), key=seqs.__getitem__)  # stable
+        rounds[(int(g), int(rnd))] = ([seqs[i] for i in order], [texts[i] for i in order])
     names_of: dict[int, list[str]] = {}
+    counted: dict[tuple[int, int], tuple[np.ndarray, tuple[np.ndarray, ...]]] = {}
     out: dict[str, list[Any]] = {"most_mentioned": [], "most_accused": [], "prev_plurality": []}
+    compat = mode.is_compat
     for g, rnd, voter, t, v_seq in zip(u["g"].tolist(), u["round"].tolist(), u["voter"].tolist(), u["t"].tolist(),
                                        u["v_seq"].tolist()):
         others = [s for s in np.flatnonzero(alive[t]).tolist() if s != voter]
         names = names_of.get(g) or names_of.setdefault(g, c.seat_names(g))
-        seqs, texts = by_round.get((g, rnd), (np.zeros(0, dtype=np.int64), []))
-        sel = np.flatnonzero(seqs < v_seq)
-        sel = sel[np.argsort(seqs[sel], kind="stable")]
-        m = [texts[i] for i in sel.tolist()]
-        if mode.is_compat:
-            mm, ma = _compat_transcript_picks(m, others, names)
-        else:
-            mm, ma = _transcript_pick(m, others, names, False), _transcript_pick(m, others, names, True)
-        out["most_mentioned"].append(mm)
-        out["most_accused"].append(ma)
+        if (g, rnd) not in counted:
+            seqs, texts = rounds.get((g, rnd), ([], []))
+            counted[(g, rnd)] = (np.asarray(seqs, dtype=np.int64), _message_counts(texts, names, compat))
+        seqs_a, (ment, acc, mpos, apos) = counted[(g, rnd)]
+        k = int(np.searchsorted(seqs_a, v_seq, side="left"))  # messages sent before the voter's reply
+        out["most_mentioned"].append(_pick(ment[:k], ment[:k], mpos[:k], others, names, compat))
+        out["most_accused"].append(_pick(acc[:k], (ment if compat else acc)[:k], apos[:k], others, names, compat))
         pp = int(prev_plur[t])
         out["prev_plurality"].append(pp if pp in others else None)
     return out
