@@ -48,5 +48,6 @@ with t4:
     D.dynamics(rep)
 with t5:
     D.matchups(out)
-st.download_button("⬇ Full report (JSON)", json.dumps(rep, default=str, indent=1), file_name="mafiascope_report.json",
+# serialised only when clicked (a large corpus's report takes most of a second to dump)
+st.download_button("⬇ Full report (JSON)", lambda: json.dumps(rep, default=str, indent=1), file_name="mafiascope_report.json",
                    mime="application/json", key="dl_report")

@@ -7,6 +7,7 @@ screenshots under test-output/screenshots/.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import socket
@@ -202,6 +203,20 @@ def test_bad_url_shows_message(browser, server):
     _no_exception(page)
     assert "invalid game id" in page.inner_text("body")
     _shot(page, "11_bad_url")
+    page.close()
+
+
+def test_dashboard_report_download(browser, server):
+    """The full-report button serialises the report on click (deferred callable) and the file is the report."""
+    page = browser.new_page(viewport={"width": 1400, "height": 900})
+    page.goto(f"{server}/dashboard")
+    _settle(page)
+    _no_exception(page)
+    with page.expect_download(timeout=30000) as dl:
+        page.get_by_text("Full report (JSON)").click()
+    rep = json.loads(Path(dl.value.path()).read_text(encoding="utf-8"))
+    assert dl.value.suggested_filename == "mafiascope_report.json"
+    assert rep["n_games"] >= 1 and "f2" in rep and "f4" in rep
     page.close()
 
 
