@@ -10,17 +10,19 @@ from .. import CliError, print_json
 
 def _add_selection(p: argparse.ArgumentParser) -> None:
     p.add_argument("logs", nargs="+", help="logs directory, game directory or glob (ours or original format)")
-    p.add_argument("--corpus", metavar="MANIFEST", help="file of game ids to select")
-    p.add_argument("--language")
-    p.add_argument("--model")
-    p.add_argument("--rule-set")
-    p.add_argument("--completed-only", action="store_true")
-    p.add_argument("--include-forks", action="store_true")
+    p.add_argument("--corpus", metavar="MANIFEST",
+                   help='file of game ids to select: one per line, a JSON list or {"game_ids": [...]}')
+    p.add_argument("--language", help="only games in this language (en, ru)")
+    p.add_argument("--model", help="only games in which some seat played this model")
+    p.add_argument("--rule-set", help="only games of this rule set (classic, sport, ...)")
+    p.add_argument("--completed-only", action="store_true", help="only games that reached game_over")
+    p.add_argument("--include-forks", action="store_true", help="also count fork branches (left out by default)")
     p.add_argument("--compat", choices=["mafiascope-2026-07"], help="reproduce the original's figures exactly")
-    p.add_argument("--boot", type=int, default=1000, help="bootstrap resamples (0 = no CIs)")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--cache-dir")
-    p.add_argument("--no-cache", action="store_true")
+    p.add_argument("--boot", type=int, default=1000, help="bootstrap resamples (0 = no CIs; default: %(default)s)")
+    p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default: %(default)s)")
+    p.add_argument("--cache-dir", help="where parsed games are cached as Parquet (default: <logs>/.mafiascope_cache, "
+                                       "or ~/.cache/mafiascope for read-only corpora)")
+    p.add_argument("--no-cache", action="store_true", help="parse every game afresh and write no cache")
 
 
 def _load(args: argparse.Namespace):
@@ -38,6 +40,11 @@ def _load(args: argparse.Namespace):
         completed_only=args.completed_only, include_forks=args.include_forks, cache_dir=args.cache_dir,
         use_cache=not args.no_cache,
     )
+    if c.m == 0:
+        used = [f"{flag} {val}" for flag, val in (("--corpus", args.corpus), ("--language", args.language), ("--model", args.model),
+                                                 ("--rule-set", args.rule_set)) if val]  # fmt: skip
+        used += ["--completed-only"] if args.completed_only else []
+        raise CliError("no games left after selection" + (f" ({', '.join(used)})" if used else ""))
     return c, Mode(compat=args.compat, boot=args.boot, seed=args.seed)
 
 
@@ -45,8 +52,6 @@ def _analyze(args: argparse.Namespace) -> int:
     from ...analytics.report import build_report, format_report
 
     c, mode = _load(args)
-    if c.m == 0:
-        raise CliError("no games left after selection")
     rep = build_report(c, mode, transcripts=args.transcripts)
     if args.json:
         print_json(rep)
@@ -62,6 +67,7 @@ def _dynamics(args: argparse.Namespace) -> int:
     out = {"dynamics": dynamics(c, mode)}
     if args.export_graph:
         out["export"] = export_edge_stream(c, mode, args.export_graph)
+        out["export"]["rows"] = int(out["export"]["rows"])
     if args.json:
         print_json(out)
     else:
@@ -108,22 +114,25 @@ def _import(args: argparse.Namespace) -> int:
 def register(subparsers) -> None:
     p = subparsers.add_parser("analyze", help="corpus report: F1-F5, dynamics, episodes, audit")
     _add_selection(p)
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="print the report as one JSON object (docs/report_schema.md)")
     p.add_argument("--transcripts", action="store_true", help="also compute F4 transcript baselines (slower)")
     p.set_defaults(func=_analyze)
     p = subparsers.add_parser("dynamics", help="belief dynamics; --export-graph writes the edge stream")
     _add_selection(p)
-    p.add_argument("--export-graph", metavar="OUT", help="write OUT.csv and OUT.parquet (or into directory OUT)")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--export-graph", metavar="OUT",
+                   help="write the belief-edge stream: OUT.csv and OUT.parquet when OUT ends in .csv or .parquet, "
+                        "else OUT/belief_edges.csv and OUT/belief_edges.parquet")
+    p.add_argument("--json", action="store_true", help='print {"dynamics": {group: ...}, "export": {"csv", "parquet", "rows"}}')
     p.set_defaults(func=_dynamics)
     p = subparsers.add_parser("episodes", help="collective suspicion-shift candidates (D, K)")
     _add_selection(p)
-    p.add_argument("--merge-gap", type=int, default=2)
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--merge-gap", type=int, default=2,
+                   help="merge candidates at most this many steps apart into one window (default: %(default)s)")
+    p.add_argument("--json", action="store_true", help="print candidates and windows as one JSON object")
     p.set_defaults(func=_episodes)
     p = subparsers.add_parser("import", help="convert original MafiaScope games into our format (lossless)")
-    p.add_argument("src")
-    p.add_argument("dest")
-    p.add_argument("--force", action="store_true")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("src", help="an original MafiaScope logs directory (one directory per game)")
+    p.add_argument("dest", help="where to write the games in our format (must be empty unless --force)")
+    p.add_argument("--force", action="store_true", help="write into a non-empty DEST")
+    p.add_argument("--json", action="store_true", help='print {"games", "votes", "parsed", "tally_missed", "disagree"}')
     p.set_defaults(func=_import)

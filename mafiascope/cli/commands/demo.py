@@ -95,5 +95,5 @@ def register(sub: argparse._SubParsersAction) -> None:
     only.add_argument("--arena-only", action="store_true", help="regenerate only the arena run")
     only.add_argument("--skip-arena", action="store_true", help="regenerate only the demo games")
     p.add_argument("--force", action="store_true", help="replace existing demo games / arena run")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help='print {"out", "games": [...], "arena": {...} | null}')
     p.set_defaults(func=cmd_demo)

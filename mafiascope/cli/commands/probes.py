@@ -78,6 +78,7 @@ def _cost(args: argparse.Namespace) -> int:
 
 
 def _validate(args: argparse.Namespace) -> int:
+    from .. import one_line
     from ...probes.dsl import BatteryError, load_battery
 
     if not Path(args.file).is_file():
@@ -85,10 +86,16 @@ def _validate(args: argparse.Namespace) -> int:
     try:
         b = load_battery(args.file)
     except BatteryError as exc:
+        lines = str(exc).splitlines()
+        # "<file>: invalid probe battery" then one indented line per problem; anything else (YAML syntax) is one error
+        listed = lines[0].endswith(": invalid probe battery") and all(x.startswith("  ") for x in lines[1:])
+        errors = [x.strip() for x in lines[1:]] if listed and lines[1:] else [one_line(str(exc))]
         if args.json:
-            print_json({"file": args.file, "ok": False, "errors": str(exc).splitlines()[1:] or [str(exc)], "probes": []})
+            print_json({"file": args.file, "ok": False, "errors": errors, "probes": []})
         else:
-            print(exc)
+            print(lines[0] if listed else errors[0])
+            for e in errors if listed else []:
+                print(f"  {e}")
         return 1
     if args.json:
         print_json({"file": args.file, "ok": True, "errors": [], "probes": [p.id for p in b.active]})

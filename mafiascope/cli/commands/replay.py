@@ -11,16 +11,29 @@ from .. import CliError, print_json
 
 
 def _err(fn: Any) -> Any:
-    """Run ``fn`` turning replay errors into CliError (one clear line, exit 2)."""
+    """Run ``fn`` turning replay errors and backend configuration errors (a ``${VAR}`` key set
+    nowhere) into CliError (one clear line, exit 2)."""
+    from ...backends.base import BackendError
     from ...replay.source import ReplayError
 
     def wrapped(args: argparse.Namespace) -> int:
         try:
             return fn(args)
-        except ReplayError as exc:
+        except (ReplayError, BackendError) as exc:
             raise CliError(str(exc)) from None
 
     return wrapped
+
+
+def _backends(plans: list[Any]) -> dict[str, Any]:
+    """Build the branches' backends before anything starts, so that a key set nowhere is an error
+    before the first branch directory or batch record is written (instances are shared per process)."""
+    from ...backends.registry import build_backends
+
+    out: dict[str, Any] = {}
+    for plan in plans:
+        out = build_backends(plan.cfg.backends, logs_dir=plan.logs_dir)
+    return out
 
 
 def _pairs(values: list[str] | None, flag: str) -> dict[str, str]:
@@ -91,12 +104,13 @@ def cmd_fork(args: argparse.Namespace) -> int:
         backend_overrides=_pairs(args.backend_override, "--backend-override"), replace_text=args.replace_utterance,
         seat=args.seat, override_night=night, keep_seed=args.keep_seed, batch_seed=args.batch_seed, batch_id=args.batch_id,
     )  # fmt: skip
+    backends = _backends([plan])
     _say(args, f"fork batch {plan.batch_id}: {plan.n} branch(es) of {parent.game_id} from step {fmt_key(plan.base_key)} -> {plan.logs_dir}")
 
     def tick(r: Any) -> None:
         _say(args, f"  [{r.replica_idx}] {r.game_id}: " + (f"error: {r.error}" if r.error else f"{r.winner} in {r.rounds} rounds"))
 
-    record = asyncio.run(run_fork_batch(plan, on_result=tick))
+    record = asyncio.run(run_fork_batch(plan, on_result=tick, backends=backends))
     if args.json:
         print_json(record)
     else:
@@ -133,7 +147,11 @@ def cmd_attribution(args: argparse.Namespace) -> int:
     utts = [u.strip() for u in (args.utterances or "").split(",") if u.strip()]
     spec = plan_attribution(args.game, utts, args.n, target=args.target, probes=args.probes, logs=args.logs,
                             parallel=args.parallel, batch_seed=args.batch_seed,
-                            watch=[w.strip() for w in args.suspicion_of.split(",")] if args.suspicion_of else None)  # fmt: skip
+                            watch=[w.strip() for w in args.suspicion_of.split(",") if w.strip()] if args.suspicion_of else None)  # fmt: skip
+    names = [p.get("name") for p in spec["parent"].setup.get("players") or []]
+    unknown = [w for w in spec["watch"] if w not in names]
+    if unknown:
+        raise CliError(f"--suspicion-of {', '.join(unknown)}: no seat of that name (seats: {', '.join(n for n in names if n)})")
     if args.dry_run:
         out = {"experiment": "attribution", "dry_run": True, "parent_game_id": spec["parent"].game_id, "n_per_arm": args.n,
                "utterances": [f"{k[0]}.{k[1]}" for k in (i["key"] for i in spec["items"])], "estimate": spec["estimate"]}  # fmt: skip
@@ -143,6 +161,7 @@ def cmd_attribution(args: argparse.Namespace) -> int:
             e = spec["estimate"]
             print(f"{e['forks']} forks; about {e['act']} seat calls and {e['probe']} probe calls (from the parent's own continuation)")
         return 0
+    _backends([it[arm] for it in spec["items"] for arm in ("pre", "post")])
     _say(args, f"attribution {spec['id']}: {len(spec['items'])} utterance(s) x 2 arms x {args.n} rerolls")
     res = asyncio.run(run_attribution(spec, on_result=lambda r: _say(args, f"  {r.game_id}: {r.error or r.winner}")))
     if args.json:
@@ -167,8 +186,13 @@ def cmd_bifurcate(args: argparse.Namespace) -> int:
                                       temperature=args.temperature, probes=args.probes, logs=args.logs, parallel=args.parallel,
                                       batch_seed=args.batch_seed, dry_run=args.dry_run,
                                       on_result=lambda v: _say(args, f"  variant {v['variant_idx']} -> {v['target']}: {v['winner']}")))  # fmt: skip
-    if args.json or res.get("dry_run"):
+    if args.json:
         print_json(res)
+        return 0
+    if res.get("dry_run"):
+        e = res["estimate"]
+        print(f"{e['samples']} samples, {e['continuations']} continuations; about {e['act_per_continuation']} seat calls per "
+              f"continuation (from the parent's own continuation)")  # fmt: skip
         return 0
     print(f"experiment {res['experiment_id']} -> {res['path']}: {len(res['variants'])} variants; winners {res['winners']}")
     for v in res["variants"]:
@@ -199,8 +223,12 @@ def cmd_validate_ab(args: argparse.Namespace) -> int:
 
 @_err
 def cmd_validate_repeat(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
     from ...replay.validate import run_repeat
 
+    if not Path(args.logs).is_dir():
+        raise CliError(f"{args.logs}: no such logs directory")
     res = asyncio.run(run_repeat(args.logs, args.states, args.repeats, seed=args.seed,
                                  on_state=lambda p: _say(args, f"  {p['game_id']} {p['step']}: {p['disagreements']}/{p['pairs']}")))  # fmt: skip
     res["path"] = _save_result(args.logs, "validate-repeat", res)
@@ -335,7 +363,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     v = sub.add_parser("validate", help="instrument validation: probed vs unprobed A/B, probe repeatability")
     vsub = v.add_subparsers(dest="validate_command", metavar="CHECK")
     ab = vsub.add_parser("ab", help="randomised interleaved probed vs unprobed games on the same set-up")
-    ab.add_argument("-c", "--config", default="configs/classic.yaml", help="game config YAML (default: %(default)s)")
+    ab.add_argument("-c", "--config", default="configs/classic.yaml",
+                    help="game config YAML; a relative path not found here is looked up in the repository (default: %(default)s)")
     ab.add_argument("--games", type=int, default=20, help="games per arm; game i of both arms shares a seed (default: %(default)s)")
     ab.add_argument("--logs", default="logs/validate_ab", help="where the games are written (default: %(default)s)")
     ab.add_argument("--seed-base", type=int, default=0, help="pair i plays with seed seed_base + i (default: %(default)s)")

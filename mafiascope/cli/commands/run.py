@@ -8,14 +8,15 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ...config import ConfigError, GameConfig, load_game_config
+from ...config import REPO_ROOT, ConfigError, GameConfig, load_game_config
 from .. import CliError, print_json
 
 DEFAULT_LOGS = "logs"
 
 
 def add_game_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("-c", "--config", default="configs/classic.yaml", help="game config YAML (default: %(default)s)")
+    p.add_argument("-c", "--config", default="configs/classic.yaml",
+                   help="game config YAML; a relative path not found here is looked up in the repository (default: %(default)s)")
     p.add_argument("--logs", default=DEFAULT_LOGS, help="logs directory; each game writes <logs>/<game_id>/ (default: %(default)s)")
     p.add_argument("--no-probes", action="store_true", help="play without the probe battery")
     p.add_argument("--no-snapshots", action="store_true", help="do not write state.jsonl")
@@ -23,9 +24,18 @@ def add_game_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
 
 
+def config_path(ref: str) -> Path:
+    """``-c`` as given, or, for a relative path that is not there, the same path in the repository
+    (so ``-c configs/classic.yaml`` and the default work from any directory)."""
+    path = Path(ref)
+    if not path.is_absolute() and not path.exists() and (REPO_ROOT / path).is_file():
+        return REPO_ROOT / path
+    return path
+
+
 def load_config(args: argparse.Namespace) -> GameConfig:
     try:
-        cfg = load_game_config(args.config)
+        cfg = load_game_config(config_path(args.config))
     except ConfigError as exc:
         raise CliError(str(exc)) from None
     if getattr(args, "probes_file", None):
@@ -34,7 +44,26 @@ def load_config(args: argparse.Namespace) -> GameConfig:
             raise CliError(f"--probes-file: {path} not found")
         cfg.probes.battery = str(path.resolve())
         cfg.probes.probes = None
+    preflight(cfg, args)
     return cfg
+
+
+def preflight(cfg: GameConfig, args: argparse.Namespace) -> None:
+    """Fail before any game starts (and before any directory is made) on what would fail every game:
+    a probe battery that does not load, a backend whose ``${VAR}`` key or token is set nowhere."""
+    from ...backends.base import BackendError
+    from ...backends.registry import build_backends
+    from ...probes.dsl import BatteryError, battery_for_config
+
+    if cfg.probes.enabled and not getattr(args, "no_probes", False):
+        try:
+            battery_for_config(cfg)
+        except BatteryError as exc:
+            raise CliError(str(exc)) from None
+    try:  # the process-wide instances the games will share (same cache key as play_game's)
+        build_backends(cfg.backends, logs_dir=getattr(args, "logs", None))
+    except (BackendError, ValueError) as exc:
+        raise CliError(str(exc)) from None
 
 
 def _flags(args: argparse.Namespace) -> dict[str, Any]:
@@ -124,6 +153,11 @@ def cmd_batch(args: argparse.Namespace) -> int:
             validate_game_id(args.id_prefix)
         except ValueError as exc:
             raise CliError(f"--id-prefix: {exc}") from None
+        taken = [f"{args.id_prefix}-{i:04d}" for i in range(args.n) if (Path(args.logs) / f"{args.id_prefix}-{i:04d}" / "game.jsonl").exists()]
+        if taken:
+            more = f" (and {len(taken) - 1} more)" if len(taken) > 1 else ""
+            raise CliError(f"--id-prefix {args.id_prefix}: {Path(args.logs) / taken[0]} already holds a game{more}; "
+                           "choose another prefix or --logs")  # fmt: skip
     res = asyncio.run(run_batch(cfg, args.n, logs_dir=args.logs, parallel=args.parallel, seed_base=args.seed_base,
                                 game_id_prefix=args.id_prefix, on_result=tick, **_flags(args)))  # fmt: skip
     summary = res.summary()
@@ -138,12 +172,16 @@ def cmd_batch(args: argparse.Namespace) -> int:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("run", help="play one game and write its logs")
+    p = sub.add_parser("run", help="play one game and write its logs",
+                       description="Play one game and write <logs>/<game_id>/game.jsonl, introspection.jsonl and state.jsonl "
+                                   "record by record. Progress goes to stderr; the last stdout line is the game directory.")
     add_game_options(p)
     p.add_argument("--seed", type=int, help="game seed (same seed + offline bots = same game)")
-    p.add_argument("--game-id", help="directory name for the game (default: a new UUID)")
+    p.add_argument("--game-id", help="directory name for the game (default: a new UUID); refused if it already holds a game.jsonl")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
-    p.add_argument("--human", type=int, metavar="SEAT", help="play config seat SEAT yourself in this terminal")
+    p.add_argument("--human", type=int, metavar="SEAT",
+                   help="play config seat SEAT (0-based index into the config's seats) yourself in this terminal; "
+                        "finish each reply with an empty line; human seats are not probed")
     p.set_defaults(func=cmd_run)
 
     b = sub.add_parser("batch", help="play many games concurrently")
