@@ -83,9 +83,11 @@ def world_table(gm: GameModel, agent: str, step: int) -> None:
     if not rows:
         st.caption(probe_gap(gm, PROBE_ROLE, agent))
         return
-    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", height=min(320, 38 + 35 * len(rows)),
-                 column_config={"confidence": st.column_config.ProgressColumn("confidence", min_value=0, max_value=100, format="%d%%"),
-                                "reason": st.column_config.TextColumn("reason", width="large")})
+    # a static table wraps the reasons, so they are read in full (model text is shown as plain text)
+    for r in rows:
+        c = r["confidence"]
+        r["confidence"] = f"{c:.0f}%" if isinstance(c, (int, float)) and c == c else "-"
+    st.table(pd.DataFrame(rows).set_index("player"))
 
 
 def plans_log(gm: GameModel, agent: str, step: int) -> None:
