@@ -33,8 +33,9 @@ def tiles(rep: dict[str, Any], out: dict[str, Any], sel: pd.DataFrame) -> None:
     c[3].metric("Probe parse rate", _pct(p.get("parse_rate")), help=f"{p.get('parsed', 0):,} of {p.get('calls', 0):,} probe "
                 f"answers usable after repair; {p.get('repair_recovered', 0):,} needed repair")
     c[4].metric("Branches", int(sel["is_branch"].sum()) if len(sel) else 0, help="Forked games in the sidebar selection")
-    models = sorted({m.strip() for ms in sel["models"] for m in str(ms).split(",") if m.strip()}) if len(sel) else []
-    c[5].metric("Models", len(models), help=", ".join(models))
+    used = sel[sel["game_id"].isin(set(rep.get("game_ids") or []))] if len(sel) else sel  # the games the figures use
+    models = sorted({m.strip() for ms in used["models"] for m in str(ms).split(",") if m.strip()}) if len(used) else []
+    c[5].metric("Models", len(models), help="Models seated in the games above: " + ", ".join(models))
 
 
 def f1_per_model(dirs: tuple[str, ...], rep: dict[str, Any]) -> None:

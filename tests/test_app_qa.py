@@ -203,3 +203,32 @@ def test_replay_names_the_nearest_forkable_steps():
 
     hint = no_snapshot_hint(P(), ["R1.1", "R1.2", "R1.3", "R1.4", "R1.5"], [(1, 1), (1, 2), (1, 3), (1, 4), (1, 5)], 2)
     assert "R1.2 (step 1, before)" in hint and "R1.5 (step 4, after)" in hint
+
+
+def test_dashboard_models_tile_counts_the_games_it_scores(tmp_path, monkeypatch):
+    """The Models tile counts models seated in the scored (probed root) games, like the Games tile."""
+    import subprocess
+    import sys
+
+    import yaml
+
+    from .app_support import ROOT, play
+
+    logs = tmp_path / "logs"
+    play(logs, "qa-probed", 4, "--no-snapshots")
+    cfg = yaml.safe_load((ROOT / "configs" / "classic.yaml").read_text(encoding="utf-8"))
+    cfg["backends"] = {"solo": {"type": "bot", "preset": "analyst", "model": "only-in-unprobed"}}
+    cfg["seats"] = [{"backend": "solo"}] * 7
+    (tmp_path / "solo.yaml").write_text(yaml.safe_dump(cfg), encoding="utf-8")
+    subprocess.run([sys.executable, "-m", "mafiascope", "run", "-c", str(tmp_path / "solo.yaml"), "--seed", "5", "--logs",
+                    str(logs), "--game-id", "qa-unprobed", "-q", "--no-probes", "--no-snapshots"], check=True, cwd=ROOT,
+                   timeout=120)
+    monkeypatch.setenv("MAFIASCOPE_LOGS", str(logs))
+    monkeypatch.setenv("MAFIASCOPE_RUNS", str(tmp_path / "runs"))
+    at = _only(new_app(page="dashboard"), "qa-")
+    assert_clean(at)
+    tiles = {m.label: m.value for m in at.metric}
+    assert tiles["Games"] == "1"
+    models = [m for m in at.metric if m.label == "Models"][0]
+    assert "only-in-unprobed" not in (models.help or "")
+    assert int(tiles["Models"]) >= 1
