@@ -148,12 +148,100 @@ def expand_env(obj: Any, path: str = "") -> Any:
     return obj
 
 
-def format_validation_error(exc: ValidationError, source: str) -> str:
-    lines = [f"{source}: invalid configuration"]
-    for err in exc.errors():
-        loc = ".".join(str(x) for x in err["loc"] if not str(x).startswith("function-after")) or "(top level)"
-        msg = err["msg"].removeprefix("Value error, ")
-        lines.append(f"  {loc}: {msg}")
+# pydantic error types whose message does not show the offending value (it is added as "(got ...)")
+_NO_INPUT_TYPES = {"missing", "extra_forbidden", "value_error", "assertion_error", "union_tag_invalid", "union_tag_not_found"}
+
+
+def _short(value: Any, limit: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _clean_loc(loc: tuple[Any, ...], data: Any, missing: bool) -> tuple[tuple[Any, ...], int | None]:
+    """``loc`` without pydantic's union-branch labels (``openai``, ``Personality``, ``str``,
+    ``function-after[...]``): a part that is not a key/index of the input there is a label, except
+    the last part of a "missing" error (the absent field). Returns (loc, length of the cleaned path
+    where the first union label was dropped, or None)."""
+    out: list[Any] = []
+    cur, union_at = data, None
+    for i, part in enumerate(loc):
+        if isinstance(part, str) and part.startswith("function-"):
+            continue
+        if isinstance(cur, dict) and part in cur:
+            out.append(part)
+            cur = cur[part]
+        elif isinstance(cur, list) and isinstance(part, int) and 0 <= part < len(cur):
+            out.append(part)
+            cur = cur[part]
+        elif (missing and i == len(loc) - 1) or data is None:  # the absent field; or no input to walk
+            out.append(part)
+        elif union_at is None:
+            union_at = len(out)
+    return tuple(out), union_at
+
+
+def _lines(loc: tuple[Any, ...], msg: str) -> list[tuple[tuple[Any, ...], str]]:
+    return [(loc, line.strip()) for line in msg.splitlines() if line.strip()]
+
+
+def validation_problems(exc: ValidationError, data: Any = None) -> list[tuple[tuple[Any, ...], str]]:
+    """``[(field path, message)]``, one per problem, each message a single line.
+
+    The path has no union-branch labels (``backends.x.openai.model`` -> ``backends.x.model``); a
+    value the user gave is shown as ``(got ...)`` where pydantic's message does not quote it (never
+    for a secret field); an unknown tag names the allowed ones; the alternatives of a union
+    (``Personality | str``) give one problem, or the problems of the alternative the value was meant
+    for; a multi-line validator message becomes one problem per line.
+    """
+    items: list[tuple[tuple[Any, ...], str] | tuple[Any, ...]] = []  # a problem, or a union's base path
+    unions: dict[tuple[Any, ...], list[tuple[tuple[Any, ...], str, str]]] = {}
+    for err in exc.errors(include_url=False):
+        loc, union_at = _clean_loc(tuple(err["loc"]), data, err["type"] == "missing")
+        ctx = err.get("ctx") or {}
+        msg = str(err["msg"]).removeprefix("Value error, ").removeprefix("Assertion failed, ")
+        if err["type"] == "union_tag_invalid":
+            disc = str(ctx.get("discriminator", "type")).strip("'")
+            loc, msg = loc + (disc,), f"unknown {disc} {ctx.get('tag')!r}; allowed: [{ctx.get('expected_tags')}]"
+        elif err["type"] == "union_tag_not_found":
+            disc = str(ctx.get("discriminator", "type")).strip("'")
+            loc, msg = loc + (disc,), "Field required"
+        elif err["type"] not in _NO_INPUT_TYPES and not any(str(x) in SECRET_KEYS for x in loc):
+            msg = f"{msg} (got {_short(err.get('input'))})"
+        if union_at is None:
+            items.extend(_lines(loc, msg))
+            continue
+        base = loc[:union_at]
+        if base not in unions:
+            items.append(base)
+            unions[base] = []
+        unions[base].append((loc, err["type"], msg))
+    result: list[tuple[tuple[Any, ...], str]] = []
+    for item in items:
+        if len(item) == 2 and isinstance(item[0], tuple):
+            result.append(item)  # type: ignore[arg-type]
+            continue
+        base, alts = item, unions[item]  # type: ignore[index]
+        # an alternative that got past its type check (deeper path, or a value error) says what is wrong
+        specific = [a for a in alts if a[0] != base or not (a[1].endswith("_type") or a[1].endswith("_parsing"))]
+        if specific:
+            for loc, _, msg in specific:
+                result.extend(_lines(loc, msg))
+            continue
+        got = next((m[m.rindex(" (got "):] for _, _, m in alts if " (got " in m), "")
+        wants = [m.replace(got, "").removeprefix("Input should be ") for _, _, m in alts]
+        result.extend(_lines(base, "Input should be " + " or ".join(dict.fromkeys(wants)) + got))
+    return result
+
+
+def loc_text(loc: tuple[Any, ...]) -> str:
+    return ".".join(str(x) for x in loc)
+
+
+def format_validation_error(exc: ValidationError, source: str, data: Any = None, what: str = "configuration") -> str:
+    """``<source>: invalid <what>`` then one indented line per problem: ``  <field.path>: <message>``."""
+    lines = [f"{source}: invalid {what}"]
+    for loc, msg in validation_problems(exc, data):
+        lines.append(f"  {loc_text(loc)}: {msg}" if loc else f"  {msg}")
     return "\n".join(lines)
 
 
@@ -161,23 +249,47 @@ def parse_game_config(data: dict[str, Any], source: str = "<config>") -> GameCon
     if not isinstance(data, dict):
         raise ConfigError(f"{source}: the top level must be a mapping")
     try:
-        cfg = GameConfig.model_validate(expand_env(data))
+        data = expand_env(data)
+    except ConfigError as exc:
+        raise ConfigError(f"{source}: {exc}") from None
+    try:
+        cfg = GameConfig.model_validate(data)
     except ValidationError as exc:
-        raise ConfigError(format_validation_error(exc, source)) from None
+        raise ConfigError(format_validation_error(exc, source, data)) from None
     cfg.source_path = source
     return cfg
 
 
+def yaml_error_text(exc: yaml.YAMLError) -> str:
+    """PyYAML's error in one line: ``at line L, column C: <problem> (<context> at line L2, column C2)``,
+    without its ``in "<unicode string>"`` block, quoted source line and caret."""
+    problem, mark = getattr(exc, "problem", None), getattr(exc, "problem_mark", None)
+    if not problem:
+        return " ".join(str(exc).split())
+    context, cmark = getattr(exc, "context", None), getattr(exc, "context_mark", None)
+    text = (f"at line {mark.line + 1}, column {mark.column + 1}: " if mark else "") + str(problem)
+    if context:
+        same = cmark is None or (mark is not None and (cmark.line, cmark.column) == (mark.line, mark.column))
+        text += f" ({context}" + ("" if same else f" at line {cmark.line + 1}, column {cmark.column + 1}") + ")"
+    note = getattr(exc, "note", None)
+    return text + (f"; {' '.join(str(note).split())}" if note else "")
+
+
+def parse_yaml_text(text: str, source: str = "<yaml>", error_cls: type[Exception] = ConfigError) -> Any:
+    """``yaml.safe_load(text)``; a syntax error is ``error_cls("<source>: not valid YAML at line L, column C: ...")``."""
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise error_cls(f"{source}: not valid YAML {yaml_error_text(exc)}") from None
+
+
 def read_yaml(path: str | Path, error_cls: type[Exception] = ConfigError, what: str = "config") -> Any:
     """The parsed YAML of a file; ``error_cls("<path>: <what> file not found")`` or
-    ``error_cls("<path>: not valid YAML (...)")`` otherwise."""
+    ``error_cls("<path>: not valid YAML at line L, column C: <problem>")`` otherwise (one line)."""
     path = Path(path)
     if not path.is_file():
         raise error_cls(f"{path}: {what} file not found")
-    try:
-        return yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
-        raise error_cls(f"{path}: not valid YAML ({exc})") from None
+    return parse_yaml_text(path.read_text(encoding="utf-8"), str(path), error_cls)
 
 
 def load_game_config(path: str | Path) -> GameConfig:

@@ -29,9 +29,9 @@ import re
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator, model_validator
 
-from ..config import read_yaml
+from ..config import loc_text, read_yaml, validation_problems
 from .render import check_template, placeholders
 from .shapes import SHAPES
 
@@ -39,6 +39,7 @@ WHEN_VALUES = ("after_each_message", "after_night_action", "after_round", "own_t
 When = Literal["after_each_message", "after_night_action", "after_round", "own_turn"]
 DEFAULT_WHEN: list[str] = ["after_each_message", "after_night_action", "after_round"]
 ID_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_BOOL: TypeAdapter[bool] = TypeAdapter(bool)
 BATTERY_DIR = Path(__file__).resolve().parent.parent.parent / "configs" / "probes"
 
 
@@ -113,22 +114,9 @@ class Battery(BaseModel):
 
     @model_validator(mode="after")
     def _check(self) -> "Battery":
-        ids = [p.id for p in self.probes]
-        dup = sorted({i for i in ids if ids.count(i) > 1})
-        if dup:
-            raise ValueError(f"probes: duplicate probe id(s) {dup}")
-        if not any(p.enabled for p in self.probes):
-            raise ValueError("probes: no probe is enabled")
-        errors = []
-        for p in self.probes:
-            for e in check_template(p.question, ids):
-                errors.append(f"probe {p.id!r}: question: {e}")
-            for kind, ref in p.chain_refs():
-                target = next((q for q in self.probes if q.id == ref), None)
-                if target is not None and not target.enabled and p.enabled:
-                    errors.append(f"probe {p.id!r}: question: {{{kind}_{ref}}} refers to disabled probe {ref!r}")
-        if errors:
-            raise ValueError("\n".join(errors))
+        problems = cross_check([(i, p.id, p.question, p.enabled) for i, p in enumerate(self.probes)])
+        if problems:
+            raise ValueError("\n".join(msg for _, msg in problems))
         return self
 
     @property
@@ -141,22 +129,80 @@ class Battery(BaseModel):
         return {**data, "source": source, "sha256_16": digest, "probe_ids": [p.id for p in self.active]}
 
 
+def _label(i: int, pid: Any) -> str:
+    return f"probe {pid!r}" if isinstance(pid, str) and pid else f"probes[{i}]"
+
+
+def cross_check(probes: list[tuple[int, Any, Any, bool]]) -> list[tuple[int, str]]:
+    """The checks across probes, on ``[(index, id, question, enabled)]`` (raw values allowed: a
+    non-string id or question is skipped, its field error is reported elsewhere).
+
+    ``[(probe index or -1 for the battery, "probe 'id': question: ...")]``: duplicate ids, no
+    enabled probe, template errors (unknown placeholders, bad braces, unknown chain targets) and
+    chain references to disabled probes.
+    """
+    ids = [pid for _, pid, _, _ in probes if isinstance(pid, str)]
+    out: list[tuple[int, str]] = []
+    dup = sorted({i for i in ids if ids.count(i) > 1})
+    if dup:
+        out.append((-1, f"probes: duplicate probe id(s) {dup}"))
+    if not any(enabled for *_, enabled in probes):
+        out.append((-1, "probes: no probe is enabled"))
+    enabled_by_id = {pid: enabled for _, pid, _, enabled in probes if isinstance(pid, str)}
+    for i, pid, question, enabled in probes:
+        if not isinstance(question, str):
+            continue
+        for e in check_template(question, ids):
+            out.append((i, f"{_label(i, pid)}: question: {e}"))
+        if not enabled:
+            continue
+        for name in placeholders(question):
+            for kind in ("prev", "last"):
+                ref = name[len(kind) + 1 :] if name.startswith(kind + "_") else None
+                if ref is not None and enabled_by_id.get(ref) is False:
+                    out.append((i, f"{_label(i, pid)}: question: {{{kind}_{ref}}} refers to disabled probe {ref!r}"))
+    return out
+
+
+def _enabled(value: Any) -> bool:
+    try:
+        return bool(_BOOL.validate_python(value))
+    except ValidationError:
+        return True  # reported as a field error; do not add "no probe is enabled" on top of it
+
+
+def battery_problems(exc: ValidationError, data: dict[str, Any]) -> list[str]:
+    """Every problem of a battery, one line each, in probe order: the field errors pydantic found
+    *and* the cross-probe/template checks (which pydantic skips once a field fails), computed on the
+    raw data so that e.g. a bad ``max_tokens`` does not hide an unknown placeholder in the same probe."""
+    raw = data.get("probes")
+    found: list[tuple[int, str]] = []
+    for loc, msg in validation_problems(exc, data):
+        if not loc:
+            continue  # Battery._check's own errors: recomputed below from the raw data
+        if len(loc) >= 2 and loc[0] == "probes" and isinstance(loc[1], int) and isinstance(raw, list):
+            i = loc[1]
+            pid = raw[i].get("id") if i < len(raw) and isinstance(raw[i], dict) else None
+            found.append((i, f"{_label(i, pid)}: " + (f"{loc_text(loc[2:])}: {msg}" if loc[2:] else msg)))
+        else:
+            found.append((-1, f"{loc_text(loc)}: {msg}"))
+    if isinstance(raw, list):
+        items = [(i, p.get("id"), p.get("question"), _enabled(p.get("enabled", True))) for i, p in enumerate(raw) if isinstance(p, dict)]
+        if len(items) == len(raw):
+            found += cross_check(items)
+        else:  # entries that are not mappings are field errors already; no "no probe is enabled" on top
+            found += [x for x in cross_check(items) if x[1] != "probes: no probe is enabled"]
+    found.sort(key=lambda x: x[0])  # stable: the battery's problems first, then probe by probe
+    return list(dict.fromkeys(msg for _, msg in found))
+
+
 def _format(exc: ValidationError, source: str, data: dict[str, Any]) -> str:
-    lines = [f"{source}: invalid probe battery"]
-    for err in exc.errors():
-        loc = list(err["loc"])
-        where = ".".join(str(x) for x in loc) or "(top level)"
-        if len(loc) >= 2 and loc[0] == "probes" and isinstance(loc[1], int):
-            probes = data.get("probes") or []
-            pid = probes[loc[1]].get("id") if loc[1] < len(probes) and isinstance(probes[loc[1]], dict) else None
-            where = (f"probe {pid!r}" if pid else f"probes[{loc[1]}]") + (": " + ".".join(str(x) for x in loc[2:]) if loc[2:] else "")
-        msg = err["msg"].removeprefix("Value error, ")
-        for line in msg.splitlines():
-            lines.append(f"  {where}: {line}" if where != "(top level)" else f"  {line}")
-    return "\n".join(lines)
+    return "\n".join([f"{source}: invalid probe battery", *(f"  {line}" for line in battery_problems(exc, data))])
 
 
 def parse_battery(data: Any, source: str = "<battery>") -> Battery:
+    """A validated battery; otherwise ``BatteryError("<source>: invalid probe battery")`` followed by
+    one indented line per problem (``  probe 'id': field: message``), all problems at once."""
     if isinstance(data, list):
         data = {"probes": data}
     if not isinstance(data, dict):
