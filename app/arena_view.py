@@ -8,14 +8,13 @@ from typing import Any
 
 import pandas as pd
 import streamlit as st
-import yaml
 
 from mafiascope.arena.ledger import Ledger
 from mafiascope.arena.roster import bot_roster, parse_roster
 from mafiascope.arena.run import estimate
 from mafiascope.arena.schedule import N_SEATS
 from mafiascope.arena.scoring import load_records, report
-from mafiascope.config import ConfigError
+from mafiascope.config import ConfigError, parse_yaml_text
 
 from . import arena_jobs
 
@@ -44,11 +43,11 @@ def _extra_models() -> dict[str, Any] | None:
     if not extra.strip():
         return {}
     try:
-        data = yaml.safe_load(extra) or {}
+        data = parse_yaml_text(extra, "Extra models") or {}
         if not isinstance(data, dict):
-            raise ConfigError("expected a mapping label -> backend entry")
-    except (yaml.YAMLError, ConfigError) as exc:
-        st.error(f"Extra models: {exc}")
+            raise ConfigError("Extra models: expected a mapping label -> backend entry")
+    except ConfigError as exc:
+        st.error(str(exc))
         return None
     return data
 

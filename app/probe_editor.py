@@ -14,6 +14,8 @@ from typing import Any
 import streamlit as st
 import yaml
 
+from mafiascope.config import ConfigError, parse_yaml_text
+
 from .paths import PROBE_DIR
 
 KEY = "pe_battery"
@@ -143,9 +145,11 @@ def editor(default_preset: str = "chained_en") -> tuple[dict[str, Any], bool]:
                           help="A battery file (`probes:` list) such as configs/probes/*.yaml.")
     if up is not None:
         try:
-            st.session_state[KEY] = normalise(yaml.safe_load(up.getvalue().decode("utf-8")))
+            st.session_state[KEY] = normalise(parse_yaml_text(up.getvalue().decode("utf-8", errors="replace"), up.name))
             _bump()
             st.rerun()
+        except ConfigError as exc:  # names the file, line and column
+            st.error(f"Could not import: {exc}")
         except Exception as exc:
             st.error(f"Could not import {up.name}: {exc}")
     if st.session_state.get("pe_load_error"):

@@ -68,3 +68,12 @@ def test_arena_page_launches_a_background_run(runs):
     assert Ledger(run_dir).status()["finished"] == 1
     at.run()
     assert not at.exception
+
+
+def test_extra_models_bad_yaml_is_one_clear_line(runs):
+    at = app().run()
+    at.text_area(key="ms_arena_extra").set_value("gpt: {type: openai, model: [\n").run()
+    assert not at.exception
+    errs = [e.value for e in at.error]
+    assert any(e.startswith("Extra models: not valid YAML at line") for e in errs), errs
+    assert not any("<unicode string>" in e for e in errs), errs
