@@ -132,13 +132,32 @@ def secret_env() -> dict[str, str]:
     return {k: v for k, v in items.items() if isinstance(v, str) and k.isupper()}
 
 
+def available_keys() -> set[str]:
+    """Names (never values) of the variables a launched game can resolve ``${VAR}`` from: the
+    environment and the root-level entries of ``st.secrets`` that :func:`secret_env` passes on."""
+    return set(os.environ) | set(secret_env())
+
+
+def lineup_config(config: Path, data: dict[str, Any], path: Path) -> Path:
+    """Write a line-up's derived config (app/lineup.py: keys as ``${VAR}`` only) for the game process."""
+    from .lineup import to_yaml
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(to_yaml(data, source=str(config)), encoding="utf-8")
+    return path
+
+
 def new_game_id(prefix: str = "live") -> str:
     return f"{prefix}-{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:4]}"
 
 
 def launch(config: Path, *, seed: int, probes: bool = True, snapshots: bool = True, probes_file: Path | None = None,
-           logs: Path | None = None, game_id: str | None = None, human_seat: str | None = None, games: int = 1) -> Launch:
-    """Start one game (``mafiascope run``) or, with ``games`` > 1, a batch (``mafiascope batch``)."""
+           logs: Path | None = None, game_id: str | None = None, human_seat: str | None = None, games: int = 1,
+           lineup: dict[str, Any] | None = None) -> Launch:
+    """Start one game (``mafiascope run``) or, with ``games`` > 1, a batch (``mafiascope batch``).
+
+    ``lineup``: the config data derived by the line-up editor (app/lineup.derive), written to
+    ``<logs>/.launch/<gid>.yaml`` and launched instead of ``config``; a human seat overrides its seat."""
     logs = Path(logs or runs_dir())
     logs.mkdir(parents=True, exist_ok=True)
     gid = game_id or new_game_id()
@@ -146,7 +165,9 @@ def launch(config: Path, *, seed: int, probes: bool = True, snapshots: bool = Tr
     meta.mkdir(parents=True, exist_ok=True)
     if games > 1 and human_seat:
         raise ValueError("a human seat plays one game at a time; launch a single game to take a seat")
-    cfg = human_config(config, human_seat, meta / gid) if human_seat else config
+    cfg = lineup_config(config, lineup, meta / f"{gid}.yaml") if lineup is not None else config
+    if human_seat:
+        cfg = human_config(cfg, human_seat, meta / gid)
     if games > 1:
         cmd = [sys.executable, "-m", "mafiascope", "batch", "-c", str(cfg), "-n", str(int(games)), "--parallel", "4",
                "--seed-base", str(int(seed)), "--logs", str(logs), "--id-prefix", gid]

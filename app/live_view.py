@@ -10,7 +10,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from . import bridge, charts, graph, launcher, probe_editor
+from . import bridge, charts, graph, launcher, lineup, probe_editor
 from . import state as S
 from .data import file_sig
 from .gamemodel import (PROBE_ROLE, PROBE_SOCIAL, PROBE_SUSPICION, GameModel, assessment, battery_has, personality_guesses,
@@ -50,12 +50,137 @@ def launch_form() -> None:
     if probes_on and custom:
         with st.expander("Probe battery", expanded=True):
             _, valid = probe_editor.editor()
+    lineup_ok = True
+    if st.toggle("Line-up: choose each seat's backend", False, key="lf_lineup",
+                 help="Put a bot preset or an OpenAI-compatible model (OpenAI, DeepSeek, OpenRouter, vLLM, Ollama ...) "
+                      "in any seat; the others keep the config's entry."):
+        with st.expander("Line-up", expanded=True):
+            lineup_ok = lineup_editor(cfg_name, cfgs[cfg_name])
     st.caption(f"Games are written to `{label_root(runs_dir())}` (set $MAFIASCOPE_RUNS to change).")
-    st.button("Launch game", icon=":material/rocket_launch:", type="primary", key="lf_go", disabled=not valid,
-              on_click=_do_launch, help="Fix the probe errors above first." if not valid else "Starts `mafiascope run` in the background.")
+    why = "Fix the probe errors above first." if not valid else "Fix the line-up errors above first." if not lineup_ok else None
+    st.button("Launch game", icon=":material/rocket_launch:", type="primary", key="lf_go", disabled=bool(why),
+              on_click=_do_launch, help=why or "Starts `mafiascope run` in the background.")
     if st.session_state.get("lf_error"):
         st.error(st.session_state.pop("lf_error"))
     running_list()
+
+
+LU_MODELS = "lu_models"  # uids of the models defined in the line-up editor, in order
+
+
+def _human_choice() -> str | None:
+    human = st.session_state.get("lf_human") or ""
+    return None if not human or human.startswith("—") else human
+
+
+def _lineup_state(cfg_name: str, cfg: Path) -> tuple[dict[str, Any], list[lineup.ModelDef], dict[int, str], int | None]:
+    """(config data, models, seat choices, human seat index) from the editor's widgets in session state."""
+    ss = st.session_state
+    data = lineup.load(cfg)
+    models = []
+    for uid in ss.get(LU_MODELS, []):
+        temp = ss.get(f"lu_temp_{uid}") if ss.get(f"lu_temp_on_{uid}") else None
+        models.append(lineup.ModelDef(uid, str(ss.get(f"lu_name_{uid}", "")), str(ss.get(f"lu_model_{uid}", "")),
+                                      str(ss.get(f"lu_url_{uid}", "")), str(ss.get(f"lu_key_{uid}", "")),
+                                      None if temp is None else float(temp)))
+    labels = lineup.seat_labels(data)
+    choices = {i: str(ss.get(f"lu_seat:{cfg_name}:{i}") or lineup.CONFIG) for i in range(len(labels))}
+    human = _human_choice()
+    return data, models, choices, labels.index(human) if human in labels else None
+
+
+def _lu_add() -> None:
+    ss = st.session_state
+    n = int(ss.get("lu_next", 0)) + 1
+    ss["lu_next"] = n
+    uid = str(n)
+    ss[LU_MODELS] = list(ss.get(LU_MODELS, [])) + [uid]
+    ss[f"lu_name_{uid}"] = f"model{n}"
+    ss[f"lu_prov_{uid}"] = "OpenAI"
+    _lu_provider(uid)
+
+
+def _lu_provider(uid: str) -> None:
+    ss = st.session_state
+    url, var, model = lineup.PROVIDERS.get(ss.get(f"lu_prov_{uid}"), (None, None, None))
+    if url is not None:
+        ss[f"lu_url_{uid}"], ss[f"lu_key_{uid}"], ss[f"lu_model_{uid}"] = url, var, model
+
+
+def _lu_remove(uid: str) -> None:
+    ss = st.session_state
+    ss[LU_MODELS] = [u for u in ss.get(LU_MODELS, []) if u != uid]
+    for k in [k for k in ss if str(k).startswith("lu_seat:") and ss[k] == f"model:{uid}"]:
+        ss[k] = lineup.CONFIG
+
+
+def lineup_editor(cfg_name: str, cfg: Path) -> bool:
+    """The line-up editor: models defined once, a backend per seat; returns whether the line-up may launch."""
+    ss = st.session_state
+    st.caption("Define a model once, then pick it in any number of seats. The API key is never typed here: give the "
+               "name of the environment variable or `st.secrets` entry that holds it; the derived config refers to it "
+               "as `${VAR}`.")
+    avail = launcher.available_keys()
+    data, models, choices, skip = _lineup_state(cfg_name, cfg)
+    found = lineup.problems(data, choices, models, skip=skip, available=avail, source=f"line-up of {cfg_name}")
+    for m in models:
+        uid = m.uid
+        with st.container(border=True):
+            a, b, c, d = st.columns([2, 2, 3, 1])
+            a.text_input("Name", key=f"lu_name_{uid}", help="How the seat pickers refer to this model.")
+            b.selectbox("Provider", ["custom", *lineup.PROVIDERS], key=f"lu_prov_{uid}", on_change=_lu_provider, args=(uid,),
+                        help="Fills base_url, the key variable and a model name; edit them freely.")
+            c.text_input("Model", key=f"lu_model_{uid}", help="The model name sent to the API.")
+            d.button("Remove", key=f"lu_rm_{uid}", icon=":material/delete:", on_click=_lu_remove, args=(uid,))
+            a, b, c, d = st.columns([3, 2, 1, 1])
+            a.text_input("base_url", key=f"lu_url_{uid}", help="Any OpenAI-compatible endpoint (…/v1).")
+            b.text_input("API key variable", key=f"lu_key_{uid}",
+                         help="Name of the environment variable or st.secrets entry (e.g. OPENAI_API_KEY); "
+                              "empty for keyless local servers. Never the key itself.")
+            on = c.toggle("Temperature", key=f"lu_temp_on_{uid}")
+            d.number_input("value", 0.0, 2.0, 0.7, 0.1, key=f"lu_temp_{uid}", disabled=not on, label_visibility="hidden")
+            var = m.key_var.strip()
+            if var and not lineup.key_var_problem(var):
+                if var in avail:
+                    st.caption(f"key: `${var}` is set ✓")
+                else:
+                    st.warning(f"`${var}` is set neither in the environment nor in st.secrets: a seat using this "
+                               "model cannot start.", icon=":material/key_off:")
+            elif not var:
+                st.caption("no API key (keyless local server)")
+            for p in found:
+                if p.model == uid and p.seat is None:
+                    st.error(p.text)
+    st.button("Add a model", key="lu_add", icon=":material/add:", on_click=_lu_add)
+    labels = lineup.seat_labels(data)
+    seats = lineup.base_seats(data)
+    opts = lineup.options(models)
+    st.markdown("**Seats**")
+    for i, label in enumerate(labels):
+        a, b, c = st.columns([1, 2, 3])
+        a.markdown(f"**{md_escape(label)}**")
+        key = f"lu_seat:{cfg_name}:{i}"
+        if ss.get(key) not in opts:
+            ss[key] = lineup.CONFIG
+        if i == skip:
+            b.selectbox("Backend", opts, key=key, disabled=True, label_visibility="collapsed",
+                        format_func=lambda o: lineup.option_label(o, models))
+            c.caption("you play this seat (human seat)")
+            continue
+        b.selectbox(f"Backend of {label}", opts, key=key, label_visibility="collapsed",
+                    format_func=lambda o: lineup.option_label(o, models))
+        c.caption(lineup.describe(choices.get(i, lineup.CONFIG), seats[i], data, models))
+        for p in found:
+            if p.seat == i:
+                st.error(p.text)
+    for p in found:
+        if p.seat is None and p.model is None:
+            st.error(p.text)
+    block = lineup.blocking(found)
+    if not block and any(c != lineup.CONFIG for i, c in choices.items() if i != skip):
+        with st.expander("Derived config (written next to the launch metadata)"):
+            st.code(lineup.to_yaml(lineup.derive(data, choices, models, skip=skip), source=str(cfg)), language="yaml")
+    return not block
 
 
 def _do_launch() -> None:
@@ -74,11 +199,19 @@ def _do_launch() -> None:
         probes_file = logs / ".launch" / f"{gid}.probes.yaml"
         probes_file.parent.mkdir(parents=True, exist_ok=True)
         probes_file.write_text(probe_editor.to_yaml(ss[probe_editor.KEY]), encoding="utf-8")
-    human = ss.get("lf_human") or ""
+    derived = None
+    if ss.get("lf_lineup"):
+        data, models, choices, skip = _lineup_state(str(ss.get("lf_cfg")), cfg)
+        block = lineup.blocking(lineup.problems(data, choices, models, skip=skip, available=launcher.available_keys()))
+        if block:
+            ss["lf_error"] = "Fix the line-up first: " + "; ".join(p.text for p in block)
+            return
+        if any(c != lineup.CONFIG for i, c in choices.items() if i != skip):
+            derived = lineup.derive(data, choices, models, skip=skip)
     try:
         item = launcher.launch(cfg, seed=int(ss.get("lf_seed", 1)), probes=probes_on, snapshots=bool(ss.get("lf_snaps", True)),
-                               probes_file=probes_file, logs=logs, game_id=gid,
-                               human_seat=None if human.startswith("—") else human, games=int(ss.get("lf_games", 1)))
+                               probes_file=probes_file, logs=logs, game_id=gid, human_seat=_human_choice(),
+                               games=int(ss.get("lf_games", 1)), lineup=derived)
     except Exception as exc:
         ss["lf_error"] = f"Could not start the game: {exc}"
         return
