@@ -159,10 +159,12 @@ def _chart(df: pd.DataFrame, title: str) -> None:
     import altair as alt
 
     base = alt.Chart(df).encode(y=alt.Y("model:N", sort=alt.EncodingSortField("score", order="descending"), title=None))
-    pts = base.mark_point(filled=True, size=70).encode(x=alt.X("score:Q", title="points vs side"), tooltip=["model", "score", "se", "games"])
-    bars = base.mark_rule().encode(x="low:Q", x2="high:Q")
-    zero = alt.Chart(pd.DataFrame({"x": [0]})).mark_rule(strokeDash=[4, 4], color="gray").encode(x="x:Q")
-    st.altair_chart((bars + pts + zero).properties(title=title, height=max(120, 26 * len(df))), width="stretch")
+    x_title = "points vs side (dashed: 0 = the side's average)"
+    pts = base.mark_point(filled=True, size=70).encode(x=alt.X("score:Q", title=x_title), tooltip=["model", "score", "se", "games"])
+    bars = base.mark_rule(strokeWidth=2).encode(x=alt.X("low:Q", title=x_title), x2="high:Q")
+    zero = alt.Chart(pd.DataFrame({"x": [0]})).mark_rule(strokeDash=[4, 4], color="gray").encode(x=alt.X("x:Q", title=x_title))
+    # a height per row (Step): a fixed pixel height is shared with the title and axis and squashed the rows
+    st.altair_chart((bars + pts + zero).properties(title=title, height=alt.Step(28)), width="stretch")
 
 
 def results(run_dir: str) -> None:

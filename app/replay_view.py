@@ -63,7 +63,7 @@ def outcome_chart(rows: list[dict[str, Any]]) -> alt.Chart | None:
             color=alt.Color("winner:N", scale=alt.Scale(domain=list(SIDE_COLOURS), range=list(SIDE_COLOURS.values()))),
             tooltip=["batch", "winner", "branches"],
         )
-        .properties(height=max(60, 28 * len({d["batch"] for d in data})))
+        .properties(height=alt.Step(28))  # per row; a fixed height is shared with the axis and squashes one-batch charts
     )
 
 

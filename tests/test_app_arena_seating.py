@@ -116,3 +116,26 @@ def test_fixed_seating_mode_estimates_and_launches(fresh):
     assert_clean(at)
     assert Path(at.selectbox(key="ms_arena_pick").value) == run_dir  # the run just launched comes first
     assert any(c.value.startswith("Fixed seating: 1. bot-gullible") for c in at.caption)
+
+
+def test_leaderboard_charts_size_rows_by_step(monkeypatch, tmp_path):
+    """A fixed pixel height is shared with the title and axis in Streamlit, which squashed the
+    leaderboard's rows into one line; each row gets its own step instead."""
+    import json
+
+    monkeypatch.setenv("MAFIASCOPE_RUNS", str(tmp_path / "runs"))
+    at = AppTest.from_file(str(ROOT / "streamlit_app.py"), default_timeout=90)
+    at.query_params["page"] = "arena"
+    at.run()
+    assert not at.exception
+
+    def charts(node, out):
+        if getattr(node, "type", "") == "vega_lite_chart":
+            out.append(json.loads(node.proto.spec))
+        for c in getattr(node, "children", {}).values():
+            charts(c, out)
+        return out
+
+    specs = [s for s in charts(at._tree, []) if "SE" in str(s.get("title", ""))]
+    assert specs, "no leaderboard chart on the default (bundled) run"
+    assert all(s.get("height") == {"step": 28} for s in specs), [s.get("height") for s in specs]
