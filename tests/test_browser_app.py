@@ -226,6 +226,21 @@ def test_dashboard_report_download(browser, server):
     page.close()
 
 
+def test_arena_leaderboards_of_the_bundled_run(browser, server):
+    """A fresh install opens the bundled offline arena run: table, chart with one row per model."""
+    page = browser.new_page(viewport={"width": 1500, "height": 1800})
+    page.goto(f"{server}/arena")
+    _settle(page)
+    page.get_by_role("tab", name="Leaderboards").click()
+    page.get_by_text("What the noise is").first.wait_for(timeout=60_000)
+    _settle(page)
+    _no_exception(page)
+    body = page.inner_text("body")
+    assert "bot-gullible" in body and "30 games" in body
+    _shot(page, "15_arena_leaderboards")
+    page.close()
+
+
 def test_dark_theme_readable(browser, server):
     ctx = browser.new_context(color_scheme="dark", viewport={"width": 1500, "height": 1800})
     page = ctx.new_page()
