@@ -158,10 +158,15 @@ def _chart(df: pd.DataFrame, title: str) -> None:
         return
     import altair as alt
 
+    from .charts import CI_COLOR
+
     base = alt.Chart(df).encode(y=alt.Y("model:N", sort=alt.EncodingSortField("score", order="descending"), title=None))
     x_title = "points vs side (dashed: 0 = the side's average)"
-    pts = base.mark_point(filled=True, size=70).encode(x=alt.X("score:Q", title=x_title), tooltip=["model", "score", "se", "games"])
-    bars = base.mark_rule(strokeWidth=2).encode(x=alt.X("low:Q", title=x_title), x2="high:Q")
+    pts = base.mark_point(filled=True, size=70).encode(x=alt.X("score:Q", title=x_title), tooltip=[
+        "model", "score", "se", alt.Tooltip("low:Q", format=".3f", title="95% low"), alt.Tooltip("high:Q", format=".3f", title="95% high"),
+        alt.Tooltip("games:Q", title="n (games)")])
+    # an explicit grey: Vega-Lite's default rule colour is black, which vanished on the dark theme
+    bars = base.mark_rule(strokeWidth=2, color=CI_COLOR).encode(x=alt.X("low:Q", title=x_title), x2="high:Q")
     zero = alt.Chart(pd.DataFrame({"x": [0]})).mark_rule(strokeDash=[4, 4], color="gray").encode(x=alt.X("x:Q", title=x_title))
     # a height per row (Step): a fixed pixel height is shared with the title and axis and squashed the rows
     st.altair_chart((bars + pts + zero).properties(title=title, height=alt.Step(28)), width="stretch")

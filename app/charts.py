@@ -19,7 +19,10 @@ from .palette import AGENT_PALETTE, ROLE_COLORS
 
 RECALL_COLOR = "#6e7681"  # neutral grey: the crowd line never shares a hue with a Mafioso's agent colour
 
+CI_COLOR = "#8a8f98"  # interval whiskers: a mid grey reads on the light and the dark theme (Vega's default rule is black)
 STEP_PARAM = "pick_step"
+STRIP_HEIGHT = 150  # plot height of each metrics-strip chart (legend rows come on top of it)
+STRIP_AUTOSIZE = {"type": "fit-x", "contains": "padding"}
 
 
 # ----------------------------------------------------------------------------- per-step viewer metrics
@@ -84,7 +87,7 @@ def _line(df: pd.DataFrame, title: str, step: int, colors: dict[str, str], heigh
     dom = list(colors)
     sel = alt.selection_point(name=STEP_PARAM, fields=["step"], on="click", nearest=True, empty=False)
     base = alt.Chart(df).encode(
-        x=alt.X("step:Q", title=None, axis=alt.Axis(tickMinStep=1, labelFontSize=10)),
+        x=alt.X("step:Q", title="step", axis=alt.Axis(tickMinStep=1, labelFontSize=10, titleFontSize=10, titlePadding=4)),
         y=alt.Y("value:Q", title=None, scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(format="%", tickCount=3)),
         color=alt.Color("series:N", scale=alt.Scale(domain=dom, range=[colors[d] for d in dom]),
                         legend=alt.Legend(orient="bottom", title=None, columns=3, labelLimit=140, symbolSize=60)),
@@ -155,12 +158,10 @@ def metrics_strip(m: dict[str, Any], gm: GameModel, step: int) -> int | None:
             frames = frames or _strip_frames(m, gm)
             df, colors, dashed = frames[kind]
             _STRIP_SPECS[ck] = "" if df.empty else json.dumps(
-                _line(df, titles[kind], step, colors, dashed=dashed, height=150).to_dict())
+                _line(df, titles[kind], step, colors, dashed=dashed, height=STRIP_HEIGHT).to_dict())
             if len(_STRIP_SPECS) > 300:
                 _STRIP_SPECS.pop(next(iter(_STRIP_SPECS)))
         specs[kind] = json.loads(_STRIP_SPECS[ck]) if _STRIP_SPECS[ck] else None
-    rows = max((-(-len(sp["layer"][0]["encoding"]["color"]["scale"]["domain"]) // 3) for sp in specs.values() if sp), default=1)
-    height = 150 + 60 + 22 * rows  # plot + title and axis + legend rows: the three charts line up
     for col, kind in zip(cols, titles):
         with col:
             spec = specs[kind]
@@ -168,8 +169,12 @@ def metrics_strip(m: dict[str, Any], gm: GameModel, step: int) -> int | None:
                 st.caption(f"{titles[kind]}: no data")
                 continue
             spec.setdefault("datasets", {})["cursor"] = [{"step": step}]
+            # fit the width only: the spec's height is the plot's. Streamlit's default "fit" shared a fixed pixel
+            # height with the title, axis and legend, so a 7-agent legend (3 rows) shrank its plot to half the
+            # crowd chart's (1 legend row) and the three side-by-side plots no longer lined up
+            spec["autosize"] = STRIP_AUTOSIZE
             key = f"ms_{kind}_{gm.game_id}"
-            ev = st.vega_lite_chart(spec, key=key, on_select="rerun", selection_mode=STEP_PARAM, width="stretch", height=height)
+            ev = st.vega_lite_chart(spec, key=key, on_select="rerun", selection_mode=STEP_PARAM, width="stretch")
             picked = picked if picked is not None else _pick(ev, key)
     return picked
 
@@ -198,7 +203,7 @@ def reliability(bins: pd.DataFrame, title: str = "", height: int = 330) -> alt.L
                  alt.Tooltip("ci_hi:Q", format=".1%", title="Wilson hi"), "status:N"])
     pattern = alt.Chart(df[df["over"] & df["acc"].notna()]).mark_text(text="╱╱╱", fontSize=14, color="#ffffff").encode(
         x=alt.X("mid:Q"), y=alt.Y("acc:Q"), yOffset=alt.value(12))
-    whisk = alt.Chart(df.dropna(subset=["ci_lo"])).mark_rule(strokeWidth=2, color="#8a8f98").encode(  # grey: visible on both themes
+    whisk = alt.Chart(df.dropna(subset=["ci_lo"])).mark_rule(strokeWidth=2, color=CI_COLOR).encode(  # grey: visible on both themes
         x="mid:Q", y="ci_lo:Q", y2="ci_hi:Q")
     diag = alt.Chart(pd.DataFrame({"c": [0, 100], "a": [0, 1]})).mark_line(strokeDash=[4, 4], color="#888888").encode(x="c:Q", y="a:Q")
     from .graph import halo_text

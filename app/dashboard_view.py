@@ -11,7 +11,8 @@ import streamlit as st
 from . import analysis as A
 from . import bridge
 from .analysis_view import ci_text
-from .palette import AGENT_PALETTE
+from .charts import CI_COLOR
+from .palette import AGENT_PALETTE, ROLE_COLORS, role_color
 from .widgets import download_chart, download_csv
 
 
@@ -38,6 +39,13 @@ def tiles(rep: dict[str, Any], out: dict[str, Any], sel: pd.DataFrame) -> None:
     c[5].metric("Models", len(models), help="Models seated in the games above: " + ", ".join(models))
 
 
+def model_colors(models: Any) -> alt.Scale:
+    """One model → colour mapping for every per-model chart of the dashboard: the domain is all models of the
+    selection (sorted), not the ones a chart happens to have data for, so a model keeps its colour across tabs."""
+    dom = sorted({str(m) for m in models})
+    return alt.Scale(domain=dom, range=(AGENT_PALETTE * (len(dom) // len(AGENT_PALETTE) + 1))[:max(1, len(dom))])
+
+
 def f1_per_model(dirs: tuple[str, ...], rep: dict[str, Any]) -> None:
     try:
         pm = A.per_model(dirs)
@@ -56,7 +64,7 @@ def f1_per_model(dirs: tuple[str, ...], rep: dict[str, Any]) -> None:
         st.info("No first-order data.")
         return
     models = sorted(df["model"].unique())
-    colors = alt.Scale(domain=models, range=AGENT_PALETTE)
+    colors = model_colors(pm)
     # models side by side within a round, so their interval whiskers do not hide each other
     step = min(0.08, 0.6 / max(1, len(models)))
     offset = {m: (i - (len(models) - 1) / 2) * step for i, m in enumerate(models)}
@@ -96,13 +104,20 @@ def calibration_per_model(dirs: tuple[str, ...]) -> None:
         st.info("No calibration data.")
         return
     order = ["0-19", "20-39", "40-59", "60-79", "80-99"]
-    ch = alt.Chart(df).mark_bar().encode(
-        x=alt.X("bin:N", sort=order, title="stated confidence bin"), xOffset="model:N",
-        y=alt.Y("accuracy:Q", axis=alt.Axis(format="%"), scale=alt.Scale(domain=[0, 1])),
-        color=alt.Color("model:N", scale=alt.Scale(range=AGENT_PALETTE)),
-        opacity=alt.condition("datum.dim", alt.value(0.35), alt.value(0.95)),
-        tooltip=["model", "bin", "n", alt.Tooltip("accuracy:Q", format=".1%"), alt.Tooltip("mean_conf:Q", format=".1f")],
-    ).properties(height=300, title="Accuracy per confidence bin and model (faded: n < 10)")
+    df["perfect"] = pd.to_numeric(df["mean_conf"], errors="coerce") / 100.0  # perfect calibration: accuracy = confidence
+    tip = ["model", "bin", alt.Tooltip("n:Q", title="n (guesses)"), alt.Tooltip("accuracy:Q", format=".1%"),
+           alt.Tooltip("mean_conf:Q", format=".1f", title="mean stated confidence (%)")]
+    base = alt.Chart(df).encode(
+        x=alt.X("bin:N", sort=order, title="stated confidence bin (%)", axis=alt.Axis(labelAngle=0)),
+        xOffset=alt.XOffset("model:N", scale=alt.Scale(domain=model_colors(pm).domain)),
+        color=alt.Color("model:N", scale=model_colors(pm)), tooltip=tip)
+    bars = base.mark_bar().encode(
+        y=alt.Y("accuracy:Q", title="accuracy", axis=alt.Axis(format="%"), scale=alt.Scale(domain=[0, 1])),
+        opacity=alt.condition("datum.dim", alt.value(0.35), alt.value(0.95)))
+    # the metric's reference: a calibrated model's accuracy equals its mean stated confidence in the bin
+    ref = base.mark_tick(thickness=2, opacity=1).encode(y=alt.Y("perfect:Q", title="accuracy"), color=alt.value(CI_COLOR))
+    ch = (bars + ref).properties(height=300, title="Accuracy per confidence bin and model (grey tick: mean stated "
+                                                   "confidence = perfect calibration; faded: n < 10)")
     st.altair_chart(ch, width="stretch", key="db_cal")
     download_chart(ch, "calibration_per_model", key="ex_cal")
     s = pd.DataFrame(summ)
@@ -136,6 +151,39 @@ def f3_f4(rep: dict[str, Any]) -> None:
     download_csv(t4, "f4_summary", key="dl_f4")
 
 
+DYN_MEASURES = {  # measure -> (axis title with its unit, tick format)
+    "volatility": ("suspicion volatility (mean L1 shift, 0–2)", ".2f"),
+    "flip_rate": ("top-suspect flip rate", "%"),
+    "return_rate": ("return rate", "%"),
+}
+AGGREGATE_COLOR = "#6e7681"  # "all" / "non-Mafia" are not roles: neutral grey
+
+
+def dynamics_chart(df: pd.DataFrame) -> alt.HConcatChart:
+    """One panel per measure (own axis title, unit and format), groups coloured like the roles everywhere else in
+    the app (Mafia vermillion, Doctor green, ...; the agent palette painted Mafia green and Doctor amber)."""
+    groups = list(dict.fromkeys(df["group"]))
+    order = list(dict.fromkeys([g for g in ("all", "Mafia", "non-Mafia", *ROLE_COLORS) if g in groups] + groups))
+    colors = alt.Scale(domain=order, range=[AGGREGATE_COLOR if g in ("all", "non-Mafia") else role_color(g) for g in order])
+    panels = []
+    measures = [m for m in DYN_MEASURES if m in set(df["measure"])] + [m for m in dict.fromkeys(df["measure"]) if m not in DYN_MEASURES]
+    for i, m in enumerate(measures):
+        title, fmt = DYN_MEASURES.get(m, (m, ".3f"))
+        sub = df[df["measure"] == m]
+        base = alt.Chart(sub).encode(
+            y=alt.Y("group:N", sort=order, title=None, scale=alt.Scale(domain=order), axis=alt.Axis() if i == 0 else None),
+            color=alt.Color("group:N", legend=None, scale=colors))
+        x = alt.X("value:Q", title=title, axis=alt.Axis(format=fmt))
+        tip = ["group", alt.Tooltip("value:Q", format=".3f", title=m), alt.Tooltip("ci_lo:Q", format=".3f", title="95% low"),
+               alt.Tooltip("ci_hi:Q", format=".3f", title="95% high"), alt.Tooltip("n:Q", title="n")]
+        pts = base.mark_point(filled=True, size=70).encode(x=x, tooltip=tip)
+        bars = base.mark_rule(strokeWidth=2).encode(x=alt.X("ci_lo:Q", title=title), x2="ci_hi:Q", tooltip=tip)
+        # a height per row: a fixed pixel height squashes the rows once more groups come in
+        panels.append((bars + pts).properties(width=240, height=alt.Step(24)))
+    # natural size ("pad"): Streamlit's default "fit" does not apply to concatenated views
+    return alt.hconcat(*panels, spacing=18).properties(autosize=alt.AutoSizeParams(type="pad", contains="padding"))
+
+
 def dynamics(rep: dict[str, Any]) -> None:
     groups = ((rep.get("dynamics") or {}).get("groups")) or {}
     rows = []
@@ -148,10 +196,7 @@ def dynamics(rep: dict[str, Any]) -> None:
     if df.empty:
         st.info("No belief-dynamics data.")
         return
-    base = alt.Chart(df).encode(y=alt.Y("group:N", title=None), color=alt.Color("group:N", legend=None, scale=alt.Scale(range=AGENT_PALETTE)))
-    pts = base.mark_point(filled=True, size=70).encode(x=alt.X("value:Q", title=None), tooltip=["group", "measure", alt.Tooltip("value:Q", format=".3f"), "n"])
-    bars = base.mark_rule().encode(x="ci_lo:Q", x2="ci_hi:Q")
-    ch = (bars + pts).properties(height=160, width=260).facet(column=alt.Column("measure:N", title=None)).resolve_scale(x="independent")
+    ch = dynamics_chart(df)
     st.altair_chart(ch, key="db_dyn")
     st.caption("Suspicion volatility, top-suspect flip rate (death-forced flips excluded) and return rate, with 95% bootstrap intervals.")
     download_chart(ch, "belief_dynamics", key="ex_dyn")
