@@ -70,7 +70,7 @@ elif split == "Mafia":
 order = ["trusts", "neutral", "suspects"]
 mat = (sub.groupby(["predicted", "actual"]).size().rename("n").reset_index()) if len(sub) else pd.DataFrame(columns=["predicted", "actual", "n"])
 heat = alt.Chart(mat).mark_rect().encode(
-    x=alt.X("actual:N", sort=order, title="actual (B's assessment of A)"),
+    x=alt.X("actual:N", sort=order, title="actual (B's assessment of A)", axis=alt.Axis(labelAngle=0)),
     y=alt.Y("predicted:N", sort=order, title="predicted by A"),
     color=alt.Color("n:Q", scale=alt.Scale(scheme="oranges"), legend=None), tooltip=["predicted", "actual", "n"])
 txt = alt.Chart(mat).mark_text(fontSize=14).encode(x=alt.X("actual:N", sort=order), y=alt.Y("predicted:N", sort=order), text="n:Q")
