@@ -66,7 +66,10 @@ class ForcedReply:
     """Wraps a backend: the seat's next acting turn of ``kind`` returns ``text``.
 
     A re-ask right after the forced turn (unreadable vote) gets the same text again, so the
-    replacement stands as written. Every other call passes through unchanged.
+    replacement stands as written. Every other call passes through unchanged. The re-ask is
+    recognised by its messages (the forced request's, then the forced text, then the
+    reminder): the seat's later turns also carry the forced text in their history, and
+    must reach the real backend.
     """
 
     def __init__(self, inner: Backend, seat: str, kind: str, text: str):
@@ -76,14 +79,21 @@ class ForcedReply:
         self.type = getattr(inner, "type", "unknown")
         self.model_label = getattr(inner, "model_label", inner.name)
         self.used = False
+        self._forced_messages: list[dict[str, str]] | None = None  # the forced request's, until its re-ask
 
     async def complete(self, request: CompletionRequest) -> Completion:
         if request.kind == "act" and request.seat == self.seat:
             if not self.used and request.purpose == self.kind:
                 self.used = True
+                self._forced_messages = list(request.messages)
                 return Completion(text=self.text, meta={"forced": True})
-            if self.used and len(request.messages) >= 2 and request.messages[-2].get("content") == self.text:
+            forced = self._forced_messages
+            if (forced is not None and len(request.messages) == len(forced) + 2
+                    and request.messages[: len(forced)] == forced
+                    and request.messages[-2].get("role") == "assistant" and request.messages[-2].get("content") == self.text):  # fmt: skip
+                self._forced_messages = None  # the engine re-asks once
                 return Completion(text=self.text, meta={"forced": True, "reask": True})
+            self._forced_messages = None  # the seat moved on: no re-ask of the forced turn can follow
         return await self.inner.complete(request)
 
     def describe(self) -> dict[str, Any]:
