@@ -9,6 +9,7 @@ The process registry (app/jobs.py) is a ``st.cache_resource`` singleton shared b
 from __future__ import annotations
 
 import json
+import os
 import secrets
 import sys
 from dataclasses import dataclass
@@ -21,6 +22,7 @@ from mafiascope.logs.io import iter_jsonl
 from mafiascope.replay.forks import experiments_dir
 
 from .jobs import BackgroundJob, Registry, spawn
+from .paths import DATA_DIR, runs_dir
 
 
 @dataclass(kw_only=True)
@@ -44,6 +46,54 @@ def for_game(game_id: str) -> list[ForkJob]:
     return [j for j in jobs().all() if j.game_id == game_id]
 
 
+def _inside(path: Path, root: Path) -> bool:
+    try:
+        path.resolve().relative_to(root.resolve())
+        return True
+    except ValueError:
+        return False
+
+
+def branch_logs(game_dir: str | Path) -> Path:
+    """Where the branches of ``game_dir`` are written: next to the game, unless the game is
+    bundled with the repository (under data/, read-only on a deployment and never written
+    to) or its directory is not writable; then into the runs directory ($MAFIASCOPE_RUNS),
+    which the sidebar always lists, so the branches still open in every view."""
+    parent = Path(game_dir).parent
+    if _inside(parent, DATA_DIR) or not os.access(parent, os.W_OK):
+        return runs_dir()
+    return parent
+
+
+def read_dirs(game_dir: str | Path) -> list[Path]:
+    """The directories holding the branches and experiments of ``game_dir``: its own and,
+    if different, the one :func:`branch_logs` writes new branches to."""
+    own, out = Path(game_dir).parent, branch_logs(game_dir)
+    return [own] if own.resolve() == out.resolve() else [own, out]
+
+
+def branch_tree_of(game_dir: str | Path, game_id: str) -> dict[str, Any]:
+    """:func:`mafiascope.replay.summary.branch_tree` over every directory of :func:`read_dirs`."""
+    from mafiascope.replay.summary import branch_tree
+
+    batches: list[dict[str, Any]] = []
+    for d in read_dirs(game_dir):
+        if d.is_dir():
+            batches += branch_tree(d, game_id)["batches"]
+    batches.sort(key=lambda b: tuple(b["fork_point"] or [0, 0]))
+    return {"game_id": game_id, "batches": batches}
+
+
+def newly_finished(jobs: list[ForkJob], seen: set[str]) -> list[ForkJob]:
+    """Jobs that have finished (the process exited) and are not in ``seen`` yet; adds them to ``seen``.
+
+    The page's progress fragment reruns only itself: when a batch finishes, the whole page
+    must rerun so that the branch tree (outside the fragment) shows the new branches."""
+    out = [j for j in jobs if j.batch_id not in seen and not j.running]
+    seen.update(j.batch_id for j in out)
+    return out
+
+
 def fork_command(game_dir: str, step: str, n: int, probes: str, *, logs: str, batch_id: str, replace: str | None = None,
                  seat: str | None = None, override_night: str | None = None, keep_seed: bool = False) -> list[str]:  # fmt: skip
     cmd = [sys.executable, "-m", "mafiascope", "fork", str(game_dir), "--at", step, "-n", str(int(n)), "--probes", probes,
@@ -61,7 +111,7 @@ def start_fork(game_id: str, game_dir: str, step: str, n: int, probes: str, **kw
     """Validate (quickly, in-process) and start a fork batch in the background."""
     from mafiascope.replay.forks import plan_fork
 
-    logs = str(Path(game_dir).parent)
+    logs = str(branch_logs(game_dir))
     night = kw.get("override_night")
     plan_fork(game_dir, step, n, logs=logs, probes=probes, replace_text=kw.get("replace"), seat=kw.get("seat"),
               override_night=tuple(night.split("=", 1)) if night else None)  # fmt: skip  (raises ReplayError)

@@ -11,9 +11,33 @@ import streamlit as st
 SIDE_COLOURS = {"Mafia": "#D55E00", "Villagers": "#0072B2", "Draw": "#999999"}
 
 
-def live_link(game_id: str) -> str:
-    """URL of a game in Live Game (the entrypoint honours ?page=)."""
-    return f"?page=live&game={game_id}"
+def live_link(game_id: str, step: str | None = None) -> str:
+    """URL of a game in Live Game (the entrypoint honours ?page=), at timeline label ``step`` if given."""
+    return f"?page=live&game={game_id}" + (f"&step={step.replace(' ', '%20')}" if step else "")
+
+
+def step_label(key: list[int] | tuple[int, int] | None) -> str:
+    """The timeline label of a (round, seq) key: ``R1.5``, ``R1 end`` for a round end."""
+    r, q = (list(key) + [0, 0])[:2] if key else (0, 0)
+    return f"R{r} end" if q == -1 else f"R{r}.{q}"
+
+
+def _order(key: list[int] | None) -> tuple[int, int]:
+    """Chronological order of (round, seq) keys: a round's end (seq -1) after its messages."""
+    r, q = (list(key) + [0, 0])[:2] if key else (0, 0)
+    return (r, 10**9 if q == -1 else q)
+
+
+def describe_intervention(iv: dict[str, Any] | None) -> str:
+    """What a batch changed, in words: the replaced line, the forced night action, or a plain reroll."""
+    if not iv:
+        return "resample"
+    if iv.get("type") == "replace_utterance":
+        text = str(iv.get("text") or "").replace("\n", " ")
+        return f"{iv.get('seat')} says “{text[:60]}{'…' if len(text) > 60 else ''}”"
+    if iv.get("type") == "override_night":
+        return f"{iv.get('seat')} {iv.get('action') or 'acts on'} → {iv.get('target')}"
+    return str(iv.get("type"))
 
 
 def no_snapshot_hint(parent: Any, labels: list[str], keys: list[tuple[int, int]], step: int) -> str:
@@ -34,12 +58,17 @@ def no_snapshot_hint(parent: Any, labels: list[str], keys: list[tuple[int, int]]
 
 def _batches(tree: dict[str, Any], depth: int = 0, parent: str | None = None) -> list[dict[str, Any]]:
     rows = []
-    for b in tree.get("batches", []):
+    def picked(b: dict[str, Any]) -> Any:
+        # a replacement restarts from the snapshot before the replaced turn: name the turn the user picked
         iv = b.get("intervention") or {}
-        fp = b.get("fork_point") or [0, 0]
+        return (iv.get("step") if iv.get("type") == "replace_utterance" else None) or b.get("fork_point")
+
+    for b in sorted(tree.get("batches", []), key=lambda b: _order(picked(b))):
+        iv = b.get("intervention") or {}
+        at = step_label(picked(b))
         rows.append({"batch": b["fork_batch_id"], "depth": depth, "parent": parent or tree.get("game_id"),
-                     "fork_point": f"R{fp[0]}." + ("end" if fp[1] == -1 else str(fp[1])),
-                     "intervention": iv.get("type", "resample"), "summary": b["summary"], "branches": b["branches"]})  # fmt: skip
+                     "fork_point": at, "intervention": describe_intervention(iv), "summary": b["summary"],
+                     "branches": b["branches"]})  # fmt: skip
         for br in b["branches"]:
             rows.extend(_batches(br, depth + 1, br["game_id"]))
     return rows
@@ -48,9 +77,12 @@ def _batches(tree: dict[str, Any], depth: int = 0, parent: str | None = None) ->
 def outcome_chart(rows: list[dict[str, Any]]) -> alt.Chart | None:
     data = []
     for r in rows:
+        n = r["summary"]["finished"]
+        label = f"{r['fork_point']} · {r['intervention']} · n={n} ({r['batch'][:6]})"
         for side, v in r["summary"]["winner"].items():
             if v["k"]:
-                data.append({"batch": f"{r['batch']} @ {r['fork_point']} ({r['intervention']})", "winner": side, "branches": v["k"]})
+                data.append({"batch": label, "winner": side, "branches": v["k"], "n": n,
+                             "share": f"{v['k']}/{n} = {v['p']:.0%} (95% CI {v['ci95'][0]:.0%}–{v['ci95'][1]:.0%})"})  # fmt: skip
     if not data:
         return None
     df = pd.DataFrame(data)
@@ -58,10 +90,12 @@ def outcome_chart(rows: list[dict[str, Any]]) -> alt.Chart | None:
         alt.Chart(df)
         .mark_bar()
         .encode(
-            y=alt.Y("batch:N", title=None, sort=None),
-            x=alt.X("branches:Q", stack="normalize", title="share of branches", axis=alt.Axis(format="%")),
+            # labels name the step, the change and n; Vega-Lite's default 180 px limit cut them to "R1…"
+            y=alt.Y("batch:N", title=None, sort=None, axis=alt.Axis(labelLimit=480)),
+            x=alt.X("branches:Q", stack="normalize", title="winner share of finished branches",
+                    axis=alt.Axis(format="%", tickCount=5)),
             color=alt.Color("winner:N", scale=alt.Scale(domain=list(SIDE_COLOURS), range=list(SIDE_COLOURS.values()))),
-            tooltip=["batch", "winner", "branches"],
+            tooltip=["batch", "winner", "share"],
         )
         .properties(height=alt.Step(28))  # per row; a fixed height is shared with the axis and squashes one-batch charts
     )
@@ -79,13 +113,21 @@ def branch_tree(tree: dict[str, Any]) -> None:
         s = r["summary"]
         wins = ", ".join(f"{k} {v['k']}/{v['n']} [{v['ci95'][0]:.2f}–{v['ci95'][1]:.2f}]" for k, v in s["winner"].items() if v["n"] and v["k"])
         pad = "  " * r["depth"]
-        with st.expander(f"{pad}↳ {r['batch']} at {r['fork_point']} · {r['intervention']} · {s['finished']}/{s['n']} finished · {wins}"):
-            links = " · ".join(f"[{b['game_id']}]({live_link(b['game_id'])}) ({b['winner'] or 'unfinished'}, {b['rounds']} r)" for b in r["branches"])
+        with st.expander(f"{pad}↳ {r['fork_point']} · {r['intervention']} · {s['finished']}/{s['n']} finished · {wins} · batch {r['batch']}"):
+            links = " · ".join(f"[{b['game_id']}]({live_link(b['game_id'], r['fork_point'])}) ({b['winner'] or 'unfinished'}, {b['rounds']} r)"
+                               for b in r["branches"])  # fmt: skip
             st.markdown(links)
-            elim = [{"round": rnd, "eliminated": name, "share": v["p"], "k": v["k"]} for rnd, d in s["day_eliminated"].items() for name, v in d.items()]
-            if elim:
-                st.dataframe(pd.DataFrame(elim), hide_index=True, width="stretch")
-            st.caption(f"rounds: mean {s['rounds'].get('mean')}, min {s['rounds'].get('min')}, max {s['rounds'].get('max')}")
+            st.caption(f"Each link opens the branch in Live Game at {r['fork_point']}; its transcript from there on is the branch's own.")
+            outs = [{"round": int(rnd), "how": how, "player": name, "branches": f"{v['k']}/{v['n']}", "share": v["p"],
+                     "95% CI": f"{v['ci95'][0]:.2f}–{v['ci95'][1]:.2f}"}
+                    for how, key in (("voted out", "day_eliminated"), ("killed at night", "night_killed"))
+                    for rnd, d in s.get(key, {}).items() for name, v in d.items()]  # fmt: skip
+            if outs:
+                df = pd.DataFrame(outs).sort_values(["round", "how"], kind="stable")
+                st.dataframe(df, hide_index=True, width="stretch",
+                             column_config={"share": st.column_config.NumberColumn(format="percent")})  # fmt: skip
+            st.caption(f"rounds per branch: mean {s['rounds'].get('mean')}, min {s['rounds'].get('min')}, max {s['rounds'].get('max')} "
+                       f"(n={s['rounds'].get('n', 0)}); shares are of the {s['finished']} finished branches, Wilson 95% intervals")  # fmt: skip
 
 
 def attribution(res: dict[str, Any]) -> None:

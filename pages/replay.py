@@ -11,7 +11,6 @@ from app import replay_jobs as J
 from app import replay_view as V
 from app import widgets as W
 from mafiascope.replay.source import ParentGame, ReplayError
-from mafiascope.replay.summary import branch_tree
 
 gm = W.load_game_or_stop()
 W.game_header(gm, title="Replay")
@@ -22,7 +21,7 @@ if not gm.steps:
 step = W.timeline(gm)
 s = gm.steps[step]
 key = f"{s.round}.{s.seq}"
-logs = str(Path(gm.dir).parent)
+dirs = J.read_dirs(gm.dir)
 try:
     parent = ParentGame.load(gm.dir)
 except ReplayError as exc:
@@ -44,7 +43,12 @@ if parent is not None:
         keep = c3.checkbox("Keep the parent's seed", key="rp_keep", help="offline bots then replay the parent exactly")
         replace = st.text_area("Replacement utterance (optional)", key="rp_replace", disabled=ev is None,
                                help="the speaker's message at this step becomes this text; everything after it is replayed")  # fmt: skip
-        night = st.text_input("Night override SEAT=TARGET (optional)", key="rp_night")
+        if ev is None:
+            st.caption(f"{s.label} is not a seat's message, so there is nothing to replace here: move the timeline to a "
+                       "speech, vote or night action to replace it, or branch from here with a resample or a night override.")  # fmt: skip
+        night = st.text_input("Night override SEAT=TARGET (optional)", key="rp_night", placeholder="e.g. Indigo=Alex",
+                              help="a living seat with a night action still to come this night (Mafia kill, Doctor protect, "
+                                   "Sheriff/Don check) and a legal target; pick this night's step or the round end before it")  # fmt: skip
         go = st.button("Branch", icon=":material/call_split:", type="primary", disabled=not ok, key="rp_go")
     if not ok:
         st.caption(V.no_snapshot_hint(parent, [x.label for x in gm.steps], [(x.round, x.seq) for x in gm.steps], step))
@@ -61,22 +65,32 @@ if parent is not None:
 @st.fragment(run_every=2.0)
 def running_jobs() -> None:
     jobs = J.for_game(gm.game_id)
+    seen = st.session_state.setdefault("rp_finished_seen", {j.batch_id for j in jobs if not j.running})
     active = [j for j in jobs if j.running or not j.progress()["finished"]]
     for j in active[:5]:
         p = j.progress()
-        st.progress(p["done"] / max(1, p["n"]), text=f"batch {j.batch_id}: {p['done']}/{p['n']} branches" + (f", {p['errors']} failed" if p["errors"] else ""))
+        st.progress(p["done"] / max(1, p["n"]), text=f"batch {j.batch_id}: {p['done']}/{p['n']} branches finished"
+                    + (f", {p['errors']} failed" if p["errors"] else "") + (" (starting…)" if j.running and not p["done"] else ""))  # fmt: skip
         if not j.running and not p["finished"]:
-            st.error(f"batch {j.batch_id} stopped: {j.tail(8)}")
+            st.error(f"batch {j.batch_id} stopped before it finished. Last lines of its log ({j.log_file}):")
+            st.code(j.tail(8) or "(empty)", language=None)
+    done = J.newly_finished(jobs, seen)
+    for j in done:
+        p = j.progress()
+        st.toast(f"Batch {j.batch_id} finished: {p['done']}/{p['n']} branches" + (f", {p['errors']} failed" if p["errors"] else ""),
+                 icon=":material/call_split:")  # fmt: skip
+    if done:
+        st.rerun(scope="app")  # the branch tree below is outside this fragment
 
 
 running_jobs()
 
 tab_tree, tab_exp, tab_val = st.tabs(["Branch tree", "Experiments", "Validation"])
 with tab_tree:
-    V.branch_tree(branch_tree(logs, gm.game_id))
+    V.branch_tree(J.branch_tree_of(gm.dir, gm.game_id))
     st.caption("Branches are ordinary games (marked ↳ in the picker); corpus analytics leave them out unless forks are included.")
 with tab_exp:
-    exps = J.experiments_for(logs, gm.game_id)
+    exps = [e for d in dirs for e in J.experiments_for(d, gm.game_id)]
     if not exps:
         st.caption("No experiment on this game. Run `mafiascope replay attribution GAME --utterances R.S,...` or "
                    "`mafiascope replay bifurcate GAME --at R.S --seat NAME`.")  # fmt: skip
@@ -84,7 +98,7 @@ with tab_exp:
         with st.expander(f"{e['kind']} {e['experiment_id']}", expanded=e is exps[0]):
             (V.attribution if e["kind"] == "attribution" else V.bifurcation)(e)
 with tab_val:
-    vals = J.validations(logs)
+    vals = [v for d in dirs for v in J.validations(d)]
     if not vals:
         st.caption("No validation result here. Run `mafiascope validate ab -c CONFIG --games N` or `mafiascope validate repeat LOGS`.")
     for v in vals[:5]:

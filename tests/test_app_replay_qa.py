@@ -53,3 +53,89 @@ def test_night_override_applies_to_that_night_only(parent, tmp_path):
         forced = recs[0]["intervention"]["text"]
         mine = _own(recs, ev["player"])
         assert {r["round"] for r in mine if (r.get("response") or "") == forced} == {1}, [(r["round"], r["msg_seq"], r["kind"]) for r in mine if (r.get("response") or "") == forced]
+
+
+# ----------------------------------------------------------------------------- the page
+
+pytest.importorskip("streamlit")
+
+from app import replay_jobs as J  # noqa: E402
+from app import replay_view as V  # noqa: E402
+
+from .test_app_replay import logs, page, texts  # noqa: E402,F401  (fixture and helpers)
+
+
+def test_branches_of_a_bundled_game_go_to_the_runs_dir(tmp_path, monkeypatch):
+    """Forking data/demo wrote the branches into data/demo (read-only on a deployment, part of the repository)."""
+    bundled = tmp_path / "data"
+    game = play_bot(bundled / "demo", gid="bundled", seed=4)
+    runs = tmp_path / "runs"
+    monkeypatch.setattr(J, "DATA_DIR", bundled)
+    monkeypatch.setenv("MAFIASCOPE_RUNS", str(runs))
+    assert J.branch_logs(game) == runs
+    assert J.read_dirs(game) == [game.parent, runs]
+    other = play_bot(tmp_path / "mine", gid="mine", seed=4)
+    assert J.branch_logs(other) == other.parent and J.read_dirs(other) == [other.parent]
+    # the page's tree reads the runs dir too
+    asyncio.run(run_fork_batch(plan_fork(game, "1.-1", 2, logs=J.branch_logs(game), batch_seed=1, batch_id="bbbb2222")))
+    assert not list((bundled / "demo").glob("fork-*")) and len(list(runs.glob("fork-bbbb2222-*"))) == 2
+    tree = J.branch_tree_of(game, "bundled")
+    assert [b["fork_batch_id"] for b in tree["batches"]] == ["bbbb2222"]
+
+
+class _Job:
+    def __init__(self, bid, running):
+        self.batch_id, self.running = bid, running
+
+
+def test_a_finished_batch_is_reported_once():
+    """The progress fragment reruns the whole page once per finished batch (the tree is outside the fragment;
+    a batch that finished between two polls used to stay invisible until the user touched a widget)."""
+    seen: set[str] = {"old"}
+    jobs = [_Job("old", False), _Job("a", True)]
+    assert J.newly_finished(jobs, seen) == []
+    jobs[1].running = False
+    assert [j.batch_id for j in J.newly_finished(jobs, seen)] == ["a"]
+    assert J.newly_finished(jobs, seen) == []
+
+
+def _batch(bid, fork_point, intervention, winners):
+    n = sum(winners.values())
+    summ = {"n": n, "finished": n, "unfinished": 0, "rounds": {"n": n, "mean": 2.0, "min": 2, "max": 2},
+            "winner": {s: {"k": k, "n": n, "p": k / n, "ci95": [0.1, 0.9]} for s, k in winners.items()},
+            "day_eliminated": {"1": {"Casey": {"k": 3, "n": n, "p": 0.75, "ci95": [0.3, 0.95]}}},
+            "night_killed": {"2": {"Alex": {"k": 1, "n": n, "p": 0.25, "ci95": [0.05, 0.7]}}}}  # fmt: skip
+    return {"fork_batch_id": bid, "fork_point": fork_point, "intervention": intervention, "summary": summ,
+            "branches": [{"game_id": f"fork-{bid}-000", "winner": "Mafia", "rounds": 2, "batches": []}]}
+
+
+def test_tree_labels_name_the_step_the_change_and_n():
+    replace = {"type": "replace_utterance", "seat": "Indigo", "text": "Riley is Mafia.", "step": [1, 5]}
+    night = {"type": "override_night", "seat": "Indigo", "action": "kill", "target": "Alex", "step": [2, 1]}
+    tree = {"game_id": "g", "batches": [_batch("endbatch01", [1, -1], night, {"Mafia": 4}),
+                                        _batch("replace001", [1, 4], replace, {"Mafia": 3, "Villagers": 1}),
+                                        _batch("resample01", [1, 5], None, {"Mafia": 4})]}  # fmt: skip
+    rows = V._batches(tree)
+    # chronological (a round's end after its messages); a replacement is shown at the replaced turn, not the snapshot before
+    assert [(r["fork_point"], r["batch"]) for r in rows] == [("R1.5", "replace001"), ("R1.5", "resample01"), ("R1 end", "endbatch01")]
+    assert rows[0]["intervention"] == "Indigo says “Riley is Mafia.”" and rows[2]["intervention"] == "Indigo kill → Alex"
+    spec = V.outcome_chart(rows).to_dict()
+    labels = {d["batch"] for d in next(iter(spec["datasets"].values()))}
+    assert "R1.5 · Indigo says “Riley is Mafia.” · n=4 (replac)" in labels
+    assert spec["encoding"]["y"]["axis"]["labelLimit"] >= 400
+    assert V.live_link("fork-x-000", "R1 end") == "?page=live&game=fork-x-000&step=R1%20end"
+
+
+def test_page_tree_shows_what_changed_and_links_at_the_step(logs):
+    p = ParentGame.load(logs / "parentgame")
+    ev = next(e for e in p.records if e["kind"] == "day_discuss" and e["round"] == 1)
+    text = "Everyone, look closely at the quiet ones."
+    asyncio.run(run_fork_batch(plan_fork(p, (ev["round"], ev["msg_seq"]), 2, logs=logs, replace_text=text, seat=ev["player"],
+                                         batch_seed=1, batch_id="cccc3333")))  # fmt: skip
+    at = page().run()
+    assert not at.exception, at.exception
+    body = texts(at)
+    step = f"R{ev['round']}.{ev['msg_seq']}"
+    assert f"↳ {step} · {ev['player']} says “{text}”" in body, body
+    assert f"?page=live&game=fork-cccc3333-000&step={step}" in body
+    assert "voted out" in json.dumps([str(d.value) for d in at.dataframe]) or at.dataframe
