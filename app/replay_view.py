@@ -134,28 +134,48 @@ def attribution(res: dict[str, Any]) -> None:
     rows = []
     for u in res["utterances"]:
         d = u["delta_post_minus_pre"]
-        row = {"step": u["utterance"]["step"], "speaker": u["utterance"]["speaker"],
+        row = {"step": u["utterance"]["step"], "speaker": u["utterance"]["speaker"], "n per arm": d["p_mafia_win"]["pre"]["n"],
                "P(Mafia wins) PRE": d["p_mafia_win"]["pre"]["p"], "P(Mafia wins) POST": d["p_mafia_win"]["post"]["p"],
                "Δ Mafia": d["p_mafia_win"]["diff"], "Fisher p (Mafia)": d["p_mafia_win"]["fisher_p"]}  # fmt: skip
         if "p_eliminate_target" in d:
             t = d["p_eliminate_target"]
             row.update({f"P({res['target']} out) PRE": t["pre"]["p"], f"P({res['target']} out) POST": t["post"]["p"],
-                        "Δ target": t["diff"], "95% CI": str(t["ci95"]), "Fisher p": t["fisher_p"]})  # fmt: skip
+                        "Δ target": t["diff"], "Δ target 95% CI": _ci(t["ci95"]), "Fisher p": t["fisher_p"]})  # fmt: skip
         for p, v in d["suspicion"].items():
             row[f"Δ susp. {p}"] = v
         rows.append(row)
-    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
-    if res.get("target"):
-        long = []
-        for u in res["utterances"]:
-            t = u["delta_post_minus_pre"]["p_eliminate_target"]
-            for arm in ("pre", "post"):
-                long.append({"step": u["utterance"]["step"], "arm": arm.upper(), "p": t[arm]["p"], "lo": t[arm]["ci95"][0], "hi": t[arm]["ci95"][1]})
-        df = pd.DataFrame(long)
-        base = alt.Chart(df).encode(x=alt.X("arm:N", title=None), column=alt.Column("step:N"))
-        st.altair_chart(base.mark_bar().encode(y=alt.Y("p:Q", title=f"P({res['target']} eliminated)", scale=alt.Scale(domain=[0, 1])),
-                                               color="arm:N"), width="content")  # fmt: skip
+    st.dataframe(pd.DataFrame(rows).round(3), hide_index=True, width="stretch")
+    chart = attribution_chart(res)
+    if chart is not None:
+        st.altair_chart(chart, width="content")
     st.caption(res.get("notes", ""))
+
+
+def _ci(ci: list[float] | None) -> str:
+    return f"{ci[0]:+.2f} to {ci[1]:+.2f}" if ci else ""
+
+
+def attribution_chart(res: dict[str, Any]) -> alt.FacetChart | None:
+    """P(target eliminated) per arm and utterance, PRE then POST, with Wilson 95% intervals and n.
+    (The bars used to be drawn without their intervals, POST before PRE, with rotated labels.)"""
+    if not res.get("target"):
+        return None
+    long = []
+    for u in res["utterances"]:
+        t = u["delta_post_minus_pre"]["p_eliminate_target"]
+        for arm in ("pre", "post"):
+            a = t[arm]
+            long.append({"utterance": f"{u['utterance']['step']} {u['utterance']['speaker']}", "arm": arm.upper(), "p": a["p"],
+                         "lo": a["ci95"][0], "hi": a["ci95"][1], "k/n": f"{a['k']}/{a['n']}"})  # fmt: skip
+    df = pd.DataFrame(long)
+    x = alt.X("arm:N", title=None, sort=["PRE", "POST"], axis=alt.Axis(labelAngle=0))
+    y = alt.Y("p:Q", title=f"P({res['target']} eliminated), 95% CI", scale=alt.Scale(domain=[0, 1]))
+    bars = alt.Chart().mark_bar(width=28).encode(x=x, y=y, color=alt.Color("arm:N", sort=["PRE", "POST"], legend=None),
+                                                 tooltip=["utterance", "arm", "k/n", "p", "lo", "hi"])  # fmt: skip
+    rules = alt.Chart().mark_rule(color="#333").encode(x=x, y="lo:Q", y2="hi:Q")
+    label = alt.Chart().mark_text(dy=-8).encode(x=x, y="hi:Q", text="k/n:N")
+    return alt.layer(bars, rules, label, data=df).properties(width=110, height=220).facet(
+        column=alt.Column("utterance:N", title="utterance (n per arm on the bars)"))
 
 
 def bifurcation(res: dict[str, Any]) -> None:
@@ -177,6 +197,10 @@ def validation(res: dict[str, Any]) -> None:
     elif res.get("kind") == "validate_repeat":
         o = res["overall"]
         st.markdown(f"**Repeatability** ({res['states']} states × {res['repeats']} repeats): {o['disagreements']}/{o['pairs']} answer pairs disagree")
-        df = pd.DataFrame([{"probe": k, "rate": v["p"], "pairs": v["pairs"]} for k, v in res["per_probe"].items()]
-                          + [{"probe": f"phase: {k}", "rate": v["p"], "pairs": v["pairs"]} for k, v in res["per_phase"].items()])  # fmt: skip
+        def row(name: str, v: dict[str, Any]) -> dict[str, Any]:
+            ci = v.get("ci95") or [None, None]
+            return {"probe": name, "disagreement rate": v["p"], "95% CI (Wilson)": f"{ci[0]:.2f}–{ci[1]:.2f}" if ci[0] is not None else "",
+                    "pairs": v["pairs"]}  # fmt: skip
+
+        df = pd.DataFrame([row(k, v) for k, v in res["per_probe"].items()] + [row(f"phase: {k}", v) for k, v in res["per_phase"].items()])
         st.dataframe(df, hide_index=True, width="stretch")

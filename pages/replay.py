@@ -95,7 +95,9 @@ with tab_exp:
         st.caption("No experiment on this game. Run `mafiascope replay attribution GAME --utterances R.S,...` or "
                    "`mafiascope replay bifurcate GAME --at R.S --seat NAME`.")  # fmt: skip
     for e in exps:
-        with st.expander(f"{e['kind']} {e['experiment_id']}", expanded=e is exps[0]):
+        what = (f" · {len(e.get('utterances') or [])} utterances · target {e.get('target') or '–'} · n={e.get('n_per_arm')} per arm"
+                if e["kind"] == "attribution" else f" · {len(e.get('variants') or [])} variants")  # fmt: skip
+        with st.expander(f"{e['kind']} {e['experiment_id']}{what}", expanded=e is exps[0]):
             (V.attribution if e["kind"] == "attribution" else V.bifurcation)(e)
 with tab_val:
     vals = [v for d in dirs for v in J.validations(d)]

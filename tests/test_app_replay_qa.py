@@ -139,3 +139,15 @@ def test_page_tree_shows_what_changed_and_links_at_the_step(logs):
     assert f"↳ {step} · {ev['player']} says “{text}”" in body, body
     assert f"?page=live&game=fork-cccc3333-000&step={step}" in body
     assert "voted out" in json.dumps([str(d.value) for d in at.dataframe]) or at.dataframe
+
+
+def test_attribution_chart_has_intervals_pre_before_post_and_n():
+    arm = lambda k, n: {"k": k, "n": n, "p": k / n, "ci95": [0.05, 0.7]}  # noqa: E731
+    res = {"target": "Alex", "utterances": [{"utterance": {"step": "1.5", "speaker": "Indigo"},
+                                              "delta_post_minus_pre": {"p_eliminate_target": {"pre": arm(0, 4), "post": arm(1, 4)}}}]}  # fmt: skip
+    spec = V.attribution_chart(res).to_dict()
+    marks = [layer["mark"]["type"] if isinstance(layer["mark"], dict) else layer["mark"] for layer in spec["spec"]["layer"]]
+    assert marks == ["bar", "rule", "text"]  # the intervals are drawn, and k/n is written on each bar
+    assert spec["spec"]["layer"][0]["encoding"]["x"]["sort"] == ["PRE", "POST"]
+    rows = next(iter(spec["datasets"].values()))
+    assert {r["k/n"] for r in rows} == {"0/4", "1/4"}
