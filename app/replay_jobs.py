@@ -94,6 +94,18 @@ def newly_finished(jobs: list[ForkJob], seen: set[str]) -> list[ForkJob]:
     return out
 
 
+_PAGE_WORDS = (("--replace-utterance", "Replacement utterance"), ("--override-night", "Night override"),
+               ("either Replacement utterance or Night override, not both", "either a replacement utterance or a night override, not both (clear one)"),
+               ("(see `fork --list`)", "(move the timeline to that night)"), ("--probes", "Probes"))  # fmt: skip
+
+
+def page_error(msg: str) -> str:
+    """A fork error in the page's words: the form's field names instead of the command line's flags."""
+    for cli, page in _PAGE_WORDS:
+        msg = msg.replace(cli, page)
+    return msg
+
+
 def fork_command(game_dir: str, step: str, n: int, probes: str, *, logs: str, batch_id: str, replace: str | None = None,
                  seat: str | None = None, override_night: str | None = None, keep_seed: bool = False) -> list[str]:  # fmt: skip
     cmd = [sys.executable, "-m", "mafiascope", "fork", str(game_dir), "--at", step, "-n", str(int(n)), "--probes", probes,

@@ -59,7 +59,7 @@ if parent is not None:
                                override_night=night.strip() or None, keep_seed=keep)  # fmt: skip
             st.success(f"Started fork batch {job.batch_id} ({int(n)} branches) in the background.")
         except ReplayError as exc:
-            st.error(str(exc))
+            st.error(J.page_error(str(exc)), icon=":material/error:")
 
 
 @st.fragment(run_every=2.0)

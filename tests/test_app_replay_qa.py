@@ -151,3 +151,14 @@ def test_attribution_chart_has_intervals_pre_before_post_and_n():
     assert spec["spec"]["layer"][0]["encoding"]["x"]["sort"] == ["PRE", "POST"]
     rows = next(iter(spec["datasets"].values()))
     assert {r["k/n"] for r in rows} == {"0/4", "1/4"}
+
+
+def test_page_errors_name_the_form_fields_not_cli_flags(logs):
+    at = page().run()
+    at.text_area(key="rp_replace").set_value("Hello there.")
+    at.text_input(key="rp_night").set_value("Nobody=Someone")
+    at.button(key="rp_go").click()
+    at.run()
+    assert not at.exception
+    msg = " ".join(str(e.value) for e in at.error)
+    assert msg and "--" not in msg, msg
