@@ -77,6 +77,9 @@ def parse_step(value: str, labels: list[str]) -> int:
         if 0 <= i < n:
             return i
         raise ValueError(f"step {i} is out of range: this game has steps 0-{n - 1}")
+    m_end = re.fullmatch(r"(?i)R(\d+)[ ._+-]?end", v)  # "R1 end" is awkward in a URL: accept R1.end, R1-end, R1end
+    if m_end:
+        v = f"R{int(m_end.group(1))} end"
     if _STEP_LABEL.match(v) and v in labels:
         return labels.index(v)
     raise ValueError(f"step {value!r} is not a step of this game (use 0-{n - 1} or a label like {labels[0]!r})")
