@@ -81,7 +81,82 @@ def branch_tree_of(game_dir: str | Path, game_id: str) -> dict[str, Any]:
         if d.is_dir():
             batches += branch_tree(d, game_id)["batches"]
     batches.sort(key=lambda b: tuple(b["fork_point"] or [0, 0]))
-    return {"game_id": game_id, "batches": batches}
+    tree = {"game_id": game_id, "batches": batches}
+    _mark_inherited(tree)
+    return tree
+
+
+_OUTCOME_KINDS = {"day_eliminate": ("day_eliminated", "eliminated"), "night_kill": ("night_killed", "victim")}
+
+
+def inherited_outcomes(branch_dir: str | Path) -> dict[str, dict[str, str]]:
+    """The eliminations a branch copied from its parent (``inherited: true``, before the fork point):
+    ``{"day_eliminated": {round: name}, "night_killed": {round: name}}``, as keyed in the outcome summary.
+    Every branch of a batch inherits the same ones; they are history, not outcomes of the branch."""
+    out: dict[str, dict[str, str]] = {"day_eliminated": {}, "night_killed": {}}
+    path = Path(branch_dir) / "game.jsonl"
+    if not path.is_file():
+        return out
+    for rec in iter_jsonl(path):
+        if rec.get("kind") == "setup":
+            continue
+        if not rec.get("inherited"):
+            break  # the inherited records come first
+        if rec.get("kind") in _OUTCOME_KINDS:
+            key, field = _OUTCOME_KINDS[rec["kind"]]
+            out[key][str(rec.get("round"))] = str(rec.get(field))
+    return out
+
+
+def _mark_inherited(node: dict[str, Any]) -> None:
+    """Adds ``inherited`` (see :func:`inherited_outcomes`, read from the batch's first branch) to every batch of a tree."""
+    for b in node.get("batches", []):
+        first = next((br for br in b.get("branches", []) if br.get("path")), None)
+        b["inherited"] = inherited_outcomes(first["path"]) if first else {}
+        for br in b.get("branches", []):
+            _mark_inherited(br)
+
+
+def night_actors(parent: Any, key: tuple[int, int]) -> list[dict[str, Any]]:
+    """Who can still be given a night override from step ``key``, with their legal targets.
+
+    One entry per seat, ``{"seat", "role", "action", "targets"}``, in seating order: a seat is listed and
+    a target offered exactly when the engine's own check of ``--override-night SEAT=TARGET`` at this step
+    accepts it (mafiascope.replay.forks: the same base snapshot, night stage and candidate list as
+    :func:`plan_fork`), so the pickers never offer what the fork would refuse. Empty when the step is not
+    at or before a night with an action left (a day step, the game's end, no snapshot)."""
+    from mafiascope.replay.forks import _check_night, _plan_night, _state_of
+    from mafiascope.replay.interventions import OverrideNight
+    from mafiascope.replay.source import ReplayError
+
+    try:
+        cfg = parent.config()
+    except ReplayError:
+        return []
+    states: dict[Any, Any] = {}
+    out = []
+    for seat in [str(p.get("name")) for p in parent.setup.get("players") or []]:
+        try:
+            base, iv = _plan_night(parent, key, seat, "")
+            if base not in states:
+                states[base] = _state_of(parent, base, cfg)[0]
+        except ReplayError:
+            continue
+        state = states[base]
+        if state.over:
+            return []
+        targets, action = [], None
+        for t in [s.name for s in state.seats]:
+            probe = OverrideNight(seat, t, step=iv.step, kind=iv.kind, action=iv.action)
+            try:
+                _check_night(state, probe, key)
+            except ReplayError:
+                continue
+            targets.append(t)
+            action = probe.action
+        if targets:
+            out.append({"seat": seat, "role": state.seat(seat).role, "action": action, "targets": targets})
+    return out
 
 
 def newly_finished(jobs: list[ForkJob], seen: set[str]) -> list[ForkJob]:

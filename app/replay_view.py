@@ -68,10 +68,24 @@ def _batches(tree: dict[str, Any], depth: int = 0, parent: str | None = None) ->
         at = step_label(picked(b))
         rows.append({"batch": b["fork_batch_id"], "depth": depth, "parent": parent or tree.get("game_id"),
                      "fork_point": at, "intervention": describe_intervention(iv), "summary": b["summary"],
-                     "branches": b["branches"]})  # fmt: skip
+                     "branches": b["branches"], "inherited": b.get("inherited")})  # fmt: skip
         for br in b["branches"]:
             rows.extend(_batches(br, depth + 1, br["game_id"]))
     return rows
+
+
+def outcome_rows(summary: dict[str, Any], inherited: dict[str, dict[str, str]] | None) -> list[dict[str, Any]]:
+    """Eliminations per round with k/n and Wilson intervals; ``before the fork`` marks the ones the branches
+    inherited from the parent (``inherited``: see app.replay_jobs.inherited_outcomes). Inherited rows come
+    first: they are the shared history, the rest are what the branches did."""
+    inherited = inherited or {}
+    rows = [{"before the fork": "inherited" if (inherited.get(key) or {}).get(str(rnd)) == name else "",
+             "round": int(rnd), "how": how, "player": name, "branches": f"{v['k']}/{v['n']}", "share": v["p"],
+             "95% CI": f"{v['ci95'][0]:.2f}–{v['ci95'][1]:.2f}"}
+            for how, key in (("killed at night", "night_killed"), ("voted out", "day_eliminated"))
+            for rnd, d in summary.get(key, {}).items() for name, v in d.items()]  # fmt: skip
+    # a round's night comes before its day vote
+    return sorted(rows, key=lambda o: (not o["before the fork"], o["round"], o["how"] != "killed at night"))
 
 
 def outcome_chart(rows: list[dict[str, Any]]) -> alt.Chart | None:
@@ -118,14 +132,13 @@ def branch_tree(tree: dict[str, Any]) -> None:
                                for b in r["branches"])  # fmt: skip
             st.markdown(links)
             st.caption(f"Each link opens the branch in Live Game at {r['fork_point']}; its transcript from there on is the branch's own.")
-            outs = [{"round": int(rnd), "how": how, "player": name, "branches": f"{v['k']}/{v['n']}", "share": v["p"],
-                     "95% CI": f"{v['ci95'][0]:.2f}–{v['ci95'][1]:.2f}"}
-                    for how, key in (("voted out", "day_eliminated"), ("killed at night", "night_killed"))
-                    for rnd, d in s.get(key, {}).items() for name, v in d.items()]  # fmt: skip
+            outs = outcome_rows(s, r.get("inherited"))
             if outs:
-                df = pd.DataFrame(outs).sort_values(["round", "how"], kind="stable")
-                st.dataframe(df, hide_index=True, width="stretch",
+                st.dataframe(pd.DataFrame(outs), hide_index=True, width="stretch",
                              column_config={"share": st.column_config.NumberColumn(format="percent")})  # fmt: skip
+                if any(o["before the fork"] for o in outs):
+                    st.caption("Rows marked “inherited” happened in the parent before the fork point: every branch starts "
+                               "with them, so their k/n is history, not an effect of the branch.")  # fmt: skip
             st.caption(f"rounds per branch: mean {s['rounds'].get('mean')}, min {s['rounds'].get('min')}, max {s['rounds'].get('max')} "
                        f"(n={s['rounds'].get('n', 0)}); shares are of the {s['finished']} finished branches, Wilson 95% intervals")  # fmt: skip
 

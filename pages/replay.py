@@ -46,9 +46,24 @@ if parent is not None:
         if ev is None:
             st.caption(f"{s.label} is not a seat's message, so there is nothing to replace here: move the timeline to a "
                        "speech, vote or night action to replace it, or branch from here with a resample or a night override.")  # fmt: skip
-        night = st.text_input("Night override SEAT=TARGET (optional)", key="rp_night", placeholder="e.g. Indigo=Alex",
-                              help="a living seat with a night action still to come this night (Mafia kill, Doctor protect, "
-                                   "Sheriff/Don check) and a legal target; pick this night's step or the round end before it")  # fmt: skip
+        night = None
+        actors = J.night_actors(parent, (s.round, s.seq)) if ok else []
+        if actors:
+            by_seat = {a["seat"]: a for a in actors}
+            n1, n2 = st.columns([1, 1])
+            who = n1.selectbox("Night override: who acts (optional)", [None, *by_seat], key=f"rp_night_seat:{key}",
+                               format_func=lambda x: "no override" if x is None else
+                               f"{x} ({by_seat[x]['role']}, {by_seat[x]['action']})",
+                               help="a seat whose night action is still to come this night: the Mafia's kill, the "
+                                    "Doctor's protection, a Sheriff/Don check; that action is forced in every branch")  # fmt: skip
+            whom = n2.selectbox("Night override: target", by_seat[who]["targets"] if who else [], key=f"rp_night_target:{key}:{who}",
+                                disabled=who is None, placeholder="pick who acts first",
+                                help="the targets the engine accepts for this action at this step (living players)")  # fmt: skip
+            night = f"{who}={whom}" if who and whom else None
+        elif ok:
+            st.caption(f"Night override: {s.label} is not at or before a night with an action still to come "
+                       "(no seat can be given a night action from here). Move the timeline to a night action, "
+                       "or to the round end before a night.")  # fmt: skip
         go = st.button("Branch", icon=":material/call_split:", type="primary", disabled=not ok, key="rp_go")
     if not ok:
         st.caption(V.no_snapshot_hint(parent, [x.label for x in gm.steps], [(x.round, x.seq) for x in gm.steps], step))
@@ -56,7 +71,7 @@ if parent is not None:
         try:
             job = J.start_fork(gm.game_id, gm.dir, key, int(n), probes, replace=replace.strip() or None,
                                seat=ev["player"] if ev and replace.strip() else None,
-                               override_night=night.strip() or None, keep_seed=keep)  # fmt: skip
+                               override_night=night, keep_seed=keep)  # fmt: skip
             st.success(f"Started fork batch {job.batch_id} ({int(n)} branches) in the background.")
         except ReplayError as exc:
             st.error(J.page_error(str(exc)), icon=":material/error:")

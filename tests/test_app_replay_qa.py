@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -153,12 +154,91 @@ def test_attribution_chart_has_intervals_pre_before_post_and_n():
     assert {r["k/n"] for r in rows} == {"0/4", "1/4"}
 
 
+def _at_step(label: str):
+    at = page()
+    at.query_params["step"] = label
+    return at.run()
+
+
 def test_page_errors_name_the_form_fields_not_cli_flags(logs):
-    at = page().run()
+    at = _at_step("R2.1")  # a night action: the replacement box and the night pickers are both open
     at.text_area(key="rp_replace").set_value("Hello there.")
-    at.text_input(key="rp_night").set_value("Nobody=Someone")
+    at.selectbox(key="rp_night_seat:2.1").set_value(_mafia(logs)[0])
+    at.run()
     at.button(key="rp_go").click()
     at.run()
     assert not at.exception
     msg = " ".join(str(e.value) for e in at.error)
-    assert msg and "--" not in msg, msg
+    assert msg and "--" not in msg and "night override" in msg, msg
+
+
+def _mafia(logs) -> list[str]:
+    setup = read_jsonl(logs / "parentgame" / "game.jsonl")[0]
+    return [p["name"] for p in setup["players"] if p["role"] in ("Mafia", "Don")]
+
+
+def test_night_override_is_picked_from_the_engines_actors_and_targets(logs):
+    """The night override used to be a free-text SEAT=TARGET box; now a seat with a night action still to come
+    and one of its legal targets are picked, as the engine's own check decides (mafiascope.replay.forks)."""
+    p = ParentGame.load(logs / "parentgame")
+    setup = p.setup["players"]
+    roles = {pl["name"]: pl["role"] for pl in setup}
+    alive = [n for n in roles if n in (p.snapshot((1, -1))["alive"])]
+    actors = J.night_actors(p, (1, -1))
+    assert {a["seat"] for a in actors} == {n for n in alive if roles[n] in ("Mafia", "Don", "Doctor", "Sheriff")}
+    mafia = next(a for a in actors if roles[a["seat"]] == "Mafia")
+    assert mafia["action"] == "kill" and set(mafia["targets"]) == {n for n in alive if roles[n] not in ("Mafia", "Don")}
+    assert J.night_actors(p, (1, 5)) == []  # a day step with the night behind it
+    night = J.night_actors(p, (2, 1))
+    mafia = next(a for a in night if roles[a["seat"]] == "Mafia")
+    at = _at_step("R2.1")  # the timeline of a transcript-only game has no round-end steps: a night action
+    assert not at.exception, at.exception
+    with pytest.raises(KeyError):
+        at.text_input(key="rp_night")  # no free-text box any more
+    pick = at.selectbox(key="rp_night_seat:2.1")
+    assert pick.options[0] == "no override" and any(o.startswith(f"{mafia['seat']} (Mafia, kill)") for o in pick.options)
+    pick.set_value(mafia["seat"])
+    at.run()
+    target = at.selectbox(key=f"rp_night_target:2.1:{mafia['seat']}")
+    assert target.options == mafia["targets"]
+    victim = mafia["targets"][-1]
+    target.set_value(victim)
+    at.number_input(key="rp_n").set_value(1)
+    at.selectbox(key="rp_probes").set_value("none")
+    at.button(key="rp_go").click()
+    at.run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert any("Started fork batch" in str(x.value) for x in at.success)
+    deadline, rec = time.time() + 60, None
+    while time.time() < deadline and rec is None:
+        for f in (logs / "experiments").glob("fork-*.json"):
+            r = json.loads(f.read_text())
+            if r.get("status") == "done" and (r.get("plan", {}).get("intervention") or r.get("intervention")):
+                rec = r
+        time.sleep(0.2)
+    assert rec is not None
+    iv = rec.get("plan", {}).get("intervention") or rec.get("intervention")
+    assert (iv["type"], iv["seat"], iv["target"], iv["action"]) == ("override_night", mafia["seat"], victim, "kill")
+    # a day step: no pickers, a caption that says why
+    at = _at_step("R1.5")
+    assert not at.exception
+    assert not [w for w in at.selectbox if str(w.key).startswith("rp_night")]
+    assert "R1.5 is not at or before a night" in texts(at)
+
+
+def test_outcome_rows_inherited_from_the_parent_are_marked(logs):
+    """A batch forked at R1 end inherits round 1's night kill and vote: they were listed as if the branches
+    had produced them (“R1 killed at night: X 2/2”)."""
+    at = page().run()
+    assert not at.exception, at.exception
+    df = next(d.value for d in at.dataframe if "player" in d.value.columns)
+    assert "before the fork" in df.columns, df.columns
+    r1 = df[df["round"] == 1]
+    assert len(r1) and (r1["before the fork"] == "inherited").all(), df
+    assert (df[df["round"] > 1]["before the fork"] == "").all(), df
+    assert "not an effect of the branch" in texts(at)
+    # the rows come from the branches' inherited records, so a fork inside a day keeps that day's vote as an outcome
+    summ = {"night_killed": {"1": {"A": {"k": 2, "n": 2, "p": 1.0, "ci95": [0.3, 1.0]}}},
+            "day_eliminated": {"1": {"B": {"k": 1, "n": 2, "p": 0.5, "ci95": [0.1, 0.9]}}}}  # fmt: skip
+    rows = V.outcome_rows(summ, {"night_killed": {"1": "A"}, "day_eliminated": {}})
+    assert [(o["player"], o["before the fork"]) for o in rows] == [("A", "inherited"), ("B", "")]
