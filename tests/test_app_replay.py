@@ -81,12 +81,3 @@ def test_replay_page_shows_branch_tree_and_starts_a_fork(logs):
                 done.append(rec)
         time.sleep(0.2)
     assert done and done[0]["n"] == 2 and done[0]["failed"] == 0
-
-
-def test_replay_page_reports_a_bad_intervention(logs):
-    at = page().run()
-    at.text_input(key="rp_night").set_value("Nobody=Someone")
-    at.button(key="rp_go").click()
-    at.run()
-    assert not at.exception
-    assert at.error and any("Nobody" in str(e.value) or "night" in str(e.value) for e in at.error)
