@@ -118,45 +118,10 @@ def _mark_inherited(node: dict[str, Any]) -> None:
 
 
 def night_actors(parent: Any, key: tuple[int, int]) -> list[dict[str, Any]]:
-    """Who can still be given a night override from step ``key``, with their legal targets.
+    """Who can still be given a night override from step ``key``, with their legal targets (the engine decides)."""
+    from mafiascope.replay.forks import night_override_options
 
-    One entry per seat, ``{"seat", "role", "action", "targets"}``, in seating order: a seat is listed and
-    a target offered exactly when the engine's own check of ``--override-night SEAT=TARGET`` at this step
-    accepts it (mafiascope.replay.forks: the same base snapshot, night stage and candidate list as
-    :func:`plan_fork`), so the pickers never offer what the fork would refuse. Empty when the step is not
-    at or before a night with an action left (a day step, the game's end, no snapshot)."""
-    from mafiascope.replay.forks import _check_night, _plan_night, _state_of
-    from mafiascope.replay.interventions import OverrideNight
-    from mafiascope.replay.source import ReplayError
-
-    try:
-        cfg = parent.config()
-    except ReplayError:
-        return []
-    states: dict[Any, Any] = {}
-    out = []
-    for seat in [str(p.get("name")) for p in parent.setup.get("players") or []]:
-        try:
-            base, iv = _plan_night(parent, key, seat, "")
-            if base not in states:
-                states[base] = _state_of(parent, base, cfg)[0]
-        except ReplayError:
-            continue
-        state = states[base]
-        if state.over:
-            return []
-        targets, action = [], None
-        for t in [s.name for s in state.seats]:
-            probe = OverrideNight(seat, t, step=iv.step, kind=iv.kind, action=iv.action)
-            try:
-                _check_night(state, probe, key)
-            except ReplayError:
-                continue
-            targets.append(t)
-            action = probe.action
-        if targets:
-            out.append({"seat": seat, "role": state.seat(seat).role, "action": action, "targets": targets})
-    return out
+    return night_override_options(parent, key)
 
 
 def newly_finished(jobs: list[ForkJob], seen: set[str]) -> list[ForkJob]:

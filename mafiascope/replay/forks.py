@@ -450,3 +450,41 @@ def fork(game: str | Path, at: Key | str, n: int = 1, **kwargs: Any) -> dict[str
     """Synchronous helper: plan and run a fork batch."""
     plan = plan_fork(game, at, n, **kwargs)
     return asyncio.run(run_fork_batch(plan))
+
+
+def night_override_options(parent: Any, key: tuple[int, int]) -> list[dict[str, Any]]:
+    """Who can still be given a night override from step ``key``, with their legal targets.
+
+    One entry per seat, ``{"seat", "role", "action", "targets"}``, in seating order: a seat is listed and
+    a target offered exactly when the engine's own check of ``--override-night SEAT=TARGET`` at this step
+    accepts it (mafiascope.replay.forks: the same base snapshot, night stage and candidate list as
+    :func:`plan_fork`), so the pickers never offer what the fork would refuse. Empty when the step is not
+    at or before a night with an action left (a day step, the game's end, no snapshot)."""
+    try:
+        cfg = parent.config()
+    except ReplayError:
+        return []
+    states: dict[Any, Any] = {}
+    out = []
+    for seat in [str(p.get("name")) for p in parent.setup.get("players") or []]:
+        try:
+            base, iv = _plan_night(parent, key, seat, "")
+            if base not in states:
+                states[base] = _state_of(parent, base, cfg)[0]
+        except ReplayError:
+            continue
+        state = states[base]
+        if state.over:
+            return []
+        targets, action = [], None
+        for t in [s.name for s in state.seats]:
+            probe = OverrideNight(seat, t, step=iv.step, kind=iv.kind, action=iv.action)
+            try:
+                _check_night(state, probe, key)
+            except ReplayError:
+                continue
+            targets.append(t)
+            action = probe.action
+        if targets:
+            out.append({"seat": seat, "role": state.seat(seat).role, "action": action, "targets": targets})
+    return out
