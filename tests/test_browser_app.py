@@ -103,6 +103,15 @@ def _no_exception(page) -> None:
     assert page.locator('[data-testid="stException"]').count() == 0, page.locator('[data-testid="stException"]').first.inner_text()
 
 
+def _open(browser, url: str, width: int = 1400, height: int = 900):
+    """A new page at ``url`` once Streamlit has finished the run, with no exception shown."""
+    page = browser.new_page(viewport={"width": width, "height": height})
+    page.goto(url)
+    _settle(page)
+    _no_exception(page)
+    return page
+
+
 def _shot(page, name: str) -> Path:
     out = SHOTS / f"{name}.png"
     page.screenshot(path=str(out), full_page=True)
@@ -139,10 +148,7 @@ def test_pages_open(browser, server, path, name, needle):
 
 
 def test_timeline_and_impersonate_by_click(browser, server):
-    page = browser.new_page(viewport={"width": 1500, "height": 2000})
-    page.goto(f"{server}/?game={GAME}&step=10")
-    _settle(page)
-    _no_exception(page)
+    page = _open(browser, f"{server}/?game={GAME}&step=10", 1500, 2000)
     assert "step=10" in page.url
     # move the timeline with the "next" button
     page.locator('[data-testid="stButton"] button').filter(has=page.locator('[data-testid="stIconMaterial"]', has_text="chevron_right")).first.click()
@@ -203,10 +209,7 @@ def test_metrics_strip_click_moves_timeline(browser, server):
 
 
 def test_bad_url_shows_message(browser, server):
-    page = browser.new_page(viewport={"width": 1400, "height": 900})
-    page.goto(f"{server}/?game=..%2F..%2Fetc&step=abc")
-    _settle(page)
-    _no_exception(page)
+    page = _open(browser, f"{server}/?game=..%2F..%2Fetc&step=abc")
     assert "invalid game id" in page.inner_text("body")
     _shot(page, "11_bad_url")
     page.close()
@@ -214,10 +217,7 @@ def test_bad_url_shows_message(browser, server):
 
 def test_dashboard_report_download(browser, server):
     """The full-report button serialises the report on click (deferred callable) and the file is the report."""
-    page = browser.new_page(viewport={"width": 1400, "height": 900})
-    page.goto(f"{server}/dashboard")
-    _settle(page)
-    _no_exception(page)
+    page = _open(browser, f"{server}/dashboard")
     with page.expect_download(timeout=30000) as dl:
         page.get_by_text("Full report (JSON)").click()
     rep = json.loads(Path(dl.value.path()).read_text(encoding="utf-8"))
@@ -253,10 +253,7 @@ def test_dark_theme_readable(browser, server):
 
 def test_copy_screenshot_for_docs(server, browser):
     """docs/screenshots/live_game.png: the Live Game page at an interesting step."""
-    page = browser.new_page(viewport={"width": 1500, "height": 1500})
-    page.goto(f"{server}/?game={GAME}&step=20")
-    _settle(page)
-    _no_exception(page)
+    page = _open(browser, f"{server}/?game={GAME}&step=20", 1500, 1500)
     out = _shot(page, "00_live_game_readme")
     dest = ROOT / "docs" / "screenshots"
     dest.mkdir(parents=True, exist_ok=True)
