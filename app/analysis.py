@@ -8,6 +8,7 @@ import pandas as pd
 import streamlit as st
 
 from . import bridge
+from .data import model_list, models_of
 from .sidebar import context
 
 
@@ -119,11 +120,11 @@ def _per_model(_dirs: tuple[str, ...], key: str, mode: Any) -> dict[str, Any]:
     f1_by_round = bridge.need("f1", "f1_by_round")
     f2 = bridge.need("f2", "f2")
     c = bridge.corpus(_dirs)
-    models = sorted({m.strip() for ms in c.games["models"] for m in str(ms).split(",") if m.strip()})
+    models = models_of(c.games["models"])
     out: dict[str, Any] = {}
     for mdl in models:
         # per model = the seats that model played (games often mix models), over the whole selection
-        games = sum(mdl in [x.strip() for x in str(ms).split(",")] for ms in c.games["models"])
+        games = sum(mdl in model_list(ms) for ms in c.games["models"])
         if games:
             out[mdl] = {"games": games, "f1_by_round": f1_by_round(c, mode, model=mdl), "f2": f2(c, mode, breakdowns=False, model=mdl)}
     return out

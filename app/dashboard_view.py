@@ -12,6 +12,7 @@ from . import analysis as A
 from . import bridge
 from .analysis_view import ci_text
 from .charts import CI_COLOR
+from .data import models_of
 from .palette import AGENT_PALETTE, ROLE_COLORS, role_color
 from .widgets import download_chart, download_csv
 
@@ -35,7 +36,7 @@ def tiles(rep: dict[str, Any], out: dict[str, Any], sel: pd.DataFrame) -> None:
                 f"answers usable after repair; {p.get('repair_recovered', 0):,} needed repair")
     c[4].metric("Branches", int(sel["is_branch"].sum()) if len(sel) else 0, help="Forked games in the sidebar selection")
     used = sel[sel["game_id"].isin(set(rep.get("game_ids") or []))] if len(sel) else sel  # the games the figures use
-    models = sorted({m.strip() for ms in used["models"] for m in str(ms).split(",") if m.strip()}) if len(used) else []
+    models = models_of(used["models"]) if len(used) else []
     c[5].metric("Models", len(models), help="Models seated in the games above: " + ", ".join(models))
 
 

@@ -208,3 +208,13 @@ def load_raw(path: str | Path) -> RawGame:
 
 def to_jsonable(x: Any) -> str:
     return json.dumps(x, ensure_ascii=False, indent=1, default=str)
+
+
+def model_list(cell: Any) -> list[str]:
+    """The models of one index row's ``models`` cell (comma-separated labels)."""
+    return [m.strip() for m in str(cell).split(",") if m.strip()]
+
+
+def models_of(cells: Any) -> list[str]:
+    """Sorted distinct models over a ``models`` column."""
+    return sorted({m for cell in cells for m in model_list(cell)})

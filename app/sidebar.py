@@ -10,7 +10,7 @@ import pandas as pd
 import streamlit as st
 
 from . import state as S
-from .data import GameLookupError, game_index, resolve_game
+from .data import GameLookupError, game_index, model_list, models_of, resolve_game
 from .paths import ENV_LOGS, default_roots, is_bundled_arena, label_root, parse_roots
 
 CTX_KEY = "_ms_ctx"
@@ -67,7 +67,7 @@ def _filters(index: pd.DataFrame) -> pd.DataFrame:
                       help="Case-insensitive substring over game id, player names, models and winner.")
     with st.expander("Filters", expanded=False):
         langs = sorted(index["language"].dropna().unique()) if len(index) else []
-        models = sorted({m.strip() for ms in index["models"] for m in str(ms).split(",") if m.strip()}) if len(index) else []
+        models = models_of(index["models"]) if len(index) else []
         winners = sorted(index["winner"].dropna().unique()) if len(index) else []
         f_lang = st.multiselect("Language", langs, key="sb_lang")
         f_model = st.multiselect("Model", models, key="sb_model")
@@ -80,7 +80,7 @@ def _filters(index: pd.DataFrame) -> pd.DataFrame:
     if f_lang:
         df = df[df["language"].isin(f_lang)]
     if f_model:
-        df = df[df["models"].apply(lambda s: any(m in [x.strip() for x in str(s).split(",")] for m in f_model))]
+        df = df[df["models"].apply(lambda s: any(m in model_list(s) for m in f_model))]
     if f_win:
         df = df[df["winner"].isin(f_win)]
     if f_branch == "root games only":

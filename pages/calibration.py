@@ -12,6 +12,7 @@ from app import analysis_view as AV
 from app import bridge
 from app import state as S
 from app import widgets as W
+from app.data import models_of
 from app.sidebar import context
 
 st.markdown("### Calibration")
@@ -35,7 +36,7 @@ try:
         res = A.f2(dirs)
         AV.reliability_block(res, AV.games_scope(res.get("m", 0), len(context().selection)), "corpus")
     elif scope == "model":
-        models = sorted({m.strip() for ms in context().selection["models"] for m in str(ms).split(",") if m.strip()})
+        models = models_of(context().selection["models"])
         mdl = st.selectbox("Model", models, key="cal_model")
         res = A.f2(dirs, model=mdl)
         AV.reliability_block(res, f"{mdl} · {res.get('m', 0)} games", f"model_{mdl}")
