@@ -9,6 +9,7 @@ player's words: it becomes a logged, flagged fallback (skip the speech, abstain)
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 import uuid
 from collections.abc import Callable
@@ -423,7 +424,24 @@ async def play_game(
     if on_event:
         on_event(setup)
     # a continued state keeps its history in the snapshot; a fresh game's start events are logged now
-    return await runner.run()
+    with contextlib.ExitStack() as stack:
+        for name, n in backend_demand(state, hook).items():
+            limits = getattr(backends.get(name), "limits", None)
+            if limits is not None and hasattr(limits, "demand"):
+                stack.enter_context(limits.demand(n))
+        return await runner.run()
+
+
+def backend_demand(state: GameState, hook: Any) -> dict[str, int]:
+    """Calls a game may want at once per backend: each seat's move plus one step's probes of that seat.
+
+    Auto-sized backend caps (``max_concurrency`` unset) are the sum of this over running games.
+    """
+    per_seat = 1 + (len(hook.battery.active) if hook is not None and hasattr(hook, "battery") else 0)
+    demand: dict[str, int] = {}
+    for seat in state.seats:
+        demand[seat.backend] = demand.get(seat.backend, 0) + per_seat
+    return demand
 
 
 def run_game(cfg: GameConfig, **kwargs: Any) -> GameResult:
