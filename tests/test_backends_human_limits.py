@@ -7,6 +7,8 @@ import io
 import threading
 import time
 
+import pytest
+
 from mafiascope.backends.base import CompletionRequest
 from mafiascope.backends.human import (
     NOT_PROBED,
@@ -19,7 +21,7 @@ from mafiascope.backends.human import (
     reply_path,
     write_reply,
 )
-from mafiascope.backends.limits import ConcurrencyLimit, RateLimit
+from mafiascope.backends.limits import ACT, AUTO_MAX, AUTO_MIN, PROBE, ConcurrencyLimit, Limits, QueueTimeout, RateLimit
 from mafiascope.backends.registry import build_backend
 
 VOTE_INSTR = "Alice said: hi\n\nDAY 1 VOTE. Alive: Alice, Bob.\nGive a one-sentence final argument, then end with a line: VOTE: <name>"
@@ -165,5 +167,71 @@ async def test_rate_limit_spacing_and_burst():
     for _ in range(5):
         await rl.acquire()
     assert time.monotonic() - t0 >= 0.19
-    burst = RateLimit(rpm=60, burst=3)  # three at once, then one a second
-    assert [round(burst.reserve(), 1) for _ in range(4)] == [0.0, 0.0, 0.0, 1.0]
+    burst = RateLimit(rpm=300, burst=3)  # three at once, then one every 0.2 s
+    starts = []
+    t0 = time.monotonic()
+    for _ in range(4):
+        await burst.acquire()
+        starts.append(time.monotonic() - t0)
+    assert starts[2] < 0.05 and 0.15 <= starts[3] < 0.5
+
+
+async def test_concurrency_limit_serves_acts_before_queued_probes():
+    lim = ConcurrencyLimit(1)
+    await lim.acquire()
+    order: list[str] = []
+
+    async def call(tag: str, priority: int) -> None:
+        await lim.acquire(priority)
+        order.append(tag)
+        await asyncio.sleep(0.005)
+        lim.release()
+
+    probes = [asyncio.create_task(call(f"p{i}", PROBE)) for i in range(3)]
+    await asyncio.sleep(0.01)
+    act_task = asyncio.create_task(call("act", ACT))
+    await asyncio.sleep(0.01)
+    lim.release()
+    await asyncio.gather(act_task, *probes)
+    assert order == ["act", "p0", "p1", "p2"]
+
+
+async def test_rate_limit_lets_an_act_overtake_a_probe_backlog():
+    rl = RateLimit(rpm=600)  # one start every 0.1 s
+    await rl.acquire()
+    t0 = time.monotonic()
+    backlog = [asyncio.create_task(rl.acquire(PROBE)) for _ in range(8)]
+    await asyncio.sleep(0.02)
+    await rl.acquire(ACT)
+    act_wait = time.monotonic() - t0
+    assert act_wait < 0.25  # one or two intervals, not behind eight probes (0.8 s)
+    await asyncio.gather(*backlog)
+    assert time.monotonic() - t0 >= 0.8  # the probes kept the rate
+
+
+async def test_probe_past_its_max_wait_leaves_the_queue():
+    rl = RateLimit(rpm=60)  # one start a second
+    await rl.acquire()
+    with pytest.raises(QueueTimeout):
+        await rl.acquire(PROBE, max_wait=0.05)
+    lim = ConcurrencyLimit(1)
+    await lim.acquire()
+    with pytest.raises(QueueTimeout):
+        await lim.acquire(PROBE, max_wait=0.05)
+    lim.release()
+    await asyncio.wait_for(lim.acquire(PROBE, max_wait=0.05), 1)  # the timed-out waiter left no trace
+    lim.release()
+    assert lim.in_flight == 0
+
+
+async def test_auto_cap_follows_registered_demand():
+    limits = Limits(None)
+    assert limits.concurrency.limit == AUTO_MIN
+    with limits.demand(40):
+        assert limits.concurrency.limit == 40
+        with limits.demand(30):
+            assert limits.concurrency.limit == 70
+    assert limits.concurrency.limit == AUTO_MIN
+    with limits.demand(10_000):
+        assert limits.concurrency.limit == AUTO_MAX
+    assert Limits(3).concurrency.limit == 3

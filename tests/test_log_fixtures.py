@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from mafiascope.engine.snapshots import iter_snapshots
 from mafiascope.logs.io import list_game_dirs, read_jsonl
 from mafiascope.logs.schema import SUPPORTED_SCHEMA_VERSIONS, ProbeRecord, Snapshot, parse_event
 
@@ -28,7 +29,7 @@ def test_fixture_records_validate(version):
         probes = [ProbeRecord.model_validate(r) for r in read_jsonl(d / "introspection.jsonl")]
         assert probes and all(p.game_id == events[0].game_id for p in probes)
         if (d / "state.jsonl").exists():
-            snaps = [Snapshot.model_validate(r) for r in read_jsonl(d / "state.jsonl")]
+            snaps = [Snapshot.model_validate(r) for r in iter_snapshots(d / "state.jsonl")]
             assert snaps and all(s.players for s in snaps)
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from mafiascope.engine.snapshots import iter_snapshots
 from mafiascope.cli import main
 from mafiascope.config import load_game_config
 from mafiascope.engine.runner import play_game
@@ -31,7 +32,7 @@ def _rewrite_state(src: Path, dst: Path, mutate) -> None:
     dst.mkdir(parents=True)
     for name in ("game.jsonl", "introspection.jsonl"):
         (dst / name).write_text((src / name).read_text(encoding="utf-8"), encoding="utf-8")
-    snaps = read_jsonl(src / "state.jsonl")
+    snaps = list(iter_snapshots(src / "state.jsonl"))
     mutate(snaps)
     (dst / "state.jsonl").write_text("".join(json.dumps(s, ensure_ascii=False) + "\n" for s in snaps), encoding="utf-8")
 

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from mafiascope.engine.snapshots import iter_snapshots
 from mafiascope.backends.base import Completion, CompletionRequest
 from mafiascope.config import load_game_config
 from mafiascope.engine.runner import WALL_CLOCK_FIELDS, play_game
@@ -83,8 +84,8 @@ def test_probing_does_not_change_the_game(tmp_path, config, seed):
     assert a == b and len(a) > 20
     assert (tmp_path / "on" / "introspection.jsonl").stat().st_size > 0 and not (tmp_path / "off" / "introspection.jsonl").exists()
     # the acting contexts in every snapshot are identical too
-    sa = [[p["messages"] for p in s["players"]] for s in read_jsonl(tmp_path / "on" / "state.jsonl")]
-    sb = [[p["messages"] for p in s["players"]] for s in read_jsonl(tmp_path / "off" / "state.jsonl")]
+    sa = [[p["messages"] for p in s["players"]] for s in iter_snapshots(tmp_path / "on" / "state.jsonl")]
+    sb = [[p["messages"] for p in s["players"]] for s in iter_snapshots(tmp_path / "off" / "state.jsonl")]
     assert sa == sb
     assert on.winner == off.winner
 
@@ -185,7 +186,7 @@ def test_memory_at_is_exact_and_restorable(tmp_path):
     cfg = load_game_config(REPO / "configs/classic.yaml")
     run(cfg, tmp_path, "g", 6, True)
     recs = read_jsonl(tmp_path / "g" / "introspection.jsonl")
-    snaps = read_jsonl(tmp_path / "g" / "state.jsonl")
+    snaps = list(iter_snapshots(tmp_path / "g" / "state.jsonl"))
     assert len(snaps) > 10
     for s in snaps:
         k = s["step_index"]

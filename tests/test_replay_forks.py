@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from mafiascope.engine.snapshots import iter_snapshots
 from mafiascope.cli import main
 from mafiascope.config import parse_game_config
 from mafiascope.engine.runner import play_game
@@ -96,7 +97,7 @@ def test_branch_setup_inherited_history_and_refork(parent, tmp_path):
         assert all(r.get("inherited") for r in recs[1 : 1 + n_inh]) and not any(r.get("inherited") for r in recs[1 + n_inh :])
         assert strip(recs[1 : 1 + n_inh]) == strip(read_jsonl(parent / "game.jsonl")[1 : 1 + n_inh])
         assert recs[-1]["kind"] == "game_over"
-        snaps = read_jsonl(d / "state.jsonl")
+        snaps = list(iter_snapshots(d / "state.jsonl"))
         assert [s.get("inherited", False) for s in snaps[: len(p.keys()[:13])]] == [True] * 13
     assert len(seeds) == 3  # replicas draw with different seeds
     # a branch forks again at an inherited step and at its own step
@@ -135,7 +136,7 @@ def test_replace_utterance_is_seen_downstream(parent, tmp_path):
     assert setup["fork_point"] == list(p.previous_key(key))
     mine = next(r for r in recs if r.get("round") == key[0] and r.get("msg_seq") == key[1])
     assert mine["response"] == text and mine["player"] == ev["player"] and not mine.get("inherited")
-    snaps = read_jsonl(d / "state.jsonl")
+    snaps = list(iter_snapshots(d / "state.jsonl"))
     later = [s for s in snaps if not s.get("inherited") and (s["round"], s["msg_seq"]) != key]
     other = next(pl for pl in later[0]["players"] if pl["name"] != ev["player"] and pl["alive"])
     assert any(text in m["content"] for m in other["messages"])

@@ -24,6 +24,7 @@ class CompletionRequest:
     seed: int | None = None  # deterministic per call; offline bots derive their RNG from it
     temperature: float | None = None  # per-call override (e.g. bifurcation sampling)
     game_id: str = ""
+    max_wait: float | None = None  # longest the call may queue behind the backend's limits (probes); None = as long as it takes
 
 
 @dataclass

@@ -24,6 +24,7 @@ succeeds. ``<think>...</think>`` blocks are stripped from every reply (acting an
 from __future__ import annotations
 
 import asyncio
+import json
 import random
 import time
 from typing import TYPE_CHECKING, Any
@@ -33,7 +34,7 @@ import openai
 from .. import __version__ as _mafiascope_version
 from .base import Completion, CompletionRequest, estimate_tokens
 from .common import PerLoop, backoff_delay, host_of, parse_retry_after, redact, resolve_secret, strip_think
-from .limits import Limits
+from .limits import Limits, QueueTimeout, lagged_completion, priority_of
 
 if TYPE_CHECKING:
     from .registry import OpenAISpec
@@ -41,6 +42,36 @@ if TYPE_CHECKING:
 _PLACEHOLDER_KEY = "no-key-set"  # local servers (Ollama, llama.cpp) ignore the key; the SDK needs one
 _RETRY_STATUS = {408, 409, 429}
 _FATAL_STATUS = {401, 403, 404}
+
+
+def _http_client(timeout: float) -> Any:
+    """The SDK's aiohttp transport where it has one (``openai[aiohttp]``), else its default.
+
+    With a probe battery one game makes ~25 calls per move, many at once; httpx's connection
+    pool spends milliseconds of CPU per request scanning its connections, aiohttp far less,
+    and that CPU is spent in the event loop the seats' moves wait on.
+    """
+    factory = getattr(openai, "DefaultAioHttpClient", None)
+    if factory is None:
+        return None
+    try:
+        return factory(timeout=timeout)
+    except RuntimeError:  # the SDK was installed without its aiohttp extra
+        return None
+
+
+def _loads(body: bytes) -> Any:
+    """Decode a response body; raises ValueError (a bad body) when it is not JSON.
+
+    The SDK would build a pydantic ChatCompletion per call; we read four fields, so the raw
+    JSON (orjson when present) saves most of the per-call CPU of a probe.
+    """
+    try:
+        import orjson
+
+        return orjson.loads(body)
+    except ImportError:
+        return json.loads(body)
 
 
 class OpenAIBackend:
@@ -66,6 +97,7 @@ class OpenAIBackend:
             base_url=self.spec.base_url,
             timeout=self.spec.timeout,
             max_retries=0,  # our own loop, see module docstring
+            http_client=_http_client(self.spec.timeout),
         )
 
     def _err(self, msg: str) -> str:
@@ -74,7 +106,11 @@ class OpenAIBackend:
     def _params(self, req: CompletionRequest) -> dict[str, Any]:
         s = self.spec
         max_tokens = s.max_tokens if s.max_tokens is not None else req.max_tokens
-        params: dict[str, Any] = {"model": s.model, "messages": req.messages, s.max_tokens_field: max_tokens}
+        # The messages travel in extra_body (which the SDK merges into the JSON body as is):
+        # they are already plain {role, content} strings, and the SDK's typed transform of the
+        # `messages` argument walks every message of every call -- 5-10 ms of CPU per probe
+        # call on a long context, in the event loop the seats' moves also wait on.
+        params: dict[str, Any] = {"model": s.model, "messages": [], s.max_tokens_field: max_tokens}
         temperature = req.temperature if req.temperature is not None else s.temperature
         if temperature is not None:
             params["temperature"] = temperature
@@ -84,8 +120,7 @@ class OpenAIBackend:
             params["reasoning_effort"] = s.reasoning_effort
         if s.send_seed and req.seed is not None:
             params["seed"] = int(req.seed) % s.seed_modulo if s.seed_modulo else int(req.seed)
-        if s.extra_body:
-            params["extra_body"] = dict(s.extra_body)
+        params["extra_body"] = {**(s.extra_body or {}), "messages": req.messages}
         return params
 
     # ------------------------------------------------------------------ the call
@@ -101,9 +136,12 @@ class OpenAIBackend:
             attempts += 1
             wait: float | None = None
             try:
-                async with self.limits:
-                    resp = await self._clients.get().chat.completions.create(**params)
-                return self._success(resp, request, attempts, faults, t0)
+                async with self.limits.slot(priority_of(request.kind), request.max_wait):
+                    raw = await self._clients.get().chat.completions.with_raw_response.create(**params)
+                    body = raw.content
+                return self._success(_loads(body), request, attempts, faults, t0)
+            except QueueTimeout as exc:  # a probe lagged too far behind the game: skipped, not retried
+                return lagged_completion(self.name, exc, attempts, t0)
             except openai.APIStatusError as exc:
                 status = exc.status_code
                 detail = _status_detail(exc)
@@ -128,9 +166,13 @@ class OpenAIBackend:
                 else:
                     faults.append({"attempt": attempts, "fault": f"http_{status}"})
                     return self._failure(f"HTTP {status} (not retried): {detail}", attempts, faults, t0, status=status)
-            except openai.APITimeoutError:
-                faults.append({"attempt": attempts, "fault": "timeout"})
-                last_error = f"timed out after {self.spec.timeout:g}s"
+            except openai.APITimeoutError as exc:
+                if _dropped(exc):
+                    faults.append({"attempt": attempts, "fault": "connection"})
+                    last_error = f"connection error: {_root(exc)}"
+                else:
+                    faults.append({"attempt": attempts, "fault": "timeout"})
+                    last_error = f"timed out after {self.spec.timeout:g}s"
             except openai.APIConnectionError as exc:
                 faults.append({"attempt": attempts, "fault": "connection"})
                 last_error = f"connection error: {_cause(exc)}"
@@ -152,24 +194,28 @@ class OpenAIBackend:
             await asyncio.sleep(wait)
 
     def _success(self, resp: Any, request: CompletionRequest, attempts: int, faults: list, t0: float) -> Completion:
-        choices = getattr(resp, "choices", None)
-        if isinstance(resp, (str, bytes)) or not isinstance(choices, list) or not choices:
+        # the JSON body as sent (no SDK model per call: see _loads); anything else is a bad body
+        choices = resp.get("choices") if isinstance(resp, dict) else None
+        if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
             raise ValueError("response is not a chat completion (no choices)")
-        message = getattr(choices[0], "message", None)
-        raw = getattr(message, "content", None)
+        message = choices[0].get("message")
+        raw = message.get("content") if isinstance(message, dict) else None
         if raw is not None and not isinstance(raw, str):
             raise ValueError("response message content is not text")
-        finish = getattr(choices[0], "finish_reason", None)
+        finish = choices[0].get("finish_reason")
         text, stripped = strip_think(raw or "")
-        usage = getattr(resp, "usage", None)
-        pt = getattr(usage, "prompt_tokens", None) if usage is not None else None
-        ct = getattr(usage, "completion_tokens", None) if usage is not None else None
+        usage = resp.get("usage")
+        pt = usage.get("prompt_tokens") if isinstance(usage, dict) else None
+        ct = usage.get("completion_tokens") if isinstance(usage, dict) else None
+        pt = pt if isinstance(pt, int) else None
+        ct = ct if isinstance(ct, int) else None
         estimated = False
         if pt is None or ct is None:
             estimated = True
             pt = pt if pt is not None else estimate_tokens("".join(m.get("content", "") or "" for m in request.messages))
             ct = ct if ct is not None else estimate_tokens(raw or "")
-        served = getattr(resp, "model", None) or None
+        served = resp.get("model") if isinstance(resp.get("model"), str) else None
+        served = served or None
         if served and self.served_model is None:
             self.served_model = served
         self.stats["ok"] += 1
@@ -238,6 +284,31 @@ def _status_detail(exc: openai.APIStatusError) -> str:
         if msg:
             return str(msg)[:200]
     return (getattr(exc, "message", "") or str(exc))[:200]
+
+
+def _chain(exc: BaseException) -> list[BaseException]:
+    out: list[BaseException] = []
+    e: BaseException | None = exc
+    while e is not None and len(out) < 10:
+        out.append(e)
+        e = e.__cause__ or e.__context__
+    return out
+
+
+def _dropped(exc: BaseException) -> bool:
+    """A 'timeout' that is really a dropped connection (the SDK's aiohttp transport maps
+    every aiohttp connection error, e.g. ServerDisconnectedError, to a connect timeout)."""
+    try:
+        import aiohttp
+    except ImportError:
+        return False
+    return any(isinstance(e, aiohttp.ClientConnectionError) and not isinstance(e, (aiohttp.ServerTimeoutError, asyncio.TimeoutError))
+               for e in _chain(exc))
+
+
+def _root(exc: BaseException) -> str:
+    last = _chain(exc)[-1]
+    return f"{type(last).__name__}: {str(last)[:160]}" if str(last) else type(last).__name__
 
 
 def _cause(exc: BaseException) -> str:

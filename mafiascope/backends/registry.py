@@ -36,7 +36,7 @@ class BotSpec(_Spec):
 
 
 class _Limited(_Spec):
-    max_concurrency: int = Field(8, ge=1, le=1024, description="calls in flight at once, across all games of the process")
+    max_concurrency: int | None = Field(None, ge=1, le=1024, description="calls in flight at once, across all games of the process; default: sized from the running games' seats and probe batteries")
     rpm: float | None = Field(None, gt=0, description="at most this many call starts per minute (process-wide)")
     burst: int = Field(1, ge=1, description="calls allowed back-to-back before rpm spacing applies")
     label: str | None = Field(None, description="label recorded in setup.players[].model (default: model)")

@@ -23,6 +23,7 @@ from ..logs.io import read_jsonl
 from ..logs.schema import MAFIA_ROLES, UTTERANCE_KINDS, parse_event
 from .observation import context_for
 from .runner import WALL_CLOCK_FIELDS, play_game
+from .snapshots import iter_snapshots
 from .state import GameState
 
 
@@ -84,7 +85,7 @@ def check_game_log(game_dir: Path) -> dict[str, Any]:
 def check_snapshots(game_dir: Path) -> int:
     """Each snapshot's state restores, and its stored contexts equal the observation function's."""
     n = 0
-    for rec in read_jsonl(game_dir / "state.jsonl"):
+    for rec in iter_snapshots(game_dir / "state.jsonl"):
         state = GameState.model_validate(rec["state"])
         for p in rec["players"]:
             ctx = context_for(state, p["name"])

@@ -9,6 +9,7 @@ player's words: it becomes a logged, flagged fallback (skip the speech, abstain)
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 import uuid
 from collections.abc import Callable
@@ -22,7 +23,8 @@ from ..config import PERSONALITY_PRESETS, GameConfig
 from ..logs.io import GAME_FILE, STATE_FILE, JsonlWriter, game_dir
 from ..logs.schema import Personality, validate_game_id
 from . import prompts
-from .observation import all_contexts, context_for
+from .observation import context_for
+from .snapshots import SnapshotEncoder
 from .parsing import parse_list, parse_target, strip_think
 from .phases.base import Ask, Outcome, Phases, ProbeStep, Reply, Resolve
 from .state import GameState, Pending, Seat
@@ -189,6 +191,7 @@ class GameRunner:
         self.game_log = JsonlWriter(self.out_dir / GAME_FILE)
         self.state_log = JsonlWriter(self.out_dir / STATE_FILE) if self.snapshots else None
         self._snap_task: asyncio.Task[None] | None = None
+        self._snap_codec = SnapshotEncoder()
 
     # -------------------------------------------------------------- records
     def _emit(self, ev: dict[str, Any]) -> None:
@@ -223,20 +226,18 @@ class GameRunner:
                     "personality": s.personality.model_dump(),
                     "language": s.language,
                     "alive": s.alive,
-                    "messages": msgs,
                 }
-                for s, msgs in zip(st.seats, all_contexts(st).values())
-            ],
+                for s in st.seats
+            ],  # their acting contexts are derived from the state by the reader (engine/snapshots.py)
             "step_index": st.step_index,
             "state": st.model_dump(mode="json"),
-            "schema_version": 1,
         }
         prev, writer, probes, step_index = self._snap_task, self.state_log, self.probes, st.step_index
         if (prev is None or prev.done()) and (fut is None or fut.done()):
             # nothing to wait for: write now, so a killed process keeps every snapshot so far
             record["probe_memory"] = probes.memory_at(step_index) if probes else None
             record["ts"] = time.time()
-            writer.write(record)
+            writer.write(self._snap_codec.encode(record))
             self._snap_task = None
             return
 
@@ -247,7 +248,7 @@ class GameRunner:
                 await asyncio.shield(fut)
             record["probe_memory"] = probes.memory_at(step_index) if probes else None
             record["ts"] = time.time()
-            writer.write(record)
+            writer.write(self._snap_codec.encode(record))
 
         self._snap_task = asyncio.ensure_future(write())
 
@@ -423,7 +424,24 @@ async def play_game(
     if on_event:
         on_event(setup)
     # a continued state keeps its history in the snapshot; a fresh game's start events are logged now
-    return await runner.run()
+    with contextlib.ExitStack() as stack:
+        for name, n in backend_demand(state, hook).items():
+            limits = getattr(backends.get(name), "limits", None)
+            if limits is not None and hasattr(limits, "demand"):
+                stack.enter_context(limits.demand(n))
+        return await runner.run()
+
+
+def backend_demand(state: GameState, hook: Any) -> dict[str, int]:
+    """Calls a game may want at once per backend: each seat's move plus one step's probes of that seat.
+
+    Auto-sized backend caps (``max_concurrency`` unset) are the sum of this over running games.
+    """
+    per_seat = 1 + (len(hook.battery.active) if hook is not None and hasattr(hook, "battery") else 0)
+    demand: dict[str, int] = {}
+    for seat in state.seats:
+        demand[seat.backend] = demand.get(seat.backend, 0) + per_seat
+    return demand
 
 
 def run_game(cfg: GameConfig, **kwargs: Any) -> GameResult:

@@ -23,8 +23,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-SCHEMA_VERSION = 1
-SUPPORTED_SCHEMA_VERSIONS = (0, 1)  # 0 = original MafiaScope logs (no schema_version field)
+SCHEMA_VERSION = 2  # 2: compact snapshots in state.jsonl (deltas, derived contexts: engine/snapshots.py)
+SUPPORTED_SCHEMA_VERSIONS = (0, 1, 2)  # 0 = original MafiaScope logs (no schema_version field)
 
 GAME_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 
@@ -324,6 +324,8 @@ class Snapshot(Record):
 
     ``state`` holds the engine's own serialised :class:`mafiascope.engine.state.GameState`;
     ``players[].messages`` are the seats' acting contexts (for audits and the original's tools).
+    Since schema_version 2 the file stores deltas; read it with
+    :func:`mafiascope.engine.snapshots.iter_snapshots`, which yields this full shape.
     """
 
     game_id: str
@@ -340,6 +342,10 @@ class Snapshot(Record):
     state: dict[str, Any] | None = None
     probe_memory: dict[str, Any] | None = None
     schema_version: int = SCHEMA_VERSION
+    # compact records (schema_version 2, mafiascope/engine/snapshots.py): state.events holds only the
+    # events after the first `events_from`; players[].messages are derived from the state
+    events_from: int | None = None
+    contexts: str | None = None
 
 
 def parse_event(d: dict[str, Any]) -> Setup | Event:

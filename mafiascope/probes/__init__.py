@@ -25,7 +25,13 @@ def build_probe_hook(cfg: Any, *, state: Any, out_dir: str | Path, backends: dic
     from .scheduler import ProbeEngine, role_options
 
     battery, source = battery_for_config(cfg)
-    engine = ProbeEngine(battery, state, backends, Path(out_dir), max_concurrency=cfg.probes.max_concurrency)
+    # default cap: every seat's probes of one step at once (acts are served first by the backends anyway)
+    concurrency = cfg.probes.max_concurrency or max(1, len(state.seats) * len(battery.active))
+    from .scheduler import NETWORK_TYPES
+
+    threaded = any(getattr(backends.get(s.backend), "type", "") in NETWORK_TYPES for s in state.seats)
+    engine = ProbeEngine(battery, state, backends, Path(out_dir), max_concurrency=concurrency, max_lag_s=cfg.probes.max_lag_s,
+                         threaded=threaded)
     snap = battery.snapshot(source)
-    snap.update(max_concurrency=cfg.probes.max_concurrency, roles=role_options(state), engine_version=1)
+    snap.update(max_concurrency=concurrency, max_lag_s=cfg.probes.max_lag_s, roles=role_options(state), engine_version=1)
     return engine, snap

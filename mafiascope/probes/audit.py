@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ..engine.observation import PROBE_HEADER
+from ..engine.snapshots import iter_snapshots
 from ..logs.io import GAME_FILE, PROBE_FILE, STATE_FILE, iter_jsonl, list_game_dirs
 
 MIN_ANSWER_CHARS = 24
@@ -83,7 +84,7 @@ def audit_game(gdir: Path) -> dict[str, Any]:
         if len(res["examples"]) < 20:
             res["examples"].append({"kind": kind, "seat": seat, "round": snap.get("round"), "msg_seq": snap.get("msg_seq"), "detail": detail[:160]})
 
-    for snap in iter_jsonl(state_path, skip_corrupt=True):
+    for snap in iter_snapshots(state_path, skip_corrupt=True):
         res["snapshots"] += 1
         for pl in snap.get("players") or []:
             seat = pl.get("name", "?")

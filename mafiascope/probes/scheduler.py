@@ -12,6 +12,13 @@ battery, else for the seat's latest earlier X; ``{last_X}`` waits for the seat's
 earlier X). A global semaphore (``ProbesConfig.max_concurrency``) bounds calls in
 flight; backends apply their own limits on top.
 
+Off the acts' loop: with network backends (``threaded``) the probe calls, their parsing
+and their writing run on an event loop in a thread of their own. ``on_step`` only captures
+the seats' contexts (it must read the state as it is now) and hands the calls over; the
+game loop waits for nothing but the step future, where it writes the step's snapshot. A
+call's client CPU (SDK, JSON, the record) then no longer delays the seats' moves, which
+the backends also serve first (:mod:`mafiascope.backends.limits`).
+
 Non-invasiveness: nothing is ever written to the game state -- probe seeds come from
 ``state.derive_seed("probe", round, public_msg_seq, seat_idx, probe_seq)`` (a pure
 function; the acting seed counter is not touched), the context is a copy, and the
@@ -22,6 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import threading
 import time
 import traceback
 from collections.abc import Callable
@@ -40,6 +48,7 @@ from .render import render
 from .shapes import normalise, validate
 
 MEMORY_VERSION = 1
+NETWORK_TYPES = ("openai", "bus")  # backends whose calls wait on the network (probes get their own loop)
 
 
 @dataclass(frozen=True)
@@ -115,6 +124,7 @@ class ProbeCost:
     parsed: int = 0
     valid: int = 0
     repaired: int = 0
+    lagged: int = 0  # calls skipped because they queued longer than max_lag_s behind the backend's limits
 
     def as_dict(self) -> dict[str, Any]:
         d = dict(vars(self))
@@ -131,6 +141,8 @@ class ProbeEngine:
     backends: dict[str, Backend]
     out_dir: Path
     max_concurrency: int = 16
+    max_lag_s: float | None = None
+    threaded: bool = False  # run the calls on a loop and thread of their own (see module docstring)
     clock: Callable[[], float] = time.perf_counter
     _latest: dict[str, dict[str, "asyncio.Future[ChainValue] | ChainValue"]] = field(default_factory=dict)
     _history: dict[str, dict[str, list[tuple[int, ChainValue]]]] = field(default_factory=dict)
@@ -151,16 +163,32 @@ class ProbeEngine:
         self.first_start: float | None = None
         self.last_finish: float | None = None
         self.internal_errors: list[str] = []
+        self._history_lock = threading.Lock()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        if self.threaded:
+            self._loop = asyncio.new_event_loop()
+            self._thread = threading.Thread(target=self._loop.run_forever, name=f"probes-{self.game_id}", daemon=True)
+            self._thread.start()
 
     # ------------------------------------------------------------------ hook API
     def on_step(self, state: GameState, step: ProbeStep) -> "asyncio.Future[Any] | None":
-        if self._sem is None:
-            self._sem = asyncio.Semaphore(self.max_concurrency)
+        plan = self._capture(state, step)
+        if self._loop is None:
+            return self._schedule(plan)
+        if not plan and self._step_fut is None:
+            return None
+        # the calls, their parsing and writing run on the probe loop; the game loop only waits
+        # for this future where it writes the step's snapshot
+        return asyncio.wrap_future(asyncio.run_coroutine_threadsafe(self._schedule_and_wait(plan), self._loop))
+
+    def _capture(self, state: GameState, step: ProbeStep) -> list[tuple[_Job, list[tuple[Probe, int, int]]]]:
+        """What each probed seat may know now, and its calls with their seeds (reads the state: game loop)."""
         kind = step_kind(step)
         t_step = time.time()
         alive = state.alive_names()
         all_seats = [s.name for s in state.seats]
-        tasks: list[asyncio.Future[ChainValue]] = []
+        plan: list[tuple[_Job, list[tuple[Probe, int, int]]]] = []
         for name in step.seats:
             probes = [p for p in self.battery.active if applies(p, kind, name == step.speaker)]
             if not probes:
@@ -168,41 +196,83 @@ class ProbeEngine:
             seat = state.seat(name)
             job = _Job(step=ProbeStep(**vars(step)), kind=kind, seat=name, seat_idx=seat.idx, role=seat.role, model=seat.model_label,
                        backend=seat.backend, ctx=context_for(state, name), players=list(alive), seats=all_seats, t_step=t_step)  # fmt: skip
-            before = dict(self._latest.get(name, {}))
-            this_step: dict[str, asyncio.Future[ChainValue]] = {}
+            calls = []
             for p in probes:
+                seq = self._seq[p.id]
+                calls.append((p, seq, state.derive_seed("probe", step.round, step.public_msg_seq, seat.idx, seq)))
+            plan.append((job, calls))
+        return plan
+
+    def _schedule(self, plan: list[tuple[_Job, list[tuple[Probe, int, int]]]]) -> "asyncio.Future[Any] | None":
+        """One task per call, chained within a seat; the step's future (runs on the probe loop)."""
+        if self._sem is None:
+            self._sem = asyncio.Semaphore(self.max_concurrency)
+        tasks: list[asyncio.Future[ChainValue]] = []
+        for job, calls in plan:
+            before = dict(self._latest.get(job.seat, {}))
+            this_step: dict[str, asyncio.Future[ChainValue]] = {}
+            for p, seq, seed in calls:
                 deps: dict[str, asyncio.Future[ChainValue] | ChainValue | None] = {}
                 for ref_kind, ref in p.chain_refs():
                     key = f"{ref_kind}_{ref}"
                     deps[key] = this_step[ref] if ref_kind == "prev" and ref in this_step else before.get(ref)
-                seq = self._seq[p.id]
-                seed = state.derive_seed("probe", step.round, step.public_msg_seq, seat.idx, seq)
                 task = asyncio.ensure_future(self._run(job, p, seq, seed, deps))
                 self._tasks.add(task)
                 task.add_done_callback(self._tasks.discard)
                 this_step[p.id] = task
                 tasks.append(task)
-            self._latest.setdefault(name, {}).update(this_step)
+            self._latest.setdefault(job.seat, {}).update(this_step)
         prev = self._step_fut
         if not tasks and prev is None:
             return None
         self._step_fut = asyncio.ensure_future(self._step_done(tasks, prev))
         return self._step_fut
 
+    async def _schedule_and_wait(self, plan: list[tuple[_Job, list[tuple[Probe, int, int]]]]) -> None:
+        fut = self._schedule(plan)
+        if fut is not None:
+            await fut
+
     async def idle(self) -> None:
         """Wait until every step's probes so far are done (the writer stays open)."""
+        if self._loop is not None:
+            await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(self._idle_here(), self._loop))
+        else:
+            await self._idle_here()
+
+    async def _idle_here(self) -> None:
         if self._step_fut is not None:
             await asyncio.shield(self._step_fut)
 
     async def drain(self) -> None:
+        if self._loop is not None:
+            try:
+                await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(self._drain_here(close_clients=True), self._loop))
+            finally:
+                self._loop.call_soon_threadsafe(self._loop.stop)
+                await asyncio.to_thread(self._thread.join) if self._thread is not None else None
+                self._loop.close()
+                self._loop = None
+        else:
+            await self._drain_here()
+        self.writer.close()
+
+    async def _drain_here(self, close_clients: bool = False) -> None:
         while self._tasks or (self._step_fut is not None and not self._step_fut.done()):
             pending = [*self._tasks] + ([self._step_fut] if self._step_fut is not None else [])
             await asyncio.gather(*pending, return_exceptions=True)
-        self.writer.close()
+        if close_clients:  # HTTP clients are per loop: close the ones this loop opened
+            for b in {id(b): b for b in self.backends.values() if getattr(b, "type", "") in NETWORK_TYPES}.values():
+                try:
+                    await b.aclose()
+                except Exception:
+                    pass
 
     def memory_at(self, step_index: int) -> dict[str, Any]:
         seats: dict[str, dict[str, Any]] = {}
-        for seat, per in self._history.items():
+        with self._history_lock:
+            history = {seat: {pid: list(h) for pid, h in per.items()} for seat, per in self._history.items()}
+        for seat, per in history.items():
             for pid, hist in per.items():
                 best = max((h for h in hist if h[0] <= step_index), key=lambda h: h[0], default=None)
                 if best is not None:
@@ -227,6 +297,7 @@ class ProbeEngine:
             "wall_ms": int(wall),
             "max_in_flight": self.max_in_flight,
             "max_concurrency": self.max_concurrency,
+            "max_lag_s": self.max_lag_s,
             "internal_errors": len(self.internal_errors),
             "by_probe": {pid: c.as_dict() for pid, c in self.by_probe.items()},
         }
@@ -240,7 +311,8 @@ class ProbeEngine:
 
     def _remember(self, seat: str, pid: str, step_index: int, cv: ChainValue) -> None:
         if pid in self._chained:
-            self._history.setdefault(seat, {}).setdefault(pid, []).append((step_index, cv))
+            with self._history_lock:
+                self._history.setdefault(seat, {}).setdefault(pid, []).append((step_index, cv))
 
     async def _run(self, job: _Job, probe: Probe, seq: int, seed: int, deps: dict[str, Any]) -> ChainValue:
         try:
@@ -262,7 +334,8 @@ class ProbeEngine:
             raw_fallback = raw_fallback or bool(cv is not None and cv.raw and cv.text)
         question = render(probe.question, values)
         messages = job.ctx.with_probe(question)
-        req = CompletionRequest(messages, probe.max_tokens, "probe", job.seat, probe.id, seed, game_id=self.game_id)
+        req = CompletionRequest(messages, probe.max_tokens, "probe", job.seat, probe.id, seed, game_id=self.game_id,
+                                max_wait=self.max_lag_s)
         backend = self.backends[job.backend]
         assert self._sem is not None
         async with self._sem:
@@ -338,6 +411,9 @@ class ProbeEngine:
             "finished_ts": time.time(),
             "attempts": c.attempts,
         }
+        lagged = not c.ok and bool(c.meta.get("lagged"))
+        if lagged:
+            rec["lagged"] = True
         self.writer.write(rec)
         for acc in (self.total, self.by_probe.setdefault(probe.id, ProbeCost())):
             acc.calls += 1
@@ -349,4 +425,5 @@ class ProbeEngine:
             acc.parsed += int(bool(pa and pa.ok))
             acc.valid += int(valid is True)
             acc.repaired += int(bool(pa and pa.repaired))
+            acc.lagged += int(lagged)
         return cv

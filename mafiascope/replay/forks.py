@@ -29,6 +29,7 @@ from typing import Any
 
 from ..backends.base import Backend
 from ..config import GameConfig
+from ..engine.snapshots import SnapshotEncoder
 from ..engine.phases.classic import NIGHT_ORDER, NIGHT_ROLES
 from ..engine.runner import initial_state, phases_for, play_game
 from ..engine.state import GameState
@@ -334,12 +335,13 @@ def _write_inherited(plan: ForkPlan, state: GameState, out_dir: Path) -> list[di
     out_dir.mkdir(parents=True, exist_ok=True)
     keys = _inherited_keys(parent, plan.base_key)
     if keys and plan.cfg.snapshots:
+        enc = SnapshotEncoder()
         with open(out_dir / STATE_FILE, "w", encoding="utf-8") as fh:
             for snap in parent.snapshots[: len(keys)]:
                 rec = {**snap, "game_id": gid, "inherited": True}
                 if isinstance(rec.get("state"), dict):
                     rec["state"] = {**rec["state"], "game_id": gid}
-                fh.write(dumps(rec) + "\n")
+                fh.write(dumps(enc.encode(rec) if isinstance(rec.get("state"), dict) else rec) + "\n")
     keyset = set(keys)
     probes = [r for r in parent.probe_records() if (r.get("round"), r.get("public_msg_seq")) in keyset]
     if probes:

@@ -16,6 +16,7 @@ from typing import Any
 
 from ..config import GameConfig, SECRET_KEYS
 from ..logs.io import GAME_FILE, PROBE_FILE, STATE_FILE, LogFormatError, TornLineWarning, is_game_dir, iter_jsonl, list_game_dirs
+from ..engine.snapshots import read_snapshots
 from ..logs.schema import UTTERANCE_KINDS, validate_game_id
 
 Key = tuple[int, int]  # (round, msg_seq); msg_seq -1 = round end; (0, 0) = the start of the game
@@ -92,6 +93,16 @@ def _read(path: Path, what: str) -> tuple[list[dict[str, Any]], bool]:
     return rows, torn
 
 
+def _read_snapshots(path: Path) -> tuple[list[dict[str, Any]], bool]:
+    """Full snapshot records (compact ones rebuilt) and whether the last line was torn."""
+    try:
+        return read_snapshots(path)
+    except LogFormatError as exc:
+        raise ReplayError(f"{path} is corrupt: {exc}") from None
+    except OSError as exc:
+        raise ReplayError(f"cannot read {path}: {exc}") from None
+
+
 @dataclass
 class ForkPoint:
     key: Key
@@ -127,7 +138,7 @@ class ParentGame:
         self.snapshots: list[dict[str, Any]] = []
         self.torn_state = False
         if state_path.is_file():
-            self.snapshots, self.torn_state = _read(state_path, str(state_path))
+            self.snapshots, self.torn_state = _read_snapshots(state_path)
             self.snapshots = [s for s in self.snapshots if isinstance(s.get("state"), dict)]
         elif need_snapshots:
             raise ReplayError(

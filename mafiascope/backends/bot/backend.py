@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import random
 import re
+import threading
 import time
 from collections import OrderedDict
 from typing import Any
@@ -52,6 +53,7 @@ class BotBackend:
         self.model_label = model_label or f"bot-{preset}"
         self._cache: OrderedDict[bytes, BotState] = OrderedDict()
         self.calls = 0
+        self._lock = threading.Lock()  # probes may run on their own thread (mixed line-ups)
 
     # ------------------------------------------------------------------ protocol
     def describe(self) -> dict[str, Any]:
@@ -70,7 +72,8 @@ class BotBackend:
     async def complete(self, request: CompletionRequest) -> Completion:
         t0 = time.perf_counter()
         try:
-            text, meta = self.reply(request.messages, request.seed, request.kind)
+            with self._lock:
+                text, meta = self.reply(request.messages, request.seed, request.kind)
         except Exception as exc:  # a bot bug must not crash the game: report it as a failed call
             return Completion(text="", ok=False, error=f"bot error: {type(exc).__name__}: {exc}")
         prompt_chars = sum(len(m.get("content", "")) for m in request.messages)

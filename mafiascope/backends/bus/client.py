@@ -18,7 +18,7 @@ import aiohttp
 from ... import __version__ as _mafiascope_version
 from ..base import Completion, CompletionRequest, estimate_tokens
 from ..common import PerLoop, host_of, redact, resolve_secret, strip_think
-from ..limits import Limits
+from ..limits import Limits, QueueTimeout, lagged_completion, priority_of
 
 if TYPE_CHECKING:
     from ..registry import BusSpec
@@ -69,7 +69,7 @@ class BusBackend:
                               latency_ms=int((time.monotonic() - t0) * 1000), meta=meta)
 
         try:
-            async with self.limits:
+            async with self.limits.slot(priority_of(request.kind), request.max_wait):
                 session = self._sessions.get()
                 async with session.post(f"{self.hub}/v1/generate", json=body,
                                         timeout=aiohttp.ClientTimeout(total=client_timeout)) as resp:
@@ -78,6 +78,8 @@ class BusBackend:
                         data = await resp.json(content_type=None)
                     except (ValueError, aiohttp.ContentTypeError):
                         data = None
+        except QueueTimeout as exc:
+            return lagged_completion(self.name, exc, 1, t0)
         except asyncio.TimeoutError:
             return fail(f"hub did not answer within {client_timeout:g}s", extra={"faults": [{"fault": "timeout"}]})
         except aiohttp.ClientError as exc:
