@@ -138,7 +138,9 @@ def bench_dashboard(n: int, synth_dir: Path | None, reps: int) -> dict:
         live = _timed(lambda: at.switch_page("pages/live.py").run())
         assert not at.exception, [e.message for e in at.exception]
         games = [m.value for m in at.metric if m.label == "Games"]
+        search = bench_search(root / "corpus", reps)
         return {
+            "search": search,
             "games": n, "build_corpus_s": round(t_build, 1), "dashboard_cold_s": round(cold, 2),
             "dashboard_warm_rerun_s": _stats(warm), "switch_to_calibration_cold_s": round(to_cal, 2),
             "switch_back_to_dashboard_s": _stats(back), "switch_to_live_game_s": round(live, 2),
@@ -146,6 +148,20 @@ def bench_dashboard(n: int, synth_dir: Path | None, reps: int) -> dict:
     finally:
         if not keep:
             shutil.rmtree(root, ignore_errors=True)
+
+
+def bench_search(corpus: Path, reps: int) -> dict:
+    """Corpus search (utterances, probe reasons, plans): index build cold/warm and warm queries."""
+    from mafiascope.analytics.search import build_index
+
+    cold = _timed(lambda: build_index(corpus))
+    holder: dict = {}
+    warm_build = _timed(lambda: holder.setdefault("ix", build_index(corpus)))
+    ix = holder["ix"]
+    queries = ["accusing me", "mafia", "vote", "quiet", "no strong information", "zzz-no-such-text"]
+    times = [_timed(lambda q=q: ix.search(q)) for _ in range(max(1, reps)) for q in queries]
+    return {"rows": len(ix), "distinct_texts": len(ix.texts), "index_cold_s": round(cold, 2),
+            "index_warm_load_s": round(warm_build, 2), "query_warm_s": _stats(times)}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -176,6 +192,9 @@ def main(argv: list[str] | None = None) -> int:
             d = out["synthetic_dashboard"]
             print(f"dashboard on {d['games']} synthetic games (corpus built in {d['build_corpus_s']} s): cold {d['dashboard_cold_s']} s, "
                   f"warm rerun median {d['dashboard_warm_rerun_s']['median']} s")
+            q = d["search"]
+            print(f"  search index ({q['rows']} rows, {q['distinct_texts']} distinct texts): cold {q['index_cold_s']} s, "
+                  f"warm load {q['index_warm_load_s']} s; warm query median {q['query_warm_s']['median']} s, max {q['query_warm_s']['max']} s")
             print(f"  switch to Calibration {d['switch_to_calibration_cold_s']} s, back to Dashboard median "
                   f"{d['switch_back_to_dashboard_s']['median']} s, to Live Game {d['switch_to_live_game_s']} s")
     return 0
