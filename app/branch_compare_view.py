@@ -119,3 +119,17 @@ def render(parent_dir: str | Path, branches: list[dict[str, Any]], key: str) -> 
     st.dataframe(df, hide_index=True, width="stretch", height=min(520, 38 + 35 * len(df)),
                  column_config={"parent said": st.column_config.TextColumn(width="large"),
                                 "branch said": st.column_config.TextColumn(width="large")})
+
+
+def branch_section(index: pd.DataFrame, row: pd.Series | None) -> None:
+    """Live Game on a branch: its fork batch compared with the parent (when the parent is in the corpora)."""
+    if row is None or index is None or index.empty or not bool(row.get("is_branch")):
+        return
+    parent = index[index["game_id"] == row.get("forked_from")]
+    with st.expander(f"↳ Compared with its parent {row.get('forked_from')}", expanded=False):
+        if parent.empty:
+            st.caption("The parent game is not in the selected corpora (sidebar), so there is nothing to align with.")
+            return
+        batch = index[(index["fork_batch_id"] == row.get("fork_batch_id")) & index["is_branch"]]
+        render(str(parent["dir"].iat[0]), [{"game_id": g, "path": str(d)} for g, d in zip(batch["game_id"], batch["dir"])],
+               key=f"live_{row.get('fork_batch_id')}")

@@ -101,3 +101,15 @@ def test_branch_batch_is_compared_with_its_parent(logs):
     side = sides[0]
     assert list(side.columns[:3]) == ["#", "", "parent step"] and len(side) > 0
     assert (side[""] == "▶ first divergence").sum() == (0 if "(same words)" in picker.value else 1)
+
+
+def test_live_game_on_a_branch_compares_its_batch_with_the_parent(logs):
+    asyncio.run(run_fork_batch(plan_fork(logs / "parentgame", "1.3", 2, batch_seed=2, batch_id="cccc3333")))
+    at = AppTest.from_file(str(ROOT / "streamlit_app.py"), default_timeout=60)
+    at.query_params["page"] = "live"
+    at.query_params["game"] = "fork-cccc3333-000"
+    at.run()
+    assert not at.exception, at.exception
+    assert any(e.label.startswith("↳ Compared with its parent parentgame") for e in at.expander)
+    assert "Aligned at the fork step R1.3" in texts(at)
+    assert at.selectbox(key="cmp_branch_live_cccc3333").options
