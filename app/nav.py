@@ -23,6 +23,7 @@ PAGES: tuple[PageDef, ...] = (
     PageDef("pages/second_order.py", "Second-Order", ":material/psychology:", "second_order", "Analysis", "Do agents know who suspects them?"),
     PageDef("pages/episodes.py", "Suspicion Episodes", ":material/waves:", "episodes", "Analysis", "Collective suspicion shifts"),
     PageDef("pages/dashboard.py", "Cross-Game Dashboard", ":material/dashboard:", "dashboard", "Analysis", "Corpus-wide figures"),
+    PageDef("pages/search.py", "Search", ":material/search:", "search", "Analysis", "Find words in utterances, probe reasons and plans"),
     PageDef("pages/arena.py", "Arena", ":material/stadium:", "arena", "Arena", "Model tournaments (coming with the Arena issue)"),
 )
 BY_URL = {p.url: p for p in PAGES}

@@ -8,6 +8,8 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
+from . import branch_compare_view as BC
+
 SIDE_COLOURS = {"Mafia": "#D55E00", "Villagers": "#0072B2", "Draw": "#999999"}
 
 
@@ -115,8 +117,20 @@ def outcome_chart(rows: list[dict[str, Any]]) -> alt.Chart | None:
     )
 
 
-def branch_tree(tree: dict[str, Any]) -> None:
+def _dirs_of(tree: dict[str, Any], root_dir: str | None) -> dict[str, str]:
+    """game id -> directory for the root game and every branch in the tree."""
+    out = {str(tree.get("game_id")): root_dir} if root_dir else {}
+    for b in tree.get("batches", []):
+        for br in b.get("branches", []):
+            if br.get("path"):
+                out[str(br["game_id"])] = str(br["path"])
+            out.update(_dirs_of(br, None))
+    return out
+
+
+def branch_tree(tree: dict[str, Any], root_dir: str | None = None) -> None:
     rows = _batches(tree)
+    dirs = _dirs_of(tree, root_dir)
     if not rows:
         st.caption("No branches yet. Pick a step and press **Branch**.")
         return
@@ -141,6 +155,9 @@ def branch_tree(tree: dict[str, Any]) -> None:
                                "with them, so their k/n is history, not an effect of the branch.")  # fmt: skip
             st.caption(f"rounds per branch: mean {s['rounds'].get('mean')}, min {s['rounds'].get('min')}, max {s['rounds'].get('max')} "
                        f"(n={s['rounds'].get('n', 0)}); shares are of the {s['finished']} finished branches, Wilson 95% intervals")  # fmt: skip
+            if dirs.get(str(r["parent"])):
+                st.markdown("**Compared with the parent**")
+                BC.render(dirs[str(r["parent"])], r["branches"], key=r["batch"])
 
 
 def attribution(res: dict[str, Any]) -> None:

@@ -6,9 +6,11 @@ page_guard()
 
 import streamlit as st
 
+from app import branch_compare_view as BC
 from app import live_view as L
 from app import state as S
 from app import widgets as W
+from app.sidebar import context
 
 MODES = ("inspect", "launch")
 mode = W.mode_control(MODES, "inspect", key="lg_mode",
@@ -24,6 +26,7 @@ gm = W.load_game_or_stop()
 W.game_header(gm, title="Live Game")
 L.live_banner(gm)
 L.human_panel(gm)
+BC.branch_section(context().index, context().game)
 if not gm.steps:
     st.info("Waiting for the first message ...")
     W.finish(gm, mode=mode)

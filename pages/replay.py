@@ -102,7 +102,7 @@ running_jobs()
 
 tab_tree, tab_exp, tab_val = st.tabs(["Branch tree", "Experiments", "Validation"])
 with tab_tree:
-    V.branch_tree(J.branch_tree_of(gm.dir, gm.game_id))
+    V.branch_tree(J.branch_tree_of(gm.dir, gm.game_id), str(gm.dir))
     st.caption("Branches are ordinary games (marked ↳ in the picker); corpus analytics leave them out unless forks are included.")
 with tab_exp:
     exps = [e for d in dirs for e in J.experiments_for(d, gm.game_id)]

@@ -81,3 +81,35 @@ def test_replay_page_shows_branch_tree_and_starts_a_fork(logs):
                 done.append(rec)
         time.sleep(0.2)
     assert done and done[0]["n"] == 2 and done[0]["failed"] == 0
+
+
+def test_branch_batch_is_compared_with_its_parent(logs):
+    """Each batch in the tree aligns its branches with the parent at the fork step: suspicion panels,
+    eliminations after the fork and the transcripts side by side with the first divergence marked."""
+    asyncio.run(run_fork_batch(plan_fork(logs / "parentgame", "1.3", 2, batch_seed=2, batch_id="bbbb2222")))
+    at = app().run()
+    assert not at.exception, at.exception
+    body = texts(at)
+    assert "Compared with the parent" in body and "Parent's own result" in body
+    assert "Aligned at the fork step R1.end" in body and "Aligned at the fork step R1.3" in body, body
+    # the batch forked at the end of round 1: the game ended at night, nobody spoke again
+    assert "Neither the parent nor this branch has a public utterance after the fork step." in body
+    picker = at.selectbox(key="cmp_branch_bbbb2222")
+    assert all(o.startswith("fork-bbbb2222-") for o in picker.options)
+    sides = [d.value for d in at.dataframe if "parent said" in d.value.columns]
+    assert sides, body
+    side = sides[0]
+    assert list(side.columns[:3]) == ["#", "", "parent step"] and len(side) > 0
+    assert (side[""] == "▶ first divergence").sum() == (0 if "(same words)" in picker.value else 1)
+
+
+def test_live_game_on_a_branch_compares_its_batch_with_the_parent(logs):
+    asyncio.run(run_fork_batch(plan_fork(logs / "parentgame", "1.3", 2, batch_seed=2, batch_id="cccc3333")))
+    at = AppTest.from_file(str(ROOT / "streamlit_app.py"), default_timeout=60)
+    at.query_params["page"] = "live"
+    at.query_params["game"] = "fork-cccc3333-000"
+    at.run()
+    assert not at.exception, at.exception
+    assert any(e.label.startswith("↳ Compared with its parent parentgame") for e in at.expander)
+    assert "Aligned at the fork step R1.3" in texts(at)
+    assert at.selectbox(key="cmp_branch_live_cccc3333").options

@@ -186,6 +186,19 @@ class SearchIndex:
         return hits, int(mask.sum())
 
 
+def build_index_for(game_dirs: Iterable[str | Path], *, cache_dir: str | Path | None = None, use_cache: bool = True) -> SearchIndex:
+    """One index over game directories from any number of corpora (one cache per parent directory)."""
+    by_parent: dict[Path, list[Path]] = {}
+    for d in game_dirs:
+        d = Path(d)
+        by_parent.setdefault(d.parent, []).append(d)
+    parts = [build_index(parent, game_dirs=dirs, cache_dir=cache_dir, use_cache=use_cache).table for parent, dirs in by_parent.items()]
+    if not parts:
+        return SearchIndex(_frame([]))
+    objs = {c: "object" for c in ("game_id", "player", "source", "probe_id", "about", "text")}
+    return SearchIndex(_frame_dtypes(pd.concat([p.astype(objs) for p in parts], ignore_index=True)))
+
+
 def _frame(games: list[GameRows]) -> pd.DataFrame:
     cols: dict[str, list[Any]] = {c: [] for c in SearchIndex.COLUMNS}
     for g in games:

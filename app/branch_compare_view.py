@@ -1,0 +1,135 @@
+"""Parent and branches side by side from the fork step (Replay's branch tree, Live Game on a branch)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import altair as alt
+import pandas as pd
+import streamlit as st
+
+from mafiascope.replay.compare import BranchComparison, compare_branches, step_label
+from mafiascope.replay.source import ReplayError
+
+from . import bridge
+from .palette import agent_colors
+
+
+@st.cache_data(max_entries=16, show_spinner="Aligning the branches with their parent ...")
+def _compare(parent_dir: str, branch_dirs: tuple[str, ...], key: str) -> BranchComparison:
+    return compare_branches(parent_dir, list(branch_dirs))
+
+
+def load(parent_dir: str | Path, branch_dirs: list[str | Path]) -> BranchComparison:
+    dirs = (str(parent_dir), *sorted(str(d) for d in branch_dirs))
+    return _compare(dirs[0], dirs[1:], bridge.digest(dirs))
+
+
+def suspicion_chart(c: BranchComparison, players: list[str] | None = None) -> alt.Chart | None:
+    """One panel per player: the parent's line, the branches' mean (dashed) and their min-max band."""
+    s = c.suspicion[c.suspicion["k"].ge(0)].dropna(subset=["suspicion"])
+    if s.empty:
+        return None
+    names = players or sorted(s["player"].unique())
+    parent = s[s["is_parent"]].assign(series="parent")[["k", "player", "suspicion", "label", "n", "series"]]
+    band = c.band()
+    band = band[band["player"].isin(names)]
+    colours = agent_colors(names)
+    domain, rng = list(colours), list(colours.values())
+    base = alt.Chart().encode(x=alt.X("k:Q", title="steps after the fork", axis=alt.Axis(tickMinStep=1)))
+    layers = [
+        base.mark_area(opacity=0.18).encode(
+            y=alt.Y("lo:Q", title="crowd suspicion", scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(format="%")),
+            y2="hi:Q", color=alt.Color("player:N", scale=alt.Scale(domain=domain, range=rng), legend=None),
+        ).transform_filter(alt.datum.src == "band"),
+        base.mark_line(strokeDash=[5, 3]).encode(
+            y="mean:Q", color=alt.Color("player:N", scale=alt.Scale(domain=domain, range=rng), legend=None),
+            tooltip=[alt.Tooltip("player:N"), alt.Tooltip("k:Q", title="step after fork"),
+                     alt.Tooltip("mean:Q", title="branches' mean", format=".0%"), alt.Tooltip("lo:Q", format=".0%"),
+                     alt.Tooltip("hi:Q", format=".0%"), alt.Tooltip("branches:Q")],
+        ).transform_filter(alt.datum.src == "band"),
+        base.mark_line(point=True, strokeWidth=2).encode(
+            y="suspicion:Q", color=alt.Color("player:N", scale=alt.Scale(domain=domain, range=rng), legend=None),
+            tooltip=[alt.Tooltip("player:N"), alt.Tooltip("label:N", title="parent step"),
+                     alt.Tooltip("suspicion:Q", title="parent", format=".0%"), alt.Tooltip("n:Q", title="assessors")],
+        ).transform_filter(alt.datum.src == "parent"),
+    ]
+    data = pd.concat([parent[parent["player"].isin(names)].assign(src="parent"), band.assign(src="band")], ignore_index=True)
+    return (alt.layer(*layers, data=data)
+            .properties(width=170, height=110)
+            .facet(facet=alt.Facet("player:N", title=None, sort=names), columns=4)
+            .resolve_scale(x="shared"))
+
+
+def elimination_table(c: BranchComparison) -> pd.DataFrame:
+    e = c.eliminations[~c.eliminations["before_fork"]].copy()
+    e["game"] = [("parent " if p else "branch ") + g for g, p in zip(e["game_id"], e["is_parent"])]
+    e = e.sort_values(["is_parent", "game_id", "k"], ascending=[False, True, True])
+    return e.rename(columns={"k": "steps after fork", "label": "step"})[["game", "steps after fork", "step", "victim", "how"]]
+
+
+def side_by_side(c: BranchComparison, branch: str) -> tuple[pd.DataFrame, int | None]:
+    a, b = c.transcripts.get(c.parent_id, []), c.transcripts.get(branch, [])
+    div = c.divergence.get(branch)
+    rows = []
+    for i in range(max(len(a), len(b))):
+        pa = a[i] if i < len(a) else {}
+        pb = b[i] if i < len(b) else {}
+        mark = "▶ first divergence" if div is not None and i == div else ("" if div is None or i < div else "·")
+        rows.append({"#": i + 1, "": mark, "parent step": pa.get("label", ""), "parent speaker": pa.get("player", ""),
+                     "parent said": pa.get("text", ""), "branch step": pb.get("label", ""),
+                     "branch speaker": pb.get("player", ""), "branch said": pb.get("text", "")})
+    return pd.DataFrame(rows), div
+
+
+def render(parent_dir: str | Path, branches: list[dict[str, Any]], key: str) -> None:
+    """The comparison block for one fork batch (``branches``: rows with ``game_id`` and ``path``)."""
+    dirs = [b["path"] for b in branches if b.get("path") and Path(b["path"]).is_dir()]
+    if not dirs:
+        st.caption("No branch logs to compare yet.")
+        return
+    try:
+        c = load(parent_dir, dirs)
+    except ReplayError as exc:
+        st.warning(f"Cannot align these branches with their parent: {exc}", icon="⚠️")
+        return
+    wins = ", ".join(f"{g}: {o['winner'] or 'unfinished'}" for g, o in c.outcomes.items() if g == c.parent_id)
+    st.caption(f"Aligned at the fork step {step_label(c.fork_point)} (step 0). Parent's own result — {wins}. "
+               "Lines: the parent; dashed: the branches' mean; band: their range.")
+    chart = suspicion_chart(c)
+    if chart is None:
+        st.caption("No role assessments after the fork (probes off or suspicion-only battery): nothing to draw.")
+    else:
+        st.altair_chart(chart, width="content")
+    el = elimination_table(c)
+    if not el.empty:
+        st.markdown("**Eliminated after the fork**")
+        st.dataframe(el, hide_index=True, width="stretch")
+    ids = [g for g in c.transcripts if g != c.parent_id]
+    pick = st.selectbox("Transcript beside the parent's", ids, key=f"cmp_branch_{key}",
+                        format_func=lambda g: f"{g} (diverges at utterance {c.divergence[g] + 1})"
+                        if c.divergence.get(g) is not None else f"{g} (same words)")
+    df, div = side_by_side(c, pick)
+    if df.empty:
+        st.caption("Neither the parent nor this branch has a public utterance after the fork step.")
+        return
+    if div is not None:
+        st.caption(f"The first utterance that differs is #{div + 1} (marked ▶); rows after it are marked ·.")
+    st.dataframe(df, hide_index=True, width="stretch", height=min(520, 38 + 35 * len(df)),
+                 column_config={"parent said": st.column_config.TextColumn(width="large"),
+                                "branch said": st.column_config.TextColumn(width="large")})
+
+
+def branch_section(index: pd.DataFrame, row: pd.Series | None) -> None:
+    """Live Game on a branch: its fork batch compared with the parent (when the parent is in the corpora)."""
+    if row is None or index is None or index.empty or not bool(row.get("is_branch")):
+        return
+    parent = index[index["game_id"] == row.get("forked_from")]
+    with st.expander(f"↳ Compared with its parent {row.get('forked_from')}", expanded=False):
+        if parent.empty:
+            st.caption("The parent game is not in the selected corpora (sidebar), so there is nothing to align with.")
+            return
+        batch = index[(index["fork_batch_id"] == row.get("fork_batch_id")) & index["is_branch"]]
+        render(str(parent["dir"].iat[0]), [{"game_id": g, "path": str(d)} for g, d in zip(batch["game_id"], batch["dir"])],
+               key=f"live_{row.get('fork_batch_id')}")

@@ -1,0 +1,83 @@
+"""Corpus search page: one box over utterances, probe reasons and plans of the selected games."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from urllib.parse import urlencode
+
+import pandas as pd
+import streamlit as st
+
+from mafiascope.analytics.search import SOURCES, SearchIndex, build_index_for
+
+from . import analysis as A
+from . import bridge
+from . import state as S
+from . import widgets as W
+
+MAX_QUERY = 200
+LIMIT = 500
+SOURCE_LABELS = {"utterance": "What seats said", "reason": "Probe reasons", "plan": "Plans"}
+
+
+@st.cache_resource(max_entries=4, show_spinner="Indexing the selected games for search ...")
+def _index(_dirs: tuple[str, ...], key: str) -> SearchIndex:
+    return build_index_for([Path(d) for d in _dirs])
+
+
+def _link(page: str, **params: str | None) -> str:
+    return f"{page}?{urlencode({k: v for k, v in params.items() if v})}"
+
+
+def _url_sources() -> list[str]:
+    raw = S.qp("in")
+    if not raw:
+        return list(SOURCES)
+    picked = [s for s in raw.split(",") if s in SOURCES]
+    if not picked:
+        S.add_url_error(f"URL parameter in={raw[:40]!r}: use any of {', '.join(SOURCES)} separated by commas")
+        return list(SOURCES)
+    return picked
+
+
+def render() -> None:
+    st.markdown("### Search")
+    st.caption("Every term must occur (case-insensitive) in what a seat said, a reason it gave a probe, or a plan it "
+               "stated; the selected games only (sidebar). Results open Live Game or Impersonate at that step.")
+    q0 = (S.qp("q") or "")[:MAX_QUERY]
+    query = st.text_input("Search the corpus", value=q0, max_chars=MAX_QUERY, key="search_q",
+                          placeholder="e.g. Logan keeps accusing")
+    sources = st.multiselect("In", list(SOURCES), default=_url_sources(), format_func=SOURCE_LABELS.get, key="search_in")
+    S.report_url_errors()
+    dirs = A.selection_dirs()
+    S.sync_url(q=query.strip() or None, **{"in": ",".join(sources) if sources and set(sources) != set(SOURCES) else None})
+    if not dirs:
+        st.info("No games in the selection (sidebar corpora and filters).", icon="👈")
+        return
+    if not query.strip():
+        st.info(f"Type a word or phrase to search {len(dirs)} game{'s' if len(dirs) != 1 else ''}.", icon="🔎")
+        return
+    if not sources:
+        st.info("Pick at least one kind of text to search in.")
+        return
+    index = _index(dirs, bridge.digest(dirs))
+    hits, total = index.search(query, sources=sources, limit=LIMIT)
+    shown = f"the first {len(hits)}" if total > len(hits) else "all"
+    st.caption(f"{total} match{'es' if total != 1 else ''} in {len(dirs)} games; {shown} shown, in game and step order.")
+    if not hits:
+        st.info("No match. Every term must occur in one text; try fewer or shorter terms.", icon="🔎")
+        return
+    rows = []
+    for h in hits:
+        step = f"R{h.round}.end" if h.msg_seq == -1 else f"R{h.round}.{h.msg_seq}"
+        rows.append({"game": W.short_id(h.game_id), "step": step, "speaker": h.player, "source": SOURCE_LABELS[h.source],
+                     "probe": h.probe_id or "", "about": h.about or "", "text": h.text,
+                     "live": _link("live", game=h.game_id, step=step),
+                     "impersonate": _link("impersonate", game=h.game_id, step=step, agent=h.player)})
+    df = pd.DataFrame(rows)
+    st.dataframe(df, hide_index=True, width="stretch", height=min(560, 38 + 35 * len(df)), key="search_table",
+                 column_config={
+                     "text": st.column_config.TextColumn("text", width="large"),
+                     "live": st.column_config.LinkColumn("Live Game", display_text="open ↗"),
+                     "impersonate": st.column_config.LinkColumn("Impersonate", display_text="as speaker ↗")})
+    W.download_csv(df.drop(columns=["live", "impersonate"]), "search_results", key="dl_search")
