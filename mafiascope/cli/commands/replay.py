@@ -262,10 +262,10 @@ def cmd_resume(args: argparse.Namespace) -> int:
     todo = [c for c in cands if c.point is not None][: args.limit or None]
     skipped = [c for c in cands if c.point is None]
     if args.drop_empty and not args.dry_run:
-        import shutil
+        from ...logs.paths import safe_rmtree
 
         for c in [c for c in skipped if c.empty]:
-            shutil.rmtree(c.game_dir)
+            safe_rmtree(root, c.game_dir)
             _say(args, f"removed {c.game_dir} (never started)")
         skipped = [c for c in skipped if not c.empty]
     for c in skipped:

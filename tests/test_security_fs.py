@@ -1,0 +1,257 @@
+"""Filesystem safety of logs (issue 12, items 1 and 4): no operation fed by a log, a ledger or an id
+writes or deletes outside the logs root it was given, symlinks are not followed, and a game
+directory has exactly one writer."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from mafiascope.cli import main
+from mafiascope.logs.io import list_game_dirs, read_jsonl
+from mafiascope.replay.resume import find_unfinished
+from mafiascope.replay.source import ParentGame
+
+from .test_arena_run import ROSTER, scripted_factory
+from .test_replay_forks import bot_cfg, play_bot
+from .test_replay_resume import crash_copy
+
+
+def tree(root: Path) -> dict[str, bytes | str]:
+    """Every entry under ``root`` (without following symlinks): file bytes, link targets, dirs."""
+    out: dict[str, bytes | str] = {}
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        for name in dirnames + filenames:
+            p = Path(dirpath) / name
+            key = str(p.relative_to(root))
+            if p.is_symlink():
+                out[key] = "-> " + os.readlink(p)
+            elif p.is_file():
+                out[key] = p.read_bytes()
+            else:
+                out[key] = "dir"
+    return out
+
+
+def set_setup_game_id(game: Path, gid: str) -> None:
+    lines = (game / "game.jsonl").read_text().splitlines(keepends=True)
+    setup = json.loads(lines[0])
+    setup["game_id"] = gid
+    (game / "game.jsonl").write_text(json.dumps(setup) + "\n" + "".join(lines[1:]))
+
+
+@pytest.fixture(scope="module")
+def finished(tmp_path_factory) -> Path:
+    return play_bot(tmp_path_factory.mktemp("finished"), gid="g")
+
+
+# ----------------------------------------------------------------------------- item 1: resume
+
+
+@pytest.mark.parametrize("evil", ["..", "ABS", "a/../..", "../outside"])
+def test_resume_never_deletes_outside_logs_for_a_hostile_setup_game_id(finished, tmp_path, capsys, evil):
+    logs, outside = tmp_path / "logs", tmp_path / "outside"
+    (outside / "victim").mkdir(parents=True)
+    (outside / "victim" / "keep.txt").write_text("keep")
+    import shutil
+
+    shutil.copytree(finished, logs / "done")  # a finished game, must survive
+    crash_copy(finished, logs / "bad", keep_snapshots=6)
+    crash_copy(finished, logs / "other", keep_snapshots=6)  # a second unfinished game, resumed normally
+    set_setup_game_id(logs / "other", "other")
+    set_setup_game_id(logs / "bad", str(outside / "victim") if evil == "ABS" else evil)
+    before_outside, before_done = tree(outside), tree(logs / "done")
+    code = main(["resume", str(logs), "--min-idle", "0", "--json"])
+    out = json.loads(capsys.readouterr().out)
+    assert tree(outside) == before_outside and tree(logs / "done") == before_done
+    assert [r["game_id"] for r in out["resumed"]] == ["other"]
+    bad = [s for s in out["skipped"] if s["path"].endswith("bad")]
+    assert bad and "game id" in bad[0]["reason"]
+    assert (logs / "bad" / "game.jsonl").is_file()  # left as it was
+    assert code == 0
+
+
+def test_resume_drop_empty_does_not_follow_a_symlinked_game_dir(tmp_path):
+    logs, outside = tmp_path / "logs", tmp_path / "outside"
+    outside.mkdir()
+    (outside / "game.jsonl").write_text("")  # looks like a never-started game
+    (outside / "keep.txt").write_text("keep")
+    logs.mkdir()
+    (logs / "link").symlink_to(outside, target_is_directory=True)
+    main(["resume", str(logs), "--min-idle", "0", "--drop-empty"])
+    assert (outside / "keep.txt").read_text() == "keep" and (outside / "game.jsonl").exists()
+
+
+# ----------------------------------------------------------------------------- item 1: fork
+
+
+def _fork_args(parent: Path, logs: Path, batch_id: str) -> list[str]:
+    at = "{}.{}".format(*ParentGame(parent).keys()[5])
+    return ["fork", str(parent), "--at", at, "-n", "1", "--batch-id", batch_id, "--logs", str(logs), "--json"]
+
+
+def test_fork_does_not_write_through_a_symlinked_branch_dir(finished, tmp_path, capsys):
+    logs, victim = tmp_path / "logs", tmp_path / "victim"
+    logs.mkdir()
+    victim.mkdir()
+    (victim / "keep.txt").write_text("keep")
+    (logs / "fork-evil0001-000").symlink_to(victim, target_is_directory=True)
+    code = main(_fork_args(finished, logs, "evil0001"))
+    capsys.readouterr()
+    assert sorted(p.name for p in victim.iterdir()) == ["keep.txt"]
+    assert code == 2
+
+
+# ----------------------------------------------------------------------------- item 1: import
+
+
+def _original_game(d: Path, gid: str) -> None:
+    d.mkdir(parents=True)
+    recs = [{"game_id": gid, "kind": "setup", "round": 0, "players": [{"name": "Ann", "role": "Mafia"}, {"name": "Bob", "role": "Villager"}]},
+            {"game_id": gid, "kind": "game_over", "round": 1, "winner": "Mafia"}]  # fmt: skip
+    (d / "game.jsonl").write_text("".join(json.dumps(r) + "\n" for r in recs))
+
+
+def test_import_does_not_copy_symlink_targets(tmp_path, capsys, recwarn):
+    src, dest, secret = tmp_path / "src", tmp_path / "dest", tmp_path / "secret.txt"
+    secret.write_text("TOP SECRET")
+    _original_game(src / "g1", "g1")
+    (src / "g1" / "introspection.jsonl").symlink_to(secret)
+    (src / "manifest.txt").symlink_to(secret)
+    _original_game(tmp_path / "elsewhere" / "g2", "g2")
+    (src / "g2").symlink_to(tmp_path / "elsewhere" / "g2", target_is_directory=True)
+    assert main(["import", str(src), str(dest), "--json"]) == 0
+    captured = capsys.readouterr()
+    found = [p for p in dest.rglob("*") if p.is_file() and b"TOP SECRET" in p.read_bytes()]
+    assert found == []
+    assert (dest / "g1" / "game.jsonl").is_file() and not (dest / "g2").exists()
+    skipped = [str(w.message) for w in recwarn if "symlink" in str(w.message)]  # the CLI prints them on stderr
+    assert {Path(m.split(":")[0]).name for m in skipped} == {"introspection.jsonl", "manifest.txt", "g2"}
+    assert json.loads(captured.out)["games"] == 1
+
+
+def test_import_force_does_not_write_through_a_symlinked_dest_game_dir(tmp_path, capsys):
+    src, dest, victim = tmp_path / "src", tmp_path / "dest", tmp_path / "victim"
+    _original_game(src / "g1", "g1")
+    victim.mkdir()
+    dest.mkdir()
+    (dest / "g1").symlink_to(victim, target_is_directory=True)
+    code = main(["import", str(src), str(dest), "--force"])
+    capsys.readouterr()
+    assert list(victim.iterdir()) == []
+    assert code == 2
+
+
+# ----------------------------------------------------------------------------- item 1: arena resume
+
+
+def test_arena_resume_does_not_delete_through_a_symlinked_game_dir(tmp_path):
+    from mafiascope.arena.ledger import Ledger
+    from mafiascope.arena.run import run_arena
+
+    run, victim = tmp_path / "run", tmp_path / "victim"
+    victim.mkdir()
+    (victim / "keep.txt").write_text("keep")
+    run_arena(ROSTER, "sport", 2, run, quiet=True, backend_factory=scripted_factory, limit=1)
+    pending = Ledger(run).status()["pending_ids"][0]
+    (run / pending).symlink_to(victim, target_is_directory=True)
+    s = run_arena(ROSTER, "sport", 2, run, quiet=True, backend_factory=scripted_factory)
+    assert (victim / "keep.txt").read_text() == "keep" and sorted(p.name for p in victim.iterdir()) == ["keep.txt"]
+    assert s["failed"] == 1 and "symlink" in s["failures"][0]["error"]
+
+
+# ----------------------------------------------------------------------------- item 4: one writer per game
+
+
+def test_batch_never_writes_into_a_directory_another_writer_claimed(tmp_path):
+    from mafiascope.engine.batch import run_batch
+
+    logs = tmp_path / "logs"
+    (logs / "p-0000").mkdir(parents=True)  # another batch made it and has not written game.jsonl yet
+    res = asyncio.run(run_batch(bot_cfg(), 2, logs_dir=logs, game_id_prefix="p"))
+    assert list((logs / "p-0000").iterdir()) == []
+    assert [r.game_id for r in res.results] == ["p-0001"]
+    assert [s["game_id"] for s in res.skipped] == ["p-0000"]
+
+
+def test_cli_batch_with_a_taken_id_exits_nonzero(tmp_path, capsys, monkeypatch):
+    """The race: the ids were free when the batch checked them, another writer claims one before it is played."""
+    from mafiascope.engine import batch as batch_mod
+
+    logs = tmp_path / "logs"
+    real = batch_mod.play_game
+
+    async def racing(cfg, **kw):
+        if kw.get("game_id") == "p-0001":
+            (Path(kw["logs_dir"]) / "p-0001").mkdir(parents=True, exist_ok=True)
+        return await real(cfg, **kw)
+
+    monkeypatch.setattr(batch_mod, "play_game", racing)
+    code = main(["batch", "-n", "2", "--id-prefix", "p", "--logs", str(logs), "--no-probes", "--json"])
+    out = json.loads(capsys.readouterr().out)
+    assert code == 1 and out["games"] == 1 and [s["game_id"] for s in out["skipped"]] == ["p-0001"]
+    assert list((logs / "p-0001").iterdir()) == []
+
+
+@pytest.mark.slow
+def test_two_concurrent_batches_with_one_prefix_never_share_a_file(tmp_path):
+    logs = tmp_path / "logs"
+    cmd = [sys.executable, "-m", "mafiascope", "batch", "-n", "24", "--parallel", "8", "--id-prefix", "p", "--logs", str(logs),
+           "--no-probes", "--no-snapshots", "--json"]  # fmt: skip
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env) for _ in range(2)]
+    codes = [p.wait(timeout=300) for p in procs]
+    for p in procs:
+        p.stdout.close()
+        p.stderr.close()
+    dirs = list_game_dirs(logs)
+    assert sorted(d.name for d in dirs) == [f"p-{i:04d}" for i in range(24)]
+    for d in dirs:
+        kinds = [r["kind"] for r in read_jsonl(d / "game.jsonl")]
+        assert kinds.count("setup") == 1 and kinds.count("game_over") == 1, d
+    assert any(c != 0 for c in codes)
+
+
+def test_second_fork_with_the_same_batch_id_is_refused_before_it_starts(finished, tmp_path, capsys):
+    logs = tmp_path / "logs"
+    assert main(_fork_args(finished, logs, "same0001")) == 0
+    capsys.readouterr()
+    before = tree(logs)
+    code = main(_fork_args(finished, logs, "same0001"))
+    err = capsys.readouterr().err
+    assert code == 2 and "same0001" in err
+    assert tree(logs) == before
+
+
+def _doubled(tmp: Path) -> Path:
+    """One game directory holding two games' records (what two writers on one id produce)."""
+    a = play_bot(tmp / "a", gid="d", seed=1, probes={"enabled": True})
+    b = play_bot(tmp / "b", gid="d", seed=2, probes={"enabled": True})
+    logs = tmp / "logs"
+    (logs / "d").mkdir(parents=True)
+    for name in ("game.jsonl", "introspection.jsonl"):
+        (logs / "d" / name).write_bytes((a / name).read_bytes() + (b / name).read_bytes())
+    play_bot(logs, gid="ok", seed=3, probes={"enabled": True})
+    return logs
+
+
+def test_analytics_excludes_a_game_with_two_setups_and_audit_flags_it(tmp_path, capsys):
+    from mafiascope.analytics.corpus import load_corpus
+
+    logs = _doubled(tmp_path)
+    c = load_corpus([logs], use_cache=False)
+    assert c.game_ids == ["ok"]
+    assert c.selection["excluded"].get("multiple_setup_or_game_over") == 1
+    assert [g["game_id"] for g in c.selection["doubled_games"]] == ["d"]
+    assert c.audit["d"]["game.multiple_setup"] == 2 and c.audit["d"]["game.multiple_game_over"] == 2
+    code = main(["audit", str(logs), "--json"])
+    res = json.loads(capsys.readouterr().out)
+    assert code == 1 and [g["game_id"] for g in res["doubled_games"]] == ["d"]
+    per = {g["game_id"]: g for g in res["per_game"]}
+    assert per["d"]["setup_records"] == 2 and per["d"]["game_over_records"] == 2 and per["ok"]["setup_records"] == 1
