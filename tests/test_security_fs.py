@@ -9,15 +9,19 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from mafiascope.cli import main
 from mafiascope.logs.io import list_game_dirs, read_jsonl
 from mafiascope.replay.resume import find_unfinished
 from mafiascope.replay.source import ParentGame
 
+from . import fs_properties as fp
 from .test_arena_run import ROSTER, scripted_factory
 from .test_replay_forks import bot_cfg, play_bot
 from .test_replay_resume import crash_copy
@@ -255,3 +259,121 @@ def test_analytics_excludes_a_game_with_two_setups_and_audit_flags_it(tmp_path, 
     assert code == 1 and [g["game_id"] for g in res["doubled_games"]] == ["d"]
     per = {g["game_id"]: g for g in res["per_game"]}
     assert per["d"]["setup_records"] == 2 and per["d"]["game_over_records"] == 2 and per["ok"]["setup_records"] == 1
+
+
+# ----------------------------------------------------------------------------- properties (Hypothesis)
+
+# inputs per property in the test suite; bench/fs_fuzz.py runs the same checks with more
+EXAMPLES = {"ids": 500, "resume": 120, "fork": 50, "import": 150, "arena": 15}
+
+
+def _run(name: str, body, *strategies) -> fp.Tally:
+    """Run ``body(layout, *drawn, tally)`` on EXAMPLES[name] generated inputs, each in a fresh scratch dir."""
+    tally = fp.Tally(name)
+
+    @settings(max_examples=EXAMPLES[name], deadline=None, database=None,
+              suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])  # fmt: skip
+    @given(st.tuples(*strategies))
+    def prop(drawn):
+        with tempfile.TemporaryDirectory(prefix="fs-prop-") as d:
+            body(fp.Layout(Path(d), FINISHED[0]), *drawn, tally)
+
+    prop()
+    print(tally.line())
+    assert tally.inputs >= EXAMPLES[name] // 2 and tally.escapes == 0
+    return tally
+
+
+FINISHED: list[Path] = []
+
+
+@pytest.fixture(scope="module")
+def templates(finished, tmp_path_factory):
+    """A crashed copy of the finished game and an arena run with one game played, built once."""
+    FINISHED[:] = [finished]
+    base = tmp_path_factory.mktemp("templates")
+    crash_copy(finished, base / "crashed", keep_snapshots=6)
+    from mafiascope.arena.run import run_arena
+
+    run_arena(ROSTER, "sport", 2, base / "run", quiet=True, backend_factory=scripted_factory, limit=1)
+    return {"crashed": base / "crashed", "run": base / "run"}
+
+
+def test_property_validated_ids_never_leave_the_root(tmp_path):
+    """Whatever the id, game_dir/claim_game_dir either refuse it or name a direct child of the root."""
+    from mafiascope.logs.paths import claim_game_dir, game_dir
+
+    tally = fp.Tally("ids")
+    root = tmp_path / "logs"
+    root.mkdir()
+
+    @settings(max_examples=EXAMPLES["ids"], deadline=None, database=None)
+    @given(fp.HOSTILE)
+    def prop(raw):
+        gid = fp.materialise(raw, tmp_path)
+        tally.inputs += 1
+        try:
+            p = game_dir(root, gid)
+        except ValueError:
+            return
+        ok = p.parent == root and p.name == gid and "/" not in gid and gid not in (".", "..") and gid == gid.strip()
+        if ok:
+            try:
+                claim_game_dir(root, gid).rmdir()
+            except FileExistsError:
+                pass
+        tally.escapes += not ok
+        assert ok, gid
+
+    prop()
+    print(tally.line())
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["logs"] and tally.escapes == 0
+
+
+def test_property_resume(templates):
+    _run("resume", lambda lay, raw, same_dir, link, t: fp.resume_property(lay, templates["crashed"], raw, same_dir, link, t),
+         fp.HOSTILE, st.booleans(), st.booleans())
+
+
+def test_property_fork(templates):
+    ids = st.one_of(fp.HOSTILE, st.from_regex(r"[a-z0-9]{4,8}", fullmatch=True))  # valid batch ids: the forks that run
+    _run("fork", lambda lay, raw, link, t: fp.fork_property(lay, FINISHED[0], raw, link, t), ids, st.booleans())
+
+
+def test_property_import(templates):
+    _run("import", lambda lay, raw, link, t: fp.import_property(lay, raw, link, t), fp.HOSTILE, st.booleans())
+
+
+def test_property_arena_resume(templates):
+    _run("arena", lambda lay, raws, link, t: fp.arena_property(lay, templates["run"], raws, link, t),
+         st.lists(fp.HOSTILE, min_size=1, max_size=4), st.booleans())
+
+
+# ----------------------------------------------------------------------------- app entry points
+
+
+def test_app_arena_launch_refuses_hostile_run_names_before_writing(tmp_path, monkeypatch):
+    from app import arena_jobs
+
+    monkeypatch.setenv("MAFIASCOPE_RUNS", str(tmp_path / "runs"))
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (tmp_path / "runs" / "arena").mkdir(parents=True)
+    (tmp_path / "runs" / "arena" / "link").symlink_to(victim, target_is_directory=True)
+    for bad in ["..", "../victim", str(victim), "link", "a/../../victim"]:
+        with pytest.raises(ValueError):
+            arena_jobs.launch(bad, {"name": "x", "models": {}}, ["sport"], 1)
+    assert list(victim.iterdir()) == [] and sorted(p.name for p in tmp_path.iterdir()) == ["runs", "victim"]
+
+
+def test_human_reply_is_not_written_through_a_symlinked_game_dir(tmp_path):
+    from mafiascope.backends.human import write_reply
+    from mafiascope.logs.paths import UnsafePathError
+
+    logs, victim = tmp_path / "logs", tmp_path / "victim"
+    logs.mkdir()
+    victim.mkdir()
+    (logs / "g").symlink_to(victim, target_is_directory=True)
+    with pytest.raises(UnsafePathError):
+        write_reply(logs, "g", "Ann", "r1", "VOTE: Bob")
+    assert list(victim.iterdir()) == []

@@ -128,12 +128,12 @@ def find_unfinished(logs: str | Path, *, min_idle: float = 0.0) -> list[Candidat
         if idle < min_idle:
             out.append(Candidate(d, parent.game_id, None, f"written {idle:.0f} s ago (still running? use --min-idle 0)"))
             continue
-        if parent.game_id != d.name:  # the id names the staging directory: it must be this one's own
-            try:
-                validate_game_id(parent.game_id)
-                why = f"setup.game_id {parent.game_id!r} is not the name of its directory"
-            except ValueError as exc:
-                why = f"setup.game_id: {exc}"
+        try:  # the id names the staging directory: it must be valid and this directory's own
+            validate_game_id(parent.game_id)
+            why = "" if parent.game_id == d.name else f"setup.game_id {parent.game_id!r} is not the name of its directory"
+        except ValueError as exc:
+            why = f"setup.game_id: {exc}"
+        if why:
             out.append(Candidate(d, d.name, None, f"{why}; not resumed"))
             continue
         keys = parent.keys()
