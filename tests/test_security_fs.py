@@ -235,13 +235,11 @@ def test_second_fork_with_the_same_batch_id_is_refused_before_it_starts(finished
 
 def _doubled(tmp: Path) -> Path:
     """One game directory holding two games' records (what two writers on one id produce)."""
-    a = play_bot(tmp / "a", gid="d", seed=1, probes={"enabled": True})
-    b = play_bot(tmp / "b", gid="d", seed=2, probes={"enabled": True})
+    a, b = play_bot(tmp / "a", gid="d", seed=1), play_bot(tmp / "b", gid="d", seed=2)
     logs = tmp / "logs"
     (logs / "d").mkdir(parents=True)
-    for name in ("game.jsonl", "introspection.jsonl"):
-        (logs / "d" / name).write_bytes((a / name).read_bytes() + (b / name).read_bytes())
-    play_bot(logs, gid="ok", seed=3, probes={"enabled": True})
+    (logs / "d" / "game.jsonl").write_bytes((a / "game.jsonl").read_bytes() + (b / "game.jsonl").read_bytes())
+    play_bot(logs, gid="ok", seed=3)
     return logs
 
 
@@ -249,7 +247,7 @@ def test_analytics_excludes_a_game_with_two_setups_and_audit_flags_it(tmp_path, 
     from mafiascope.analytics.corpus import load_corpus
 
     logs = _doubled(tmp_path)
-    c = load_corpus([logs], use_cache=False)
+    c = load_corpus([logs], use_cache=False, probed_only=False)
     assert c.game_ids == ["ok"]
     assert c.selection["excluded"].get("multiple_setup_or_game_over") == 1
     assert [g["game_id"] for g in c.selection["doubled_games"]] == ["d"]
@@ -264,7 +262,7 @@ def test_analytics_excludes_a_game_with_two_setups_and_audit_flags_it(tmp_path, 
 # ----------------------------------------------------------------------------- properties (Hypothesis)
 
 # inputs per property in the test suite; bench/fs_fuzz.py runs the same checks with more
-EXAMPLES = {"ids": 500, "resume": 120, "fork": 50, "import": 150, "arena": 15}
+EXAMPLES = {"ids": 300, "resume": 80, "fork": 40, "import": 100, "arena": 15}
 
 
 def _run(name: str, body, *strategies) -> fp.Tally:
@@ -377,3 +375,13 @@ def test_human_reply_is_not_written_through_a_symlinked_game_dir(tmp_path):
     with pytest.raises(UnsafePathError):
         write_reply(logs, "g", "Ann", "r1", "VOTE: Bob")
     assert list(victim.iterdir()) == []
+
+
+def test_resume_leaves_a_game_directory_named_like_the_staging_dir_alone(finished, tmp_path, capsys):
+    """Found by bench/fs_fuzz.py: a game directory called .resume made the staging repair crash on its files."""
+    logs = tmp_path / "logs"
+    crash_copy(finished, logs / ".resume", keep_snapshots=6)
+    before = tree(logs)
+    main(["resume", str(logs), "--min-idle", "0", "--json"])
+    capsys.readouterr()
+    assert tree(logs) == before

@@ -63,8 +63,8 @@ def repair_staging(root: Path) -> list[str]:
             continue
         base = stage.parent
         for entry in sorted(stage.iterdir()):
-            if entry.name.endswith(".old"):
-                continue
+            if entry.name.endswith(".old") or entry.is_symlink() or not entry.is_dir():
+                continue  # staging entries are real directories; anything else is not ours to touch
             try:
                 gid = validate_game_id(entry.name)
                 inside(base, entry)
