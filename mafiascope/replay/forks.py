@@ -33,7 +33,7 @@ from ..engine.phases.classic import NIGHT_ORDER, NIGHT_ROLES
 from ..engine.runner import initial_state, phases_for, play_game
 from ..engine.state import GameState
 from ..logs.io import GAME_FILE, PROBE_FILE, STATE_FILE, JsonlWriter, dumps
-from ..logs.paths import UnsafePathError, claim_file, claim_game_dir
+from ..logs.paths import UnsafePathError, claim_file, claim_game_dir, inside
 from .interventions import NIGHT_STAGE_ACTION, ForcedReply, Intervention, OverrideNight, ReplaceUtterance, night_action_text
 from .source import START, Key, ParentGame, ReplayError, battery_list, fmt_key, redacted_backends
 
@@ -409,7 +409,11 @@ def experiments_dir(logs_dir: str | Path) -> Path:
     return Path(logs_dir) / EXPERIMENTS_DIR
 
 
-def write_json_atomic(path: Path, obj: Any) -> None:
+def write_json_atomic(path: Path, obj: Any, *, root: str | Path | None = None) -> None:
+    """Write ``obj`` as JSON to ``path`` via a temporary file and a rename; with ``root`` (the logs
+    directory) the path must lie inside it with no symlink on the way (mafiascope.logs.paths)."""
+    if root is not None:
+        path = inside(root, path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(path.suffix + f".tmp{os.getpid()}")
     tmp.write_text(json.dumps(obj, ensure_ascii=False, indent=1, default=str), encoding="utf-8")
@@ -433,7 +437,7 @@ async def run_fork_batch(plan: ForkPlan, on_result: Callable[[BranchResult], Non
         except (FileExistsError, UnsafePathError) as exc:
             raise ReplayError(f"--batch-id {plan.batch_id}: the batch record cannot be claimed ({exc}); "
                               "another fork holds this batch id") from None  # fmt: skip
-        write_json_atomic(experiments_dir(plan.logs_dir) / f"fork-{plan.batch_id}.json", record)
+        write_json_atomic(experiments_dir(plan.logs_dir) / f"fork-{plan.batch_id}.json", record, root=plan.logs_dir)
         prog = JsonlWriter(progress)
         prog.write({"event": "start", "fork_batch_id": plan.batch_id, "n": plan.n, "ts": time.time()})
 
@@ -459,7 +463,7 @@ async def run_fork_batch(plan: ForkPlan, on_result: Callable[[BranchResult], Non
     if plan.write_batch_file:
         prog.write({"event": "done", "fork_batch_id": plan.batch_id, "ts": time.time()})
         prog.close()
-        write_json_atomic(experiments_dir(plan.logs_dir) / f"fork-{plan.batch_id}.json", record)
+        write_json_atomic(experiments_dir(plan.logs_dir) / f"fork-{plan.batch_id}.json", record, root=plan.logs_dir)
     return record
 
 
