@@ -109,8 +109,8 @@ def find_unfinished(logs: str | Path, *, min_idle: float = 0.0) -> list[Candidat
     for d in list_game_dirs(logs):
         if d.parent.name == STAGING or STAGING in d.parts:
             continue
-        try:
-            inside(logs, d)
+        try:  # LOGS may itself be one game directory: then it is checked inside its parent
+            inside(logs, d) if d != Path(logs) else inside(Path(os.path.abspath(logs)).parent, os.path.abspath(d))
         except UnsafePathError as exc:
             out.append(Candidate(d, d.name, None, str(exc)))
             continue
