@@ -262,7 +262,7 @@ def test_analytics_excludes_a_game_with_two_setups_and_audit_flags_it(tmp_path, 
 # ----------------------------------------------------------------------------- properties (Hypothesis)
 
 # inputs per property in the test suite; bench/fs_fuzz.py runs the same checks with more
-EXAMPLES = {"ids": 300, "resume": 80, "fork": 40, "import": 100, "arena": 15}
+EXAMPLES = {"ids": 300, "writers": 150, "resume": 80, "fork": 40, "import": 100, "arena": 15}
 
 
 def _run(name: str, body, *strategies) -> fp.Tally:
@@ -326,6 +326,44 @@ def test_property_validated_ids_never_leave_the_root(tmp_path):
     prop()
     print(tally.line())
     assert sorted(p.name for p in tmp_path.iterdir()) == ["logs"] and tally.escapes == 0
+
+
+def test_property_concurrent_writers_get_one_claim_per_id(tmp_path):
+    """Writers racing (threads) for ids drawn with many collisions: each id is claimed exactly once,
+    every other writer gets GameDirTaken, and only the winner's game.jsonl exists."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from mafiascope.logs.io import JsonlWriter
+    from mafiascope.logs.paths import GameDirTaken, claim_game_dir
+
+    tally = fp.Tally("writers")
+
+    def write(root: Path, gid: str, who: int) -> bool:
+        try:
+            d = claim_game_dir(root, gid)
+        except GameDirTaken:
+            return False
+        with JsonlWriter(d / "game.jsonl", exclusive=True) as w:
+            w.write({"kind": "setup", "game_id": gid, "writer": who})
+        return True
+
+    @settings(max_examples=EXAMPLES["writers"], deadline=None, database=None)
+    @given(st.lists(st.sampled_from(["p-0000", "p-0001", "p-0002"]), min_size=1, max_size=12))
+    def prop(ids):
+        with tempfile.TemporaryDirectory(prefix="fs-writers-") as d:
+            root = Path(d) / "logs"
+            with ThreadPoolExecutor(max_workers=6) as pool:
+                won = list(pool.map(lambda a: write(root, *a), [(gid, i) for i, gid in enumerate(ids)]))
+            tally.inputs += 1
+            winners = sorted(gid for gid, ok in zip(ids, won) if ok)
+            lines = {g: read_jsonl(root / g / "game.jsonl") for g in set(ids)}
+            ok = winners == sorted(set(ids)) and all(len(v) == 1 for v in lines.values())
+            tally.escapes += not ok
+            assert ok, (ids, won)
+
+    prop()
+    print(tally.line())
+    assert tally.escapes == 0
 
 
 def test_property_resume(templates):
