@@ -17,6 +17,7 @@ import streamlit as st
 import yaml
 
 from mafiascope.arena.ledger import Ledger
+from mafiascope.logs.paths import game_dir, inside
 
 from .jobs import BackgroundJob, Registry, spawn
 from .paths import ARENA_DATA_DIR, runs_dir
@@ -47,9 +48,11 @@ def run_command(roster_file: str, rules: list[str], games: int, run_dir: str, pa
 
 
 def launch(name: str, roster: dict[str, Any], rules: list[str], games: int, parallel: int = 4, seed: int = 0) -> ArenaJob:
-    run_dir = arena_root() / name
+    """Start ``mafiascope arena run`` into ``<runs>/arena/<name>``; the name comes from a form, so it must be a
+    valid id naming a real directory inside the arena root (ValueError otherwise: no symlink, no ``..``)."""
+    run_dir = game_dir(arena_root(), name)
     run_dir.mkdir(parents=True, exist_ok=True)
-    roster_file = run_dir / "roster.yaml"
+    roster_file = inside(arena_root(), run_dir / "roster.yaml")
     roster_file.write_text(yaml.safe_dump(roster, sort_keys=False, allow_unicode=True), encoding="utf-8")
     cmd = run_command(str(roster_file), rules, games, str(run_dir), parallel, seed)
     log_file = run_dir / "arena_run.log"

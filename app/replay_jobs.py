@@ -19,6 +19,7 @@ from typing import Any
 import streamlit as st
 
 from mafiascope.logs.io import iter_jsonl
+from mafiascope.logs.paths import inside
 from mafiascope.replay.forks import experiments_dir
 
 from .jobs import BackgroundJob, Registry, spawn
@@ -171,7 +172,7 @@ def start_fork(game_id: str, game_dir: str, step: str, n: int, probes: str, **kw
     cmd = fork_command(game_dir, step, n, probes, logs=logs, batch_id=batch_id, **kw)
     log_dir = experiments_dir(logs)
     log_dir.mkdir(parents=True, exist_ok=True)
-    log_file = str(log_dir / f"fork-{batch_id}.stderr.txt")
+    log_file = str(inside(logs, log_dir / f"fork-{batch_id}.stderr.txt"))  # never through a symlinked experiments/
     proc = spawn(cmd, log_file, stdout_to_log=False, start_new_session=True)
     job = ForkJob(cmd=cmd, proc=proc, log_file=log_file, batch_id=batch_id, game_id=game_id, logs=logs, n=n)
     jobs().add(batch_id, job)

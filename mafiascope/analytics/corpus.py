@@ -220,6 +220,8 @@ def load_corpus(
         excluded[why] += int((keep & ~mask).sum())
         keep &= mask
 
+    doubled = doubled_games(audit)
+    _drop(~games["game_id"].isin({d["game_id"] for d in doubled}), DOUBLED)
     if manifest is not None:
         ids = manifest if isinstance(manifest, list) else read_manifest(manifest)
         missing = sorted(set(ids) - set(games["game_id"]))
@@ -273,8 +275,24 @@ def load_corpus(
             "include_forks": include_forks, "probed_only": probed_only,
         },
         "unparseable_games": sorted(k for k, v in audit.items() if v.get("game.no_setup")),
+        "doubled_games": doubled,
     }
     return Corpus(**out, audit=audit, selection=selection, _cache_dirs=cache_dirs)
+
+
+DOUBLED = "multiple_setup_or_game_over"  # the selection's exclusion reason for a game written by two writers
+
+
+def doubled_games(audit: dict[str, Counter]) -> list[dict[str, Any]]:
+    """Games whose game.jsonl holds more than one setup or game_over record (two writers on one id):
+    ``[{"game_id", "setup", "game_over"}]`` with the record counts (None: at most one). Their events
+    would be counted twice, so the selection excludes them."""
+    out = []
+    for gid, a in sorted(audit.items()):
+        n_setup, n_over = a.get("game.multiple_setup"), a.get("game.multiple_game_over")
+        if n_setup or n_over:
+            out.append({"game_id": gid, "setup": n_setup or None, "game_over": n_over or None})
+    return out
 
 
 def _game_codes(gid: pd.Series) -> tuple[np.ndarray, list[str]]:

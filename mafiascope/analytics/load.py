@@ -219,11 +219,13 @@ def _parse_game(path: Path) -> GameTables:
     death_kind = [""] * len(names)
     game_over: dict[str, Any] | None = None
     cyr = 0
+    n_setup = n_over = 0
     for ev, (_, o, _) in enumerate(lines):
         kind = o.get("kind")
         if kind not in KNOWN_KINDS:
             audit["game.unknown_kind"] += 1
         if kind == "setup":
+            n_setup += 1
             continue
         ts = _num(o.get("ts", math.nan))
         rnd = o.get("round", 0)
@@ -246,6 +248,7 @@ def _parse_game(path: Path) -> GameTables:
                 audit["game.unknown_player"] += 1
         elif kind == "game_over":
             game_over = o
+            n_over += 1
         elif kind == "vote_tally":
             vmap = o.get("votes") or {}
             if isinstance(vmap, dict):
@@ -265,6 +268,11 @@ def _parse_game(path: Path) -> GameTables:
         ev_rows.append((ev, str(kind), rnd, ms, ts, p, tgt, o.get("visible_to") is None))
         texts.append(text if isinstance(text, str) else None)
 
+    # two writers on one game id leave two games in one file: flagged here, excluded by the selection
+    if n_setup > 1:
+        audit["game.multiple_setup"] = n_setup
+    if n_over > 1:
+        audit["game.multiple_game_over"] = n_over
     events = _frame("events", ev_rows, ["ev", "kind", "round", "msg_seq", "ts", "player", "target", "public"])
     events["text"] = pd.Series(texts, dtype=object)
     votes = _frame("votes", votes_rows, ["ev", "round", "ts", "voter", "target"])

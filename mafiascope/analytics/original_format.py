@@ -17,10 +17,12 @@ from __future__ import annotations
 
 import json
 import shutil
+import warnings
 from pathlib import Path
 from typing import Any
 
 from ..logs.io import GAME_FILE, dumps, is_game_dir, list_game_dirs, read_jsonl
+from ..logs.paths import UnsafePathError, game_dir, inside
 from ..logs.schema import SCHEMA_VERSION, parse_event
 from .votes import parse_vote_target
 
@@ -74,7 +76,23 @@ def convert_game_records(records: list[dict[str, Any]], source: str = "") -> tup
     return out, stats
 
 
-def import_game(src: Path, dest: Path) -> dict[str, int]:
+class SymlinkSkipped(UserWarning):
+    """A symlink in an imported corpus was skipped: its target is never read or copied."""
+
+
+def _regular_files(d: Path) -> list[Path]:
+    """The regular files of ``d`` (not following symlinks; each skipped symlink is warned about)."""
+    out = []
+    for f in sorted(d.iterdir()):
+        if f.is_symlink():
+            warnings.warn(f"{f}: skipping a symlink (not followed)", SymlinkSkipped, stacklevel=2)
+        elif f.is_file():
+            out.append(f)
+    return out
+
+
+def import_game(src: Path, dest: Path, files: list[Path] | None = None) -> dict[str, int]:
+    """Convert one game into ``dest`` (a directory checked by :func:`plan_import`)."""
     dest.mkdir(parents=True, exist_ok=True)
     records = read_jsonl(src / GAME_FILE, skip_corrupt=True)
     converted, stats = convert_game_records(records, str(src))
@@ -83,10 +101,38 @@ def import_game(src: Path, dest: Path) -> dict[str, int]:
     with open(dest / GAME_FILE, "w", encoding="utf-8") as fh:
         for r in converted:
             fh.write(_dumps_lossless(r) + "\n")
-    for f in src.iterdir():
-        if f.is_file() and f.name != GAME_FILE:
-            shutil.copy2(f, dest / f.name)
+    for f in _regular_files(src) if files is None else files:
+        if f.name != GAME_FILE:
+            shutil.copy2(f, dest / f.name, follow_symlinks=False)
     return stats
+
+
+def plan_import(src: Path, dest: Path) -> tuple[list[tuple[Path, Path, list[Path]]], list[Path]]:
+    """(source game, destination game dir, its files) per game and the top-level files to copy.
+
+    Symlinks in the source (a game directory, a file in one, a top-level file) are skipped with a
+    :class:`SymlinkSkipped` warning. A destination that would leave ``dest`` or pass through a
+    symlink, or a source directory name that is not a valid game id, raises
+    :class:`~mafiascope.logs.paths.UnsafePathError` / ValueError before anything is written."""
+    games: list[tuple[Path, Path, list[Path]]] = []
+    for gd in [src] if is_game_dir(src) else list_game_dirs(src):
+        if gd != src:
+            try:
+                inside(src, gd)
+            except UnsafePathError as exc:
+                warnings.warn(f"{exc}; game skipped", SymlinkSkipped, stacklevel=2)
+                continue
+        files = _regular_files(gd)
+        if gd / GAME_FILE not in files:
+            continue  # its game.jsonl is a symlink: warned about above
+        target = game_dir(dest, gd.name)
+        for f in files:
+            inside(dest, target / f.name)
+        games.append((gd, target, files))
+    top = [] if is_game_dir(src) else _regular_files(src)
+    for f in top:
+        inside(dest, dest / f.name)
+    return games, top
 
 
 def _dumps_lossless(r: dict[str, Any]) -> str:
@@ -98,15 +144,15 @@ def _dumps_lossless(r: dict[str, Any]) -> str:
 
 def import_corpus(src: str | Path, dest: str | Path) -> dict[str, Any]:
     src, dest = Path(src), Path(dest)
-    games = [src] if is_game_dir(src) else list_game_dirs(src)
+    games, top = plan_import(src, dest)  # every destination is checked before anything is written
     total = {"games": 0, "votes": 0, "parsed": 0, "tally_missed": 0, "disagree": 0}
-    for gd in games:
-        s = import_game(gd, dest / gd.name)
+    for gd, target, files in games:
+        s = import_game(gd, target, files)
         total["games"] += 1
         for k, v in s.items():
             total[k] += v
-    if not is_game_dir(src):
-        for f in src.iterdir():
-            if f.is_file():
-                shutil.copy2(f, dest / f.name)
+    if top:
+        dest.mkdir(parents=True, exist_ok=True)
+    for f in top:
+        shutil.copy2(f, dest / f.name, follow_symlinks=False)
     return total

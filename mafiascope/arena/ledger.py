@@ -13,6 +13,7 @@ scheduled but not finished is played again from the start (its partial directory
 from __future__ import annotations
 
 import json
+import os
 import time
 from pathlib import Path
 from typing import Any
@@ -36,7 +37,9 @@ class Ledger:
     def append(self, rec: dict[str, Any]) -> None:
         self.run_dir.mkdir(parents=True, exist_ok=True)
         rec = {**rec, "ts": time.time()}
-        with self.path.open("a", encoding="utf-8") as fh:
+        # O_NOFOLLOW: a ledger.jsonl that is a symlink is refused (OSError), never appended through
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o666)
+        with os.fdopen(fd, "a", encoding="utf-8") as fh:
             fh.write(json.dumps(rec, ensure_ascii=False, default=str) + "\n")
             fh.flush()
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import re
-import shutil
 import sys
 import time
 from collections.abc import Callable
@@ -21,6 +20,7 @@ from typing import Any
 from ..config import GameConfig, SeatSpec
 from ..engine.rules import RuleSet, VARIANT_ALIASES, tournament_rules
 from ..logs.io import GAME_FILE
+from ..logs.paths import game_dir, safe_rmtree
 from .ledger import Ledger
 from .roster import Roster
 from .schedule import Scheduled, make_fixed_schedule, make_schedule
@@ -204,13 +204,15 @@ def run_arena(
     todo = [g for g in schedule if g.game_id not in done]
     if limit is not None:
         todo = todo[:limit]
-    for g in todo:  # a partial game from an interrupted run starts again
-        gdir = run_dir / g.game_id
-        if gdir.exists():
-            shutil.rmtree(gdir)
     progress = Progress(len(schedule), len(done), quiet=quiet)
     t0 = time.time()
     failures: list[dict[str, Any]] = []
+    refused: list[tuple[Scheduled, BaseException]] = []
+    for g in todo:  # a partial game from an interrupted run starts again
+        try:
+            safe_rmtree(run_dir, game_dir(run_dir, g.game_id))
+        except ValueError as exc:  # a symlink where the game's directory should be: never followed
+            refused.append((g, exc))
 
     def record(g: Scheduled, out: dict[str, Any] | BaseException) -> None:
         if isinstance(out, BaseException):
@@ -221,6 +223,9 @@ def run_arena(
             ledger.append({"event": "finished", "game_id": g.game_id, "rules": g.rules, **out})
             progress.step(g.game_id, str(out["winner"]))
 
+    for g, exc in refused:
+        record(g, exc)
+    todo = [g for g in todo if all(g is not r for r, _ in refused)]
     cfgs = {g.game_id: game_config(roster, rules[g.rules], g, probes=probes, snapshots=snapshots, language=language) for g in todo}
     try:
         if executor == "local":

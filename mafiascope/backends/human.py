@@ -103,7 +103,9 @@ def list_pending(logs_dir: str | os.PathLike[str], game_id: str) -> list[dict[st
 
 def write_reply(logs_dir: str | os.PathLike[str], game_id: str, seat: str, request_id: str, text: str) -> Path:
     """Answer the open request ``request_id`` of a human seat (the app's side)."""
-    path = reply_path(logs_dir, game_id, seat)
+    from ..logs.paths import inside
+
+    path = inside(logs_dir, reply_path(logs_dir, game_id, seat))  # the game id comes from a URL: no symlink is followed
     write_json_atomic(path, {"request_id": str(request_id), "text": str(text)})
     return path
 

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config import GameConfig
+from ..logs.paths import GameDirTaken
 from .runner import GameResult, play_game
 
 
@@ -17,6 +18,7 @@ from .runner import GameResult, play_game
 class BatchResult:
     results: list[GameResult] = field(default_factory=list)
     errors: list[dict[str, Any]] = field(default_factory=list)
+    skipped: list[dict[str, Any]] = field(default_factory=list)  # ids another writer holds: never written into
     wall_s: float = 0.0
 
     def summary(self) -> dict[str, Any]:
@@ -34,6 +36,7 @@ class BatchResult:
             "games_per_s": round(n / self.wall_s, 3) if self.wall_s > 0 else None,
             "game_ids": [r.game_id for r in self.results],
             "error_details": self.errors,
+            "skipped": self.skipped,
         }
 
 
@@ -62,6 +65,9 @@ async def run_batch(
             gid = f"{game_id_prefix}-{i:04d}" if game_id_prefix else None
             try:
                 res = await play_game(cfg, logs_dir=logs_dir, seed=base + i, game_id=gid, probes=probes, snapshots=snapshots)
+            except GameDirTaken as exc:  # another writer (e.g. a second batch with this prefix) holds the id
+                out.skipped.append({"index": i, "game_id": gid, "reason": str(exc)})
+                return
             except Exception as exc:  # one broken game must not end the batch
                 out.errors.append({"index": i, "seed": base + i, "error": f"{type(exc).__name__}: {exc}"})
                 return
@@ -71,5 +77,6 @@ async def run_batch(
 
     await asyncio.gather(*(one(i) for i in range(n)))
     out.results.sort(key=lambda r: r.game_id)
+    out.skipped.sort(key=lambda s: s["index"])
     out.wall_s = time.perf_counter() - t0
     return out

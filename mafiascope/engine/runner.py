@@ -21,6 +21,7 @@ from .. import __version__
 from ..backends.base import Backend, Completion, CompletionRequest
 from ..config import PERSONALITY_PRESETS, GameConfig
 from ..logs.io import GAME_FILE, STATE_FILE, JsonlWriter, game_dir
+from ..logs.paths import GameDirTaken, claim_game_dir
 from ..logs.schema import Personality, validate_game_id
 from . import prompts
 from .observation import context_for
@@ -188,7 +189,7 @@ class GameRunner:
     acct: ActAccounting = field(default_factory=ActAccounting)
 
     def __post_init__(self) -> None:
-        self.game_log = JsonlWriter(self.out_dir / GAME_FILE)
+        self.game_log = JsonlWriter(self.out_dir / GAME_FILE, exclusive=True)  # one writer per game
         self.state_log = JsonlWriter(self.out_dir / STATE_FILE) if self.snapshots else None
         self._snap_task: asyncio.Task[None] | None = None
         self._snap_codec = SnapshotEncoder()
@@ -392,8 +393,14 @@ async def play_game(
     state: GameState | None = None,
     setup_extra: dict[str, Any] | None = None,
     probe_memory: dict[str, Any] | None = None,
+    claimed: bool = False,
 ) -> GameResult:
-    """Play one game (or continue ``state``) and write its logs under ``logs_dir/<game_id>/``."""
+    """Play one game (or continue ``state``) and write its logs under ``logs_dir/<game_id>/``.
+
+    The directory is claimed exclusively (mafiascope.logs.paths.claim_game_dir): if it exists,
+    :class:`~mafiascope.logs.paths.GameDirTaken` (a FileExistsError) is raised and nothing is
+    written. ``claimed``: the caller (fork, resume) has already claimed it and pre-written the
+    inherited records; ``game.jsonl`` is still created exclusively."""
     if probes is not None or snapshots is not None:
         cfg = cfg.model_copy(deep=True)
         if probes is not None:
@@ -411,10 +418,9 @@ async def play_game(
         state = initial_state(cfg, seed=seed, game_id=gid, backends=backends)
     else:
         validate_game_id(state.game_id)
-    out_dir = game_dir(logs_dir, state.game_id)
+    out_dir = game_dir(logs_dir, state.game_id) if claimed else claim_game_dir(logs_dir, state.game_id)
     if (out_dir / GAME_FILE).exists():
-        raise FileExistsError(f"{out_dir / GAME_FILE} already exists; refusing to append to another game's log")
-    out_dir.mkdir(parents=True, exist_ok=True)
+        raise GameDirTaken(f"{out_dir / GAME_FILE} already exists; refusing to append to another game's log")
     hook, probes_snapshot = _probe_hook(cfg, state, out_dir, backends)
     if hook is not None and probe_memory and hasattr(hook, "restore"):
         hook.restore(probe_memory)  # type: ignore[attr-defined]

@@ -18,7 +18,6 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from .schema import validate_game_id
 
 GAME_FILE = "game.jsonl"
 PROBE_FILE = "introspection.jsonl"
@@ -53,10 +52,17 @@ def dumps(record: Any) -> str:
 class JsonlWriter:
     """Append-only JSONL writer that flushes after every record."""
 
-    def __init__(self, path: str | Path, *, fsync: bool = False):
+    def __init__(self, path: str | Path, *, fsync: bool = False, exclusive: bool = False):
+        """``exclusive``: create the file (O_EXCL), FileExistsError if it is there already. Either way
+        the file is opened for appending, so other writers of the same game (a fork writing the
+        inherited records after the setup) never overwrite each other."""
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._fh = open(self.path, "a", encoding="utf-8")
+        if exclusive:
+            fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND, 0o666)
+            self._fh = os.fdopen(fd, "a", encoding="utf-8")
+        else:
+            self._fh = open(self.path, "a", encoding="utf-8")
         self._fsync = fsync
 
     def write(self, record: Any) -> None:
@@ -118,8 +124,11 @@ def read_jsonl(path: str | Path, *, skip_corrupt: bool = False) -> list[dict[str
 
 
 def game_dir(logs_dir: str | Path, game_id: str) -> Path:
-    """The directory of one game; the id is validated so it cannot escape ``logs_dir``."""
-    return Path(logs_dir) / validate_game_id(game_id)
+    """The directory of one game; the id is validated and the path checked (mafiascope.logs.paths)
+    so it cannot escape ``logs_dir`` or pass through a symlink."""
+    from .paths import game_dir as _checked
+
+    return _checked(logs_dir, game_id)
 
 
 def is_game_dir(path: Path) -> bool:

@@ -26,7 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 SCHEMA_VERSION = 2  # 2: compact snapshots in state.jsonl (deltas, derived contexts: engine/snapshots.py)
 SUPPORTED_SCHEMA_VERSIONS = (0, 1, 2)  # 0 = original MafiaScope logs (no schema_version field)
 
-GAME_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+GAME_ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")  # used with fullmatch: "$" would let a trailing newline through
 
 
 def validate_game_id(game_id: str) -> str:
@@ -35,9 +35,9 @@ def validate_game_id(game_id: str) -> str:
     Game ids come from URLs, CLI arguments and log files; none may contain path
     separators, ``..`` or start with a dot.
     """
-    if not isinstance(game_id, str) or not GAME_ID_RE.match(game_id) or ".." in game_id:
+    if not isinstance(game_id, str) or not GAME_ID_RE.fullmatch(game_id) or ".." in game_id:
         raise ValueError(
-            f"invalid game id {game_id!r}: use letters, digits, '.', '_' or '-' "
+            f"invalid game id {game_id!r:.140}: use letters, digits, '.', '_' or '-' "
             "(no path separators, no leading dot, at most 128 characters)"
         )
     return game_id

@@ -9,6 +9,9 @@ For every snapshot in ``state.jsonl`` the acting context of every seat
 * ``private_event``  -- the text of a private ``game.jsonl`` event (``visible_to`` set:
   night actions, check results, ...) in the context of a seat it was not visible to.
 
+Each game's ``game.jsonl`` is also counted for ``setup`` and ``game_over`` records: more than
+one of either means two writers shared the game id (``doubled_games``).
+
 Contexts repeat from snapshot to snapshot, so each distinct (seat, message) text is
 checked once; ``messages_checked`` counts every message of every snapshot.
 """
@@ -60,7 +63,11 @@ def _private_texts(events: Iterable[dict[str, Any]]) -> list[tuple[str, set[str]
 
 def audit_game(gdir: Path) -> dict[str, Any]:
     gid = gdir.name
-    res: dict[str, Any] = {"game_id": gid, "snapshots": 0, "messages_checked": 0, "leaks": 0, "by_kind": {}, "examples": []}
+    events = list(iter_jsonl(gdir / GAME_FILE, skip_corrupt=True))
+    kinds = [ev.get("kind") for ev in events]
+    n_setup, n_over = kinds.count("setup"), kinds.count("game_over")  # more than one: two writers on one id
+    res: dict[str, Any] = {"game_id": gid, "snapshots": 0, "messages_checked": 0, "leaks": 0, "by_kind": {}, "examples": [],
+                           "setup_records": n_setup, "game_over_records": n_over}  # fmt: skip
     state_path = gdir / STATE_FILE
     if not state_path.is_file():
         res["note"] = "no state.jsonl (snapshots off): nothing to audit"
@@ -75,7 +82,7 @@ def audit_game(gdir: Path) -> dict[str, Any]:
             a = rec.get("answer_raw")
             if isinstance(a, str) and len(a.strip()) >= MIN_ANSWER_CHARS:
                 answers.add(a.strip())
-    private = _private_texts(iter_jsonl(gdir / GAME_FILE, skip_corrupt=True))
+    private = _private_texts(events)
     seen: set[tuple[str, str]] = set()
 
     def leak(kind: str, seat: str, snap: dict[str, Any], detail: str) -> None:
@@ -119,5 +126,7 @@ def audit_logs(root: str | Path) -> dict[str, Any]:
         "snapshots": sum(g["snapshots"] for g in games),
         "messages_checked": sum(g["messages_checked"] for g in games),
         "leaks": sum(g["leaks"] for g in games),
+        "doubled_games": [{"game_id": g["game_id"], "setup_records": g["setup_records"], "game_over_records": g["game_over_records"]}
+                          for g in games if g["setup_records"] > 1 or g["game_over_records"] > 1],  # fmt: skip
         "per_game": games,
     }

@@ -225,7 +225,7 @@ async def run_attribution(spec: dict[str, Any], on_result: Any = None) -> dict[s
         "utterances": out_items,
         "notes": "POST minus PRE; Fisher exact two-sided; Newcombe 95% intervals; no multiplicity correction.",
     }  # fmt: skip
-    write_json_atomic(experiments_dir(logs_dir) / f"{spec['id']}.json", result)
+    write_json_atomic(experiments_dir(logs_dir) / f"{spec['id']}.json", result, root=logs_dir)
     result["path"] = str(experiments_dir(logs_dir) / f"{spec['id']}.json")
     return result
 
@@ -360,6 +360,6 @@ async def run_bifurcation(game: str | Path, at: str, seat: str | None, *, sample
         "variants": variants,
     }  # fmt: skip
     path = experiments_dir(logs_dir) / f"{exp_id}.json"
-    write_json_atomic(path, result)
+    write_json_atomic(path, result, root=logs_dir)
     result["path"] = str(path)
     return result

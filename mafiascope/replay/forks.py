@@ -33,7 +33,8 @@ from ..engine.snapshots import SnapshotEncoder
 from ..engine.phases.classic import NIGHT_ORDER, NIGHT_ROLES
 from ..engine.runner import initial_state, phases_for, play_game
 from ..engine.state import GameState
-from ..logs.io import GAME_FILE, PROBE_FILE, STATE_FILE, JsonlWriter, dumps, game_dir
+from ..logs.io import GAME_FILE, PROBE_FILE, STATE_FILE, JsonlWriter, dumps
+from ..logs.paths import UnsafePathError, claim_file, claim_game_dir, inside
 from .interventions import NIGHT_STAGE_ACTION, ForcedReply, Intervention, OverrideNight, ReplaceUtterance, night_action_text
 from .source import START, Key, ParentGame, ReplayError, battery_list, fmt_key, redacted_backends
 
@@ -259,13 +260,24 @@ def plan_fork(
                           "pass --backend-override SEAT=BACKEND (e.g. '*=bot') to continue with another backend")  # fmt: skip
     logs_dir = Path(logs) if logs else parent.dir.parent
     if batch_id is not None and not re.fullmatch(r"[a-z0-9]{4,24}", batch_id):
-        raise ReplayError(f"--batch-id {batch_id!r}: use 4-24 lowercase letters or digits")
+        raise ReplayError(f"--batch-id {batch_id!r:.60}: use 4-24 lowercase letters or digits")
+    batch_id = batch_id or secrets.token_hex(5)
+    _check_batch_id_free(logs_dir, batch_id, n)
     return ForkPlan(
         parent=parent, at=key, base_key=base, base_state=state, probe_memory=memory, cfg=cfg, n=n, logs_dir=logs_dir,
         intervention=intervention, parallel=parallel, probes=probes, keep_seed=keep_seed,
-        batch_seed=batch_seed if batch_seed is not None else secrets.randbits(31), batch_id=batch_id or secrets.token_hex(5),
+        batch_seed=batch_seed if batch_seed is not None else secrets.randbits(31), batch_id=batch_id,
         backend_overrides=overrides, setup_extra=dict(setup_extra or {}),
     )  # fmt: skip
+
+
+def _check_batch_id_free(logs_dir: Path, batch_id: str, n: int) -> None:
+    """A batch id names the batch record and every branch directory: a used one is refused up front
+    (run_fork_batch claims the record exclusively, so two forks started together cannot share it either)."""
+    used = [p for p in [experiments_dir(logs_dir) / f"fork-{batch_id}.json"] + [logs_dir / f"fork-{batch_id}-{i:03d}" for i in range(n)]
+            if os.path.lexists(p)]  # fmt: skip
+    if used:
+        raise ReplayError(f"--batch-id {batch_id}: already used under {logs_dir} ({used[0]} exists); choose another batch id")
 
 
 def _check_night(state: GameState, iv: OverrideNight, key: Key) -> None:
@@ -330,9 +342,8 @@ def _inherited_keys(parent: ParentGame, base: Key) -> list[Key]:
 
 
 def _write_inherited(plan: ForkPlan, state: GameState, out_dir: Path) -> list[dict[str, Any]]:
-    """Pre-write inherited snapshots and probe records; return the inherited game events."""
+    """Pre-write inherited snapshots and probe records into the claimed ``out_dir``; return the inherited game events."""
     parent, gid = plan.parent, state.game_id
-    out_dir.mkdir(parents=True, exist_ok=True)
     keys = _inherited_keys(parent, plan.base_key)
     if keys and plan.cfg.snapshots:
         enc = SnapshotEncoder()
@@ -360,9 +371,10 @@ async def run_branch(plan: ForkPlan, i: int, backends: dict[str, Backend]) -> Br
     state = plan.base_state.clone()
     state.game_id = branch_id(plan, i)
     state.seed = replica_seed(plan, i)
-    out_dir = game_dir(plan.logs_dir, state.game_id)
+    out_dir = plan.logs_dir / state.game_id
     res = BranchResult(i, state.game_id, str(out_dir))
     try:
+        out_dir = claim_game_dir(plan.logs_dir, state.game_id)  # exclusive: never another batch's branch
         inherited = _write_inherited(plan, state, out_dir)
         bk = dict(backends)
         for s in state.seats:
@@ -387,7 +399,7 @@ async def run_branch(plan: ForkPlan, i: int, backends: dict[str, Backend]) -> Br
             "parent_seed": plan.parent.setup.get("seed"), **plan.setup_extra,
         }  # fmt: skip
         gr = await play_game(plan.cfg, logs_dir=plan.logs_dir, state=state, setup_extra=extra,
-                             probe_memory=plan.probe_memory, backends=bk, on_event=on_event)  # fmt: skip
+                             probe_memory=plan.probe_memory, backends=bk, on_event=on_event, claimed=True)  # fmt: skip
         res.winner, res.rounds, res.reason, res.faults, res.acts = gr.winner, gr.rounds, gr.reason, gr.faults, gr.acts
     except Exception as exc:  # one failed branch never stops the batch
         res.error = f"{type(exc).__name__}: {exc}"
@@ -399,7 +411,11 @@ def experiments_dir(logs_dir: str | Path) -> Path:
     return Path(logs_dir) / EXPERIMENTS_DIR
 
 
-def write_json_atomic(path: Path, obj: Any) -> None:
+def write_json_atomic(path: Path, obj: Any, *, root: str | Path | None = None) -> None:
+    """Write ``obj`` as JSON to ``path`` via a temporary file and a rename; with ``root`` (the logs
+    directory) the path must lie inside it with no symlink on the way (mafiascope.logs.paths)."""
+    if root is not None:
+        path = inside(root, path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(path.suffix + f".tmp{os.getpid()}")
     tmp.write_text(json.dumps(obj, ensure_ascii=False, indent=1, default=str), encoding="utf-8")
@@ -418,7 +434,12 @@ async def run_fork_batch(plan: ForkPlan, on_result: Callable[[BranchResult], Non
     progress = experiments_dir(plan.logs_dir) / f"fork-{plan.batch_id}.progress.jsonl"
     record: dict[str, Any] = {"kind": "fork_batch", **plan.describe(), "created": time.time(), "status": "running"}
     if plan.write_batch_file:
-        write_json_atomic(experiments_dir(plan.logs_dir) / f"fork-{plan.batch_id}.json", record)
+        try:
+            claim_file(plan.logs_dir, experiments_dir(plan.logs_dir) / f"fork-{plan.batch_id}.json")
+        except (FileExistsError, UnsafePathError) as exc:
+            raise ReplayError(f"--batch-id {plan.batch_id}: the batch record cannot be claimed ({exc}); "
+                              "another fork holds this batch id") from None  # fmt: skip
+        write_json_atomic(experiments_dir(plan.logs_dir) / f"fork-{plan.batch_id}.json", record, root=plan.logs_dir)
         prog = JsonlWriter(progress)
         prog.write({"event": "start", "fork_batch_id": plan.batch_id, "n": plan.n, "ts": time.time()})
 
@@ -444,7 +465,7 @@ async def run_fork_batch(plan: ForkPlan, on_result: Callable[[BranchResult], Non
     if plan.write_batch_file:
         prog.write({"event": "done", "fork_batch_id": plan.batch_id, "ts": time.time()})
         prog.close()
-        write_json_atomic(experiments_dir(plan.logs_dir) / f"fork-{plan.batch_id}.json", record)
+        write_json_atomic(experiments_dir(plan.logs_dir) / f"fork-{plan.batch_id}.json", record, root=plan.logs_dir)
     return record
 
 

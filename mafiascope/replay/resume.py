@@ -17,7 +17,7 @@ no finished game, duplicates none, and every started game gets finished.
 from __future__ import annotations
 
 import asyncio
-import shutil
+import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +25,8 @@ from typing import Any
 
 from ..engine.runner import play_game
 from ..logs.io import GAME_FILE, PROBE_FILE, STATE_FILE, JsonlWriter, dumps, iter_jsonl, list_game_dirs
+from ..logs.paths import UnsafePathError, claim_game_dir, game_dir, inside, safe_rename, safe_rmtree
+from ..logs.schema import validate_game_id
 from .forks import _state_of
 from .source import START, Key, ParentGame, ReplayError, fmt_key
 
@@ -46,26 +48,41 @@ def last_kind(game_dir: Path) -> str | None:
 
 
 def repair_staging(root: Path) -> list[str]:
-    """Finish or undo swaps interrupted by a crash of an earlier resume; returns notes."""
+    """Finish or undo swaps interrupted by a crash of an earlier resume; returns notes.
+
+    Only staging directories strictly inside ``root`` are touched, none reached through a
+    symlink, and only entries named like a game id (mafiascope.logs.paths)."""
     notes = []
     for stage in sorted(root.rglob(STAGING)) if root.is_dir() else []:
+        try:
+            inside(root, stage)
+        except UnsafePathError as exc:
+            notes.append(f"left alone: {exc}")
+            continue
         if not stage.is_dir():
             continue
+        base = stage.parent
         for entry in sorted(stage.iterdir()):
-            if entry.name.endswith(".old"):
+            if entry.name.endswith(".old") or entry.is_symlink() or not entry.is_dir():
+                continue  # staging entries are real directories; anything else is not ours to touch
+            try:
+                gid = validate_game_id(entry.name)
+                inside(base, entry)
+            except ValueError as exc:  # UnsafePathError is a ValueError
+                notes.append(f"left alone: {exc}")
                 continue
-            gid, live, old, new = entry.name, stage.parent / entry.name, stage / (entry.name + ".old"), entry / entry.name
-            if not live.exists() and old.exists():
-                if (new / GAME_FILE).is_file() and last_kind(new) == "game_over":
-                    new.rename(live)
+            live, old, new = base / gid, stage / (gid + ".old"), entry / gid
+            if not os.path.lexists(live) and old.is_dir() and not old.is_symlink():
+                if (new / GAME_FILE).is_file() and not new.is_symlink() and last_kind(new) == "game_over":
+                    safe_rename(base, new, live)
                     notes.append(f"{gid}: completed an interrupted swap")
                 else:
-                    old.rename(live)
+                    safe_rename(base, old, live)
                     notes.append(f"{gid}: restored the original after an interrupted resume")
-            shutil.rmtree(entry, ignore_errors=True)
+            safe_rmtree(base, entry)
         for old in stage.glob("*.old"):
-            if (stage.parent / old.name[:-4]).exists():
-                shutil.rmtree(old, ignore_errors=True)
+            if os.path.lexists(base / old.name[:-4]) and not old.is_symlink():
+                safe_rmtree(base, old)
         try:
             stage.rmdir()
         except OSError:
@@ -92,6 +109,11 @@ def find_unfinished(logs: str | Path, *, min_idle: float = 0.0) -> list[Candidat
     for d in list_game_dirs(logs):
         if d.parent.name == STAGING or STAGING in d.parts:
             continue
+        try:  # LOGS may itself be one game directory: then it is checked inside its parent
+            inside(logs, d) if d != Path(logs) else inside(Path(os.path.abspath(logs)).parent, os.path.abspath(d))
+        except UnsafePathError as exc:
+            out.append(Candidate(d, d.name, None, str(exc)))
+            continue
         if last_kind(d) == "game_over":
             continue
         if last_kind(d) is None:
@@ -105,6 +127,14 @@ def find_unfinished(logs: str | Path, *, min_idle: float = 0.0) -> list[Candidat
         idle = now - max((d / f).stat().st_mtime for f in (GAME_FILE, STATE_FILE, PROBE_FILE) if (d / f).exists())
         if idle < min_idle:
             out.append(Candidate(d, parent.game_id, None, f"written {idle:.0f} s ago (still running? use --min-idle 0)"))
+            continue
+        try:  # the id names the staging directory: it must be valid and this directory's own
+            validate_game_id(parent.game_id)
+            why = "" if parent.game_id == d.name else f"setup.game_id {parent.game_id!r} is not the name of its directory"
+        except ValueError as exc:
+            why = f"setup.game_id: {exc}"
+        if why:
+            out.append(Candidate(d, d.name, None, f"{why}; not resumed"))
             continue
         keys = parent.keys()
         if keys:
@@ -130,10 +160,12 @@ async def resume_game(cand: Candidate, backends: dict[str, Any] | None = None) -
     hidden = redacted_backends(cfg, {s.backend for s in state.seats})
     if hidden:
         raise ReplayError(f"game {parent.game_id}: the key of backend(s) {', '.join(hidden)} was redacted in the log; cannot resume")
-    stage_root = d.parent / STAGING / parent.game_id
-    shutil.rmtree(stage_root, ignore_errors=True)
-    new = stage_root / parent.game_id
-    new.mkdir(parents=True)
+    if parent.game_id != d.name:
+        raise ReplayError(f"{d}: setup.game_id {parent.game_id!r:.140} is not the name of its directory; not resumed")
+    base = d.parent
+    stage_root = game_dir(base / STAGING, parent.game_id)  # the id is validated here, before any deletion
+    safe_rmtree(base, stage_root)
+    new = claim_game_dir(stage_root, parent.game_id)
     keys = parent.keys()
     upto = keys[: keys.index(key) + 1] if key != START else []
     with open(new / STATE_FILE, "w", encoding="utf-8") as fh:
@@ -163,19 +195,19 @@ async def resume_game(cand: Candidate, backends: dict[str, Any] | None = None) -
         backends = build_backends(cfg.backends, logs_dir=d.parent)
     try:
         res = await play_game(cfg, logs_dir=stage_root, state=state, setup_extra=extra, probe_memory=memory,
-                              backends=backends, on_event=on_event)  # fmt: skip
+                              backends=backends, on_event=on_event, claimed=True)  # fmt: skip
     except BaseException:
-        shutil.rmtree(stage_root, ignore_errors=True)
+        safe_rmtree(base, stage_root)
         raise
     # swap: old -> .resume/<id>.old, staged -> live, drop old
-    old = d.parent / STAGING / (parent.game_id + ".old")
-    shutil.rmtree(old, ignore_errors=True)
-    d.rename(old)
-    new.rename(d)
-    shutil.rmtree(old, ignore_errors=True)
-    shutil.rmtree(stage_root, ignore_errors=True)
+    old = base / STAGING / (parent.game_id + ".old")
+    safe_rmtree(base, old)
+    safe_rename(base, d, old)
+    safe_rename(base, new, d)
+    safe_rmtree(base, old)
+    safe_rmtree(base, stage_root)
     try:
-        (d.parent / STAGING).rmdir()
+        (base / STAGING).rmdir()
     except OSError:
         pass
     return {"game_id": parent.game_id, "path": str(d), "resume_point": fmt_key(key), "winner": res.winner,

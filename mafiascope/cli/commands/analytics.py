@@ -102,7 +102,10 @@ def _import(args: argparse.Namespace) -> int:
         raise CliError(f"{src} does not exist")
     if dest.exists() and any(dest.iterdir()) and not args.force:
         raise CliError(f"{dest} is not empty (use --force to write into it)")
-    s = import_corpus(src, dest)
+    try:
+        s = import_corpus(src, dest)
+    except ValueError as exc:  # an unsafe destination or an invalid game directory name, found before writing
+        raise CliError(str(exc)) from None
     if args.json:
         print_json(s)
     else:

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import shutil
 import sys
 from pathlib import Path
 
 from ...config import REPO_ROOT, load_game_config
+from ...logs.paths import safe_rmtree
 from .. import CliError, print_json
 
 # (game id, config, seed, battery, snapshots): fixed ids keep app URLs stable across regenerations.
@@ -72,10 +74,13 @@ def _demo_games(args: argparse.Namespace, out: Path) -> list[dict[str, object]]:
         if not path.is_file():
             continue  # a rule set whose config is not shipped in this checkout
         target = out / gid
-        if target.exists():
+        if os.path.lexists(target):
             if not args.force:
                 raise CliError(f"{target} exists; pass --force to regenerate the demo corpus")
-            shutil.rmtree(target)
+            try:
+                safe_rmtree(out, target)
+            except ValueError as exc:  # a symlink in place of a demo game: never followed
+                raise CliError(str(exc)) from None
         cfg = load_game_config(path)
         if battery:
             cfg.probes.enabled, cfg.probes.battery, cfg.probes.probes = True, battery, None

@@ -52,8 +52,12 @@ def _audit(args: argparse.Namespace) -> int:
             print(f"{g['game_id']}: snapshots={g['snapshots']} messages={g['messages_checked']} leaks={g['leaks']} [{kinds}]{note}")
             for ex in g["examples"][:5]:
                 print(f"    {ex['kind']} in {ex['seat']}'s context at r{ex['round']} seq {ex['msg_seq']}: {ex['detail'][:100]!r}")
-        print(f"total: games={res['games']} messages_checked={res['messages_checked']} leaks={res['leaks']}")
-    return 1 if res["leaks"] else 0
+        for d in res["doubled_games"]:
+            print(f"{d['game_id']}: {d['setup_records']} setup and {d['game_over_records']} game_over records "
+                  "(two writers on one game id; analytics excludes it)")  # fmt: skip
+        print(f"total: games={res['games']} messages_checked={res['messages_checked']} leaks={res['leaks']} "
+              f"doubled={len(res['doubled_games'])}")  # fmt: skip
+    return 1 if res["leaks"] or res["doubled_games"] else 0
 
 
 def _cost(args: argparse.Namespace) -> int:

@@ -11,15 +11,16 @@ from .. import CliError, print_json
 
 
 def _err(fn: Any) -> Any:
-    """Run ``fn`` turning replay errors and backend configuration errors (a ``${VAR}`` key set
-    nowhere) into CliError (one clear line, exit 2)."""
+    """Run ``fn`` turning replay errors, backend configuration errors (a ``${VAR}`` key set
+    nowhere) and unsafe paths (a symlink where a result goes) into CliError (one clear line, exit 2)."""
     from ...backends.base import BackendError
+    from ...logs.paths import UnsafePathError
     from ...replay.source import ReplayError
 
     def wrapped(args: argparse.Namespace) -> int:
         try:
             return fn(args)
-        except (ReplayError, BackendError) as exc:
+        except (ReplayError, BackendError, UnsafePathError) as exc:
             raise CliError(str(exc)) from None
 
     return wrapped
@@ -61,7 +62,7 @@ def _save_result(logs: str, prefix: str, res: dict[str, Any]) -> str:
     from ...replay.forks import experiments_dir, write_json_atomic
 
     path = experiments_dir(logs) / f"{prefix}-{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(2)}.json"
-    write_json_atomic(path, {**res, "created": time.time()})
+    write_json_atomic(path, {**res, "created": time.time()}, root=logs)
     return str(path)
 
 
@@ -262,10 +263,10 @@ def cmd_resume(args: argparse.Namespace) -> int:
     todo = [c for c in cands if c.point is not None][: args.limit or None]
     skipped = [c for c in cands if c.point is None]
     if args.drop_empty and not args.dry_run:
-        import shutil
+        from ...logs.paths import safe_rmtree
 
         for c in [c for c in skipped if c.empty]:
-            shutil.rmtree(c.game_dir)
+            safe_rmtree(root, c.game_dir)
             _say(args, f"removed {c.game_dir} (never started)")
         skipped = [c for c in skipped if not c.empty]
     for c in skipped:

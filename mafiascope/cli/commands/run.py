@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -110,6 +111,7 @@ def _take_human_seat(cfg: GameConfig, idx: int, inner: Any) -> Any:
 
 def cmd_run(args: argparse.Namespace) -> int:
     from ...engine.runner import play_game
+    from ...logs.paths import UnsafePathError
     from ...logs.schema import validate_game_id
 
     cfg = load_config(args)
@@ -123,7 +125,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         on_event = _take_human_seat(cfg, args.human, on_event)
     try:
         res = asyncio.run(play_game(cfg, logs_dir=args.logs, seed=args.seed, game_id=args.game_id, on_event=on_event, **_flags(args)))
-    except FileExistsError as exc:
+    except (FileExistsError, UnsafePathError) as exc:
         raise CliError(str(exc)) from None
     out = {"game_id": res.game_id, "path": res.path, "winner": res.winner, "rounds": res.rounds, "reason": res.reason, "faults": res.faults}
     if args.json:
@@ -153,7 +155,7 @@ def cmd_batch(args: argparse.Namespace) -> int:
             validate_game_id(args.id_prefix)
         except ValueError as exc:
             raise CliError(f"--id-prefix: {exc}") from None
-        taken = [f"{args.id_prefix}-{i:04d}" for i in range(args.n) if (Path(args.logs) / f"{args.id_prefix}-{i:04d}" / "game.jsonl").exists()]
+        taken = [f"{args.id_prefix}-{i:04d}" for i in range(args.n) if os.path.lexists(Path(args.logs) / f"{args.id_prefix}-{i:04d}")]
         if taken:
             more = f" (and {len(taken) - 1} more)" if len(taken) > 1 else ""
             raise CliError(f"--id-prefix {args.id_prefix}: {Path(args.logs) / taken[0]} already holds a game{more}; "
@@ -168,7 +170,9 @@ def cmd_batch(args: argparse.Namespace) -> int:
         print(f"{summary['games']} games in {summary['wall_s']} s ({summary['games_per_s']} games/s); winners: {summary['winners']}; errors: {summary['errors']}")
         for e in res.errors:
             print(f"  game {e['index']} (seed {e['seed']}): {e['error']}")
-    return 1 if res.errors and not res.results else 0
+        for e in res.skipped:
+            print(f"  skipped {e['game_id']}: {e['reason']}")
+    return 1 if (res.errors and not res.results) or res.skipped else 0
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -189,5 +193,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     b.add_argument("-n", type=int, default=10, help="number of games (default: %(default)s)")
     b.add_argument("--parallel", type=int, default=8, help="games in flight at once (default: %(default)s)")
     b.add_argument("--seed-base", type=int, default=0, help="game i gets seed seed_base + i (default: %(default)s)")
-    b.add_argument("--id-prefix", help="name games <prefix>-0000, <prefix>-0001, ... instead of random UUIDs")
+    b.add_argument("--id-prefix", help="name games <prefix>-0000, <prefix>-0001, ... instead of random UUIDs; an id whose "
+                                       "directory exists is refused (before the start) or skipped (taken meanwhile)")
     b.set_defaults(func=cmd_batch)
