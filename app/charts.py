@@ -12,6 +12,8 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
+from mafiascope.analytics.figures import CI_COLOR  # interval whiskers (grey: both themes)
+
 from . import bridge
 from .data import file_sig
 from .gamemodel import GameModel
@@ -19,7 +21,6 @@ from .palette import AGENT_PALETTE, ROLE_COLORS
 
 RECALL_COLOR = "#6e7681"  # neutral grey: the crowd line never shares a hue with a Mafioso's agent colour
 
-CI_COLOR = "#8a8f98"  # interval whiskers: a mid grey reads on the light and the dark theme (Vega's default rule is black)
 STEP_PARAM = "pick_step"
 STRIP_HEIGHT = 150  # plot height of each metrics-strip chart (legend rows come on top of it)
 STRIP_AUTOSIZE = {"type": "fit-x", "contains": "padding"}

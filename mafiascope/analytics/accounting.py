@@ -9,14 +9,18 @@ import numpy as np
 import pandas as pd
 
 from .corpus import Corpus
-from .frames import items_with_probe
+from .frames import items_with_probe, mafia_mask
 from .load import K_NONE, TRAITS
 from .modes import Mode
 from .stats import round_or_none, wilson
 
 
-def parse_accounting(c: Corpus, mode: Mode) -> dict[str, Any]:
+def parse_accounting(c: Corpus, mode: Mode, *, seats: np.ndarray | None = None) -> dict[str, Any]:
+    """F5 parse figures; ``seats`` (an (m, seats) mask) counts only those seats' probe records."""
     p = c.probes
+    if seats is not None:
+        sp = p["seat"].to_numpy(dtype=np.int64)
+        p = p[(sp >= 0) & seats[p["g"].to_numpy(dtype=np.int64), np.maximum(sp, 0)]]
     raw_ok = (p["stored_kind"].to_numpy() != K_NONE)
     rep_ok = (p["eff_kind"].to_numpy() != K_NONE)
     by_raw, by_rep = {}, {}
@@ -85,11 +89,14 @@ def outcomes(c: Corpus) -> dict[str, Any]:
     }
 
 
-def personality_error(c: Corpus) -> dict[str, Any]:
+def personality_error(c: Corpus, *, seats: np.ndarray | None = None) -> dict[str, Any]:
     """MAE of personality_profile estimates vs the target's generating Big-Five vector,
-    per trait and by round, against a constant-50 baseline."""
+    per trait and by round, against a constant-50 baseline; ``seats`` keeps only those estimators."""
     it = items_with_probe(c, "pp", "personality_profile")
     it = it[(it["tgt"] >= 0) & (it["tgt"] != it["seat"])]
+    if seats is not None:
+        sp = it["seat"].to_numpy(dtype=np.int64)
+        it = it[(sp >= 0) & seats[it["g"].to_numpy(dtype=np.int64), np.maximum(sp, 0)]]
     if not len(it):
         return {"n": 0}
     g, t = it["g"].to_numpy(), it["tgt"].to_numpy()
@@ -170,3 +177,24 @@ def plan_action_consistency(c: Corpus, seats: np.ndarray | None = None) -> dict[
     k, n = int(hit.sum()), len(j)
     return {"n": n, "k": k, "rate": round_or_none(k / n if n else None), "by_action": by,
             "same_round_n": int(j["same_round"].to_numpy().sum())}
+
+
+def vote_rows(c: Corpus) -> pd.DataFrame:
+    """Tally votes with a known voter and target: ``g``, ``voter``, ``target``, ``town_voter``, ``on_mafia``."""
+    v = c.votes
+    voter, target = v["voter"].to_numpy(dtype=np.int64), v["target"].to_numpy(dtype=np.int64)
+    ok = (voter >= 0) & (target >= 0)
+    g, voter, target = v["g"].to_numpy(dtype=np.int64)[ok], voter[ok], target[ok]
+    maf = mafia_mask(c)
+    return pd.DataFrame({"g": g, "voter": voter, "target": target, "town_voter": ~maf[g, voter], "on_mafia": maf[g, target]})
+
+
+def vote_summary(c: Corpus, *, seats: np.ndarray | None = None) -> dict[str, Any]:
+    """Counted tally votes and the share of town voters' votes cast on a Mafia seat (no probes needed)."""
+    v = vote_rows(c)
+    if seats is not None and len(v):
+        v = v[seats[v["g"].to_numpy(), v["voter"].to_numpy()]]
+    town = v[v["town_voter"].to_numpy()]
+    k, n = int(town["on_mafia"].sum()), len(town)
+    return {"votes": int(len(v)), "town_votes": n, "town_on_mafia": k,
+            "town_on_mafia_rate": round_or_none(k / n if n else None)}

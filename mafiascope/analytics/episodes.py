@@ -138,6 +138,7 @@ def find_episodes(c: Corpus, *, merge_gap: int = 2) -> dict[str, Any]:
     candidates: list[dict[str, Any]] = []
     names_of: dict[int, list[str]] = {}
     gids = c.games["game_id"].to_numpy()
+    models = c.seat_array_obj("model")
     for a, b, t, nn in zip(i0[tv > 0].tolist(), i1[tv > 0].tolist(), tv[tv > 0].tolist(), n[tv > 0].tolist()):
         gg = int(g[a])
         names = names_of.get(gg) or names_of.setdefault(gg, c.seat_names(gg))
@@ -152,6 +153,7 @@ def find_episodes(c: Corpus, *, merge_gap: int = 2) -> dict[str, Any]:
             "speaker": names[spk] if spk >= 0 else None, "D": float(D), "D_fraction": str(D),
             "K": sum(za[x] != zb[x] for x in agents),
             "switching": [names[x] for x in agents if za[x] != zb[x]],
+            "switching_models": [str(models[gg, x]) for x in agents if za[x] != zb[x]],
             "top_before": {names[x]: names[za[x]] for x in agents},
             "top_after": {names[x]: names[zb[x]] for x in agents},
             "links": {"before": before, "after": after},

@@ -130,11 +130,15 @@ def grouped_summaries(df: pd.DataFrame, keys: np.ndarray, n_groups: int) -> list
     ]
 
 
-def f2(c: Corpus, mode: Mode, *, breakdowns: bool = True, model: str | None = None) -> dict[str, Any]:
-    """Calibration; ``model`` keeps only the guesses of seats played by that model (mixed-model games)."""
+def f2(c: Corpus, mode: Mode, *, breakdowns: bool = True, model: str | None = None,
+       seats: np.ndarray | None = None) -> dict[str, Any]:
+    """Calibration; ``model`` keeps only the guesses of seats played by that model (mixed-model games),
+    ``seats`` (an (m, seats) mask) only those observers' guesses."""
     df = calibration_obs(c, mode)
     if model is not None:
         df = df[c.seat_array_obj("model")[df["g"].to_numpy(), df["obs"].to_numpy()].astype(str) == model]
+    if seats is not None:
+        df = df[seats[df["g"].to_numpy(), df["obs"].to_numpy()]]
     res = calibration_summary(df, c.m, mode, with_ci=True)
     if breakdowns:
         g, obs = df["g"].to_numpy(), df["obs"].to_numpy()

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from . import labels as L
-from .accounting import plan_rows
+from .accounting import plan_rows, vote_rows
 from .corpus import Corpus
 from .dynamics import dynamics_pairs
 from .episodes import episode_seat_counts
@@ -176,6 +176,14 @@ def _plans(c: Corpus, mode: Mode, mask: np.ndarray) -> np.ndarray:
     return np.column_stack([_bc(g, c.m, j["hit"].to_numpy()), _bc(g, c.m)])
 
 
+def _votes(c: Corpus, mode: Mode, mask: np.ndarray) -> np.ndarray:
+    """Town voters' tally votes on a Mafia seat, and their tally votes."""
+    v = vote_rows(c)
+    v = v[_at(mask, v["g"].to_numpy(), v["voter"].to_numpy()) & v["town_voter"].to_numpy()]
+    g = v["g"].to_numpy()
+    return np.column_stack([_bc(g, c.m, v["on_mafia"].to_numpy()), _bc(g, c.m)])
+
+
 def _wins(c: Corpus, mode: Mode, mask: np.ndarray) -> np.ndarray:
     """Seats of completed games on the winning side, and seats (draws count as losses)."""
     done = c.games["completed"].to_numpy(dtype=bool)
@@ -188,6 +196,7 @@ def _wins(c: Corpus, mode: Mode, mask: np.ndarray) -> np.ndarray:
 
 METRICS: tuple[SeatMetric, ...] = (
     SeatMetric("outcome.seat_win_rate", "seat win rate", False, _wins, ratio_stat(0, 1), 1),
+    SeatMetric("votes.town_on_mafia_rate", "town votes on Mafia", False, _votes, ratio_stat(0, 1), 1),
     SeatMetric("parse.parse_rate", "probe parse rate", True, _parse, ratio_stat(0, 1), 1),
     SeatMetric("f1.accuracy", "F1 committed accuracy", True, _f1("correct", "committed"), ratio_stat(0, 1), 1),
     SeatMetric("f1.unknown_rate", "F1 Unknown rate", True, _f1("unknown", None), ratio_stat(0, 1), 1),
