@@ -130,6 +130,29 @@ def _per_model(_dirs: tuple[str, ...], key: str, mode: Any) -> dict[str, Any]:
     return out
 
 
+@st.cache_data(max_entries=32, show_spinner="Comparing the two models ...")
+def _compare(_dirs: tuple[str, ...], key: str, mode: Any, a: str, b: str) -> dict[str, Any]:
+    compare = bridge.need("seats", "compare")
+    return compare(bridge.corpus(_dirs), mode, a, b)
+
+
+def compare(dirs: tuple[str, ...], a: str, b: str) -> dict[str, Any]:
+    """Model a minus model b on every seat-level metric (difference, cluster-bootstrap CI, p, Holm p)."""
+    bridge.need("seats", "compare")
+    return _compare(*_key(dirs), a, b)
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def _seat_models(_dirs: tuple[str, ...], key: str, mode: Any) -> list[str]:
+    return bridge.need("seats", "models_of")(bridge.corpus(_dirs))
+
+
+def seat_models(dirs: tuple[str, ...]) -> list[str]:
+    """Models seated in the analysed games (sorted)."""
+    bridge.need("seats", "models_of")
+    return _seat_models(*_key(dirs))
+
+
 def per_model(dirs: tuple[str, ...]) -> dict[str, Any]:
     bridge.need("f1", "f1_by_round")
     return _per_model(*_key(dirs))

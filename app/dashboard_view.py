@@ -113,6 +113,37 @@ def dynamics(rep: dict[str, Any]) -> None:
     download_csv(df, "belief_dynamics", key="dl_dyn")
 
 
+def compare_view(dirs: tuple[str, ...]) -> None:
+    """Two models side by side on every seat-level metric, with the difference and its interval."""
+    try:
+        models = A.seat_models(dirs)
+    except bridge.AnalyticsMissing as exc:
+        bridge.show_missing(exc, "Model comparison")
+        return
+    if len(models) < 2:
+        st.info("The analysed games seat a single model: nothing to compare.")
+        return
+    c1, c2 = st.columns(2)
+    a = c1.selectbox("Model A", models, index=0, key="db_cmp_a")
+    b = c2.selectbox("Model B", [m for m in models if m != a], index=0, key="db_cmp_b")
+    res = A.compare(dirs, a, b)
+    st.caption(f"{res['games_shared']} games seat both · {res['seats_a']} seats of A, {res['seats_b']} of B. Each row belongs to "
+               "the seat that produced it; intervals resample whole games (paired where both sat); p: two-sided bootstrap, "
+               "Holm-adjusted over the metrics.")
+    df = F.comparison_frame([res])
+    show = pd.DataFrame({
+        "metric": df["label"], a: df["a"], b: df["b"],
+        "A − B [95% CI]": [ci_text(d if d == d else None, [lo, hi] if lo is not None and lo == lo else None, "{:+.3f}")
+                           for d, lo, hi in zip(df["diff"], df["diff_lo"], df["diff_hi"])],
+        "p": df["p"], "Holm p": df["p_holm"], "n A": df["n_a"], "n B": df["n_b"]})
+    st.dataframe(show, hide_index=True, width="stretch")
+    download_csv(df, f"compare_{a}_vs_{b}", key="dl_cmp")
+    if df["diff"].notna().any():
+        ch = F.comparison_chart(df, a, b)
+        st.altair_chart(ch, key="db_cmp_chart")
+        download_chart(ch, f"compare_{a}_vs_{b}", key="ex_cmp")
+
+
 def matchups(out: dict[str, Any]) -> None:
     g = out.get("games")
     if g is None or g.empty:
