@@ -10,21 +10,30 @@ import pandas as pd
 
 from .corpus import Corpus
 from .frames import items_with_probe, mafia_mask
+from ..probes.shapes import STANDARD_PROBES
 from .load import K_NONE, TRAITS
 from .modes import Mode
 from .stats import round_or_none, wilson
 
 
 def parse_accounting(c: Corpus, mode: Mode, *, seats: np.ndarray | None = None) -> dict[str, Any]:
-    """F5 parse figures; ``seats`` (an (m, seats) mask) counts only those seats' probe records."""
+    """F5 parse figures; ``seats`` (an (m, seats) mask) counts only those seats' probe records.
+
+    The headline figures count the standard battery's probes only; a custom probe's calls and
+    failures are in ``custom_calls`` and ``by_probe_*`` (and in the ``custom_probes`` section),
+    so trying a new probe does not move the headline parse rate."""
     p = c.probes
     if seats is not None:
         sp = p["seat"].to_numpy(dtype=np.int64)
         p = p[(sp >= 0) & seats[p["g"].to_numpy(dtype=np.int64), np.maximum(sp, 0)]]
+    all_p = p
+    custom = ~p["probe_id"].astype(str).isin(STANDARD_PROBES).to_numpy() if len(p) else np.zeros(0, dtype=bool)
+    if custom.any():
+        p = p[~custom]
     raw_ok = (p["stored_kind"].to_numpy() != K_NONE)
     rep_ok = (p["eff_kind"].to_numpy() != K_NONE)
     by_raw, by_rep = {}, {}
-    for pid, sub in p.groupby("probe_id", sort=False):
+    for pid, sub in all_p.groupby("probe_id", sort=False):
         by_raw[pid] = [int((sub["stored_kind"] != K_NONE).sum()), len(sub)]
         by_rep[pid] = [int((sub["eff_kind"] != K_NONE).sum()), len(sub)]
     tok = p["tokens_prompt"].to_numpy() + p["tokens_completion"].to_numpy()
@@ -42,6 +51,7 @@ def parse_accounting(c: Corpus, mode: Mode, *, seats: np.ndarray | None = None) 
         "by_probe_repaired": by_rep,
         "calls_per_game": round_or_none(len(p) / c.m if c.m else None),
         "tokens_logged": int(np.nansum(tok)) if np.isfinite(tok).any() else None,
+        "custom_calls": int(custom.sum()),
     }
 
 

@@ -93,6 +93,12 @@ def build_report(c: Corpus, mode: Mode, *, transcripts: bool = True, sections: t
         for key in PROBE_SECTIONS:
             if key in rep:
                 rep[key] = dict(ABSENT)
+    if has_probes and want("custom_probes"):
+        from .custom import custom_probes
+
+        cp = custom_probes(c, mode)
+        if cp:
+            rep["custom_probes"] = cp
     if per_model and want("by_model"):
         rep["by_model"] = seat_stats.by_model(c, mode)
         rep["by_model_role"] = seat_stats.by_model_role(c, mode)

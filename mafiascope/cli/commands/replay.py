@@ -248,10 +248,13 @@ def cmd_validate_repeat(args: argparse.Namespace) -> int:
         print_json(res)
         return 0
     o = res["overall"]
-    print(f"{o['disagreements']} disagreements in {o['pairs']} answer pairs ({(o['p'] or 0) * 100:.1f}%) at {res['states']} states x {res['repeats']} repeats")
+    ci = f" [95% CI {o['ci95'][0] * 100:.1f}-{o['ci95'][1] * 100:.1f}%, clustered by state]" if o.get("ci95") else ""
+    print(f"{o['disagreements']} disagreements in {o['pairs']} parsed answer pairs ({(o['p'] or 0) * 100:.1f}%){ci}; "
+          f"{o['unparsed_pairs']} pairs with an unparsed answer counted apart; {res['states']} states x {res['repeats']} repeats")
     for bucket in ("per_probe", "per_phase"):
         for name, v in res[bucket].items():
-            print(f"  {bucket[4:]:<6} {name:<22} {v['disagreements']:>5}/{v['pairs']:<5} {(v['p'] or 0) * 100:5.1f}%")
+            p = "  n/a" if v["p"] is None else f"{v['p'] * 100:5.1f}%"
+            print(f"  {bucket[4:]:<6} {name:<22} {v['disagreements']:>5}/{v['pairs']:<5} {p}  unparsed pairs {v['unparsed_pairs']}")
     return 0
 
 
