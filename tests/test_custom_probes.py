@@ -106,3 +106,19 @@ def test_validate_repeat_counts_unparsed_pairs_apart(game, capsys):
     assert musing["pairs"] == 0 and musing["unparsed_pairs"] > 0 and musing["p"] is None  # not "perfectly repeatable"
     assert rep["per_probe"]["threat"]["pairs"] > 0 and rep["overall"]["unparsed_pairs"] == musing["unparsed_pairs"]
     assert rep["overall"]["ci95"] is not None
+
+
+@pytest.mark.parametrize("page", ["live", "impersonate"])
+def test_live_game_and_impersonate_plot_custom_numeric_fields(game, page, monkeypatch, tmp_path):
+    pytest.importorskip("streamlit")
+    from .app_support import assert_clean, errors, new_app
+
+    monkeypatch.setenv("MAFIASCOPE_LOGS", str(game))
+    monkeypatch.setenv("MAFIASCOPE_RUNS", str(tmp_path / "runs"))
+    at = new_app(page=page).run()
+    assert_clean(at)
+    assert not errors(at)
+    boxes = [b for b in at.selectbox if b.label == "Custom probe field"]
+    assert boxes and set(boxes[0].options) == {"threat.p_right", "threat.danger"}
+    boxes[0].set_value("threat.danger").run()
+    assert_clean(at)
