@@ -33,7 +33,8 @@ def _key(dirs: tuple[str, ...]) -> tuple:
 def _f2(_dirs: tuple[str, ...], key: str, mode: Any, model: str | None) -> dict[str, Any]:
     f2 = bridge.need("f2", "f2")
     c = bridge.corpus(_dirs, model=model)
-    return {"m": c.m, **f2(c, mode)} if c.m else {"m": 0}
+    # a model's calibration = the guesses of the seats it played, in the games where it sat (not every seat there)
+    return {"m": c.m, **f2(c, mode, model=model)} if c.m else {"m": 0}
 
 
 def f2(dirs: tuple[str, ...], model: str | None = None) -> dict[str, Any]:
