@@ -78,7 +78,10 @@ def _wide_metrics(long: pd.DataFrame) -> pd.DataFrame:
                              for v, lo, hi, n in zip(long["value"], long["ci_lo"], long["ci_hi"], long["n"])])
     wide = long.pivot(index="metric", columns="model", values="cell")
     order = [k for k in seats.METRIC_KEYS if k in wide.index]
-    return wide.loc[order].reset_index()
+    labels = {x.key: x.label for x in seats.METRICS}
+    out = wide.loc[order].reset_index()
+    out.insert(0, "measure", [labels[k] for k in out["metric"]])
+    return out
 
 
 def _f4_frame(rep: dict[str, Any]) -> pd.DataFrame:
