@@ -143,3 +143,14 @@ def test_episodes_text_prints_full_game_ids(tmp_path, capsys):
     assert main(["episodes", str(demo), "--boot", "0", "--cache-dir", str(tmp_path / "c")]) == 0
     lines = [ln.split()[0] for ln in capsys.readouterr().out.splitlines()[1:] if ln.startswith("  ")]
     assert lines and all(x.startswith("demo-") and len(x) > 8 for x in lines)
+
+
+def test_model_filter_reaches_report_export_and_is_refused_by_compare(logs, tmp_path, capsys):
+    rep = _json(capsys, "report", str(logs), "--out", str(tmp_path / "r"), "--no-figures", "--model", "B", *_common(tmp_path))
+    saved = json.loads((tmp_path / "r" / "report.json").read_text())
+    assert rep["files"] and saved["seat_filter"]["model"] == "B"
+    assert saved["f1"]["by_round"]["1"]["acc"] == pytest.approx(0.5)  # Cy's guesses only
+    target = tmp_path / "e" / "edges.csv"
+    _json(capsys, "dynamics", str(logs), "--model", "B", "--export-graph", str(target), *_common(tmp_path, 0))
+    assert set(pd.read_csv(target)["source_model"]) == {"B"}
+    assert main(["compare", str(logs), "--models", "A,B", "--model", "A"]) == 2

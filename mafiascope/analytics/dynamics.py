@@ -198,8 +198,9 @@ def edge_stream(c: Corpus, mode: Mode) -> pd.DataFrame:
     return out
 
 
-def export_edge_stream(c: Corpus, mode: Mode, out: str | Path) -> dict[str, str]:
-    """Write ``<out>.csv`` and ``<out>.parquet`` (``out`` may be a directory)."""
+def export_edge_stream(c: Corpus, mode: Mode, out: str | Path, *, source_model: str | None = None) -> dict[str, str]:
+    """Write ``<out>.csv`` and ``<out>.parquet`` (``out`` may be a directory); ``source_model`` keeps
+    only the edges whose source seat played that model."""
     out = Path(out)
     if out.suffix in (".csv", ".parquet"):
         out = out.with_suffix("")
@@ -208,6 +209,8 @@ def export_edge_stream(c: Corpus, mode: Mode, out: str | Path) -> dict[str, str]
         out.mkdir(parents=True, exist_ok=True)
         out = out / "belief_edges"
     df = edge_stream(c, mode)
+    if source_model is not None:
+        df = df[df["source_model"].to_numpy() == source_model]
     df.to_csv(out.with_suffix(".csv"), index=False)
     df.to_parquet(out.with_suffix(".parquet"), index=False)
     return {"csv": str(out.with_suffix(".csv")), "parquet": str(out.with_suffix(".parquet")), "rows": str(len(df))}

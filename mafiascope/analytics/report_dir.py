@@ -16,7 +16,7 @@ from typing import Any
 import pandas as pd
 
 from . import figures as F
-from . import seats
+from . import seats as seat_stats
 from .corpus import Corpus
 from .manifest import analysis_provenance
 from .modes import Mode
@@ -77,8 +77,8 @@ def _wide_metrics(long: pd.DataFrame) -> pd.DataFrame:
     long = long.assign(cell=[f"{_fmt(v, [lo, hi] if lo is not None and lo == lo else None)} (n={n})" if v is not None and v == v else "–"
                              for v, lo, hi, n in zip(long["value"], long["ci_lo"], long["ci_hi"], long["n"])])
     wide = long.pivot(index="metric", columns="model", values="cell")
-    order = [k for k in seats.METRIC_KEYS if k in wide.index]
-    labels = {x.key: x.label for x in seats.METRICS}
+    order = [k for k in seat_stats.METRIC_KEYS if k in wide.index]
+    labels = {x.key: x.label for x in seat_stats.METRICS}
     out = wide.loc[order].reset_index()
     out.insert(0, "measure", [labels[k] for k in out["metric"]])
     return out
@@ -105,10 +105,11 @@ def _outcome_frame(rep: dict[str, Any]) -> pd.DataFrame:
                           "wilson_lo": w[0], "wilson_hi": w[1], "mean_rounds": lr.get("mean")}])
 
 
-def build_dir_report(c: Corpus, mode: Mode, *, transcripts: bool = False) -> dict[str, Any]:
-    """The analyze report plus every pairwise model comparison and the provenance block."""
-    rep = build_report(c, mode, transcripts=transcripts)
-    rep["comparisons"] = seats.compare_all(c, mode)
+def build_dir_report(c: Corpus, mode: Mode, *, transcripts: bool = False, seats: Any = None,
+                     seat_filter: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The analyze report (``seats``: as :func:`build_report`'s) plus every pairwise model comparison and provenance."""
+    rep = build_report(c, mode, transcripts=transcripts, seats=seats, seat_filter=seat_filter)
+    rep["comparisons"] = seat_stats.compare_all(c, mode)
     rep["provenance"] = analysis_provenance(c, mode)
     return rep
 

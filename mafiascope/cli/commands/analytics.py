@@ -98,7 +98,7 @@ def _dynamics(args: argparse.Namespace) -> int:
     out = {"dynamics": dynamics(c, mode, seats=mask)}
     if args.export_graph:
         try:
-            out["export"] = export_edge_stream(c, mode, args.export_graph)
+            out["export"] = export_edge_stream(c, mode, args.export_graph, source_model=args.model)
         except OSError as exc:
             raise CliError(f"cannot write the edge stream to {args.export_graph}: {exc.strerror or exc}") from None
         out["export"]["rows"] = int(out["export"]["rows"])
@@ -135,6 +135,8 @@ def _episodes(args: argparse.Namespace) -> int:
 def _compare(args: argparse.Namespace) -> int:
     from ...analytics.seats import compare, models_of
 
+    if args.model:
+        raise CliError("compare picks its two models with --models; --games-with-model MODEL restricts the games")
     names = [x.strip() for x in args.models.split(",") if x.strip()]
     if len(names) != 2 or names[0] == names[1]:
         raise CliError("--models takes two different model names separated by a comma, e.g. --models gpt-4o,bot-analyst")
@@ -179,7 +181,8 @@ def _report(args: argparse.Namespace) -> int:
         if not args.no_figures:
             raise CliError("figures need vl-convert-python (pip install vl-convert-python), or pass --no-figures") from None
     c, mode = _load(args)
-    rep = build_dir_report(c, mode, transcripts=args.transcripts)
+    mask, desc = _seat_filter(args, c)
+    rep = build_dir_report(c, mode, transcripts=args.transcripts, seats=mask, seat_filter=desc)
     try:
         written = write_report_dir(rep, out, figures=not args.no_figures)
     except OSError as exc:
