@@ -88,3 +88,11 @@ def test_demo_per_model_parts_add_up():
     parts = [seats.seat_metrics(c, mode, seats.seat_mask(c, model=m)) for m in seats.models_of(c)]
     for key in ("f1.accuracy", "f3.ratio", "dynamics.flip_rate", "plans.rate", "parse.parse_rate", "episodes.switch_rate"):
         assert sum(p[key]["n"] for p in parts) == whole[key]["n"] > 0, key
+
+
+def test_compare_all_adds_a_report_wide_holm(tmp_path):
+    c = load_corpus(write_corpus(tmp_path / "three", models=["A", "B", "B", "C"]), use_cache=False)
+    res = seats.compare_all(c, Mode(boot=99))
+    assert [(x["a"], x["b"]) for x in res] == [("A", "B"), ("A", "C"), ("B", "C")]
+    rows = [r for x in res for r in x["rows"] if r["p"] is not None]
+    assert rows and all(r["p_holm_all"] >= r["p_holm"] - 1e-12 for r in rows)

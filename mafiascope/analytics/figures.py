@@ -114,9 +114,10 @@ def comparison_frame(cmps: list[dict[str, Any]]) -> pd.DataFrame:
             ci = r.get("diff_ci95") or [None, None]
             rows.append({"model_a": cmp["a"], "model_b": cmp["b"], "metric": r["metric"], "label": r["label"],
                          "a": r["a"], "b": r["b"], "n_a": r["n_a"], "n_b": r["n_b"], "diff": r["diff"],
-                         "diff_lo": ci[0], "diff_hi": ci[1], "p": r["p"], "p_holm": r["p_holm"]})
+                         "diff_lo": ci[0], "diff_hi": ci[1], "p": r["p"], "p_holm": r["p_holm"],
+                         "p_holm_all": r.get("p_holm_all")})
     return pd.DataFrame(rows, columns=["model_a", "model_b", "metric", "label", "a", "b", "n_a", "n_b", "diff", "diff_lo",
-                                       "diff_hi", "p", "p_holm"])
+                                       "diff_hi", "p", "p_holm", "p_holm_all"])
 
 
 # ----------------------------------------------------------------------------- charts

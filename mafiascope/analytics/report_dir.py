@@ -203,8 +203,8 @@ def render_markdown(rep: dict[str, Any], tables: dict[str, pd.DataFrame], charts
     if cmps:
         L += ["", "## Model comparisons", "",
               "Difference a − b with its 95% cluster-bootstrap interval (both models' statistics pooled under the same "
-              "resampled games, so games where both sat are paired), two-sided bootstrap p and Holm-adjusted p across "
-              "the metrics of the pair."]
+              "resampled games, so games where both sat are paired), two-sided bootstrap p, Holm-adjusted p across "
+              "the metrics of the pair, and (`Holm p, all`) across every test of every pair in this report."]
         for cmp in cmps:
             df = F.comparison_frame([cmp])
             df = df[df["diff"].notna()]
@@ -215,7 +215,7 @@ def render_markdown(rep: dict[str, Any], tables: dict[str, pd.DataFrame], charts
                 continue
             show = pd.DataFrame({"metric": df["label"], "a": df["a"], "b": df["b"],
                                  "a − b [95% CI]": [_fmt(d, [lo, hi]) for d, lo, hi in zip(df["diff"], df["diff_lo"], df["diff_hi"])],
-                                 "p": df["p"], "Holm p": df["p_holm"]})
+                                 "p": df["p"], "Holm p": df["p_holm"], "Holm p, all": df["p_holm_all"]})
             L.append(_md_table(show))
             name = f"compare_{_slug(cmp['a'])}_vs_{_slug(cmp['b'])}"
             if name in charts:

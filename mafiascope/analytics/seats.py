@@ -367,6 +367,11 @@ def compare(c: Corpus, mode: Mode, a: str, b: str, *, role: str | None = None) -
 
 
 def compare_all(c: Corpus, mode: Mode) -> list[dict[str, Any]]:
-    """:func:`compare` for every pair of models in the corpus (sorted names, a < b)."""
+    """:func:`compare` for every pair of models in the corpus (sorted names, a < b). Each row also gets
+    ``p_holm_all``: Holm over every test of every pair (the family of a whole report)."""
     ms = models_of(c)
-    return [compare(c, mode, x, y) for i, x in enumerate(ms) for y in ms[i + 1:]]
+    out = [compare(c, mode, x, y) for i, x in enumerate(ms) for y in ms[i + 1:]]
+    rows = [r for cmp in out for r in cmp["rows"]]
+    for r, ph in zip(rows, holm([r["p"] for r in rows])):
+        r["p_holm_all"] = round_or_none(ph)
+    return out
