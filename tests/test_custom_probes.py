@@ -122,3 +122,13 @@ def test_live_game_and_impersonate_plot_custom_numeric_fields(game, page, monkey
     assert boxes and set(boxes[0].options) == {"threat.p_right", "threat.danger"}
     boxes[0].set_value("threat.danger").run()
     assert_clean(at)
+
+
+def test_custom_probes_in_analyze_text_and_report(game, tmp_path, capsys):
+    assert main(["analyze", str(game), "--boot", "0", "--cache-dir", str(tmp_path / "c")]) == 0
+    out = capsys.readouterr().out
+    assert "Custom probe threat:" in out and "not in the headline parse rate" in out and "Custom probe musing:" in out
+    assert main(["report", str(game), "--out", str(tmp_path / "r"), "--no-figures", "--boot", "0",
+                 "--cache-dir", str(tmp_path / "c")]) == 0
+    md = (tmp_path / "r" / "report.md").read_text()
+    assert "## Custom probe `threat`" in md and "`p_right` mean by role:" in md and "`mood` answers by" in md

@@ -171,6 +171,15 @@ def format_report(rep: dict[str, Any]) -> str:
             for key, x in e["metrics"].items():
                 if x["point"] is not None:
                     L.append(f"    {key:<34} {x['point']:.3f}{ci(x['ci95'])} n={x['n']}")
+    for pid, cp in (rep.get("custom_probes") or {}).items():
+        L.append(f"\nCustom probe {pid}: {cp['calls']} calls, {cp['parsed']} parsed"
+                 + (f", {cp['valid']} valid against its schema" if cp["schema_declared"] else ", no declared schema")
+                 + f", {cp['bot_answers']} offline-bot answers; usable {pct(cp['usable_rate'])} (not in the headline parse rate)")
+        for field, e in (cp.get("fields") or {}).items():
+            if e["kind"] == "numeric":
+                L.append(f"  {field}: mean {e['mean']} (n={e['n']}); by role {e['mean_by_role']}")
+            elif "distribution" in e:
+                L.append(f"  {field}: {e['distribution']}")
     absent = [k for k, v in rep.items() if isinstance(v, dict) and "absent" in v]
     if absent:
         L.append("Absent (no probe logs): " + ", ".join(absent))

@@ -199,6 +199,19 @@ def render_markdown(rep: dict[str, Any], tables: dict[str, pd.DataFrame], charts
             L += ["", f"![{fig}](figures/{fig}.svg)"]
     if not tables["f4"].empty:
         L += ["", "## F4 belief-vote coupling", "", _md_table(tables["f4"])]
+    for pid, cp in (rep.get("custom_probes") or {}).items():
+        L += ["", f"## Custom probe `{pid}`", "",
+              f"{cp['calls']} calls, {cp['parsed']} parsed, "
+              + (f"{cp['valid']} valid against the declared schema" if cp["schema_declared"] else "no declared schema")
+              + f", {cp['bot_answers']} answered by offline bots; usable rate {_fmt(cp['usable_rate'])} (kept out of the "
+              "headline parse rate)."]
+        for field, e in (cp.get("fields") or {}).items():
+            if e["kind"] == "numeric":
+                L += ["", f"`{field}` mean by role:", "", _md_table(pd.DataFrame(
+                    [{"role": k, "mean": v} for k, v in e["mean_by_role"].items()]))]
+            elif "by_role" in e:
+                L += ["", f"`{field}` answers by the answering seat's role:", "", _md_table(pd.DataFrame(
+                    [{"role": r, **cnt} for r, cnt in e["by_role"].items()]).fillna(0))]
     cmps = rep.get("comparisons") or []
     if cmps:
         L += ["", "## Model comparisons", "",
