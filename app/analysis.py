@@ -33,7 +33,8 @@ def _key(dirs: tuple[str, ...]) -> tuple:
 def _f2(_dirs: tuple[str, ...], key: str, mode: Any, model: str | None) -> dict[str, Any]:
     f2 = bridge.need("f2", "f2")
     c = bridge.corpus(_dirs, model=model)
-    return {"m": c.m, **f2(c, mode)} if c.m else {"m": 0}
+    # a model's calibration = the guesses of the seats it played, in the games where it sat (not every seat there)
+    return {"m": c.m, **f2(c, mode, model=model)} if c.m else {"m": 0}
 
 
 def f2(dirs: tuple[str, ...], model: str | None = None) -> dict[str, Any]:
@@ -128,6 +129,29 @@ def _per_model(_dirs: tuple[str, ...], key: str, mode: Any) -> dict[str, Any]:
         if games:
             out[mdl] = {"games": games, "f1_by_round": f1_by_round(c, mode, model=mdl), "f2": f2(c, mode, breakdowns=False, model=mdl)}
     return out
+
+
+@st.cache_data(max_entries=32, show_spinner="Comparing the two models ...")
+def _compare(_dirs: tuple[str, ...], key: str, mode: Any, a: str, b: str) -> dict[str, Any]:
+    compare = bridge.need("seats", "compare")
+    return compare(bridge.corpus(_dirs), mode, a, b)
+
+
+def compare(dirs: tuple[str, ...], a: str, b: str) -> dict[str, Any]:
+    """Model a minus model b on every seat-level metric (difference, cluster-bootstrap CI, p, Holm p)."""
+    bridge.need("seats", "compare")
+    return _compare(*_key(dirs), a, b)
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def _seat_models(_dirs: tuple[str, ...], key: str, mode: Any) -> list[str]:
+    return bridge.need("seats", "models_of")(bridge.corpus(_dirs))
+
+
+def seat_models(dirs: tuple[str, ...]) -> list[str]:
+    """Models seated in the analysed games (sorted)."""
+    bridge.need("seats", "models_of")
+    return _seat_models(*_key(dirs))
 
 
 def per_model(dirs: tuple[str, ...]) -> dict[str, Any]:

@@ -146,10 +146,11 @@ def run_status() -> None:
 
 
 def _board_df(rows: list[dict[str, Any]]) -> pd.DataFrame:
-    df = pd.DataFrame(rows, columns=["rank", "model", "score", "se", "games", "wins"])
-    if not df.empty:
-        df["low"] = df["score"] - 1.96 * df["se"].fillna(0)
-        df["high"] = df["score"] + 1.96 * df["se"].fillna(0)
+    df = pd.DataFrame(rows, columns=["rank", "model", "score", "se", "games", "seats", "wins"])
+    if not df.empty:  # the game-level cluster-bootstrap interval (score ± 1.96 SE for reports without one)
+        ci = [r.get("ci95") or [None, None] for r in rows]
+        df["low"] = [c[0] if c[0] is not None else s - 1.96 * (e or 0) for c, s, e in zip(ci, df["score"], df["se"])]
+        df["high"] = [c[1] if c[1] is not None else s + 1.96 * (e or 0) for c, s, e in zip(ci, df["score"], df["se"])]
     return df
 
 

@@ -12,6 +12,8 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
+from mafiascope.analytics.figures import CI_COLOR  # interval whiskers (grey: both themes)
+
 from . import bridge
 from .data import file_sig
 from .gamemodel import GameModel
@@ -19,7 +21,6 @@ from .palette import AGENT_PALETTE, ROLE_COLORS
 
 RECALL_COLOR = "#6e7681"  # neutral grey: the crowd line never shares a hue with a Mafioso's agent colour
 
-CI_COLOR = "#8a8f98"  # interval whiskers: a mid grey reads on the light and the dark theme (Vega's default rule is black)
 STEP_PARAM = "pick_step"
 STRIP_HEIGHT = 150  # plot height of each metrics-strip chart (legend rows come on top of it)
 STRIP_AUTOSIZE = {"type": "fit-x", "contains": "padding"}
@@ -66,6 +67,65 @@ def _normalise_viewer(res: dict[str, Any]) -> dict[str, Any]:
     for k in ("first_order", "second_order", "deception", "crowd_recall"):
         out[k]["value"] = pd.to_numeric(out[k]["value"], errors="coerce")
     return out
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def _custom_series(path: str, sig: tuple) -> dict[str, pd.DataFrame]:
+    custom = bridge.need("custom", "custom_probe_ids")
+    summary = bridge.need("custom", "custom_summary")
+    series = bridge.need("custom", "numeric_series")
+    from mafiascope.analytics.modes import Mode
+    from mafiascope.analytics.viewer import step_label
+
+    c = bridge.corpus([path], include_forks=True, probed_only=False)
+    out: dict[str, pd.DataFrame] = {}
+    if c.m == 0:
+        return out
+    for pid in custom(c):
+        for field, e in (summary(c, Mode(boot=0), pid).get("fields") or {}).items():
+            if e.get("kind") != "numeric":
+                continue
+            df = series(c, 0, pid, field)
+            if len(df):
+                out[f"{pid}.{field}"] = pd.DataFrame({"label": [step_label(r, s) for r, s in zip(df["round"], df["pms"])],
+                                                      "player": df["name"], "value": df["value"]})
+    return out
+
+
+def custom_series(path: str) -> dict[str, pd.DataFrame]:
+    """Numeric fields of the game's custom probes per step and agent: {"probe.field": (label, player, value)}."""
+    bridge.need("custom", "numeric_series")
+    return _custom_series(str(path), file_sig(path))
+
+
+def custom_strip(gm: GameModel, step: int, agent: str | None = None) -> None:
+    """A per-step chart of one numeric field of a custom probe (all agents, or one), with the step cursor."""
+    try:
+        series = custom_series(gm.dir)
+    except bridge.AnalyticsMissing:
+        return
+    if not series:
+        return
+    key = st.selectbox("Custom probe field", list(series), key=f"cs_{gm.game_id}_{agent or 'all'}",
+                       help="Numeric fields (probability, score) of the game's custom probes, per step")
+    df = with_steps(series[key], gm)
+    if agent is not None:
+        df = df[df["player"] == agent]
+    if df.empty:
+        st.caption(f"{key}: no answers" + (f" from {agent}" if agent else ""))
+        return
+    top = 1.0 if float(df["value"].max()) <= 1.0 else 10.0  # probability or 0-10 score
+    colors = dict(zip(gm.names, AGENT_PALETTE * 3))
+    dom = [n for n in gm.names if n in set(df["player"])]
+    base = alt.Chart(df).encode(
+        x=alt.X("step:Q", title="step", axis=alt.Axis(tickMinStep=1)),
+        y=alt.Y("value:Q", title=key, scale=alt.Scale(domain=[0, top])),
+        color=alt.Color("player:N", scale=alt.Scale(domain=dom, range=[colors[d] for d in dom]),
+                        legend=alt.Legend(orient="bottom", title=None, columns=4)))
+    pts = base.mark_point(size=26, filled=True).encode(tooltip=["label:N", "player:N", alt.Tooltip("value:Q", format=".2f")])
+    cursor = alt.Chart(pd.DataFrame({"step": [step]})).mark_rule(color="#a16207", strokeWidth=2).encode(x="step:Q")
+    st.altair_chart(alt.layer(base.mark_line(strokeWidth=1.6), pts, cursor).properties(height=STRIP_HEIGHT),
+                    width="stretch", key=f"csc_{gm.game_id}_{agent or 'all'}")
 
 
 def with_steps(df: pd.DataFrame, gm: GameModel) -> pd.DataFrame:

@@ -465,7 +465,9 @@ def metrics_strip(gm: GameModel, step: int, metrics: Any, missing: Exception | N
     gaps = strip_gaps(gm)
     if gaps:
         st.caption(gaps)
-    return charts.metrics_strip(metrics, gm, step)
+    picked = charts.metrics_strip(metrics, gm, step)
+    charts.custom_strip(gm, step)  # numeric fields of custom probes, when the game has any
+    return picked
 
 
 def strip_gaps(gm: GameModel) -> str:

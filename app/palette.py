@@ -2,14 +2,8 @@
 
 from __future__ import annotations
 
-ROLE_COLORS = {
-    "Mafia": "#D55E00",
-    "Don": "#8F3F00",  # darker vermillion
-    "Doctor": "#009E73",
-    "Sheriff": "#CC79A7",
-    "Villager": "#56B4E9",
-    "Unknown": "#8A8F98",
-}
+from mafiascope.analytics.figures import AGENT_PALETTE, ROLE_COLORS  # one palette for the app and the saved figures
+
 # Vega-Lite point shapes: redundancy for the colour channel (also readable in greyscale).
 ROLE_SHAPES = {
     "Mafia": "triangle-up",
@@ -22,8 +16,6 @@ ROLE_SHAPES = {
 ROLE_ICONS = {"Mafia": "▲", "Don": "◆", "Doctor": "✚", "Sheriff": "■", "Villager": "●", "Unknown": "○"}
 ATTITUDE_COLORS = {"trusts": "#009E73", "neutral": "#8A8F98", "suspects": "#D55E00"}
 MISMATCH_COLOR = "#E69F00"  # amber: dashed ring on ego-panel nodes whose believed and actual attitudes differ
-AGENT_PALETTE = ["#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00", "#CC79A7", "#000000",
-                 "#999933", "#882255", "#44AA99", "#117733"]
 CROWD_COLOR = "#f0883e"
 BRAND = "#a16207"
 

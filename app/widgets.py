@@ -147,17 +147,27 @@ def download_csv(df: pd.DataFrame, name: str, key: str, label: str = "⬇ CSV") 
 
 
 def download_chart(chart: Any, name: str, key: str) -> None:
-    """Charts export as Vega-Lite JSON and standalone HTML, built only when clicked (PNG/SVG: the chart's ⋯ menu)."""
+    """Charts export as Vega-Lite JSON, standalone HTML, SVG and PNG (the same renderer as `mafiascope report`),
+    each built only when clicked."""
+    from mafiascope.analytics.figures import chart_png, chart_svg
 
     def _html() -> str:
         buf = io.StringIO()
         chart.save(buf, format="html")
         return buf.getvalue()
 
-    c1, c2, _ = st.columns([1, 1, 4])
+    c1, c2, c3, c4, _ = st.columns([1, 1, 1, 1, 2])
     c1.download_button("⬇ Vega-Lite JSON", chart.to_json, file_name=f"{name}.vl.json", mime="application/json",
                        key=key + "_json", on_click="ignore")
     c2.download_button("⬇ HTML", _html, file_name=f"{name}.html", mime="text/html", key=key + "_html", on_click="ignore")
+    try:
+        import vl_convert  # noqa: F401 - the SVG/PNG renderer
+    except ImportError:
+        return
+    c3.download_button("⬇ SVG", lambda: chart_svg(chart), file_name=f"{name}.svg", mime="image/svg+xml", key=key + "_svg",
+                       on_click="ignore")
+    c4.download_button("⬇ PNG", lambda: chart_png(chart), file_name=f"{name}.png", mime="image/png", key=key + "_png",
+                       on_click="ignore")
 
 
 def agent_picker(gm: GameModel, *, label: str = "Agent", key: str = "w_agent", allow_none: bool = False) -> str | None:

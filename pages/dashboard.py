@@ -37,7 +37,8 @@ if not rep.get("n_games"):
 st.caption(f"Every figure is over the {AV.games_scope(int(rep.get('n_games') or 0), len(sel))} · metric mode "
            f"**{bridge.current_mode().name}** · bootstrap B = {bridge.current_mode().boot}")
 D.tiles(rep, out, sel)
-t1, t2, t3, t4, t5 = st.tabs(["First-order by round", "Calibration per model", "F3 · F4", "Belief dynamics", "Matchups"])
+t1, t2, t3, t4, t5, t6 = st.tabs(["First-order by round", "Calibration per model", "F3 · F4", "Belief dynamics", "Matchups",
+                                  "Compare models"])
 with t1:
     D.f1_per_model(dirs, rep)
 with t2:
@@ -48,6 +49,8 @@ with t4:
     D.dynamics(rep)
 with t5:
     D.matchups(out)
+with t6:
+    D.compare_view(dirs)
 # serialised only when clicked (a large corpus's report takes most of a second to dump)
 st.download_button("⬇ Full report (JSON)", lambda: json.dumps(rep, default=str, indent=1), file_name="mafiascope_report.json",
                    mime="application/json", key="dl_report")

@@ -6,6 +6,7 @@ page_guard()
 
 import streamlit as st
 
+from app import charts
 from app import impersonate_view as I
 from app import live_view as L
 from app import state as S
@@ -43,6 +44,7 @@ with a:
     I.seen_transcript(gm, agent, step)
 with bc:
     I.ego_panels(gm, agent, step, metrics)
+    charts.custom_strip(gm, step, agent=agent)  # this agent's numeric custom-probe answers per step
 
 W.finish(gm, step=step, agent=agent)
 target = clicked or world_click

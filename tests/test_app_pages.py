@@ -118,3 +118,17 @@ def test_search_and_filters(corpus):
     at.text_input(key="sb_search").input("no-such-game-xyz").run()
     assert_clean(at)
     assert "0 of" in texts(at)
+
+
+def test_dashboard_compare_view(demo, monkeypatch, tmp_path):
+    monkeypatch.setenv("MAFIASCOPE_LOGS", str(demo))
+    monkeypatch.setenv("MAFIASCOPE_RUNS", str(tmp_path / "runs"))
+    at = new_app(page="dashboard").run()
+    assert_clean(at)
+    a, b = at.selectbox(key="db_cmp_a"), at.selectbox(key="db_cmp_b")
+    assert a.value != b.value and len(a.options) >= 3
+    b.set_value(b.options[-1]).run()
+    assert_clean(at)
+    tables = [df.value for df in at.dataframe if "A − B [95% CI]" in df.value.columns]
+    assert tables and {"F1 committed accuracy", "F2 ECE", "seat win rate"} <= set(tables[0]["metric"])
+    assert {"⬇ SVG", "⬇ PNG"} <= {x.label for x in at.get("download_button")}

@@ -61,7 +61,8 @@ def test_points_side_means_and_scores(logs):
     assert rep["side_means"]["sport"]["Mafia"] == pytest.approx(maf_mean, abs=1e-4)
     board = {r["model"]: r for r in rep["leaderboards"]["overall"]}
     # maf: 9 seats, points 0,0,0 / 1,1,1 / 0,0,0 -> mean 1/3 - side mean 1/3 = 0
-    assert board["maf"]["score"] == pytest.approx(0.0, abs=1e-4) and board["maf"]["games"] == 9
+    assert board["maf"]["score"] == pytest.approx(0.0, abs=1e-4) and board["maf"]["games"] == 3
+    assert board["maf"]["seats"] == 9  # games are games; the nine seats are counted apart
     # sher: 1, 0, 1 -> 2/3 - town mean
     assert board["sher"]["score"] == pytest.approx(2 / 3 - town_mean, abs=1e-4)
     # vil2: one seat, won -> 1 - town mean; a single game has no standard error
@@ -105,4 +106,25 @@ def test_spearman_between_rule_sets(tmp_path):
             write_game(tmp_path, f"{rules}{i}", w, fs, sus, rules=rules, swap={"V0": "vil2", "V1": "vil2"})
     rep = report(load_records(tmp_path))
     rho = rep["spearman"][0]
-    assert rho["models"] == 4 and rho["rho"] == pytest.approx(1.0)
+    assert rho["models"] == 4 and rho["rho"] == pytest.approx(1.0) and rho["why_none"] is None
+
+
+def test_leaderboard_se_is_clustered_by_game_and_ties_share_a_rank():
+    from mafiascope.arena.scoring import cluster_mean_se, competition_ranks
+
+    assert competition_ranks([0.5, 0.5, 0.2, None]) == [1, 1, 3, 4]
+    # two games, three seats each, all seats of a game alike: the naive seat SE treats six
+    # values as independent; resampling games sees only two clusters
+    sums, counts = [3.0, 0.0], [3, 3]
+    mu, se, ci = cluster_mean_se(sums, counts, boot=2000)
+    naive = (sum((x - 0.5) ** 2 for x in [1, 1, 1, 0, 0, 0]) / 5 / 6) ** 0.5
+    assert mu == 0.5 and se > naive * 1.4 and ci == [0.0, 1.0]
+    assert cluster_mean_se([1.0], [2]) == (0.5, None, None)
+
+
+def test_spearman_says_why_it_has_no_value():
+    from mafiascope.arena.scoring import spearman
+
+    two = [{"model": "x", "score": 1.0}, {"model": "y", "score": 0.0}]
+    res = spearman({"sport": two, "open": two})
+    assert res[0]["rho"] is None and "only 2 model(s)" in res[0]["why_none"]

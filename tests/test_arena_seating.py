@@ -62,6 +62,10 @@ def test_estimate_covers_both_modes():
     assert balanced["mode"] == "balanced" and balanced["paid_share"] == 0.25
     assert fixed["mode"] == "fixed" and fixed["paid_share"] == 0.1 and fixed["calls"] == balanced["calls"]
     assert fixed["paid_calls"] == fixed["calls"] // 10
+    probed = estimate(parse_roster({"models": models}), ["sport"], 10, probes=True)
+    assert probed["act_calls"] == balanced["calls"] and probed["probe_calls"] > 10 * balanced["calls"]
+    assert probed["calls"] == probed["act_calls"] + probed["probe_calls"] and probed["prompt_tokens"] > balanced["prompt_tokens"]
+    assert balanced["probe_calls"] == 0 and balanced["probes"] is False
 
 
 def test_fixed_run_seats_the_mapping_roles_vary_and_resumes(tmp_path):

@@ -71,6 +71,8 @@ def test_attribution_end_to_end(probed, tmp_path, capsys):
     d = u["delta_post_minus_pre"]
     assert d["p_eliminate_target"]["pre"]["n"] == 3 and 0 <= d["p_eliminate_target"]["fisher_p"] <= 1
     assert any(v is not None for v in u["post"]["aggregate"]["mean_suspicion"].values())
+    assert set(d["suspicion_ci95"]) == set(d["suspicion"])
+    assert any(ci is not None and ci[0] <= d["suspicion"][p] <= ci[1] for p, ci in d["suspicion_ci95"].items())
     # arms are marked in the branches' setups
     g = read_jsonl(Path(tmp_path) / u["pre"]["replicas"][0]["game_id"] / "game.jsonl")[0]
     assert g["arm"] == "pre" and g["experiment"] == res["experiment_id"]
@@ -96,6 +98,31 @@ def test_bifurcation_end_to_end(probed, tmp_path, capsys):
     # the seat is checked
     other = next(pl["name"] for pl in p.setup["players"] if pl["name"] != vote["player"])
     assert main(["replay", "bifurcate", str(probed), "--at", at, "--seat", other, "--logs", str(tmp_path)]) == 2
+
+
+def test_attribution_text_shows_intervals_and_fisher_p(probed, tmp_path, capsys):
+    p = ParentGame.load(probed)
+    e = next(e for e in p.records if e["kind"] == "day_discuss" and e["round"] == 1)
+    assert main(["replay", "attribution", str(probed), "--utterances", f"{e['round']}.{e['msg_seq']}", "-n", "2",
+                 "--logs", str(tmp_path), "--batch-seed", "5"]) == 0  # fmt: skip
+    line = next(ln for ln in capsys.readouterr().out.splitlines() if "P(Mafia wins)" in ln)
+    assert "Fisher p=" in line and "POST-PRE" in line and "suspicion delta" in line
+
+
+def test_bifurcation_continues_each_variant_k_times_and_explains_a_shortfall(probed, tmp_path, capsys):
+    p = ParentGame.load(probed)
+    vote = next(e for e in p.records if e["kind"] == "day_vote")
+    at = f"{vote['round']}.{vote['msg_seq']}"
+    assert main(["replay", "bifurcate", str(probed), "--at", at, "--seat", vote["player"], "--samples", "3", "--select", "10",
+                 "--continuations", "2", "--logs", str(tmp_path), "--json", "--batch-seed", "2"]) == 0  # fmt: skip
+    res = json.loads(capsys.readouterr().out)
+    vs = res["variants"]
+    assert len(vs) < 10 and "distinct texts" in res["shortfall"] and res["continuations_per_variant"] == 2
+    ids = [c["fork_game_id"] for v in vs for c in v["continuations"]]
+    assert len(ids) == 2 * len(vs) == len(set(ids))  # every continuation is its own game
+    assert all(v["fork_game_id"] == v["continuations"][0]["fork_game_id"] and v["mafia_wins"]["n"] == 2 for v in vs)
+    assert sum(res["winners"].values()) == 2 * len(vs)
+    assert main(["replay", "bifurcate", str(probed), "--at", at, "--continuations", "0", "--logs", str(tmp_path)]) == 2
 
 
 def test_farthest_point_covers_targets():

@@ -9,18 +9,31 @@ import numpy as np
 import pandas as pd
 
 from .corpus import Corpus
-from .frames import items_with_probe
+from .frames import items_with_probe, mafia_mask
+from ..probes.shapes import STANDARD_PROBES
 from .load import K_NONE, TRAITS
 from .modes import Mode
 from .stats import round_or_none, wilson
 
 
-def parse_accounting(c: Corpus, mode: Mode) -> dict[str, Any]:
+def parse_accounting(c: Corpus, mode: Mode, *, seats: np.ndarray | None = None) -> dict[str, Any]:
+    """F5 parse figures; ``seats`` (an (m, seats) mask) counts only those seats' probe records.
+
+    The headline figures count the standard battery's probes only; a custom probe's calls and
+    failures are in ``custom_calls`` and ``by_probe_*`` (and in the ``custom_probes`` section),
+    so trying a new probe does not move the headline parse rate."""
     p = c.probes
+    if seats is not None:
+        sp = p["seat"].to_numpy(dtype=np.int64)
+        p = p[(sp >= 0) & seats[p["g"].to_numpy(dtype=np.int64), np.maximum(sp, 0)]]
+    all_p = p
+    custom = ~p["probe_id"].astype(str).isin(STANDARD_PROBES).to_numpy() if len(p) else np.zeros(0, dtype=bool)
+    if custom.any():
+        p = p[~custom]
     raw_ok = (p["stored_kind"].to_numpy() != K_NONE)
     rep_ok = (p["eff_kind"].to_numpy() != K_NONE)
     by_raw, by_rep = {}, {}
-    for pid, sub in p.groupby("probe_id", sort=False):
+    for pid, sub in all_p.groupby("probe_id", sort=False):
         by_raw[pid] = [int((sub["stored_kind"] != K_NONE).sum()), len(sub)]
         by_rep[pid] = [int((sub["eff_kind"] != K_NONE).sum()), len(sub)]
     tok = p["tokens_prompt"].to_numpy() + p["tokens_completion"].to_numpy()
@@ -38,6 +51,7 @@ def parse_accounting(c: Corpus, mode: Mode) -> dict[str, Any]:
         "by_probe_repaired": by_rep,
         "calls_per_game": round_or_none(len(p) / c.m if c.m else None),
         "tokens_logged": int(np.nansum(tok)) if np.isfinite(tok).any() else None,
+        "custom_calls": int(custom.sum()),
     }
 
 
@@ -85,11 +99,14 @@ def outcomes(c: Corpus) -> dict[str, Any]:
     }
 
 
-def personality_error(c: Corpus) -> dict[str, Any]:
+def personality_error(c: Corpus, *, seats: np.ndarray | None = None) -> dict[str, Any]:
     """MAE of personality_profile estimates vs the target's generating Big-Five vector,
-    per trait and by round, against a constant-50 baseline."""
+    per trait and by round, against a constant-50 baseline; ``seats`` keeps only those estimators."""
     it = items_with_probe(c, "pp", "personality_profile")
     it = it[(it["tgt"] >= 0) & (it["tgt"] != it["seat"])]
+    if seats is not None:
+        sp = it["seat"].to_numpy(dtype=np.int64)
+        it = it[(sp >= 0) & seats[it["g"].to_numpy(dtype=np.int64), np.maximum(sp, 0)]]
     if not len(it):
         return {"n": 0}
     g, t = it["g"].to_numpy(), it["tgt"].to_numpy()
@@ -112,20 +129,27 @@ def personality_error(c: Corpus) -> dict[str, Any]:
     return out
 
 
-ACTION_KIND = {"vote": "day_vote", "kill": "night_mafia", "protect": "night_doctor", "save": "night_doctor",
+# planned action -> the logged action kind it is scored against ("accuse", the discussion-turn
+# plan, against that day's vote)
+ACTION_KIND = {"vote": "day_vote", "accuse": "day_vote", "kill": "night_mafia", "protect": "night_doctor", "save": "night_doctor",
                "check": "night_sheriff", "investigate": "night_sheriff"}
 
 
-def plan_action_consistency(c: Corpus) -> dict[str, Any]:
-    """planned_action target vs the target of the seat's next action of that kind in the same round.
+def plan_rows(c: Corpus) -> pd.DataFrame:
+    """One row per scored plan: ``g``, ``seat`` (the planner), ``kind``, ``round``, ``hit``, ``same_round``.
 
-    Needs actions with a logged target (our logs, or imported original logs whose vote
-    replies were re-parsed); original night actions carry no target and are not scored.
+    A plan (``planned_action`` with an action of a known kind and a seat as target) is scored
+    against the planner's first action of that kind logged after the plan's probe (log order),
+    in the same or a later round; plans the seat never follows with such an action are not
+    scored. The battery asks the question on the seat's own turn, after its message, so the
+    same round rarely has a later action of the same kind (one vote per day): an earlier rule
+    that required the same round left n = 0 (docs/metrics.md).
     """
     pa = items_with_probe(c, "pa")
     ev = c.events
+    empty = pd.DataFrame({"g": [], "seat": [], "kind": [], "round": [], "hit": [], "same_round": []})
     if not len(pa) or "target" not in ev:
-        return {"n": 0, "k": 0, "rate": None}
+        return empty
     kind = pa["action"].astype(str).str.strip().str.lower().map(ACTION_KIND)
     plans = pd.DataFrame({"o": np.arange(len(pa)), "g": pa["g"].to_numpy(), "player": pa["seat"].to_numpy(),
                           "kind": kind.to_numpy(dtype=object), "round": pa["round"].to_numpy(),
@@ -133,16 +157,54 @@ def plan_action_consistency(c: Corpus) -> dict[str, Any]:
     plans = plans[kind.notna().to_numpy() & (plans["tgt"].to_numpy() >= 0)]
     acts = ev[ev["target"].to_numpy() >= 0]
     acts = pd.DataFrame({"a": np.arange(len(acts)), "g": acts["g"].to_numpy(), "player": acts["player"].to_numpy(),
-                         "kind": acts["kind"].to_numpy(dtype=object), "round": acts["round"].to_numpy(),
+                         "kind": acts["kind"].to_numpy(dtype=object), "a_round": acts["round"].to_numpy(),
                          "ts": acts["ts"].to_numpy(), "target": acts["target"].to_numpy()})
-    # each plan against the seat's first later action of that kind in the same round (log order)
-    j = plans.merge(acts, on=["g", "player", "kind", "round"])
+    j = plans.merge(acts, on=["g", "player", "kind"])
     j = j[j["ts"].to_numpy() > j["t_plan"].to_numpy()].sort_values(["o", "a"]).drop_duplicates("o")
-    hit = (j["target"].to_numpy() == j["tgt"].to_numpy()).astype(int)
+    return pd.DataFrame({"g": j["g"].to_numpy(), "seat": j["player"].to_numpy(), "kind": j["kind"].to_numpy(dtype=object),
+                         "round": j["round"].to_numpy(), "hit": (j["target"].to_numpy() == j["tgt"].to_numpy()),
+                         "same_round": j["a_round"].to_numpy() == j["round"].to_numpy()})
+
+
+def plan_action_consistency(c: Corpus, seats: np.ndarray | None = None) -> dict[str, Any]:
+    """Share of scored plans (:func:`plan_rows`) whose target is the later action's target.
+
+    Needs actions with a logged target (our logs, or imported original logs whose vote
+    replies were re-parsed); original night actions carry no target and are not scored.
+    ``seats``: an (m, seats) mask keeping only those planners (seat-level attribution).
+    """
+    j = plan_rows(c)
+    if seats is not None and len(j):
+        j = j[seats[j["g"].to_numpy(dtype=np.int64), j["seat"].to_numpy(dtype=np.int64)]]
+    if not len(j):
+        return {"n": 0, "k": 0, "rate": None, "by_action": {}, "same_round_n": 0}
+    hit = j["hit"].to_numpy().astype(int)
     by: dict[str, list[int]] = {}
     for kd, h in zip(j["kind"].tolist(), hit.tolist()):
         e = by.setdefault(kd, [0, 0])
         e[0] += h
         e[1] += 1
     k, n = int(hit.sum()), len(j)
-    return {"n": n, "k": k, "rate": round_or_none(k / n if n else None), "by_action": by}
+    return {"n": n, "k": k, "rate": round_or_none(k / n if n else None), "by_action": by,
+            "same_round_n": int(j["same_round"].to_numpy().sum())}
+
+
+def vote_rows(c: Corpus) -> pd.DataFrame:
+    """Tally votes with a known voter and target: ``g``, ``voter``, ``target``, ``town_voter``, ``on_mafia``."""
+    v = c.votes
+    voter, target = v["voter"].to_numpy(dtype=np.int64), v["target"].to_numpy(dtype=np.int64)
+    ok = (voter >= 0) & (target >= 0)
+    g, voter, target = v["g"].to_numpy(dtype=np.int64)[ok], voter[ok], target[ok]
+    maf = mafia_mask(c)
+    return pd.DataFrame({"g": g, "voter": voter, "target": target, "town_voter": ~maf[g, voter], "on_mafia": maf[g, target]})
+
+
+def vote_summary(c: Corpus, *, seats: np.ndarray | None = None) -> dict[str, Any]:
+    """Counted tally votes and the share of town voters' votes cast on a Mafia seat (no probes needed)."""
+    v = vote_rows(c)
+    if seats is not None and len(v):
+        v = v[seats[v["g"].to_numpy(), v["voter"].to_numpy()]]
+    town = v[v["town_voter"].to_numpy()]
+    k, n = int(town["on_mafia"].sum()), len(town)
+    return {"votes": int(len(v)), "town_votes": n, "town_on_mafia": k,
+            "town_on_mafia_rate": round_or_none(k / n if n else None)}

@@ -125,8 +125,11 @@ def _group_stats(df: pd.DataFrame, m: int, mode: Mode, mult: int = 1) -> dict[st
     }
 
 
-def dynamics(c: Corpus, mode: Mode) -> dict[str, Any]:
+def dynamics(c: Corpus, mode: Mode, *, seats: np.ndarray | None = None) -> dict[str, Any]:
+    """Dynamics per group; ``seats`` (an (m, seats) mask) keeps only those agents' ranking pairs."""
     df = dynamics_pairs(c, mode)
+    if seats is not None:
+        df = df[seats[df["g"].to_numpy(dtype=np.int64), df["agent"].to_numpy(dtype=np.int64)]]
     out: dict[str, Any] = {
         "Mafia": _group_stats(df[df["mafia"]], c.m, mode, 2 if mode.is_compat else 1),
         "non-Mafia": _group_stats(df[~df["mafia"]], c.m, mode),
@@ -147,7 +150,9 @@ def edge_stream(c: Corpus, mode: Mode) -> pd.DataFrame:
     Columns: game_id, source, destination, timestamp, round, public_msg_seq, edge_type
     (``suspicion`` with the normalised score as confidence; ``role:<label>`` from role
     assessments with confidence/100; ``attitude:<class>`` from social maps, directed from
-    the stated feeler to the answering agent), confidence.
+    the stated feeler to the answering agent, with the item's stated confidence/100, empty
+    when the answer gave none), confidence, then source_model, source_role,
+    destination_model, destination_role (from the setup record). Self edges are dropped.
     """
     gid = c.games["game_id"].to_numpy()
     names = c.players.set_index(["g", "seat"])["name"]
@@ -171,9 +176,10 @@ def edge_stream(c: Corpus, mode: Mode) -> pd.DataFrame:
     parts.append(pd.DataFrame({
         "g": sm["g"], "src": sm["tgt"], "dst": sm["seat"], "timestamp": sm["timestamp"], "round": sm["round"],
         "public_msg_seq": sm["pms"], "edge_type": sm["att"].map(lambda a: "attitude:" + L.ATTITUDES[int(a)]),
-        "confidence": np.nan,
+        "confidence": (sm["conf"].to_numpy() / 100.0) if "conf" in sm else np.nan,
     }))
     df = pd.concat(parts, ignore_index=True)
+    df = df[df["src"].to_numpy() != df["dst"].to_numpy()]
     df = df.sort_values(["g", "timestamp", "src"], kind="stable")
     out = pd.DataFrame({
         "game_id": gid[df["g"].to_numpy()],
@@ -185,18 +191,26 @@ def edge_stream(c: Corpus, mode: Mode) -> pd.DataFrame:
         "edge_type": df["edge_type"].to_numpy(),
         "confidence": df["confidence"].to_numpy(),
     })
+    gi, si, di = (df[k].to_numpy(dtype=np.int64) for k in ("g", "src", "dst"))
+    for side, idx in (("source", si), ("destination", di)):
+        for col in ("model", "role"):
+            out[f"{side}_{col}"] = c.seat_array_obj(col)[gi, idx]
     return out
 
 
-def export_edge_stream(c: Corpus, mode: Mode, out: str | Path) -> dict[str, str]:
-    """Write ``<out>.csv`` and ``<out>.parquet`` (``out`` may be a directory)."""
+def export_edge_stream(c: Corpus, mode: Mode, out: str | Path, *, source_model: str | None = None) -> dict[str, str]:
+    """Write ``<out>.csv`` and ``<out>.parquet`` (``out`` may be a directory); ``source_model`` keeps
+    only the edges whose source seat played that model."""
     out = Path(out)
     if out.suffix in (".csv", ".parquet"):
         out = out.with_suffix("")
+        out.parent.mkdir(parents=True, exist_ok=True)
     elif out.is_dir() or not out.suffix:
         out.mkdir(parents=True, exist_ok=True)
         out = out / "belief_edges"
     df = edge_stream(c, mode)
+    if source_model is not None:
+        df = df[df["source_model"].to_numpy() == source_model]
     df.to_csv(out.with_suffix(".csv"), index=False)
     df.to_parquet(out.with_suffix(".parquet"), index=False)
     return {"csv": str(out.with_suffix(".csv")), "parquet": str(out.with_suffix(".parquet")), "rows": str(len(df))}

@@ -88,17 +88,46 @@ def _ranking_tops(c: Corpus, st: dict[str, np.ndarray], rows: np.ndarray) -> np.
     return Z
 
 
+def _comparisons(c: Corpus) -> dict[str, Any]:
+    """Discussion steps, their consecutive pairs (i0, i1), the eligible ones and the top suspects Z; memoised."""
+
+    def build() -> dict[str, Any]:
+        st = step_table(c)
+        disc = np.flatnonzero(st["disc"])
+        g, alive = st["g"][disc], st["alive"][disc]
+        rnd = st["round"][disc]
+        i0 = np.flatnonzero((g[1:] == g[:-1]) & (rnd[1:] == rnd[:-1]))
+        i1 = i0 + 1
+        Z = _ranking_tops(c, st, disc)
+        ok = (Z != -1).all(1)  # every living agent has a complete ranking with a unique maximum
+        eligible = (alive[i0] == alive[i1]).all(1) & ok[i0] & ok[i1]
+        return {"st": st, "disc": disc, "g": g, "round": rnd, "seq": st["seq"][disc], "alive": alive, "Z": Z,
+                "i0": i0, "i1": i1, "eligible": eligible}
+
+    return c.memo("episode_comparisons", build)
+
+
+def episode_seat_counts(c: Corpus) -> tuple[np.ndarray, np.ndarray]:
+    """(m, seats) arrays: per living agent, the complete comparisons it took part in and those in
+    which its top suspect switched (the per-model switching rate of docs/report_schema.md)."""
+    e = _comparisons(c)
+    i0, i1 = e["i0"][e["eligible"]], e["i1"][e["eligible"]]
+    live = e["alive"][i0]
+    S = live.shape[1]
+    slots = np.zeros((c.m, S))
+    switches = np.zeros((c.m, S))
+    gg = np.repeat(e["g"][i0][:, None], S, 1)
+    np.add.at(slots, (gg[live], np.nonzero(live)[1]), 1.0)
+    sw = live & (e["Z"][i0] != e["Z"][i1])
+    np.add.at(switches, (gg[sw], np.nonzero(sw)[1]), 1.0)
+    return slots, switches
+
+
 def find_episodes(c: Corpus, *, merge_gap: int = 2) -> dict[str, Any]:
-    st = step_table(c)
-    disc = np.flatnonzero(st["disc"])
-    g, rnd, seq, alive = st["g"][disc], st["round"][disc], st["seq"][disc], st["alive"][disc]
-    # comparisons: consecutive discussion steps of one game and round
-    i0 = np.flatnonzero((g[1:] == g[:-1]) & (rnd[1:] == rnd[:-1]))
-    i1 = i0 + 1
-    Z = _ranking_tops(c, st, disc)
-    ok = (Z != -1).all(1)  # every living agent has a complete ranking with a unique maximum
-    eligible = (alive[i0] == alive[i1]).all(1) & ok[i0] & ok[i1]
-    i0, i1 = i0[eligible], i1[eligible]
+    e = _comparisons(c)
+    st, disc, g, rnd, seq, alive, Z = e["st"], e["disc"], e["g"], e["round"], e["seq"], e["alive"], e["Z"]
+    eligible = e["eligible"]
+    i0, i1 = e["i0"][eligible], e["i1"][eligible]
     S = alive.shape[1]
     z0, z1 = Z[i0], Z[i1]
     live = alive[i0]
@@ -109,6 +138,7 @@ def find_episodes(c: Corpus, *, merge_gap: int = 2) -> dict[str, Any]:
     candidates: list[dict[str, Any]] = []
     names_of: dict[int, list[str]] = {}
     gids = c.games["game_id"].to_numpy()
+    models = c.seat_array_obj("model")
     for a, b, t, nn in zip(i0[tv > 0].tolist(), i1[tv > 0].tolist(), tv[tv > 0].tolist(), n[tv > 0].tolist()):
         gg = int(g[a])
         names = names_of.get(gg) or names_of.setdefault(gg, c.seat_names(gg))
@@ -123,6 +153,7 @@ def find_episodes(c: Corpus, *, merge_gap: int = 2) -> dict[str, Any]:
             "speaker": names[spk] if spk >= 0 else None, "D": float(D), "D_fraction": str(D),
             "K": sum(za[x] != zb[x] for x in agents),
             "switching": [names[x] for x in agents if za[x] != zb[x]],
+            "switching_models": [str(models[gg, x]) for x in agents if za[x] != zb[x]],
             "top_before": {names[x]: names[za[x]] for x in agents},
             "top_after": {names[x]: names[zb[x]] for x in agents},
             "links": {"before": before, "after": after},

@@ -68,11 +68,14 @@ def _per_game(g: np.ndarray, m: int, num: np.ndarray, den: np.ndarray) -> tuple[
     return np.bincount(g, weights=num, minlength=m), np.bincount(g, weights=den, minlength=m)
 
 
-def f1_by_round(c: Corpus, mode: Mode, *, model: str | None = None) -> dict[str, Any]:
-    """F1 per round; ``model`` keeps only the observers played by that model (mixed-model games)."""
+def f1_by_round(c: Corpus, mode: Mode, *, model: str | None = None, seats: np.ndarray | None = None) -> dict[str, Any]:
+    """F1 per round; ``model`` keeps only the observers played by that model (mixed-model games),
+    ``seats`` (an (m, seats) mask) only those observers."""
     it = f1_items(c, mode)
     if model is not None:
         it = it[c.seat_array_obj("model")[it["g"].to_numpy(), it["obs"].to_numpy()].astype(str) == model]
+    if seats is not None:
+        it = it[seats[it["g"].to_numpy(), it["obs"].to_numpy()]]
     out: dict[str, Any] = {}
     cols = {k: it[k].to_numpy() for k in ("g", "round", "committed", "correct", "unknown", "tgt_mafia", "hit_mafia",
                                           "acc_chance", "rec_chance")}

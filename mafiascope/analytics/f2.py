@@ -55,6 +55,30 @@ def _bin_entries(n: np.ndarray, k: np.ndarray, cs: np.ndarray) -> dict[str, dict
     return out
 
 
+def bin_columns(df: pd.DataFrame, m: int) -> np.ndarray:
+    """(m, 16) per-game sufficient statistics: (correct, n, confidence sum) per bin, then the Brier sum."""
+    conf, out_, b, g = df["conf"].to_numpy(), df["outcome"].to_numpy(), df["bin"].to_numpy(), df["g"].to_numpy()
+    cols = []
+    for j in range(N_BINS):
+        sel = b == j
+        cols += [
+            np.bincount(g[sel], weights=out_[sel], minlength=m),
+            np.bincount(g[sel], minlength=m).astype(float),
+            np.bincount(g[sel], weights=conf[sel], minlength=m),
+        ]
+    cols.append(np.bincount(g, weights=(conf / 100.0 - out_) ** 2, minlength=m))
+    return np.column_stack(cols)
+
+
+def ece_stat(p: np.ndarray) -> np.ndarray:
+    """ECE of pooled :func:`bin_columns` rows (NaN without observations)."""
+    return _bins_ece_brier(p[:, 0:15:3], p[:, 1:15:3], p[:, 2:15:3], p[:, 15])[0]
+
+
+def brier_stat(p: np.ndarray) -> np.ndarray:
+    return _bins_ece_brier(p[:, 0:15:3], p[:, 1:15:3], p[:, 2:15:3], p[:, 15])[1]
+
+
 def calibration_summary(df: pd.DataFrame, m: int | None = None, mode: Mode | None = None, with_ci: bool = False) -> dict[str, Any]:
     conf = df["conf"].to_numpy()
     out_ = df["outcome"].to_numpy()
@@ -71,26 +95,9 @@ def calibration_summary(df: pd.DataFrame, m: int | None = None, mode: Mode | Non
         "bins": {},
     }
     if with_ci and m is not None and mode is not None:
-        g = df["g"].to_numpy()
-        cols = []
-        for j in range(N_BINS):
-            sel = b == j
-            cols += [
-                np.bincount(g[sel], weights=out_[sel], minlength=m),
-                np.bincount(g[sel], minlength=m).astype(float),
-                np.bincount(g[sel], weights=conf[sel], minlength=m),
-            ]
-        cols.append(np.bincount(g, weights=(conf / 100.0 - out_) ** 2, minlength=m))
-        per_game = np.column_stack(cols)
-
-        def _ece(p: np.ndarray) -> np.ndarray:
-            return _bins_ece_brier(p[:, 0:15:3], p[:, 1:15:3], p[:, 2:15:3], p[:, 15])[0]
-
-        def _brier(p: np.ndarray) -> np.ndarray:
-            return _bins_ece_brier(p[:, 0:15:3], p[:, 1:15:3], p[:, 2:15:3], p[:, 15])[1]
-
-        res["ece_ci95"] = _ci(cluster_ci(per_game, _ece, mode))
-        res["brier_ci95"] = _ci(cluster_ci(per_game, _brier, mode))
+        per_game = bin_columns(df, m)
+        res["ece_ci95"] = _ci(cluster_ci(per_game, ece_stat, mode))
+        res["brier_ci95"] = _ci(cluster_ci(per_game, brier_stat, mode))
         res["bins"] = _bin_entries(n, k, cs)
         for j, entry in zip((j for j in range(N_BINS) if n[j]), res["bins"].values()):
             entry["acc_ci95"] = _ci(cluster_ci(per_game[:, 3 * j : 3 * j + 2], ratio_stat(0, 1), mode))
@@ -123,11 +130,15 @@ def grouped_summaries(df: pd.DataFrame, keys: np.ndarray, n_groups: int) -> list
     ]
 
 
-def f2(c: Corpus, mode: Mode, *, breakdowns: bool = True, model: str | None = None) -> dict[str, Any]:
-    """Calibration; ``model`` keeps only the guesses of seats played by that model (mixed-model games)."""
+def f2(c: Corpus, mode: Mode, *, breakdowns: bool = True, model: str | None = None,
+       seats: np.ndarray | None = None) -> dict[str, Any]:
+    """Calibration; ``model`` keeps only the guesses of seats played by that model (mixed-model games),
+    ``seats`` (an (m, seats) mask) only those observers' guesses."""
     df = calibration_obs(c, mode)
     if model is not None:
         df = df[c.seat_array_obj("model")[df["g"].to_numpy(), df["obs"].to_numpy()].astype(str) == model]
+    if seats is not None:
+        df = df[seats[df["g"].to_numpy(), df["obs"].to_numpy()]]
     res = calibration_summary(df, c.m, mode, with_ci=True)
     if breakdowns:
         g, obs = df["g"].to_numpy(), df["obs"].to_numpy()

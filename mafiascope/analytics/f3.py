@@ -175,8 +175,11 @@ def _summary(pairs: _Pairs | pd.DataFrame, tau: float, window: int | None, m: in
     return res
 
 
-def f3(c: Corpus, mode: Mode, tau: float = 50, window: int | None = None) -> dict[str, Any]:
+def f3(c: Corpus, mode: Mode, tau: float = 50, window: int | None = None, *, seats: np.ndarray | None = None) -> dict[str, Any]:
+    """F3 summaries; ``seats`` (an (m, seats) mask) keeps only the pairs whose predictor A is a kept seat."""
     allp = f3_pairs(c, mode, include_mafia_pairs=True)
+    if seats is not None:
+        allp = allp[seats[allp["g"].to_numpy(), allp["A"].to_numpy()]]
     P = _Pairs(allp)
     mm = allp["mm"].to_numpy()
     a_maf = allp["a_mafia"].to_numpy()

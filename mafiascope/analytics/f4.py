@@ -254,7 +254,7 @@ def vote_units(c: Corpus, mode: Mode, transcripts: bool = True) -> pd.DataFrame:
         }
         for tag, t_col in (("top1", "v_ts"), ("post_top1", "tally_ts")):
             pis = _last_probe_before(u, recs["suspicion_ranking"], t_col)
-            pis = np.where((pis >= 0) & stored_list[np.maximum(pis, 0)], pis, -1)
+            pis = _listed(pis, stored_list)
             it = _unit_items(pis, sr, in_others)
             first_item = it.sort_values(["u", "pos"], kind="stable").drop_duplicates("u")
             pred = [None] * len(u)
@@ -262,7 +262,7 @@ def vote_units(c: Corpus, mode: Mode, transcripts: bool = True) -> pd.DataFrame:
                 pred[ui] = tgt
             r[tag] = pred
         pis = _last_probe_before(u, recs["role_assessment"], "v_ts")
-        pis = np.where((pis >= 0) & stored_list[np.maximum(pis, 0)], pis, -1)
+        pis = _listed(pis, stored_list)
         lab_col, mafia_labels = ("exact", [L.MAFIA]) if mode.is_compat else ("role", [L.MAFIA, L.DON])
         it = _unit_items(pis, ra[["pi", "tgt", lab_col]], in_others)
         it = it[it[lab_col].isin(mafia_labels).to_numpy()]
@@ -276,6 +276,13 @@ def vote_units(c: Corpus, mode: Mode, transcripts: bool = True) -> pd.DataFrame:
         return pd.DataFrame(r)
 
     return c.memo(("f4_units", mode, transcripts), build)
+
+
+def _listed(pis: np.ndarray, stored_list: np.ndarray) -> np.ndarray:
+    """Probe indices whose stored answer is a list, else -1 (every index -1 without probe logs)."""
+    if not len(stored_list):
+        return np.full(len(pis), -1, dtype=np.int64)
+    return np.where((pis >= 0) & stored_list[np.maximum(pis, 0)], pis, -1)
 
 
 def _segments(keys: np.ndarray, vals: np.ndarray) -> tuple[list[int], list[list[int]]]:
@@ -346,8 +353,11 @@ def _rate(units: pd.DataFrame, col: str, m: int, mode: Mode, *, is_set: bool = F
     }
 
 
-def f4(c: Corpus, mode: Mode, transcripts: bool = True) -> dict[str, Any]:
+def f4(c: Corpus, mode: Mode, transcripts: bool = True, *, seats: np.ndarray | None = None) -> dict[str, Any]:
+    """F4 per voter group; ``seats`` (an (m, seats) mask) keeps only the votes of kept voters."""
     units = vote_units(c, mode, transcripts)
+    if seats is not None and len(units):
+        units = units[seats[units["g"].to_numpy(dtype=np.int64), units["voter"].to_numpy(dtype=np.int64)]]
     out: dict[str, Any] = {}
     for group, is_m in (("innocent", False), ("mafia", True)):
         u = units[units["mafia_voter"] == is_m] if len(units) else units

@@ -379,7 +379,8 @@ def _parse_game(path: Path) -> GameTables:
                     continue
                 t = item_seat(it)
                 a = it.get("attitude")
-                sm.append((rec, pos, src, t, L.ATT_CODES.get(a, -1) if isinstance(a, str) else -1, not a))
+                sm.append((rec, pos, src, t, L.ATT_CODES.get(a, -1) if isinstance(a, str) else -1, not a,
+                           _num(it.get("confidence", math.nan))))
         elif pid == "personality_profile" and isinstance(eff, list):
             for pos, it in enumerate(eff):
                 if isinstance(it, dict):
@@ -399,7 +400,7 @@ def _parse_game(path: Path) -> GameTables:
     )
     ra_df = _frame("ra", ra, ["rec", "pos", "src", "tgt", "role_en", "role", "exact", "conf"])
     sr_df = _frame("sr", sr, ["rec", "pos", "src", "tgt", "score"])
-    sm_df = _frame("sm", sm, ["rec", "pos", "src", "tgt", "att", "att_empty"])
+    sm_df = _frame("sm", sm, ["rec", "pos", "src", "tgt", "att", "att_empty", "conf"])
     pp_df = _frame("pp", pp, ["rec", "pos", "src", "tgt", *TRAITS])
     pa_df = _frame("pa", pa, ["rec", "src", "action", "tgt"])
 
@@ -457,7 +458,7 @@ DTYPES: dict[str, dict[str, str]] = {
                "latency_ms": _F, "q_chars": _I, "a_chars": _I, "hash": _I, "tokens_prompt": _F, "tokens_completion": _F},
     "ra": {"rec": _I, "pos": _I, "src": _I, "tgt": _I, "role_en": _I, "role": _I, "exact": _I, "conf": _F},
     "sr": {"rec": _I, "pos": _I, "src": _I, "tgt": _I, "score": _F},
-    "sm": {"rec": _I, "pos": _I, "src": _I, "tgt": _I, "att": _I, "att_empty": _B},
+    "sm": {"rec": _I, "pos": _I, "src": _I, "tgt": _I, "att": _I, "att_empty": _B, "conf": _F},
     "pp": {"rec": _I, "pos": _I, "src": _I, "tgt": _I, **{k: _F for k in TRAITS}},
     "pa": {"rec": _I, "src": _I, "tgt": _I},
 }

@@ -5,7 +5,10 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
+import numpy as np
+
 from . import accounting, dynamics, episodes, f1, f2, f3, f4
+from . import seats as seat_stats
 from .corpus import Corpus
 from .modes import Mode
 
@@ -23,25 +26,41 @@ def audit_section(c: Corpus) -> dict[str, Any]:
     return {"totals": dict(sorted(total.items())), "games": per_game, "selection": c.selection}
 
 
-def _headline_f4(r: dict[str, Any]) -> dict[str, Any]:
-    return r
+PROBE_SECTIONS = ("f1", "f2", "f3", "dynamics", "episodes", "personality", "plans")
+ABSENT = {"absent": "no probe logs in the selected games"}
 
 
-def build_report(c: Corpus, mode: Mode, *, transcripts: bool = True, sections: tuple[str, ...] | None = None) -> dict[str, Any]:
+def build_report(c: Corpus, mode: Mode, *, transcripts: bool = True, sections: tuple[str, ...] | None = None,
+                 seats: np.ndarray | None = None, seat_filter: dict[str, Any] | None = None,
+                 per_model: bool = True) -> dict[str, Any]:
+    """Every corpus metric. ``seats``: an (m, seats) mask; every seat-attributable figure then
+    counts only those seats' rows (described by ``seat_filter``). ``per_model``: add
+    ``by_model`` and ``by_model_role`` (seat-level attribution, docs/report_schema.md).
+
+    A corpus without probe logs (transcript-only games) is analysed too: outcomes, votes and
+    the F4 transcript baselines, with the probe-based sections marked ``absent``.
+    """
     want = (lambda s: True) if sections is None else (lambda s: s in sections)
+    has_probes = len(c.probes) > 0
+    if not has_probes:
+        transcripts = True
     rep: dict[str, Any] = {"report_version": REPORT_VERSION, "mode": mode.name, "boot": mode.boot, "seed": mode.seed,
-                           "n_games": c.m, "game_ids": c.game_ids}
+                           "n_games": c.m, "game_ids": c.game_ids, "probe_logs": has_probes}
+    if seats is not None:
+        rep["seat_filter"] = {**(seat_filter or {}), "seats": int(seats.sum())}
     if want("parse"):
-        rep["parse"] = accounting.parse_accounting(c, mode)
+        rep["parse"] = accounting.parse_accounting(c, mode, seats=seats)
         rep["cost"] = accounting.probe_cost(c)
     if want("outcome"):
         rep["outcome"] = accounting.outcomes(c)
+    if want("votes"):
+        rep["votes"] = accounting.vote_summary(c, seats=seats)
     if want("f1"):
-        rep["f1"] = {"by_round": f1.f1_by_round(c, mode)}
+        rep["f1"] = {"by_round": f1.f1_by_round(c, mode, seats=seats)}
     if want("f2"):
-        rep["f2"] = f2.f2(c, mode)
+        rep["f2"] = f2.f2(c, mode, seats=seats)
     if want("f3"):
-        full = f3.f3(c, mode)
+        full = f3.f3(c, mode, seats=seats)
         can = full["canonical"]
         rep["f3"] = {
             "ratio": can["suspects_ratio"], "ratio_ci95": can.get("ratio_ci95"), "n_pairs": can["n"],
@@ -51,9 +70,9 @@ def build_report(c: Corpus, mode: Mode, *, transcripts: bool = True, sections: t
             **full,
         }
     if want("f4"):
-        rep["f4"] = f4.f4(c, mode, transcripts=transcripts)
+        rep["f4"] = f4.f4(c, mode, transcripts=transcripts, seats=seats)
     if want("dynamics"):
-        d = dynamics.dynamics(c, mode)
+        d = dynamics.dynamics(c, mode, seats=seats)
         rep["dynamics"] = {
             "volatility": d["all"]["volatility"]["point"], "flip_rate": d["all"]["flip_rate"]["point"],
             "return_rate": d["all"]["return_rate"]["point"], "groups": d,
@@ -62,10 +81,27 @@ def build_report(c: Corpus, mode: Mode, *, transcripts: bool = True, sections: t
         e = episodes.find_episodes(c)
         rep["episodes"] = {"comparisons": e["comparisons"], "complete": e["complete"], "d_positive": e["d_positive"],
                            "windows": len(e["windows"])}
+        if seats is not None:
+            slots, switches = episodes.episode_seat_counts(c)
+            k = seats[:, : slots.shape[1]]
+            rep["episodes"]["seat_slots"], rep["episodes"]["seat_switches"] = int((slots * k).sum()), int((switches * k).sum())
     if want("personality"):
-        rep["personality"] = accounting.personality_error(c)
+        rep["personality"] = accounting.personality_error(c, seats=seats)
     if want("plans"):
-        rep["plans"] = accounting.plan_action_consistency(c)
+        rep["plans"] = accounting.plan_action_consistency(c, seats=seats)
+    if not has_probes:
+        for key in PROBE_SECTIONS:
+            if key in rep:
+                rep[key] = dict(ABSENT)
+    if has_probes and want("custom_probes"):
+        from .custom import custom_probes
+
+        cp = custom_probes(c, mode)
+        if cp:
+            rep["custom_probes"] = cp
+    if per_model and want("by_model"):
+        rep["by_model"] = seat_stats.by_model(c, mode)
+        rep["by_model_role"] = seat_stats.by_model_role(c, mode)
     rep["audit"] = audit_section(c)
     return rep
 
@@ -81,25 +117,34 @@ def format_report(rep: dict[str, Any]) -> str:
         return "" if not x else f" [{x[0]:.3f}, {x[1]:.3f}]"
 
     L.append(f"mafiascope analytics report - mode {rep['mode']}, {rep['n_games']} games, B={rep['boot']}")
+    if rep.get("seat_filter"):
+        sf = rep["seat_filter"]
+        L.append("Seat filter: " + ", ".join(f"{k} {v}" for k, v in sf.items() if k != "seats")
+                 + f" ({sf['seats']} seats; seat-attributable figures count only their rows)")
+    if rep.get("probe_logs") is False:
+        L.append("No probe logs: outcomes, votes and transcript baselines only; probe-based sections absent.")
     if "parse" in rep:
         p = rep["parse"]
         L.append(f"\nProbe calls {p['calls']}, parsed {p['parsed']} ({pct(p['parse_rate'])}), repaired {p['repair_recovered']},"
                  f" transport errors {p['transport_errors']}, calls/game {p['calls_per_game']}")
+    if "votes" in rep:
+        v = rep["votes"]
+        L.append(f"Votes: {v['votes']} counted; town votes on Mafia {v['town_on_mafia']}/{v['town_votes']} ({pct(v['town_on_mafia_rate'])})")
     if "outcome" in rep:
         o = rep["outcome"]
         L.append(f"Outcomes: {o['completed']} completed, Mafia wins {o['mafia_wins']} ({pct(o['mafia_win_rate'])}"
                  f"{ci(o['mafia_win_rate_wilson95'])}), mean length {o['game_length_rounds']['mean']} rounds")
-    if "f1" in rep:
+    if "f1" in rep and "by_round" in rep["f1"]:
         L.append("\nF1 first-order beliefs by round: acc (chance) | unknown | Mafia recall (chance)")
         for r, v in rep["f1"]["by_round"].items():
             L.append(f"  R{r}: {pct(v['acc'])}{ci(v['acc_ci95'])} ({pct(v['acc_chance'])}) n={v['acc_n']} | "
                      f"{pct(v['unk'])} n={v['unk_n']} | {pct(v['recall'])}{ci(v['recall_ci95'])} ({pct(v['recall_chance'])}) n={v['recall_n']}")
-    if "f2" in rep:
+    if "f2" in rep and "bins" in rep["f2"]:
         f = rep["f2"]
         L.append(f"\nF2 calibration: n={f['n']} ECE {f['ece']}{ci(f.get('ece_ci95'))} Brier {f['brier']}{ci(f.get('brier_ci95'))}")
         for b, v in f["bins"].items():
             L.append(f"  {b:>6}: n={v['n']:<5} acc {pct(v['acc'])} mean conf {v['mean_conf']:.1f}")
-    if "f3" in rep:
+    if "f3" in rep and "ratio" in rep["f3"]:
         f = rep["f3"]
         L.append(f"\nF3 spotlight ratio {f['ratio']}{ci(f.get('ratio_ci95'))} (n={f['n_pairs']} pairs); innocent predictors "
                  f"{f['ratio_innocent']}, Mafia predictors {f['ratio_mafia']}; accuracy {pct(f['accuracy'])} vs majority {pct(f['majority_baseline'])}")
@@ -113,12 +158,31 @@ def format_report(rep: dict[str, Any]) -> str:
                 x = v[key]
                 label = key.replace("transcript_", "transcript ")
                 L.append(f"  {grp:<8} {label:<25} {x['k']}/{x['n']} {pct(x['rate'])}{ci(x['ci95'])} ({pct(x['chance'])})")
-    if "dynamics" in rep:
+    if "dynamics" in rep and "groups" in rep["dynamics"]:
         d = rep["dynamics"]
         L.append(f"\nBelief dynamics: volatility {d['volatility']}, flip rate {pct(d['flip_rate'])}, return rate {pct(d['return_rate'])}")
-    if "episodes" in rep:
+    if "episodes" in rep and "complete" in rep["episodes"]:
         e = rep["episodes"]
         L.append(f"Episodes: {e['complete']} complete comparisons of {e['comparisons']}, {e['d_positive']} with D > 0, {e['windows']} windows")
+    if rep.get("by_model"):
+        L.append("\nBy model (seat-level; value [95% CI] n):")
+        for mdl, e in rep["by_model"].items():
+            L.append(f"  {mdl}: {e['seats']} seats in {e['games']} games")
+            for key, x in e["metrics"].items():
+                if x["point"] is not None:
+                    L.append(f"    {key:<34} {x['point']:.3f}{ci(x['ci95'])} n={x['n']}")
+    for pid, cp in (rep.get("custom_probes") or {}).items():
+        L.append(f"\nCustom probe {pid}: {cp['calls']} calls, {cp['parsed']} parsed"
+                 + (f", {cp['valid']} valid against its schema" if cp["schema_declared"] else ", no declared schema")
+                 + f", {cp['bot_answers']} offline-bot answers; usable {pct(cp['usable_rate'])} (not in the headline parse rate)")
+        for field, e in (cp.get("fields") or {}).items():
+            if e["kind"] == "numeric":
+                L.append(f"  {field}: mean {e['mean']} (n={e['n']}); by role {e['mean_by_role']}")
+            elif "distribution" in e:
+                L.append(f"  {field}: {e['distribution']}")
+    absent = [k for k, v in rep.items() if isinstance(v, dict) and "absent" in v]
+    if absent:
+        L.append("Absent (no probe logs): " + ", ".join(absent))
     a = rep["audit"]
     L.append("\nAudit: " + (", ".join(f"{k}={v}" for k, v in a["totals"].items()) or "clean")
              + f"; excluded {a['selection'].get('excluded', {})}")

@@ -79,11 +79,20 @@ def game_config(roster: Roster, rules: RuleSet, g: Scheduled, *, probes: bool, s
     )
 
 
-def estimate(roster: Roster, rule_sets: list[str], games: int) -> dict[str, Any]:
+# probe calls per game (act) call and tokens per probe call, measured on the bundled demo games
+# (data/demo: 660.8 probes and 40.8 act calls per game, 820 question and 425 answer characters per
+# probe, tokens = characters / 3) with the chained five-probe battery
+PROBES_PER_ACT_CALL = 16.2
+PROBE_EXTRA_PROMPT_TOKENS = 275
+PROBE_COMPLETION_TOKENS = 140
+
+
+def estimate(roster: Roster, rule_sets: list[str], games: int, *, probes: bool = False) -> dict[str, Any]:
     """Calls and tokens a run will cost (per-game averages measured on offline games).
 
     The paid share is the share of paid models in the balanced schedule (every model plays
-    about equally often), and the share of seats held by paid models under fixed seating."""
+    about equally often), and the share of seats held by paid models under fixed seating.
+    ``probes``: add the probe battery's calls (a copy of the acting context plus the question)."""
     per_game = {"sport": (70, 2600), "open_table": (150, 3000), "imbalanced": (85, 2700)}  # (calls, prompt tokens per call)
     calls = prompt = 0
     for rs in rule_sets:
@@ -93,9 +102,17 @@ def estimate(roster: Roster, rule_sets: list[str], games: int) -> dict[str, Any]
     seats = roster.seating or list(roster.models)
     paid = [m for m in seats if roster.models[m].get("type") not in ("bot",)]
     share = len(paid) / max(1, len(seats))
+    act_calls, completion = calls, calls * 80
+    probe_calls = int(round(calls * PROBES_PER_ACT_CALL)) if probes else 0
+    if probes:
+        prompt += int(round(prompt * PROBES_PER_ACT_CALL)) + probe_calls * PROBE_EXTRA_PROMPT_TOKENS
+        completion += probe_calls * PROBE_COMPLETION_TOKENS
+        calls += probe_calls
     return {"games": games * len(rule_sets), "mode": plan_mode(roster), "calls": calls, "prompt_tokens": prompt,
-            "completion_tokens": calls * 80, "paid_share": round(share, 3), "paid_calls": int(calls * share),
-            "note": "rough: measured call counts of offline games x typical context sizes"}  # fmt: skip
+            "completion_tokens": completion, "paid_share": round(share, 3), "paid_calls": int(calls * share),
+            "probes": probes, "act_calls": act_calls, "probe_calls": probe_calls,
+            "note": "rough: measured call counts of offline games x typical context sizes"
+                    + ("; probes: measured probes per act call of the demo games" if probes else "")}  # fmt: skip
 
 
 def plan_mode(roster: Roster) -> str:

@@ -98,15 +98,37 @@ def load_records(path: str | Path) -> list[dict[str, Any]]:
 # ------------------------------------------------------------------------------ statistics
 
 
-def mean_se(xs: list[float]) -> tuple[float | None, float | None]:
-    n = len(xs)
+CLUSTER_BOOT = 1000  # game-level bootstrap resamples of a leaderboard score (seeded: reports are reproducible)
+
+
+def cluster_mean_se(sums: list[float], counts: list[int], boot: int = CLUSTER_BOOT,
+                    seed: int = 0) -> tuple[float | None, float | None, list[float] | None]:
+    """Mean of seat values and its standard error and 95% interval from the game-level cluster
+    bootstrap: ``sums``/``counts`` are one game's total and number of the model's seats. The seats
+    of one game share its outcome, so resampling seats as if independent understated the error."""
+    import numpy as np
+
+    from ..analytics.modes import Mode
+    from ..analytics.stats import multiplicities, percentile_ci, ratio_stat
+
+    n = sum(counts)
     if n == 0:
-        return None, None
-    m = sum(xs) / n
-    if n < 2:
-        return m, None
-    var = sum((x - m) ** 2 for x in xs) / (n - 1)
-    return m, math.sqrt(var / n)
+        return None, None, None
+    mu = sum(sums) / n
+    if len(sums) < 2:
+        return mu, None, None
+    per_game = np.column_stack([np.asarray(sums, dtype=float), np.asarray(counts, dtype=float)])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        vals = ratio_stat(0, 1)(multiplicities(len(sums), Mode(boot=boot, seed=seed)) @ per_game)
+    ci = percentile_ci(vals)
+    vals = vals[~np.isnan(vals)]
+    return mu, (float(vals.std(ddof=1)) if len(vals) > 1 else None), (list(ci) if ci else None)
+
+
+def competition_ranks(scores: list[float | None]) -> list[int]:
+    """Rank = 1 + the number of strictly better scores ("1224"): equal scores share a rank."""
+    vals = [(s if s is not None else float("-inf")) for s in scores]
+    return [1 + sum(1 for o in vals if o > v) for v in vals]
 
 
 def wilson(k: int, n: int, z: float = 1.96) -> tuple[float | None, float | None]:
@@ -142,24 +164,27 @@ def base_rates(recs: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
 
 
 def leaderboard(recs: list[dict[str, Any]], rules: str | None = None, side_only: str | None = None) -> list[dict[str, Any]]:
+    """Per model: mean points vs side over its seats; ``se`` and ``ci95`` from the game-level cluster
+    bootstrap; ``games`` = distinct games it sat in, ``seats`` = its seats; equal scores share a rank."""
     means = side_means(recs)
-    per: dict[str, list[float]] = defaultdict(list)
+    per: dict[str, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))  # model -> game -> seat values
     wins: dict[str, int] = defaultdict(int)
-    for g in recs:
+    for gi, g in enumerate(recs):
         if rules and g["rules"] != rules:
             continue
         for n, s in g["seats"].items():
             if side_only and s["side"] != side_only:
                 continue
-            per[s["model"]].append(g["points"][n] - means[g["rules"]][s["side"]])
+            per[s["model"]][gi].append(g["points"][n] - means[g["rules"]][s["side"]])
             wins[s["model"]] += int(s["side"] == g["winner"])
     rows = []
-    for m, xs in per.items():
-        mu, se = mean_se(xs)
-        rows.append({"model": m, "score": _r(mu), "se": _r(se), "games": len(xs), "wins": wins[m]})
+    for m, games in per.items():
+        mu, se, ci = cluster_mean_se([sum(v) for v in games.values()], [len(v) for v in games.values()])
+        rows.append({"model": m, "score": _r(mu), "se": _r(se), "ci95": [_r(x) for x in ci] if ci else None,
+                     "games": len(games), "seats": sum(len(v) for v in games.values()), "wins": wins[m]})
     rows.sort(key=lambda r: (-(r["score"] or 0), r["model"]))
-    for i, r in enumerate(rows, 1):
-        r["rank"] = i
+    for r, rank in zip(rows, competition_ranks([r["score"] for r in rows])):
+        r["rank"] = rank
     return rows
 
 
@@ -176,7 +201,11 @@ def spearman(boards: dict[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
         if len(common) >= 3 and len(set(xa)) > 1 and len(set(xb)) > 1:
             res = spearmanr(xa, xb)
             rho = _r(float(res.statistic if hasattr(res, "statistic") else res[0]))
-        out.append({"a": a, "b": b, "rho": rho, "models": len(common)})
+        why = None
+        if rho is None:
+            why = (f"only {len(common)} model(s) ranked under both rule sets (need 3)" if len(common) < 3
+                   else "every model has the same score under one of the rule sets")
+        out.append({"a": a, "b": b, "rho": rho, "models": len(common), "why_none": why})
     return out
 
 

@@ -10,6 +10,7 @@ A battery file::
         max_tokens: 900                # default 300
         enabled: true                  # default
         shape: role_assessment         # optional; defaults to the id when it is a standard probe
+        answer: {target: player, p: probability, mood: {enum: [calm, worried]}}   # custom probes (answer_schema.py)
         question: |
           ... {player} {players} {roles} {prev_<id>} {last_<id>} ...
 
@@ -29,9 +30,11 @@ import re
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator, model_validator
+from pydantic import (BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_serializer, field_validator,
+                      model_validator)
 
 from ..config import loc_text, read_yaml, validation_problems
+from .answer_schema import AnswerSchema, schema_suffix
 from .render import check_template, placeholders
 from .shapes import SHAPES
 
@@ -56,6 +59,26 @@ class Probe(BaseModel):
     max_tokens: int = Field(300, ge=16, le=32768)
     enabled: bool = True
     shape: str | None = None  # standard answer shape to validate against
+    answer: AnswerSchema | None = None  # declared answer schema of a custom probe (probes/answer_schema.py)
+
+    @field_validator("answer", mode="before")
+    @classmethod
+    def _answer(cls, v: Any) -> Any:
+        return v if v is None or isinstance(v, AnswerSchema) else AnswerSchema.parse(v)
+
+    @field_serializer("answer")
+    def _dump_answer(self, v: AnswerSchema | None) -> dict[str, Any] | None:
+        return None if v is None else v.spec()  # the YAML form: a snapshot reloads as written
+
+    @model_validator(mode="after")
+    def _answer_or_shape(self) -> "Probe":
+        if self.answer is not None and self.shape is not None:
+            raise ValueError("give either shape (a standard probe's) or answer (a declared schema), not both")
+        return self
+
+    def question_text(self) -> str:
+        """The question template with the declared answer schema appended (custom probes)."""
+        return self.question + (schema_suffix(self.answer) if self.answer is not None else "")
 
     @field_validator("id")
     @classmethod

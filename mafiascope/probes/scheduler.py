@@ -42,6 +42,7 @@ from ..engine.observation import Context, context_for
 from ..engine.phases.base import ProbeStep
 from ..engine.state import GameState
 from ..logs.io import PROBE_FILE, JsonlWriter
+from .answer_schema import check as check_answer
 from .dsl import Battery, Probe
 from .parsing import chain_text, parse_answer
 from .render import render
@@ -332,7 +333,7 @@ class ProbeEngine:
             cv = (await d) if isinstance(d, asyncio.Future) else d
             values[key] = cv.text if cv is not None else None
             raw_fallback = raw_fallback or bool(cv is not None and cv.raw and cv.text)
-        question = render(probe.question, values)
+        question = render(probe.question_text(), values)
         messages = job.ctx.with_probe(question)
         req = CompletionRequest(messages, probe.max_tokens, "probe", job.seat, probe.id, seed, game_id=self.game_id,
                                 max_wait=self.max_lag_s)
@@ -360,8 +361,11 @@ class ProbeEngine:
         if c.ok:
             pa = parse_answer(c.text)
             parsed = _finite(pa.value)
-            valid = validate(shape, parsed) if pa.ok else (False if shape else None)
-            norm = normalise(shape, parsed, job.seats) if pa.ok and shape else None
+            if probe.answer is not None:  # a declared schema (custom probe)
+                valid, norm = check_answer(probe.answer, parsed, job.seats) if pa.ok else (False, None)
+            else:
+                valid = validate(shape, parsed) if pa.ok else (False if shape else None)
+                norm = normalise(shape, parsed, job.seats) if pa.ok and shape else None
             if pa.ok:
                 cv = ChainValue(chain_text(parsed))
             else:

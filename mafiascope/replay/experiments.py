@@ -135,6 +135,24 @@ def _replica_metrics(game_path: str, rnd: int, target: str | None, watch: list[s
     }  # fmt: skip
 
 
+def mean_diff_ci(post: list[dict[str, Any]], pre: list[dict[str, Any]], player: str, *, boot: int = 2000,
+                 seed: int = 0) -> list[float] | None:
+    """95% percentile interval of mean(POST) - mean(PRE) of one player's vote-time suspicion,
+    resampling the finished replicas of each arm (replicas are independent games)."""
+    import numpy as np
+
+    def vals(reps: list[dict[str, Any]]) -> np.ndarray:
+        return np.array([r["suspicion"][player] for r in reps if r.get("finished") and (r.get("suspicion") or {}).get(player) is not None])
+
+    a, b = vals(post), vals(pre)
+    if len(a) < 2 or len(b) < 2:
+        return None
+    rng = np.random.default_rng(seed)
+    d = a[rng.integers(0, len(a), (boot, len(a)))].mean(1) - b[rng.integers(0, len(b), (boot, len(b)))].mean(1)
+    lo, hi = np.percentile(d, [2.5, 97.5])
+    return [round(float(lo), 4), round(float(hi), 4)]
+
+
 def _aggregate(reps: list[dict[str, Any]], target: str | None, watch: list[str]) -> dict[str, Any]:
     done = [r for r in reps if r.get("finished")]
     n = len(done)
@@ -211,6 +229,8 @@ async def run_attribution(spec: dict[str, Any], on_result: Any = None) -> dict[s
         delta["suspicion"] = {p: (round(a["mean_suspicion"][p] - b["mean_suspicion"][p], 4)
                                   if a["mean_suspicion"].get(p) is not None and b["mean_suspicion"].get(p) is not None else None)
                               for p in watch}  # fmt: skip
+        delta["suspicion_ci95"] = {p: mean_diff_ci(arms["post"]["replicas"], arms["pre"]["replicas"], p,
+                                                   seed=spec["batch_seed"]) for p in watch}
         delta["mean_rounds"] = round(a["mean_rounds"] - b["mean_rounds"], 3) if a["mean_rounds"] is not None and b["mean_rounds"] is not None else None
         ev = it["event"]
         out_items.append({"utterance": {"step": fmt_key(it["key"]), "round": it["key"][0], "msg_seq": it["key"][1], "kind": ev.get("kind"),
@@ -273,13 +293,19 @@ def farthest_point(texts: list[str], targets: list[str], k: int) -> list[int]:
 async def run_bifurcation(game: str | Path, at: str, seat: str | None, *, samples: int = 100, select: int = 20,
                           temperature: float = 1.2, probes: str = "none", logs: str | Path | None = None,
                           parallel: int = 4, batch_seed: int | None = None, on_result: Any = None,
-                          dry_run: bool = False) -> dict[str, Any]:  # fmt: skip
+                          dry_run: bool = False, continuations: int = 1) -> dict[str, Any]:  # fmt: skip
+    """Sample replacement utterances, select up to ``select`` far apart, continue each ``continuations`` times.
+
+    Each variant's first continuation fills its ``fork_game_id``/``winner``/``rounds``; all of them are in
+    ``continuations`` with ``mafia_wins``. ``shortfall`` says why fewer variants than ``select`` were found."""
     from ..backends.registry import build_backends
 
     if not 1 <= samples <= 2000:
         raise ReplayError("--samples must be between 1 and 2000")
     if not 1 <= select <= 200:
         raise ReplayError("--select must be between 1 and 200")
+    if not 1 <= continuations <= 100:
+        raise ReplayError("--continuations must be between 1 and 100")
     parent = ParentGame.load(game, logs)
     key = parse_key(at)
     ev = parent.utterance(key)
@@ -290,7 +316,8 @@ async def run_bifurcation(game: str | Path, at: str, seat: str | None, *, sample
     seat = probe_plan.intervention.seat
     state = probe_plan.base_state
     ask = phases_for(state).next(state)
-    est = {"samples": samples, "continuations": min(select, samples + 1), "act_per_continuation": _remaining_calls(parent, key, probes)["act"]}
+    est = {"samples": samples, "continuations": min(select, samples + 1) * continuations,
+           "act_per_continuation": _remaining_calls(parent, key, probes)["act"]}
     exp_id = "bif-" + secrets.token_hex(4)
     if dry_run:
         return {"kind": "bifurcation", "dry_run": True, "estimate": est, "parent_game_id": parent.game_id, "step": fmt_key(key), "seat": seat}
@@ -336,18 +363,32 @@ async def run_bifurcation(game: str | Path, at: str, seat: str | None, *, sample
         variants.append({"variant_idx": vi, "source": src[j][0], "sample_idx": src[j][1], "text": pool[j], "target": targets[j], "plan": plan})
     psem = asyncio.Semaphore(max(1, parallel))
 
-    async def cont(v: dict[str, Any]) -> None:
+    async def cont(v: dict[str, Any], rep: int) -> dict[str, Any]:
+        idx = v["variant_idx"] if continuations == 1 else v["variant_idx"] * continuations + rep  # unique branch ids and seeds
         async with psem:
-            r = await run_branch(v["plan"], v["variant_idx"], backends)
+            r = await run_branch(v["plan"], idx, backends)
         o = game_outcome(r.path) if r.error is None else {}
-        v.update(fork_game_id=r.game_id, path=r.path, winner=r.winner, rounds=r.rounds, error=r.error,
-                 messages=o.get("messages"))  # fmt: skip
+        out = {"replica": rep, "fork_game_id": r.game_id, "path": r.path, "winner": r.winner, "rounds": r.rounds,
+               "error": r.error, "messages": o.get("messages")}
+        if rep == 0:
+            v.update({k: out[k] for k in ("fork_game_id", "path", "winner", "rounds", "error", "messages")})
         if on_result:
-            on_result(v)
+            on_result({**v, **out})
+        return out
 
-    await asyncio.gather(*(cont(v) for v in variants))
-    for v in variants:
+    conts = await asyncio.gather(*(cont(v, r) for v in variants for r in range(continuations)))
+    for vi, v in enumerate(variants):
         del v["plan"]
+        mine = list(conts[vi * continuations:(vi + 1) * continuations])
+        v["continuations"] = mine
+        done = [c for c in mine if c["error"] is None]
+        v["mafia_wins"] = {"k": sum(1 for c in done if c["winner"] == "Mafia"), "n": len(done)}
+    empty = sum(1 for t in raw if not t.strip())
+    shortfall = None
+    if len(variants) < select:
+        shortfall = (f"{len(variants)} of {select} variants: only {len(pool)} distinct texts (the factual one and "
+                     f"{len(pool) - 1} distinct non-empty samples of {samples}; {empty} samples were empty or failed, "
+                     f"{samples - empty - (len(pool) - 1)} repeated an earlier text)")
     logs_dir = probe_plan.logs_dir
     result = {
         "kind": "bifurcation", "experiment_id": exp_id, "fork_batch_id": batch_id, "parent_game_id": parent.game_id,
@@ -356,7 +397,8 @@ async def run_bifurcation(game: str | Path, at: str, seat: str | None, *, sample
         "select": select, "probes": probes, "batch_seed": seed0,
         "target_dist_samples": dict(Counter(target_of(t) for t in raw if t.strip()).most_common()),
         "targets_selected": dict(Counter(v["target"] for v in variants).most_common()),
-        "winners": dict(Counter(v["winner"] or "error" for v in variants).most_common()),
+        "winners": dict(Counter(c["winner"] or "error" for c in conts).most_common()),
+        "continuations_per_variant": continuations, "shortfall": shortfall,
         "variants": variants,
     }  # fmt: skip
     path = experiments_dir(logs_dir) / f"{exp_id}.json"

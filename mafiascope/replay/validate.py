@@ -28,6 +28,10 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
+from ..analytics.modes import Mode
+from ..analytics.stats import cluster_ci, ratio_stat
 from ..config import GameConfig
 from ..engine.phases.base import ProbeStep
 from ..engine.runner import play_game
@@ -100,10 +104,14 @@ async def run_ab(cfg: GameConfig, games: int, *, logs: str | Path, seed_base: in
 # ----------------------------------------------------------------------------- repeatability
 
 
+UNPARSED = "\0unparsed:"  # headline of an answer that did not parse (no parsed headline starts with NUL)
+REPEAT_BOOT = 2000  # state-level bootstrap resamples of the disagreement intervals
+
+
 def headline(probe_id: str, rec: dict[str, Any]) -> str:
     v = rec.get("answer_parsed")
     if not rec.get("answer_parse_ok") or v is None:
-        return "unparsed:" + str(rec.get("answer_raw"))[:200]
+        return UNPARSED + str(rec.get("answer_raw"))[:200]
     if probe_id == "suspicion_ranking" and isinstance(v, list):
         items = [x for x in v if isinstance(x, dict) and x.get("player")]
         if items:
@@ -144,8 +152,8 @@ async def run_repeat(logs: str | Path, states: int, repeats: int, *, seed: int =
         raise ReplayError("--repeats must be between 2 and 100")
     chosen = _pick_states(Path(logs), states, seed)
     tmp = Path(tempfile.mkdtemp(prefix="mafiascope-repeat-"))
-    stats: dict[str, dict[str, list[int]]] = {"probe": defaultdict(lambda: [0, 0]), "phase": defaultdict(lambda: [0, 0])}
     points = []
+    per_state: list[dict[tuple[str, str], list[int]]] = []  # per state: (bucket, name) -> [disagreements, pairs, unparsed]
     try:
         for si, (g, snap, seats) in enumerate(chosen):
             cfg = g.config()
@@ -174,27 +182,33 @@ async def run_repeat(logs: str | Path, states: int, repeats: int, *, seed: int =
                 for rec in iter_jsonl(out / PROBE_FILE):
                     answers[(str(rec.get("player_name")), str(rec.get("probe_id")))].append(headline(str(rec.get("probe_id")), rec))
             phase = str(snap.get("phase"))
-            dis_here = pairs_here = 0
+            here: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0, 0])
             for (_, pid), hs in answers.items():
                 for a, b in itertools.combinations(hs, 2):
-                    d = int(a != b)
-                    for bucket, name in (("probe", pid), ("phase", phase)):
-                        stats[bucket][name][0] += d
-                        stats[bucket][name][1] += 1
-                    dis_here += d
-                    pairs_here += 1
+                    unparsed = a.startswith(UNPARSED) or b.startswith(UNPARSED)  # not an (dis)agreement: counted apart
+                    for cell in (here[("probe", pid)], here[("phase", phase)], here[("all", "")]):
+                        cell[2 if unparsed else 1] += 1
+                        cell[0] += int(not unparsed and a != b)
+            per_state.append(here)
+            tot = here[("all", "")]
             points.append({"game_id": g.game_id, "step": fmt_key(key), "phase": phase, "seats": len(seats),
-                           "pairs": pairs_here, "disagreements": dis_here})  # fmt: skip
+                           "pairs": tot[1], "disagreements": tot[0], "unparsed_pairs": tot[2]})  # fmt: skip
             if on_state:
                 on_state(points[-1])
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
-    def table(bucket: str) -> dict[str, Any]:
-        return {name: {"disagreements": d, "pairs": n, **proportion(d, n)} for name, (d, n) in sorted(stats[bucket].items())}
+    def entry(bucket: str, name: str) -> dict[str, Any]:
+        rows = np.array([st.get((bucket, name), [0, 0, 0]) for st in per_state], dtype=float).reshape(-1, 3)
+        d, n, u = (int(x) for x in rows.sum(0))
+        ci = cluster_ci(rows[:, :2], ratio_stat(0, 1), Mode(boot=REPEAT_BOOT, seed=seed)) if len(rows) else None
+        return {"disagreements": d, "pairs": n, "unparsed_pairs": u, "k": d, "n": n, "p": (d / n) if n else None,
+                "ci95": [round(ci[0], 4), round(ci[1], 4)] if ci else None}
 
-    total_d = sum(d for d, _ in stats["probe"].values())
-    total_n = sum(n for _, n in stats["probe"].values())
+    def table(bucket: str) -> dict[str, Any]:
+        return {name: entry(bucket, name) for name in sorted({nm for st in per_state for b, nm in st if b == bucket})}
+
     return {"kind": "validate_repeat", "logs": str(logs), "states": len(points), "repeats": repeats, "seed": seed,
-            "overall": {"disagreements": total_d, "pairs": total_n, **proportion(total_d, total_n)},
-            "per_probe": table("probe"), "per_phase": table("phase"), "points": points}  # fmt: skip
+            "overall": entry("all", ""), "per_probe": table("probe"), "per_phase": table("phase"), "points": points,
+            "notes": "pairs = answer pairs where both parsed (agreement is only defined for them); unparsed_pairs "
+                     "counted apart; ci95: bootstrap over states (pairs of one state are not independent)"}  # fmt: skip

@@ -14,6 +14,7 @@ import re
 from typing import Any, Callable
 
 from mafiascope.logs.schema import MAFIA_ROLES
+from mafiascope.probes.answer_schema import BOT_FLAG, SCHEMA_MARK, AnswerSchema, read_schema
 
 from . import policy
 from .reader import find_names
@@ -32,7 +33,13 @@ SIGNATURES: dict[str, re.Pattern[str]] = {
 CANNOT = {"en": "I cannot answer this question.", "ru": "Я не могу ответить на этот вопрос."}
 
 
+CUSTOM = "custom"  # a declared answer schema (mafiascope.probes.answer_schema)
+
+
 def identify(question: str) -> str | None:
+    mark = question.rfind(SCHEMA_MARK)
+    if mark >= 0:  # a declared schema: the last line of the question (its own words would match signatures)
+        return CUSTOM
     best, pos = None, -1
     for pid, rx in SIGNATURES.items():
         m = None
@@ -228,6 +235,38 @@ def planned_action(st: BotState, question: str, rng: random.Random) -> Any:
     return {"action": "vote" if phase == "vote" else "accuse", "target": t, "reasoning": why.format(t=t)}
 
 
+def custom(st: BotState, question: str, rng: random.Random) -> Any:
+    """Any declared schema, from the belief state: ``player`` = the top suspect (for Mafia: the most
+    suspected town player), ``players`` = the next suspects up to the number of Mafia, ``probability``
+    = the belief that the top suspect is Mafia, ``score`` = that belief on 0-10, ``enum`` = an option
+    drawn by the seeded generator, ``text`` = a one-line reason. Flagged with ``_answered_by``."""
+    schema: AnswerSchema | None = read_schema(question)
+    if schema is None:
+        return None
+    pm = st.p_mafia()
+    names = [n for n in _players(st, question) if n != st.me and n not in st.ident.partners]
+    names.sort(key=lambda n: (-pm.get(n, 0.0), n))
+    top = names[0] if names else None
+    q = pm.get(top, 0.0) if top else 0.0
+    out: dict[str, Any] = {}
+    for field, f in schema.fields.items():
+        if f.type == "player":
+            out[field] = top or "none"
+        elif f.type == "players":
+            out[field] = names[: max(1, st.n_mafia() - (len(st.ident.partners) + 1 if st.is_mafia else 0))]
+        elif f.type == "probability":
+            out[field] = round(stated(st, q) / 100.0, 2)
+        elif f.type == "score":
+            out[field] = int(round(stated(st, q) / 10))
+        elif f.type == "enum":
+            out[field] = rng.choice(list(f.options))
+        else:
+            out[field] = (f"{top} is my top suspect." if st.ident.language != "ru" else f"{top} — мой главный подозреваемый.") \
+                if top else ("No strong information yet." if st.ident.language != "ru" else "Пока нет надёжной информации.")
+    out[BOT_FLAG] = "offline-bot"
+    return out
+
+
 def role_beliefs(st: BotState, question: str, rng: random.Random) -> Any:
     return {x["player"]: {"role": x["guessed_role"], "confidence": x["confidence"]} for x in role_assessment(st, question, rng)}
 
@@ -239,6 +278,7 @@ ANSWERERS: dict[str, Callable[[BotState, str, random.Random], Any]] = {
     "personality_profile": personality_profile,
     "planned_action": planned_action,
     "role_beliefs": role_beliefs,
+    CUSTOM: custom,
 }
 
 _PROSE = {"en": ["Here is my honest answer:", "My assessment:", "Sure."], "ru": ["Вот мой честный ответ:", "Моя оценка:"]}
@@ -250,6 +290,8 @@ def answer(st: BotState, question: str, rng: random.Random) -> tuple[str, str | 
     if pid is None:
         return CANNOT.get(st.ident.language, CANNOT["en"]), None
     value = ANSWERERS[pid](st, question, rng)
+    if value is None:  # an unreadable schema line
+        return CANNOT.get(st.ident.language, CANNOT["en"]), None
     text = json.dumps(value, ensure_ascii=False)
     if rng.random() < st.params.format_noise:
         if rng.random() < 0.5:

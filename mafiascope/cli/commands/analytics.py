@@ -1,4 +1,4 @@
-"""``mafiascope analyze | dynamics | episodes | import`` (analytics; shapes in docs/cli.md)."""
+"""``mafiascope analyze | compare | report | dynamics | episodes | import`` (analytics; shapes in docs/cli.md)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,10 @@ def _add_selection(p: argparse.ArgumentParser) -> None:
     p.add_argument("--corpus", metavar="MANIFEST",
                    help='file of game ids to select: one per line, a JSON list or {"game_ids": [...]}')
     p.add_argument("--language", help="only games in this language (en, ru)")
-    p.add_argument("--model", help="only games in which some seat played this model")
+    p.add_argument("--model", help="only the seats this model played: games where it sat, and in them only its seats' rows "
+                                   "(beliefs, votes, probes, plans, ...)")
+    p.add_argument("--games-with-model", metavar="MODEL",
+                   help="only games in which some seat played MODEL, counting every seat of those games (whole games)")
     p.add_argument("--rule-set", help="only games of this rule set (classic, sport, ...)")
     p.add_argument("--completed-only", action="store_true", help="only games that reached game_over")
     p.add_argument("--include-forks", action="store_true", help="also count fork branches (left out by default)")
@@ -35,25 +38,52 @@ def _load(args: argparse.Namespace):
         raise CliError(f"no game directories (with game.jsonl) under {' '.join(args.logs)}")
     if args.boot < 0:
         raise CliError("--boot must be >= 0")
-    c = load_corpus(
-        args.logs, manifest=args.corpus, language=args.language, model=args.model, rule_set=args.rule_set,
-        completed_only=args.completed_only, include_forks=args.include_forks, cache_dir=args.cache_dir,
-        use_cache=not args.no_cache,
-    )
+    if args.model and args.games_with_model:
+        raise CliError("use either --model (its seats) or --games-with-model (whole games), not both")
+    game_model = args.model or args.games_with_model
+
+    def load(probed_only: bool):
+        return load_corpus(
+            args.logs, manifest=args.corpus, language=args.language, model=game_model, rule_set=args.rule_set,
+            completed_only=args.completed_only, include_forks=args.include_forks, cache_dir=args.cache_dir,
+            use_cache=not args.no_cache, probed_only=probed_only,
+        )
+
+    c = load(True)
+    if c.m == 0 and c.selection.get("excluded", {}).get("no_probes"):
+        c = load(False)  # transcript-only games: analysed without the probe-based sections
     if c.m == 0:
         used = [f"{flag} {val}" for flag, val in (("--corpus", args.corpus), ("--language", args.language), ("--model", args.model),
+                                                 ("--games-with-model", args.games_with_model),
                                                  ("--rule-set", args.rule_set)) if val]  # fmt: skip
         used += ["--completed-only"] if args.completed_only else []
         raise CliError("no games left after selection" + (f" ({', '.join(used)})" if used else ""))
     return c, Mode(compat=args.compat, boot=args.boot, seed=args.seed)
 
 
+def _seat_filter(args: argparse.Namespace, c):
+    """(mask, description) of ``--model``'s seats, or (None, None)."""
+    if not getattr(args, "model", None):
+        return None, None
+    from ...analytics.seats import seat_mask
+
+    return seat_mask(c, model=args.model), {"model": args.model}
+
+
+def _provenance(c, mode) -> dict:
+    from ...analytics.manifest import analysis_provenance
+
+    return analysis_provenance(c, mode)
+
+
 def _analyze(args: argparse.Namespace) -> int:
     from ...analytics.report import build_report, format_report
 
     c, mode = _load(args)
-    rep = build_report(c, mode, transcripts=args.transcripts)
+    mask, desc = _seat_filter(args, c)
+    rep = build_report(c, mode, transcripts=args.transcripts, seats=mask, seat_filter=desc)
     if args.json:
+        rep["provenance"] = _provenance(c, mode)
         print_json(rep)
     else:
         print(format_report(rep))
@@ -64,11 +94,16 @@ def _dynamics(args: argparse.Namespace) -> int:
     from ...analytics.dynamics import dynamics, export_edge_stream
 
     c, mode = _load(args)
-    out = {"dynamics": dynamics(c, mode)}
+    mask, _ = _seat_filter(args, c)
+    out = {"dynamics": dynamics(c, mode, seats=mask)}
     if args.export_graph:
-        out["export"] = export_edge_stream(c, mode, args.export_graph)
+        try:
+            out["export"] = export_edge_stream(c, mode, args.export_graph, source_model=args.model)
+        except OSError as exc:
+            raise CliError(f"cannot write the edge stream to {args.export_graph}: {exc.strerror or exc}") from None
         out["export"]["rows"] = int(out["export"]["rows"])
     if args.json:
+        out["provenance"] = _provenance(c, mode)
         print_json(out)
     else:
         for grp, v in out["dynamics"].items():
@@ -82,15 +117,81 @@ def _dynamics(args: argparse.Namespace) -> int:
 def _episodes(args: argparse.Namespace) -> int:
     from ...analytics.episodes import find_episodes
 
-    c, _ = _load(args)
+    c, mode = _load(args)
     e = find_episodes(c, merge_gap=args.merge_gap)
+    if args.model:  # candidates in which one of the model's agents switched
+        e["candidates"] = [x for x in e["candidates"] if args.model in x["switching_models"]]
     if args.json:
+        e["provenance"] = _provenance(c, mode)
         print_json(e)
     else:
         print(f"{e['complete']} complete comparisons of {e['comparisons']}; {e['d_positive']} with D > 0; {len(e['windows'])} windows")
         for x in e["candidates"]:
-            print(f"  {x['game_id'][:8]} {x['before']} -> {x['after']} speaker {x['speaker']}: D={x['D_fraction']} K={x['K']} "
-                  f"switching {', '.join(x['switching'])}")
+            print(f"  {x['game_id']} {x['before']} -> {x['after']} speaker {x['speaker']}: D={x['D_fraction']} K={x['K']} "
+                  f"switching {', '.join(f'{a} ({m})' for a, m in zip(x['switching'], x['switching_models']))}")
+    return 0
+
+
+def _compare(args: argparse.Namespace) -> int:
+    from ...analytics.seats import compare, models_of
+
+    if args.model:
+        raise CliError("compare picks its two models with --models; --games-with-model MODEL restricts the games")
+    names = [x.strip() for x in args.models.split(",") if x.strip()]
+    if len(names) != 2 or names[0] == names[1]:
+        raise CliError("--models takes two different model names separated by a comma, e.g. --models gpt-4o,bot-analyst")
+    c, mode = _load(args)
+    known = models_of(c)
+    missing = [m for m in names if m not in known]
+    if missing:
+        raise CliError(f"model {missing[0]} sat in none of the selected games (models: {', '.join(known)})")
+    res = compare(c, mode, names[0], names[1], role=args.role)
+    if args.json:
+        res["provenance"] = _provenance(c, mode)
+        print_json(res)
+        return 0
+    print(f"{res['a']} vs {res['b']}" + (f" ({args.role} seats)" if args.role else "") + f": {res['games_shared']} shared games, "
+          f"{res['seats_a']} / {res['seats_b']} seats, B={res['boot']}")
+    print(f"  {'metric':<36} {'a':>8} {'b':>8} {'a - b [95% CI]':>28} {'p':>7} {'Holm p':>7}")
+    for r in res["rows"]:
+        if r["diff"] is None:
+            continue
+        ci = r["diff_ci95"]
+        d = f"{r['diff']:+.3f}" + (f" [{ci[0]:+.3f}, {ci[1]:+.3f}]" if ci else "")
+        p = "" if r["p"] is None else f"{r['p']:.3f}"
+        ph = "" if r["p_holm"] is None else f"{r['p_holm']:.3f}"
+        print(f"  {r['label']:<36} {r['a']:>8.3f} {r['b']:>8.3f} {d:>28} {p:>7} {ph:>7}")
+    skipped = [r["label"] for r in res["rows"] if r["diff"] is None]
+    if skipped:
+        print("  no data for both models: " + ", ".join(skipped))
+    return 0
+
+
+def _report(args: argparse.Namespace) -> int:
+    from ...analytics.report_dir import build_dir_report, write_report_dir
+
+    out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        raise CliError(f"--out {out} is a file, not a directory")
+    if out.is_dir() and any(out.iterdir()) and not args.force:
+        raise CliError(f"--out {out} is not empty (use --force to write into it)")
+    try:  # figures need vl-convert: fail before anything is written
+        import vl_convert  # noqa: F401
+    except ImportError:
+        if not args.no_figures:
+            raise CliError("figures need vl-convert-python (pip install vl-convert-python), or pass --no-figures") from None
+    c, mode = _load(args)
+    mask, desc = _seat_filter(args, c)
+    rep = build_dir_report(c, mode, transcripts=args.transcripts, seats=mask, seat_filter=desc)
+    try:
+        written = write_report_dir(rep, out, figures=not args.no_figures)
+    except OSError as exc:
+        raise CliError(f"cannot write the report to {out}: {exc.strerror or exc}") from None
+    if args.json:
+        print_json({"out": str(out), **written})
+    else:
+        print(f"report of {c.m} games -> {out / 'report.md'} ({len(written['tables'])} table files, "
+              f"{len(written['figures'])} figure files)")
     return 0
 
 
@@ -120,6 +221,22 @@ def register(subparsers) -> None:
     p.add_argument("--json", action="store_true", help="print the report as one JSON object (docs/report_schema.md)")
     p.add_argument("--transcripts", action="store_true", help="also compute F4 transcript baselines (slower)")
     p.set_defaults(func=_analyze)
+    p = subparsers.add_parser("compare", help="two models on every metric: difference, cluster-bootstrap CI, p, Holm p")
+    _add_selection(p)
+    p.add_argument("--models", required=True, metavar="A,B", help="the two models to compare (as in the setup's model field)")
+    p.add_argument("--role", help="compare only seats of this true role (Mafia, Villager, Doctor, Sheriff, Don)")
+    p.add_argument("--json", action="store_true",
+                   help='print {"a", "b", "role", "boot", "seed", "games_a", "games_b", "games_shared", "seats_a", "seats_b", '
+                        '"rows", "provenance"}')
+    p.set_defaults(func=_compare)
+    p = subparsers.add_parser("report", help="report directory: report.md, tables (CSV, LaTeX), figures (SVG, PNG), provenance")
+    _add_selection(p)
+    p.add_argument("--out", required=True, metavar="DIR", help="directory to write (created; must be empty unless --force)")
+    p.add_argument("--force", action="store_true", help="write into a non-empty --out directory")
+    p.add_argument("--transcripts", action="store_true", help="also compute F4 transcript baselines (slower)")
+    p.add_argument("--no-figures", action="store_true", help="write tables and report.md only (no SVG/PNG)")
+    p.add_argument("--json", action="store_true", help='print {"out", "tables", "figures", "files"}')
+    p.set_defaults(func=_report)
     p = subparsers.add_parser("dynamics", help="belief dynamics; --export-graph writes the edge stream")
     _add_selection(p)
     p.add_argument("--export-graph", metavar="OUT",

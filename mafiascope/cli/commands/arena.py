@@ -49,6 +49,7 @@ def register(sub: Any) -> None:
     e.add_argument("--seating", default=None, help=SEATING_HELP)
     e.add_argument("--rules", default="sport,open,imbalanced", help="comma-separated rule sets, as for arena run")
     e.add_argument("--games", type=int, default=40, help="games per rule set (default 40)")
+    e.add_argument("--probes", action="store_true", help="include the probe battery's calls and tokens (as arena run --probes)")
     e.add_argument("--json", action="store_true", help="print the estimate as one JSON object")
     e.set_defaults(func=_estimate)
 
@@ -98,7 +99,7 @@ def _estimate(args: argparse.Namespace) -> int:
     from ...arena.run import ArenaError, estimate, parse_rule_list
 
     try:
-        est = estimate(_roster(args.roster, args.seating), parse_rule_list(args.rules), args.games)
+        est = estimate(_roster(args.roster, args.seating), parse_rule_list(args.rules), args.games, probes=args.probes)
     except ArenaError as exc:
         raise CliError(str(exc)) from None
     if args.json:
@@ -129,10 +130,15 @@ def _report(args: argparse.Namespace) -> int:
     print(f"{rep['games']} games; rule sets: {', '.join(rep['rule_sets'])}")
     print("\nOverall (points vs side, mean ± SE):")
     for r in rep["leaderboards"]["overall"]:
-        print(f"  {r['rank']:>2}. {r['model']:<28} {_fmt(r['score'])} ± {r['se'] or 0:.3f}  ({r['games']} games)")
+        print(f"  {r['rank']:>2}. {r['model']:<28} {_fmt(r['score'])} ± {r['se'] or 0:.3f}  ({r['games']} games, {r['seats']} seats)")
     for rs, board in rep["leaderboards"]["by_rules"].items():
         print(f"\n{rs}: " + ", ".join(f"{r['model']} {_fmt(r['score'])}" for r in board))
-    print("\nRank correlation between rule sets: " + ", ".join(f"{s['a']}~{s['b']} {s['rho']}" for s in rep["spearman"]))
+    if rep["spearman"]:
+        print("\nRank correlation between rule sets: " + ", ".join(
+            f"{s['a']}~{s['b']} {s['rho']}" if s["rho"] is not None else f"{s['a']}~{s['b']} n/a ({s['why_none']})"
+            for s in rep["spearman"]))
+    else:
+        print("\nRank correlation between rule sets: n/a (needs games under at least two rule sets)")
     print("\nRule sets:")
     for m in rep["rule_measures"]:
         print(f"  {m['rules']:<11} Mafia won {m['mafia_wins']}/{m['games']} ({m['mafia_win_rate']}, CI {m['mafia_win_ci']}); "

@@ -169,13 +169,20 @@ def cmd_attribution(args: argparse.Namespace) -> int:
         print_json(res)
         return 0
     print(f"experiment {res['experiment_id']} -> {res['path']}")
+    def ci(x: Any) -> str:
+        return f" [{x[0]:+.3f}, {x[1]:+.3f}]" if x else ""
+
     for u in res["utterances"]:
         d = u["delta_post_minus_pre"]
-        line = f"  {u['utterance']['step']} {u['utterance']['speaker']}: P(Mafia wins) POST-PRE {d['p_mafia_win']['diff']}"
+        w = d["p_mafia_win"]
+        line = (f"  {u['utterance']['step']} {u['utterance']['speaker']}: P(Mafia wins) {w['pre']['k']}/{w['pre']['n']} -> "
+                f"{w['post']['k']}/{w['post']['n']}, POST-PRE {w['diff']}{ci(w['ci95'])} (Fisher p={w['fisher_p']})")
         if "p_eliminate_target" in d:
             t = d["p_eliminate_target"]
-            line += f"; P({res['target']} out) {t['pre']['k']}/{t['pre']['n']} -> {t['post']['k']}/{t['post']['n']} (Fisher p={t['fisher_p']})"
-        print(line + f"; suspicion delta {d['suspicion']}")
+            line += (f"; P({res['target']} out) {t['pre']['k']}/{t['pre']['n']} -> {t['post']['k']}/{t['post']['n']}, "
+                     f"POST-PRE {t['diff']}{ci(t['ci95'])} (Fisher p={t['fisher_p']})")
+        sus = "; ".join(f"{p} {v:+.3f}{ci(d.get('suspicion_ci95', {}).get(p))}" for p, v in d["suspicion"].items() if v is not None)
+        print(line + f"; suspicion delta {sus or 'n/a'}")
     return 0
 
 
@@ -185,7 +192,7 @@ def cmd_bifurcate(args: argparse.Namespace) -> int:
 
     res = asyncio.run(run_bifurcation(args.game, args.at, args.seat, samples=args.samples, select=args.select,
                                       temperature=args.temperature, probes=args.probes, logs=args.logs, parallel=args.parallel,
-                                      batch_seed=args.batch_seed, dry_run=args.dry_run,
+                                      batch_seed=args.batch_seed, dry_run=args.dry_run, continuations=args.continuations,
                                       on_result=lambda v: _say(args, f"  variant {v['variant_idx']} -> {v['target']}: {v['winner']}")))  # fmt: skip
     if args.json:
         print_json(res)
@@ -195,9 +202,14 @@ def cmd_bifurcate(args: argparse.Namespace) -> int:
         print(f"{e['samples']} samples, {e['continuations']} continuations; about {e['act_per_continuation']} seat calls per "
               f"continuation (from the parent's own continuation)")  # fmt: skip
         return 0
-    print(f"experiment {res['experiment_id']} -> {res['path']}: {len(res['variants'])} variants; winners {res['winners']}")
+    print(f"experiment {res['experiment_id']} -> {res['path']}: {len(res['variants'])} variants x "
+          f"{res['continuations_per_variant']} continuation(s); winners {res['winners']}")
+    if res.get("shortfall"):
+        print(f"  fewer variants than asked: {res['shortfall']}")
     for v in res["variants"]:
-        print(f"  [{v['variant_idx']:>2}] {v['source']:<8} {str(v['target']):<16} {str(v['winner']):<10} {v['rounds']}  {v['text'][:70]!r}")
+        mw = v["mafia_wins"]
+        print(f"  [{v['variant_idx']:>2}] {v['source']:<8} {str(v['target']):<16} {str(v['winner']):<10} {v['rounds']}  "
+              f"Mafia won {mw['k']}/{mw['n']}  {v['text'][:60]!r}")
     return 0
 
 
@@ -237,10 +249,13 @@ def cmd_validate_repeat(args: argparse.Namespace) -> int:
         print_json(res)
         return 0
     o = res["overall"]
-    print(f"{o['disagreements']} disagreements in {o['pairs']} answer pairs ({(o['p'] or 0) * 100:.1f}%) at {res['states']} states x {res['repeats']} repeats")
+    ci = f" [95% CI {o['ci95'][0] * 100:.1f}-{o['ci95'][1] * 100:.1f}%, clustered by state]" if o.get("ci95") else ""
+    print(f"{o['disagreements']} disagreements in {o['pairs']} parsed answer pairs ({(o['p'] or 0) * 100:.1f}%){ci}; "
+          f"{o['unparsed_pairs']} pairs with an unparsed answer counted apart; {res['states']} states x {res['repeats']} repeats")
     for bucket in ("per_probe", "per_phase"):
         for name, v in res[bucket].items():
-            print(f"  {bucket[4:]:<6} {name:<22} {v['disagreements']:>5}/{v['pairs']:<5} {(v['p'] or 0) * 100:5.1f}%")
+            p = "  n/a" if v["p"] is None else f"{v['p'] * 100:5.1f}%"
+            print(f"  {bucket[4:]:<6} {name:<22} {v['disagreements']:>5}/{v['pairs']:<5} {p}  unparsed pairs {v['unparsed_pairs']}")
     return 0
 
 
@@ -351,6 +366,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     b.add_argument("--seat", help="its speaker (checked against the log)")
     b.add_argument("--samples", type=int, default=100, help="candidate utterances to sample (default: %(default)s)")
     b.add_argument("--select", type=int, default=20, help="variants continued, the factual one included (default: %(default)s)")
+    b.add_argument("--continuations", type=int, default=1, metavar="K",
+                   help="continue each variant K times, from different seeds (default: %(default)s)")
     b.add_argument("--temperature", type=float, default=1.2, help="sampling temperature for model backends (default: %(default)s)")
     b.add_argument("--probes", choices=["full", "suspicion", "none"], default="none", help="battery of the continuations (default: %(default)s)")
     b.add_argument("--parallel", type=int, default=4, help="continuations in flight (default: %(default)s)")

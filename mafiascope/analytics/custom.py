@@ -1,0 +1,177 @@
+"""Analytics of any probe outside the standard battery (a researcher's custom probe).
+
+Records are read on demand (the columnar cache keeps no answer text): per record the probed
+seat, its model and true role, the step, whether the answer parsed, whether it matched the
+probe's declared schema (``answer_valid``; None when none was declared), whether an offline
+bot gave it, and its fields (``answer_norm`` when the schema normalised them, else the
+parsed object's top-level values).
+
+Summaries: parse and validity rates per model (clustered by game), answer distributions of
+categorical fields (``player`` fields as the named seat's true role, enums as the option) by
+the answering seat's role, model and round, and numeric fields' means by role, model, round;
+:func:`numeric_series` gives a numeric field per step and seat for one game.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter, defaultdict
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..logs.io import PROBE_FILE
+from ..probes.answer_schema import BOT_FLAG
+from ..probes.shapes import STANDARD_PROBES
+from .corpus import Corpus
+from .modes import Mode
+from .stats import ratio_ci, round_or_none
+
+
+def custom_probe_ids(c: Corpus) -> list[str]:
+    """Probe ids of the selection outside the standard battery, sorted."""
+    if not len(c.probes):
+        return []
+    ids = {str(x) for x in pd.unique(c.probes["probe_id"].astype(str))}
+    return sorted(x for x in ids if x and x not in STANDARD_PROBES)
+
+
+def custom_records(c: Corpus, probe_id: str) -> pd.DataFrame:
+    """One row per record of ``probe_id``: g, seat, round, pms, model, role, parsed, valid, bot, fields (dict)."""
+
+    def build() -> pd.DataFrame:
+        p = c.probes
+        sel = p[p["probe_id"].astype(str).to_numpy() == probe_id]
+        rows = []
+        models, roles = c.seat_array_obj("model"), c.seat_array_obj("role")
+        for g, part in sel.groupby("g", sort=True):
+            path = Path(c.games["path"].iat[int(g)]) / PROBE_FILE
+            try:
+                fh = open(path, "rb")
+            except OSError:
+                continue
+            with fh:
+                for off, seat, rnd, pms in zip(part["offset"].tolist(), part["seat"].tolist(), part["round"].tolist(),
+                                               part["pms"].tolist()):
+                    fh.seek(int(off))
+                    try:
+                        rec = json.loads(fh.readline())
+                    except ValueError:
+                        continue
+                    parsed = rec.get("answer_parsed")
+                    norm = rec.get("answer_norm")
+                    fields = norm if isinstance(norm, dict) else (parsed if isinstance(parsed, dict) else {})
+                    s = int(seat)
+                    rows.append({
+                        "g": int(g), "seat": s, "round": int(rnd), "pms": int(pms),
+                        "model": str(models[g, s]) if s >= 0 else "", "role": str(roles[g, s]) if s >= 0 else "",
+                        "parsed": bool(rec.get("answer_parse_ok")), "valid": rec.get("answer_valid"),
+                        "bot": bool(isinstance(parsed, dict) and parsed.get(BOT_FLAG)),
+                        "fields": {k: v for k, v in fields.items() if k != BOT_FLAG},
+                    })
+        return pd.DataFrame(rows, columns=["g", "seat", "round", "pms", "model", "role", "parsed", "valid", "bot", "fields"])
+
+    return c.memo(("custom_records", probe_id), build)
+
+
+def _field_kinds(df: pd.DataFrame) -> dict[str, str]:
+    """Field -> numeric | player | players | category (from the values seen)."""
+    kinds: dict[str, Counter] = defaultdict(Counter)
+    for f in df["fields"]:
+        for k, v in f.items():
+            if isinstance(v, bool):
+                kinds[k]["category"] += 1
+            elif isinstance(v, (int, float)):
+                kinds[k]["numeric"] += 1
+            elif isinstance(v, list):
+                kinds[k]["players"] += 1
+            elif isinstance(v, str):
+                kinds[k]["string"] += 1
+    return {k: cnt.most_common(1)[0][0] for k, cnt in kinds.items()}
+
+
+def _rate_by_model(df: pd.DataFrame, col: str, m: int, mode: Mode) -> dict[str, Any]:
+    out = {}
+    for mdl, sub in df.groupby("model", sort=True):
+        g = sub["g"].to_numpy()
+        k = np.bincount(g, weights=sub[col].to_numpy().astype(float), minlength=m)
+        n = np.bincount(g, minlength=m).astype(float)
+        ci = ratio_ci(k, n, mode)
+        out[str(mdl)] = {"k": int(k.sum()), "n": int(n.sum()), "rate": round_or_none(k.sum() / n.sum() if n.sum() else None),
+                         "ci95": None if ci is None else [round_or_none(ci[0]), round_or_none(ci[1])]}
+    return out
+
+
+def custom_summary(c: Corpus, mode: Mode, probe_id: str) -> dict[str, Any]:
+    """Parse/validity accounting and answer distributions of one custom probe (docs/report_schema.md)."""
+    df = custom_records(c, probe_id)
+    n = len(df)
+    declared = bool(n and df["valid"].notna().any())
+    valid = df["valid"].fillna(False).astype(bool) if n else pd.Series([], dtype=bool)
+    usable = valid if declared else df["parsed"].astype(bool)
+    out: dict[str, Any] = {
+        "calls": n, "parsed": int(df["parsed"].sum()) if n else 0, "schema_declared": declared,
+        "valid": int(valid.sum()) if declared else None, "bot_answers": int(df["bot"].sum()) if n else 0,
+        "usable_rate": round_or_none(usable.mean() if n else None),
+    }
+    if not n:
+        return out
+    df = df.assign(usable=usable.to_numpy())
+    out["by_model"] = _rate_by_model(df, "usable", c.m, mode)
+    ok = df[df["usable"].to_numpy()]
+    fields: dict[str, Any] = {}
+    roles_of = c.seat_array_obj("role")
+    names_of = {g: {nm: i for i, nm in enumerate(c.seat_names(g))} for g in sorted(set(ok["g"].tolist()))}
+    for field, kind in _field_kinds(ok).items():
+        vals = [f.get(field) for f in ok["fields"]]
+        entry: dict[str, Any] = {"kind": kind}
+        if kind == "numeric":
+            x = pd.to_numeric(pd.Series(vals, dtype=object), errors="coerce")
+            frame = ok.assign(x=x.to_numpy())
+            frame = frame[frame["x"].notna()]
+            entry["n"] = len(frame)
+            entry["mean"] = round_or_none(frame["x"].mean() if len(frame) else None)
+            for by in ("role", "model", "round"):
+                entry[f"mean_by_{by}"] = {str(k): round_or_none(v) for k, v in frame.groupby(by, sort=True)["x"].mean().items()}
+        else:
+            # a seat name is read as the named seat's true role ("named Mafia"); other strings as given
+            labels: list[list[str]] = []
+            for g, v in zip(ok["g"].tolist(), vals):
+                items = v if isinstance(v, list) else [v]
+                seats = names_of[g]
+                labels.append([f"named {roles_of[g, seats[it]]}" if it in seats else it for it in items if isinstance(it, str)])
+            rows = [(r, mdl, rnd, lab) for r, mdl, rnd, labs in zip(ok["role"], ok["model"], ok["round"], labels) for lab in labs]
+            if kind == "string" and all(lab.startswith("named ") for labs in labels for lab in labs):
+                entry["kind"] = "player"
+            t = pd.DataFrame(rows, columns=["role", "model", "round", "value"])
+            if kind == "string" and t["value"].nunique() > 20:  # free text: no distribution, only its length
+                entry = {"kind": "text", "n": len(t), "mean_chars": round_or_none(t["value"].str.len().mean())}
+            else:
+                entry["n"] = len(t)
+                entry["distribution"] = {str(k): int(v) for k, v in t["value"].value_counts().sort_index().items()}
+                for by in ("role", "model", "round"):
+                    entry[f"by_{by}"] = {str(k): {str(a): int(b) for a, b in sub["value"].value_counts().sort_index().items()}
+                                         for k, sub in t.groupby(by, sort=True)}
+        fields[field] = entry
+    out["fields"] = fields
+    return out
+
+
+def custom_probes(c: Corpus, mode: Mode) -> dict[str, Any]:
+    """``{probe_id: custom_summary}`` for every custom probe of the selection."""
+    return {pid: custom_summary(c, mode, pid) for pid in custom_probe_ids(c)}
+
+
+def numeric_series(c: Corpus, g: int, probe_id: str, field: str) -> pd.DataFrame:
+    """One game's numeric field per step and seat: round, pms, seat, name, value (usable answers only)."""
+    df = custom_records(c, probe_id)
+    df = df[df["g"].to_numpy() == g] if len(df) else df
+    names = c.seat_names(g)
+    rows = []
+    for r, pms, s, f in zip(df["round"], df["pms"], df["seat"], df["fields"]):
+        v = f.get(field)
+        if isinstance(v, (int, float)) and not isinstance(v, bool) and s >= 0:
+            rows.append({"round": int(r), "pms": int(pms), "seat": int(s), "name": names[s], "value": float(v)})
+    return pd.DataFrame(rows, columns=["round", "pms", "seat", "name", "value"])

@@ -1,0 +1,238 @@
+"""The corpus figures as Altair charts built from report data (no Streamlit): the Cross-Game
+Dashboard draws these very charts and ``mafiascope report`` saves them as SVG and PNG
+(vl-convert: Vega's own renderer, no browser).
+
+Frames first (``*_frame``: report dict -> tidy DataFrame, also written as CSV), then chart
+builders (DataFrame -> ``alt.Chart``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import altair as alt
+import pandas as pd
+
+ROLE_COLORS = {  # Okabe-Ito (colour-blind safe); app/palette.py re-exports these
+    "Mafia": "#D55E00",
+    "Don": "#8F3F00",
+    "Doctor": "#009E73",
+    "Sheriff": "#CC79A7",
+    "Villager": "#56B4E9",
+    "Unknown": "#8A8F98",
+}
+AGENT_PALETTE = ["#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00", "#CC79A7", "#000000",
+                 "#999933", "#882255", "#44AA99", "#117733"]
+CI_COLOR = "#8a8f98"  # interval whiskers: a mid grey reads on the light and the dark theme
+AGGREGATE_COLOR = "#6e7681"  # "all" / "non-Mafia" are not roles: neutral grey
+BIN_ORDER = ["0-19", "20-39", "40-59", "60-79", "80-99"]
+DYN_MEASURES = {  # measure -> (axis title with its unit, tick format)
+    "volatility": ("suspicion volatility (mean L1 shift, 0–2)", ".2f"),
+    "flip_rate": ("top-suspect flip rate", "%"),
+    "return_rate": ("return rate", "%"),
+}
+
+
+def model_colors(models: Any) -> alt.Scale:
+    """One model -> colour mapping for every per-model chart: the domain is all models (sorted), so a
+    model keeps its colour across charts whichever have data for it."""
+    dom = sorted({str(m) for m in models})
+    return alt.Scale(domain=dom, range=(AGENT_PALETTE * (len(dom) // len(AGENT_PALETTE) + 1))[:max(1, len(dom))])
+
+
+# ----------------------------------------------------------------------------- frames
+
+
+def f1_frame(per_model: dict[str, Any]) -> pd.DataFrame:
+    """Per model and round: accuracy with its interval, n, chance, Mafia recall, Unknown rate."""
+    rows = []
+    for mdl, v in per_model.items():
+        for rnd, r in (v.get("f1_by_round") or {}).items():
+            ci = r.get("acc_ci95") or [None, None]
+            rows.append({"model": mdl, "round": int(rnd), "accuracy": r.get("acc"), "ci_lo": ci[0], "ci_hi": ci[1],
+                         "n": r.get("acc_n"), "chance": r.get("acc_chance"), "mafia_recall": r.get("recall"),
+                         "unknown_rate": r.get("unk")})
+    return pd.DataFrame(rows, columns=["model", "round", "accuracy", "ci_lo", "ci_hi", "n", "chance", "mafia_recall",
+                                       "unknown_rate"])
+
+
+def calibration_frames(per_model: dict[str, Any]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(bins: model, bin, n, accuracy, mean_conf, dim; summary: model, games, guesses, ECE/Brier with intervals)."""
+    rows, summ = [], []
+    for mdl, v in per_model.items():
+        f2 = v.get("f2") or {}
+        e_ci, b_ci = f2.get("ece_ci95") or [None, None], f2.get("brier_ci95") or [None, None]
+        summ.append({"model": mdl, "games": v.get("games"), "guesses": f2.get("n"), "ECE": f2.get("ece"),
+                     "ECE_lo": e_ci[0], "ECE_hi": e_ci[1], "Brier": f2.get("brier"), "Brier_lo": b_ci[0], "Brier_hi": b_ci[1]})
+        for b, e in (f2.get("bins") or {}).items():
+            rows.append({"model": mdl, "bin": b, "n": e.get("n"), "accuracy": e.get("acc"), "mean_conf": e.get("mean_conf"),
+                         "dim": (e.get("n") or 0) < 10})
+    return (pd.DataFrame(rows, columns=["model", "bin", "n", "accuracy", "mean_conf", "dim"]),
+            pd.DataFrame(summ, columns=["model", "games", "guesses", "ECE", "ECE_lo", "ECE_hi", "Brier", "Brier_lo", "Brier_hi"]))
+
+
+def dynamics_frame(rep: dict[str, Any]) -> pd.DataFrame:
+    groups = ((rep.get("dynamics") or {}).get("groups")) or {}
+    rows = []
+    for grp, v in groups.items():
+        for metric, r in (v or {}).items():
+            if isinstance(r, dict) and "point" in r:
+                ci = r.get("ci") or [None, None]
+                rows.append({"group": grp, "measure": metric, "value": r.get("point"), "ci_lo": ci[0], "ci_hi": ci[1],
+                             "n": r.get("n")})
+    return pd.DataFrame(rows, columns=["group", "measure", "value", "ci_lo", "ci_hi", "n"])
+
+
+def metrics_frame(by_model: dict[str, Any]) -> pd.DataFrame:
+    """Long table: model, metric, value, ci_lo, ci_hi, n, games (from ``by_model``'s seat-level metrics)."""
+    rows = []
+    for mdl, e in by_model.items():
+        for key, x in (e.get("metrics") or {}).items():
+            ci = x.get("ci95") or [None, None]
+            rows.append({"model": mdl, "metric": key, "value": x.get("point"), "ci_lo": ci[0], "ci_hi": ci[1],
+                         "n": x.get("n"), "games": x.get("games")})
+    return pd.DataFrame(rows, columns=["model", "metric", "value", "ci_lo", "ci_hi", "n", "games"])
+
+
+def model_role_frame(by_model_role: dict[str, Any]) -> pd.DataFrame:
+    rows = []
+    for mdl, roles in by_model_role.items():
+        for role, e in roles.items():
+            for key, x in (e.get("metrics") or {}).items():
+                ci = x.get("ci95") or [None, None]
+                rows.append({"model": mdl, "role": role, "seats": e.get("seats"), "metric": key, "value": x.get("point"),
+                             "ci_lo": ci[0], "ci_hi": ci[1], "n": x.get("n")})
+    return pd.DataFrame(rows, columns=["model", "role", "seats", "metric", "value", "ci_lo", "ci_hi", "n"])
+
+
+def comparison_frame(cmps: list[dict[str, Any]]) -> pd.DataFrame:
+    """One row per (model pair, metric): a, b, diff with its interval, p and Holm-adjusted p."""
+    rows = []
+    for cmp in cmps:
+        for r in cmp["rows"]:
+            ci = r.get("diff_ci95") or [None, None]
+            rows.append({"model_a": cmp["a"], "model_b": cmp["b"], "metric": r["metric"], "label": r["label"],
+                         "a": r["a"], "b": r["b"], "n_a": r["n_a"], "n_b": r["n_b"], "diff": r["diff"],
+                         "diff_lo": ci[0], "diff_hi": ci[1], "p": r["p"], "p_holm": r["p_holm"],
+                         "p_holm_all": r.get("p_holm_all")})
+    return pd.DataFrame(rows, columns=["model_a", "model_b", "metric", "label", "a", "b", "n_a", "n_b", "diff", "diff_lo",
+                                       "diff_hi", "p", "p_holm", "p_holm_all"])
+
+
+# ----------------------------------------------------------------------------- charts
+
+
+def f1_per_model_chart(df: pd.DataFrame, models: Any = None) -> alt.LayerChart:
+    """Committed accuracy per round and model with interval whiskers; dashed: permutation chance."""
+    df = df.copy()
+    models = sorted(df["model"].unique()) if models is None else sorted({str(m) for m in models})
+    colors = model_colors(models)
+    # models side by side within a round, so their interval whiskers do not hide each other
+    step = min(0.08, 0.6 / max(1, len(models)))
+    offset = {m: (i - (len(models) - 1) / 2) * step for i, m in enumerate(models)}
+    df["x"] = df["round"] + df["model"].map(offset)
+    rounds = sorted(df["round"].unique().tolist()) or [0]
+    x_axis = alt.X("x:Q", title="round", scale=alt.Scale(domain=[rounds[0] - 0.5, rounds[-1] + 0.5], nice=False),
+                   axis=alt.Axis(values=rounds, format="d", grid=False))
+    base = alt.Chart(df).encode(x=x_axis, color=alt.Color("model:N", scale=colors))
+    band = base.mark_rule(strokeWidth=2, opacity=0.7).encode(
+        y=alt.Y("ci_lo:Q", title="first-order accuracy", axis=alt.Axis(format="%")), y2="ci_hi:Q")
+    line = base.mark_line(point=True).encode(y="accuracy:Q", tooltip=["model", "round", alt.Tooltip("accuracy:Q", format=".1%"),
+                                                                       "n:Q", alt.Tooltip("chance:Q", format=".1%")])
+    chance = base.mark_line(strokeDash=[3, 3], opacity=0.6).encode(y="chance:Q")
+    return (band + line + chance).properties(height=300, title="Committed accuracy per round (dashed: permutation chance)")
+
+
+def calibration_per_model_chart(df: pd.DataFrame, models: Any = None) -> alt.LayerChart:
+    """Accuracy per confidence bin and model; grey tick: the bin's mean stated confidence (perfect calibration)."""
+    df = df.copy()
+    scale = model_colors(df["model"].unique() if models is None else models)
+    df["perfect"] = pd.to_numeric(df["mean_conf"], errors="coerce") / 100.0
+    tip = ["model", "bin", alt.Tooltip("n:Q", title="n (guesses)"), alt.Tooltip("accuracy:Q", format=".1%"),
+           alt.Tooltip("mean_conf:Q", format=".1f", title="mean stated confidence (%)")]
+    base = alt.Chart(df).encode(
+        x=alt.X("bin:N", sort=BIN_ORDER, title="stated confidence bin (%)", axis=alt.Axis(labelAngle=0)),
+        xOffset=alt.XOffset("model:N", scale=alt.Scale(domain=scale.domain)),
+        color=alt.Color("model:N", scale=scale), tooltip=tip)
+    bars = base.mark_bar().encode(
+        y=alt.Y("accuracy:Q", title="accuracy", axis=alt.Axis(format="%"), scale=alt.Scale(domain=[0, 1])),
+        opacity=alt.condition("datum.dim", alt.value(0.35), alt.value(0.95)))
+    ref = base.mark_tick(thickness=2, opacity=1).encode(y=alt.Y("perfect:Q", title="accuracy"), color=alt.value(CI_COLOR))
+    return (bars + ref).properties(height=300, title="Accuracy per confidence bin and model (grey tick: mean stated "
+                                                     "confidence = perfect calibration; faded: n < 10)")
+
+
+def dynamics_chart(df: pd.DataFrame) -> alt.HConcatChart:
+    """One panel per measure (own axis title, unit and format), groups coloured like the roles."""
+    groups = list(dict.fromkeys(df["group"]))
+    order = list(dict.fromkeys([g for g in ("all", "Mafia", "non-Mafia", *ROLE_COLORS) if g in groups] + groups))
+    colors = alt.Scale(domain=order, range=[AGGREGATE_COLOR if g in ("all", "non-Mafia")
+                                            else ROLE_COLORS.get(g, ROLE_COLORS["Unknown"]) for g in order])
+    panels = []
+    measures = [m for m in DYN_MEASURES if m in set(df["measure"])] + [m for m in dict.fromkeys(df["measure"]) if m not in DYN_MEASURES]
+    for i, m in enumerate(measures):
+        title, fmt = DYN_MEASURES.get(m, (m, ".3f"))
+        sub = df[df["measure"] == m]
+        base = alt.Chart(sub).encode(
+            y=alt.Y("group:N", sort=order, title=None, scale=alt.Scale(domain=order), axis=alt.Axis() if i == 0 else None),
+            color=alt.Color("group:N", legend=None, scale=colors))
+        x = alt.X("value:Q", title=title, axis=alt.Axis(format=fmt))
+        tip = ["group", alt.Tooltip("value:Q", format=".3f", title=m), alt.Tooltip("ci_lo:Q", format=".3f", title="95% low"),
+               alt.Tooltip("ci_hi:Q", format=".3f", title="95% high"), alt.Tooltip("n:Q", title="n")]
+        pts = base.mark_point(filled=True, size=70).encode(x=x, tooltip=tip)
+        bars = base.mark_rule(strokeWidth=2).encode(x=alt.X("ci_lo:Q", title=title), x2="ci_hi:Q", tooltip=tip)
+        panels.append((bars + pts).properties(width=240, height=alt.Step(24)))
+    return alt.hconcat(*panels, spacing=18).properties(autosize=alt.AutoSizeParams(type="pad", contains="padding"))
+
+
+UNBOUNDED = ("f3.ratio", "personality.mae", "personality.mae_minus_baseline")  # not on a 0-1 scale
+
+
+def comparison_chart(df: pd.DataFrame, a: str, b: str) -> alt.VConcatChart:
+    """Forest plot of ``a - b`` per metric with its 95% cluster-bootstrap interval; filled: Holm p < 0.05.
+    Rates and the unbounded metrics (ratio, trait errors) get separate panels with their own axes."""
+    df = df[df["diff"].notna()].copy()
+    df["significant"] = df["p_holm"].fillna(1.0) < 0.05
+    tip = ["label", alt.Tooltip("a:Q", format=".3f", title=a), alt.Tooltip("b:Q", format=".3f", title=b),
+           alt.Tooltip("diff:Q", format="+.3f"), alt.Tooltip("diff_lo:Q", format="+.3f", title="95% low"),
+           alt.Tooltip("diff_hi:Q", format="+.3f", title="95% high"), alt.Tooltip("p:Q", format=".3f"),
+           alt.Tooltip("p_holm:Q", format=".3f", title="Holm p")]
+    panels = []
+    for name, sub in (("rates", df[~df["metric"].isin(UNBOUNDED)]), ("ratio and trait errors", df[df["metric"].isin(UNBOUNDED)])):
+        if sub.empty:
+            continue
+        base = alt.Chart(sub).encode(y=alt.Y("label:N", sort=sub["label"].tolist(), title=None))
+        whisk = base.mark_rule(strokeWidth=2, color=CI_COLOR).encode(
+            x=alt.X("diff_lo:Q", title=f"{a} − {b} ({name})"), x2="diff_hi:Q", tooltip=tip)
+        pts = base.mark_point(size=70, color=AGENT_PALETTE[4]).encode(
+            x="diff:Q", fill=alt.condition("datum.significant", alt.value(AGENT_PALETTE[4]), alt.value("white")), tooltip=tip)
+        zero = alt.Chart(pd.DataFrame({"x": [0.0]})).mark_rule(strokeDash=[4, 4], color="#888888").encode(x="x:Q")
+        panels.append((whisk + pts + zero).properties(width=420, height=alt.Step(22)))
+    if not panels:
+        panels.append(alt.Chart(pd.DataFrame({"t": ["no metric with data for both models"]})).mark_text().encode(text="t:N"))
+    return alt.vconcat(*panels, spacing=14).properties(
+        title=f"{a} − {b} per metric (95% cluster-bootstrap CI; filled: Holm p < 0.05)")
+
+
+# ----------------------------------------------------------------------------- export
+
+
+def chart_svg(chart: alt.TopLevelMixin) -> str:
+    import vl_convert as vlc
+
+    return vlc.vegalite_to_svg(chart.to_dict())
+
+
+def chart_png(chart: alt.TopLevelMixin, scale: float = 2.0) -> bytes:
+    import vl_convert as vlc
+
+    return vlc.vegalite_to_png(chart.to_dict(), scale=scale)
+
+
+def save_chart(chart: alt.TopLevelMixin, base: Path) -> list[Path]:
+    """Write ``base.svg`` and ``base.png`` (2x) from one chart; returns both paths."""
+    svg, png = base.with_suffix(".svg"), base.with_suffix(".png")
+    svg.write_text(chart_svg(chart), encoding="utf-8")
+    png.write_bytes(chart_png(chart))
+    return [svg, png]

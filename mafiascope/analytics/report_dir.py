@@ -1,0 +1,241 @@
+"""``mafiascope report``: a corpus report as a directory a paper can cite.
+
+Writes ``report.md`` (readable on its own), ``report.json`` (the analyze report plus
+``comparisons`` and ``provenance``), ``provenance.json``, every table as ``tables/<name>.csv``
+and ``tables/<name>.tex`` (booktabs), and every figure as ``figures/<name>.svg`` and
+``.png``, rendered from the same Altair charts the Cross-Game Dashboard draws
+(:mod:`.figures`).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from . import figures as F
+from . import seats as seat_stats
+from .corpus import Corpus
+from .manifest import analysis_provenance
+from .modes import Mode
+from .report import build_report
+
+TABLE_NOTES = {
+    "outcome": "Game outcomes (completed games; Wilson 95% intervals).",
+    "by_model": "Every metric per model, attributed to the seat the row belongs to (value, 95% game-level cluster-bootstrap interval, n).",
+    "by_model_role": "Every metric per model and true role.",
+    "comparisons": "Model a minus model b per metric: difference, 95% cluster-bootstrap interval, two-sided bootstrap p, Holm-adjusted p (family: the metrics of one pair).",
+    "f1_by_round_per_model": "F1 committed accuracy per round and model (chance: permutation baseline).",
+    "calibration_per_model": "F2 calibration per model: ECE and Brier with 95% intervals.",
+    "calibration_bins_per_model": "F2 accuracy per confidence bin and model.",
+    "dynamics": "Belief dynamics per group (all models).",
+    "f4": "F4 belief-vote coupling per voter group (hit rate, interval, chance).",
+}
+
+
+def to_booktabs(df: pd.DataFrame, caption: str | None = None) -> str:
+    """A LaTeX booktabs table (needs ``\\usepackage{booktabs}``); text escaped, numbers to 3 decimals."""
+    sty = df.style.hide(axis="index").format(escape="latex", na_rep="--", precision=3).format_index(escape="latex", axis=1)
+    if caption:
+        caption = "".join("\\" + ch if ch in "%&#_$" else ch for ch in caption)
+    return sty.to_latex(hrules=True, caption=caption, column_format="l" * max(1, len(df.columns)))
+
+
+def _fmt(v: Any, ci: Any = None, nd: int = 3) -> str:
+    if v is None or (isinstance(v, float) and v != v):
+        return "–"
+    s = f"{v:.{nd}f}"
+    if ci and ci[0] is not None:
+        s += f" [{ci[0]:.{nd}f}, {ci[1]:.{nd}f}]"
+    return s
+
+
+def _md_table(df: pd.DataFrame) -> str:
+    """A GitHub-flavoured Markdown table (pipes in cells escaped)."""
+    if df.empty:
+        return "_(no rows)_"
+    cols = [str(c) for c in df.columns]
+
+    def cell(x: Any) -> str:
+        if x is None or (isinstance(x, float) and x != x):
+            return "–"
+        if isinstance(x, float):
+            x = f"{x:.3f}"
+        return str(x).replace("|", "\\|").replace("\n", " ")
+
+    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    lines += ["| " + " | ".join(cell(x) for x in row) + " |" for row in df.itertuples(index=False)]
+    return "\n".join(lines)
+
+
+def _wide_metrics(long: pd.DataFrame) -> pd.DataFrame:
+    """metric x model table of "value [lo, hi] (n)" cells."""
+    if long.empty:
+        return pd.DataFrame()
+    long = long.assign(cell=[f"{_fmt(v, [lo, hi] if lo is not None and lo == lo else None)} (n={n})" if v is not None and v == v else "–"
+                             for v, lo, hi, n in zip(long["value"], long["ci_lo"], long["ci_hi"], long["n"])])
+    wide = long.pivot(index="metric", columns="model", values="cell")
+    order = [k for k in seat_stats.METRIC_KEYS if k in wide.index]
+    labels = {x.key: x.label for x in seat_stats.METRICS}
+    out = wide.loc[order].reset_index()
+    out.insert(0, "measure", [labels[k] for k in out["metric"]])
+    return out
+
+
+def _f4_frame(rep: dict[str, Any]) -> pd.DataFrame:
+    rows = []
+    for side, v in (rep.get("f4") or {}).items():
+        if isinstance(v, dict):
+            for measure, r in v.items():
+                if isinstance(r, dict) and "rate" in r:
+                    ci = r.get("ci95") or [None, None]
+                    rows.append({"voters": side, "measure": measure, "k": r["k"], "n": r["n"], "rate": r["rate"],
+                                 "ci_lo": ci[0], "ci_hi": ci[1], "chance": r["chance"]})
+    return pd.DataFrame(rows, columns=["voters", "measure", "k", "n", "rate", "ci_lo", "ci_hi", "chance"])
+
+
+def _outcome_frame(rep: dict[str, Any]) -> pd.DataFrame:
+    o = rep.get("outcome") or {}
+    w = o.get("mafia_win_rate_wilson95") or [None, None]
+    lr = o.get("game_length_rounds") or {}
+    return pd.DataFrame([{"games": o.get("games"), "completed": o.get("completed"), "mafia_wins": o.get("mafia_wins"),
+                          "town_wins": o.get("town_wins"), "draws": o.get("draws"), "mafia_win_rate": o.get("mafia_win_rate"),
+                          "wilson_lo": w[0], "wilson_hi": w[1], "mean_rounds": lr.get("mean")}])
+
+
+def build_dir_report(c: Corpus, mode: Mode, *, transcripts: bool = False, seats: Any = None,
+                     seat_filter: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The analyze report (``seats``: as :func:`build_report`'s) plus every pairwise model comparison and provenance."""
+    rep = build_report(c, mode, transcripts=transcripts, seats=seats, seat_filter=seat_filter)
+    rep["comparisons"] = seat_stats.compare_all(c, mode)
+    rep["provenance"] = analysis_provenance(c, mode)
+    return rep
+
+
+def write_report_dir(rep: dict[str, Any], out: Path, *, figures: bool = True) -> dict[str, list[str]]:
+    """Write the report directory from :func:`build_dir_report`'s dict; returns the written files by kind."""
+    tables_dir, fig_dir = out / "tables", out / "figures"
+    tables_dir.mkdir(parents=True, exist_ok=True)
+    written: dict[str, list[str]] = {"tables": [], "figures": [], "files": []}
+    by_model = rep.get("by_model") or {}
+    has_probes = rep.get("probe_logs", True)
+    bins, calib = F.calibration_frames(by_model) if has_probes else (pd.DataFrame(), pd.DataFrame())
+    tables: dict[str, pd.DataFrame] = {
+        "outcome": _outcome_frame(rep),
+        "by_model": F.metrics_frame(by_model),
+        "by_model_role": F.model_role_frame(rep.get("by_model_role") or {}),
+        "comparisons": F.comparison_frame(rep.get("comparisons") or []),
+        "f4": _f4_frame(rep),
+    }
+    if has_probes:
+        tables.update({"f1_by_round_per_model": F.f1_frame(by_model), "calibration_per_model": calib,
+                       "calibration_bins_per_model": bins, "dynamics": F.dynamics_frame(rep)})
+    for name, df in tables.items():
+        df.to_csv(tables_dir / f"{name}.csv", index=False)
+        latex_df = _wide_metrics(df) if name == "by_model" else df
+        (tables_dir / f"{name}.tex").write_text(to_booktabs(latex_df, TABLE_NOTES.get(name)), encoding="utf-8")
+        written["tables"] += [f"tables/{name}.csv", f"tables/{name}.tex"]
+    charts: dict[str, Any] = {}
+    if figures:
+        if has_probes and not tables["f1_by_round_per_model"].empty:
+            charts["f1_by_round_per_model"] = F.f1_per_model_chart(tables["f1_by_round_per_model"], by_model)
+        if has_probes and not bins.empty:
+            charts["calibration_per_model"] = F.calibration_per_model_chart(bins, by_model)
+        if has_probes and not tables["dynamics"].empty:
+            charts["belief_dynamics"] = F.dynamics_chart(tables["dynamics"])
+        for cmp in rep.get("comparisons") or []:
+            df = F.comparison_frame([cmp])
+            if df["diff"].notna().any():
+                charts[f"compare_{_slug(cmp['a'])}_vs_{_slug(cmp['b'])}"] = F.comparison_chart(df, cmp["a"], cmp["b"])
+        if charts:
+            fig_dir.mkdir(exist_ok=True)
+        for name, ch in charts.items():
+            F.save_chart(ch, fig_dir / name)
+            written["figures"] += [f"figures/{name}.svg", f"figures/{name}.png"]
+    (out / "report.json").write_text(json.dumps(rep, ensure_ascii=False, indent=1, default=str), encoding="utf-8")
+    (out / "provenance.json").write_text(json.dumps(rep.get("provenance"), ensure_ascii=False, indent=1, default=str),
+                                         encoding="utf-8")
+    (out / "report.md").write_text(render_markdown(rep, tables, charts), encoding="utf-8")
+    written["files"] = ["report.md", "report.json", "provenance.json"]
+    return written
+
+
+def _slug(s: str) -> str:
+    return "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in s)[:60] or "model"
+
+
+def render_markdown(rep: dict[str, Any], tables: dict[str, pd.DataFrame], charts: dict[str, Any]) -> str:
+    prov = rep.get("provenance") or {}
+    L = ["# mafiascope corpus report", ""]
+    L.append(f"{rep['n_games']} games, analysis mode `{rep['mode']}`, game-level cluster bootstrap B = {rep['boot']} "
+             f"(seed {rep['seed']}). mafiascope {prov.get('mafiascope_version')}, commit `{prov.get('git_commit') or 'n/a'}`, "
+             f"Python {prov.get('python')}. Game files and their sha256 are listed in `provenance.json`.")
+    L.append("")
+    L.append("Every per-model figure is attributed to the seat a row belongs to (the observer for F1/F2, the predictor for "
+             "F3, the voter for F4 and votes, the agent for dynamics and episode switching, the probed seat for parsing, "
+             "the planner for plans). Intervals resample whole games, since seats of one game are not independent.")
+    if rep.get("probe_logs") is False:
+        L += ["", "**No probe logs in these games**: outcomes, votes and transcript baselines only; F1-F3, dynamics, "
+                  "episodes, personality and plans are absent."]
+    L += ["", "## Outcomes", "", _md_table(tables["outcome"])]
+    v = rep.get("votes") or {}
+    if v:
+        L += ["", f"Counted tally votes: {v['votes']}; town votes on a Mafia seat: {v['town_on_mafia']} of {v['town_votes']}."]
+    p = rep.get("parse") or {}
+    if p.get("calls"):
+        L += ["", f"Probe calls {p['calls']}, parsed {p['parsed']} ({_fmt(p.get('parse_rate'))})."]
+    if not tables["by_model"].empty:
+        L += ["", "## Per model", "", "Value [95% CI] (n) per metric and model.", "", _md_table(_wide_metrics(tables["by_model"]))]
+    for name, title in (("f1_by_round_per_model", "F1 first-order accuracy per round"),
+                        ("calibration_per_model", "F2 calibration per model"), ("dynamics", "Belief dynamics")):
+        if name in tables and not tables[name].empty:
+            L += ["", f"## {title}", "", _md_table(tables[name])]
+    fig_for = {"f1_by_round_per_model": "f1_by_round_per_model", "calibration_per_model": "calibration_per_model",
+               "dynamics": "belief_dynamics"}
+    for t, fig in fig_for.items():
+        if fig in charts:
+            L += ["", f"![{fig}](figures/{fig}.svg)"]
+    if not tables["f4"].empty:
+        L += ["", "## F4 belief-vote coupling", "", _md_table(tables["f4"])]
+    for pid, cp in (rep.get("custom_probes") or {}).items():
+        L += ["", f"## Custom probe `{pid}`", "",
+              f"{cp['calls']} calls, {cp['parsed']} parsed, "
+              + (f"{cp['valid']} valid against the declared schema" if cp["schema_declared"] else "no declared schema")
+              + f", {cp['bot_answers']} answered by offline bots; usable rate {_fmt(cp['usable_rate'])} (kept out of the "
+              "headline parse rate)."]
+        for field, e in (cp.get("fields") or {}).items():
+            if e["kind"] == "numeric":
+                L += ["", f"`{field}` mean by role:", "", _md_table(pd.DataFrame(
+                    [{"role": k, "mean": v} for k, v in e["mean_by_role"].items()]))]
+            elif "by_role" in e:
+                L += ["", f"`{field}` answers by the answering seat's role:", "", _md_table(pd.DataFrame(
+                    [{"role": r, **cnt} for r, cnt in e["by_role"].items()]).fillna(0))]
+    cmps = rep.get("comparisons") or []
+    if cmps:
+        L += ["", "## Model comparisons", "",
+              "Difference a − b with its 95% cluster-bootstrap interval (both models' statistics pooled under the same "
+              "resampled games, so games where both sat are paired), two-sided bootstrap p, Holm-adjusted p across "
+              "the metrics of the pair, and (`Holm p, all`) across every test of every pair in this report."]
+        for cmp in cmps:
+            df = F.comparison_frame([cmp])
+            df = df[df["diff"].notna()]
+            L += ["", f"### {cmp['a']} vs {cmp['b']}", "",
+                  f"{cmp['games_shared']} shared games; {cmp['seats_a']} and {cmp['seats_b']} seats.", ""]
+            if df.empty:
+                L.append("_No metric with data for both models._")
+                continue
+            show = pd.DataFrame({"metric": df["label"], "a": df["a"], "b": df["b"],
+                                 "a − b [95% CI]": [_fmt(d, [lo, hi]) for d, lo, hi in zip(df["diff"], df["diff_lo"], df["diff_hi"])],
+                                 "p": df["p"], "Holm p": df["p_holm"], "Holm p, all": df["p_holm_all"]})
+            L.append(_md_table(show))
+            name = f"compare_{_slug(cmp['a'])}_vs_{_slug(cmp['b'])}"
+            if name in charts:
+                L += ["", f"![{name}](figures/{name}.svg)"]
+    absent = [k for k, x in rep.items() if isinstance(x, dict) and "absent" in x]
+    if absent:
+        L += ["", "Absent sections (no probe logs): " + ", ".join(absent) + "."]
+    L += ["", "## Files", "", "Tables: `tables/*.csv` and `tables/*.tex` (booktabs). Figures: `figures/*.svg` and `*.png`. "
+          "Full numbers: `report.json` (docs/report_schema.md).", ""]
+    return "\n".join(L)
