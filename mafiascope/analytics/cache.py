@@ -33,7 +33,7 @@ from .load import DICT_COLUMNS, TABLES, hot, parse_game
 
 # 7: hot dtypes (int8/int32 codes, dictionary strings) stored; 8: probes.hash is taken of
 # orjson's text of the answer (same equalities, other values), so older caches are rebuilt
-CACHE_VERSION = 8
+CACHE_VERSION = 9
 CACHE_DIRNAME = ".mafiascope_cache"
 
 
