@@ -60,6 +60,8 @@ def register(sub: Any) -> None:
     rep.add_argument("path", help="an arena run directory or any logs directory")
     rep.add_argument("--json", action="store_true", help="print the whole report as one JSON object (docs/arena.md)")
     rep.add_argument("--top", type=int, default=5, help="rows per pair list in the text report")
+    rep.add_argument("--include-invalid", action="store_true",
+                     help="also score games over their fault budget (game_over.invalid; left out by default)")
     rep.set_defaults(func=_report)
     p.set_defaults(func=lambda a: (p.print_help(), 1)[1])
 
@@ -131,11 +133,12 @@ def _report(args: argparse.Namespace) -> int:
     recs = load_records(path)
     if not recs:
         raise CliError(f"{path}: no finished ten-seat games found")
-    rep = report(recs)
+    rep = report(recs, include_invalid=args.include_invalid)
     if args.json:
         print_json(rep)
         return 0
-    print(f"{rep['games']} games; rule sets: {', '.join(rep['rule_sets'])}")
+    left_out = f" ({rep['invalid_left_out']} invalid games left out; --include-invalid scores them)" if rep["invalid_left_out"] else ""
+    print(f"{rep['games']} games{left_out}; rule sets: {', '.join(rep['rule_sets'])}")
     print("\nOverall (points vs side, mean ± SE):")
     for r in rep["leaderboards"]["overall"]:
         print(f"  {r['rank']:>2}. {r['model']:<28} {_fmt(r['score'])} ± {r['se'] or 0:.3f}  ({r['games']} games)")
