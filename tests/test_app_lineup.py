@@ -3,9 +3,7 @@ OpenAI-compatible model defined in the form) and its derived config (app/lineup.
 
 from __future__ import annotations
 
-import asyncio
 import json
-import threading
 from collections import Counter
 from pathlib import Path
 
@@ -246,25 +244,10 @@ def test_line_up_errors_block_the_launch(runs, monkeypatch):
 @pytest.fixture()
 def devserver():
     """The bundled loopback OpenAI-compatible server on 127.0.0.1, requiring the fake key."""
-    from mafiascope.backends.devserver import DevServer
+    from .servers import threaded_devserver
 
-    loop = asyncio.new_event_loop()
-    box: dict = {}
-    ready = threading.Event()
-
-    async def main() -> None:
-        box["stop"] = asyncio.Event()
-        async with DevServer(host="127.0.0.1", port=0, require_key=SECRET) as srv:
-            box["srv"] = srv
-            ready.set()
-            await box["stop"].wait()
-
-    th = threading.Thread(target=loop.run_until_complete, args=(main(),), daemon=True)
-    th.start()
-    assert ready.wait(20), "dev server did not start"
-    yield box["srv"]
-    loop.call_soon_threadsafe(box["stop"].set)
-    th.join(10)
+    with threaded_devserver(require_key=SECRET) as srv:
+        yield srv
 
 
 def test_openai_compatible_seats_against_the_dev_server(runs, devserver, monkeypatch):

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+import yaml
 
 from mafiascope.backends.preflight import PreflightError, preflight, run_preflight
 from mafiascope.backends.registry import clear_cache
@@ -120,7 +121,7 @@ def test_one_call_per_distinct_backend_counted_on_the_server(tmp_path):
         extra = (f'  gpt2: {{type: openai, base_url: "{srv.base_url}", model: bot-analyst, max_retries: 0, temperature: 0.3}}\n'
                  f'  other: {{type: openai, base_url: "{srv.base_url}", model: bot-cautious, max_retries: 0}}\n'
                  "  bot2: {type: bot, preset: cautious}\n")  # fmt: skip
-        cfg = parse_game_config(__import__("yaml").safe_load(config_text(
+        cfg = parse_game_config(yaml.safe_load(config_text(
             srv.base_url, extra_backends=extra, seats=["gpt", "gpt2", "other", "bot", "bot2", "gpt", "other"])))
         results = run_preflight(cfg)
         assert srv.stats.model_lookups == 2  # gpt and gpt2 share (base_url, model, key): one call
@@ -169,3 +170,24 @@ def test_arena_run_preflights_the_roster(tmp_path, capsys):
                              "--logs", str(run_dir))  # fmt: skip
     line = one_error_line(err)
     assert code == 2 and "'dead'" in line and not run_dir.exists()
+
+
+@pytest.mark.slow
+def test_fork_replay_and_resume_preflight_the_recorded_backends(tmp_path, capsys):
+    cfg = write(tmp_path, config_text(f"http://127.0.0.1:{dead_port()}/v1").replace("probes: {enabled: false}", "probes: {enabled: true}"))
+    logs = tmp_path / "logs"
+    code, _, err = run_cli(capsys, "run", "-c", str(cfg), "--logs", str(logs), "--game-id", "g", "--seed", "1", "-q",
+                           "--no-preflight", "--fault-budget", "1")  # fmt: skip
+    assert code == 0, err
+    for args in (["fork", "g", "--at", "1.1"], ["replay", "attribution", "g", "--utterances", "0.3", "-n", "1"],
+                 ["replay", "bifurcate", "g", "--at", "0.3", "--samples", "2", "--select", "1"],
+                 ["validate", "repeat", str(logs), "--states", "1", "--repeats", "2"]):
+        code, out, err = run_cli(capsys, *args, *(["--logs", str(logs)] if args[0] != "validate" else []))
+        line = one_error_line(err)
+        assert code == 2 and "preflight failed" in line and "'gpt'" in line, args
+    assert sorted(p.name for p in logs.iterdir()) == ["g"]  # no branch, experiment or validation record
+    game = logs / "g" / "game.jsonl"
+    game.write_text("".join(game.read_text().splitlines(keepends=True)[:-1]))  # drop game_over: unfinished
+    before = game.read_text()
+    code, out, err = run_cli(capsys, "resume", str(logs), "--min-idle", "0")
+    assert code == 2 and "'gpt'" in one_error_line(err) and game.read_text() == before

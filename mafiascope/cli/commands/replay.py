@@ -8,7 +8,7 @@ import sys
 from typing import Any
 
 from .. import CliError, print_json
-from .run import add_preflight_option
+from .run import add_preflight_option, check_backends
 
 
 def _err(fn: Any) -> Any:
@@ -32,7 +32,6 @@ def _backends(plans: list[Any], args: argparse.Namespace) -> dict[str, Any]:
     nowhere or a backend that does not answer is an error before the first branch directory or
     batch record is written (instances are shared per process)."""
     from ...backends.registry import build_backends
-    from .run import check_backends
 
     out: dict[str, Any] = {}
     for plan in plans:
@@ -276,10 +275,7 @@ def cmd_resume(args: argparse.Namespace) -> int:
     for c in skipped:
         _say(args, f"skip {c.game_id}: {c.reason}")
     if not args.dry_run and todo:
-        from ...replay.source import ParentGame
-        from .run import check_backends
-
-        check_backends([ParentGame(c.game_dir, need_snapshots=False).config() for c in todo], args)
+        check_backends(_resumable_configs(todo), args)
     if args.dry_run:
         out = {"to_resume": [c.as_dict() for c in todo], "skipped": [c.as_dict() for c in skipped], "repaired": notes}
         if args.json:
@@ -301,6 +297,19 @@ def cmd_resume(args: argparse.Namespace) -> int:
     else:
         print(f"resumed {len(out['resumed'])} game(s), {len(failed)} failed, {len(skipped)} skipped")
     return 1 if failed else 0
+
+
+def _resumable_configs(todo: list[Any]) -> list[Any]:
+    """The configs of the games to resume (one whose config cannot be rebuilt fails on its own later)."""
+    from ...replay.source import ParentGame, ReplayError
+
+    out = []
+    for c in todo:
+        try:
+            out.append(ParentGame(c.game_dir, need_snapshots=False).config())
+        except (ReplayError, OSError, ValueError):
+            continue
+    return out
 
 
 # ----------------------------------------------------------------------------- register
