@@ -250,6 +250,28 @@ def devserver():
         yield srv
 
 
+def test_a_wrong_model_shows_the_preflight_error_instead_of_a_dead_job(runs, devserver, monkeypatch):
+    monkeypatch.setenv(KEY_VAR, SECRET)
+    at = new_app(mode="launch").run()
+    at.toggle(key="lf_lineup").set_value(True).run()
+    at.button(key="lu_add").click().run()
+    at.selectbox(key="lu_prov_1").set_value("vLLM (local)").run()
+    at.text_input(key="lu_name_1").set_value("dev")
+    at.text_input(key="lu_model_1").set_value("no-such-model")
+    at.text_input(key="lu_url_1").set_value(devserver.base_url)
+    at.text_input(key="lu_key_1").set_value(KEY_VAR).run()
+    at.selectbox(key="lu_seat:classic:1").set_value("model:1").run()
+    at.button(key="lf_go").click().run()
+    assert_clean(at)
+    try:
+        shown = " ".join(errors(at))
+        assert "exited with code 2" in shown and "preflight failed" in shown and "no-such-model" in shown, shown
+        assert "HTTP 404" in shown and SECRET not in shown
+        assert not any((runs / d).is_dir() and (runs / d / "game.jsonl").exists() for d in (p.name for p in runs.iterdir()))
+    finally:
+        _stop_all()
+
+
 def test_openai_compatible_seats_against_the_dev_server(runs, devserver, monkeypatch):
     monkeypatch.setenv(KEY_VAR, SECRET)
     at = new_app(mode="launch").run()
