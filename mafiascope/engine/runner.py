@@ -345,8 +345,6 @@ class GameRunner:
                 final["cost"] = {"act": vars(self.acct).copy(), "probes": self.probes.cost() if self.probes else None}
                 final["faults"] = self.acct.faults
                 final.update(judge(self.state.events, self.cfg.fault_budget))
-                if final["cost"]["probes"] is not None:
-                    final["probe_errors"] = int(final["cost"]["probes"].get("errors", 0))
                 self.game_log.write({"game_id": self.state.game_id, **final, "ts": time.time()})
             self.game_log.close()
             if self.state_log:

@@ -250,7 +250,7 @@ class GameOver(Event):
     fault_budget: float | None = None
     invalid: bool = False  # more than fault_budget of the moves fell back: not data
     invalid_reason: str | None = None  # "<k> of <n> moves fell back (> 20%): <first causes>"
-    probe_errors: int | None = None  # failed probe calls (never counted toward the budget)
+    # failed probe calls are in cost.probes.errors and never count toward the budget
 
 
 EVENT_MODELS: dict[str, type[Event]] = {k: Utterance for k in UTTERANCE_KINDS}
