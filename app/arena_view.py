@@ -17,6 +17,7 @@ from mafiascope.arena.scoring import load_records, report
 from mafiascope.config import ConfigError, parse_yaml_text
 
 from . import arena_jobs
+from .data import invalid_note
 
 RULE_CHOICES = {"sport": "Sport", "open_table": "Open table", "imbalanced": "Imbalanced"}
 
@@ -181,6 +182,8 @@ def results(run_dir: str) -> None:
         return
     se = rep["noise"]["median_se"]
     st.markdown(f"**{rep['games']} games** · rule sets: {', '.join(RULE_CHOICES.get(r, r) for r in rep['rule_sets'])}")
+    if rep.get("invalid_left_out"):
+        st.caption(invalid_note(int(rep["invalid_left_out"])))
     st.info(f"What the noise is: each score below is a mean over the model's seats, with its standard error (`se`); "
             f"the typical standard error here is ±{se if se is not None else '—'}, so gaps smaller than about "
             f"{2 * se:.2f} are noise." if se else "What the noise is: too few games for standard errors yet.", icon="📏")  # fmt: skip

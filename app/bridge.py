@@ -74,16 +74,21 @@ def mode(compat: bool = False, boot: int = 1000, seed: int = 0) -> Any:
 
 
 @st.cache_resource(max_entries=16, show_spinner="Loading the corpus (columnar cache) ...")
-def _corpus(_dirs: tuple[str, ...], key: str, include_forks: bool, probed_only: bool, model: str | None) -> Any:
+def _corpus(_dirs: tuple[str, ...], key: str, include_forks: bool, probed_only: bool, model: str | None,
+            include_invalid: bool = False) -> Any:  # fmt: skip
     load_corpus = need("corpus", "load_corpus")
-    return load_corpus([Path(d) for d in _dirs], include_forks=include_forks, probed_only=probed_only, model=model)
+    return load_corpus([Path(d) for d in _dirs], include_forks=include_forks, probed_only=probed_only, model=model,
+                       include_invalid=include_invalid)  # fmt: skip
 
 
 def corpus(dirs: list[str] | tuple[str, ...], *, include_forks: bool = False, probed_only: bool = True,
-           model: str | None = None) -> Any:
-    """A loaded analytics Corpus of exactly these game directories (shared, read-only)."""
+           model: str | None = None, include_invalid: bool | None = None) -> Any:
+    """A loaded analytics Corpus of exactly these game directories (shared, read-only). Invalid games
+    (over their fault budget) are left out unless ``include_invalid`` (default: the sidebar's choice)."""
     dirs = tuple(sorted(str(d) for d in dirs))
-    return _corpus(dirs, digest(dirs), include_forks, probed_only, model)
+    if include_invalid is None:
+        include_invalid = bool(st.session_state.get("sb_invalid", False))
+    return _corpus(dirs, digest(dirs), include_forks, probed_only, model, include_invalid)
 
 
 MODE_KEY = "sb_metric_mode"

@@ -109,6 +109,8 @@ def _build_index_row(path: str, root: str) -> dict[str, Any] | None:
         "forked_from": setup.get("forked_from"),
         "fork_batch_id": setup.get("fork_batch_id"),
         "has_snapshots": (gdir / STATE_FILE).is_file(),
+        "invalid": bool(over.get("invalid")) if over else False,  # over its fault budget (game_over.invalid)
+        "invalid_reason": str(over.get("invalid_reason") or "") if over else "",
     }
 
 
@@ -153,7 +155,7 @@ def _game_index(roots: tuple[str, ...]) -> pd.DataFrame:
             rows.append(row)
     cols = ["game_id", "dir", "corpus", "root", "ts", "players", "player_names", "models", "language", "winner",
             "rounds", "events", "probed", "probe_bytes", "is_branch", "forked_from", "fork_batch_id",
-            "has_snapshots"]
+            "has_snapshots", "invalid", "invalid_reason"]
     df = pd.DataFrame(rows, columns=cols)
     if not df.empty:
         df = df.sort_values(["is_branch", "ts"], ascending=[True, False], kind="stable").reset_index(drop=True)
@@ -208,6 +210,18 @@ def load_raw(path: str | Path) -> RawGame:
 
 def to_jsonable(x: Any) -> str:
     return json.dumps(x, ensure_ascii=False, indent=1, default=str)
+
+
+def without_invalid(index: pd.DataFrame, include: bool = False) -> tuple[pd.DataFrame, int]:
+    """The index without games over their fault budget (unless ``include``), and how many were left out."""
+    if include or index.empty or "invalid" not in index:
+        return index, 0
+    bad = index["invalid"].astype(bool)
+    return index[~bad], int(bad.sum())
+
+
+def invalid_note(n: int) -> str:
+    return f"{n} invalid game{'s' if n != 1 else ''} left out (over the fault budget)" if n else ""
 
 
 def model_list(cell: Any) -> list[str]:

@@ -10,7 +10,7 @@ import pandas as pd
 import streamlit as st
 
 from . import state as S
-from .data import GameLookupError, game_index, model_list, models_of, resolve_game
+from .data import GameLookupError, game_index, invalid_note, model_list, models_of, resolve_game, without_invalid
 from .paths import ENV_LOGS, default_roots, is_bundled_arena, label_root, parse_roots
 
 CTX_KEY = "_ms_ctx"
@@ -61,7 +61,11 @@ def _labels(full: pd.DataFrame) -> dict[str, str]:
     return _LABELS[key][1]
 
 
-def _filters(index: pd.DataFrame) -> pd.DataFrame:
+INVALID_KEY = "sb_invalid"
+
+
+def _filters(index: pd.DataFrame) -> tuple[pd.DataFrame, int]:
+    """The filtered index and how many invalid games (over their fault budget) it left out."""
     df = index
     q = st.text_input("Search games", key="sb_search", placeholder="id, player, model, winner ...",
                       help="Case-insensitive substring over game id, player names, models and winner.")
@@ -73,6 +77,9 @@ def _filters(index: pd.DataFrame) -> pd.DataFrame:
         f_model = st.multiselect("Model", models, key="sb_model")
         f_win = st.multiselect("Winner", winners, key="sb_winner")
         f_branch = st.radio("Branches", ["all games", "root games only", "branches only"], key="sb_branch", horizontal=True)
+        f_invalid = st.checkbox("Include invalid games", key=INVALID_KEY,
+                                help="Games whose seats fell back on more than the fault budget of their moves (a dead or "
+                                     "misconfigured backend) are not data and are left out by default.")
     if q:
         ql = q.lower()
         hay = (df["game_id"] + " " + df["player_names"] + " " + df["models"] + " " + df["winner"]).str.lower()
@@ -87,7 +94,7 @@ def _filters(index: pd.DataFrame) -> pd.DataFrame:
         df = df[~df["is_branch"]]
     elif f_branch == "branches only":
         df = df[df["is_branch"]]
-    return df
+    return without_invalid(df, include=f_invalid)
 
 
 def _on_pick() -> None:
@@ -122,8 +129,8 @@ def render() -> Context:
                                              "arena run (data/arena: ten-seat bot games, no probes) is off by default; "
                                              "the Arena page reads it and its game links open here anyway.")
         index = full[full["corpus"].isin(picked_corpora)] if len(full) else full
-        selection = _filters(index)
-        st.caption(f"{len(selection)} of {len(index)} games")
+        selection, n_invalid = _filters(index)
+        st.caption(f"{len(selection)} of {len(index)} games" + (f" · {invalid_note(n_invalid)}" if n_invalid else ""))
 
         with st.expander("Analysis settings", expanded=False):
             st.radio("Metric mode", ["default", "compat"], key="sb_metric_mode", horizontal=True,

@@ -139,6 +139,9 @@ def game_header(gm: GameModel, *, title: str) -> None:
     st.markdown(f"### {title}\n`{gm.game_id}` · {winner} · {len(gm.players)} players{md_escape(corpus)} &nbsp; {parse_badge(gm)}")
     if gm.setup.get("forked_from"):
         st.caption(f"↳ branch of `{gm.setup.get('forked_from')}` at {gm.setup.get('fork_point')}")
+    if row is not None and bool(row.get("invalid", False)):
+        st.warning("Invalid game (over its fault budget; left out of analytics by default): "
+                   + md_escape(str(row.get("invalid_reason") or "")), icon=":material/report:")
 
 
 def download_csv(df: pd.DataFrame, name: str, key: str, label: str = "⬇ CSV") -> None:

@@ -6,7 +6,9 @@ Retry-After, 5% with 500, hangs on 3% past the client timeout and sends a garbag
 5% (defaults). The run checks that every game completes, that no utterance carries error
 text, and that every injected fault shows up in the records: absorbed faults in the
 per-backend ``stats`` of ``game_over.backends`` (each game gets its own backend instances
-here, so the counters are per game) and unrecoverable ones as logged fallbacks.
+here, so the counters are per game) and unrecoverable ones as logged fallbacks. Games whose
+fallbacks exceed the fault budget (``game_over.invalid``, default 20% of the moves) are
+counted as ``invalid_games``: at the default fault rates with retries few or none should be.
 
     python bench/fault_matrix.py            # 50 games, human-readable
     python bench/fault_matrix.py --json     # one JSON object
@@ -76,6 +78,8 @@ def scan_game(game_dir: Path) -> dict[str, Any]:
         calls += st.get("calls", 0)
         retries += st.get("retries", 0)
     return {"completed": over is not None, "winner": (over or {}).get("winner"), "fallbacks": fallbacks,
+            "invalid": bool((over or {}).get("invalid")), "moves": int((over or {}).get("moves") or 0),
+            "moves_fell_back": int((over or {}).get("moves_fell_back") or 0),
             "error_texts": error_texts, "faults_recorded": absorbed, "fault_types": types, "calls_failed": failed, "calls": calls,
             "retries": retries, "probe_rows": probe_rows, "probe_failures": probe_failed}
 
@@ -141,6 +145,9 @@ async def run_matrix(*, games: int = 50, parallel: int = 10, p_429: float = 0.10
         "calls_failed_after_retries": sum(s["calls_failed"] for s in scans),
         "fallbacks": fallbacks,
         "fallbacks_total": sum(fallbacks.values()),
+        "invalid_games": sum(1 for s in scans if s["invalid"]),
+        "moves": sum(s["moves"] for s in scans),
+        "moves_fell_back": sum(s["moves_fell_back"] for s in scans),
         "probe_rows": sum(s["probe_rows"] for s in scans),
         "probe_failures": sum(s["probe_failures"] for s in scans),
         "winners": {w: sum(1 for s in scans if s["winner"] == w) for w in sorted({str(s["winner"]) for s in scans})},

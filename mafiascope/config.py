@@ -79,6 +79,7 @@ class GameConfig(BaseModel):
     snapshots: bool = True
     max_tokens: int = Field(400, ge=16, le=32768)
     reask: bool = True  # one re-ask with a format reminder after an empty/unreadable reply
+    fault_budget: float = Field(0.2, ge=0, le=1, description="share of moves that may fall back before the game is invalid")
     seed: int | None = None
     source_path: str | None = Field(default=None, exclude=True)
 

@@ -3,9 +3,7 @@ OpenAI-compatible model defined in the form) and its derived config (app/lineup.
 
 from __future__ import annotations
 
-import asyncio
 import json
-import threading
 from collections import Counter
 from pathlib import Path
 
@@ -246,25 +244,32 @@ def test_line_up_errors_block_the_launch(runs, monkeypatch):
 @pytest.fixture()
 def devserver():
     """The bundled loopback OpenAI-compatible server on 127.0.0.1, requiring the fake key."""
-    from mafiascope.backends.devserver import DevServer
+    from .servers import threaded_devserver
 
-    loop = asyncio.new_event_loop()
-    box: dict = {}
-    ready = threading.Event()
+    with threaded_devserver(require_key=SECRET) as srv:
+        yield srv
 
-    async def main() -> None:
-        box["stop"] = asyncio.Event()
-        async with DevServer(host="127.0.0.1", port=0, require_key=SECRET) as srv:
-            box["srv"] = srv
-            ready.set()
-            await box["stop"].wait()
 
-    th = threading.Thread(target=loop.run_until_complete, args=(main(),), daemon=True)
-    th.start()
-    assert ready.wait(20), "dev server did not start"
-    yield box["srv"]
-    loop.call_soon_threadsafe(box["stop"].set)
-    th.join(10)
+def test_a_wrong_model_shows_the_preflight_error_instead_of_a_dead_job(runs, devserver, monkeypatch):
+    monkeypatch.setenv(KEY_VAR, SECRET)
+    at = new_app(mode="launch").run()
+    at.toggle(key="lf_lineup").set_value(True).run()
+    at.button(key="lu_add").click().run()
+    at.selectbox(key="lu_prov_1").set_value("vLLM (local)").run()
+    at.text_input(key="lu_name_1").set_value("dev")
+    at.text_input(key="lu_model_1").set_value("no-such-model")
+    at.text_input(key="lu_url_1").set_value(devserver.base_url)
+    at.text_input(key="lu_key_1").set_value(KEY_VAR).run()
+    at.selectbox(key="lu_seat:classic:1").set_value("model:1").run()
+    at.button(key="lf_go").click().run()
+    assert_clean(at)
+    try:
+        shown = " ".join(errors(at))
+        assert "exited with code 2" in shown and "preflight failed" in shown and "no-such-model" in shown, shown
+        assert "HTTP 404" in shown and SECRET not in shown
+        assert not any((runs / d).is_dir() and (runs / d / "game.jsonl").exists() for d in (p.name for p in runs.iterdir()))
+    finally:
+        _stop_all()
 
 
 def test_openai_compatible_seats_against_the_dev_server(runs, devserver, monkeypatch):

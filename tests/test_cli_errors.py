@@ -98,7 +98,9 @@ def test_fork_of_a_game_whose_key_variable_is_gone(tmp_path, capsys, monkeypatch
     cfg = tmp_path / "keyed.yaml"
     cfg.write_text(KEYED_CONFIG)
     logs = tmp_path / "logs"
-    code, out, err = run_cli(capsys, "run", "-c", str(cfg), "--logs", str(logs), "--game-id", "g", "--seed", "1", "-q")
+    # nothing listens on port 9: skip the preflight and the fault budget to get a recorded game at all
+    code, out, err = run_cli(capsys, "run", "-c", str(cfg), "--logs", str(logs), "--game-id", "g", "--seed", "1", "-q",
+                             "--no-preflight", "--fault-budget", "1")  # fmt: skip
     assert code == 0, err
     assert all(key not in p.read_text() for p in (logs / "g").glob("*.jsonl"))
     monkeypatch.delenv("MAFIASCOPE_QA_KEY")

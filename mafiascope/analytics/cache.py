@@ -33,7 +33,7 @@ from .load import DICT_COLUMNS, TABLES, hot, parse_game
 
 # 7: hot dtypes (int8/int32 codes, dictionary strings) stored; 8: probes.hash is taken of
 # orjson's text of the answer (same equalities, other values), so older caches are rebuilt
-CACHE_VERSION = 10  # 9: game.multiple_setup / game.multiple_game_over audit counters; 10: social_map item confidence (sm.conf)
+CACHE_VERSION = 11  # 9: multiple setup/game_over audit counters; 10: social_map item confidence (sm.conf); 11: games.invalid (fault budget)
 CACHE_DIRNAME = ".mafiascope_cache"
 
 

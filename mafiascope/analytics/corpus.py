@@ -3,7 +3,7 @@
 Select games by directory, glob, manifest (a file of game ids: one per line, a JSON list,
 or a JSON object with ``game_ids``) and filters (language, model, rule set, completed
 only, forks excluded by default, games without probes excluded by default as in the
-original). Games are ordered by game id (this order fixes the bootstrap draws).
+original, games over their fault budget -- ``game_over.invalid`` -- excluded by default). Games are ordered by game id (this order fixes the bootstrap draws).
 """
 
 from __future__ import annotations
@@ -177,6 +177,7 @@ def load_corpus(
     rule_set: str | None = None,
     completed_only: bool = False,
     include_forks: bool = False,
+    include_invalid: bool = False,
     probed_only: bool = True,
     cache_dir: str | Path | None = None,
     use_cache: bool = True,
@@ -230,6 +231,8 @@ def load_corpus(
         _drop(games["game_id"].isin(set(ids)), "not_in_manifest")
     if not include_forks:
         _drop(games["forked_from"] == "", "fork")
+    if not include_invalid and "invalid" in games:
+        _drop(~games["invalid"].astype(bool), "invalid")
     if probed_only:
         _drop(games["n_probes"] > 0, "no_probes")
     if language:
@@ -272,7 +275,7 @@ def load_corpus(
         "filters": {
             "manifest": str(manifest) if manifest is not None and not isinstance(manifest, list) else manifest,
             "language": language, "model": model, "rule_set": rule_set, "completed_only": completed_only,
-            "include_forks": include_forks, "probed_only": probed_only,
+            "include_forks": include_forks, "include_invalid": include_invalid, "probed_only": probed_only,
         },
         "unparseable_games": sorted(k for k, v in audit.items() if v.get("game.no_setup")),
         "doubled_games": doubled,

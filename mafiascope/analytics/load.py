@@ -429,6 +429,7 @@ def _parse_game(path: Path) -> GameTables:
                 "completed": game_over is not None,
                 "winner": str(game_over.get("winner", "")) if game_over else "",
                 "end_reason": str(game_over.get("reason", "")) if game_over else "",
+                "invalid": bool(game_over.get("invalid")) if game_over else False,  # over the fault budget
                 "last_round": int(max(rounds)) if rounds else 0,
                 "forked_from": str(setup.get("forked_from") or ""),
                 "feedback_to_context": bool(setup.get("feedback_to_context", False)),

@@ -65,7 +65,8 @@ def parse_rule_list(spec: str | list[str]) -> list[str]:
     return [VARIANT_ALIASES.get(n, n) for n in names]
 
 
-def game_config(roster: Roster, rules: RuleSet, g: Scheduled, *, probes: bool, snapshots: bool, language: str) -> GameConfig:
+def game_config(roster: Roster, rules: RuleSet, g: Scheduled, *, probes: bool, snapshots: bool, language: str,
+                fault_budget: float | None = None) -> GameConfig:  # fmt: skip
     used = {s["backend"] for s in g.seats}
     return GameConfig(
         name=f"arena-{g.game_id}",
@@ -76,6 +77,7 @@ def game_config(roster: Roster, rules: RuleSet, g: Scheduled, *, probes: bool, s
         probes={"enabled": probes},
         snapshots=snapshots,
         seed=g.seed,
+        **({"fault_budget": fault_budget} if fault_budget is not None else {}),
     )
 
 
@@ -157,8 +159,11 @@ class Progress:
 
 
 def _result(res: Any, seconds: float) -> dict[str, Any]:
-    return {"winner": res.winner, "rounds": res.rounds, "reason": res.reason, "faults": res.faults, "acts": res.acts,
-            "seconds": round(seconds, 3)}  # fmt: skip
+    out = {"winner": res.winner, "rounds": res.rounds, "reason": res.reason, "faults": res.faults, "acts": res.acts,
+           "seconds": round(seconds, 3)}  # fmt: skip
+    if res.invalid:
+        out.update(invalid=True, invalid_reason=res.invalid_reason)
+    return out
 
 
 async def _play_local(cfg: GameConfig, run_dir: Path, g: Scheduled, backends: dict[str, Any] | None) -> dict[str, Any]:
@@ -194,6 +199,7 @@ def run_arena(
     quiet: bool = False,
     backend_factory: Callable[[GameConfig], dict[str, Any]] | None = None,
     limit: int | None = None,
+    fault_budget: float | None = None,
 ) -> dict[str, Any]:
     """Play (or continue) an arena run; returns a summary. ``limit`` stops after that many new games."""
     run_dir = Path(run_dir)
@@ -224,6 +230,7 @@ def run_arena(
     progress = Progress(len(schedule), len(done), quiet=quiet)
     t0 = time.time()
     failures: list[dict[str, Any]] = []
+    invalid: list[str] = []
     refused: list[tuple[Scheduled, BaseException]] = []
     for g in todo:  # a partial game from an interrupted run starts again
         try:
@@ -238,12 +245,15 @@ def run_arena(
             progress.step(g.game_id, "FAILED")
         else:
             ledger.append({"event": "finished", "game_id": g.game_id, "rules": g.rules, **out})
-            progress.step(g.game_id, str(out["winner"]))
+            if out.get("invalid"):
+                invalid.append(g.game_id)
+            progress.step(g.game_id, str(out["winner"]) + (" INVALID" if out.get("invalid") else ""))
 
     for g, exc in refused:
         record(g, exc)
     todo = [g for g in todo if all(g is not r for r, _ in refused)]
-    cfgs = {g.game_id: game_config(roster, rules[g.rules], g, probes=probes, snapshots=snapshots, language=language) for g in todo}
+    cfgs = {g.game_id: game_config(roster, rules[g.rules], g, probes=probes, snapshots=snapshots, language=language,
+                                    fault_budget=fault_budget) for g in todo}  # fmt: skip
     try:
         if executor == "local":
             asyncio.run(_run_local(todo, cfgs, run_dir, max(1, parallel), backend_factory, record))
@@ -258,7 +268,7 @@ def run_arena(
     return {"run_dir": str(run_dir), "scheduled": st["scheduled"], "finished": st["finished"], "failed": len(failures),
             "played_now": len(todo), "seconds": round(elapsed, 3),
             "games_per_second": round(len(todo) / elapsed, 3) if elapsed > 0 and todo else None,
-            "failures": failures}  # fmt: skip
+            "failures": failures, "invalid": sorted(invalid)}  # fmt: skip
 
 
 async def _run_local(todo: list[Scheduled], cfgs: dict[str, GameConfig], run_dir: Path, parallel: int,

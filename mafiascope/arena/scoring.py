@@ -82,7 +82,7 @@ def game_record(events: list[dict[str, Any]]) -> dict[str, Any] | None:
         "suspects": suspects, "bonus": bonus, "ballots": ballots, "accusations": accus, "first_vote_out": first_vote,
         "sheriff_checks": sheriff_checks, "don_checks": don_checks, "nights": len(shots),
         "missed": sum(1 for e in shots if not e.get("landed") and any(v for v in (e.get("shots") or {}).values())),
-        "day_turns": day_turns,
+        "day_turns": day_turns, "invalid": bool(over.get("invalid")),
     }  # fmt: skip
 
 
@@ -323,14 +323,19 @@ def model_records(recs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def report(recs: list[dict[str, Any]]) -> dict[str, Any]:
-    """The whole arena report as one JSON-able object (documented in docs/arena.md)."""
+def report(recs: list[dict[str, Any]], include_invalid: bool = False) -> dict[str, Any]:
+    """The whole arena report as one JSON-able object (documented in docs/arena.md). Games over
+    their fault budget (``invalid``) are left out unless ``include_invalid``; ``invalid_left_out`` counts them."""
+    left_out = 0 if include_invalid else sum(1 for g in recs if g.get("invalid"))
+    if left_out:
+        recs = [g for g in recs if not g.get("invalid")]
     rule_sets = sorted({g["rules"] for g in recs})
     per_rules = {rs: leaderboard(recs, rs) for rs in rule_sets}
     overall = leaderboard(recs)
     ses = [r["se"] for r in overall if r["se"] is not None]
     return {
         "games": len(recs),
+        "invalid_left_out": left_out,
         "rule_sets": rule_sets,
         "side_means": {rs: {k: _r(v) for k, v in d.items()} for rs, d in side_means(recs).items()},
         "base_rates": {rs: {k: _r(v) for k, v in d.items()} for rs, d in base_rates(recs).items()},

@@ -18,7 +18,10 @@ the same draw; which call is the n-th depends on arrival order when calls overla
 * ``p_garbage``  -- a 200 whose body is not a chat completion (HTML, broken JSON, wrong shape)
 
 ``latency_ms`` delays every answer. ``require_key`` makes every call without that bearer
-key a 401 (the key is never echoed). Unknown models are 404.
+key a 401 (the key is never echoed). Unknown models are 404, from the chat route and from
+``GET /v1/models/<model>`` (what the preflight asks; ``model_route=False`` answers that route
+404 for every model, like servers that only list models, so the preflight falls back to a
+one-token completion). ``stats.model_lookups`` counts those lookups.
 
 Use it in-process (``async with DevServer(p_429=0.1) as srv: srv.base_url``) or as
 ``mafiascope dev-server``. It binds 127.0.0.1 only.
@@ -48,6 +51,7 @@ class DevStats:
     ok: int = 0
     faults: dict[str, int] = field(default_factory=lambda: {f: 0 for f in FAULTS})
     unauthorized: int = 0
+    model_lookups: int = 0  # GET /v1/models/<model> (the preflight)
     in_flight: int = 0
     max_in_flight: int = 0
     arrivals: list[float] = field(default_factory=list)  # monotonic arrival times of chat calls
@@ -55,7 +59,7 @@ class DevStats:
 
     def as_dict(self) -> dict[str, Any]:
         return {"requests": self.requests, "ok": self.ok, "faults": dict(self.faults),
-                "unauthorized": self.unauthorized, "max_in_flight": self.max_in_flight}
+                "unauthorized": self.unauthorized, "model_lookups": self.model_lookups, "max_in_flight": self.max_in_flight}
 
 
 class DevServer:
@@ -77,6 +81,7 @@ class DevServer:
         require_key: str | None = None,
         fault_every_request: str | None = None,
         fault_script: list[str | None] | None = None,
+        model_route: bool = True,
     ) -> None:
         if host not in ("127.0.0.1", "localhost", "::1"):
             raise ValueError("the dev server binds loopback only")
@@ -89,6 +94,7 @@ class DevServer:
         self.hang_s = hang_s
         self.seed = seed
         self.require_key = require_key
+        self.model_route = model_route
         self.forced = fault_every_request  # tests: every request gets this fault
         self.script = list(fault_script or [])  # tests: request n gets script[n] (None = no fault), then the draw
         for f in [self.forced, *self.script]:
@@ -110,6 +116,7 @@ class DevServer:
         app = web.Application(client_max_size=8 * 1024 * 1024)
         app.router.add_post("/v1/chat/completions", self._chat)
         app.router.add_get("/v1/models", self._models)
+        app.router.add_get("/v1/models/{model:.+}", self._model)
         self._stopping = asyncio.Event()
         self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0)
         await self._runner.setup()
@@ -157,17 +164,29 @@ class DevServer:
             return True
         return request.headers.get("Authorization", "") == f"Bearer {self.require_key}"
 
+    @staticmethod
+    def model_names() -> list[str]:
+        from .bot.presets import list_presets
+
+        return [f"bot-{p}" for p in list_presets()] + ["echo", "parrot"]
+
     async def _models(self, request: web.Request) -> web.Response:
         if not self._authorized(request):
             return _error(401, "invalid api key", "invalid_api_key")
-        try:
-            from .bot.presets import list_presets
-
-            names = [f"bot-{p}" for p in list_presets()]
-        except ImportError:
-            names = []
-        data = [{"id": m, "object": "model", "owned_by": "mafiascope"} for m in names + ["echo", "parrot"]]
+        data = [{"id": m, "object": "model", "owned_by": "mafiascope"} for m in self.model_names()]
         return web.json_response({"object": "list", "data": data})
+
+    async def _model(self, request: web.Request) -> web.Response:
+        self.stats.model_lookups += 1
+        if not self.model_route:
+            return web.Response(status=404, text="404: Not Found")
+        if not self._authorized(request):
+            self.stats.unauthorized += 1
+            return _error(401, "invalid api key", "invalid_api_key")
+        model = request.match_info["model"]
+        if model not in self.model_names():
+            return _error(404, f"model {model!r} not found", "model_not_found")
+        return web.json_response({"id": model, "object": "model", "created": 0, "owned_by": "mafiascope"})
 
     async def _chat(self, request: web.Request) -> web.StreamResponse:
         self.stats.requests += 1

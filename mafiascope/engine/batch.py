@@ -35,6 +35,7 @@ class BatchResult:
             "wall_s": round(self.wall_s, 3),
             "games_per_s": round(n / self.wall_s, 3) if self.wall_s > 0 else None,
             "game_ids": [r.game_id for r in self.results],
+            "invalid": [r.game_id for r in self.results if r.invalid],  # over the fault budget (engine/faults.py)
             "error_details": self.errors,
             "skipped": self.skipped,
         }

@@ -24,6 +24,7 @@ from ..logs.io import GAME_FILE, STATE_FILE, JsonlWriter, game_dir
 from ..logs.paths import GameDirTaken, claim_game_dir
 from ..logs.schema import Personality, validate_game_id
 from . import prompts
+from .faults import judge
 from .observation import context_for
 from .snapshots import SnapshotEncoder
 from .parsing import parse_list, parse_target, strip_think
@@ -64,6 +65,8 @@ class GameResult:
     reason: str | None
     faults: int = 0
     acts: int = 0
+    invalid: bool = False  # over the fault budget (engine/faults.py)
+    invalid_reason: str | None = None
 
 
 @dataclass
@@ -343,12 +346,14 @@ class GameRunner:
                 final["backends"] = {n: b.describe() for n, b in self.backends.items() if any(s.backend == n for s in self.state.seats)}
                 final["cost"] = {"act": vars(self.acct).copy(), "probes": self.probes.cost() if self.probes else None}
                 final["faults"] = self.acct.faults
+                final.update(judge(self.state.events, self.cfg.fault_budget))
                 self.game_log.write({"game_id": self.state.game_id, **final, "ts": time.time()})
             self.game_log.close()
             if self.state_log:
                 self.state_log.close()
         st = self.state
-        return GameResult(st.game_id, str(self.out_dir), st.winner, st.round, st.reason, self.acct.faults, self.acct.calls)
+        return GameResult(st.game_id, str(self.out_dir), st.winner, st.round, st.reason, self.acct.faults, self.acct.calls,
+                          bool((final or {}).get("invalid")), (final or {}).get("invalid_reason"))
 
     def _apply(self, outcome: Outcome) -> dict[str, Any] | None:
         final = None

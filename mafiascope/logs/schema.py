@@ -244,6 +244,13 @@ class GameOver(Event):
     backends: dict[str, dict[str, Any]] | None = None
     cost: dict[str, Any] | None = None
     faults: int = 0
+    # fault budget (engine/faults.py); absent on old logs
+    moves: int | None = None  # seat turns of the game
+    moves_fell_back: int | None = None  # of which the backend failed and the engine fell back
+    fault_budget: float | None = None
+    invalid: bool = False  # more than fault_budget of the moves fell back: not data
+    invalid_reason: str | None = None  # "<k> of <n> moves fell back (> 20%): <first causes>"
+    # failed probe calls are in cost.probes.errors and never count toward the budget
 
 
 EVENT_MODELS: dict[str, type[Event]] = {k: Utterance for k in UTTERANCE_KINDS}

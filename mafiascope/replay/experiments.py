@@ -293,11 +293,12 @@ def farthest_point(texts: list[str], targets: list[str], k: int) -> list[int]:
 async def run_bifurcation(game: str | Path, at: str, seat: str | None, *, samples: int = 100, select: int = 20,
                           temperature: float = 1.2, probes: str = "none", logs: str | Path | None = None,
                           parallel: int = 4, batch_seed: int | None = None, on_result: Any = None,
-                          dry_run: bool = False, continuations: int = 1) -> dict[str, Any]:  # fmt: skip
+                          dry_run: bool = False, continuations: int = 1, preflight: bool = True) -> dict[str, Any]:  # fmt: skip
     """Sample replacement utterances, select up to ``select`` far apart, continue each ``continuations`` times.
 
     Each variant's first continuation fills its ``fork_game_id``/``winner``/``rounds``; all of them are in
     ``continuations`` with ``mafia_wins``. ``shortfall`` says why fewer variants than ``select`` were found."""
+    from ..backends.preflight import require
     from ..backends.registry import build_backends
 
     if not 1 <= samples <= 2000:
@@ -322,6 +323,8 @@ async def run_bifurcation(game: str | Path, at: str, seat: str | None, *, sample
     if dry_run:
         return {"kind": "bifurcation", "dry_run": True, "estimate": est, "parent_game_id": parent.game_id, "step": fmt_key(key), "seat": seat}
     backends = build_backends(probe_plan.cfg.backends, logs_dir=probe_plan.logs_dir)
+    if preflight:
+        await require(probe_plan.cfg)
     backend = backends[state.seat(seat).backend]
     messages = context_for(state, seat).with_instruction(ask.instruction)
     sem = asyncio.Semaphore(max(1, parallel) * 2)

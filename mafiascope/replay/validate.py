@@ -142,7 +142,9 @@ def _pick_states(logs: Path, k: int, seed: int) -> list[tuple[ParentGame, dict[s
     return rng.sample(pool, min(k, len(pool)))
 
 
-async def run_repeat(logs: str | Path, states: int, repeats: int, *, seed: int = 0, on_state: Any = None) -> dict[str, Any]:
+async def run_repeat(logs: str | Path, states: int, repeats: int, *, seed: int = 0, on_state: Any = None,
+                     preflight: bool = True) -> dict[str, Any]:  # fmt: skip
+    from ..backends.preflight import require
     from ..backends.registry import build_backends
     from ..probes import build_probe_hook
 
@@ -151,6 +153,8 @@ async def run_repeat(logs: str | Path, states: int, repeats: int, *, seed: int =
     if not 2 <= repeats <= 100:
         raise ReplayError("--repeats must be between 2 and 100")
     chosen = _pick_states(Path(logs), states, seed)
+    if preflight:
+        await require([g.config() for g, _, _ in chosen])
     tmp = Path(tempfile.mkdtemp(prefix="mafiascope-repeat-"))
     points = []
     per_state: list[dict[tuple[str, str], list[int]]] = []  # per state: (bucket, name) -> [disagreements, pairs, unparsed]

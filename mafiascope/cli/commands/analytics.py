@@ -20,6 +20,8 @@ def _add_selection(p: argparse.ArgumentParser) -> None:
     p.add_argument("--rule-set", help="only games of this rule set (classic, sport, ...)")
     p.add_argument("--completed-only", action="store_true", help="only games that reached game_over")
     p.add_argument("--include-forks", action="store_true", help="also count fork branches (left out by default)")
+    p.add_argument("--include-invalid", action="store_true",
+                   help="also count games over their fault budget (game_over.invalid; left out by default)")
     p.add_argument("--compat", choices=["mafiascope-2026-07"], help="reproduce the original's figures exactly")
     p.add_argument("--boot", type=int, default=1000, help="bootstrap resamples (0 = no CIs; default: %(default)s)")
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default: %(default)s)")
@@ -45,8 +47,8 @@ def _load(args: argparse.Namespace):
     def load(probed_only: bool):
         return load_corpus(
             args.logs, manifest=args.corpus, language=args.language, model=game_model, rule_set=args.rule_set,
-            completed_only=args.completed_only, include_forks=args.include_forks, cache_dir=args.cache_dir,
-            use_cache=not args.no_cache, probed_only=probed_only,
+            completed_only=args.completed_only, include_forks=args.include_forks, include_invalid=args.include_invalid,
+            cache_dir=args.cache_dir, use_cache=not args.no_cache, probed_only=probed_only,
         )
 
     c = load(True)
@@ -57,6 +59,8 @@ def _load(args: argparse.Namespace):
                                                  ("--games-with-model", args.games_with_model),
                                                  ("--rule-set", args.rule_set)) if val]  # fmt: skip
         used += ["--completed-only"] if args.completed_only else []
+        n_invalid = c.selection["excluded"].get("invalid", 0)
+        used += [f"{n_invalid} invalid game(s) left out; --include-invalid counts them"] if n_invalid else []
         raise CliError("no games left after selection" + (f" ({', '.join(used)})" if used else ""))
     return c, Mode(compat=args.compat, boot=args.boot, seed=args.seed)
 

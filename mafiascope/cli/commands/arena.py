@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import CliError, print_json
+from .run import add_preflight_option, check_backends, fault_budget_override
 
 
 SEATING_HELP = ("fixed seating: a YAML list of ten roster labels, one per seat (or a mapping with a 'seating:' list); "
@@ -42,6 +43,9 @@ def register(sub: Any) -> None:
     r.add_argument("--snapshots", action="store_true", help="write state.jsonl snapshots (for Live Game stepping)")
     r.add_argument("--limit", type=int, default=None, help="stop after this many new games (resume later)")
     r.add_argument("--json", action="store_true", help="print one JSON summary object")
+    r.add_argument("--fault-budget", type=float, metavar="SHARE",
+                   help="a game whose seats fell back on more than this share of their moves (0..1) is recorded as invalid (default 0.2)")
+    add_preflight_option(r)
     r.set_defaults(func=_run)
 
     e = asub.add_parser("estimate", help="calls and tokens a run would cost")
@@ -57,6 +61,8 @@ def register(sub: Any) -> None:
     rep.add_argument("path", help="an arena run directory or any logs directory")
     rep.add_argument("--json", action="store_true", help="print the whole report as one JSON object (docs/arena.md)")
     rep.add_argument("--top", type=int, default=5, help="rows per pair list in the text report")
+    rep.add_argument("--include-invalid", action="store_true",
+                     help="also score games over their fault budget (game_over.invalid; left out by default)")
     rep.set_defaults(func=_report)
     p.set_defaults(func=lambda a: (p.print_help(), 1)[1])
 
@@ -79,10 +85,12 @@ def _run(args: argparse.Namespace) -> int:
     if args.games < 1:
         raise CliError("--games must be at least 1")
     run_dir = Path(args.logs) if args.logs else Path("logs") / "arena" / roster.name
+    budget = fault_budget_override(args)
+    check_backends(roster.models, args)
     try:
         summary = run_arena(roster, args.rules, args.games, run_dir, parallel=args.parallel, executor=args.executor,
                             address=args.address, seed=args.seed, probes=args.probes, snapshots=args.snapshots,
-                            language=args.language, quiet=args.json, limit=args.limit)  # fmt: skip
+                            language=args.language, quiet=args.json, limit=args.limit, fault_budget=budget)  # fmt: skip
     except ArenaError as exc:
         raise CliError(str(exc)) from None
     if args.json:
@@ -92,7 +100,10 @@ def _run(args: argparse.Namespace) -> int:
               f"({summary['played_now']} now, {summary['seconds']} s); report: mafiascope arena report {run_dir}")  # fmt: skip
         for f in summary["failures"]:
             print(f"  failed {f['game_id']}: {f['error']}")
-    return 0 if not summary["failures"] else 1
+        if summary["invalid"]:
+            print(f"  {len(summary['invalid'])} invalid game(s) (over the fault budget, left out of the leaderboards): "
+                  + ", ".join(summary["invalid"]))  # fmt: skip
+    return 0 if not summary["failures"] and not summary["invalid"] else 1
 
 
 def _estimate(args: argparse.Namespace) -> int:
@@ -123,11 +134,12 @@ def _report(args: argparse.Namespace) -> int:
     recs = load_records(path)
     if not recs:
         raise CliError(f"{path}: no finished ten-seat games found")
-    rep = report(recs)
+    rep = report(recs, include_invalid=args.include_invalid)
     if args.json:
         print_json(rep)
         return 0
-    print(f"{rep['games']} games; rule sets: {', '.join(rep['rule_sets'])}")
+    left_out = f" ({rep['invalid_left_out']} invalid games left out; --include-invalid scores them)" if rep["invalid_left_out"] else ""
+    print(f"{rep['games']} games{left_out}; rule sets: {', '.join(rep['rule_sets'])}")
     print("\nOverall (points vs side, mean ± SE):")
     for r in rep["leaderboards"]["overall"]:
         print(f"  {r['rank']:>2}. {r['model']:<28} {_fmt(r['score'])} ± {r['se'] or 0:.3f}  ({r['games']} games, {r['seats']} seats)")

@@ -8,32 +8,36 @@ import sys
 from typing import Any
 
 from .. import CliError, print_json
+from .run import add_preflight_option, check_backends
 
 
 def _err(fn: Any) -> Any:
     """Run ``fn`` turning replay errors, backend configuration errors (a ``${VAR}`` key set
     nowhere) and unsafe paths (a symlink where a result goes) into CliError (one clear line, exit 2)."""
     from ...backends.base import BackendError
+    from ...backends.preflight import PreflightError
     from ...logs.paths import UnsafePathError
     from ...replay.source import ReplayError
 
     def wrapped(args: argparse.Namespace) -> int:
         try:
             return fn(args)
-        except (ReplayError, BackendError, UnsafePathError) as exc:
+        except (ReplayError, BackendError, UnsafePathError, PreflightError) as exc:
             raise CliError(str(exc)) from None
 
     return wrapped
 
 
-def _backends(plans: list[Any]) -> dict[str, Any]:
-    """Build the branches' backends before anything starts, so that a key set nowhere is an error
-    before the first branch directory or batch record is written (instances are shared per process)."""
+def _backends(plans: list[Any], args: argparse.Namespace) -> dict[str, Any]:
+    """Build the branches' backends and preflight them before anything starts, so that a key set
+    nowhere or a backend that does not answer is an error before the first branch directory or
+    batch record is written (instances are shared per process)."""
     from ...backends.registry import build_backends
 
     out: dict[str, Any] = {}
     for plan in plans:
         out = build_backends(plan.cfg.backends, logs_dir=plan.logs_dir)
+    check_backends([plan.cfg for plan in plans], args)
     return out
 
 
@@ -105,7 +109,7 @@ def cmd_fork(args: argparse.Namespace) -> int:
         backend_overrides=_pairs(args.backend_override, "--backend-override"), replace_text=args.replace_utterance,
         seat=args.seat, override_night=night, keep_seed=args.keep_seed, batch_seed=args.batch_seed, batch_id=args.batch_id,
     )  # fmt: skip
-    backends = _backends([plan])
+    backends = _backends([plan], args)
     _say(args, f"fork batch {plan.batch_id}: {plan.n} branch(es) of {parent.game_id} from step {fmt_key(plan.base_key)} -> {plan.logs_dir}")
 
     def tick(r: Any) -> None:
@@ -162,7 +166,7 @@ def cmd_attribution(args: argparse.Namespace) -> int:
             e = spec["estimate"]
             print(f"{e['forks']} forks; about {e['act']} seat calls and {e['probe']} probe calls (from the parent's own continuation)")
         return 0
-    _backends([it[arm] for it in spec["items"] for arm in ("pre", "post")])
+    _backends([it[arm] for it in spec["items"] for arm in ("pre", "post")], args)
     _say(args, f"attribution {spec['id']}: {len(spec['items'])} utterance(s) x 2 arms x {args.n} rerolls")
     res = asyncio.run(run_attribution(spec, on_result=lambda r: _say(args, f"  {r.game_id}: {r.error or r.winner}")))
     if args.json:
@@ -193,6 +197,7 @@ def cmd_bifurcate(args: argparse.Namespace) -> int:
     res = asyncio.run(run_bifurcation(args.game, args.at, args.seat, samples=args.samples, select=args.select,
                                       temperature=args.temperature, probes=args.probes, logs=args.logs, parallel=args.parallel,
                                       batch_seed=args.batch_seed, dry_run=args.dry_run, continuations=args.continuations,
+                                      preflight=not args.no_preflight,
                                       on_result=lambda v: _say(args, f"  variant {v['variant_idx']} -> {v['target']}: {v['winner']}")))  # fmt: skip
     if args.json:
         print_json(res)
@@ -242,7 +247,7 @@ def cmd_validate_repeat(args: argparse.Namespace) -> int:
 
     if not Path(args.logs).is_dir():
         raise CliError(f"{args.logs}: no such logs directory")
-    res = asyncio.run(run_repeat(args.logs, args.states, args.repeats, seed=args.seed,
+    res = asyncio.run(run_repeat(args.logs, args.states, args.repeats, seed=args.seed, preflight=not args.no_preflight,
                                  on_state=lambda p: _say(args, f"  {p['game_id']} {p['step']}: {p['disagreements']}/{p['pairs']}")))  # fmt: skip
     res["path"] = _save_result(args.logs, "validate-repeat", res)
     if args.json:
@@ -286,6 +291,8 @@ def cmd_resume(args: argparse.Namespace) -> int:
         skipped = [c for c in skipped if not c.empty]
     for c in skipped:
         _say(args, f"skip {c.game_id}: {c.reason}")
+    if not args.dry_run and todo:
+        check_backends(_resumable_configs(todo), args)
     if args.dry_run:
         out = {"to_resume": [c.as_dict() for c in todo], "skipped": [c.as_dict() for c in skipped], "repaired": notes}
         if args.json:
@@ -307,6 +314,19 @@ def cmd_resume(args: argparse.Namespace) -> int:
     else:
         print(f"resumed {len(out['resumed'])} game(s), {len(failed)} failed, {len(skipped)} skipped")
     return 1 if failed else 0
+
+
+def _resumable_configs(todo: list[Any]) -> list[Any]:
+    """The configs of the games to resume (one whose config cannot be rebuilt fails on its own later)."""
+    from ...replay.source import ParentGame, ReplayError
+
+    out = []
+    for c in todo:
+        try:
+            out.append(ParentGame(c.game_dir, need_snapshots=False).config())
+        except (ReplayError, OSError, ValueError):
+            continue
+    return out
 
 
 # ----------------------------------------------------------------------------- register
@@ -332,6 +352,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     f.add_argument("--list", action="store_true", help="print the fork points of the game and exit")
     f.add_argument("--tree", action="store_true", help="print the branch tree of the game with outcomes and exit")
     f.add_argument("--json", action="store_true", help="print one JSON object")
+    add_preflight_option(f)
     f.set_defaults(func=cmd_fork)
 
     r = sub.add_parser("resume", help="finish games whose logs stop before game_over (after a crash), in place")
@@ -343,6 +364,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     r.add_argument("--dry-run", action="store_true", help="list what would be resumed")
     r.add_argument("--drop-empty", action="store_true", help="delete game directories whose log has no complete setup record")
     r.add_argument("--json", action="store_true", help="print one JSON object")
+    add_preflight_option(r)
     r.set_defaults(func=cmd_resume)
 
     rp = sub.add_parser("replay", help="replay experiments: pivotal-utterance attribution, utterance bifurcation")
@@ -359,6 +381,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     a.add_argument("--logs", help="where games are looked up and forks written (default: next to the parent)")
     a.add_argument("--dry-run", action="store_true", help="estimate the calls and stop")
     a.add_argument("--json", action="store_true", help="print one JSON object")
+    add_preflight_option(a)
     a.set_defaults(func=cmd_attribution)
     b = rsub.add_parser("bifurcate", help="sample alternative utterances of one turn, pick a diverse set, continue each")
     b.add_argument("game", help="game directory or id")
@@ -375,6 +398,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     b.add_argument("--logs", help="where games are looked up and forks written (default: next to the parent)")
     b.add_argument("--dry-run", action="store_true", help="estimate the calls and stop")
     b.add_argument("--json", action="store_true", help="print one JSON object")
+    add_preflight_option(b)
     b.set_defaults(func=cmd_bifurcate)
     rp.set_defaults(func=lambda args: (rp.print_help(), 1)[1])
 
@@ -389,6 +413,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     ab.add_argument("--order-seed", type=int, default=0, help="seed of the randomised run order (default: %(default)s)")
     ab.add_argument("--parallel", type=int, default=4, help="games in flight (default: %(default)s)")
     ab.add_argument("--json", action="store_true", help="print one JSON object")
+    add_preflight_option(ab)
     ab.set_defaults(func=cmd_validate_ab, probes_file=None)
     rep = vsub.add_parser("repeat", help="re-ask the probe battery at saved states and count disagreements")
     rep.add_argument("logs", help="logs directory with probed, snapshotted games")
@@ -396,5 +421,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     rep.add_argument("--repeats", type=int, default=5, help="repeats per state (default: %(default)s)")
     rep.add_argument("--seed", type=int, default=0, help="seed of the state draw and of the repeats (default: %(default)s)")
     rep.add_argument("--json", action="store_true", help="print one JSON object")
+    add_preflight_option(rep)
     rep.set_defaults(func=cmd_validate_repeat)
     v.set_defaults(func=lambda args: (v.print_help(), 1)[1])

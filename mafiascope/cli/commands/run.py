@@ -23,6 +23,35 @@ def add_game_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-snapshots", action="store_true", help="do not write state.jsonl")
     p.add_argument("--probes-file", help="probe battery YAML to use instead of the config's")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+    p.add_argument("--fault-budget", type=float, metavar="SHARE",
+                   help="a game whose seats fell back on more than this share of their moves (0..1) is recorded as "
+                        "invalid (default: the config's fault_budget, 0.2)")
+    add_preflight_option(p)
+
+
+def add_preflight_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--no-preflight", action="store_true",
+                   help="skip the one cheap call per distinct backend that checks, before anything is written, that "
+                        "each backend answers (for offline or exotic setups)")
+
+
+def check_backends(config_or_specs: Any, args: argparse.Namespace) -> None:
+    """The backend preflight (docs/backends.md) unless ``--no-preflight``; a failure is a CliError."""
+    if getattr(args, "no_preflight", False):
+        return
+    from ...backends.preflight import PreflightError, run_preflight
+
+    try:
+        run_preflight(config_or_specs)
+    except PreflightError as exc:
+        raise CliError(str(exc)) from None
+
+
+def fault_budget_override(args: argparse.Namespace) -> float | None:
+    value = getattr(args, "fault_budget", None)
+    if value is not None and not 0.0 <= value <= 1.0:
+        raise CliError(f"--fault-budget {value:g}: must be a share between 0 and 1 (0.2 = 20% of the moves)")
+    return value
 
 
 def config_path(ref: str) -> Path:
@@ -45,13 +74,17 @@ def load_config(args: argparse.Namespace) -> GameConfig:
             raise CliError(f"--probes-file: {path} not found")
         cfg.probes.battery = str(path.resolve())
         cfg.probes.probes = None
+    budget = fault_budget_override(args)
+    if budget is not None:
+        cfg.fault_budget = budget
     preflight(cfg, args)
     return cfg
 
 
 def preflight(cfg: GameConfig, args: argparse.Namespace) -> None:
     """Fail before any game starts (and before any directory is made) on what would fail every game:
-    a probe battery that does not load, a backend whose ``${VAR}`` key or token is set nowhere."""
+    a probe battery that does not load, a backend whose ``${VAR}`` key or token is set nowhere, a
+    backend that does not answer (the preflight call)."""
     from ...backends.base import BackendError
     from ...backends.registry import build_backends
     from ...probes.dsl import BatteryError, battery_for_config
@@ -65,6 +98,7 @@ def preflight(cfg: GameConfig, args: argparse.Namespace) -> None:
         build_backends(cfg.backends, logs_dir=getattr(args, "logs", None))
     except (BackendError, ValueError) as exc:
         raise CliError(str(exc)) from None
+    check_backends(cfg, args)
 
 
 def _flags(args: argparse.Namespace) -> dict[str, Any]:
@@ -127,13 +161,16 @@ def cmd_run(args: argparse.Namespace) -> int:
         res = asyncio.run(play_game(cfg, logs_dir=args.logs, seed=args.seed, game_id=args.game_id, on_event=on_event, **_flags(args)))
     except (FileExistsError, UnsafePathError) as exc:
         raise CliError(str(exc)) from None
-    out = {"game_id": res.game_id, "path": res.path, "winner": res.winner, "rounds": res.rounds, "reason": res.reason, "faults": res.faults}
+    out = {"game_id": res.game_id, "path": res.path, "winner": res.winner, "rounds": res.rounds, "reason": res.reason,
+           "faults": res.faults, "invalid": res.invalid, "invalid_reason": res.invalid_reason}  # fmt: skip
     if args.json:
         print_json(out)
     else:
         print(f"winner: {res.winner} ({res.reason}) after {res.rounds} rounds; faults: {res.faults}")
+        if res.invalid:
+            print(f"INVALID game (left out of analytics): {res.invalid_reason}")
         print(res.path)
-    return 0
+    return 1 if res.invalid else 0
 
 
 def cmd_batch(args: argparse.Namespace) -> int:
@@ -167,12 +204,16 @@ def cmd_batch(args: argparse.Namespace) -> int:
     if args.json:
         print_json(summary)
     else:
-        print(f"{summary['games']} games in {summary['wall_s']} s ({summary['games_per_s']} games/s); winners: {summary['winners']}; errors: {summary['errors']}")
+        print(f"{summary['games']} games in {summary['wall_s']} s ({summary['games_per_s']} games/s); winners: {summary['winners']}; "
+              f"errors: {summary['errors']}; invalid: {len(summary['invalid'])}")  # fmt: skip
         for e in res.errors:
             print(f"  game {e['index']} (seed {e['seed']}): {e['error']}")
         for e in res.skipped:
             print(f"  skipped {e['game_id']}: {e['reason']}")
-    return 1 if (res.errors and not res.results) or res.skipped else 0
+        for r in res.results:
+            if r.invalid:
+                print(f"  invalid {r.game_id}: {r.invalid_reason}")
+    return 1 if (res.errors and not res.results) or res.skipped or summary["invalid"] else 0
 
 
 def register(sub: argparse._SubParsersAction) -> None:

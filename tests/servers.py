@@ -1,0 +1,46 @@
+"""The loopback dev server on its own thread, for tests that drive the synchronous CLI (which runs
+its own event loop with ``asyncio.run``)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import socket
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+from mafiascope.backends.devserver import DevServer
+
+
+@contextlib.contextmanager
+def threaded_devserver(**kw: Any) -> Iterator[DevServer]:
+    """A started :class:`DevServer` (127.0.0.1, free port) served from a daemon thread."""
+    loop = asyncio.new_event_loop()
+    box: dict[str, Any] = {}
+    ready = threading.Event()
+
+    async def main() -> None:
+        box["stop"] = asyncio.Event()
+        async with DevServer(host="127.0.0.1", port=0, **kw) as srv:
+            box["srv"] = srv
+            ready.set()
+            await box["stop"].wait()
+
+    th = threading.Thread(target=loop.run_until_complete, args=(main(),), daemon=True)
+    th.start()
+    try:
+        assert ready.wait(20), "dev server did not start"
+        yield box["srv"]
+    finally:
+        if "stop" in box:
+            loop.call_soon_threadsafe(box["stop"].set)
+        th.join(10)
+        loop.close()
+
+
+def dead_port() -> int:
+    """A loopback port where nothing listens (bound, then released)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
