@@ -125,7 +125,7 @@ def test_default_mode_documented_differences(corpus):
     dc, dd = dynamics.dynamics(corpus, COMPAT), dynamics.dynamics(corpus, DEFAULT)
     # the Mafia n is doubled only in compat
     assert dc["Mafia"]["volatility"]["n"] == 2 * dd["Mafia"]["volatility"]["n"]
-    # moving round-end probes last changes the sequences (metrics.md 1.5: volatility and flips move)
+    # moving round-end probes last changes the sequences (docs/metrics.md §1.5: volatility and flips move)
     assert dd["all"]["volatility"]["point"] != dc["all"]["volatility"]["point"]
     assert dd["all"]["volatility"]["n"] == dc["all"]["volatility"]["n"]  # same pairs, other order
     # the alive filter on targets only removes items (guesses about dead players)

@@ -80,3 +80,38 @@ def test_shipped_configs_resolve_by_name_path_or_prefix():
     assert shipped_config("rules/sport") == CONFIG_DIR / "rules" / "sport.yaml"
     assert shipped_config("nope") is None and shipped_config("configs") is None and shipped_config("/etc/passwd") is None
     assert (ROOT / "mafiascope" / "configs" / "classic.yaml").is_file()  # the files live in the package
+
+
+def _repo_text_files() -> list[Path]:
+    out = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    if out.returncode != 0:
+        pytest.skip("not a git checkout")
+    files = [ROOT / f for f in out.stdout.splitlines()]
+    return [f for f in files if f.suffix in (".py", ".md", ".toml", ".txt", ".yaml", ".cfg") and f.is_file() and not f.is_symlink()]
+
+
+def test_nothing_outside_tests_refers_to_the_shared_checkout():
+    """The metric definitions live in docs/metrics.md; only tests may read ../shared (its corpus)."""
+    bad = []
+    for f in _repo_text_files():
+        rel = f.relative_to(ROOT).as_posix()
+        if rel.startswith("tests/"):
+            continue
+        text = f.read_text(encoding="utf-8", errors="replace")
+        for needle in ("../shared", "shared/spec", "shared/corpus", "shared/seeds", '"shared" /', "'shared' /"):
+            if needle in text:
+                bad.append(f"{rel}: {needle}")
+    assert bad == []
+
+
+def test_metric_citations_name_existing_sections():
+    import re
+
+    headings = set(re.findall(r"^#{2,3} (\d+(?:\.\d+)?)\.? ", (ROOT / "docs" / "metrics.md").read_text(encoding="utf-8"), re.M))
+    cited = {}
+    for f in _repo_text_files():
+        text = f.read_text(encoding="utf-8", errors="replace")
+        for sec in re.findall(r"metrics\.md\s+§(\d+(?:\.\d+)?)", text):
+            cited.setdefault(sec, f.relative_to(ROOT).as_posix())
+    assert len(cited) >= 10
+    assert {s: f for s, f in cited.items() if s not in headings} == {}
