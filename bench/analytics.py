@@ -1,6 +1,6 @@
 """Analytics benchmark: cold load, warm load and full report with peak memory.
 
-Corpora: (a) the shared en_demo (5 LLM games); (b) ``engine``: N probed games of our own
+Corpora: (a) en_demo (5 LLM games, bundled in data/corpus); (b) ``engine``: N probed games of our own
 engine with the offline bots, made once with
 ``mafiascope batch -c configs/classic.yaml -n N --parallel 8 --logs <workdir>/engine_N --no-snapshots``
 (kept in the work directory and reused); (c) ``copies``: N copies of the en_demo games under
@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-EN = ROOT.parent / "shared" / "corpus" / "mafiascope_en_demo"
+EN = ROOT / "data" / "corpus" / "mafiascope_en_demo"  # the bundled copy of the original en_demo corpus
 
 
 def make_engine(dest: Path, n: int) -> tuple[Path, float | None]:

@@ -45,12 +45,12 @@ def _largest_game(roots: list[Path]) -> tuple[Path, str]:
             if s > size:
                 best, size = d, s
     if best is None:
-        raise SystemExit("no demo game found (data/demo, data/corpus or ../shared/corpus)")
+        raise SystemExit("no demo game found (data/demo or data/corpus)")
     return best, best.name
 
 
 def _demo_roots() -> list[Path]:
-    roots = [ROOT / "data" / "demo", ROOT / "data" / "corpus", ROOT.parent / "shared" / "corpus"]
+    roots = [ROOT / "data" / "demo", ROOT / "data" / "corpus"]
     return [r for r in roots if r.is_dir()]
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,27 @@ from .engine.rules import RuleSet
 from .logs.schema import Personality
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+def _shipped_config_dir() -> Path:
+    """The configs, batteries, rule sets and rosters shipped inside the package.
+
+    In a checkout the top-level ``configs`` is a symlink to ``mafiascope/configs``; it is preferred
+    there so that paths shown to users and recorded in logs read ``configs/...`` as documented.
+    Installed from a wheel, the package's own directory is used. They are read as files (paths
+    are handed to child processes), so the package must be installed unzipped, as pip does.
+    """
+    pkg = Path(str(resources.files(__package__ or "mafiascope").joinpath("configs")))
+    top = REPO_ROOT / "configs"
+    try:
+        if top.is_dir() and top.resolve() == pkg.resolve():
+            return top
+    except OSError:
+        pass
+    return pkg
+
+
+CONFIG_DIR = _shipped_config_dir()
 SECRET_KEYS = {"api_key", "token", "bearer_token"}
 _ENV = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
@@ -298,14 +320,30 @@ def load_game_config(path: str | Path) -> GameConfig:
     return parse_game_config(read_yaml(path) or {}, str(Path(path)))
 
 
+def shipped_config(ref: str | Path, suffix: str = ".yaml") -> Path | None:
+    """A shipped file named relative to the configs directory, with or without a leading
+    ``configs/`` and the ``.yaml`` suffix: ``classic``, ``configs/classic.yaml``,
+    ``probes/chained_en.yaml`` -> ``<CONFIG_DIR>/...``; None for absolute paths or no such file."""
+    p = Path(ref)
+    if p.is_absolute() or not p.parts:
+        return None
+    if p.parts[0] == "configs":
+        p = Path(*p.parts[1:]) if len(p.parts) > 1 else Path()
+    for cand in (p, p.with_name(p.name + suffix) if p.name and not p.suffix else None):
+        if cand is not None and cand.parts and (CONFIG_DIR / cand).is_file():
+            return CONFIG_DIR / cand
+    return None
+
+
 def resolve_path(ref: str, cfg: GameConfig) -> Path:
-    """A path named in a config: relative to the config file, else the working dir, else the repo."""
+    """A path named in a config: relative to the config file, else the working dir, else the repo,
+    else the shipped configs (``configs/probes/x.yaml`` and ``probes/x.yaml`` both work)."""
     p = Path(ref)
     if p.is_absolute():
         return p
     bases = [Path(cfg.source_path).parent] if cfg.source_path and cfg.source_path != "<config>" else []
-    bases += [Path.cwd(), REPO_ROOT, REPO_ROOT / "configs"]
+    bases += [Path.cwd(), REPO_ROOT]
     for base in bases:
         if (base / p).exists():
             return base / p
-    return p
+    return shipped_config(p, suffix="") or p

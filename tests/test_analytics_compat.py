@@ -44,6 +44,7 @@ def _same(mine, theirs, path="", tol=5e-7):
         assert mine == theirs, f"{path}: {mine!r} != {theirs!r}"
 
 
+@pytest.mark.slow
 def test_parse_cost_outcome(corpus, ref):
     from mafiascope.analytics import accounting
     from mafiascope.analytics.modes import COMPAT
@@ -84,6 +85,7 @@ def test_f4_probe_rules(corpus, ref):
             _same(mine[grp][ours], entry[theirs], f"f4.{grp}.{ours}")
 
 
+@pytest.mark.slow
 def test_f4_transcript_most_mentioned_innocent(corpus, ref):
     from mafiascope.analytics import f4
     from mafiascope.analytics.modes import COMPAT
@@ -109,6 +111,7 @@ def test_dynamics(corpus, ref):
     _same(dynamics.dynamics(corpus, COMPAT), ref["corpus"]["belief_dynamics"], "dyn")
 
 
+@pytest.mark.slow
 def test_viewer_metrics_every_game(corpus, ref):
     from mafiascope.analytics import viewer
     from mafiascope.analytics.modes import COMPAT
@@ -117,6 +120,7 @@ def test_viewer_metrics_every_game(corpus, ref):
         _same(viewer.step_metrics(corpus, gid, COMPAT), theirs, gid, tol=5e-5)
 
 
+@pytest.mark.slow
 def test_default_mode_documented_differences(corpus):
     """Default corrects the quirks: round-end last, alive filters, n not doubled; probe-free parts unchanged."""
     from mafiascope.analytics import accounting, dynamics, f1, f2, f3, f4
@@ -125,7 +129,7 @@ def test_default_mode_documented_differences(corpus):
     dc, dd = dynamics.dynamics(corpus, COMPAT), dynamics.dynamics(corpus, DEFAULT)
     # the Mafia n is doubled only in compat
     assert dc["Mafia"]["volatility"]["n"] == 2 * dd["Mafia"]["volatility"]["n"]
-    # moving round-end probes last changes the sequences (metrics.md 1.5: volatility and flips move)
+    # moving round-end probes last changes the sequences (docs/metrics.md §1.5: volatility and flips move)
     assert dd["all"]["volatility"]["point"] != dc["all"]["volatility"]["point"]
     assert dd["all"]["volatility"]["n"] == dc["all"]["volatility"]["n"]  # same pairs, other order
     # the alive filter on targets only removes items (guesses about dead players)
@@ -142,6 +146,7 @@ def test_default_mode_documented_differences(corpus):
 
 
 @pytest.mark.parametrize("mode_name", ["COMPAT", "DEFAULT"])
+@pytest.mark.slow
 def test_viewer_match_per_step_agrees_with_summary(corpus, mode_name):
     """per_step[i]['match'][agent] is the one series: the last-step and pooled figures are read off it."""
     from mafiascope.analytics import modes, viewer

@@ -82,6 +82,7 @@ def _tiny_game(d: Path, *, torn: bool = False, probes: bool = True, extra: list[
     return d
 
 
+@pytest.mark.slow
 def test_bad_input_is_counted_not_crashed(tmp_path):
     from mafiascope.analytics.corpus import load_corpus
     from mafiascope.analytics.f2 import f2
@@ -118,6 +119,7 @@ def test_bad_input_is_counted_not_crashed(tmp_path):
     assert cal["brier"] == pytest.approx(((0.8 - 1) ** 2 + (0.6 - 1) ** 2) / 2)
 
 
+@pytest.mark.slow
 def test_cache_incremental(tmp_path):
     from mafiascope.analytics.cache import load_dir_games
     from mafiascope.analytics.corpus import find_game_dirs, load_corpus
@@ -148,6 +150,7 @@ def test_episode_shift_worked_example():
 
 
 @need_corpus
+@pytest.mark.slow
 def test_episode_in_demo_game(tmp_path):
     from mafiascope.analytics.corpus import load_corpus
     from mafiascope.analytics.episodes import find_episodes
@@ -208,6 +211,7 @@ def test_labels():
 
 
 @need_corpus
+@pytest.mark.slow
 def test_cli_json_shape(tmp_path, capsys):
     from mafiascope.cli import main
 
@@ -231,6 +235,7 @@ def test_cli_json_shape(tmp_path, capsys):
 
 
 @need_corpus
+@pytest.mark.slow
 def test_cli_text_report_prints_transcript_baselines(tmp_path, capsys):
     from mafiascope.cli import main
 
@@ -241,3 +246,31 @@ def test_cli_text_report_prints_transcript_baselines(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "mafia    transcript most_mentioned 9/11" in out
     assert "innocent transcript most_accused   16/26" in out
+
+
+@pytest.mark.slow
+def test_cache_lives_outside_the_corpus_keyed_by_its_path(tmp_path, monkeypatch):
+    """The default cache is per corpus under $MAFIASCOPE_CACHE_DIR / the XDG cache dir, never in the corpus
+    (a .mafiascope_cache in a corpus was later counted as a game and broke a second test run)."""
+    from mafiascope.analytics.cache import cache_dir_for, load_dir_games
+    from mafiascope.analytics.corpus import find_game_dirs
+
+    ans = [[{"player": "Ann", "guessed_role": "Mafia", "confidence": 80}]]
+    for corpus in ("one/logs", "two/logs"):
+        _tiny_game(tmp_path / corpus / "a", answers=ans)
+    before = {p.relative_to(tmp_path) for p in (tmp_path / "one").rglob("*")}
+    monkeypatch.setenv("MAFIASCOPE_CACHE_DIR", str(tmp_path / "env-cache"))
+    r1 = load_dir_games(tmp_path / "one/logs", find_game_dirs(tmp_path / "one/logs"))
+    r2 = load_dir_games(tmp_path / "two/logs", find_game_dirs(tmp_path / "two/logs"))
+    assert r1.cache_path.parent == r2.cache_path.parent == tmp_path / "env-cache"
+    assert r1.cache_path != r2.cache_path  # same directory name, different corpora
+    assert (r1.cache_path / "manifest.json").is_file()
+    assert {p.relative_to(tmp_path) for p in (tmp_path / "one").rglob("*")} == before
+    assert load_dir_games(tmp_path / "one/logs", find_game_dirs(tmp_path / "one/logs")).n_parsed == 0
+
+    monkeypatch.delenv("MAFIASCOPE_CACHE_DIR")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert cache_dir_for(tmp_path / "one/logs").parent == tmp_path / "xdg" / "mafiascope"
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert cache_dir_for(tmp_path / "one/logs").parent == tmp_path / "home" / ".cache" / "mafiascope"

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from mafiascope.analytics import f1, f2
 from mafiascope.analytics.corpus import load_corpus
 from mafiascope.analytics.modes import Mode
@@ -11,6 +13,7 @@ from mafiascope.analytics.modes import Mode
 DEMO = Path(__file__).resolve().parents[1] / "data" / "demo"
 
 
+@pytest.mark.slow
 def test_per_model_f1_and_f2_split_mixed_games():
     c = load_corpus(DEMO, use_cache=False)
     mode = Mode()

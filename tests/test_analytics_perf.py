@@ -53,6 +53,7 @@ def _reference_ratio_ci(k, n, B, seed, compat):
 
 @need_corpus
 @pytest.mark.parametrize("compat", [None, "mafiascope-2026-07"])
+@pytest.mark.slow
 def test_vectorised_bootstrap_equals_reference(corpus, compat):
     from mafiascope.analytics.f1 import f1_items
     from mafiascope.analytics.modes import Mode
@@ -96,6 +97,7 @@ def test_f2_breakdowns_equal_per_group_summaries(corpus, compat):
 
 
 @need_corpus
+@pytest.mark.slow
 def test_plan_consistency_equals_per_plan_filter(tmp_path):
     from mafiascope.analytics import accounting
     from mafiascope.analytics.corpus import load_corpus

@@ -31,6 +31,7 @@ def app() -> AppTest:
     return at
 
 
+@pytest.mark.slow
 def test_arena_page_shows_estimate_and_leaderboards(runs):
     at = app().run()
     assert not at.exception
@@ -53,6 +54,7 @@ runpy.run_path({str(ROOT / "pages" / "arena.py")!r}, run_name="__main__")
     return AppTest.from_string(script, default_timeout=90)
 
 
+@pytest.mark.slow
 def test_arena_page_launches_a_background_run(runs):
     at = page().run()
     at.multiselect(key="ms_arena_rules").set_value(["imbalanced"]).run()
@@ -70,6 +72,7 @@ def test_arena_page_launches_a_background_run(runs):
     assert not at.exception
 
 
+@pytest.mark.slow
 def test_extra_models_bad_yaml_is_one_clear_line(runs):
     at = app().run()
     at.text_area(key="ms_arena_extra").set_value("gpt: {type: openai, model: [\n").run()

@@ -38,6 +38,7 @@ runpy.run_path({str(ROOT / "pages" / "arena.py")!r}, run_name="__main__")
     return AppTest.from_string(script, default_timeout=90)
 
 
+@pytest.mark.slow
 def test_fresh_install_opens_the_bundled_run_leaderboards(fresh):
     at = new_app(page="arena").run()
     assert_clean(at)
@@ -57,6 +58,7 @@ def test_fresh_install_opens_the_bundled_run_leaderboards(fresh):
     assert not str(at.sidebar.selectbox(key="sb_game").value).startswith("demo-bots-")
 
 
+@pytest.mark.slow
 def test_bundled_arena_game_opens_in_live_game(fresh):
     at = new_app(game="demo-bots-sport-0000").run()
     assert_clean(at)
@@ -65,6 +67,7 @@ def test_bundled_arena_game_opens_in_live_game(fresh):
 
 
 @pytest.mark.parametrize("page", ["dashboard", "second_order"])
+@pytest.mark.slow
 def test_analysis_pages_take_the_bundled_arena_corpus(fresh, page):
     """Opting in to the arena corpus alone (ten-seat games, no probes) leaves the analysis pages informative."""
     at = new_app(page=page).run()
@@ -73,6 +76,7 @@ def test_analysis_pages_take_the_bundled_arena_corpus(fresh, page):
     assert not at.error and at.info
 
 
+@pytest.mark.slow
 def test_fixed_seating_mode_estimates_and_launches(fresh):
     at = page().run()
     at.radio(key="ms_arena_mode").set_value("fixed").run()
@@ -118,6 +122,7 @@ def test_fixed_seating_mode_estimates_and_launches(fresh):
     assert any(c.value.startswith("Fixed seating: 1. bot-gullible") for c in at.caption)
 
 
+@pytest.mark.slow
 def test_leaderboard_charts_size_rows_by_step(monkeypatch, tmp_path):
     """A fixed pixel height is shared with the title and axis in Streamlit, which squashed the
     leaderboard's rows into one line; each row gets its own step instead."""

@@ -59,6 +59,7 @@ def _mark(layer: dict) -> dict:
     return m if isinstance(m, dict) else {"type": m}
 
 
+@pytest.mark.slow
 def test_metrics_strip_plots_have_one_height(logs):
     """The three strip charts sit side by side; with a fixed pixel height shared with the legend, the 7-agent
     legend (3 rows) halved the 1st-order plot next to the crowd chart (1 legend row)."""
@@ -76,6 +77,7 @@ def test_metrics_strip_plots_have_one_height(logs):
         assert x.get("title") == "step"  # an axis title, not a bare tick row
 
 
+@pytest.mark.slow
 def test_arena_interval_rules_have_a_visible_colour(monkeypatch, tmp_path):
     """Vega-Lite's default rule colour is black: the leaderboard's ±1.96 SE whiskers vanished on the dark theme."""
     monkeypatch.setenv("MAFIASCOPE_RUNS", str(tmp_path / "runs"))
@@ -94,6 +96,7 @@ def test_arena_interval_rules_have_a_visible_colour(monkeypatch, tmp_path):
         assert any("n" in str(t).split() or str(t).startswith("n ") for t in tips), tips
 
 
+@pytest.mark.slow
 def test_dashboard_calibration_has_reference_and_shared_model_colours(logs):
     """Per-model calibration bars had no perfect-calibration reference, rotated bin labels, and a colour scale
     with no domain (a model without calibration bins shifted every other model's colour against the F1 tab)."""
@@ -132,6 +135,7 @@ def test_model_colours_are_stable_for_one_and_many_models():
     assert many["domain"] == sorted(many["domain"]) and len(many["range"]) == 15
 
 
+@pytest.mark.slow
 def test_belief_dynamics_uses_role_colours_units_and_row_steps():
     """The facet coloured role groups with the agent palette (Mafia green, Doctor amber), titled its panels with
     raw field names and had no x-axis titles, and fixed a pixel height over a discrete y axis."""

@@ -49,6 +49,7 @@ def test_md_escape_neutralises_markup():
     assert "alert" in out
 
 
+@pytest.mark.slow
 def test_graph_tooltips_carry_text_not_html():
     ch = graph.belief_graph("A", ["A", "B"], {"B": {"role": "Mafia", "confidence": 80, "reason": "<img src=x onerror=1>"}},
                             {"B": 9}, {"A", "B"}, threshold=5, carried=False)

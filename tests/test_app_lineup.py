@@ -159,6 +159,7 @@ def _records(gdir: Path) -> list[dict]:
     return [json.loads(line) for line in (gdir / "game.jsonl").read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
+@pytest.mark.slow
 def test_launch_with_a_bot_preset_in_one_seat(runs):
     at = new_app(mode="launch").run()
     at.toggle(key="lf_lineup").set_value(True).run()
@@ -192,6 +193,7 @@ def test_launch_with_a_bot_preset_in_one_seat(runs):
         _stop_all()
 
 
+@pytest.mark.slow
 def test_a_batch_uses_the_line_up(runs):
     at = new_app(mode="launch").run()
     at.toggle(key="lf_lineup").set_value(True).run()
@@ -213,6 +215,7 @@ def test_a_batch_uses_the_line_up(runs):
         _stop_all()
 
 
+@pytest.mark.slow
 def test_line_up_errors_block_the_launch(runs, monkeypatch):
     monkeypatch.delenv(KEY_VAR, raising=False)
     at = new_app(mode="launch").run()
@@ -272,6 +275,7 @@ def test_a_wrong_model_shows_the_preflight_error_instead_of_a_dead_job(runs, dev
         _stop_all()
 
 
+@pytest.mark.slow
 def test_openai_compatible_seats_against_the_dev_server(runs, devserver, monkeypatch):
     monkeypatch.setenv(KEY_VAR, SECRET)
     at = new_app(mode="launch").run()

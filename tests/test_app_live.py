@@ -36,6 +36,7 @@ def _wait(pred, timeout=60.0):
     return False
 
 
+@pytest.mark.slow
 def test_launch_offline_game(runs):
     at = new_app(mode="launch").run()
     assert_clean(at)
@@ -57,6 +58,7 @@ def test_launch_offline_game(runs):
         _stop_all()
 
 
+@pytest.mark.slow
 def test_launch_twenty_games_at_once(runs):
     at = new_app(mode="launch").run()
     at.number_input(key="lf_games").set_value(20)
@@ -81,6 +83,7 @@ def test_launch_twenty_games_at_once(runs):
         _stop_all()
 
 
+@pytest.mark.slow
 def test_human_seat_needs_a_single_game(runs):
     at = new_app(mode="launch").run()
     at.number_input(key="lf_games").set_value(3)
@@ -90,6 +93,7 @@ def test_human_seat_needs_a_single_game(runs):
     _stop_all()
 
 
+@pytest.mark.slow
 def test_launch_without_probes(runs):
     at = new_app(mode="launch").run()
     at.toggle(key="lf_probes").set_value(False)
@@ -105,6 +109,7 @@ def test_launch_without_probes(runs):
         _stop_all()
 
 
+@pytest.mark.slow
 def test_human_seat_plays_from_the_page(runs):
     at = new_app(mode="launch").run()
     at.selectbox(key="lf_human").set_value("seat 2")
@@ -129,6 +134,7 @@ def test_human_seat_plays_from_the_page(runs):
         _stop_all()
 
 
+@pytest.mark.slow
 def test_probe_battery_editor(runs):
     at = new_app(mode="launch").run()
     at.toggle(key="lf_custom").set_value(True).run()
@@ -160,6 +166,7 @@ def test_probe_battery_editor(runs):
     assert [p.id for p in battery.probes][:2] == now
 
 
+@pytest.mark.slow
 def test_custom_battery_is_used(runs):
     at = new_app(mode="launch").run()
     at.toggle(key="lf_custom").set_value(True).run()

@@ -25,12 +25,14 @@ def corpus(request, demo, monkeypatch, tmp_path):
 
 
 @pytest.mark.parametrize("page", PAGES)
+@pytest.mark.slow
 def test_page_renders(corpus, page):
     at = new_app(page=page).run()
     assert_clean(at)
     assert not errors(at), errors(at)
 
 
+@pytest.mark.slow
 def test_live_game_inspector(corpus):
     at = new_app().run()
     assert_clean(at)
@@ -50,6 +52,7 @@ def test_live_game_inspector(corpus):
     assert "Each agent's view" in texts(at)
 
 
+@pytest.mark.slow
 def test_impersonate_panels(corpus):
     at = new_app(page="impersonate").run()
     assert_clean(at)
@@ -62,6 +65,7 @@ def test_impersonate_panels(corpus):
     assert len(names) >= 5 and (qp[0] if isinstance(qp, list) else qp) == names[-1]
 
 
+@pytest.mark.slow
 def test_impersonate_match_score(corpus, tmp_path):
     """At a step where analytics scores the agent, the ego panels show 'match N% (m/t)' with those numbers."""
     import re
@@ -86,6 +90,7 @@ def test_impersonate_match_score(corpus, tmp_path):
     assert "pending" not in body
 
 
+@pytest.mark.slow
 def test_calibration_scopes(corpus):
     at = new_app(page="calibration").run()
     assert_clean(at)
@@ -97,6 +102,7 @@ def test_calibration_scopes(corpus):
         assert not errors(at), (scope, errors(at))
 
 
+@pytest.mark.slow
 def test_second_order_threshold(corpus):
     at = new_app(page="second_order").run()
     assert_clean(at)
@@ -105,6 +111,7 @@ def test_second_order_threshold(corpus):
     assert "Over-prediction ratio" in [m.label for m in at.metric]
 
 
+@pytest.mark.slow
 def test_dashboard_tiles(corpus):
     at = new_app(page="dashboard").run()
     assert_clean(at)
@@ -113,6 +120,7 @@ def test_dashboard_tiles(corpus):
         assert tile in labels
 
 
+@pytest.mark.slow
 def test_search_and_filters(corpus):
     at = new_app().run()
     at.text_input(key="sb_search").input("no-such-game-xyz").run()

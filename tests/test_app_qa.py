@@ -35,6 +35,7 @@ def _only(at, gid: str):
     return at
 
 
+@pytest.mark.slow
 def test_suspicion_only_battery_is_explained_not_yet(demo):
     at = new_app(page="live", game=SPORT).run()
     assert_clean(at)
@@ -47,6 +48,7 @@ def test_suspicion_only_battery_is_explained_not_yet(demo):
     assert len(charts) >= 1 + 10
 
 
+@pytest.mark.slow
 def test_impersonate_suspicion_only_battery(demo):
     at = new_app(page="impersonate", game=SPORT, agent="Logan").run()
     assert_clean(at)
@@ -58,6 +60,7 @@ def test_impersonate_suspicion_only_battery(demo):
     assert "match: needs the social_map and role_assessment probes" in body
 
 
+@pytest.mark.slow
 def test_impersonate_before_first_answer_says_so(demo):
     at = new_app(page="impersonate", game=CLASSIC, agent="Indigo", step="0").run()
     assert_clean(at)
@@ -66,6 +69,7 @@ def test_impersonate_before_first_answer_says_so(demo):
     assert "probe battery has no" not in body  # the standard battery has every probe
 
 
+@pytest.mark.slow
 def test_crowd_strip_gives_each_mafioso_its_own_colour(demo):
     from app import charts
     from app.data import load_raw
@@ -87,6 +91,7 @@ def test_crowd_strip_gives_each_mafioso_its_own_colour(demo):
     assert set(hid) == dashed
 
 
+@pytest.mark.slow
 def test_single_game_calibration_has_no_zero_width_ci(demo):
     at = new_app(page="calibration", game=CLASSIC, mode="game").run()
     assert_clean(at)
@@ -102,6 +107,7 @@ def test_short_ids_keep_readable_game_ids_distinct():
     assert short_id("0da78714-88e0-4445-b161-f2eaf029184c") == "0da78714"
 
 
+@pytest.mark.slow
 def test_per_agent_calibration_labels_name_the_game(demo):
     at = new_app(page="calibration", mode="agent").run()
     assert_clean(at)
@@ -110,6 +116,7 @@ def test_per_agent_calibration_labels_name_the_game(demo):
     assert not any(lab.endswith("· demo-cla") for lab in labels), labels[:5]
 
 
+@pytest.mark.slow
 def test_zero_episodes_say_why(demo):
     at = _only(new_app(page="episodes"), "demo-sport-01")
     assert_clean(at)
@@ -120,6 +127,7 @@ def test_zero_episodes_say_why(demo):
     assert "no agent switched" in body or "complete" in body or "no pair" in body
 
 
+@pytest.mark.slow
 def test_dashboard_says_which_games_the_figures_use(demo, tmp_path, monkeypatch):
     from .app_support import play
 
@@ -131,6 +139,7 @@ def test_dashboard_says_which_games_the_figures_use(demo, tmp_path, monkeypatch)
     assert "probed root games (of the" in caps, caps
 
 
+@pytest.mark.slow
 def test_second_order_without_social_map_explains(demo):
     at = _only(new_app(page="second_order"), SPORT)
     assert_clean(at)
@@ -138,6 +147,7 @@ def test_second_order_without_social_map_explains(demo):
     assert "No second-order pairs" in info and "social_map" in info
 
 
+@pytest.mark.slow
 def test_calibration_without_role_assessment_explains(demo):
     at = new_app(page="calibration", game=SPORT, mode="game").run()
     assert_clean(at)
@@ -158,6 +168,7 @@ def test_dead_seat_labels_keep_a_solid_halo():
     assert "opacity" in ink.to_dict()["encoding"]
 
 
+@pytest.mark.slow
 def test_second_order_table_prints_intervals_as_text(demo):
     at = new_app(page="second_order").run()
     assert_clean(at)
@@ -166,6 +177,7 @@ def test_second_order_table_prints_intervals_as_text(demo):
     assert isinstance(v, str) and v.startswith("[") and v.endswith("]"), v
 
 
+@pytest.mark.slow
 def test_ten_seat_transcript_shows_nominations_and_shots(demo):
     """Sport games: nominations (nominator and nominee), the Mafia's shots and the Don's order were dropped."""
     at = new_app(page="live", game=SPORT).run()
@@ -180,6 +192,7 @@ def test_ten_seat_transcript_shows_nominations_and_shots(demo):
     assert "nominated" in body and "Mafia shots" not in body and "shot order" not in body
 
 
+@pytest.mark.slow
 def test_replay_says_when_no_step_of_a_game_can_be_forked(monkeypatch, tmp_path):
     """Original-format games have a state.jsonl but no resumable snapshot: 'pick another step' could never work."""
     from .app_support import shared_or_skip
@@ -205,6 +218,7 @@ def test_replay_names_the_nearest_forkable_steps():
     assert "R1.2 (step 1, before)" in hint and "R1.5 (step 4, after)" in hint
 
 
+@pytest.mark.slow
 def test_dashboard_models_tile_counts_the_games_it_scores(tmp_path, monkeypatch):
     """The Models tile counts models seated in the scored (probed root) games, like the Games tile."""
     import subprocess

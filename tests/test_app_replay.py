@@ -58,6 +58,7 @@ def texts(at: AppTest) -> str:
     return "\n".join(str(p) for p in parts)
 
 
+@pytest.mark.slow
 def test_replay_page_shows_branch_tree_and_starts_a_fork(logs):
     at = app().run()
     assert not at.exception, at.exception

@@ -127,6 +127,7 @@ def test_tree_labels_name_the_step_the_change_and_n():
     assert V.live_link("fork-x-000", "R1 end") == "?page=live&game=fork-x-000&step=R1%20end"
 
 
+@pytest.mark.slow
 def test_page_tree_shows_what_changed_and_links_at_the_step(logs):
     p = ParentGame.load(logs / "parentgame")
     ev = next(e for e in p.records if e["kind"] == "day_discuss" and e["round"] == 1)
@@ -160,6 +161,7 @@ def _at_step(label: str):
     return at.run()
 
 
+@pytest.mark.slow
 def test_page_errors_name_the_form_fields_not_cli_flags(logs):
     at = _at_step("R2.1")  # a night action: the replacement box and the night pickers are both open
     at.text_area(key="rp_replace").set_value("Hello there.")
@@ -177,6 +179,7 @@ def _mafia(logs) -> list[str]:
     return [p["name"] for p in setup["players"] if p["role"] in ("Mafia", "Don")]
 
 
+@pytest.mark.slow
 def test_night_override_is_picked_from_the_engines_actors_and_targets(logs):
     """The night override used to be a free-text SEAT=TARGET box; now a seat with a night action still to come
     and one of its legal targets are picked, as the engine's own check decides (mafiascope.replay.forks)."""
@@ -226,6 +229,7 @@ def test_night_override_is_picked_from_the_engines_actors_and_targets(logs):
     assert "R1.5 is not at or before a night" in texts(at)
 
 
+@pytest.mark.slow
 def test_outcome_rows_inherited_from_the_parent_are_marked(logs):
     """A batch forked at R1 end inherits round 1's night kill and vote: they were listed as if the branches
     had produced them (“R1 killed at night: X 2/2”)."""

@@ -24,6 +24,7 @@ def qp(at, key):
     return v[0] if isinstance(v, list) else v
 
 
+@pytest.mark.slow
 def test_round_trip_live_game():
     at = new_app(game=GAME, step="12").run()
     assert_clean(at)
@@ -35,6 +36,7 @@ def test_round_trip_live_game():
     assert timeline(again).value == 12 and again.selectbox(key="sb_game").value == GAME
 
 
+@pytest.mark.slow
 def test_step_label_and_game_prefix():
     at = new_app(game=GAME[:8], step="R1.5").run()
     assert_clean(at)
@@ -42,6 +44,7 @@ def test_step_label_and_game_prefix():
     assert qp(at, "step") == str(timeline(at).value)
 
 
+@pytest.mark.slow
 def test_round_trip_impersonate():
     at = new_app(page="impersonate", game=GAME, step="20", agent="Bailey").run()
     assert_clean(at)
@@ -52,6 +55,7 @@ def test_round_trip_impersonate():
     assert again.selectbox(key="w_agent").value == "Bailey" and timeline(again).value == 20
 
 
+@pytest.mark.slow
 def test_round_trip_mode():
     at = new_app(page="calibration", mode="model").run()
     assert_clean(at)
@@ -78,6 +82,7 @@ def test_round_trip_mode():
         ({"page": "nosuchpage"}, "unknown page"),
     ],
 )
+@pytest.mark.slow
 def test_bad_parameters(params, needle):
     at = new_app(**params).run()
     assert_clean(at)
@@ -85,6 +90,7 @@ def test_bad_parameters(params, needle):
     assert any(needle in m for m in msgs), msgs
 
 
+@pytest.mark.slow
 def test_bad_step_then_recovers():
     at = new_app(game=GAME, step="9999").run()
     assert timeline(at).value == timeline(at).max  # falls back to the last step
@@ -94,6 +100,7 @@ def test_bad_step_then_recovers():
 
 
 @pytest.mark.parametrize("page", ["live", "impersonate"])
+@pytest.mark.slow
 def test_russian_legacy_game(page):
     at = new_app(page=page, game="050b6221", step="R1.3").run()
     assert_clean(at)

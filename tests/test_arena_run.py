@@ -63,6 +63,7 @@ def test_small_roster_takes_several_seats():
     assert all(max(sum(1 for s in g.seats if s["backend"] == m) for m in "abc") <= 4 for g in sched)
 
 
+@pytest.mark.slow
 def test_local_run_and_resume(tmp_path):
     run = tmp_path / "run"
     s1 = run_arena(ROSTER, "sport,open,imbalanced", 2, run, parallel=3, quiet=True, backend_factory=scripted_factory, limit=4)
@@ -84,6 +85,7 @@ def test_local_run_and_resume(tmp_path):
         run_arena(ROSTER, "sport", 2, run, quiet=True, backend_factory=scripted_factory)
 
 
+@pytest.mark.slow
 def test_cli_run_report_json_with_bot_roster(tmp_path, capsys):
     run = tmp_path / "bots"
     assert main(["arena", "run", "--rules", "imbalanced,open", "--games", "2", "--logs", str(run), "--json"]) == 0
@@ -96,6 +98,7 @@ def test_cli_run_report_json_with_bot_roster(tmp_path, capsys):
     assert main(["arena", "report", str(tmp_path / "missing")]) == 2
 
 
+@pytest.mark.slow
 def test_ray_executor(tmp_path):
     ray = pytest.importorskip("ray", reason="Ray is an optional extra: pip install 'mafiascope[ray]'")
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, ignore_reinit_error=True)

@@ -68,6 +68,7 @@ def test_estimate_covers_both_modes():
     assert balanced["probe_calls"] == 0 and balanced["probes"] is False
 
 
+@pytest.mark.slow
 def test_fixed_run_seats_the_mapping_roles_vary_and_resumes(tmp_path):
     run = tmp_path / "fixed"
     s1 = run_arena(fixed_roster(), "sport,imbalanced", 3, run, parallel=2, quiet=True, limit=2)
@@ -96,6 +97,7 @@ def test_fixed_run_seats_the_mapping_roles_vary_and_resumes(tmp_path):
     assert {r["model"]: r["games"] for r in rep["leaderboards"]["overall"]} == {"a": 24, "b": 18, "c": 18}
 
 
+@pytest.mark.slow
 def test_balanced_ledger_without_mode_still_resumes(tmp_path):
     run = tmp_path / "old"
     roster = parse_roster({"name": "old", "models": MODELS})
@@ -107,6 +109,7 @@ def test_balanced_ledger_without_mode_still_resumes(tmp_path):
     assert run_arena(roster, "imbalanced", 2, run, quiet=True)["played_now"] == 1
 
 
+@pytest.mark.slow
 def test_cli_seating_file_and_roster_key(tmp_path, capsys):
     seating = tmp_path / "seating.yaml"
     seating.write_text("\n".join(f"- bot-{p}" for p in ["balanced"] * 4 + ["analyst"] * 3 + ["gullible"] * 3) + "\n")
@@ -130,6 +133,7 @@ def test_cli_seating_file_and_roster_key(tmp_path, capsys):
     assert not (tmp_path / "no").exists()
 
 
+@pytest.mark.slow
 def test_bundled_demo_run_matches_the_demo_command(tmp_path, monkeypatch, capsys):
     """data/arena/demo-bots is `mafiascope demo --arena-only --force`: complete, and regenerated identically."""
     from mafiascope.cli.commands import demo

@@ -59,6 +59,7 @@ def _check_matrix(res: dict, games: int) -> None:
     assert res["calls_failed_after_retries"] <= res["fallbacks_total"] + res["probe_failures"]
 
 
+@pytest.mark.slow
 async def test_fault_matrix_small(tmp_path):
     bench = _load_bench()
     res = await bench.run_matrix(games=5, parallel=5, probes=False, logs_dir=str(tmp_path), timeout=0.5)
@@ -75,6 +76,7 @@ async def test_fault_matrix_probed(tmp_path):
     assert res["probe_rows"] > 0
 
 
+@pytest.mark.slow
 async def test_devserver_game_equals_in_process_bot_game(tmp_path):
     """Same seed, no faults: bots behind HTTP + the openai SDK play exactly the in-process bots' game."""
     local = await play_game(load_game_config(ROOT / "configs" / "classic.yaml"), logs_dir=tmp_path, seed=11,
@@ -115,6 +117,7 @@ def _all_text(root: Path) -> str:
     return "\n".join(p.read_text(errors="replace") for p in root.rglob("*") if p.is_file())
 
 
+@pytest.mark.slow
 async def test_mixed_lineup_provenance_and_no_secret_anywhere(tmp_path, monkeypatch):
     monkeypatch.setenv("MAFIASCOPE_BUS_TOKEN", BUS_TOKEN)
     monkeypatch.setenv("MIXED_TEST_KEY", SECRET)

@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import aiohttp
+import pytest
 
 from mafiascope.backends.base import CompletionRequest
 from mafiascope.backends.bus.hub import Hub
@@ -47,6 +48,7 @@ def stop(p: subprocess.Popen) -> None:
             p.wait(5)
 
 
+@pytest.mark.slow
 async def test_roundtrip_with_echo_worker_subprocess():
     async with Hub(TOKEN) as hub:
         w = start_worker(hub, "--echo", "--serve-as", "echo-key")
@@ -63,6 +65,7 @@ async def test_roundtrip_with_echo_worker_subprocess():
     assert any(m.get("adapter", {}).get("type") == "echo" for m in d["workers"].values())
 
 
+@pytest.mark.slow
 async def test_roundtrip_worker_forwarding_to_openai_endpoint():
     """worker --base-url/--model: the openai SDK inside the worker, the dev server behind it."""
     async with DevServer() as srv, Hub(TOKEN) as hub:
@@ -188,6 +191,7 @@ async def test_auth_everywhere_no_cors_and_body_limit():
                     assert r.status in (404, 405)
 
 
+@pytest.mark.slow
 async def test_worker_with_wrong_token_exits_with_clear_error():
     async with Hub(TOKEN) as hub:
         w = start_worker(hub, "--echo", token="not-the-token")
@@ -199,6 +203,7 @@ async def test_worker_with_wrong_token_exits_with_clear_error():
     assert rc == 2 and "401" in err and "not-the-token" not in err
 
 
+@pytest.mark.slow
 def test_cli_bus_serve_generates_token_and_binds_loopback():
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     env.pop("MAFIASCOPE_BUS_TOKEN", None)

@@ -170,6 +170,7 @@ async def test_all_garbage_variants_then_success():
     assert c.ok and c.attempts == 4 and {f["fault"] for f in c.meta["faults"]} == {"bad_body"}
 
 
+@pytest.mark.slow
 async def test_concurrency_limit_is_respected_at_the_server():
     async with DevServer(latency_ms=80) as srv:
         b = backend(srv, max_concurrency=3)
@@ -223,6 +224,7 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+@pytest.mark.slow
 def test_shared_instance_works_across_event_loops():
     """One cached instance (and its limits) serves games on successive event loops."""
     clear_cache()

@@ -147,6 +147,7 @@ def test_same_messages_same_seed_identical_and_cache_transparent(tmp_path):
     assert len(outs) > 1  # the seed matters
 
 
+@pytest.mark.slow
 def test_engine_bot_games_are_deterministic(tmp_path):
     cfg = load_game_config(ROOT / "configs" / "classic_sheriff.yaml")
     a, b = (play(tmp_path / d, cfg, 11, game_id="same") for d in ("a", "b"))
@@ -293,6 +294,7 @@ def test_sheriff_uses_its_check():
         assert parse_target(reply(BotBackend("b"), night, s), "check", PLAYERS).target not in ("Gray", "Alex")
 
 
+@pytest.mark.slow
 def test_mafia_lies_but_rarely_names_partner_first(tmp_path):
     """Over many games Mafia speeches accuse town players and almost never their partner first."""
     first_partner = first_town = 0
@@ -347,6 +349,7 @@ def _json(text):
 
 @pytest.mark.parametrize("battery", ["default", "chained"])
 @pytest.mark.parametrize("lang", ["en", "ru"])
+@pytest.mark.slow
 def test_every_standard_probe_answers_in_shape(tmp_path, lang, battery):
     res = play(tmp_path, classic_cfg(lang, sheriff=True, battery=battery), 2)
     seen = set()
@@ -390,6 +393,7 @@ def test_sheriff_offered_only_when_listed():
     assert me["guessed_role"] == "Sheriff" and me["confidence"] == 100
 
 
+@pytest.mark.slow
 def test_format_noise_is_rare_and_deterministic():
     msgs = day_context(prompts.EN, "Alex", "Villager")
     q = question("suspicion_ranking")
@@ -423,6 +427,7 @@ def _committed_confidences(logs_dir, preset):
     return statistics.mean(confs) if confs else 0.0, unknown / total
 
 
+@pytest.mark.slow
 def test_presets_differ_measurably(tmp_path):
     assert {"balanced", "cautious", "aggressive", "gullible", "analyst"} <= set(list_presets())
     assert len({p for p in BOT_PRESETS.values()}) == len(BOT_PRESETS)
@@ -435,6 +440,7 @@ def test_presets_differ_measurably(tmp_path):
 # --------------------------------------------------------------------------- speed
 
 
+@pytest.mark.slow
 def test_full_game_with_probes_is_fast(tmp_path):
     cfg = load_game_config(ROOT / "configs" / "classic.yaml")
     t0 = time.process_time()
@@ -444,6 +450,7 @@ def test_full_game_with_probes_is_fast(tmp_path):
     assert cpu < 2.0, cpu  # typically ~0.15 s
 
 
+@pytest.mark.slow
 def test_probe_answers_pass_the_probe_engine_extractor_and_shapes(tmp_path):
     shapes = pytest.importorskip("mafiascope.probes.shapes")
     parsing = pytest.importorskip("mafiascope.probes.parsing")

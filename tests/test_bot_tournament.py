@@ -50,6 +50,7 @@ def problems(events) -> list[str]:
 
 @pytest.mark.parametrize("lang", ["en", "ru"])
 @pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.slow
 def test_games_complete_without_reasks_or_fallbacks(tmp_path, variant, lang):
     kinds: Counter[str] = Counter()
     for seed in range(4):
@@ -66,6 +67,7 @@ def test_games_complete_without_reasks_or_fallbacks(tmp_path, variant, lang):
     assert None not in kinds  # every act turn was recognised
 
 
+@pytest.mark.slow
 def test_sport_shots_land_and_a_side_wins(tmp_path):
     landed = shots = decided = noms = 0
     for seed in range(12):
@@ -81,6 +83,7 @@ def test_sport_shots_land_and_a_side_wins(tmp_path):
     assert noms >= 12  # nominations happen (about one or more per day)
 
 
+@pytest.mark.slow
 def test_best_move_names_three_living_players(tmp_path):
     seen = 0
     for seed in range(6):
@@ -100,6 +103,7 @@ def test_best_move_names_three_living_players(tmp_path):
     assert seen >= 5
 
 
+@pytest.mark.slow
 def test_don_checks_reach_only_the_don(tmp_path):
     for variant in ("sport", "imbalanced"):
         _, events, bot = play(tmp_path, variant, 2, record=True)
@@ -127,6 +131,7 @@ def test_sport_mafia_follow_the_dons_order(tmp_path):
                 assert victim in order
 
 
+@pytest.mark.slow
 def test_probes_use_ten_seat_role_labels(tmp_path):
     _, events, _ = play(tmp_path, "sport", 3, probes=True)
     rows = [json.loads(line) for line in (tmp_path / "sport-en-3" / "introspection.jsonl").read_text().splitlines()]
@@ -145,6 +150,7 @@ def _as_list(v):
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.slow
 def test_same_seed_same_game(tmp_path, variant):
     def strip(events):
         return [{k: v for k, v in e.items() if k not in ("ts", "latency_ms", "game_id", "cost")} for e in events]
@@ -154,6 +160,7 @@ def test_same_seed_same_game(tmp_path, variant):
     assert strip(a) == strip(b)
 
 
+@pytest.mark.slow
 def test_win_rates_per_variant(tmp_path):
     """Report the Mafia win rate per variant over 30 seeds (only sanity bounds are asserted)."""
     report = {}

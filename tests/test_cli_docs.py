@@ -74,6 +74,7 @@ def test_every_documented_option_exists(path):
 
 
 @pytest.mark.parametrize("path", sorted(p for p in parser_commands() if p.split()[0] not in HELP_EXEMPT))
+@pytest.mark.slow
 def test_every_option_has_help(path):
     missing = [a.dest for a in _options(parser_commands()[path]) if not a.help]
     assert missing == [], f"`mafiascope {path} --help` leaves these undescribed"
@@ -94,6 +95,7 @@ def _documented_keys(heading: str) -> set[str]:
     return set(re.findall(r'"(\w+)"', cur))
 
 
+@pytest.mark.slow
 def test_run_and_batch_json_shapes_match_the_docs(tmp_path, capsys):
     assert main(["run", "--seed", "2", "--logs", str(tmp_path), "--no-probes", "--no-snapshots", "--json"]) == 0
     run = json.loads(capsys.readouterr().out)

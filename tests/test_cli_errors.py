@@ -92,6 +92,7 @@ def test_missing_api_key_variable_is_named_and_nothing_starts(tmp_path, capsys, 
     assert not logs.exists()
 
 
+@pytest.mark.slow
 def test_fork_of_a_game_whose_key_variable_is_gone(tmp_path, capsys, monkeypatch):
     key = "sk-qa-secret-0123456789abcdef"
     monkeypatch.setenv("MAFIASCOPE_QA_KEY", key)
@@ -122,6 +123,7 @@ def test_default_config_is_found_from_another_directory(tmp_path, capsys, monkey
     assert code == 2 and "configs/nope.yaml: config file not found" in error_line(err)
 
 
+@pytest.mark.slow
 def test_batch_refuses_an_id_prefix_whose_games_exist(tmp_path, capsys):
     logs = tmp_path / "logs"
     assert run_cli(capsys, "batch", "-n", "2", "--id-prefix", "p", "--logs", str(logs), "--no-probes", "--no-snapshots")[0] == 0
@@ -162,6 +164,7 @@ def probed_game(tmp_path_factory) -> Path:
     return logs / "g"
 
 
+@pytest.mark.slow
 def test_attribution_rejects_unknown_suspicion_of_seat(probed_game, tmp_path, capsys):
     code, _, err = run_cli(capsys, "replay", "attribution", str(probed_game), "--utterances", "1.7", "-n", "1",
                            "--suspicion-of", "Gray", "--logs", str(tmp_path), "--dry-run")
@@ -182,6 +185,7 @@ def test_validate_repeat_names_a_missing_directory(tmp_path, capsys):
     assert code == 2 and error_line(err).endswith(f"{tmp_path / 'nope'}: no such logs directory")
 
 
+@pytest.mark.slow
 def test_dynamics_export_reports_rows_as_a_number(probed_game, tmp_path, capsys):
     code, out, err = run_cli(capsys, "dynamics", str(probed_game), "--boot", "0", "--cache-dir", str(tmp_path / "c"),
                              "--export-graph", str(tmp_path / "edges.csv"), "--json")
@@ -192,11 +196,13 @@ def test_dynamics_export_reports_rows_as_a_number(probed_game, tmp_path, capsys)
 
 
 @pytest.mark.parametrize("cmd", ["analyze", "dynamics", "episodes"])
+@pytest.mark.slow
 def test_empty_selection_is_a_user_error_for_every_analytics_command(probed_game, tmp_path, capsys, cmd):
     code, _, err = run_cli(capsys, cmd, str(probed_game), "--language", "fr", "--boot", "0", "--cache-dir", str(tmp_path))
     assert code == 2 and error_line(err) == f"mafiascope {cmd}: error: no games left after selection (--language fr)"
 
 
+@pytest.mark.slow
 def test_torn_last_lines_give_one_warning_line_each(probed_game, tmp_path):
     import shutil
 
@@ -240,6 +246,7 @@ def _jsonl_ok(path: Path) -> None:
 
 
 @pytest.mark.parametrize("cmd", [["run", "--game-id", "g"], ["batch", "-n", "40", "--parallel", "4"]])
+@pytest.mark.slow
 def test_ctrl_c_leaves_valid_logs_and_one_line(tmp_path, cmd):
     logs = tmp_path / "logs"
     # a slow game: every probe of the default chained battery on 7 seats; SIGINT arrives mid-game

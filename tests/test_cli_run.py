@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from mafiascope.logs.io import read_jsonl
 
 REPO = Path(__file__).resolve().parents[1]
@@ -16,6 +18,7 @@ def cli(*args: str, input: str | None = None) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "mafiascope", *args], cwd=REPO, input=input, capture_output=True, text=True, timeout=300)
 
 
+@pytest.mark.slow
 def test_run_json_reports_game_and_writes_logs(tmp_path):
     out = cli("run", "-c", "configs/classic.yaml", "--seed", "2", "--logs", str(tmp_path), "--json")
     assert out.returncode == 0, out.stderr
@@ -26,6 +29,7 @@ def test_run_json_reports_game_and_writes_logs(tmp_path):
     assert read_jsonl(d / "game.jsonl")[-1]["winner"] == res["winner"]
 
 
+@pytest.mark.slow
 def test_run_flags_turn_off_probes_and_snapshots(tmp_path):
     out = cli("run", "--seed", "2", "--logs", str(tmp_path), "--game-id", "g", "--no-probes", "--no-snapshots", "-q")
     assert out.returncode == 0, out.stderr
@@ -33,6 +37,7 @@ def test_run_flags_turn_off_probes_and_snapshots(tmp_path):
     assert out.stdout.strip().endswith(str(tmp_path / "g"))
 
 
+@pytest.mark.slow
 def test_run_refuses_bad_game_id_and_existing_game(tmp_path):
     bad = cli("run", "--logs", str(tmp_path), "--game-id", "../escape", "--no-probes")
     assert bad.returncode == 2 and "invalid game id" in bad.stderr
@@ -41,6 +46,7 @@ def test_run_refuses_bad_game_id_and_existing_game(tmp_path):
     assert again.returncode == 2 and "already exists" in again.stderr
 
 
+@pytest.mark.slow
 def test_batch_json_summary(tmp_path):
     out = cli("batch", "-n", "6", "--parallel", "3", "--logs", str(tmp_path), "--no-probes", "--json")
     assert out.returncode == 0, out.stderr
@@ -49,6 +55,7 @@ def test_batch_json_summary(tmp_path):
     assert len(list(tmp_path.iterdir())) == 6
 
 
+@pytest.mark.slow
 def test_human_seat_plays_from_stdin(tmp_path):
     moves = "I am just a quiet villager.\n\n" * 200
     out = cli("run", "--seed", "3", "--human", "0", "--logs", str(tmp_path), "--game-id", "h", "--no-probes", "-q", input=moves)

@@ -23,11 +23,13 @@ CONFIGS = sorted(p for p in (REPO / "configs").glob("*.yaml") if _offline_game_c
 
 
 @pytest.mark.parametrize("path", CONFIGS, ids=lambda p: p.stem)
+@pytest.mark.slow
 def test_shipped_config_conforms(path):
     rep = check_config(load_game_config(path), seeds=(11,))
     assert rep["games"] == 1 and rep["snapshots"] > 5
 
 
+@pytest.mark.slow
 def test_conformance_catches_a_broken_log(tmp_path):
     import asyncio
     import json

@@ -27,6 +27,7 @@ def transcript(path) -> list[str]:
 
 
 @pytest.mark.parametrize("config", ["configs/classic.yaml", "configs/classic_sheriff.yaml", "configs/classic_ru.yaml"])
+@pytest.mark.slow
 def test_same_seed_same_game(tmp_path, config):
     cfg = load_game_config(REPO / config)
     for gid in ("a", "b"):

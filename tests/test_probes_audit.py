@@ -37,6 +37,7 @@ def _rewrite_state(src: Path, dst: Path, mutate) -> None:
     (dst / "state.jsonl").write_text("".join(json.dumps(s, ensure_ascii=False) + "\n" for s in snaps), encoding="utf-8")
 
 
+@pytest.mark.slow
 def test_clean_games(logs, capsys):
     res = audit_logs(logs)
     assert res["games"] == 2 and res["leaks"] == 0 and res["messages_checked"] > 1000
@@ -45,6 +46,7 @@ def test_clean_games(logs, capsys):
     assert {"games", "messages_checked", "leaks"} <= set(out) and out["leaks"] == 0
 
 
+@pytest.mark.slow
 def test_leaked_probe_answer_and_question(logs, tmp_path, capsys):
     probe = read_jsonl(logs / "g1" / "introspection.jsonl")[5]
 

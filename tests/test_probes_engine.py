@@ -76,6 +76,7 @@ def run(cfg, tmp: Path, gid: str, seed: int, probes: bool, backends=None, **kw):
 
 @pytest.mark.parametrize("config, seed", [("configs/classic.yaml", 1), ("configs/classic.yaml", 2), ("configs/classic_ru.yaml", 3),
                                           ("configs/classic_sheriff.yaml", 4), ("configs/classic.yaml", 5)])  # fmt: skip
+@pytest.mark.slow
 def test_probing_does_not_change_the_game(tmp_path, config, seed):
     cfg = load_game_config(REPO / config)
     on = run(cfg, tmp_path, "on", seed, True)
@@ -94,6 +95,7 @@ def _seed_of(game_seed: int, r: dict[str, Any]) -> int:
     return GameState.derive_seed(SimpleNamespace(seed=game_seed), "probe", r["round"], r["public_msg_seq"], r["player_idx"], r["probe_seq"])  # type: ignore[arg-type]
 
 
+@pytest.mark.slow
 def test_chains_respect_dependencies_and_carry_answers(tmp_path):
     cfg = load_game_config(REPO / "configs/classic.yaml")
     backends = backends_for(cfg, max_delay=0.003)
@@ -129,6 +131,7 @@ def test_chains_respect_dependencies_and_carry_answers(tmp_path):
     assert overlaps > 50
 
 
+@pytest.mark.slow
 def test_first_step_chain_values_are_na_and_records_are_complete(tmp_path):
     cfg = load_game_config(REPO / "configs/classic.yaml")
     run(cfg, tmp_path, "g", 2, True)
@@ -154,6 +157,7 @@ def test_first_step_chain_values_are_na_and_records_are_complete(tmp_path):
         "role_assessment", "suspicion_ranking", "social_map", "personality_profile", "planned_action"}
 
 
+@pytest.mark.slow
 def test_transport_failure_is_an_error_record_and_chains_get_na(tmp_path):
     cfg = load_game_config(REPO / "configs/classic.yaml")
     run(cfg, tmp_path, "g", 3, True, backends_for(cfg, fail={"role_assessment"}))
@@ -182,6 +186,7 @@ def test_unparsable_answer_chains_raw_text_flagged(tmp_path):
     assert all(not r["chain_used_raw_fallback"] for r in mood)
 
 
+@pytest.mark.slow
 def test_memory_at_is_exact_and_restorable(tmp_path):
     cfg = load_game_config(REPO / "configs/classic.yaml")
     run(cfg, tmp_path, "g", 6, True)
@@ -221,6 +226,7 @@ def test_memory_at_is_exact_and_restorable(tmp_path):
 
 
 @pytest.mark.parametrize("lang", ["en", "ru"])
+@pytest.mark.slow
 def test_bots_answer_every_default_probe(tmp_path, lang):
     from mafiascope.config import parse_game_config
 

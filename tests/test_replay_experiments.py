@@ -24,6 +24,7 @@ def probed(tmp_path_factory) -> Path:
     return play_bot(logs, gid="pp", seed=11, probes={"enabled": True})
 
 
+@pytest.mark.slow
 def test_probed_fork_keeps_inherited_probes_and_reproduces_them(probed, tmp_path):
     p = ParentGame.load(probed)
     key = p.keys()[len(p.keys()) // 2]
@@ -39,6 +40,7 @@ def test_probed_fork_keeps_inherited_probes_and_reproduces_them(probed, tmp_path
     assert norm(child) == norm(read_jsonl(probed / "introspection.jsonl"))  # chain memory restored exactly
 
 
+@pytest.mark.slow
 def test_suspicion_only_and_no_probes(probed, tmp_path):
     p = ParentGame.load(probed)
     key = p.keys()[-3]
@@ -50,6 +52,7 @@ def test_suspicion_only_and_no_probes(probed, tmp_path):
         assert read_jsonl(d / "game.jsonl")[0]["fork_probes"] == mode
 
 
+@pytest.mark.slow
 def test_attribution_end_to_end(probed, tmp_path, capsys):
     p = ParentGame.load(probed)
     speeches = [e for e in p.records if e["kind"] == "day_discuss" and e["round"] == 1][:2]
@@ -78,6 +81,7 @@ def test_attribution_end_to_end(probed, tmp_path, capsys):
     assert g["arm"] == "pre" and g["experiment"] == res["experiment_id"]
 
 
+@pytest.mark.slow
 def test_bifurcation_end_to_end(probed, tmp_path, capsys):
     p = ParentGame.load(probed)
     vote = next(e for e in p.records if e["kind"] == "day_vote")
@@ -140,6 +144,7 @@ def test_statistics_helpers():
     assert headline("suspicion_ranking", {"answer_parse_ok": True, "answer_parsed": [{"player": "A", "score": 1}, {"player": "B", "score": 5}]}) == "B"
 
 
+@pytest.mark.slow
 def test_validate_ab_and_repeat(tmp_path, capsys):
     import yaml
 

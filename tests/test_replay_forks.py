@@ -55,6 +55,7 @@ def run(plan):
 # ----------------------------------------------------------------------------- restore
 
 
+@pytest.mark.slow
 def test_every_snapshot_restores_and_keep_seed_reproduces_the_parent(parent, tmp_path):
     """Each state.jsonl record holds everything needed: a keep-seed bot fork replays the parent exactly."""
     p = ParentGame.load(parent)
@@ -80,6 +81,7 @@ def test_last_step_fork_reproduces_ending_via_cli(parent, tmp_path, capsys):
     assert out["summary"]["winner"][over["winner"]]["k"] == 2
 
 
+@pytest.mark.slow
 def test_branch_setup_inherited_history_and_refork(parent, tmp_path):
     p = ParentGame.load(parent)
     key = p.keys()[12]
@@ -111,6 +113,7 @@ def test_branch_setup_inherited_history_and_refork(parent, tmp_path):
     assert batch["status"] == "done" and batch["summary"]["finished"] == 3
 
 
+@pytest.mark.slow
 def test_resample_changes_outcomes(parent, tmp_path):
     p = ParentGame.load(parent)
     rec = run(plan_fork(p, p.keys()[7], 12, logs=tmp_path, batch_seed=1, parallel=4))
@@ -252,6 +255,7 @@ def test_parse_key():
         parse_key("1")
 
 
+@pytest.mark.slow
 def test_fork_list_cli(parent):
     out = subprocess.run([sys.executable, "-m", "mafiascope", "fork", str(parent), "--list", "--json"], capture_output=True, text=True)
     assert out.returncode == 0

@@ -11,6 +11,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from mafiascope.cli import main
 from mafiascope.logs.io import list_game_dirs, read_jsonl
 from mafiascope.replay.resume import STAGING, find_unfinished, last_kind, repair_staging
@@ -75,6 +77,7 @@ def test_never_started_and_active_games_are_skipped(tmp_path):
     assert not (tmp_path / "empty").exists()
 
 
+@pytest.mark.slow
 def test_sigkilled_batch_resumes_without_loss_or_duplicates(tmp_path):
     logs = tmp_path / "logs"
     cmd = [sys.executable, "-m", "mafiascope", "batch", "-n", "400", "--parallel", "8", "--logs", str(logs), "--no-probes"]

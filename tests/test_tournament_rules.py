@@ -6,6 +6,8 @@ import asyncio
 import re
 from pathlib import Path
 
+import pytest
+
 from mafiascope.backends.base import Completion
 from mafiascope.config import parse_game_config
 from mafiascope.engine.observation import context_for
@@ -283,6 +285,7 @@ def test_role_options_follow_the_rules():
     assert CLASSIC.role_options() == ["Mafia", "Doctor", "Villager"]
 
 
+@pytest.mark.slow
 def test_records_validate_and_names_hide_models(tmp_path):
     state, ev, _ = play(tmp_path, tournament_rules("imbalanced"), script(kill={1: "Ann"}))
     for e in ev:
@@ -308,6 +311,7 @@ def test_russian_pack_plays(tmp_path):
     assert any(e["text"].startswith("ВЕДУЩИЙ") for e in kinds(ev, "host"))
 
 
+@pytest.mark.slow
 def test_llm_host_retells_template_lines(tmp_path):
     host = ScriptedBackend("host", lambda *a: "Narrator: the story goes on.", model_label="host-llm")
     rules = tournament_rules("imbalanced", options={"host": "llm", "host_backend": "host"})

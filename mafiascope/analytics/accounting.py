@@ -1,4 +1,4 @@
-"""F5 probe accounting (metrics.md section 10), outcomes (win rates with Wilson
+"""F5 probe accounting (docs/metrics.md §10), outcomes (win rates with Wilson
 intervals, game length), personality attribution error and plan-action consistency."""
 
 from __future__ import annotations

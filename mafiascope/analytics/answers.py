@@ -1,4 +1,4 @@
-"""JSON extraction and truncation repair of probe answers (metrics.md section 3.2).
+"""JSON extraction and truncation repair of probe answers (docs/metrics.md §3.2).
 
 The extractor moved to :mod:`mafiascope.probes.parsing` so the probe engine (recording
 time) and analytics (repaired mode) share one implementation; this module re-exports it.

@@ -7,9 +7,10 @@ of its ``game.jsonl`` and ``introspection.jsonl`` plus the game's audit counts;
 new or whose signature changed, drops vanished games, and rewrites the tables when
 anything changed (incremental rebuild). ``events.text`` is only read when asked for.
 
-Where: ``cache_dir`` argument, else ``$MAFIASCOPE_CACHE_DIR/<hash of the directory>``,
-else ``<dir>/.mafiascope_cache`` when writable, else
-``~/.cache/mafiascope/<hash of the directory>`` (read-only corpora).
+Where: ``<root>/<name>-<hash of the directory's resolved path>``, the root being the
+``cache_dir`` argument, else ``$MAFIASCOPE_CACHE_DIR``, else the user's cache directory
+(``$XDG_CACHE_HOME/mafiascope``, default ``~/.cache/mafiascope``). Never inside the corpus:
+a corpus may be read-only, shared between checkouts, or scanned for game directories.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import tempfile
 from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
@@ -34,7 +36,7 @@ from .load import DICT_COLUMNS, TABLES, hot, parse_game
 # 7: hot dtypes (int8/int32 codes, dictionary strings) stored; 8: probes.hash is taken of
 # orjson's text of the answer (same equalities, other values), so older caches are rebuilt
 CACHE_VERSION = 11  # 9: multiple setup/game_over audit counters; 10: social_map item confidence (sm.conf); 11: games.invalid (fault budget)
-CACHE_DIRNAME = ".mafiascope_cache"
+ENV_CACHE_DIR = "MAFIASCOPE_CACHE_DIR"
 
 
 def _sig(game_dir: Path) -> list[list[int]]:
@@ -48,28 +50,23 @@ def _sig(game_dir: Path) -> list[list[int]]:
     return out
 
 
+def user_cache_root() -> Path:
+    """``$MAFIASCOPE_CACHE_DIR``, else ``$XDG_CACHE_HOME/mafiascope``, else ``~/.cache/mafiascope``."""
+    env = os.environ.get(ENV_CACHE_DIR)
+    if env:
+        return Path(env).expanduser()
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    base = Path(xdg).expanduser() if xdg and Path(xdg).is_absolute() else Path.home() / ".cache"
+    return base / "mafiascope"
+
+
 def cache_dir_for(parent: Path, cache_dir: str | Path | None = None) -> Path:
+    """The cache of the games under ``parent``: one directory per resolved corpus path."""
     parent = parent.resolve()
     key = hashlib.sha1(str(parent).encode()).hexdigest()[:16]
-    if cache_dir is not None:
-        return Path(cache_dir) / key
-    env = os.environ.get("MAFIASCOPE_CACHE_DIR")
-    if env:
-        return Path(env) / key
-    local = parent / CACHE_DIRNAME
-    if local.is_dir() and _writable(local):
-        return local
-    if _writable(parent):
-        return local
-    return Path.home() / ".cache" / "mafiascope" / key
-
-
-def _writable(p: Path) -> bool:
-    """Writable *and* not marked read-only (root passes os.access on r-x directories)."""
-    try:
-        return os.access(p, os.W_OK) and bool(p.stat().st_mode & 0o200)
-    except OSError:
-        return False
+    name = re.sub(r"[^A-Za-z0-9_.-]+", "_", parent.name)[:40] or "root"
+    root = Path(cache_dir).expanduser() if cache_dir is not None else user_cache_root()
+    return root / f"{name}-{key}"
 
 
 def _parse_one(path: str) -> tuple[str, bool, dict[str, pd.DataFrame], dict[str, int], str]:

@@ -1,4 +1,4 @@
-"""Belief dynamics (metrics.md section 8): suspicion volatility, top-suspect flip rate
+"""Belief dynamics (docs/metrics.md §8): suspicion volatility, top-suspect flip rate
 (death-forced flips excluded) and return rate, per group; plus the belief edge stream as
 a temporal-graph event table.
 
@@ -29,7 +29,7 @@ def suspicion_states(c: Corpus, mode: Mode) -> dict[str, np.ndarray]:
 
     def build() -> dict[str, np.ndarray]:
         it = items_with_probe(c, "sr", "suspicion_ranking")
-        it = it[it["src"].to_numpy() < 2]  # wrapped rankings are not lists: skipped (metrics.md 1.3)
+        it = it[it["src"].to_numpy() < 2]  # wrapped rankings are not lists: skipped (docs/metrics.md §1.3)
         g = it["g"].to_numpy()
         seat = it["seat"].to_numpy()
         tgt = it["tgt"].to_numpy()

@@ -1,6 +1,6 @@
 """Collective suspicion-shift episode selector (new in mafiascope; not in the original).
 
-Definition (metrics.md section 12 leaves it to us):
+Definition (docs/metrics.md §12):
 
 * Discussion steps: (round, public_msg_seq) whose probes have phase ``day_discuss``.
   Consecutive discussion steps of one round form a comparison.

@@ -1,4 +1,4 @@
-"""F1 -- first-order beliefs by round (metrics.md section 4).
+"""F1 -- first-order beliefs by round (docs/metrics.md §4).
 
 Committed accuracy vs the permutation chance baseline, Unknown rate, Mafia recall vs
 chance, pooled per round over games, each with a game-level cluster bootstrap CI.

@@ -1,4 +1,4 @@
-"""F2 -- calibration (metrics.md section 5): bins of width 20 (100 folded into the top
+"""F2 -- calibration (docs/metrics.md §5): bins of width 20 (100 folded into the top
 bin), per-bin accuracy and mean confidence with Wilson 95% intervals and bootstrap CIs,
 ECE and Brier; per corpus, per agent (game, seat) and per model.
 

@@ -1,4 +1,4 @@
-"""F3 -- second-order consistency, the "spotlight" over-prediction (metrics.md section 6).
+"""F3 -- second-order consistency, the "spotlight" over-prediction (docs/metrics.md §6).
 
 A pair = A's ``social_map.toward_me`` item about B (predicted attitude) matched with B's
 latest ``role_assessment`` (by ordering key, equal keys allowed) that has an entry for A,

@@ -1,4 +1,4 @@
-"""F4 -- belief-vote coupling (metrics.md section 7).
+"""F4 -- belief-vote coupling (docs/metrics.md §7).
 
 Published pre-vote rule: for each vote, the voter's last parse-ok probe answers (raw
 mode) strictly before its own ``day_vote``; top-1 = first player of the stored suspicion

@@ -1,4 +1,4 @@
-"""Role-label normalisation (metrics.md section 3.4) and the integer codes of the hot tables.
+"""Role-label normalisation (docs/metrics.md §3.4) and the integer codes of the hot tables.
 
 ``normalise_role`` tests lower-cased substrings in a fixed order, so compound labels
 resolve deterministically (``Villager or Doctor`` -> Villager, ``Possible Mafia`` and

@@ -295,7 +295,7 @@ def _parse_game(path: Path) -> GameTables:
     plines = _read_lines(probe_path, audit, "probes") if has_probe_file else []
 
     def item_seat(it: dict[str, Any], count_unknown: bool = True) -> int:
-        """Seat of an answer item's ``player`` (exact name match, metrics.md 3.3); -1 if none."""
+        """Seat of an answer item's ``player`` (exact name match, docs/metrics.md §3.3); -1 if none."""
         who = it.get("player")
         t = seat.get(who, -1) if isinstance(who, str) else -1
         if t < 0 and count_unknown:
@@ -321,7 +321,7 @@ def _parse_game(path: Path) -> GameTables:
             repaired_flag = repaired_flag or rep
         ts = _num(o.get("timestamp", math.nan))
         if math.isnan(ts):
-            ts = math.inf  # missing timestamp = +infinity (metrics.md 1.4)
+            ts = math.inf  # missing timestamp = +infinity (docs/metrics.md §1.4)
         q = o.get("question")
         stored_hash = _stable_hash(stored, exact) if stored is not None else 0
         probe_rows.append(

@@ -1,6 +1,6 @@
 """The two analysis modes.
 
-* ``Mode()`` (default): the original's quirks corrected (metrics.md section 13): round-end
+* ``Mode()`` (default): the original's quirks corrected (docs/metrics.md §13): round-end
   probes are ordered last in their round, one alive filter everywhere, one label
   normalisation everywhere (Russian synonyms included), F4's alive set from deaths,
   dynamics' Mafia n counted once. Bootstrap with numpy's PCG64 (seeded).

@@ -1,4 +1,4 @@
-"""Wilson intervals and the game-level cluster bootstrap (metrics.md section 9).
+"""Wilson intervals and the game-level cluster bootstrap (docs/metrics.md §9).
 
 The bootstrap works on a matrix of per-game sufficient statistics (games in corpus
 order, one row each). A resample is a vector of multiplicities; pooling a resample is a

@@ -1,4 +1,4 @@
-"""Step model of one game and the viewer's per-step metrics (metrics.md section 11).
+"""Step model of one game and the viewer's per-step metrics (docs/metrics.md §11).
 
 :func:`build_step_model` orders steps by round then message number with the round-end
 step last, and gives per step the label, phase, timestamp, alive set, the public events
@@ -171,7 +171,7 @@ def _attitude(code: int, conf: float, norm: bool) -> int:
 
 def _match(a: int, toward: list[tuple[int, int, bool]] | None, maps: dict[int, dict[int, tuple[int, float]]],
            alive: set[int], is_maf: list[bool], names: list[str], norm: bool) -> dict[str, Any]:
-    """Impersonate match score of living agent ``a`` at one step (metrics.md 11.2).
+    """Impersonate match score of living agent ``a`` at one step (docs/metrics.md §11.2).
 
     Believed attitudes = its ``toward_me`` items about living others (fallback: attitudes
     from its own role guesses about them); actual = each other's same-step assessment of

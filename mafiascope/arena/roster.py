@@ -24,9 +24,9 @@ from typing import Any
 
 
 from ..backends.registry import parse_backend_spec
-from ..config import REPO_ROOT, ConfigError, read_yaml
+from ..config import CONFIG_DIR, ConfigError, read_yaml, shipped_config
 
-DEFAULT_ROSTER = REPO_ROOT / "configs" / "roster_bots.yaml"
+DEFAULT_ROSTER = CONFIG_DIR / "roster_bots.yaml"
 
 
 @dataclass
@@ -100,6 +100,8 @@ def load_seating(path: str | Path, roster: Roster) -> Roster:
 
 def load_roster(path: str | Path | None = None) -> Roster:
     p = Path(path) if path else DEFAULT_ROSTER
+    if not p.is_file():  # configs/roster_bots.yaml from any directory
+        p = shipped_config(p) or p
     return parse_roster(read_yaml(p, ConfigError, "roster"), str(p))
 
 

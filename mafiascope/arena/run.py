@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..config import GameConfig, SeatSpec
+from ..config import CONFIG_DIR, GameConfig, SeatSpec, shipped_config
 from ..engine.rules import RuleSet, VARIANT_ALIASES, tournament_rules
 from ..logs.io import GAME_FILE
 from ..logs.paths import game_dir, safe_rmtree
@@ -25,7 +25,7 @@ from .ledger import Ledger
 from .roster import Roster
 from .schedule import Scheduled, make_fixed_schedule, make_schedule
 
-RULES_DIR = Path(__file__).resolve().parent.parent.parent / "configs" / "rules"
+RULES_DIR = CONFIG_DIR / "rules"
 
 
 def run_prefix(run_dir: Path) -> str:
@@ -50,6 +50,8 @@ def load_rule_set(name: str) -> RuleSet:
                 return tournament_rules(key)
             except ValueError as exc:
                 raise ArenaError(str(exc)) from None
+    if not path.is_file():
+        path = shipped_config(path) or path  # configs/rules/sport.yaml from any directory
     if not path.is_file():
         raise ArenaError(f"{name}: rule set not found (use sport, open, imbalanced or a YAML path)")
     rules = RuleSet.model_validate(yaml.safe_load(path.read_text(encoding="utf-8")))

@@ -3,8 +3,8 @@
 Our games carry the probe engine's accounting in ``game_over.cost.probes`` (API token
 usage where the backend reported it, else an estimate flagged ``tokens_estimated``).
 Games without it (the original corpora) are measured from ``introspection.jsonl``: calls,
-summed latency, and tokens estimated as characters / 3 of question and answer (metrics.md
-section 10), always flagged as an estimate.
+summed latency, and tokens estimated as characters / 3 of question and answer (docs/metrics.md
+§10), always flagged as an estimate.
 """
 
 from __future__ import annotations

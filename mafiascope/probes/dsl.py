@@ -33,7 +33,7 @@ from typing import Any, Literal
 from pydantic import (BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_serializer, field_validator,
                       model_validator)
 
-from ..config import loc_text, read_yaml, validation_problems
+from ..config import CONFIG_DIR, loc_text, read_yaml, validation_problems
 from .answer_schema import AnswerSchema, schema_suffix
 from .render import check_template, placeholders
 from .shapes import SHAPES
@@ -43,7 +43,7 @@ When = Literal["after_each_message", "after_night_action", "after_round", "own_t
 DEFAULT_WHEN: list[str] = ["after_each_message", "after_night_action", "after_round"]
 ID_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _BOOL: TypeAdapter[bool] = TypeAdapter(bool)
-BATTERY_DIR = Path(__file__).resolve().parent.parent.parent / "configs" / "probes"
+BATTERY_DIR = CONFIG_DIR / "probes"
 
 
 class BatteryError(ValueError):

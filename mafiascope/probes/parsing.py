@@ -2,7 +2,7 @@
 
 Two layers:
 
-* :func:`extract_json` -- the extractor of metrics.md section 3.2 (fences, whole text,
+* :func:`extract_json` -- the extractor of docs/metrics.md §3.2 (fences, whole text,
   truncation repair keeping the complete prefix, first-open-to-last-close slice). Analytics
   uses it in *repaired* mode, so its behaviour is fixed by the spec; it used to live in
   ``mafiascope.analytics.answers``, which now re-exports it from here.

@@ -25,8 +25,8 @@ def _add_selection(p: argparse.ArgumentParser) -> None:
     p.add_argument("--compat", choices=["mafiascope-2026-07"], help="reproduce the original's figures exactly")
     p.add_argument("--boot", type=int, default=1000, help="bootstrap resamples (0 = no CIs; default: %(default)s)")
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default: %(default)s)")
-    p.add_argument("--cache-dir", help="where parsed games are cached as Parquet (default: <logs>/.mafiascope_cache, "
-                                       "or ~/.cache/mafiascope for read-only corpora)")
+    p.add_argument("--cache-dir", help="where parsed games are cached as Parquet, one subdirectory per corpus (default: "
+                                       "$MAFIASCOPE_CACHE_DIR, else $XDG_CACHE_HOME/mafiascope or ~/.cache/mafiascope)")
     p.add_argument("--no-cache", action="store_true", help="parse every game afresh and write no cache")
 
 

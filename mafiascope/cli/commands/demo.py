@@ -10,8 +10,11 @@ import shutil
 import sys
 from pathlib import Path
 
-from ...config import REPO_ROOT, load_game_config
+from ...config import REPO_ROOT, load_game_config, shipped_config
 from ...logs.paths import safe_rmtree
+
+# the checkout's data/ (bundled corpora); installed from a wheel there is none: data/ in the working dir
+DATA_DIR = REPO_ROOT / "data" if (REPO_ROOT / "data").is_dir() else Path("data")
 from .. import CliError, print_json
 
 # (game id, config, seed, battery, snapshots): fixed ids keep app URLs stable across regenerations.
@@ -70,8 +73,8 @@ def _demo_games(args: argparse.Namespace, out: Path) -> list[dict[str, object]]:
 
     games = []
     for gid, config, seed, battery, snapshots in DEMO_GAMES:
-        path = REPO_ROOT / config
-        if not path.is_file():
+        path = shipped_config(config)
+        if path is None:
             continue  # a rule set whose config is not shipped in this checkout
         target = out / gid
         if os.path.lexists(target):
@@ -93,8 +96,8 @@ def _demo_games(args: argparse.Namespace, out: Path) -> list[dict[str, object]]:
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("demo", help="regenerate the demo corpus (probed games with snapshots, fixed seeds) and the demo arena run")
-    p.add_argument("--out", default=str(REPO_ROOT / "data" / "demo"), help="output directory (default: data/demo)")
-    p.add_argument("--arena-out", default=str(REPO_ROOT / "data" / "arena" / "demo-bots"),
+    p.add_argument("--out", default=str(DATA_DIR / "demo"), help="output directory (default: data/demo)")
+    p.add_argument("--arena-out", default=str(DATA_DIR / "arena" / "demo-bots"),
                    help="the bundled arena run's directory (default: data/arena/demo-bots)")
     only = p.add_mutually_exclusive_group()
     only.add_argument("--arena-only", action="store_true", help="regenerate only the arena run")

@@ -8,7 +8,7 @@ import sys
 from typing import Any
 
 from .. import CliError, print_json
-from .run import add_preflight_option, check_backends
+from .run import CONFIG_HELP, add_preflight_option, check_backends
 
 
 def _err(fn: Any) -> Any:
@@ -405,8 +405,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     v = sub.add_parser("validate", help="instrument validation: probed vs unprobed A/B, probe repeatability")
     vsub = v.add_subparsers(dest="validate_command", metavar="CHECK")
     ab = vsub.add_parser("ab", help="randomised interleaved probed vs unprobed games on the same set-up")
-    ab.add_argument("-c", "--config", default="configs/classic.yaml",
-                    help="game config YAML; a relative path not found here is looked up in the repository (default: %(default)s)")
+    ab.add_argument("-c", "--config", default="configs/classic.yaml", help=CONFIG_HELP)
     ab.add_argument("--games", type=int, default=20, help="games per arm; game i of both arms shares a seed (default: %(default)s)")
     ab.add_argument("--logs", default="logs/validate_ab", help="where the games are written (default: %(default)s)")
     ab.add_argument("--seed-base", type=int, default=0, help="pair i plays with seed seed_base + i (default: %(default)s)")

@@ -9,15 +9,16 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ...config import REPO_ROOT, ConfigError, GameConfig, load_game_config
+from ...config import ConfigError, GameConfig, load_game_config, shipped_config
 from .. import CliError, print_json
 
 DEFAULT_LOGS = "logs"
+CONFIG_HELP = ("game config YAML: a path, or a shipped config by name from any directory "
+               "(classic, configs/classic.yaml, tournament_sport ...; default: %(default)s)")
 
 
 def add_game_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("-c", "--config", default="configs/classic.yaml",
-                   help="game config YAML; a relative path not found here is looked up in the repository (default: %(default)s)")
+    p.add_argument("-c", "--config", default="configs/classic.yaml", help=CONFIG_HELP)
     p.add_argument("--logs", default=DEFAULT_LOGS, help="logs directory; each game writes <logs>/<game_id>/ (default: %(default)s)")
     p.add_argument("--no-probes", action="store_true", help="play without the probe battery")
     p.add_argument("--no-snapshots", action="store_true", help="do not write state.jsonl")
@@ -55,12 +56,12 @@ def fault_budget_override(args: argparse.Namespace) -> float | None:
 
 
 def config_path(ref: str) -> Path:
-    """``-c`` as given, or, for a relative path that is not there, the same path in the repository
-    (so ``-c configs/classic.yaml`` and the default work from any directory)."""
+    """``-c`` as given, or, for a relative path that is not a file here, the shipped config of that
+    name (so ``-c configs/classic.yaml``, ``-c classic`` and the default work from any directory)."""
     path = Path(ref)
-    if not path.is_absolute() and not path.exists() and (REPO_ROOT / path).is_file():
-        return REPO_ROOT / path
-    return path
+    if path.is_absolute() or path.is_file():
+        return path
+    return shipped_config(path) or path
 
 
 def load_config(args: argparse.Namespace) -> GameConfig:
