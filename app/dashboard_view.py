@@ -14,6 +14,7 @@ from .analysis_view import ci_text
 from .charts import CI_COLOR
 from .data import models_of
 from .palette import AGENT_PALETTE, ROLE_COLORS, role_color
+from .text import md_escape
 from .widgets import download_chart, download_csv
 
 
@@ -37,7 +38,7 @@ def tiles(rep: dict[str, Any], out: dict[str, Any], sel: pd.DataFrame) -> None:
     c[4].metric("Branches", int(sel["is_branch"].sum()) if len(sel) else 0, help="Forked games in the sidebar selection")
     used = sel[sel["game_id"].isin(set(rep.get("game_ids") or []))] if len(sel) else sel  # the games the figures use
     models = models_of(used["models"]) if len(used) else []
-    c[5].metric("Models", len(models), help="Models seated in the games above: " + ", ".join(models))
+    c[5].metric("Models", len(models), help="Models seated in the games above: " + md_escape(", ".join(models)))
 
 
 def model_colors(models: Any) -> alt.Scale:

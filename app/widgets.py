@@ -12,7 +12,7 @@ import streamlit as st
 from . import state as S
 from .gamemodel import PHASE_ICONS, GameModel
 from .sidebar import context
-from .transcript import md_escape
+from .text import md_escape
 
 
 def short_id(gid: str) -> str:
@@ -135,10 +135,10 @@ def game_header(gm: GameModel, *, title: str) -> None:
     with c2:
         share_link()
     corpus = f" · {Path(str(row['corpus'])).name}" if row is not None else ""
-    winner = f"**{gm.winner}** win" if gm.winner else ":orange[in progress]"
-    st.markdown(f"### {title}\n`{gm.game_id}` · {winner} · {len(gm.players)} players{md_escape(corpus)} &nbsp; {parse_badge(gm)}")
+    winner = f"**{md_escape(gm.winner)}** win" if gm.winner else ":orange[in progress]"
+    st.markdown(f"### {title}\n{md_escape(gm.game_id)} · {winner} · {len(gm.players)} players{md_escape(corpus)} &nbsp; {parse_badge(gm)}")
     if gm.setup.get("forked_from"):
-        st.caption(f"↳ branch of `{gm.setup.get('forked_from')}` at {gm.setup.get('fork_point')}")
+        st.caption(f"↳ branch of {md_escape(gm.setup.get('forked_from'))} at {md_escape(gm.setup.get('fork_point'))}")
 
 
 def download_csv(df: pd.DataFrame, name: str, key: str, label: str = "⬇ CSV") -> None:
@@ -193,7 +193,7 @@ def load_game_or_stop() -> GameModel:
     try:
         return load_model(row["dir"])
     except Exception as exc:
-        st.error(f"Could not read game {row['game_id']}: {exc}")
+        st.error(md_escape(f"Could not read game {row['game_id']}: {exc}"))
         st.stop()
 
 
