@@ -120,7 +120,7 @@ def seating_builder(presets: dict[str, Any]) -> dict[str, Any] | None:
     roster = _checked({"name": "app", "models": {m: candidates[m] for m in dict.fromkeys(seating)}, "seating": seating})
     if roster is not None:
         counts = ", ".join(f"{m} ×{seating.count(m)}" for m in roster["models"])
-        st.caption(f"Every game seats these ten ({counts}). The engine deals the roles from each game's seed and "
+        st.caption(f"Every game seats these ten ({md_escape(counts)}). The engine deals the roles from each game's seed and "
                    "shuffles names and speaking order, so a model holds different roles across games; seats play "
                    "under human names and are never told which model sits where.")
     return roster

@@ -23,7 +23,7 @@ from typing import Any
 
 import streamlit as st
 
-from mafiascope.backends.keys import KeyPolicy, policy_resolver, set_key_resolver
+from mafiascope.backends.keys import KeyPolicy, env_resolver, policy_resolver, set_key_resolver
 
 from .lineup import SESSION_PREFIX
 _SESSION = "_ms_session_keys"  # session_state: {variable name: (key, base_url)}
@@ -103,10 +103,19 @@ def _lookup(name: str) -> str | None:
     return pasted[0] if pasted else operator_value(name)
 
 
+def _resolve(name: str, base_url: str | None) -> str | None:
+    """In a Streamlit session: the operator's policy, st.secrets and that session's pasted keys. Elsewhere in the
+    process (no session: a thread of its own, a CLI run inside the test process) the engine's default."""
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    if get_script_run_ctx(suppress_warning=True) is None:
+        return env_resolver(name, base_url)
+    return policy_resolver(operator_policy().merged(session_policy()), _lookup)(name, base_url)
+
+
 def install() -> None:
-    """Make the engine resolve ``${VAR}`` (in this process) through the operator's policy, st.secrets and this
-    session's pasted keys."""
-    set_key_resolver(lambda name, url: policy_resolver(operator_policy().merged(session_policy()), _lookup)(name, url))
+    """Make the engine resolve ``${VAR}`` in this process through :func:`_resolve` (idempotent)."""
+    set_key_resolver(_resolve)
 
 
 def child_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:

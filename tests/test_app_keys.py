@@ -91,6 +91,7 @@ def _no_trace(runs: Path, *secrets: str) -> None:
     assert not leaks, leaks
 
 
+@pytest.mark.slow  # launches a game process
 def test_a_server_variable_is_not_a_key(runs, listener, monkeypatch):
     """Seen: DEPLOY_SECRET, typed as the key variable, arrived at a loopback listener as a Bearer token."""
     monkeypatch.setenv("DEPLOY_SECRET", DEPLOY)
@@ -116,6 +117,7 @@ def test_a_server_variable_is_not_a_key(runs, listener, monkeypatch):
     _no_trace(runs, DEPLOY)
 
 
+@pytest.mark.slow  # launches a game process
 def test_operator_key_from_secrets_only_for_its_base_url(runs, devserver, monkeypatch):
     monkeypatch.delenv("MAFIASCOPE_KEYS", raising=False)
     monkeypatch.delenv("OPS_KEY", raising=False)
@@ -142,6 +144,7 @@ def test_operator_key_from_secrets_only_for_its_base_url(runs, devserver, monkey
     _no_trace(runs, SECRET)
 
 
+@pytest.mark.slow  # launches a game process
 def test_a_pasted_key_is_used_for_the_session_only_and_written_nowhere(runs, devserver, monkeypatch):
     monkeypatch.delenv("MAFIASCOPE_KEYS", raising=False)
     at = new_app(mode="launch").run()
@@ -168,3 +171,43 @@ def test_a_pasted_key_is_used_for_the_session_only_and_written_nowhere(runs, dev
     # another session (a new visitor) does not have it
     other = new_app(mode="launch").run()
     assert "_ms_session_keys" not in other.session_state or not other.session_state["_ms_session_keys"]
+
+
+def _resolver_script() -> None:
+    import streamlit as st
+
+    from app import keys
+    from mafiascope.backends.base import BackendError
+    from mafiascope.backends.registry import build_backend
+
+    keys.install()
+    spec = {"type": "openai", "model": "m", "base_url": "https://api.example.com/v1", "api_key": "${OPS_KEY}"}
+    st.text(f"ok {build_backend('ok', spec).describe()['api_key_set']}")
+    for name, bad in (("host", {**spec, "base_url": "http://127.0.0.1:9/v1"}), ("name", {**spec, "api_key": "${DEPLOY_SECRET}"})):
+        try:
+            build_backend(name, bad)
+            st.text(f"{name} accepted")
+        except BackendError as exc:
+            st.text(f"{name} refused: {exc}")
+
+
+def test_the_app_installs_a_resolver_reading_secrets_under_the_policy(monkeypatch):
+    """Issue 13 item 2: the engine asks the resolver the app installed (st.secrets + the operator's list)."""
+    from streamlit.testing.v1 import AppTest
+
+    monkeypatch.setenv("DEPLOY_SECRET", DEPLOY)
+    monkeypatch.delenv("MAFIASCOPE_KEYS", raising=False)
+    at = AppTest.from_function(_resolver_script, default_timeout=60)
+    at.secrets["OPS_KEY"] = SECRET
+    at.secrets["mafiascope"] = {"keys": {"OPS_KEY": ["https://api.example.com"]}}
+    at.run()
+    assert_clean(at)
+    shown = [t.value for t in at.text]
+    assert shown[0] == "ok True", shown
+    assert shown[1].startswith("host refused: backend 'host': api_key: $OPS_KEY may only be sent to https://api.example.com:443")
+    assert shown[2].startswith("name refused: backend 'name': api_key: $DEPLOY_SECRET is not a key the operator allows")
+    assert not any(SECRET in s or DEPLOY in s for s in shown)
+    # outside a Streamlit session (this thread) the engine's default applies again
+    from mafiascope.backends.keys import resolve_key
+
+    assert resolve_key("DEPLOY_SECRET", None) == DEPLOY
