@@ -30,14 +30,6 @@ def md_escape(text: Any) -> str:
     return s.replace("\n", "  \n")
 
 
-def shown(value: Any, limit: int = 80) -> str:
-    """An untrusted value quoted for a message (a URL parameter, a log field): escaped and cut to ``limit``."""
-    s = "" if value is None else str(value)
-    if len(s) > limit:
-        s = s[:limit] + "…"
-    return "“" + md_escape(s) + "”"
-
-
 def md_link(label: Any, href: str) -> str:
     """A Markdown link to a page of this app: ``href`` must be relative (``?``, ``./`` or ``/``), its label is escaped.
 

@@ -85,3 +85,15 @@ def test_injected_url_parameters_are_reported_as_text(inj_env, param):
         assert_clean(at)
         found = injected(at)
         assert not found, (param, value, found[:10])
+
+
+def test_md_link_links_only_within_the_app():
+    from urllib.parse import urlencode
+
+    from app.text import md_link
+
+    link = md_link(NAMES[0], "./live?" + urlencode({"game": "g) ![x](i.png) <b>"}))  # the value cannot end the link
+    assert problems(link) == [] and NAMES[0] in plain_text(link)
+    for bad in ("http://example.invalid/", "//example.invalid/x", "javascript:alert(1)"):
+        with pytest.raises(ValueError):
+            md_link("x", bad)
