@@ -15,10 +15,11 @@ if str(ROOT) not in sys.path:  # Community Cloud runs the repo without `pip inst
 
 import streamlit as st  # noqa: E402
 
-from app import nav, sidebar  # noqa: E402
-from app.state import qp, add_url_error  # noqa: E402
+from app import keys, nav, sidebar  # noqa: E402
+from app.state import add_url_error, qp, quoted  # noqa: E402
 
 st.set_page_config(page_title="mafiascope", page_icon="🕵️", layout="wide", initial_sidebar_state="expanded")
+keys.install()  # ${VAR} keys resolve through the operator's policy (app/keys.py), in this process and in the games it starts
 
 pages: dict[str, list[st.Page]] = {}
 objs: dict[str, st.Page] = {}
@@ -48,7 +49,7 @@ if want is not None:
             st.switch_page(objs[want], query_params=rest)
         del st.query_params["page"]
     else:
-        add_url_error(f"URL parameter page={want!r}: unknown page (choose one of {', '.join(objs)}).")
+        add_url_error(f"URL parameter page={quoted(want)}: unknown page (choose one of {', '.join(objs)}).")
         del st.query_params["page"]
 
 sidebar.render()

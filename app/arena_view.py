@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode
 
 import pandas as pd
 import streamlit as st
@@ -16,8 +17,10 @@ from mafiascope.arena.schedule import N_SEATS
 from mafiascope.arena.scoring import load_records, report
 from mafiascope.config import ConfigError, parse_yaml_text
 
-from . import arena_jobs
+from . import arena_jobs, keys
 from .data import invalid_note
+from .paths import ARENA_DATA_DIR, default_roots, free_paths_allowed, within_roots
+from .text import md_escape, md_link
 
 RULE_CHOICES = {"sport": "Sport", "open_table": "Open table", "imbalanced": "Imbalanced"}
 
@@ -48,9 +51,32 @@ def _extra_models() -> dict[str, Any] | None:
         if not isinstance(data, dict):
             raise ConfigError("Extra models: expected a mapping label -> backend entry")
     except ConfigError as exc:
-        st.error(str(exc))
+        st.error(md_escape(str(exc)))
+        return None
+    refused = [f"{label}: {why}" for label, entry in data.items() if (why := _key_problem(entry))]
+    if refused:
+        st.error(md_escape("Extra models: " + "; ".join(refused)))
         return None
     return data
+
+
+_REF = re.compile(r"^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$")
+
+
+def _key_problem(entry: Any) -> str | None:
+    """Why an extra model's key may not be used here: a literal key (it would be written into the run's roster
+    file) or a ``${VAR}`` the operator's policy does not allow for that base URL."""
+    if not isinstance(entry, dict):
+        return None
+    for field in ("api_key", "token"):
+        value = str(entry.get(field) or "").strip()
+        if not value:
+            continue
+        m = _REF.match(value)
+        if not m:
+            return f"{field}: give the name of a key the operator allows, as \"${{NAME}}\", never the key itself"
+        return keys.operator_policy().problem(m.group(1), entry.get("base_url") or entry.get("hub") or "https://api.openai.com/v1")
+    return None
 
 
 def _checked(data: dict[str, Any]) -> dict[str, Any] | None:
@@ -58,7 +84,7 @@ def _checked(data: dict[str, Any]) -> dict[str, Any] | None:
     try:
         roster = parse_roster(data, "roster")
     except ConfigError as exc:
-        st.error(str(exc))
+        st.error(md_escape(str(exc)))
         return None
     return {"name": data["name"], "models": roster.models, **({"seating": roster.seating} if roster.seating else {})}
 
@@ -95,7 +121,7 @@ def seating_builder(presets: dict[str, Any]) -> dict[str, Any] | None:
     roster = _checked({"name": "app", "models": {m: candidates[m] for m in dict.fromkeys(seating)}, "seating": seating})
     if roster is not None:
         counts = ", ".join(f"{m} ×{seating.count(m)}" for m in roster["models"])
-        st.caption(f"Every game seats these ten ({counts}). The engine deals the roles from each game's seed and "
+        st.caption(f"Every game seats these ten ({md_escape(counts)}). The engine deals the roles from each game's seed and "
                    "shuffles names and speaking order, so a model holds different roles across games; seats play "
                    "under human names and are never told which model sits where.")
     return roster
@@ -181,13 +207,13 @@ def results(run_dir: str) -> None:
         st.info("No finished ten-seat games in this run yet.")
         return
     se = rep["noise"]["median_se"]
-    st.markdown(f"**{rep['games']} games** · rule sets: {', '.join(RULE_CHOICES.get(r, r) for r in rep['rule_sets'])}")
+    st.markdown(f"**{rep['games']} games** · rule sets: {md_escape(', '.join(RULE_CHOICES.get(r, r) for r in rep['rule_sets']))}")
     if rep.get("invalid_left_out"):
         st.caption(invalid_note(int(rep["invalid_left_out"])))
     st.info(f"What the noise is: each score below is a mean over the model's seats, with its standard error (`se`); "
             f"the typical standard error here is ±{se if se is not None else '—'}, so gaps smaller than about "
             f"{2 * se:.2f} are noise." if se else "What the noise is: too few games for standard errors yet.", icon="📏")  # fmt: skip
-    tabs = st.tabs(["Overall", *[RULE_CHOICES.get(r, r) for r in rep["rule_sets"]], "Mafia only", "Town only"])
+    tabs = st.tabs(["Overall", *[md_escape(RULE_CHOICES.get(r, r)) for r in rep["rule_sets"]], "Mafia only", "Town only"])
     boards = [rep["leaderboards"]["overall"], *[rep["leaderboards"]["by_rules"][r] for r in rep["rule_sets"]],
               rep["leaderboards"]["mafia"], rep["leaderboards"]["town"]]  # fmt: skip
     for tab, board in zip(tabs, boards):
@@ -196,9 +222,9 @@ def results(run_dir: str) -> None:
             st.dataframe(df.drop(columns=["low", "high"], errors="ignore"), hide_index=True, width="stretch")
             _chart(df, "score ± 1.96 SE")
     if rep["spearman"]:
-        st.markdown("**Rank correlation between rule sets** (Spearman): " + ", ".join(
+        st.markdown("**Rank correlation between rule sets** (Spearman): " + md_escape(", ".join(
             f"{RULE_CHOICES.get(s['a'], s['a'])} ~ {RULE_CHOICES.get(s['b'], s['b'])}: {s['rho'] if s['rho'] is not None else '—'}"
-            for s in rep["spearman"]))  # fmt: skip
+            for s in rep["spearman"])))  # fmt: skip
     st.markdown("#### Pairs (ranked = total ÷ (games + 4))")
     for kind, tab in zip(("teammates", "rivals", "mismatches"), st.tabs(["Teammates", "Rivals", "Mismatches"])):
         with tab:
@@ -220,7 +246,7 @@ def results(run_dir: str) -> None:
     games = sorted(p.name for p in path.iterdir() if (p / "game.jsonl").is_file())
     pick = st.selectbox("Open a game in Live Game", games, key="ms_arena_game")
     if pick:
-        st.markdown(f"[🎲 Open **{pick}** in Live Game](./live?game={pick})")  # the Live Game page's URL path
+        st.markdown("🎲 " + md_link(f"Open {pick} in Live Game", "./live?" + urlencode({"game": pick})))  # Live Game's URL path
 
 
 def render() -> None:
@@ -238,7 +264,12 @@ def render() -> None:
         current = st.session_state.get("ms_arena_run")
         if current and current not in runs:
             runs.insert(0, current)
-        typed = st.text_input("…or a run / logs directory", value="", key="ms_arena_path")
+        typed = st.text_input("…or a run / logs directory", value="", key="ms_arena_path",
+                              help="A directory under the app's log roots (or anywhere, when MAFIASCOPE_ALLOW_FREE_PATHS=1).")
+        if typed and not free_paths_allowed() and not within_roots(Path(typed), [*default_roots(), ARENA_DATA_DIR]):
+            st.error(md_escape(f"{typed[:120]}: not under a log root this app is configured to read (see docs/app.md, "
+                               "Deploying publicly)."))
+            typed = ""
         options = ([typed] if typed else []) + runs
         if not options:
             st.info("No arena runs yet: launch one, or run `mafiascope arena run` and type its --logs directory.")
@@ -248,9 +279,9 @@ def render() -> None:
             prog = arena_jobs.progress(run_dir)
             plan = Ledger(run_dir).plan() or {}
             if plan.get("mode") == "fixed":
-                st.caption("Fixed seating: " + ", ".join(f"{i + 1}. {m}" for i, m in enumerate(plan.get("seating") or [])))
+                st.caption("Fixed seating: " + md_escape(", ".join(f"{i + 1}. {m}" for i, m in enumerate(plan.get("seating") or []))))
             if prog["scheduled"]:
                 st.progress(min(1.0, prog["finished"] / max(1, prog["scheduled"])), text=f"{prog['finished']}/{prog['scheduled']} games finished")
             results(run_dir)
         elif run_dir:
-            st.error(f"{run_dir}: not a directory")
+            st.error(md_escape(f"{run_dir}: not a directory"))

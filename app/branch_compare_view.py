@@ -14,6 +14,7 @@ from mafiascope.replay.source import ReplayError
 
 from . import bridge
 from .palette import agent_colors
+from .text import md_escape
 
 
 @st.cache_data(max_entries=16, show_spinner="Aligning the branches with their parent ...")
@@ -92,9 +93,9 @@ def render(parent_dir: str | Path, branches: list[dict[str, Any]], key: str) -> 
     try:
         c = load(parent_dir, dirs)
     except ReplayError as exc:
-        st.warning(f"Cannot align these branches with their parent: {exc}", icon="⚠️")
+        st.warning(md_escape(f"Cannot align these branches with their parent: {exc}"), icon="⚠️")
         return
-    wins = ", ".join(f"{g}: {o['winner'] or 'unfinished'}" for g, o in c.outcomes.items() if g == c.parent_id)
+    wins = md_escape(", ".join(f"{g}: {o['winner'] or 'unfinished'}" for g, o in c.outcomes.items() if g == c.parent_id))
     st.caption(f"Aligned at the fork step {step_label(c.fork_point)} (step 0). Parent's own result — {wins}. "
                "Lines: the parent; dashed: the branches' mean; band: their range.")
     chart = suspicion_chart(c)
@@ -126,7 +127,7 @@ def branch_section(index: pd.DataFrame, row: pd.Series | None) -> None:
     if row is None or index is None or index.empty or not bool(row.get("is_branch")):
         return
     parent = index[index["game_id"] == row.get("forked_from")]
-    with st.expander(f"↳ Compared with its parent {row.get('forked_from')}", expanded=False):
+    with st.expander(f"↳ Compared with its parent {md_escape(str(row.get('forked_from')))}", expanded=False):
         if parent.empty:
             st.caption("The parent game is not in the selected corpora (sidebar), so there is nothing to align with.")
             return

@@ -13,6 +13,7 @@ from typing import Any, Callable
 import streamlit as st
 
 from .data import file_sig
+from .text import md_escape
 
 
 class AnalyticsMissing(RuntimeError):
@@ -39,7 +40,7 @@ def has(module: str, attr: str) -> bool:
 
 
 def show_missing(exc: Exception, what: str) -> None:
-    st.info(f"**{what}** will appear here once the analytics layer provides it: {exc}.", icon="⏳")
+    st.info(f"**{md_escape(what)}** will appear here once the analytics layer provides it: {md_escape(exc)}.", icon="⏳")
 
 
 _SIG_MEMO: dict[int, tuple[float, tuple[str, ...], tuple]] = {}

@@ -14,6 +14,7 @@ from . import analysis as A
 from . import bridge
 from .analysis_view import ci_text
 from .data import models_of
+from .text import md_escape
 from .widgets import download_chart, download_csv
 
 
@@ -37,7 +38,7 @@ def tiles(rep: dict[str, Any], out: dict[str, Any], sel: pd.DataFrame) -> None:
     c[4].metric("Branches", int(sel["is_branch"].sum()) if len(sel) else 0, help="Forked games in the sidebar selection")
     used = sel[sel["game_id"].isin(set(rep.get("game_ids") or []))] if len(sel) else sel  # the games the figures use
     models = models_of(used["models"]) if len(used) else []
-    c[5].metric("Models", len(models), help="Models seated in the games above: " + ", ".join(models))
+    c[5].metric("Models", len(models), help="Models seated in the games above: " + md_escape(", ".join(models)))
 
 
 def f1_per_model(dirs: tuple[str, ...], rep: dict[str, Any]) -> None:

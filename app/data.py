@@ -119,6 +119,28 @@ def _dirs_of(root: str) -> list[str]:
     return [str(p) for p in list_game_dirs(root)]
 
 
+_ROOT_PROBLEMS: dict[str, tuple[float, str | None]] = {}
+
+
+def root_problem(root: str) -> str | None:
+    """Why the log root ``root`` cannot be listed (e.g. /proc: permission denied), or None; remembered ~30 s
+    so an unreadable root is not rescanned on every rerun."""
+    import time
+
+    hit = _ROOT_PROBLEMS.get(root)
+    if hit is not None and time.monotonic() - hit[0] < 30:
+        return hit[1]
+    try:
+        _dirs_of(root)
+        why = None
+    except OSError as exc:
+        why = f"{exc.strerror or type(exc).__name__}" + (f" ({exc.filename})" if exc.filename else "")
+    if len(_ROOT_PROBLEMS) > 64:
+        _ROOT_PROBLEMS.clear()
+    _ROOT_PROBLEMS[root] = (time.monotonic(), why)
+    return why
+
+
 _INDEX_MEMO: dict[tuple[str, ...], tuple[float, pd.DataFrame]] = {}
 INDEX_TTL_S = 2.0
 

@@ -13,7 +13,7 @@ from mafiascope.logs.schema import MAFIA_ROLES
 from . import graph
 from .gamemodel import (PROBE_ROLE, PROBE_SOCIAL, GameModel, assessment, battery_has, personality_guesses, plan, probe_gap,
                         suspicion, toward_me)
-from .transcript import md_escape
+from .text import md_escape
 from .transcript import render as render_transcript
 
 
@@ -63,7 +63,7 @@ def world_graph(gm: GameModel, agent: str, step: int, threshold: float) -> str |
     sus, _ = suspicion(gm, agent, step)
     st.markdown(f"**{md_escape(agent)}'s world** · guessed roles (shape/colour = guess, opacity = confidence)")
     if not ass:
-        st.caption(probe_gap(gm, PROBE_ROLE, agent))
+        st.caption(md_escape(probe_gap(gm, PROBE_ROLE, agent)))
         if not sus:
             return None
         st.caption("Suspicion edges only (from its suspicion_ranking); nodes carry no guessed role.")
@@ -77,11 +77,11 @@ def world_graph(gm: GameModel, agent: str, step: int, threshold: float) -> str |
 
 def world_table(gm: GameModel, agent: str, step: int) -> None:
     ass, carried = assessment(gm, agent, step)
-    st.markdown(f"**{md_escape(agent)}'s role assessment** at {gm.steps[step].label}" + (" *(carried forward)*" if carried else ""))
-    rows = [{"player": n, "guess": v["role"], "confidence": v["confidence"], "reason": v["reason"]}
+    st.markdown(f"**{md_escape(agent)}'s role assessment** at {md_escape(gm.steps[step].label)}" + (" *(carried forward)*" if carried else ""))
+    rows = [{"player": md_escape(n), "guess": md_escape(v["role"]), "confidence": v["confidence"], "reason": md_escape(v["reason"])}
             for n, v in ass.items() if n != agent]
     if not rows:
-        st.caption(probe_gap(gm, PROBE_ROLE, agent))
+        st.caption(md_escape(probe_gap(gm, PROBE_ROLE, agent)))
         return
     # a static table wraps the reasons, so they are read in full (model text is shown as plain text)
     for r in rows:
@@ -97,7 +97,7 @@ def plans_log(gm: GameModel, agent: str, step: int) -> None:
         if isinstance(p, dict) and not carried:
             rows.append({"step": gm.steps[i].label, "action": str(p.get("action", "")), "target": str(p.get("target", "")),
                          "reasoning": str(p.get("reasoning", ""))})
-    with st.expander(f"Plans of {agent} up to this step ({len(rows)})", expanded=False):
+    with st.expander(f"Plans of {md_escape(agent)} up to this step ({len(rows)})", expanded=False):
         if rows:
             st.dataframe(pd.DataFrame(rows[::-1]), hide_index=True, width="stretch")
         else:
@@ -123,7 +123,7 @@ def ego_panels(gm: GameModel, agent: str, step: int, metrics: Any) -> None:
             if carried:
                 st.caption("carried forward from an earlier step")
         else:
-            st.caption(probe_gap(gm, PROBE_SOCIAL, agent))
+            st.caption(md_escape(probe_gap(gm, PROBE_SOCIAL, agent)))
     with c2:
         st.caption("ACTUAL · the others' role assessments of me (colour = the role they guess for me)")
         if act:
@@ -131,9 +131,9 @@ def ego_panels(gm: GameModel, agent: str, step: int, metrics: Any) -> None:
                          selectable=False)
         else:
             st.caption("No living player has assessed me up to this step." if battery_has(gm, PROBE_ROLE)
-                       else probe_gap(gm, PROBE_ROLE))
+                       else md_escape(probe_gap(gm, PROBE_ROLE)))
     if mafia_pair - {agent}:
-        st.caption(f"Mafia allies ({', '.join(sorted(mafia_pair - {agent}))}) are excluded from the match score.")
+        st.caption(f"Mafia allies ({md_escape(', '.join(sorted(mafia_pair - {agent})))}) are excluded from the match score.")
     if m is None and metrics is not None and agent not in gm.steps[step].alive:
         st.caption(f"{md_escape(agent)} is not alive at this step: no match score.")
 

@@ -9,6 +9,7 @@ registry in ``st.cache_resource`` so a job survives reruns and every session see
 
 from __future__ import annotations
 
+import os
 import subprocess
 import threading
 import time
@@ -20,13 +21,20 @@ from .paths import REPO_ROOT
 
 
 def spawn(cmd: list[str], log_file: str | Path, *, append: bool = False, stdout_to_log: bool = True,
-          **popen_kw: Any) -> subprocess.Popen:
+          env_extra: dict[str, str] | None = None, **popen_kw: Any) -> subprocess.Popen:
     """Start ``cmd`` from the repository root with its stderr (and stdout, unless
-    ``stdout_to_log`` is false: then it is discarded) written to ``log_file``."""
+    ``stdout_to_log`` is false: then it is discarded) written to ``log_file``.
+
+    The process gets :func:`app.keys.child_env`: the key policy in force and only the allowed keys
+    (plus ``env_extra``); keys travel in its environment, never in ``cmd``."""
+    from .keys import child_env
+
+    env = child_env(env_extra)
+    env["PYTHONPATH"] = str(REPO_ROOT) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     with open(log_file, "a" if append else "w", encoding="utf-8") as fh:
         out = fh if stdout_to_log else subprocess.DEVNULL
         err = subprocess.STDOUT if stdout_to_log else fh
-        return subprocess.Popen(cmd, cwd=str(REPO_ROOT), stdout=out, stderr=err, **popen_kw)
+        return subprocess.Popen(cmd, cwd=str(REPO_ROOT), stdout=out, stderr=err, env=env, **popen_kw)
 
 
 @dataclass(kw_only=True)

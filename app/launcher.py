@@ -19,7 +19,7 @@ import streamlit as st
 import yaml
 
 from .jobs import BackgroundJob, Registry, spawn
-from .paths import CONFIG_DIR, REPO_ROOT, runs_dir
+from .paths import CONFIG_DIR, runs_dir
 
 
 HUMAN_TIMEOUT_S = 900  # an unanswered human move falls back (logged) after 15 minutes
@@ -119,25 +119,6 @@ def human_config(config: Path, seat: str, out_dir: Path) -> Path:
     return out
 
 
-def secret_env() -> dict[str, str]:
-    """Root-level string entries of ``st.secrets`` (e.g. OPENAI_API_KEY) for the game process.
-
-    Configs name keys as ``"${OPENAI_API_KEY}"``; the engine reads them from its environment,
-    so the page hands its secrets to the subprocess it starts. Nothing is logged.
-    """
-    try:
-        items = dict(st.secrets)
-    except Exception:  # no secrets.toml: nothing to pass
-        return {}
-    return {k: v for k, v in items.items() if isinstance(v, str) and k.isupper()}
-
-
-def available_keys() -> set[str]:
-    """Names (never values) of the variables a launched game can resolve ``${VAR}`` from: the
-    environment and the root-level entries of ``st.secrets`` that :func:`secret_env` passes on."""
-    return set(os.environ) | set(secret_env())
-
-
 def lineup_config(config: Path, data: dict[str, Any], path: Path) -> Path:
     """Write a line-up's derived config (app/lineup.py: keys as ``${VAR}`` only) for the game process."""
     from .lineup import to_yaml
@@ -181,10 +162,7 @@ def launch(config: Path, *, seed: int, probes: bool = True, snapshots: bool = Tr
     if probes and probes_file is not None:
         cmd += ["--probes-file", str(probes_file)]
     log_file = meta / f"{gid}.log"
-    env = dict(os.environ)
-    env.update(secret_env())
-    env["PYTHONPATH"] = str(REPO_ROOT) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    proc = spawn(cmd, log_file, env=env, start_new_session=True)
+    proc = spawn(cmd, log_file, start_new_session=True)  # keys: app/keys.child_env (the policy and allowed keys only)
     first = f"{gid}-0000" if games > 1 else gid
     item = Launch(cmd=cmd, proc=proc, log_file=str(log_file), game_id=first, logs=str(logs), human_seat=human_seat,
                   games=int(games), prefix=gid if games > 1 else None)

@@ -23,9 +23,12 @@ from urllib.parse import urlsplit
 
 import yaml
 
+from mafiascope.backends.keys import KeyPolicy
+
 CONFIG = "config"
 BOT_PRESETS = ("balanced", "cautious", "aggressive", "gullible", "analyst")
 BACKEND_PREFIX = "lineup-"
+SESSION_PREFIX = "MAFIASCOPE_SESSION_KEY_"  # a visitor's pasted key, for one session (app/keys.py)
 
 # provider -> (base_url, key variable, a model name to start from)
 PROVIDERS: dict[str, tuple[str, str, str]] = {
@@ -172,6 +175,8 @@ def describe(choice: str, seat: Mapping[str, Any], data: Mapping[str, Any], mode
     if m is not None:
         var = m.key_var.strip()
         key = ("key: (not a variable name)" if key_var_problem(var) else f"key ${var}") if var else "no key"
+        if var.startswith(SESSION_PREFIX):
+            key = "your pasted key (this session only)"
         temp = f" · temperature {m.temperature:g}" if m.temperature is not None else ""
         return f"openai {m.model.strip() or '(no model name)'} @ {_host(m.base_url.strip())} · {key}{temp}"
     name = str(seat.get("backend") or "bot")
@@ -287,9 +292,11 @@ def _msg(text: str) -> str:
 
 
 def problems(data: Mapping[str, Any], choices: Mapping[int, str], models: Sequence[ModelDef], *,
-             skip: int | None = None, available: Container[str] | None = None, source: str = "line-up") -> list[Problem]:
+             skip: int | None = None, available: Container[str] | None = None, policy: KeyPolicy | None = None,
+             source: str = "line-up") -> list[Problem]:
     """Every problem of a line-up: per model (``seat`` None), per seat using a broken model, the derived
-    config's own validation, and (when ``available`` is given) key variables that are set nowhere.
+    config's own validation, key variables the ``policy`` refuses for the model's base URL, and (when
+    ``available`` is given) key variables that are set nowhere.
     An empty list means :func:`derive` gives a config the engine accepts."""
     seats = base_seats(data)
     labels = seat_labels(data)
@@ -314,11 +321,15 @@ def problems(data: Mapping[str, Any], choices: Mapping[int, str], models: Sequen
             broken = True
     if not broken:
         out += _config_problems(derive(data, choices, models, skip=skip), labels, names, models, source)
-    if available is not None:
+    if available is not None or policy is not None:
         for m in models:
             var = m.key_var.strip()
             users = [i for i, c in sorted(chosen.items()) if c == m.choice]
-            if users and var and not key_var_problem(var) and var not in available:
+            refused = policy.problem(var, m.base_url) if policy is not None and var and not key_var_problem(var) else None
+            if users and refused:
+                for i in users:
+                    out.append(Problem(f"{labels[i]} (model {m.name.strip()!r})", "API key", refused, seat=i, model=m.uid))
+            elif users and var and not key_var_problem(var) and available is not None and var not in available:
                 for i in users:
                     out.append(Problem(f"{labels[i]} (model {m.name.strip()!r})", "API key",
                                        f"${var} is set neither in the environment nor in st.secrets "

@@ -10,13 +10,15 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from . import bridge, charts, graph, launcher, lineup, probe_editor
+from mafiascope.backends.keys import KeyPolicy, origin
+
+from . import bridge, charts, graph, keys, launcher, lineup, probe_editor
 from . import state as S
 from .data import file_sig
 from .gamemodel import (PROBE_ROLE, PROBE_SOCIAL, PROBE_SUSPICION, GameModel, assessment, battery_has, personality_guesses,
                         probe_gap, suspicion)
 from .paths import label_root, runs_dir
-from .transcript import md_escape
+from .text import md_escape
 from .transcript import render as render_transcript
 
 
@@ -35,7 +37,7 @@ def launch_form() -> None:
                             help="configs/*.yaml. The shipped configs seat offline bots (no API key, deterministic per seed).")
     c2.number_input("Seed", 0, 2**31 - 1, int(st.session_state.get("lf_seed_default", 1)), key="lf_seed",
                     help="Same config + same seed = same game with offline bots.")
-    st.caption(launcher.describe_config(cfgs[cfg_name]))
+    st.caption(md_escape(launcher.describe_config(cfgs[cfg_name])))
     seats = launcher.seat_names(cfgs[cfg_name])
     c3.selectbox("Take a seat yourself", ["— watch only —"] + seats, key="lf_human",
                  help="Play one seat from this page: speak, vote and act at night. Human seats are not probed.")
@@ -56,12 +58,12 @@ def launch_form() -> None:
                       "in any seat; the others keep the config's entry."):
         with st.expander("Line-up", expanded=True):
             lineup_ok = lineup_editor(cfg_name, cfgs[cfg_name])
-    st.caption(f"Games are written to `{label_root(runs_dir())}` (set $MAFIASCOPE_RUNS to change).")
+    st.caption(f"Games are written to {md_escape(label_root(runs_dir()))} (set $MAFIASCOPE_RUNS to change).")
     why = "Fix the probe errors above first." if not valid else "Fix the line-up errors above first." if not lineup_ok else None
     st.button("Launch game", icon=":material/rocket_launch:", type="primary", key="lf_go", disabled=bool(why),
               on_click=_do_launch, help=why or "Starts `mafiascope run` in the background.")
     if st.session_state.get("lf_error"):
-        st.error(st.session_state.pop("lf_error"))
+        st.error(md_escape(st.session_state.pop("lf_error")))
     running_list()
 
 
@@ -80,13 +82,32 @@ def _lineup_state(cfg_name: str, cfg: Path) -> tuple[dict[str, Any], list[lineup
     models = []
     for uid in ss.get(LU_MODELS, []):
         temp = ss.get(f"lu_temp_{uid}") if ss.get(f"lu_temp_on_{uid}") else None
+        var = keys.session_var(uid) if _pasted(uid) else str(ss.get(f"lu_key_{uid}", ""))
         models.append(lineup.ModelDef(uid, str(ss.get(f"lu_name_{uid}", "")), str(ss.get(f"lu_model_{uid}", "")),
-                                      str(ss.get(f"lu_url_{uid}", "")), str(ss.get(f"lu_key_{uid}", "")),
-                                      None if temp is None else float(temp)))
+                                      str(ss.get(f"lu_url_{uid}", "")), var, None if temp is None else float(temp)))
     labels = lineup.seat_labels(data)
     choices = {i: str(ss.get(f"lu_seat:{cfg_name}:{i}") or lineup.CONFIG) for i in range(len(labels))}
     human = _human_choice()
     return data, models, choices, labels.index(human) if human in labels else None
+
+
+def _pasted(uid: str) -> str:
+    """The visitor's own key pasted for model ``uid`` (kept in session state only), or ''."""
+    return str(st.session_state.get(f"lu_paste_{uid}") or "").strip()
+
+
+def _key_checks(models: list[lineup.ModelDef]) -> tuple[set[str], KeyPolicy]:
+    """(key names usable now, the policy in force): the operator's allowed keys plus this form's pasted keys,
+    each pasted key only for its own model's base URL."""
+    pasted: dict[str, tuple[str, ...]] = {}
+    for m in models:
+        if m.key_var.startswith(lineup.SESSION_PREFIX):
+            try:
+                origin(m.base_url)
+            except ValueError:
+                continue  # the base_url's own error is reported with the model
+            pasted[m.key_var] = (m.base_url,)
+    return keys.available() | set(pasted), keys.operator_policy().merged(KeyPolicy(keys=pasted))
 
 
 def _lu_add() -> None:
@@ -110,6 +131,8 @@ def _lu_provider(uid: str) -> None:
 def _lu_remove(uid: str) -> None:
     ss = st.session_state
     ss[LU_MODELS] = [u for u in ss.get(LU_MODELS, []) if u != uid]
+    ss.pop(f"lu_paste_{uid}", None)
+    keys.drop_session_key(uid)
     for k in [k for k in ss if str(k).startswith("lu_seat:") and ss[k] == f"model:{uid}"]:
         ss[k] = lineup.CONFIG
 
@@ -117,12 +140,13 @@ def _lu_remove(uid: str) -> None:
 def lineup_editor(cfg_name: str, cfg: Path) -> bool:
     """The line-up editor: models defined once, a backend per seat; returns whether the line-up may launch."""
     ss = st.session_state
-    st.caption("Define a model once, then pick it in any number of seats. The API key is never typed here: give the "
-               "name of the environment variable or `st.secrets` entry that holds it; the derived config refers to it "
-               "as `${VAR}`.")
-    avail = launcher.available_keys()
+    st.caption("Define a model once, then pick it in any number of seats. For its API key, give the name of a key "
+               "the operator allows for that base URL (the derived config refers to it as `${VAR}`), or paste your own "
+               "key: it is kept for this browser session only and handed to the game process, never written anywhere.")
     data, models, choices, skip = _lineup_state(cfg_name, cfg)
-    found = lineup.problems(data, choices, models, skip=skip, available=avail, source=f"line-up of {cfg_name}")
+    avail, policy = _key_checks(models)
+    allowed = ", ".join(sorted(keys.operator_policy().keys)) or "none"
+    found = lineup.problems(data, choices, models, skip=skip, available=avail, policy=policy, source=f"line-up of {cfg_name}")
     for m in models:
         uid = m.uid
         with st.container(border=True):
@@ -134,14 +158,22 @@ def lineup_editor(cfg_name: str, cfg: Path) -> bool:
             d.button("Remove", key=f"lu_rm_{uid}", icon=":material/delete:", on_click=_lu_remove, args=(uid,))
             a, b, c, d = st.columns([3, 2, 1, 1])
             a.text_input("base_url", key=f"lu_url_{uid}", help="Any OpenAI-compatible endpoint (…/v1).")
-            b.text_input("API key variable", key=f"lu_key_{uid}",
-                         help="Name of the environment variable or st.secrets entry (e.g. OPENAI_API_KEY); "
-                              "empty for keyless local servers. Never the key itself.")
+            b.text_input("API key variable", key=f"lu_key_{uid}", disabled=bool(_pasted(uid)),
+                         help=f"Name of a key the operator allows (allowed here: {md_escape(allowed)}); empty for keyless "
+                              "local servers. Never the key itself.")
+            st.text_input("…or paste your own API key (this session only)", key=f"lu_paste_{uid}", type="password",
+                          help="Used for this model's base_url only, passed to the game process in its environment; "
+                               "never shown, logged or written to a file. Closing the tab forgets it.")
             on = c.toggle("Temperature", key=f"lu_temp_on_{uid}")
             d.number_input("value", 0.0, 2.0, 0.7, 0.1, key=f"lu_temp_{uid}", disabled=not on, label_visibility="hidden")
             var = m.key_var.strip()
-            if var and not lineup.key_var_problem(var):
-                if var in avail:
+            if var.startswith(lineup.SESSION_PREFIX):
+                st.caption("key: your pasted key, for this session and this base_url only")
+            elif var and not lineup.key_var_problem(var):
+                refused = policy.problem(var, m.base_url)
+                if refused:
+                    st.warning(md_escape(f"{refused}: a seat using this model cannot start."), icon=":material/key_off:")
+                elif var in avail:
                     st.caption(f"key: `${var}` is set ✓")
                 else:
                     st.warning(f"`${var}` is set neither in the environment nor in st.secrets: a seat using this "
@@ -150,7 +182,7 @@ def lineup_editor(cfg_name: str, cfg: Path) -> bool:
                 st.caption("no API key (keyless local server)")
             for p in found:
                 if p.model == uid and p.seat is None:
-                    st.error(p.text)
+                    st.error(md_escape(p.text))
     st.button("Add a model", key="lu_add", icon=":material/add:", on_click=_lu_add)
     labels = lineup.seat_labels(data)
     seats = lineup.base_seats(data)
@@ -169,13 +201,13 @@ def lineup_editor(cfg_name: str, cfg: Path) -> bool:
             continue
         b.selectbox(f"Backend of {label}", opts, key=key, label_visibility="collapsed",
                     format_func=lambda o: lineup.option_label(o, models))
-        c.caption(lineup.describe(choices.get(i, lineup.CONFIG), seats[i], data, models))
+        c.caption(md_escape(lineup.describe(choices.get(i, lineup.CONFIG), seats[i], data, models)))
         for p in found:
             if p.seat == i:
-                st.error(p.text)
+                st.error(md_escape(p.text))
     for p in found:
         if p.seat is None and p.model is None:
-            st.error(p.text)
+            st.error(md_escape(p.text))
     block = lineup.blocking(found)
     if not block and any(c != lineup.CONFIG for i, c in choices.items() if i != skip):
         with st.expander("Derived config (written next to the launch metadata)"):
@@ -202,12 +234,17 @@ def _do_launch() -> None:
     derived = None
     if ss.get("lf_lineup"):
         data, models, choices, skip = _lineup_state(str(ss.get("lf_cfg")), cfg)
-        block = lineup.blocking(lineup.problems(data, choices, models, skip=skip, available=launcher.available_keys()))
+        avail, policy = _key_checks(models)
+        block = lineup.blocking(lineup.problems(data, choices, models, skip=skip, available=avail, policy=policy))
         if block:
             ss["lf_error"] = "Fix the line-up first: " + "; ".join(p.text for p in block)
             return
         if any(c != lineup.CONFIG for i, c in choices.items() if i != skip):
             derived = lineup.derive(data, choices, models, skip=skip)
+            used = {c for i, c in choices.items() if i != skip}
+            for m in models:  # the pasted keys of the models in use go to the game's environment, nowhere else
+                if m.choice in used and m.key_var.startswith(lineup.SESSION_PREFIX):
+                    keys.set_session_key(m.uid, _pasted(m.uid), m.base_url)
     try:
         item = launcher.launch(cfg, seed=int(ss.get("lf_seed", 1)), probes=probes_on, snapshots=bool(ss.get("lf_snaps", True)),
                                probes_file=probes_file, logs=logs, game_id=gid, human_seat=_human_choice(),
@@ -250,6 +287,10 @@ def _ensure_runs_root(logs: Path) -> None:
     if roots is None:
         return  # the default roots already include the runs directory
     lab = label_root(logs)
+    if isinstance(roots, list):  # the operator's roots (a pick list): the runs directory is one of them
+        if lab not in roots:
+            st.session_state["sb_roots"] = [*roots, lab]
+        return
     lines = roots.splitlines()
     if lab not in lines and str(logs) not in lines:
         st.session_state["sb_roots"] = (roots + "\n" + lab).strip()
@@ -267,12 +308,12 @@ def running_list() -> None:
     for i in items:
         if i.running:
             c1, c2 = st.columns([3, 1])
-            c1.caption(f"`{i.game_id}` is running" + (f" (you play {i.human_seat})" if i.human_seat else ""))
+            c1.caption(f"{md_escape(i.game_id)} is running" + (f" (you play {md_escape(i.human_seat)})" if i.human_seat else ""))
             c2.button("Stop", key=f"stop_{i.game_id}", icon=":material/stop_circle:", on_click=i.stop,
                       help="Terminate this game's process; its logs stay readable up to the last record.")
     for i in items[:3]:
         if i.returncode not in (None, 0):
-            with st.expander(f"Output of {i.game_id} (exit code {i.returncode})"):
+            with st.expander(f"Output of {md_escape(i.game_id)} (exit code {i.returncode})"):
                 st.code(i.tail(40) or "(no output)", language="text")
 
 
@@ -353,7 +394,7 @@ def _move_form(gm: GameModel, logs: str, req: dict[str, Any]) -> None:
             proto = str(fmt).split("<")[0] if fmt and "<" in str(fmt) else None
             target = None
             if fmt:
-                st.caption(f"End your reply with a line like: {fmt}")
+                st.caption(f"End your reply with a line like: {md_escape(fmt)}")
                 if proto:
                     target = st.selectbox("Target (adds the closing line for you)", ["—"] + [n for n in alive if n != seat],
                                           key=f"hp_tgt_{rid}")
@@ -414,7 +455,7 @@ def agent_panels(gm: GameModel, step: int, threshold: float, per_row: int = 4) -
     names = gm.names
     role_less = bool(gm.probes_total) and not battery_has(gm, PROBE_ROLE)
     if role_less:
-        st.caption(probe_gap(gm, PROBE_ROLE) + (" The graphs show suspicion edges only; nodes are not coloured by a guessed role."
+        st.caption(md_escape(probe_gap(gm, PROBE_ROLE)) + (" The graphs show suspicion edges only; nodes are not coloured by a guessed role."
                                if PROBE_SUSPICION in gm.probes_by_id else ""))
     for r0 in range(0, len(names), per_row):
         cols = st.columns(per_row)
@@ -464,7 +505,7 @@ def metrics_strip(gm: GameModel, step: int, metrics: Any, missing: Exception | N
         return None
     gaps = strip_gaps(gm)
     if gaps:
-        st.caption(gaps)
+        st.caption(md_escape(gaps))
     picked = charts.metrics_strip(metrics, gm, step)
     charts.custom_strip(gm, step)  # numeric fields of custom probes, when the game has any
     return picked
@@ -490,7 +531,7 @@ def raw_records(gm: GameModel, step: int) -> None:
     from .data import load_raw
 
     s = gm.steps[step]
-    with st.expander(f"Raw records at {s.label} (message and probe calls, verbatim)", expanded=False):
+    with st.expander(f"Raw records at {md_escape(s.label)} (message and probe calls, verbatim)", expanded=False):
         if s.event_idx is not None:
             st.caption("game.jsonl record")
             st.json(gm.events[s.event_idx], expanded=False)

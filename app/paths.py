@@ -13,6 +13,12 @@ CONFIG_DIR = REPO_ROOT / "configs"
 PROBE_DIR = CONFIG_DIR / "probes"
 ENV_LOGS = "MAFIASCOPE_LOGS"
 ENV_RUNS = "MAFIASCOPE_RUNS"
+ENV_FREE_PATHS = "MAFIASCOPE_ALLOW_FREE_PATHS"  # "1": visitors may type any directory as a log root (local use)
+
+
+def free_paths_allowed() -> bool:
+    """Whether the app may read directories the operator did not configure (``MAFIASCOPE_ALLOW_FREE_PATHS=1``)."""
+    return os.environ.get(ENV_FREE_PATHS, "").strip().lower() in ("1", "true", "yes", "on")
 
 
 def runs_dir() -> Path:
@@ -39,6 +45,22 @@ def default_roots() -> list[Path]:
             seen.add(key)
             out.append(r)
     return out
+
+
+def within_roots(path: Path, roots: list[Path] | None = None) -> bool:
+    """Whether ``path`` is one of ``roots`` (default: the configured :func:`default_roots`) or inside one
+    (symlinks resolved, so ``..`` and links cannot leave them)."""
+    try:
+        p = path.expanduser().resolve()
+    except (OSError, RuntimeError):
+        return False
+    for r in roots if roots is not None else default_roots():
+        try:
+            if p.is_relative_to(r.expanduser().resolve()):
+                return True
+        except (OSError, RuntimeError):
+            continue
+    return False
 
 
 def is_bundled_arena(corpus: str) -> bool:

@@ -3,19 +3,21 @@
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import quote, urlencode
 
 import altair as alt
 import pandas as pd
 import streamlit as st
 
 from . import branch_compare_view as BC
+from .text import md_escape, md_link
 
 SIDE_COLOURS = {"Mafia": "#D55E00", "Villagers": "#0072B2", "Draw": "#999999"}
 
 
 def live_link(game_id: str, step: str | None = None) -> str:
     """URL of a game in Live Game (the entrypoint honours ?page=), at timeline label ``step`` if given."""
-    return f"?page=live&game={game_id}" + (f"&step={step.replace(' ', '%20')}" if step else "")
+    return "?" + urlencode({"page": "live", "game": game_id, **({"step": step} if step else {})}, quote_via=quote)
 
 
 def step_label(key: list[int] | tuple[int, int] | None) -> str:
@@ -141,11 +143,12 @@ def branch_tree(tree: dict[str, Any], root_dir: str | None = None) -> None:
         s = r["summary"]
         wins = ", ".join(f"{k} {v['k']}/{v['n']} [{v['ci95'][0]:.2f}–{v['ci95'][1]:.2f}]" for k, v in s["winner"].items() if v["n"] and v["k"])
         pad = "  " * r["depth"]
-        with st.expander(f"{pad}↳ {r['fork_point']} · {r['intervention']} · {s['finished']}/{s['n']} finished · {wins} · batch {r['batch']}"):
-            links = " · ".join(f"[{b['game_id']}]({live_link(b['game_id'], r['fork_point'])}) ({b['winner'] or 'unfinished'}, {b['rounds']} r)"
+        with st.expander(f"{pad}↳ {md_escape(r['fork_point'])} · {md_escape(r['intervention'])} · {s['finished']}/{s['n']} finished · "
+                         f"{md_escape(wins)} · batch {md_escape(r['batch'])}"):
+            links = " · ".join(f"{md_link(b['game_id'], live_link(b['game_id'], r['fork_point']))} ({md_escape(b['winner'] or 'unfinished')}, {md_escape(b['rounds'])} r)"
                                for b in r["branches"])  # fmt: skip
             st.markdown(links)
-            st.caption(f"Each link opens the branch in Live Game at {r['fork_point']}; its transcript from there on is the branch's own.")
+            st.caption(f"Each link opens the branch in Live Game at {md_escape(r['fork_point'])}; its transcript from there on is the branch's own.")
             outs = outcome_rows(s, r.get("inherited"))
             if outs:
                 st.dataframe(pd.DataFrame(outs), hide_index=True, width="stretch",
@@ -178,7 +181,7 @@ def attribution(res: dict[str, Any]) -> None:
     chart = attribution_chart(res)
     if chart is not None:
         st.altair_chart(chart, width="content")
-    st.caption(res.get("notes", ""))
+    st.caption(md_escape(res.get("notes", "")))
 
 
 def _ci(ci: list[float] | None) -> str:
@@ -214,8 +217,8 @@ def bifurcation(res: dict[str, Any]) -> None:
                         "text": v["text"]} for v in res["variants"]])  # fmt: skip
     st.dataframe(df, hide_index=True, width="stretch",
                  column_config={"open": st.column_config.LinkColumn("branch", display_text="open")})  # fmt: skip
-    st.caption(f"{res['samples']} samples ({res['n_unique_texts']} distinct) at temperature {res['temperature']}; "
-               f"targets in samples: {res['target_dist_samples']}")  # fmt: skip
+    st.caption(md_escape(f"{res['samples']} samples ({res['n_unique_texts']} distinct) at temperature {res['temperature']}; "
+                         f"targets in samples: {res['target_dist_samples']}"))  # fmt: skip
 
 
 def validation(res: dict[str, Any]) -> None:

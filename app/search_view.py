@@ -35,7 +35,7 @@ def _url_sources() -> list[str]:
         return list(SOURCES)
     picked = [s for s in raw.split(",") if s in SOURCES]
     if not picked:
-        S.add_url_error(f"URL parameter in={raw[:40]!r}: use any of {', '.join(SOURCES)} separated by commas")
+        S.add_url_error(f"URL parameter in={S.quoted(raw)}: use any of {', '.join(SOURCES)} separated by commas")
         return list(SOURCES)
     return picked
 

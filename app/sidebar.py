@@ -10,8 +10,10 @@ import pandas as pd
 import streamlit as st
 
 from . import state as S
-from .data import GameLookupError, game_index, invalid_note, model_list, models_of, resolve_game, without_invalid
-from .paths import ENV_LOGS, default_roots, is_bundled_arena, label_root, parse_roots
+from .data import GameLookupError, game_index, invalid_note, model_list, models_of, resolve_game, root_problem, without_invalid
+from .paths import (ENV_FREE_PATHS, ENV_LOGS, REPO_ROOT, default_roots, free_paths_allowed, is_bundled_arena, label_root,
+                    parse_roots, runs_dir)
+from .text import md_escape
 
 CTX_KEY = "_ms_ctx"
 
@@ -101,25 +103,40 @@ def _on_pick() -> None:
     S.put(S.K_GAME, st.session_state.get("sb_game"))
 
 
-def render() -> Context:
-    with st.sidebar:
-        defaults = "\n".join(label_root(p) for p in default_roots())
-        with st.expander("Log directories", expanded=False):
+def _roots() -> list[Path]:
+    """The log roots to read: the operator's (a pick list), or typed ones when free paths are allowed."""
+    configured = default_roots()
+    with st.expander("Log directories", expanded=False):
+        if free_paths_allowed():
             text = st.text_area(
-                "Log roots (one per line)", value=defaults, key="sb_roots", height=110,
+                "Log roots (one per line)", value="\n".join(label_root(p) for p in configured), key="sb_roots", height=110,
                 help=f"Directories holding game folders (game.jsonl, introspection.jsonl, state.jsonl). "
                      f"Defaults: ${ENV_LOGS}, data/demo, other corpora under data/, and your runs/ directory. "
-                     "Relative paths are resolved against the repository root.",
+                     f"Relative paths are resolved against the repository root (`{ENV_FREE_PATHS}` is on: any directory).",
             )
-        from .paths import REPO_ROOT
+            return [(r if r.is_absolute() else REPO_ROOT / r) for r in parse_roots(text)]
+        labels = {label_root(p): p for p in configured}
+        cur = st.session_state.get("sb_roots")
+        if cur is not None:  # keep only roots still configured (a stale value would be an API error)
+            st.session_state["sb_roots"] = [p for p in cur if p in labels] if isinstance(cur, list) else list(labels)
+        picked = st.multiselect(
+            "Log roots", list(labels), default=None if cur is not None else list(labels), key="sb_roots",
+            help=f"The directories this app is configured to read: `{ENV_LOGS}`, the corpora under data/ and the runs "
+                 f"directory. Set `{ENV_FREE_PATHS}=1` on a private machine to type any directory (docs/app.md).")
+        return [labels[p] for p in picked if p in labels]
 
-        roots = [(r if r.is_absolute() else REPO_ROOT / r) for r in parse_roots(text)]
+
+def render() -> Context:
+    with st.sidebar:
+        roots = _roots()
         existing = [r for r in roots if r.is_dir()]
-        from .paths import runs_dir
-
         missing = [label_root(r) for r in roots if not r.is_dir() and r.resolve() != runs_dir().resolve()]
         if missing and len(missing) < len(roots):
-            st.caption("Not found (skipped): " + ", ".join(f"`{m}`" for m in missing))
+            st.caption("Not found (skipped): " + md_escape(", ".join(missing)))
+        unreadable = {r: why for r in existing if (why := root_problem(str(r)))}
+        for r, why in unreadable.items():
+            st.warning(md_escape(f"Log root {label_root(r)} cannot be read: {why}. Skipped."), icon=":material/folder_off:")
+        existing = [r for r in existing if r not in unreadable]
         full = game_index(tuple(str(r) for r in existing))
         corpora = list(dict.fromkeys(full["corpus"])) if len(full) else []
         default_corpora = [c for c in corpora if not is_bundled_arena(c)]  # bundled arena runs: opt in
@@ -148,7 +165,7 @@ def render() -> Context:
                 game_row = resolve_game(full, url_game)
                 S.put(S.K_GAME, game_row["game_id"])
             except GameLookupError as exc:
-                S.add_url_error(f"URL parameter game={url_game!r}: {exc}.")
+                S.add_url_error(f"URL parameter game={S.quoted(url_game)}: {exc}.")
         cur = S.get(S.K_GAME)
         options = list(selection["game_id"])
         if cur is not None and cur not in options and cur in set(full["game_id"]):
@@ -165,7 +182,7 @@ def render() -> Context:
             game_row = full[full["game_id"] == cur].iloc[0]
         else:
             if not existing:
-                st.warning("None of the log directories exists. Add a directory above.")
+                st.warning("None of the log directories exists or can be read (see Log directories above).")
             else:
                 st.info("No games match. Clear the search or filters.")
     ctx = Context(existing, index, selection, game_row)

@@ -14,6 +14,8 @@ from typing import Any
 
 import streamlit as st
 
+from .text import md_escape
+
 K_GAME, K_STEP, K_AGENT, K_MODE = "ms_game", "ms_step", "ms_agent", "ms_mode"
 URL_KEYS = ("game", "step", "agent", "mode")
 _ERRORS = "ms_url_errors"
@@ -26,6 +28,11 @@ def qp(name: str) -> str | None:
         return None
     v = str(v).strip()
     return v or None
+
+
+def quoted(raw: str, limit: int = 80) -> str:
+    """A URL value quoted for a message, cut to ``limit`` characters (it is escaped when shown)."""
+    return repr(raw if len(raw) <= limit else raw[:limit] + "…")
 
 
 def add_url_error(msg: str) -> None:
@@ -41,7 +48,7 @@ def report_url_errors(where: object | None = None) -> None:
         return
     target = where if where is not None else st
     for msg in msgs:
-        target.error(msg, icon="🔗")
+        target.error(md_escape(msg), icon="🔗")  # the messages quote untrusted URL values
 
 
 def get(key: str, default: Any = None) -> Any:
@@ -104,7 +111,7 @@ def url_step(labels: list[str], *, game: str) -> int:
         try:
             fresh = parse_step(raw, labels)
         except ValueError as exc:
-            add_url_error(f"URL parameter step={raw!r}: {exc}. Showing the last step instead.")
+            add_url_error(f"URL parameter step={quoted(raw)}: {exc}. Showing the last step instead.")
     if get("ms_step_game") != game:
         put("ms_step_game", game)
         cur = fresh if fresh is not None else n - 1
@@ -124,7 +131,7 @@ def url_agent(names: list[str], *, allow_none: bool = True) -> str | None:
         if raw in names:
             cur = raw
         else:
-            add_url_error(f"URL parameter agent={raw!r}: no such player in this game (players: {', '.join(names)}).")
+            add_url_error(f"URL parameter agent={quoted(raw)}: no such player in this game (players: {', '.join(names)}).")
     if cur not in names:
         cur = None if allow_none else (names[0] if names else None)
     put(K_AGENT, cur)
@@ -139,7 +146,7 @@ def url_mode(choices: tuple[str, ...], default: str) -> str:
         if raw in choices:
             cur = raw
         else:
-            add_url_error(f"URL parameter mode={raw!r}: choose one of {', '.join(choices)}.")
+            add_url_error(f"URL parameter mode={quoted(raw)}: choose one of {', '.join(choices)}.")
     if cur not in choices:
         cur = default
     put(key, cur)

@@ -11,17 +11,10 @@ from mafiascope.logs.schema import MAFIA_ROLES, NIGHT_ACTION_KINDS
 
 from .gamemodel import PHASE_ICONS, PHASE_OF_KIND, GameModel, plan
 from .palette import canonical_role, role_icon
+from .text import md_escape
 
-_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$=:^])")
 ROLE_MD_COLOR = {"Mafia": "red", "Don": "red", "Doctor": "green", "Sheriff": "violet", "Villager": "blue", "Unknown": "gray"}
 _ACTION_LINE = re.compile(r"^\s*\**\s*(ACTION|VOTE|ДЕЙСТВИЕ|ГОЛОС)\s*:.*$", re.IGNORECASE | re.MULTILINE)
-
-
-def md_escape(text: Any) -> str:
-    """Escape Markdown (and the characters Streamlit treats specially) so text renders literally."""
-    s = "" if text is None else str(text)
-    s = _MD_SPECIAL.sub(r"\\\1", s)
-    return s.replace("\n", "  \n")
 
 
 def who(gm: GameModel, name: str | None, roles: dict[str, str] | None = None) -> str:

@@ -12,7 +12,19 @@ import streamlit as st
 from . import state as S
 from .gamemodel import PHASE_ICONS, GameModel
 from .sidebar import context
-from .transcript import md_escape
+from .text import md_escape
+
+
+def fork_label(setup: dict[str, Any]) -> str:
+    """The step a branch starts from, as the timeline names it: the replaced turn for a replacement,
+    else the fork point (``[1, 5]`` -> ``R1.5``, ``[1, -1]`` -> ``R1.end``)."""
+    iv = setup.get("intervention") or {}
+    key = iv.get("step") if isinstance(iv, dict) and iv.get("type") == "replace_utterance" else setup.get("fork_point")
+    if isinstance(key, str):
+        return key
+    if isinstance(key, (list, tuple)) and len(key) == 2:
+        return f"R{key[0]}." + ("end" if key[1] == -1 else str(key[1]))
+    return "?"
 
 
 def short_id(gid: str) -> str:
@@ -135,10 +147,10 @@ def game_header(gm: GameModel, *, title: str) -> None:
     with c2:
         share_link()
     corpus = f" · {Path(str(row['corpus'])).name}" if row is not None else ""
-    winner = f"**{gm.winner}** win" if gm.winner else ":orange[in progress]"
-    st.markdown(f"### {title}\n`{gm.game_id}` · {winner} · {len(gm.players)} players{md_escape(corpus)} &nbsp; {parse_badge(gm)}")
+    winner = f"**{md_escape(gm.winner)}** win" if gm.winner else ":orange[in progress]"
+    st.markdown(f"### {title}\n{md_escape(gm.game_id)} · {winner} · {len(gm.players)} players{md_escape(corpus)} &nbsp; {parse_badge(gm)}")
     if gm.setup.get("forked_from"):
-        st.caption(f"↳ branch of `{gm.setup.get('forked_from')}` at {gm.setup.get('fork_point')}")
+        st.caption(f"↳ branch of {md_escape(gm.setup.get('forked_from'))} at {md_escape(fork_label(gm.setup))}")
     if row is not None and bool(row.get("invalid", False)):
         st.warning("Invalid game (over its fault budget; left out of analytics by default): "
                    + md_escape(str(row.get("invalid_reason") or "")), icon=":material/report:")
@@ -206,7 +218,7 @@ def load_game_or_stop() -> GameModel:
     try:
         return load_model(row["dir"])
     except Exception as exc:
-        st.error(f"Could not read game {row['game_id']}: {exc}")
+        st.error(md_escape(f"Could not read game {row['game_id']}: {exc}"))
         st.stop()
 
 

@@ -14,6 +14,7 @@ from app import state as S
 from app import widgets as W
 from app.data import models_of
 from app.sidebar import context
+from app.text import md_escape
 
 st.markdown("### Calibration")
 st.caption("Committed role guesses of town-side observers (F1 items: Unknown and self excluded) binned by stated "
@@ -45,7 +46,7 @@ try:
         if row is None:
             st.info("Pick a game in the sidebar.")
             st.stop()
-        st.caption(f"Game `{row['game_id']}` (the sidebar's game)")
+        st.caption(f"Game {md_escape(row['game_id'])} (the sidebar's game)")
         res = A.f2((str(row["dir"]),))
         AV.reliability_block(res, f"Game {W.short_id(row['game_id'])}", f"game_{W.short_id(row['game_id'])}")
     else:
@@ -61,8 +62,8 @@ try:
         if idx is None:
             idx = next((i for i, a in enumerate(agents) if a["agent"] == want), None)
         if want and idx is None:
-            st.error(f"URL parameter agent={want!r}: no calibration data for this agent in the selection (only town-side "
-                     "observers with committed guesses are scored).", icon="🔗")
+            st.error(md_escape(f"URL parameter agent={S.quoted(want)}: no calibration data for this agent in the selection (only "
+                               "town-side observers with committed guesses are scored)."), icon="🔗")
         idx = idx or 0
         i = st.selectbox("Agent (game)", range(len(agents)), index=idx, format_func=lambda i: labels[i], key="cal_agent")
         AV.reliability_block(agents[i], labels[i], f"agent_{i}")

@@ -4,6 +4,8 @@ from app.frame import page_guard
 
 page_guard()
 
+from urllib.parse import urlencode
+
 import pandas as pd
 import streamlit as st
 
@@ -12,6 +14,7 @@ from app import analysis_view as AV
 from app import bridge
 from app import widgets as W
 from app.sidebar import context
+from app.text import md_escape
 
 dirs = AV.page_intro("Suspicion episodes",
                      "Between consecutive discussion steps with the same living roster, q(j) = share of agents whose top "
@@ -38,12 +41,12 @@ only = st.toggle("Only the sidebar's game", False, key="ep_only")
 if only and context().game is not None:
     df = df[df["game_id"] == context().game["game_id"]].reset_index(drop=True)
 if df.empty:
-    st.info(f"No candidate in the sidebar's game `{context().game['game_id']}` (the other selected games have "
+    st.info(f"No candidate in the sidebar's game {md_escape(context().game['game_id'])} (the other selected games have "
             f"{len(cands)}). Turn the switch off, or pick another game in the sidebar.", icon="🔎")
     st.stop()
 df["switching agents"] = df["switching"].apply(lambda xs: ", ".join(xs))
-df["before ↗"] = [f"live?game={g}&step={s}" for g, s in zip(df["game_id"], df["before"])]
-df["after ↗"] = [f"live?game={g}&step={s}" for g, s in zip(df["game_id"], df["after"])]
+df["before ↗"] = ["live?" + urlencode({"game": g, "step": s}) for g, s in zip(df["game_id"], df["before"])]
+df["after ↗"] = ["live?" + urlencode({"game": g, "step": s}) for g, s in zip(df["game_id"], df["after"])]
 show = df[["game_id", "round", "before", "after", "speaker", "D", "K", "switching agents", "before ↗", "after ↗"]]
 ev = st.dataframe(show, hide_index=True, width="stretch", height=380, on_select="rerun", selection_mode="single-row",
                   key="ep_table", column_config={
@@ -55,20 +58,20 @@ W.download_csv(show.drop(columns=["before ↗", "after ↗"]), "suspicion_episod
 rows = getattr(getattr(ev, "selection", None), "rows", None) or []
 if rows:
     r = df.iloc[rows[0]]
-    st.markdown(f"#### {W.short_id(r['game_id'])} · {r['before']} → {r['after']} · speaker {r['speaker']} · D = {r['D']:.2f}, K = {r['K']}")
+    st.markdown(f"#### {md_escape(W.short_id(r['game_id']))} · {md_escape(r['before'])} → {md_escape(r['after'])} · speaker {md_escape(r['speaker'])} · D = {r['D']:.2f}, K = {r['K']}")
     tb = pd.DataFrame({"agent": list(r["top_before"]), "top suspect before": list(r["top_before"].values()),
                        "top suspect after": [r["top_after"].get(a) for a in r["top_before"]]})
     tb["switched"] = tb["top suspect before"] != tb["top suspect after"]
     st.dataframe(tb, hide_index=True, width="stretch")
     b1, b2 = st.columns(2)
-    b1.page_link("pages/live.py", label=f"Live Game at {r['before']} (before)", icon=":material/arrow_back:",
+    b1.page_link("pages/live.py", label=f"Live Game at {md_escape(r['before'])} (before)", icon=":material/arrow_back:",
                  query_params={"game": r["game_id"], "step": r["before"]})
-    b2.page_link("pages/live.py", label=f"Live Game at {r['after']} (after)", icon=":material/arrow_forward:",
+    b2.page_link("pages/live.py", label=f"Live Game at {md_escape(r['after'])} (after)", icon=":material/arrow_forward:",
                  query_params={"game": r["game_id"], "step": r["after"]})
     st.markdown("**Each switching agent's view:**")
     cols = st.columns(max(1, len(r["switching"])))
     for c, a in zip(cols, r["switching"]):
-        c.page_link("pages/impersonate.py", label=f"{a} at {r['after']}", icon=":material/theater_comedy:",
+        c.page_link("pages/impersonate.py", label=f"{md_escape(a)} at {md_escape(r['after'])}", icon=":material/theater_comedy:",
                     query_params={"game": r["game_id"], "step": r["after"], "agent": a})
 else:
     st.caption("Select a row to see who switched, with links to the steps and to each switching agent's view.")

@@ -6,10 +6,12 @@ page_guard()
 
 import streamlit as st
 from pathlib import Path
+from urllib.parse import urlencode
 
 from app import replay_jobs as J
 from app import replay_view as V
 from app import widgets as W
+from app.text import md_escape, md_link
 from mafiascope.replay.source import ParentGame, ReplayError
 
 gm = W.load_game_or_stop()
@@ -25,17 +27,18 @@ dirs = J.read_dirs(gm.dir)
 try:
     parent = ParentGame.load(gm.dir)
 except ReplayError as exc:
-    st.warning(f"This game cannot be forked: {exc}", icon=":material/call_split:")
+    st.warning(md_escape(f"This game cannot be forked: {exc}"), icon=":material/call_split:")
     forkable = sorted(d.name for d in Path(gm.dir).parent.iterdir() if (d / "state.jsonl").is_file())[:8]
     if forkable:
-        st.markdown("Games here that have snapshots: " + " · ".join(f"[{g}](./replay?game={g})" for g in forkable))
+        st.markdown("Games here that have snapshots: " + " · ".join(md_link(g, "./replay?" + urlencode({"game": g})) for g in forkable))
     parent = None
 
 if parent is not None:
     ok = parent.has((s.round, s.seq))
     ev = parent.utterance((s.round, s.seq))
     with st.container(border=True):
-        st.markdown(f"**Branch from {s.label}**" + (f" — {ev['player']}: “{(ev.get('response') or '')[:160]}”" if ev else ""))
+        st.markdown(f"**Branch from {md_escape(s.label)}**"
+                    + (f" — {md_escape(ev['player'])}: “{md_escape((ev.get('response') or '')[:160])}”" if ev else ""))
         c1, c2, c3 = st.columns([1, 1, 1])
         n = c1.number_input("Branches (N)", 1, 200, 5, key="rp_n")
         probes = c2.selectbox("Probes", ["suspicion", "full", "none"], key="rp_probes",
@@ -44,7 +47,7 @@ if parent is not None:
         replace = st.text_area("Replacement utterance (optional)", key="rp_replace", disabled=ev is None,
                                help="the speaker's message at this step becomes this text; everything after it is replayed")  # fmt: skip
         if ev is None:
-            st.caption(f"{s.label} is not a seat's message, so there is nothing to replace here: move the timeline to a "
+            st.caption(f"{md_escape(s.label)} is not a seat's message, so there is nothing to replace here: move the timeline to a "
                        "speech, vote or night action to replace it, or branch from here with a resample or a night override.")  # fmt: skip
         night = None
         actors = J.night_actors(parent, (s.round, s.seq)) if ok else []
@@ -61,20 +64,20 @@ if parent is not None:
                                 help="the targets the engine accepts for this action at this step (living players)")  # fmt: skip
             night = f"{who}={whom}" if who and whom else None
         elif ok:
-            st.caption(f"Night override: {s.label} is not at or before a night with an action still to come "
+            st.caption(f"Night override: {md_escape(s.label)} is not at or before a night with an action still to come "
                        "(no seat can be given a night action from here). Move the timeline to a night action, "
                        "or to the round end before a night.")  # fmt: skip
         go = st.button("Branch", icon=":material/call_split:", type="primary", disabled=not ok, key="rp_go")
     if not ok:
-        st.caption(V.no_snapshot_hint(parent, [x.label for x in gm.steps], [(x.round, x.seq) for x in gm.steps], step))
+        st.caption(md_escape(V.no_snapshot_hint(parent, [x.label for x in gm.steps], [(x.round, x.seq) for x in gm.steps], step)))
     if go:
         try:
             job = J.start_fork(gm.game_id, gm.dir, key, int(n), probes, replace=replace.strip() or None,
                                seat=ev["player"] if ev and replace.strip() else None,
                                override_night=night, keep_seed=keep)  # fmt: skip
-            st.success(f"Started fork batch {job.batch_id} ({int(n)} branches) in the background.")
+            st.success(f"Started fork batch {md_escape(job.batch_id)} ({int(n)} branches) in the background.")
         except ReplayError as exc:
-            st.error(J.page_error(str(exc)), icon=":material/error:")
+            st.error(md_escape(J.page_error(str(exc))), icon=":material/error:")
 
 
 @st.fragment(run_every=2.0)
@@ -87,12 +90,12 @@ def running_jobs() -> None:
         st.progress(p["done"] / max(1, p["n"]), text=f"batch {j.batch_id}: {p['done']}/{p['n']} branches finished"
                     + (f", {p['errors']} failed" if p["errors"] else "") + (" (starting…)" if j.running and not p["done"] else ""))  # fmt: skip
         if not j.running and not p["finished"]:
-            st.error(f"batch {j.batch_id} stopped before it finished. Last lines of its log ({j.log_file}):")
+            st.error(md_escape(f"batch {j.batch_id} stopped before it finished. Last lines of its log ({j.log_file}):"))
             st.code(j.tail(8) or "(empty)", language=None)
     done = J.newly_finished(jobs, seen)
     for j in done:
         p = j.progress()
-        st.toast(f"Batch {j.batch_id} finished: {p['done']}/{p['n']} branches" + (f", {p['errors']} failed" if p["errors"] else ""),
+        st.toast(f"Batch {md_escape(j.batch_id)} finished: {p['done']}/{p['n']} branches" + (f", {p['errors']} failed" if p["errors"] else ""),
                  icon=":material/call_split:")  # fmt: skip
     if done:
         st.rerun(scope="app")  # the branch tree below is outside this fragment
@@ -112,7 +115,7 @@ with tab_exp:
     for e in exps:
         what = (f" · {len(e.get('utterances') or [])} utterances · target {e.get('target') or '–'} · n={e.get('n_per_arm')} per arm"
                 if e["kind"] == "attribution" else f" · {len(e.get('variants') or [])} variants")  # fmt: skip
-        with st.expander(f"{e['kind']} {e['experiment_id']}{what}", expanded=e is exps[0]):
+        with st.expander(md_escape(f"{e['kind']} {e['experiment_id']}{what}"), expanded=e is exps[0]):
             (V.attribution if e["kind"] == "attribution" else V.bifurcation)(e)
 with tab_val:
     vals = [v for d in dirs for v in J.validations(d)]

@@ -5,6 +5,8 @@ from app.frame import page_guard
 page_guard()
 
 import altair as alt
+from urllib.parse import urlencode
+
 import pandas as pd
 import streamlit as st
 
@@ -92,7 +94,7 @@ if f_act:
 if only_bad:
     view = view[~view["match"]]
 view = view.reset_index(drop=True)
-view = view.assign(open=[f"impersonate?game={g}&step={s}&agent={a}" for g, s, a in zip(view["game_id"], view["step"], view["predictor"])])
+view = view.assign(open=["impersonate?" + urlencode({"game": g, "step": s, "agent": a}) for g, s, a in zip(view["game_id"], view["step"], view["predictor"])])
 st.caption(f"{len(view):,} pairs · click a row to open that agent's Impersonate view at the step, or use the link column")
 ev = st.dataframe(view, hide_index=True, width="stretch", height=360, on_select="rerun", selection_mode="single-row", key="so_pairs",
                   column_config={"open": st.column_config.LinkColumn("open", display_text="Impersonate ↗"),

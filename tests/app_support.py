@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -50,8 +51,16 @@ def new_app(**params: str):
     return at
 
 
+_ESCAPED = re.compile(r"\\([!-/:-@\[-`{-~])")
+
+
+def plain(md: str) -> str:
+    """Markdown made by app/text.md_escape read back as the text it shows (escapes, word joiners, hard breaks)."""
+    return _ESCAPED.sub(r"\1", md).replace("\u2060", "").replace("  \n", "\n")
+
+
 def errors(at) -> list[str]:
-    return [e.value for e in at.error]
+    return [plain(e.value) for e in at.error]
 
 
 def assert_clean(at) -> None:
@@ -59,7 +68,7 @@ def assert_clean(at) -> None:
 
 
 def texts(at) -> str:
-    return "\n".join([m.value for m in at.markdown] + [c.value for c in at.caption] + [i.value for i in at.info])
+    return plain("\n".join([m.value for m in at.markdown] + [c.value for c in at.caption] + [i.value for i in at.info]))
 
 
 def timeline(at):

@@ -14,6 +14,8 @@ from mafiascope.arena.ledger import Ledger  # noqa: E402
 from mafiascope.arena.roster import load_roster  # noqa: E402
 from mafiascope.arena.run import run_arena  # noqa: E402
 
+from .app_support import plain  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -77,6 +79,6 @@ def test_extra_models_bad_yaml_is_one_clear_line(runs):
     at = app().run()
     at.text_area(key="ms_arena_extra").set_value("gpt: {type: openai, model: [\n").run()
     assert not at.exception
-    errs = [e.value for e in at.error]
+    errs = [plain(e.value) for e in at.error]  # shown escaped (app/text.py)
     assert any(e.startswith("Extra models: not valid YAML at line") for e in errs), errs
     assert not any("<unicode string>" in e for e in errs), errs

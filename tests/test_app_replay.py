@@ -14,6 +14,7 @@ from streamlit.testing.v1 import AppTest  # noqa: E402
 
 from mafiascope.replay.forks import plan_fork, run_fork_batch  # noqa: E402
 
+from .app_support import plain  # noqa: E402
 from .test_replay_forks import play_bot  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -55,7 +56,7 @@ runpy.run_path({str(ROOT / "pages" / "replay.py")!r}, run_name="__main__")
 def texts(at: AppTest) -> str:
     parts = [e.label for e in at.expander] + [m.value for m in at.markdown] + [c.value for c in at.caption]
     parts += [str(e.value) for e in at.error] + [str(s.value) for s in at.success]
-    return "\n".join(str(p) for p in parts)
+    return plain("\n".join(str(p) for p in parts))  # untrusted text is escaped Markdown (app/text.py)
 
 
 @pytest.mark.slow

@@ -261,13 +261,19 @@ def test_missing_env_key_is_a_config_error_naming_the_backend(monkeypatch):
         build_backend("gpt", {"type": "openai", "model": "m", "api_key": "${NOT_SET_ANYWHERE_KEY}"})
 
 
-def test_streamlit_secret_fallback(monkeypatch):
-    from mafiascope.backends import common
+def test_installed_key_resolver_is_used(monkeypatch):
+    """The app installs a resolver (st.secrets + its key policy); the core only calls it (issue 13)."""
+    from mafiascope.backends.keys import set_key_resolver
 
     monkeypatch.delenv("ST_ONLY_KEY", raising=False)
-    monkeypatch.setattr(common, "streamlit_secret", lambda name: SECRET if name == "ST_ONLY_KEY" else None)
-    b = build_backend("st", {"type": "openai", "model": "m", "api_key": "${ST_ONLY_KEY}"})
+    seen = []
+    previous = set_key_resolver(lambda name, url: seen.append((name, url)) or (SECRET if name == "ST_ONLY_KEY" else None))
+    try:
+        b = build_backend("st", {"type": "openai", "model": "m", "api_key": "${ST_ONLY_KEY}"})
+    finally:
+        set_key_resolver(previous)
     assert b.describe()["api_key_set"] is True and SECRET not in str(b.describe())
+    assert seen == [("ST_ONLY_KEY", "https://api.openai.com/v1")]  # told where the key would go
 
 
 def test_validation_errors_name_backend_and_field():

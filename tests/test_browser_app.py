@@ -7,6 +7,7 @@ screenshots under test-output/screenshots/.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -36,14 +37,14 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
+@contextlib.contextmanager
+def streamlit_app(env_extra: dict[str, str]):
+    """``streamlit run streamlit_app.py`` on a free loopback port with ``env_extra``; yields its URL."""
     if not Path(CHROMIUM).exists():
         pytest.skip("/usr/bin/chromium is not installed")
     pytest.importorskip("playwright.sync_api")
-    corpus = shared_or_skip()
     port = _free_port()
-    env = dict(os.environ, MAFIASCOPE_LOGS=str(corpus), MAFIASCOPE_RUNS=str(tmp_path_factory.mktemp("runs")))
+    env = dict(os.environ, **env_extra)
     proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "streamlit_app.py", "--server.headless", "true",
                              "--server.port", str(port), "--server.address", "127.0.0.1",
                              "--browser.gatherUsageStats", "false"],
@@ -60,12 +61,21 @@ def server(tmp_path_factory):
         proc.terminate()
         pytest.fail("streamlit did not start")
     SHOTS.mkdir(parents=True, exist_ok=True)
-    yield url
-    proc.terminate()
     try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    corpus = shared_or_skip()
+    with streamlit_app({"MAFIASCOPE_LOGS": str(corpus), "MAFIASCOPE_RUNS": str(tmp_path_factory.mktemp("runs"))}) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")

@@ -1,12 +1,10 @@
-"""Helpers shared by the network backends: think-stripping, secrets, redaction, retry waits."""
+"""Helpers shared by the network backends: think-stripping, ``${VAR}`` keys (see keys.py), redaction, retry waits."""
 
 from __future__ import annotations
 
 import asyncio
 import email.utils
-import importlib.util
 import math
-import os
 import random
 import re
 import time
@@ -15,6 +13,7 @@ from typing import Any, Callable, Generic, TypeVar
 from urllib.parse import urlsplit
 
 from .base import BackendError
+from .keys import KeyRefused, resolve_key
 
 _THINK_BLOCK = re.compile(r"<think(?:ing)?>.*?</think(?:ing)?>", re.IGNORECASE | re.DOTALL)
 _THINK_CLOSE = re.compile(r"</think(?:ing)?>", re.IGNORECASE)
@@ -45,30 +44,12 @@ def strip_think(text: str | None) -> tuple[str, bool]:
     return out, out != text.strip()
 
 
-def streamlit_secret(name: str) -> str | None:
-    """``st.secrets[name]`` if Streamlit is installed and a secrets file defines it.
-
-    Streamlit is imported lazily, only here, and never at module import time.
-    """
-    if importlib.util.find_spec("streamlit") is None:
-        return None
-    try:
-        import streamlit as st  # noqa: PLC0415
-
-        secrets = st.secrets
-        if name in secrets:
-            value = secrets[name]
-            return str(value) if value else None
-    except Exception:  # no secrets.toml, parse error, not running under streamlit ...
-        return None
-    return None
-
-
-def resolve_secret(value: str | None, *, backend: str, field: str = "api_key") -> str | None:
-    """Resolve ``${VAR}`` from the environment, then from Streamlit secrets.
+def resolve_secret(value: str | None, *, backend: str, field: str = "api_key", base_url: str | None = None) -> str | None:
+    """Resolve ``${VAR}`` through the installed key resolver (:mod:`.keys`), for use with ``base_url``.
 
     Anything else is used literally (discouraged for real keys: prefer ``${VAR}``).
-    A reference that resolves nowhere is a configuration error naming the backend.
+    A reference that resolves nowhere, or that the key policy refuses, is a configuration error
+    naming the backend and the variable (never a value).
     """
     if value is None or value == "":
         return None
@@ -76,12 +57,12 @@ def resolve_secret(value: str | None, *, backend: str, field: str = "api_key") -
     if not m:
         return value
     var = m.group(1)
-    got = os.environ.get(var) or streamlit_secret(var)
+    try:
+        got = resolve_key(var, base_url)
+    except KeyRefused as exc:
+        raise BackendError(f"backend {backend!r}: {field}: {exc}") from None
     if not got:
-        raise BackendError(
-            f"backend {backend!r}: {field} refers to ${{{var}}}, which is neither set in the "
-            f"environment nor in Streamlit secrets"
-        )
+        raise BackendError(f"backend {backend!r}: {field} refers to ${{{var}}}, which is not set")
     return got
 
 

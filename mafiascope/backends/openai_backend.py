@@ -81,7 +81,7 @@ class OpenAIBackend:
         self.name = name
         self.spec = spec
         self.model_label = spec.label or spec.model
-        self._api_key = resolve_secret(spec.api_key, backend=name)
+        self._api_key = resolve_secret(spec.api_key, backend=name, base_url=spec.base_url)
         self.limits = Limits(spec.max_concurrency, spec.rpm, spec.burst)
         self._clients: PerLoop[openai.AsyncOpenAI] = PerLoop(self._new_client)
         self._rng = random.Random()  # jitter only; never touches game RNG streams

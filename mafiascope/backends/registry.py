@@ -46,7 +46,7 @@ class OpenAISpec(_Limited):
     type: Literal["openai"] = "openai"
     model: str = Field(min_length=1)
     base_url: str = "https://api.openai.com/v1"
-    api_key: str | None = Field(None, description='"${ENV_VAR}" (environment, then Streamlit secrets); omit for keyless local servers')
+    api_key: str | None = Field(None, description='"${ENV_VAR}" (resolved by the installed key resolver: the environment, under the key policy, docs/security.md); omit for keyless local servers')
     temperature: float | None = Field(None, ge=0, le=2)
     top_p: float | None = Field(None, gt=0, le=1)
     max_tokens: int | None = Field(None, ge=1, description="overrides the engine's per-call max_tokens when set")

@@ -34,7 +34,7 @@ class BusBackend:
         self.spec = spec
         self.model_label = spec.label or f"bus:{spec.model}"
         self.hub = (spec.hub or os.environ.get("MAFIASCOPE_BUS_URL") or DEFAULT_HUB).rstrip("/")
-        self._token = resolve_secret(spec.token, backend=name, field="token")
+        self._token = resolve_secret(spec.token, backend=name, field="token", base_url=self.hub)
         self.limits = Limits(spec.max_concurrency, spec.rpm, spec.burst)
         self._sessions: PerLoop[aiohttp.ClientSession] = PerLoop(self._new_session)
         self.served_model: str | None = None

@@ -1,0 +1,135 @@
+"""API keys on a public deploy: the operator's key policy, visitor keys for one session, child environments.
+
+The operator declares which keys may be used and for which base URLs, in ``st.secrets``::
+
+    [mafiascope.keys]
+    OPENAI_API_KEY = ["https://api.openai.com/v1"]      # or: OPENAI_API_KEY = {base_urls = [...]}
+
+or with ``MAFIASCOPE_KEYS=OPENAI_API_KEY`` and ``MAFIASCOPE_KEY_OPENAI_API_KEY_BASE_URLS=https://api.openai.com/v1``
+(both are merged). The key values stay where they are (root-level ``st.secrets`` entries or the
+environment). Nothing else leaves the server: every process the app starts gets the policy in its
+environment (the engine's default resolver enforces it) and only the allowed keys' values.
+
+A visitor may paste their own key: it lives in ``st.session_state`` only, and reaches the game
+process as an environment variable ``MAFIASCOPE_SESSION_KEY_<id>`` (never argv, a file or a log),
+allowed for that model's base URL only.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any
+
+import streamlit as st
+
+from mafiascope.backends.keys import KeyPolicy, env_resolver, policy_resolver, set_key_resolver
+
+from .lineup import SESSION_PREFIX
+_SESSION = "_ms_session_keys"  # session_state: {variable name: (key, base_url)}
+
+
+def _secrets_section() -> Mapping[str, Any]:
+    try:
+        section = st.secrets.get("mafiascope", {})
+        keys = section.get("keys", {}) if isinstance(section, Mapping) else {}
+        return keys if isinstance(keys, Mapping) else {}
+    except Exception:  # no secrets.toml: no section
+        return {}
+
+
+def _secret_value(name: str) -> str | None:
+    try:
+        value = st.secrets.get(name)
+    except Exception:
+        return None
+    return value if isinstance(value, str) and value else None
+
+
+def operator_policy() -> KeyPolicy:
+    """The operator's policy: ``[mafiascope.keys]`` in st.secrets merged with the environment's; empty when neither."""
+    keys: dict[str, tuple[str, ...]] = {}
+    for name, entry in _secrets_section().items():
+        urls = entry.get("base_urls", []) if isinstance(entry, Mapping) else entry
+        keys[str(name)] = tuple(str(u) for u in ([urls] if isinstance(urls, str) else urls or []))
+    policy = KeyPolicy(keys=keys)
+    env = KeyPolicy.from_env()
+    return policy.merged(env) if env is not None else policy
+
+
+def operator_value(name: str) -> str | None:
+    """An allowed key's value: the root-level st.secrets entry, else the environment. None for names not allowed."""
+    if name not in operator_policy().keys:
+        return None
+    return _secret_value(name) or os.environ.get(name) or None
+
+
+def available() -> set[str]:
+    """Names of the allowed keys that have a value (names only: for the launch form's checks)."""
+    return {n for n in operator_policy().keys if operator_value(n)}
+
+
+# ----------------------------------------------------------------------------- visitor keys (this session only)
+
+
+def session_var(uid: str) -> str:
+    return SESSION_PREFIX + "".join(c if c.isalnum() else "_" for c in uid).upper()
+
+
+def set_session_key(uid: str, key: str, base_url: str) -> str:
+    """Keep a pasted key for this session (memory only); returns the variable name configs refer to."""
+    var = session_var(uid)
+    st.session_state.setdefault(_SESSION, {})[var] = (key, base_url.strip())
+    return var
+
+
+def drop_session_key(uid: str) -> None:
+    st.session_state.get(_SESSION, {}).pop(session_var(uid), None)
+
+
+def session_keys() -> dict[str, tuple[str, str]]:
+    return dict(st.session_state.get(_SESSION, {}))
+
+
+def session_policy() -> KeyPolicy:
+    return KeyPolicy(keys={v: (url,) for v, (_, url) in session_keys().items()})
+
+
+# ----------------------------------------------------------------------------- the app's resolver and child processes
+
+
+def _lookup(name: str) -> str | None:
+    pasted = session_keys().get(name)
+    return pasted[0] if pasted else operator_value(name)
+
+
+def _resolve(name: str, base_url: str | None) -> str | None:
+    """In a Streamlit session: the operator's policy, st.secrets and that session's pasted keys. Elsewhere in the
+    process (no session: a thread of its own, a CLI run inside the test process) the engine's default."""
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    if get_script_run_ctx(suppress_warning=True) is None:
+        return env_resolver(name, base_url)
+    return policy_resolver(operator_policy().merged(session_policy()), _lookup)(name, base_url)
+
+
+def install() -> None:
+    """Make the engine resolve ``${VAR}`` in this process through :func:`_resolve` (idempotent)."""
+    set_key_resolver(_resolve)
+
+
+def child_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment of a process the app starts: the server's, with the policy in force (operator's + this
+    session's keys) and exactly the allowed keys' values; any other secret name resolves to nothing there."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(SESSION_PREFIX) and not k.startswith("MAFIASCOPE_KEY_")}
+    policy = operator_policy().merged(session_policy())
+    env.update(policy.to_env())
+    for name in operator_policy().keys:
+        value = operator_value(name)
+        if value:
+            env[name] = value
+    for name, (key, _) in session_keys().items():
+        env[name] = key
+    env.update(extra or {})
+    return env
+
