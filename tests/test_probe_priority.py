@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from mafiascope.backends.devserver import DevServer
 from mafiascope.backends.registry import build_backends, clear_cache
 from mafiascope.config import parse_game_config
@@ -29,6 +31,7 @@ def _records(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
 
 
+@pytest.mark.slow
 async def test_probes_that_lag_behind_a_rate_limit_are_skipped_and_counted_acts_are_not(tmp_path):
     clear_cache()
     async with DevServer() as srv:
@@ -47,6 +50,7 @@ async def test_probes_that_lag_behind_a_rate_limit_are_skipped_and_counted_acts_
     assert over["cost"]["probes"]["max_lag_s"] == 0.3
 
 
+@pytest.mark.slow
 async def test_acts_go_first_when_one_model_serves_every_seat(tmp_path):
     """With one backend for all seats, the moves do not queue behind the probes' calls."""
     clear_cache()
