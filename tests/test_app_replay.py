@@ -85,6 +85,7 @@ def test_replay_page_shows_branch_tree_and_starts_a_fork(logs):
     assert done and done[0]["n"] == 2 and done[0]["failed"] == 0
 
 
+@pytest.mark.slow
 def test_branch_batch_is_compared_with_its_parent(logs):
     """Each batch in the tree aligns its branches with the parent at the fork step: suspicion panels,
     eliminations after the fork and the transcripts side by side with the first divergence marked."""
@@ -105,6 +106,7 @@ def test_branch_batch_is_compared_with_its_parent(logs):
     assert (side[""] == "▶ first divergence").sum() == (0 if "(same words)" in picker.value else 1)
 
 
+@pytest.mark.slow
 def test_live_game_on_a_branch_compares_its_batch_with_the_parent(logs):
     asyncio.run(run_fork_batch(plan_fork(logs / "parentgame", "1.3", 2, batch_seed=2, batch_id="cccc3333")))
     at = AppTest.from_file(str(ROOT / "streamlit_app.py"), default_timeout=60)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+pytestmark = pytest.mark.slow  # AppTest/real games: tens of seconds on the 2-core machine
+
 pytest.importorskip("streamlit")
 
 from .app_support import DEMO, assert_clean, new_app, plain  # noqa: E402

@@ -6,6 +6,8 @@ import json
 import os
 from pathlib import Path
 
+import pytest
+
 from mafiascope.analytics.search import build_index
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -70,6 +72,7 @@ def test_cache_rereads_only_changed_games_and_drops_removed_ones(tmp_path):
     assert build_index(root, cache_dir=cache).search("dodged")[1] == 0
 
 
+@pytest.mark.slow
 def test_original_format_corpus_is_searchable(tmp_path):
     corpus = ROOT / "data" / "corpus"
     ix = build_index(corpus, cache_dir=tmp_path / "c")

@@ -29,6 +29,7 @@ def test_full_records_survive_encode_then_decode():
         assert [p["messages"] for p in back["players"]] == [p["messages"] for p in rec["players"]], i
 
 
+@pytest.mark.slow
 async def test_a_probed_game_writes_a_third_of_the_snapshot_bytes(tmp_path):
     cfg = load_game_config(ROOT / "configs" / "classic.yaml")
     res = await play_game(cfg, logs_dir=tmp_path, seed=3, game_id="g")

@@ -261,6 +261,23 @@ class Limits:
     def __init__(self, max_concurrency: int | None = None, rpm: float | None = None, burst: int = 1) -> None:
         self.concurrency = ConcurrencyLimit(max_concurrency)
         self.rate = RateLimit(rpm, burst) if rpm else None
+        self.probes_pending = 0  # probe calls scheduled on this backend and not finished (every game)
+        self.hold_s = 1.0  # moving average of how long a call holds its slot (seconds)
+        self._lock = threading.Lock()
+
+    def add_pending(self, n: int) -> None:
+        with self._lock:
+            self.probes_pending = max(0, self.probes_pending + n)
+
+    def backlog_seconds(self, calls: int) -> float:
+        """How long ``calls`` queued calls need to start here: the rate limit's spacing, or with a
+        fixed concurrency cap the average slot time per cap; 0 when neither limits throughput
+        (auto-sized caps grow with the games' demand)."""
+        if self.rate is not None:
+            return calls * self.rate.interval
+        if self.concurrency.fixed is not None:
+            return calls * self.hold_s / self.concurrency.fixed
+        return 0.0
 
     @contextlib.asynccontextmanager
     async def slot(self, priority: int = ACT, max_wait: float | None = None) -> AsyncIterator["Limits"]:
@@ -269,10 +286,12 @@ class Limits:
             await self.rate.acquire(priority, max_wait)
         left = None if max_wait is None else max(0.0, max_wait - (time.monotonic() - t0))
         await self.concurrency.acquire(priority, left)
+        t1 = time.monotonic()
         try:
             yield self
         finally:
             self.concurrency.release()
+            self.hold_s += 0.1 * ((time.monotonic() - t1) - self.hold_s)
 
     @contextlib.contextmanager
     def demand(self, n: int) -> Iterator[None]:

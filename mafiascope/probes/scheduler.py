@@ -212,12 +212,16 @@ class ProbeEngine:
         for job, calls in plan:
             before = dict(self._latest.get(job.seat, {}))
             this_step: dict[str, asyncio.Future[ChainValue]] = {}
+            behind = self._backlog_s(job.backend, len(calls))
             for p, seq, seed in calls:
                 deps: dict[str, asyncio.Future[ChainValue] | ChainValue | None] = {}
                 for ref_kind, ref in p.chain_refs():
                     key = f"{ref_kind}_{ref}"
                     deps[key] = this_step[ref] if ref_kind == "prev" and ref in this_step else before.get(ref)
-                task = asyncio.ensure_future(self._run(job, p, seq, seed, deps))
+                if behind is not None:  # the backend's queue is already longer than max_lag_s: skip this step
+                    task = asyncio.ensure_future(self._skip(job, p, seq, behind))
+                else:
+                    task = asyncio.ensure_future(self._tracked(job.backend, self._run(job, p, seq, seed, deps)))
                 self._tasks.add(task)
                 task.add_done_callback(self._tasks.discard)
                 this_step[p.id] = task
@@ -314,6 +318,33 @@ class ProbeEngine:
         if pid in self._chained:
             with self._history_lock:
                 self._history.setdefault(seat, {}).setdefault(pid, []).append((step_index, cv))
+
+    def _backlog_s(self, backend: str, n_new: int) -> float | None:
+        """Seconds the backend needs for the probe calls queued on it (and ``n_new`` more), when that
+        exceeds ``max_lag_s``; None when the step can be probed (see Limits.backlog_seconds)."""
+        limits = getattr(self.backends.get(backend), "limits", None)
+        if self.max_lag_s is None or limits is None or not hasattr(limits, "backlog_seconds"):
+            return None
+        s = limits.backlog_seconds(limits.probes_pending + n_new)
+        return s if s > self.max_lag_s else None
+
+    async def _tracked(self, backend: str, coro: Any) -> ChainValue:
+        limits = getattr(self.backends.get(backend), "limits", None)
+        if limits is not None and hasattr(limits, "probes_pending"):
+            limits.add_pending(1)
+        try:
+            return await coro
+        finally:
+            if limits is not None and hasattr(limits, "probes_pending"):
+                limits.add_pending(-1)
+
+    async def _skip(self, job: _Job, probe: Probe, seq: int, behind_s: float) -> ChainValue:
+        """A step's probe not asked: its backend's probe queue would take longer than max_lag_s."""
+        c = Completion(ok=False, error=f"lagged: the backend's probe queue needs ~{behind_s:.0f}s, over max_lag_s "
+                                       f"{self.max_lag_s:g}s (step skipped; see probes.max_lag_s)", meta={"lagged": True})
+        cv = self._write(job, probe, seq, question="", c=c, raw_fallback=False, started=None, finished=None, messages=[])
+        self._remember(job.seat, probe.id, job.step.step_index, cv)
+        return cv
 
     async def _run(self, job: _Job, probe: Probe, seq: int, seed: int, deps: dict[str, Any]) -> ChainValue:
         try:
