@@ -255,6 +255,8 @@ def devserver():
 
 def test_a_wrong_model_shows_the_preflight_error_instead_of_a_dead_job(runs, devserver, monkeypatch):
     monkeypatch.setenv(KEY_VAR, SECRET)
+    monkeypatch.setenv("MAFIASCOPE_KEYS", KEY_VAR)  # the operator allows this key for the dev server (docs/security.md)
+    monkeypatch.setenv(f"MAFIASCOPE_KEY_{KEY_VAR}_BASE_URLS", devserver.base_url)
     at = new_app(mode="launch").run()
     at.toggle(key="lf_lineup").set_value(True).run()
     at.button(key="lu_add").click().run()
