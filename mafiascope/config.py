@@ -78,6 +78,9 @@ class GameConfig(BaseModel):
     snapshots: bool = True
     max_tokens: int = Field(400, ge=16, le=32768)
     reask: bool = True  # one re-ask with a format reminder after an empty/unreadable reply
+    # share (0..1) of a game's calls that may fault before the game is marked invalid (game_over.invalid);
+    # set per study (docs/studies.md), read by the engine's fault budget
+    fault_budget: float = Field(0.2, ge=0, le=1)
     seed: int | None = None
     source_path: str | None = Field(default=None, exclude=True)
 

@@ -224,9 +224,9 @@ def run_arena(
     cfgs = {g.game_id: game_config(roster, rules[g.rules], g, probes=probes, snapshots=snapshots, language=language) for g in todo}
     try:
         if executor == "local":
-            asyncio.run(_run_local(todo, cfgs, run_dir, max(1, parallel), backend_factory, record))
+            asyncio.run(execute_local(_feeder(todo), lambda g: cfgs[g.game_id], run_dir, max(1, parallel), backend_factory, record))
         elif executor == "ray":
-            _run_ray(todo, cfgs, run_dir, max(1, parallel), address, record)
+            execute_ray(_feeder(todo), lambda g: cfgs[g.game_id], run_dir, max(1, parallel), address, record)
         else:
             raise ArenaError(f"--executor: {executor!r} is not supported; choose local or ray")
     finally:
@@ -239,20 +239,22 @@ def run_arena(
             "failures": failures}  # fmt: skip
 
 
-async def _run_local(todo: list[Scheduled], cfgs: dict[str, GameConfig], run_dir: Path, parallel: int,
-                     backend_factory: Callable[[GameConfig], dict[str, Any]] | None, record: Callable[..., None]) -> None:  # fmt: skip
-    sem = asyncio.Semaphore(parallel)
+async def execute_local(next_game: Callable[[], Any], cfg_of: Callable[[Any], GameConfig], run_dir: Path, parallel: int,
+                        backend_factory: Callable[[GameConfig], dict[str, Any]] | None, record: Callable[..., None]) -> None:  # fmt: skip
+    """The local executor: ``parallel`` workers in this event loop, each taking games from ``next_game()``
+    (a scheduled game with ``game_id`` and ``seed``, or None when there is nothing more to start) until
+    it returns None; ``record(game, result | exception)`` after each. Arena runs and studies share it."""
 
-    async def one(g: Scheduled) -> None:
-        async with sem:
-            cfg = cfgs[g.game_id]
+    async def worker() -> None:
+        while (g := next_game()) is not None:
+            cfg = cfg_of(g)
             try:
                 out: Any = await _play_local(cfg, run_dir, g, backend_factory(cfg) if backend_factory else None)
             except Exception as exc:  # one broken game never stops the run
                 out = exc
             record(g, out)
 
-    await asyncio.gather(*(one(g) for g in todo))
+    await asyncio.gather(*(worker() for _ in range(max(1, parallel))))
     try:
         from ..backends.registry import close_all
 
@@ -261,8 +263,15 @@ async def _run_local(todo: list[Scheduled], cfgs: dict[str, GameConfig], run_dir
         pass
 
 
-def _run_ray(todo: list[Scheduled], cfgs: dict[str, GameConfig], run_dir: Path, parallel: int, address: str | None,
-             record: Callable[..., None]) -> None:  # fmt: skip
+def _feeder(todo: list[Any]) -> Callable[[], Any]:
+    it = iter(todo)
+    return lambda: next(it, None)
+
+
+def execute_ray(next_game: Callable[[], Any], cfg_of: Callable[[Any], GameConfig], run_dir: Path, parallel: int,
+                address: str | None, record: Callable[..., None]) -> None:  # fmt: skip
+    """The Ray executor: one task per game, at most ``parallel`` in flight; the driver alone takes games
+    (``next_game``) and records results, so the ledger is written in one place."""
     try:
         import ray
     except ImportError:
@@ -273,13 +282,18 @@ def _run_ray(todo: list[Scheduled], cfgs: dict[str, GameConfig], run_dir: Path, 
         started = True
     try:
         task = ray.remote(_play_in_worker)
-        pending: dict[Any, Scheduled] = {}
-        queue = list(todo)
-        while queue or pending:
-            while queue and len(pending) < parallel:
-                g = queue.pop(0)
-                ref = task.remote(cfgs[g.game_id].model_dump(mode="json"), str(run_dir.resolve()), g.seed, g.game_id)
+        pending: dict[Any, Any] = {}
+        more = True
+        while more or pending:
+            while more and len(pending) < parallel:
+                g = next_game()
+                if g is None:
+                    more = False
+                    break
+                ref = task.remote(cfg_of(g).model_dump(mode="json"), str(run_dir.resolve()), g.seed, g.game_id)
                 pending[ref] = g
+            if not pending:
+                break
             ready, _ = ray.wait(list(pending), num_returns=1)
             for ref in ready:
                 g = pending.pop(ref)
