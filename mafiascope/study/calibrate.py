@@ -3,7 +3,9 @@
 For every rule set (classic, classic_sheriff, sport, open_table, imbalanced) and language (en,
 ru) it plays ``games`` games of the bot presets (rotated over the seats) with the chained
 battery, one at a time in a temporary directory, and writes the measured profile
-(:func:`mafiascope.study.estimate.measure_games`) to ``mafiascope/study/defaults.json``.
+(:func:`mafiascope.study.estimate.measure_games`) to ``mafiascope/study/defaults.json``. With
+``rule_sets`` (``--rules``) only those profiles are measured and the others in the file are kept,
+so the cheap classic profiles can take more games than the ten-seat ones.
 """
 
 from __future__ import annotations
@@ -53,8 +55,10 @@ def calibrate(games: int = 8, out: str | Path | None = DEFAULTS_FILE, rule_sets:
                 asyncio.run(_play(cfgs, logs))
                 prof = measure_games(sorted(p for p in logs.iterdir() if p.is_dir()))
                 profiles[key] = {"rules": rules.name, "family": rules.family, "language": lang, "battery": "chained", **prof}
-    data = {"profiles": profiles, "games_per_profile": games,
-            "made_by": "mafiascope study calibrate", "provenance": provenance({"seed": seed})}  # fmt: skip
+    data = {"profiles": profiles, "made_by": "mafiascope study calibrate", "provenance": provenance({"seed": seed})}
+    if out is not None and Path(out).is_file():  # keep the profiles not measured now
+        old = json.loads(Path(out).read_text(encoding="utf-8")).get("profiles") or {}
+        data["profiles"] = {**old, **profiles}
     if out is not None:
         Path(out).write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     return data

@@ -50,6 +50,8 @@ def register(sub: Any) -> None:
 
     c = ssub.add_parser("calibrate", help="measure the bundled estimate profiles from offline bot games")
     c.add_argument("--games", type=int, default=8, help="games per rule set and language (default 8)")
+    c.add_argument("--rules", default=",".join(("classic", "classic_sheriff", "sport", "open_table", "imbalanced")),
+                   help="comma-separated rule sets to measure (default: all five); other profiles in --out are kept")
     c.add_argument("--out", default=None, help="where to write the profiles (default: mafiascope/study/defaults.json)")
     c.add_argument("--json", action="store_true", help="print the profiles as one JSON object")
     c.set_defaults(func=_calibrate)
@@ -185,9 +187,16 @@ def _calibrate(args: argparse.Namespace) -> int:
     if not 2 <= args.games <= 200:
         raise CliError("--games must be between 2 and 200")
     out = Path(args.out) if args.out else DEFAULTS_FILE
-    data = calibrate(args.games, out)
+    from ...study.spec import CLASSIC_RULES
+    from ...engine.rules import TOURNAMENT_DEFAULTS, VARIANT_ALIASES
+
+    names = [VARIANT_ALIASES.get(r.strip(), r.strip()) for r in args.rules.split(",") if r.strip()]
+    bad = [r for r in names if r not in CLASSIC_RULES and r not in TOURNAMENT_DEFAULTS]
+    if bad or not names:
+        raise CliError(f"--rules: unknown rule set {bad[0] if bad else '(none)'!r}; choose from classic, classic_sheriff, sport, open_table, imbalanced")
+    data = calibrate(args.games, out, rule_sets=tuple(names))
     if args.json:
         print_json(data)
     else:
-        print(f"wrote {len(data['profiles'])} profiles ({args.games} games each) to {out}")
+        print(f"measured {len(names) * 2} profiles ({args.games} games each); {out} holds {len(data['profiles'])}")
     return 0
