@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config import GameConfig, SeatSpec
+from ..engine.executors import ExecutorError, execute_local, execute_ray, feeder
 from ..engine.rules import RuleSet, VARIANT_ALIASES, tournament_rules
 from ..logs.io import GAME_FILE
 from .ledger import Ledger
@@ -139,28 +140,6 @@ class Progress:
             self.bar.close()
 
 
-def _result(res: Any, seconds: float) -> dict[str, Any]:
-    return {"winner": res.winner, "rounds": res.rounds, "reason": res.reason, "faults": res.faults, "acts": res.acts,
-            "seconds": round(seconds, 3)}  # fmt: skip
-
-
-async def _play_local(cfg: GameConfig, run_dir: Path, g: Scheduled, backends: dict[str, Any] | None) -> dict[str, Any]:
-    from ..engine.runner import play_game
-
-    t0 = time.time()
-    res = await play_game(cfg, logs_dir=run_dir, seed=g.seed, game_id=g.game_id, backends=backends)
-    return _result(res, time.time() - t0)
-
-
-def _play_in_worker(cfg_data: dict[str, Any], run_dir: str, seed: int, game_id: str) -> dict[str, Any]:
-    """Ray task body: one game in the worker's own event loop."""
-    from ..engine.runner import run_game
-
-    t0 = time.time()
-    res = run_game(GameConfig.model_validate(cfg_data), logs_dir=run_dir, seed=seed, game_id=game_id)
-    return _result(res, time.time() - t0)
-
-
 def run_arena(
     roster: Roster,
     rule_sets: list[str],
@@ -224,9 +203,12 @@ def run_arena(
     cfgs = {g.game_id: game_config(roster, rules[g.rules], g, probes=probes, snapshots=snapshots, language=language) for g in todo}
     try:
         if executor == "local":
-            asyncio.run(execute_local(_feeder(todo), lambda g: cfgs[g.game_id], run_dir, max(1, parallel), backend_factory, record))
+            asyncio.run(execute_local(feeder(todo), lambda g: cfgs[g.game_id], run_dir, max(1, parallel), backend_factory, record))
         elif executor == "ray":
-            execute_ray(_feeder(todo), lambda g: cfgs[g.game_id], run_dir, max(1, parallel), address, record)
+            try:
+                execute_ray(feeder(todo), lambda g: cfgs[g.game_id], run_dir, max(1, parallel), address, record)
+            except ExecutorError as exc:
+                raise ArenaError(str(exc)) from None
         else:
             raise ArenaError(f"--executor: {executor!r} is not supported; choose local or ray")
     finally:
@@ -239,68 +221,3 @@ def run_arena(
             "failures": failures}  # fmt: skip
 
 
-async def execute_local(next_game: Callable[[], Any], cfg_of: Callable[[Any], GameConfig], run_dir: Path, parallel: int,
-                        backend_factory: Callable[[GameConfig], dict[str, Any]] | None, record: Callable[..., None]) -> None:  # fmt: skip
-    """The local executor: ``parallel`` workers in this event loop, each taking games from ``next_game()``
-    (a scheduled game with ``game_id`` and ``seed``, or None when there is nothing more to start) until
-    it returns None; ``record(game, result | exception)`` after each. Arena runs and studies share it."""
-
-    async def worker() -> None:
-        while (g := next_game()) is not None:
-            cfg = cfg_of(g)
-            try:
-                out: Any = await _play_local(cfg, run_dir, g, backend_factory(cfg) if backend_factory else None)
-            except Exception as exc:  # one broken game never stops the run
-                out = exc
-            record(g, out)
-
-    await asyncio.gather(*(worker() for _ in range(max(1, parallel))))
-    try:
-        from ..backends.registry import close_all
-
-        await close_all()
-    except Exception:
-        pass
-
-
-def _feeder(todo: list[Any]) -> Callable[[], Any]:
-    it = iter(todo)
-    return lambda: next(it, None)
-
-
-def execute_ray(next_game: Callable[[], Any], cfg_of: Callable[[Any], GameConfig], run_dir: Path, parallel: int,
-                address: str | None, record: Callable[..., None]) -> None:  # fmt: skip
-    """The Ray executor: one task per game, at most ``parallel`` in flight; the driver alone takes games
-    (``next_game``) and records results, so the ledger is written in one place."""
-    try:
-        import ray
-    except ImportError:
-        raise ArenaError("--executor ray needs Ray: pip install 'mafiascope[ray]'") from None
-    started = False
-    if not ray.is_initialized():
-        ray.init(address=address, ignore_reinit_error=True, log_to_driver=False, include_dashboard=False)
-        started = True
-    try:
-        task = ray.remote(_play_in_worker)
-        pending: dict[Any, Any] = {}
-        more = True
-        while more or pending:
-            while more and len(pending) < parallel:
-                g = next_game()
-                if g is None:
-                    more = False
-                    break
-                ref = task.remote(cfg_of(g).model_dump(mode="json"), str(run_dir.resolve()), g.seed, g.game_id)
-                pending[ref] = g
-            if not pending:
-                break
-            ready, _ = ray.wait(list(pending), num_returns=1)
-            for ref in ready:
-                g = pending.pop(ref)
-                try:
-                    record(g, ray.get(ref))
-                except Exception as exc:
-                    record(g, exc)
-    finally:
-        if started:
-            ray.shutdown()

@@ -209,7 +209,7 @@ def run_study(
     backend_factory: Callable[[GameConfig], dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """Run (or continue) a study; returns its summary. ``limit``: start at most this many games now."""
-    from ..arena.run import ArenaError, execute_local, execute_ray
+    from ..engine.executors import ExecutorError, execute_local, execute_ray
 
     study_dir = spec.study_dir(study_dir)
     kind = executor or spec.executor.kind
@@ -267,7 +267,7 @@ def run_study(
                 execute_ray(next_game, lambda g: game_config(spec, g), games_dir, par, address or spec.executor.address, record)
             else:
                 raise StudyError(f"executor: {kind!r} is not supported; choose local or ray")
-        except ArenaError as exc:
+        except ExecutorError as exc:
             raise StudyError(str(exc)) from None
         finally:
             progress.close()
