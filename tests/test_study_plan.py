@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from pathlib import Path
 
@@ -114,3 +115,15 @@ def test_provenance():
     budget = parse_study_spec({**spec_data(), "budget": {"money": 3}}, "s.yaml")
     other = parse_study_spec({**spec_data(), "seed": 4}, "s.yaml")
     assert base.spec_hash() == budget.spec_hash() != other.spec_hash()
+
+
+def test_batch_dry_run_counts_the_battery_and_plays_nothing(tmp_path, capsys):
+    from mafiascope.cli import main
+
+    assert main(["batch", "-n", "5", "--dry-run", "--json", "--logs", str(tmp_path / "logs")]) == 0
+    probed = json.loads(capsys.readouterr().out)
+    assert main(["batch", "-n", "5", "--dry-run", "--json", "--no-probes", "--logs", str(tmp_path / "logs")]) == 0
+    bare = json.loads(capsys.readouterr().out)
+    assert probed["probe_calls"] > 10 * probed["act_calls"] and bare["probe_calls"] == 0 and bare["act_calls"] == probed["act_calls"]
+    assert probed["calls_90"][0] < probed["calls"] < probed["calls_90"][1] and probed["paid_share"] == 0
+    assert not (tmp_path / "logs").exists()

@@ -222,7 +222,7 @@ def estimate_study(spec: StudySpec, schedule: list[Any], rows: dict[str, dict[st
             "rel_halfwidth90": round(half, 3),
         }  # fmt: skip
         for k in ("calls", "act_calls", "probe_calls", "prompt_tokens", "completion_tokens", "money"):
-            row[f"{k}_90"] = _interval(row[k], half)
+            row[f"{k}_90"] = [_round(k, max(0.0, row[k] * (1 - half))), _round(k, row[k] * (1 + half))]
             tot[k] += row[k]
             var[k] += (row[k] * half / Z90) ** 2
         tot["games"] += n
@@ -246,10 +246,6 @@ def _round(k: str, x: float) -> float:
     return round(x, 4) if k == "money" else round(x)
 
 
-def _interval(x: float, half: float) -> list[float]:
-    return [round(max(0.0, x * (1 - half)), 4), round(x * (1 + half), 4)]
-
-
 def _duration(spec: StudySpec, pg: dict[str, float], shares: dict[str, float], n: int, bot_secs: float) -> float:
     """Seconds for the arm's n games: offline bots are CPU-bound in one process (parallel games share it;
     Ray spreads them over ``parallel`` workers); API backends are bound by the longest of the acting
@@ -271,3 +267,26 @@ def _duration(spec: StudySpec, pg: dict[str, float], shares: dict[str, float], n
         if lim["rpm"]:
             bounds.append(calls_b / float(lim["rpm"]) * 60.0)
     return cpu + max(bounds)
+
+
+def estimate_config(cfg: Any, games: int, probes: bool = True) -> dict[str, Any]:
+    """The estimate of ``games`` games of one game config (``batch --dry-run``): calls and tokens with a
+    90 % interval, and the share of seats held by backends that are not offline bots."""
+    prof, source = profile_for(cfg.rules.name, cfg.rules.family, cfg.language, load_defaults())
+    if prof is None:
+        raise ValueError(f"no estimate profile for rule set {cfg.rules.name!r} (run mafiascope study calibrate)")
+    battery: list[Any] = []
+    if probes and cfg.probes.enabled:
+        from ..probes.dsl import battery_for_config
+
+        battery = battery_for_config(cfg)[0].active
+    pg = per_game_from_profile(prof, battery)
+    half = Z90 * prof["act_calls"][1] / max(1e-9, prof["act_calls"][0]) * math.sqrt(1 / max(1, games) + 1 / max(1, prof["games"]))
+    out: dict[str, Any] = {"games": games, "source": source, "rel_halfwidth90": round(half, 3)}
+    for k in ("act_calls", "probe_calls", "prompt_tokens", "completion_tokens"):
+        out[k] = round(pg[k] * games)
+    out["calls"] = out["act_calls"] + out["probe_calls"]
+    out["calls_90"] = [round(out["calls"] * (1 - half)), round(out["calls"] * (1 + half))]
+    types = [getattr(cfg.backends[s.backend], "type", "bot") for s in cfg.seats]
+    out["paid_share"] = round(sum(1 for t in types if t != "bot") / max(1, len(types)), 3)
+    return out
