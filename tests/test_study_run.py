@@ -234,3 +234,18 @@ def test_estimate_vs_actual_on_the_offline_example(tmp_path):
     err = s["estimate_vs_actual"]["error"]
     for k in ("calls", "prompt_tokens", "completion_tokens", "money"):
         assert abs(err[k]) <= 0.25, (k, err)
+
+
+def test_a_literal_key_is_never_saved_and_a_resume_from_the_directory_says_so(tmp_path):
+    from mafiascope.study.run import StudyError, _preflight, _saved_spec
+
+    data = yaml.safe_load(small_spec(tmp_path).read_text())
+    data["backends"]["api"] = {"type": "openai", "model": "m", "base_url": "http://127.0.0.1:9/v1", "api_key": "sk-literal-123"}
+    spec = parse_study_spec(data, "lit.yaml")
+    saved = _saved_spec(spec)
+    assert "sk-literal-123" not in json.dumps(saved) and saved["backends"]["bal"]["price"]["prompt_per_mtok"] == 1.0
+    again = parse_study_spec(saved, "spec.json")
+    assert again.spec_hash() == spec.spec_hash()
+    data["arms"][0]["lineup"] = "api"
+    with pytest.raises(StudyError, match=r"backends.api.api_key: the key was written into the spec"):
+        _preflight(parse_study_spec(_saved_spec(parse_study_spec(data, "lit.yaml")), "spec.json"))

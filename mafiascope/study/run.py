@@ -53,6 +53,9 @@ def _preflight(spec: StudySpec) -> None:
     for name in sorted(used):
         entry = spec.backends[name].entry
         for key in SECRET_KEYS & set(entry):
+            if entry[key] == "***":
+                raise StudyError(f"backends.{name}.{key}: the key was written into the spec itself and is not kept in the "
+                                 "study directory; run the spec YAML (better: api_key: \"${VAR}\")")  # fmt: skip
             m = _ENV_REF.match(str(entry[key] or "").strip())
             if m and m.group(1) not in os.environ:
                 raise StudyError(f"backends.{name}.{key}: environment variable {m.group(1)} is not set")
@@ -87,6 +90,11 @@ def load_study(path: str | Path) -> tuple[StudySpec, Path]:
     from .spec import load_study_spec
 
     p = Path(path)
+    if p.is_dir() and not (p / SPEC_FILE).is_file() and (p / "spec.yaml").is_file():  # saved by the app, not run yet
+        try:
+            return load_study_spec(p / "spec.yaml"), p
+        except ConfigError as exc:
+            raise StudyError(str(exc)) from None
     if p.is_dir():
         if not (p / SPEC_FILE).is_file():
             raise StudyError(f"{p}: not a study directory (no {SPEC_FILE}); give the spec YAML")
