@@ -1,14 +1,15 @@
 """The executors every multi-game front end shares: local (asyncio) and Ray.
 
 Both take games from ``next_game()`` -- any object with ``game_id`` (None: a new UUID) and
-``seed``, or None when nothing more should start -- so a caller decides at the last moment
+``seed`` (and optionally ``logs_dir``, local executor only), or None when nothing more should start -- so a caller decides at the last moment
 what runs next (a study claims each game in its ledger under a lock; an arena run or a batch
 feeds a fixed list), and both call ``record(game, result | exception)`` after each game in
 the calling process, so ledgers are written in one place. A result is
 ``{game_id, winner, rounds, reason, faults, acts, seconds}``.
 
 Used by ``mafiascope batch`` (:mod:`mafiascope.engine.batch`), ``arena run``
-(:mod:`mafiascope.arena.run`) and ``study run`` (:mod:`mafiascope.study.run`).
+(:mod:`mafiascope.arena.run`), ``validate ab`` (:mod:`mafiascope.replay.validate`) and
+``study run`` (:mod:`mafiascope.study.run`).
 """
 
 from __future__ import annotations
@@ -41,7 +42,8 @@ async def _play_local(cfg: GameConfig, run_dir: Path, g: Any, backends: dict[str
     from .runner import play_game
 
     t0 = time.time()
-    res = await play_game(cfg, logs_dir=run_dir, seed=g.seed, game_id=g.game_id, backends=backends)
+    logs_dir = getattr(g, "logs_dir", None) or run_dir  # a game may name its own directory (validate ab's two arms)
+    res = await play_game(cfg, logs_dir=logs_dir, seed=g.seed, game_id=g.game_id, backends=backends)
     return _result(res, time.time() - t0)
 
 
