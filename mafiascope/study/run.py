@@ -223,6 +223,13 @@ def run_study(
     kind = executor or spec.executor.kind
     par = parallel or spec.executor.parallel
     _preflight(spec)
+    if kind not in ("local", "ray"):
+        raise StudyError(f"executor: {kind!r} is not supported; choose local or ray")
+    if kind == "ray":
+        import importlib.util
+
+        if importlib.util.find_spec("ray") is None:  # found before anything is written
+            raise StudyError("--executor ray needs Ray: pip install 'mafiascope[ray]'")
     schedule = study_schedule(spec)
     by_id = {g.game_id: g for g in schedule}
     ledger = StudyLedger(study_dir)
