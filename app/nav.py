@@ -25,6 +25,7 @@ PAGES: tuple[PageDef, ...] = (
     PageDef("pages/dashboard.py", "Cross-Game Dashboard", ":material/dashboard:", "dashboard", "Analysis", "Corpus-wide figures"),
     PageDef("pages/search.py", "Search", ":material/search:", "search", "Analysis", "Find words in utterances, probe reasons and plans"),
     PageDef("pages/arena.py", "Arena", ":material/stadium:", "arena", "Arena", "Model tournaments (coming with the Arena issue)"),
+    PageDef("pages/studies.py", "Studies", ":material/science:", "studies", "Arena", "Plan, price, run and resume studies"),
 )
 BY_URL = {p.url: p for p in PAGES}
 BY_FILE = {p.file: p for p in PAGES}

@@ -8,7 +8,7 @@ pytest.importorskip("streamlit")
 
 from .app_support import assert_clean, demo_logs, errors, new_app, shared_or_skip, texts, timeline  # noqa: E402
 
-PAGES = ["live", "impersonate", "calibration", "second_order", "episodes", "dashboard", "arena", "replay", "search"]
+PAGES = ["live", "impersonate", "calibration", "second_order", "episodes", "dashboard", "arena", "studies", "replay", "search"]
 
 
 @pytest.fixture(scope="module")

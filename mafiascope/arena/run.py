@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config import CONFIG_DIR, GameConfig, SeatSpec, shipped_config
+from ..engine.executors import ExecutorError, execute_local, execute_ray, feeder
 from ..engine.rules import RuleSet, VARIANT_ALIASES, tournament_rules
 from ..logs.io import GAME_FILE
 from ..logs.paths import game_dir, safe_rmtree
@@ -160,31 +161,6 @@ class Progress:
             self.bar.close()
 
 
-def _result(res: Any, seconds: float) -> dict[str, Any]:
-    out = {"winner": res.winner, "rounds": res.rounds, "reason": res.reason, "faults": res.faults, "acts": res.acts,
-           "seconds": round(seconds, 3)}  # fmt: skip
-    if res.invalid:
-        out.update(invalid=True, invalid_reason=res.invalid_reason)
-    return out
-
-
-async def _play_local(cfg: GameConfig, run_dir: Path, g: Scheduled, backends: dict[str, Any] | None) -> dict[str, Any]:
-    from ..engine.runner import play_game
-
-    t0 = time.time()
-    res = await play_game(cfg, logs_dir=run_dir, seed=g.seed, game_id=g.game_id, backends=backends)
-    return _result(res, time.time() - t0)
-
-
-def _play_in_worker(cfg_data: dict[str, Any], run_dir: str, seed: int, game_id: str) -> dict[str, Any]:
-    """Ray task body: one game in the worker's own event loop."""
-    from ..engine.runner import run_game
-
-    t0 = time.time()
-    res = run_game(GameConfig.model_validate(cfg_data), logs_dir=run_dir, seed=seed, game_id=game_id)
-    return _result(res, time.time() - t0)
-
-
 def run_arena(
     roster: Roster,
     rule_sets: list[str],
@@ -258,9 +234,12 @@ def run_arena(
                                     fault_budget=fault_budget) for g in todo}  # fmt: skip
     try:
         if executor == "local":
-            asyncio.run(_run_local(todo, cfgs, run_dir, max(1, parallel), backend_factory, record))
+            asyncio.run(execute_local(feeder(todo), lambda g: cfgs[g.game_id], run_dir, max(1, parallel), backend_factory, record))
         elif executor == "ray":
-            _run_ray(todo, cfgs, run_dir, max(1, parallel), address, record)
+            try:
+                execute_ray(feeder(todo), lambda g: cfgs[g.game_id], run_dir, max(1, parallel), address, record)
+            except ExecutorError as exc:
+                raise ArenaError(str(exc)) from None
         else:
             raise ArenaError(f"--executor: {executor!r} is not supported; choose local or ray")
     finally:
@@ -273,54 +252,3 @@ def run_arena(
             "failures": failures, "invalid": sorted(invalid)}  # fmt: skip
 
 
-async def _run_local(todo: list[Scheduled], cfgs: dict[str, GameConfig], run_dir: Path, parallel: int,
-                     backend_factory: Callable[[GameConfig], dict[str, Any]] | None, record: Callable[..., None]) -> None:  # fmt: skip
-    sem = asyncio.Semaphore(parallel)
-
-    async def one(g: Scheduled) -> None:
-        async with sem:
-            cfg = cfgs[g.game_id]
-            try:
-                out: Any = await _play_local(cfg, run_dir, g, backend_factory(cfg) if backend_factory else None)
-            except Exception as exc:  # one broken game never stops the run
-                out = exc
-            record(g, out)
-
-    await asyncio.gather(*(one(g) for g in todo))
-    try:
-        from ..backends.registry import close_all
-
-        await close_all()
-    except Exception:
-        pass
-
-
-def _run_ray(todo: list[Scheduled], cfgs: dict[str, GameConfig], run_dir: Path, parallel: int, address: str | None,
-             record: Callable[..., None]) -> None:  # fmt: skip
-    try:
-        import ray
-    except ImportError:
-        raise ArenaError("--executor ray needs Ray: pip install 'mafiascope[ray]'") from None
-    started = False
-    if not ray.is_initialized():
-        ray.init(address=address, ignore_reinit_error=True, log_to_driver=False, include_dashboard=False)
-        started = True
-    try:
-        task = ray.remote(_play_in_worker)
-        pending: dict[Any, Scheduled] = {}
-        queue = list(todo)
-        while queue or pending:
-            while queue and len(pending) < parallel:
-                g = queue.pop(0)
-                ref = task.remote(cfgs[g.game_id].model_dump(mode="json"), str(run_dir.resolve()), g.seed, g.game_id)
-                pending[ref] = g
-            ready, _ = ray.wait(list(pending), num_returns=1)
-            for ref in ready:
-                g = pending.pop(ref)
-                try:
-                    record(g, ray.get(ref))
-                except Exception as exc:
-                    record(g, exc)
-    finally:
-        if started:
-            ray.shutdown()

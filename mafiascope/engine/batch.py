@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -10,8 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from ..config import GameConfig
+from ..logs.io import game_dir
 from ..logs.paths import GameDirTaken
-from .runner import GameResult, play_game
+from .runner import GameResult
 
 
 @dataclass
@@ -41,6 +41,13 @@ class BatchResult:
         }
 
 
+@dataclass
+class _BatchGame:
+    index: int
+    game_id: str | None  # None: a new UUID
+    seed: int
+
+
 async def run_batch(
     cfg: GameConfig,
     n: int,
@@ -53,30 +60,41 @@ async def run_batch(
     game_id_prefix: str | None = None,
     on_result: Callable[[GameResult], None] | None = None,
 ) -> BatchResult:
-    """Play ``n`` games with at most ``parallel`` in flight; a failing game is reported, not fatal."""
+    """Play ``n`` games with at most ``parallel`` in flight; a failing game is reported, not fatal.
+
+    The games go through the shared local executor (:mod:`mafiascope.engine.executors`), as arena
+    runs and studies do."""
+    from .executors import execute_local, feeder
+
     if n < 1:
         raise ValueError("n must be >= 1")
-    sem = asyncio.Semaphore(max(1, parallel))
+    if probes is not None or snapshots is not None:
+        cfg = cfg.model_copy(deep=True)
+        if probes is not None:
+            cfg.probes.enabled = probes
+        if snapshots is not None:
+            cfg.snapshots = snapshots
     out = BatchResult()
     base = seed_base if seed_base is not None else (cfg.seed if cfg.seed is not None else 0)
+    games = [_BatchGame(i, f"{game_id_prefix}-{i:04d}" if game_id_prefix else None, base + i) for i in range(n)]
     t0 = time.perf_counter()
 
-    async def one(i: int) -> None:
-        async with sem:
-            gid = f"{game_id_prefix}-{i:04d}" if game_id_prefix else None
-            try:
-                res = await play_game(cfg, logs_dir=logs_dir, seed=base + i, game_id=gid, probes=probes, snapshots=snapshots)
-            except GameDirTaken as exc:  # another writer (e.g. a second batch with this prefix) holds the id
-                out.skipped.append({"index": i, "game_id": gid, "reason": str(exc)})
-                return
-            except Exception as exc:  # one broken game must not end the batch
-                out.errors.append({"index": i, "seed": base + i, "error": f"{type(exc).__name__}: {exc}"})
-                return
-            out.results.append(res)
-            if on_result:
-                on_result(res)
+    def record(g: _BatchGame, res: dict[str, Any] | BaseException) -> None:
+        if isinstance(res, GameDirTaken):  # another writer (e.g. a second batch with this prefix) holds the id
+            out.skipped.append({"index": g.index, "game_id": g.game_id, "reason": str(res)})
+            return
+        if isinstance(res, BaseException):  # one broken game must not end the batch
+            out.errors.append({"index": g.index, "seed": g.seed, "error": f"{type(res).__name__}: {res}"})
+            return
+        gid = str(res["game_id"])
+        result = GameResult(gid, str(game_dir(logs_dir, gid)), res["winner"], res["rounds"], res["reason"], res["faults"], res["acts"],
+                            bool(res.get("invalid", False)), res.get("invalid_reason"))
+        out.results.append(result)
+        if on_result:
+            on_result(result)
 
-    await asyncio.gather(*(one(i) for i in range(n)))
+
+    await execute_local(feeder(games), lambda g: cfg, Path(logs_dir), parallel, None, record)
     out.results.sort(key=lambda r: r.game_id)
     out.skipped.sort(key=lambda s: s["index"])
     out.wall_s = time.perf_counter() - t0

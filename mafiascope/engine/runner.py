@@ -80,8 +80,14 @@ class ActAccounting:
     reasks: int = 0
     retried_faults: int = 0
     fatal: int = 0
+    by_backend: dict[str, dict[str, int]] = field(default_factory=dict)  # backend name -> calls and tokens (study spend)
 
-    def add(self, c: Completion) -> None:
+    def add(self, c: Completion, backend: str | None = None) -> None:
+        if backend is not None:
+            row = self.by_backend.setdefault(backend, {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0})
+            row["calls"] += 1
+            row["prompt_tokens"] += c.prompt_tokens or 0
+            row["completion_tokens"] += c.completion_tokens or 0
         self.calls += 1
         self.retried_faults += len(c.meta.get("faults") or []) if c.ok else 0
         self.fatal += 1 if c.meta.get("fatal") else 0
@@ -276,7 +282,8 @@ class GameRunner:
 
     async def _complete(self, backend: Backend, req: CompletionRequest) -> Completion:
         c = await backend.complete(req)
-        self.acct.add(c)
+        seat = next((s for s in self.state.seats if s.name == req.seat), None)
+        self.acct.add(c, seat.backend if seat is not None else getattr(backend, "name", None))
         if c.ok and c.meta.get("faults"):
             self._absorbed.extend(c.meta["faults"])
         return c
@@ -344,7 +351,7 @@ class GameRunner:
                 await self._snap_task
             if final is not None:
                 final["backends"] = {n: b.describe() for n, b in self.backends.items() if any(s.backend == n for s in self.state.seats)}
-                final["cost"] = {"act": vars(self.acct).copy(), "probes": self.probes.cost() if self.probes else None}
+                final["cost"] = {"act": {**vars(self.acct), "by_backend": {k: dict(v) for k, v in self.acct.by_backend.items()}}, "probes": self.probes.cost() if self.probes else None}
                 final["faults"] = self.acct.faults
                 final.update(judge(self.state.events, self.cfg.fault_budget))
                 self.game_log.write({"game_id": self.state.game_id, **final, "ts": time.time()})

@@ -16,7 +16,6 @@ differs: the top suspect for ``suspicion_ranking``, the predicted action and tar
 
 from __future__ import annotations
 
-import asyncio
 import itertools
 import json
 import random
@@ -26,6 +25,7 @@ import tempfile
 import time
 from collections import defaultdict
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -34,7 +34,6 @@ from ..analytics.modes import Mode
 from ..analytics.stats import cluster_ci, ratio_stat
 from ..config import GameConfig
 from ..engine.phases.base import ProbeStep
-from ..engine.runner import play_game
 from ..engine.state import GameState
 from ..logs.io import PROBE_FILE, iter_jsonl, list_game_dirs
 from ..logs.schema import UTTERANCE_KINDS
@@ -61,28 +60,35 @@ async def run_ab(cfg: GameConfig, games: int, *, logs: str | Path, seed_base: in
                  on_result: Any = None) -> dict[str, Any]:  # fmt: skip
     if not 1 <= games <= 10000:
         raise ReplayError("--games must be between 1 and 10000")
-    jobs = [(arm, i) for i in range(games) for arm in ("probed", "unprobed")]
-    random.Random(order_seed).shuffle(jobs)  # randomised, interleaved
-    sem = asyncio.Semaphore(max(1, parallel))
+    from ..engine.executors import execute_local, feeder
+
+    pairs_order = [(arm, i) for i in range(games) for arm in ("probed", "unprobed")]
+    random.Random(order_seed).shuffle(pairs_order)  # randomised, interleaved
     logs = Path(logs)
+    jobs = [SimpleNamespace(pos=pos, arm=arm, i=i, game_id=f"ab-{arm}-{i:04d}", seed=seed_base + i, logs_dir=logs / arm)
+            for pos, (arm, i) in enumerate(pairs_order)]  # fmt: skip
+    cfgs = {}
+    for arm in ("probed", "unprobed"):
+        cfgs[arm] = cfg.model_copy(deep=True)
+        cfgs[arm].probes.enabled = arm == "probed"
     results: dict[str, list[dict[str, Any]]] = {"probed": [], "unprobed": []}
     errors = []
 
-    async def one(pos: int, arm: str, i: int) -> None:
-        async with sem:
-            gid = f"ab-{arm}-{i:04d}"
-            try:
-                res = await play_game(cfg, logs_dir=logs / arm, seed=seed_base + i, game_id=gid, probes=(arm == "probed"))
-                o = game_outcome(res.path)
-                results[arm].append({"pair": i, "order": pos, "game_id": gid, "winner": o["winner"], "rounds": o["rounds"],
-                                     "messages": o["messages"]})  # fmt: skip
-                if on_result:
-                    on_result(arm, o)
-            except Exception as exc:
-                errors.append({"arm": arm, "pair": i, "error": f"{type(exc).__name__}: {exc}"})
+    def record(job: SimpleNamespace, res: dict[str, Any] | BaseException) -> None:
+        try:
+            if isinstance(res, BaseException):
+                raise res
+            o = game_outcome(job.logs_dir / job.game_id)
+            results[job.arm].append({"pair": job.i, "order": job.pos, "game_id": job.game_id, "winner": o["winner"],
+                                     "rounds": o["rounds"], "messages": o["messages"]})  # fmt: skip
+            if on_result:
+                on_result(job.arm, o)
+        except Exception as exc:
+            errors.append({"arm": job.arm, "pair": job.i, "error": f"{type(exc).__name__}: {exc}"})
 
     t0 = time.time()
-    await asyncio.gather(*(one(pos, arm, i) for pos, (arm, i) in enumerate(jobs)))
+    # the shared local executor (batch, arena run, study run use it too)
+    await execute_local(feeder(jobs), lambda job: cfgs[job.arm], logs, max(1, parallel), None, record)
     P, U = (sorted(results[a], key=lambda r: r["pair"]) for a in ("probed", "unprobed"))
     kp, ku = sum(r["winner"] == "Mafia" for r in P), sum(r["winner"] == "Mafia" for r in U)
     pairs = {r["pair"]: r for r in U}

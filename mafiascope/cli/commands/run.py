@@ -178,9 +178,11 @@ def cmd_batch(args: argparse.Namespace) -> int:
     from ...engine.batch import run_batch
     from ...logs.schema import validate_game_id
 
-    cfg = load_config(args)
     if not 1 <= args.n <= 100000:
         raise CliError("-n must be between 1 and 100000")
+    if args.dry_run:
+        return _batch_dry_run(args)
+    cfg = load_config(args)
     done = [0]
 
     def tick(res: Any) -> None:
@@ -217,6 +219,31 @@ def cmd_batch(args: argparse.Namespace) -> int:
     return 1 if (res.errors and not res.results) or res.skipped or summary["invalid"] else 0
 
 
+def _batch_dry_run(args: argparse.Namespace) -> int:
+    """The estimate of the batch (no game played, no key needed): the study estimator on this config."""
+    from ...study.estimate import estimate_config
+
+    try:
+        cfg = load_game_config(config_path(args.config))
+    except ConfigError as exc:
+        raise CliError(str(exc)) from None
+    if args.probes_file:
+        if not Path(args.probes_file).is_file():
+            raise CliError(f"--probes-file: {args.probes_file} not found")
+        cfg.probes.battery, cfg.probes.probes = str(Path(args.probes_file).resolve()), None
+    try:
+        est = estimate_config(cfg, args.n, probes=not args.no_probes)
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
+    if args.json:
+        print_json(est)
+    else:
+        print(f"{est['games']} games: about {est['calls']:,} calls {est['calls_90']} ({est['act_calls']:,} acting, "
+              f"{est['probe_calls']:,} probe), {est['prompt_tokens']:,} prompt + {est['completion_tokens']:,} completion tokens; "
+              f"{est['paid_share']:.0%} of seats on non-bot backends [{est['source']}]")  # fmt: skip
+    return 0
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("run", help="play one game and write its logs",
                        description="Play one game and write <logs>/<game_id>/game.jsonl, introspection.jsonl and state.jsonl "
@@ -237,4 +264,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     b.add_argument("--seed-base", type=int, default=0, help="game i gets seed seed_base + i (default: %(default)s)")
     b.add_argument("--id-prefix", help="name games <prefix>-0000, <prefix>-0001, ... instead of random UUIDs; an id whose "
                                        "directory exists is refused (before the start) or skipped (taken meanwhile)")
+    b.add_argument("--dry-run", action="store_true",
+                   help="play nothing: print the estimate (calls, tokens with a 90%% interval) from the study profiles (docs/studies.md)")
     b.set_defaults(func=cmd_batch)

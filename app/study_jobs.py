@@ -1,0 +1,82 @@
+"""Studies launched from the app: background `python -m mafiascope study run SPEC --dir DIR` processes.
+
+A study lives in its directory under ``<runs>/studies/<name>`` (spec.yaml, plan.json,
+ledger.jsonl, games/); the page reads its progress from the ledger on every rerun. Stopping
+terminates the process (the game in flight is replayed on resume); resuming starts the same
+command again, which continues from the ledger.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import streamlit as st
+import yaml
+
+from .jobs import BackgroundJob, Registry, spawn
+from .paths import runs_dir
+
+NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$")
+SPEC_FILE = "spec.yaml"
+
+
+def studies_root() -> Path:
+    return runs_dir() / "studies"
+
+
+@dataclass(kw_only=True)
+class StudyJob(BackgroundJob):
+    name: str
+    study_dir: str
+
+
+@st.cache_resource
+def jobs() -> Registry[StudyJob]:
+    return Registry()
+
+
+def study_dir(name: str) -> Path:
+    if not NAME.match(name or ""):
+        raise ValueError("study name: 1-40 letters, digits, '_', '.', '-'")
+    return studies_root() / name
+
+
+def run_command(spec_file: str, directory: str) -> list[str]:
+    return [sys.executable, "-m", "mafiascope", "study", "run", spec_file, "--dir", directory, "--json"]
+
+
+def start(name: str) -> StudyJob:
+    """Start (or resume) the study saved under ``<runs>/studies/<name>``."""
+    d = study_dir(name)
+    cmd = run_command(str(d / SPEC_FILE), str(d))
+    log_file = d / "study_run.log"
+    proc = spawn(cmd, log_file, append=True, stdin=subprocess.DEVNULL)
+    job = StudyJob(cmd=cmd, proc=proc, log_file=str(log_file), name=name, study_dir=str(d))
+    jobs().add(name, job)
+    return job
+
+
+def save_and_launch(name: str, spec: dict[str, Any]) -> StudyJob:
+    """Write the spec (its ``out:`` replaced by the study directory) and start it."""
+    d = study_dir(name)
+    d.mkdir(parents=True, exist_ok=True)
+    data = {**spec, "out": str(d)}
+    (d / SPEC_FILE).write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True), encoding="utf-8")
+    return start(name)
+
+
+def running(name: str) -> StudyJob | None:
+    job = jobs().get(name)
+    return job if job is not None and job.running else None
+
+
+def known_studies() -> list[Path]:
+    root = studies_root()
+    if not root.is_dir():
+        return []
+    return sorted((p for p in root.iterdir() if (p / SPEC_FILE).is_file()), key=lambda p: (-p.stat().st_mtime, p.name))

@@ -1,0 +1,202 @@
+"""``mafiascope study``: plan, run, watch and report a study (docs/studies.md).
+
+    mafiascope study plan SPEC [--json]
+    mafiascope study run SPEC [--dir DIR] [--executor local|ray] [--address A] [--parallel K] [--limit N] [--json]
+    mafiascope study status SPEC|DIR [--json]
+    mafiascope study report SPEC|DIR [--json]
+    mafiascope study calibrate [--games N] [--out FILE] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from .. import CliError, print_json
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("study", help="plan, run (resumable, under a budget), watch and report a study of many games")
+    ssub = p.add_subparsers(dest="study_command", metavar="STUDY_COMMAND")
+
+    pl = ssub.add_parser("plan", help="the schedule and the estimate (calls, tokens, money, duration) before anything runs")
+    pl.add_argument("spec", help="study spec YAML (configs/studies/*.yaml)")
+    pl.add_argument("--schedule", action="store_true", help="also list every scheduled game (id, seed, seating) in the text output")
+    pl.add_argument("--json", action="store_true", help="print the plan as one JSON object")
+    pl.set_defaults(func=_plan)
+
+    r = ssub.add_parser("run", help="preflight, then play (or continue) every scheduled game under the budget")
+    r.add_argument("spec", help="study spec YAML, or a study directory to resume")
+    r.add_argument("--dir", default=None, help="study directory (default: the spec's out:, else logs/studies/<name>)")
+    r.add_argument("--executor", choices=("local", "ray"), default=None, help="override the spec's executor.kind")
+    r.add_argument("--address", default=None, help="Ray cluster address (default: the spec's, else a local Ray instance)")
+    r.add_argument("--parallel", type=int, default=None, help="games in flight at once (default: the spec's executor.parallel)")
+    r.add_argument("--limit", type=int, default=None, help="start at most this many games now (resume later)")
+    r.add_argument("--json", action="store_true", help="no progress bar; print the summary as one JSON object")
+    r.set_defaults(func=_run)
+
+    s = ssub.add_parser("status", help="ledger counts, spend, faults, invalid games, estimate vs actual")
+    s.add_argument("spec", help="study spec YAML or study directory")
+    s.add_argument("--dir", default=None, help="study directory when SPEC is a YAML with another out:")
+    s.add_argument("--json", action="store_true", help="print the status as one JSON object")
+    s.set_defaults(func=_status)
+
+    rep = ssub.add_parser("report", help="outcomes per arm over finished games (invalid and failed games excluded)")
+    rep.add_argument("spec", help="study spec YAML or study directory")
+    rep.add_argument("--dir", default=None, help="study directory when SPEC is a YAML with another out:")
+    rep.add_argument("--json", action="store_true", help="print the report as one JSON object")
+    rep.set_defaults(func=_report)
+
+    c = ssub.add_parser("calibrate", help="measure the bundled estimate profiles from offline bot games")
+    c.add_argument("--games", type=int, default=8, help="games per rule set and language (default 8)")
+    c.add_argument("--rules", default=",".join(("classic", "classic_sheriff", "sport", "open_table", "imbalanced")),
+                   help="comma-separated rule sets to measure (default: all five); other profiles in --out are kept")
+    c.add_argument("--out", default=None, help="where to write the profiles (default: mafiascope/study/defaults.json)")
+    c.add_argument("--json", action="store_true", help="print the profiles as one JSON object")
+    c.set_defaults(func=_calibrate)
+    p.set_defaults(func=lambda a: (p.print_help(), 1)[1])
+
+
+def _load(ref: str, override: str | None = None) -> tuple[Any, Path]:
+    from ...study.run import StudyError, load_study
+
+    try:
+        spec, study_dir = load_study(ref)
+    except StudyError as exc:
+        raise CliError(str(exc)) from None
+    return spec, Path(override) if override else study_dir
+
+
+def _money(x: float) -> str:
+    return f"{x:.4f}"
+
+
+def _plan(args: argparse.Namespace) -> int:
+    from ...study.run import StudyError, plan_study
+
+    spec, _ = _load(args.spec)
+    try:
+        plan = plan_study(spec)
+    except (StudyError, ValueError) as exc:
+        raise CliError(str(exc)) from None
+    if args.json:
+        print_json(plan)
+        return 0
+    est = plan["estimate"]
+    print(f"study {plan['study']}: {plan['games']} games in {len(plan['arms'])} arms (spec {plan['spec_hash'][:12]})")
+    for name, a in est["arms"].items():
+        print(f"  {name:<20} {a['games']:>5} games  {a['calls']:>9,} calls {a['calls_90']}  "
+              f"{a['prompt_tokens']:>12,} + {a['completion_tokens']:>10,} tokens  money {_money(a['money'])} {a['money_90']}  "
+              f"~{a['duration_s']:.0f} s  [{a['source']}]")  # fmt: skip
+    t = est["total"]
+    print(f"  {'total':<20} {t['games']:>5} games  {t['calls']:>9,} calls {t['calls_90']}  "
+          f"{t['prompt_tokens']:>12,} + {t['completion_tokens']:>10,} tokens  money {_money(t['money'])} {t['money_90']}  "
+          f"~{t['duration_s']:.0f} s {t['duration_s_90']}")  # fmt: skip
+    print(f"budget: {plan['budget']}; executor: {plan['executor']['kind']} x{plan['executor']['parallel']}")
+    print(f"uncertainty: {est['uncertainty']}")
+    if args.schedule:
+        for g in plan["schedule"]:
+            print(f"  {g['game_id']}  seed {g['seed']}  " + ", ".join(str(s['backend']) + (f"={s['role']}" if s['role'] else "") for s in g["seats"]))
+    return 0
+
+
+def _run(args: argparse.Namespace) -> int:
+    from ...study.run import StudyError, run_study
+
+    spec, study_dir = _load(args.spec, args.dir)
+    if args.parallel is not None and args.parallel < 1:
+        raise CliError("--parallel must be at least 1")
+    if args.limit is not None and args.limit < 0:
+        raise CliError("--limit must be 0 or more")
+    try:
+        summary = run_study(spec, study_dir, executor=args.executor, address=args.address, parallel=args.parallel,
+                            limit=args.limit, quiet=args.json)  # fmt: skip
+    except StudyError as exc:
+        raise CliError(str(exc)) from None
+    if args.json:
+        print_json(summary)
+    else:
+        c = summary["counts"]
+        print(f"{c['finished']} finished, {c['invalid']} invalid, {c['failed']} failed, {c['pending']} pending of "
+              f"{summary['scheduled']} in {summary['dir']} ({summary['played_now']} now, {summary['seconds_now']} s); "
+              f"spend {_money(summary['spend']['money'])}")  # fmt: skip
+        if summary["stopped"]:
+            print(f"stopped: {summary['stopped']}")
+        for f in summary["failed"]:
+            print(f"  failed {f['game_id']}: {f['error']}")
+    return 1 if summary["counts"]["failed"] else 0
+
+
+def _status(args: argparse.Namespace) -> int:
+    from ...study.status import study_status
+
+    spec, study_dir = _load(args.spec, args.dir)
+    if not (study_dir / "ledger.jsonl").is_file():
+        raise CliError(f"{study_dir}: no study has run here yet (no ledger.jsonl); see mafiascope study plan")
+    st = study_status(spec, study_dir)
+    if args.json:
+        print_json(st)
+        return 0
+    c = st["counts"]
+    print(f"study {st['study']} in {st['dir']}: " + ", ".join(f"{k} {v}" for k, v in c.items()) + f" of {st['scheduled']}")
+    for name, a in st["arms"].items():
+        print(f"  {name:<20} finished {a['finished']}, invalid {a['invalid']}, failed {a['failed']}, pending {a['pending']}, "
+              f"running {a['running']}; spend {_money(a['money'])}, {a['calls']} calls")  # fmt: skip
+    print(f"spend: {_money(st['spend']['money'])} ({st['spend']['calls']} calls, {st['spend']['prompt_tokens']:,} + "
+          f"{st['spend']['completion_tokens']:,} tokens); faults {st['faults']}")  # fmt: skip
+    vs = st["estimate_vs_actual"]
+    if vs:
+        print(f"estimate vs actual over {vs['games']} settled games: " + "; ".join(
+            f"{k} {vs['planned'][k]:,.4g} planned, {vs['actual'][k]:,.4g} actual"
+            + (f" ({vs['error'][k]:+.1%})" if vs["error"][k] is not None else "") for k in vs["planned"]))  # fmt: skip
+    for row in st["invalid"]:
+        print(f"  invalid {row['game_id']}: {row['reason']}")
+    for row in st["failed"]:
+        print(f"  failed {row['game_id']}: {row['error']}")
+    if st["runners_alive"]:
+        print(f"running now: {', '.join(st['runners_alive'])}")
+    if st["last_stop"]:
+        print(f"last stop: {st['last_stop']}")
+    return 0
+
+
+def _report(args: argparse.Namespace) -> int:
+    from ...study.status import study_report
+
+    spec, study_dir = _load(args.spec, args.dir)
+    if not (study_dir / "ledger.jsonl").is_file():
+        raise CliError(f"{study_dir}: no study has run here yet (no ledger.jsonl)")
+    rep = study_report(spec, study_dir)
+    if args.json:
+        print_json(rep)
+        return 0
+    print(f"study {rep['study']}: outcomes over finished games (invalid and failed excluded); games in {rep['games_dir']}")
+    for name, a in rep["arms"].items():
+        print(f"  {name:<20} {a['finished']}/{a['scheduled']} finished ({a['invalid']} invalid, {a['failed']} failed); "
+              f"Mafia won {a['mafia_wins']} ({a['mafia_win_rate']}, CI95 {a['mafia_win_ci95']}); mean rounds {a['mean_rounds']}; "
+              f"spend {_money(a['money'])}")  # fmt: skip
+    print(f"analyse the games: mafiascope analyze {rep['games_dir']}")
+    return 0
+
+
+def _calibrate(args: argparse.Namespace) -> int:
+    from ...study.calibrate import calibrate
+    from ...study.estimate import DEFAULTS_FILE
+
+    if not 2 <= args.games <= 200:
+        raise CliError("--games must be between 2 and 200")
+    out = Path(args.out) if args.out else DEFAULTS_FILE
+    from ...study.spec import CLASSIC_RULES
+    from ...engine.rules import TOURNAMENT_DEFAULTS, VARIANT_ALIASES
+
+    names = [VARIANT_ALIASES.get(r.strip(), r.strip()) for r in args.rules.split(",") if r.strip()]
+    bad = [r for r in names if r not in CLASSIC_RULES and r not in TOURNAMENT_DEFAULTS]
+    if bad or not names:
+        raise CliError(f"--rules: unknown rule set {bad[0] if bad else '(none)'!r}; choose from classic, classic_sheriff, sport, open_table, imbalanced")
+    data = calibrate(args.games, out, rule_sets=tuple(names))
+    if args.json:
+        print_json(data)
+    else:
+        print(f"measured {len(names) * 2} profiles ({args.games} games each); {out} holds {len(data['profiles'])}")
+    return 0

@@ -1,0 +1,121 @@
+"""The executors every multi-game front end shares: local (asyncio) and Ray.
+
+Both take games from ``next_game()`` -- any object with ``game_id`` (None: a new UUID) and
+``seed`` (and optionally ``logs_dir``, local executor only), or None when nothing more should start -- so a caller decides at the last moment
+what runs next (a study claims each game in its ledger under a lock; an arena run or a batch
+feeds a fixed list), and both call ``record(game, result | exception)`` after each game in
+the calling process, so ledgers are written in one place. A result is
+``{game_id, winner, rounds, reason, faults, acts, seconds}`` (plus ``invalid``, ``invalid_reason``
+for a game over its fault budget).
+
+Used by ``mafiascope batch`` (:mod:`mafiascope.engine.batch`), ``arena run``
+(:mod:`mafiascope.arena.run`), ``validate ab`` (:mod:`mafiascope.replay.validate`) and
+``study run`` (:mod:`mafiascope.study.run`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from ..config import GameConfig
+
+
+class ExecutorError(ValueError):
+    """A user-facing executor problem (Ray missing ...)."""
+
+
+def feeder(games: Iterable[Any]) -> Callable[[], Any]:
+    """``next_game`` over a fixed list."""
+    it = iter(games)
+    return lambda: next(it, None)
+
+
+def _result(res: Any, seconds: float) -> dict[str, Any]:
+    out = {"game_id": res.game_id, "winner": res.winner, "rounds": res.rounds, "reason": res.reason, "faults": res.faults,
+           "acts": res.acts, "seconds": round(seconds, 3)}  # fmt: skip
+    if getattr(res, "invalid", False):  # over the fault budget (engine/faults.py)
+        out.update(invalid=True, invalid_reason=res.invalid_reason)
+    return out
+
+
+async def _play_local(cfg: GameConfig, run_dir: Path, g: Any, backends: dict[str, Any] | None) -> dict[str, Any]:
+    from .runner import play_game
+
+    t0 = time.time()
+    logs_dir = getattr(g, "logs_dir", None) or run_dir  # a game may name its own directory (validate ab's two arms)
+    res = await play_game(cfg, logs_dir=logs_dir, seed=g.seed, game_id=g.game_id, backends=backends)
+    return _result(res, time.time() - t0)
+
+
+def _play_in_worker(cfg_data: dict[str, Any], run_dir: str, seed: int, game_id: str | None) -> dict[str, Any]:
+    """Ray task body: one game in the worker's own event loop."""
+    from .runner import run_game
+
+    t0 = time.time()
+    res = run_game(GameConfig.model_validate(cfg_data), logs_dir=run_dir, seed=seed, game_id=game_id)
+    return _result(res, time.time() - t0)
+
+
+async def execute_local(next_game: Callable[[], Any], cfg_of: Callable[[Any], GameConfig], run_dir: Path, parallel: int,
+                        backend_factory: Callable[[GameConfig], dict[str, Any]] | None, record: Callable[..., None]) -> None:  # fmt: skip
+    """``parallel`` workers in this event loop, each taking games from ``next_game()`` until it returns
+    None; ``record(game, result | exception)`` after each (one broken game never stops the others)."""
+
+    async def worker() -> None:
+        while (g := next_game()) is not None:
+            cfg = cfg_of(g)
+            try:
+                out: Any = await _play_local(cfg, run_dir, g, backend_factory(cfg) if backend_factory else None)
+            except Exception as exc:  # one broken game never stops the run
+                out = exc
+            record(g, out)
+
+    await asyncio.gather(*(worker() for _ in range(max(1, parallel))))
+    try:
+        from ..backends.registry import close_all
+
+        await close_all()
+    except Exception:
+        pass
+
+
+def execute_ray(next_game: Callable[[], Any], cfg_of: Callable[[Any], GameConfig], run_dir: Path, parallel: int,
+                address: str | None, record: Callable[..., None]) -> None:  # fmt: skip
+    """The Ray executor: one task per game, at most ``parallel`` in flight; the driver alone takes games
+    (``next_game``) and records results, so the ledger is written in one place."""
+    try:
+        import ray
+    except ImportError:
+        raise ExecutorError("--executor ray needs Ray: pip install 'mafiascope[ray]'") from None
+    started = False
+    if not ray.is_initialized():
+        ray.init(address=address, ignore_reinit_error=True, log_to_driver=False, include_dashboard=False)
+        started = True
+    try:
+        task = ray.remote(_play_in_worker)
+        pending: dict[Any, Any] = {}
+        more = True
+        while more or pending:
+            while more and len(pending) < parallel:
+                g = next_game()
+                if g is None:
+                    more = False
+                    break
+                ref = task.remote(cfg_of(g).model_dump(mode="json"), str(run_dir.resolve()), g.seed, g.game_id)
+                pending[ref] = g
+            if not pending:
+                break
+            ready, _ = ray.wait(list(pending), num_returns=1)
+            for ref in ready:
+                g = pending.pop(ref)
+                try:
+                    record(g, ray.get(ref))
+                except Exception as exc:
+                    record(g, exc)
+    finally:
+        if started:
+            ray.shutdown()

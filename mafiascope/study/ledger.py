@@ -1,0 +1,234 @@
+"""The study ledger: ``<study dir>/ledger.jsonl``, an append-only log of state transitions.
+
+    {"event": "study", "spec_hash": ..., "name": ..., "games": N, "provenance": {...}}   first line
+    {"event": "row", "game_id": ..., "arm": ..., "index": i, "seed": s, "state": "pending"}   one per scheduled game
+    {"event": "state", "game_id": ..., "state": "running", "runner": R, "expected": {...}}  a claim
+    {"event": "state", "game_id": ..., "state": "finished" | "invalid" | "failed", "runner": R, ...}
+    {"event": "stop", "runner": R, "reason": "budget: ..."}                                 a runner stopped early
+
+A game's row is its first record merged with every later one (the last state wins). Every
+append is one ``write`` of one line under an exclusive ``flock`` on ``ledger.lock``, and every
+claim reads the ledger and appends its ``running`` record under that same lock, so two
+runners never take the same game. Each runner holds an ``flock`` on
+``runners/<runner id>.lock`` for as long as it lives; the kernel drops it when the process
+dies (also on ``kill -9``), so a ``running`` row whose runner lock is free is stale and is
+claimed again: the game is replayed from scratch (its partial directory is removed first).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import socket
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+LEDGER_FILE = "ledger.jsonl"
+LOCK_FILE = "ledger.lock"
+RUNNERS_DIR = "runners"
+STATES = ("pending", "running", "finished", "failed", "invalid")
+DONE = ("finished", "invalid")
+BASE_FIELDS = ("game_id", "arm", "index", "seed", "rules", "seats")
+
+
+class LedgerError(ValueError):
+    """The study directory holds another study, or the ledger cannot be used."""
+
+
+class StudyLedger:
+    def __init__(self, study_dir: str | Path):
+        self.dir = Path(study_dir)
+        self.path = self.dir / LEDGER_FILE
+
+    # ------------------------------------------------------------------ files
+    def exists(self) -> bool:
+        return self.path.is_file()
+
+    @contextlib.contextmanager
+    def locked(self) -> Iterator[None]:
+        self.dir.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.dir / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            os.close(fd)
+
+    def records(self) -> list[dict[str, Any]]:
+        """Every whole record (a torn last line from a killed writer is skipped)."""
+        if not self.exists():
+            return []
+        out = []
+        with self.path.open("rb") as fh:
+            for line in fh:
+                try:
+                    rec = json.loads(line)
+                except ValueError:
+                    continue
+                if isinstance(rec, dict):
+                    out.append(rec)
+        return out
+
+    def _append(self, recs: list[dict[str, Any]]) -> None:
+        """Append under the lock (the caller holds it): one ``os.write`` of whole lines."""
+        now = time.time()
+        data = "".join(json.dumps({**r, "ts": now}, ensure_ascii=False, default=str) + "\n" for r in recs).encode("utf-8")
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            size = os.fstat(fd).st_size
+            if size:  # a torn last line (writer killed mid-line) must not swallow ours
+                with self.path.open("rb") as fh:
+                    fh.seek(size - 1)
+                    if fh.read(1) != b"\n":
+                        data = b"\n" + data
+            os.write(fd, data)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+    def append(self, *recs: dict[str, Any]) -> None:
+        with self.locked():
+            self._append(list(recs))
+
+    # ------------------------------------------------------------------ reading
+    def header(self) -> dict[str, Any] | None:
+        for r in self.records():
+            if r.get("event") == "study":
+                return r
+        return None
+
+    def rows(self, recs: list[dict[str, Any]] | None = None) -> dict[str, dict[str, Any]]:
+        """game id -> its row (schedule order), every field the latest written."""
+        rows: dict[str, dict[str, Any]] = {}
+        for r in self.records() if recs is None else recs:
+            gid = r.get("game_id")
+            if r.get("event") == "row" and gid not in rows:
+                rows[gid] = {k: v for k, v in r.items() if k not in ("event", "ts")}
+            elif r.get("event") == "state" and gid in rows:
+                row = rows[gid]
+                if r.get("state") == "running":  # a new attempt starts from the scheduled fields
+                    base = {k: row[k] for k in BASE_FIELDS if k in row}
+                    attempts = int(row.get("attempts", 0)) + 1
+                    row.clear()
+                    row.update(base, attempts=attempts, started=r.get("ts"))
+                row.update({k: v for k, v in r.items() if k not in ("event", "ts")}, updated=r.get("ts"))
+        return rows
+
+    def counts(self, rows: dict[str, dict[str, Any]] | None = None) -> dict[str, int]:
+        rows = self.rows() if rows is None else rows
+        out = {s: 0 for s in STATES}
+        for row in rows.values():
+            out[row.get("state", "pending")] = out.get(row.get("state", "pending"), 0) + 1
+        return out
+
+    # ------------------------------------------------------------------ writing
+    def init(self, header: dict[str, Any], games: list[dict[str, Any]]) -> bool:
+        """Write the header and a pending row per game, unless the ledger exists (then its spec hash
+        must match). Returns True when it was created now."""
+        with self.locked():
+            recs = self.records()
+            old = next((r for r in recs if r.get("event") == "study"), None)
+            if old is not None:
+                if old.get("spec_hash") != header.get("spec_hash"):
+                    raise LedgerError(f"{self.dir}: this study directory holds a different study (spec hash "
+                                      f"{str(old.get('spec_hash'))[:12]}, this spec {str(header.get('spec_hash'))[:12]}); "
+                                      "use the same spec to resume, or another directory")  # fmt: skip
+                return False
+            self._append([{"event": "study", **header}] + [{"event": "row", **g, "state": "pending"} for g in games])
+            return True
+
+    def claim(self, runner: "Runner", admit: Callable[[dict[str, Any], dict[str, dict[str, Any]]], str | None] | None = None,
+              ) -> tuple[dict[str, Any] | None, str | None]:  # fmt: skip
+        """Take the next game (pending first, then running under a dead runner, then failed by another
+        runner) and mark it running. ``admit(row, rows)`` may refuse it with a reason (the budget):
+        then ``(None, reason)``. ``(None, None)``: nothing left to take."""
+        with self.locked():
+            rows = self.rows()
+            alive: dict[str, bool] = {}
+
+            def takeable(row: dict[str, Any]) -> int | None:
+                st = row.get("state", "pending")
+                if st == "pending":
+                    return 0
+                if st == "running":
+                    rid = str(row.get("runner"))
+                    if rid not in alive:
+                        alive[rid] = runner_alive(self.dir, rid)
+                    return None if alive[rid] else 1
+                if st == "failed" and row.get("runner") != runner.id:
+                    return 2
+                return None
+
+            ranked = [(k, i, row) for i, row in enumerate(rows.values()) if (k := takeable(row)) is not None]
+            if not ranked:
+                return None, None
+            _, _, row = min(ranked, key=lambda t: (t[0], t[1]))
+            extra: dict[str, Any] = {}
+            if admit is not None:
+                verdict = admit(row, rows)
+                if isinstance(verdict, str):
+                    return None, verdict
+                if isinstance(verdict, dict):
+                    extra = verdict
+            self._append([{"event": "state", "game_id": row["game_id"], "state": "running", "runner": runner.id, **extra}])
+            return {**row, "state": "running", "runner": runner.id, **extra}, None
+
+    def settle(self, game_id: str, runner: "Runner", state: str, **fields: Any) -> None:
+        if state not in STATES:
+            raise ValueError(f"unknown ledger state {state!r}")
+        self.append({"event": "state", "game_id": game_id, "state": state, "runner": runner.id, **fields})
+
+
+# ---------------------------------------------------------------------- runners
+
+
+class Runner:
+    """A live runner: holds ``runners/<id>.lock`` (flock) until :meth:`close` or process death."""
+
+    def __init__(self, study_dir: str | Path):
+        self.id = f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+        self.dir = Path(study_dir) / RUNNERS_DIR
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self.path = self.dir / f"{self.id}.lock"
+        self._fd: int | None = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+
+    def close(self) -> None:
+        if self._fd is not None:
+            with contextlib.suppress(OSError):
+                self.path.unlink()
+            fcntl.flock(self._fd, fcntl.LOCK_UN)
+            os.close(self._fd)
+            self._fd = None
+
+    def __enter__(self) -> "Runner":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+def runner_alive(study_dir: str | Path, runner_id: str) -> bool:
+    """Whether the runner ``runner_id`` still holds its lock (a missing lock file: it is gone)."""
+    path = Path(study_dir) / RUNNERS_DIR / f"{runner_id}.lock"
+    if "/" in runner_id or not path.is_file():
+        return False
+    try:
+        fd = os.open(path, os.O_RDWR)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)  # closing drops the probe lock we may have taken
+    with contextlib.suppress(OSError):
+        path.unlink()  # a dead runner's leftover
+    return False

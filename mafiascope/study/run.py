@@ -1,0 +1,292 @@
+"""``study run``: preflight, the ledger, and the Arena's local or Ray executor under a budget.
+
+A study directory holds ``spec.json`` (the validated spec, secrets redacted), ``plan.json``
+(schedule and estimate before anything ran), ``ledger.jsonl`` (:mod:`.ledger`) and the games
+under ``games/<game id>/``. Running the same spec again continues where it stopped: games
+never started, games whose runner died (replayed from scratch) and failed games (retried).
+Before each game the runner checks the budget: money spent so far (from the usage records of
+settled games), the expected cost of games in flight and of this game must fit, else the run
+stops cleanly and the remaining games stay pending.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import shutil
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from ..config import SECRET_KEYS, ConfigError, GameConfig
+from ..provenance import provenance
+from .estimate import estimate_study
+from .ledger import DONE, Runner, StudyLedger
+from .schedule import StudyGame, game_config, study_schedule
+from .spec import StudySpec, parse_study_spec
+from .usage import game_usage, money, totals
+
+GAMES_DIR = "games"
+SPEC_FILE = "spec.json"
+PLAN_FILE = "plan.json"
+_ENV_REF = re.compile(r"^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$")
+
+
+class StudyError(ValueError):
+    """A user-facing study problem (one line: names the backend, field or directory)."""
+
+
+# ---------------------------------------------------------------------- preflight
+
+
+def _preflight(spec: StudySpec) -> None:
+    """Check every backend the study seats before anything is written: its entry builds and every
+    ``${VAR}`` secret it names is set. (The live backend preflight, ``run_preflight``, goes here.)"""
+    from ..backends.base import BackendError
+    from ..backends.registry import build_backend
+
+    used = {b for arm in spec.arms for b in arm.lineup.names()}
+    for name in sorted(used):
+        entry = spec.backends[name].entry
+        for key in SECRET_KEYS & set(entry):
+            if entry[key] == "***":
+                raise StudyError(f"backends.{name}.{key}: the key was written into the spec itself and is not kept in the "
+                                 "study directory; run the spec YAML (better: api_key: \"${VAR}\")")  # fmt: skip
+            m = _ENV_REF.match(str(entry[key] or "").strip())
+            if m and m.group(1) not in os.environ:
+                raise StudyError(f"backends.{name}.{key}: environment variable {m.group(1)} is not set")
+        try:
+            build_backend(name, entry)
+        except (BackendError, ValueError) as exc:
+            raise StudyError(f"backends.{name}: {' '.join(str(exc).split())}") from None
+
+
+# ---------------------------------------------------------------------- the plan
+
+
+def plan_study(spec: StudySpec, rows: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
+    """Schedule and estimate (per arm and total), stamped with provenance."""
+    schedule = study_schedule(spec)
+    return {
+        "study": spec.name,
+        "spec_hash": spec.spec_hash(),
+        "games": len(schedule),
+        "arms": [{"name": a.name, "rules": a.rules, "language": a.language, "probes": a.probes, "lineup": a.lineup.mode,
+                  "games": spec.games_of(a)} for a in spec.arms],  # fmt: skip
+        "budget": spec.budget.model_dump(),
+        "executor": spec.executor.model_dump(),
+        "schedule": [g.as_dict() for g in schedule],
+        "estimate": estimate_study(spec, schedule, rows),
+        "provenance": provenance({"spec_hash": spec.spec_hash(), "seed": spec.seed}),
+    }
+
+
+def load_study(path: str | Path) -> tuple[StudySpec, Path]:
+    """A spec YAML (its study directory from ``out:``) or a study directory (its saved ``spec.json``)."""
+    from .spec import load_study_spec
+
+    p = Path(path)
+    if p.is_dir() and not (p / SPEC_FILE).is_file() and (p / "spec.yaml").is_file():  # saved by the app, not run yet
+        try:
+            return load_study_spec(p / "spec.yaml"), p
+        except ConfigError as exc:
+            raise StudyError(str(exc)) from None
+    if p.is_dir():
+        if not (p / SPEC_FILE).is_file():
+            raise StudyError(f"{p}: not a study directory (no {SPEC_FILE}); give the spec YAML")
+        data = json.loads((p / SPEC_FILE).read_text(encoding="utf-8"))
+        source = data.pop("source_path", None) or str(p / SPEC_FILE)
+        try:
+            return parse_study_spec(data, source), p
+        except ConfigError as exc:
+            raise StudyError(str(exc)) from None
+    try:
+        spec = load_study_spec(p)
+    except ConfigError as exc:
+        raise StudyError(str(exc)) from None
+    return spec, spec.study_dir()
+
+
+def _write_json(path: Path, obj: Any) -> None:
+    tmp = path.with_suffix(path.suffix + f".{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(obj, indent=1, ensure_ascii=False, default=str) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def _saved_spec(spec: StudySpec) -> dict[str, Any]:
+    from ..config import redact
+
+    data = redact(spec.model_dump(mode="json", exclude={"source_path"}))
+    for name, b in data["backends"].items():  # back to the YAML shape: the entry's keys, then price / latency_s
+        data["backends"][name] = {**b.pop("entry"), **{k: v for k, v in b.items() if v is not None}}
+    data["source_path"] = str(Path(spec.source_path).resolve()) if spec.source_path and Path(spec.source_path).exists() else spec.source_path
+    return data
+
+
+# ---------------------------------------------------------------------- running
+
+
+class _Budget:
+    """Admits a game only if spend so far + expected cost of games in flight + this game fits."""
+
+    def __init__(self, spec: StudySpec, schedule: list[StudyGame], rows: dict[str, dict[str, Any]]):
+        self.spec, self.schedule = spec, schedule
+        self.per_game: dict[str, dict[str, float]] = {}
+        self.refresh(rows)
+
+    def refresh(self, rows: dict[str, dict[str, Any]]) -> None:
+        est = estimate_study(self.spec, self.schedule, rows)
+        self.per_game = {arm: {"money": r["per_game"]["money"], "calls": r["per_game"]["calls"]} for arm, r in est["arms"].items()}
+
+    def __call__(self, row: dict[str, Any], rows: dict[str, dict[str, Any]]) -> str | dict[str, Any]:
+        exp = self.per_game.get(row["arm"], {"money": 0.0, "calls": 0.0})
+        spent_m = sum(float(r.get("money") or 0) for r in rows.values() if r.get("state") in DONE)
+        spent_c = sum(int((r.get("usage") or {}).get("calls") or 0) for r in rows.values() if r.get("state") in DONE)
+        fly = [r.get("expected") or {} for r in rows.values() if r.get("state") == "running"]
+        fly_m, fly_c = sum(float(e.get("money") or 0) for e in fly), sum(float(e.get("calls") or 0) for e in fly)
+        b = self.spec.budget
+        if b.money is not None and spent_m + fly_m + exp["money"] > b.money:
+            return (f"budget: money {spent_m:.4f} spent + {fly_m:.4f} in flight + {exp['money']:.4f} expected for "
+                    f"{row['game_id']} would exceed {b.money}")  # fmt: skip
+        if b.calls is not None and spent_c + fly_c + exp["calls"] > b.calls:
+            return f"budget: calls {spent_c} made + {fly_c:.0f} in flight + {exp['calls']:.0f} expected for {row['game_id']} would exceed {b.calls}"
+        return {"expected": {"money": round(exp["money"], 6), "calls": round(exp["calls"], 1)}}
+
+
+class _Progress:
+    """tqdm on stderr: games settled of the study, with spend and failures in the postfix."""
+
+    def __init__(self, total: int, done: int, spent: float, quiet: bool):
+        self.bar = None
+        self.spent, self.failed, self.invalid = spent, 0, 0
+        if not quiet:
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=total, initial=done, unit="game", file=sys.stderr, dynamic_ncols=True, desc="study")
+            self._post()
+
+    def _post(self) -> None:
+        if self.bar is not None:
+            self.bar.set_postfix_str(f"spend {self.spent:.4f}, failed {self.failed}, invalid {self.invalid}")
+
+    def step(self, money_now: float, state: str) -> None:
+        self.spent += money_now
+        self.failed += state == "failed"
+        self.invalid += state == "invalid"
+        if self.bar is not None:
+            self.bar.update(1)
+            self._post()
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+def settle_result(ledger: StudyLedger, runner: Runner, game_id: str, out: dict[str, Any] | BaseException, games_dir: Path,
+                  prices: dict[str, Any]) -> tuple[str, float]:  # fmt: skip
+    """Write a played game's ledger row: ``failed`` (an exception), ``invalid`` (its ``game_over`` says
+    ``invalid: true``: over the fault budget; counted, spend included, excluded from results) or
+    ``finished``, with its usage per backend and its money. Returns (state, money)."""
+    if isinstance(out, BaseException):
+        ledger.settle(game_id, runner, "failed", error=f"{type(out).__name__}: {out}"[:300])
+        return "failed", 0.0
+    use = game_usage(games_dir / game_id)
+    over = use["game_over"] or {}
+    state = "invalid" if over.get("invalid") else "finished"
+    spend = money(use["by_backend"], prices)
+    fields = {k: out.get(k) for k in ("winner", "rounds", "reason", "faults", "seconds")}
+    if state == "invalid":
+        fields["invalid_reason"] = over.get("invalid_reason")
+    ledger.settle(game_id, runner, state, **fields, usage=totals(use["by_backend"]), by_backend=use["by_backend"], money=round(spend, 6))
+    return state, spend
+
+
+def run_study(
+    spec: StudySpec,
+    study_dir: str | Path | None = None,
+    *,
+    executor: str | None = None,
+    address: str | None = None,
+    parallel: int | None = None,
+    limit: int | None = None,
+    quiet: bool = False,
+    backend_factory: Callable[[GameConfig], dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """Run (or continue) a study; returns its summary. ``limit``: start at most this many games now."""
+    from ..engine.executors import ExecutorError, execute_local, execute_ray
+
+    study_dir = spec.study_dir(study_dir)
+    kind = executor or spec.executor.kind
+    par = parallel or spec.executor.parallel
+    _preflight(spec)
+    if kind not in ("local", "ray"):
+        raise StudyError(f"executor: {kind!r} is not supported; choose local or ray")
+    if kind == "ray":
+        import importlib.util
+
+        if importlib.util.find_spec("ray") is None:  # found before anything is written
+            raise StudyError("--executor ray needs Ray: pip install 'mafiascope[ray]'")
+    schedule = study_schedule(spec)
+    by_id = {g.game_id: g for g in schedule}
+    ledger = StudyLedger(study_dir)
+    header = {"name": spec.name, "spec_hash": spec.spec_hash(), "games": len(schedule),
+              "provenance": provenance({"spec_hash": spec.spec_hash(), "seed": spec.seed})}  # fmt: skip
+    try:
+        created = ledger.init(header, [{k: v for k, v in g.as_dict().items() if k != "seats"} for g in schedule])
+    except ValueError as exc:
+        raise StudyError(str(exc)) from None
+    if created or not (study_dir / PLAN_FILE).is_file():
+        _write_json(study_dir / SPEC_FILE, _saved_spec(spec))
+        _write_json(study_dir / PLAN_FILE, plan_study(spec))
+    games_dir = study_dir / GAMES_DIR
+    games_dir.mkdir(parents=True, exist_ok=True)
+    prices = {b: s.price for b, s in spec.backends.items()}
+    rows0 = ledger.rows()
+    budget = _Budget(spec, schedule, rows0)
+    done0 = sum(1 for r in rows0.values() if r.get("state") in DONE)
+    progress = _Progress(len(schedule), done0, sum(float(r.get("money") or 0) for r in rows0.values() if r.get("state") in DONE), quiet)
+    started: list[str] = []
+    stop: dict[str, str | None] = {"reason": None}
+    t0 = time.time()
+
+    with Runner(study_dir) as runner:
+
+        def next_game() -> StudyGame | None:
+            if stop["reason"] or (limit is not None and len(started) >= limit):
+                return None
+            row, refused = ledger.claim(runner, budget if (spec.budget.money or spec.budget.calls) else None)
+            if row is None:
+                if refused:
+                    stop["reason"] = refused
+                    ledger.append({"event": "stop", "runner": runner.id, "reason": refused})
+                return None
+            gdir = games_dir / row["game_id"]
+            if gdir.exists():  # a game whose runner died, or a failed attempt: replayed from scratch
+                shutil.rmtree(gdir)
+            started.append(row["game_id"])
+            return by_id[row["game_id"]]
+
+        def record(g: StudyGame, out: dict[str, Any] | BaseException) -> None:
+            state, spend = settle_result(ledger, runner, g.game_id, out, games_dir, prices)
+            progress.step(spend, state)
+            budget.refresh(ledger.rows())
+
+        try:
+            if kind == "local":
+                asyncio.run(execute_local(next_game, lambda g: game_config(spec, g), games_dir, par, backend_factory, record))
+            elif kind == "ray":
+                execute_ray(next_game, lambda g: game_config(spec, g), games_dir, par, address or spec.executor.address, record)
+            else:
+                raise StudyError(f"executor: {kind!r} is not supported; choose local or ray")
+        except ExecutorError as exc:
+            raise StudyError(str(exc)) from None
+        finally:
+            progress.close()
+    from .status import study_status
+
+    st = study_status(spec, study_dir)
+    return {**st, "played_now": len(started), "seconds_now": round(time.time() - t0, 3), "stopped": stop["reason"]}

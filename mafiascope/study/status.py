@@ -1,0 +1,128 @@
+"""``study status`` and ``study report``: the ledger's counts, spend, faults, estimate vs actual, outcomes.
+
+Estimate vs actual compares, for the games settled so far, what the plan (``plan.json``,
+written before anything ran) expected per game of their arm with what their usage records
+say; ``error`` is ``actual / planned - 1``. Duration: the busy wall time of the ledger (the
+union of every game's [claimed, settled] interval) against the plan's duration for that share
+of each arm.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from ..provenance import provenance
+from .estimate import estimate_study
+from .ledger import DONE, StudyLedger, runner_alive
+from .schedule import study_schedule
+from .spec import StudySpec
+
+PLAN_FILE = "plan.json"
+METRICS = ("calls", "prompt_tokens", "completion_tokens", "money")
+
+
+def _busy_seconds(rows: list[dict[str, Any]]) -> float:
+    spans = sorted((float(r["started"]), float(r["updated"])) for r in rows if r.get("started") and r.get("updated"))
+    total, cur = 0.0, None
+    for a, b in spans:
+        if cur is None or a > cur[1]:
+            if cur is not None:
+                total += cur[1] - cur[0]
+            cur = [a, b]
+        else:
+            cur[1] = max(cur[1], b)
+    return total + (cur[1] - cur[0] if cur else 0.0)
+
+
+def _actual(r: dict[str, Any], k: str) -> float:
+    return float(r.get("money") or 0.0) if k == "money" else float((r.get("usage") or {}).get(k) or 0)
+
+
+def study_status(spec: StudySpec, study_dir: str | Path) -> dict[str, Any]:
+    study_dir = Path(study_dir)
+    ledger = StudyLedger(study_dir)
+    recs = ledger.records()
+    rows = ledger.rows(recs)
+    plan = json.loads((study_dir / PLAN_FILE).read_text(encoding="utf-8")) if (study_dir / PLAN_FILE).is_file() else None
+    settled = [r for r in rows.values() if r.get("state") in DONE]
+    arms: dict[str, dict[str, Any]] = defaultdict(lambda: {"pending": 0, "running": 0, "finished": 0, "failed": 0, "invalid": 0,
+                                                           "money": 0.0, "calls": 0})  # fmt: skip
+    by_backend: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    for r in rows.values():
+        a = arms[r["arm"]]
+        a[r.get("state", "pending")] += 1
+        if r.get("state") in DONE:
+            a["money"] = round(a["money"] + float(r.get("money") or 0), 6)
+            a["calls"] += int((r.get("usage") or {}).get("calls") or 0)
+            for b, u in (r.get("by_backend") or {}).items():
+                for k, v in u.items():
+                    by_backend[b][k] += int(v)
+    spend = {k: round(sum(_actual(r, k) for r in settled), 6) if k == "money" else int(sum(_actual(r, k) for r in settled)) for k in METRICS}
+    vs: dict[str, Any] | None = None
+    if plan and settled:
+        per_arm = plan["estimate"]["arms"]
+        planned = {k: sum(per_arm[r["arm"]]["per_game"][k] for r in settled if r["arm"] in per_arm) for k in METRICS}
+        n_arm: dict[str, int] = defaultdict(int)
+        for r in settled:
+            n_arm[r["arm"]] += 1
+        planned["duration_s"] = sum(per_arm[a]["duration_s"] * n / max(1, per_arm[a]["games"]) for a, n in n_arm.items() if a in per_arm)
+        actual = {**spend, "duration_s": round(_busy_seconds(settled), 3)}
+        vs = {"games": len(settled), "planned": {k: round(v, 4) for k, v in planned.items()}, "actual": actual,
+              "error": {k: (round(actual[k] / planned[k] - 1, 4) if planned[k] else None) for k in planned}}  # fmt: skip
+    running = [r for r in rows.values() if r.get("state") == "running"]
+    alive = sorted({str(r.get("runner")) for r in running if runner_alive(study_dir, str(r.get("runner")))})
+    stops = [r for r in recs if r.get("event") == "stop"]
+    header = ledger.header() or {}
+    current = estimate_study(spec, study_schedule(spec), rows)["total"] if rows else None
+    return {
+        "study": spec.name,
+        "dir": str(study_dir),
+        "spec_hash": header.get("spec_hash", spec.spec_hash()),
+        "scheduled": len(rows),
+        "counts": ledger.counts(rows),
+        "arms": {k: dict(v) for k, v in arms.items()},
+        "spend": {**spend, "by_backend": {b: dict(v) for b, v in by_backend.items()}},
+        "faults": sum(int(r.get("faults") or 0) for r in settled),
+        "invalid": [{"game_id": r["game_id"], "reason": r.get("invalid_reason")} for r in rows.values() if r.get("state") == "invalid"],
+        "failed": [{"game_id": r["game_id"], "error": r.get("error")} for r in rows.values() if r.get("state") == "failed"],
+        "runners_alive": alive,
+        "stale_running": [r["game_id"] for r in running if str(r.get("runner")) not in alive],
+        "last_stop": stops[-1].get("reason") if stops else None,
+        "plan_total": plan["estimate"]["total"] if plan else None,
+        "estimate_now": current,
+        "estimate_vs_actual": vs,
+        "provenance": provenance({"spec_hash": header.get("spec_hash", spec.spec_hash()), "seed": spec.seed,
+                                  "run_provenance": header.get("provenance")}),  # fmt: skip
+    }
+
+
+def study_report(spec: StudySpec, study_dir: str | Path) -> dict[str, Any]:
+    """Outcomes per arm over finished games (invalid and failed games counted, excluded)."""
+    from ..arena.scoring import wilson
+
+    rows = StudyLedger(study_dir).rows()
+    arms = {}
+    for arm in spec.arms:
+        rs = [r for r in rows.values() if r["arm"] == arm.name]
+        ok = [r for r in rs if r.get("state") == "finished"]
+        n = len(ok)
+        mafia = sum(1 for r in ok if r.get("winner") == "Mafia")
+        lo, hi = wilson(mafia, n)
+        arms[arm.name] = {
+            "rules": arm.rules, "language": arm.language, "probes": arm.probes, "lineup": arm.lineup.model_dump(exclude_none=True),
+            "scheduled": len(rs), "finished": n, "invalid": sum(1 for r in rs if r.get("state") == "invalid"),
+            "failed": sum(1 for r in rs if r.get("state") == "failed"),
+            "mafia_wins": mafia, "mafia_win_rate": round(mafia / n, 4) if n else None,
+            "mafia_win_ci95": [round(lo, 4), round(hi, 4)] if n else None,
+            "mean_rounds": round(sum(int(r.get("rounds") or 0) for r in ok) / n, 3) if n else None,
+            "faults": sum(int(r.get("faults") or 0) for r in ok),
+            "money": round(sum(float(r.get("money") or 0) for r in rs if r.get("state") in DONE), 6),
+            "game_ids": [r["game_id"] for r in ok],
+        }  # fmt: skip
+    header = StudyLedger(study_dir).header() or {}
+    return {"study": spec.name, "dir": str(study_dir), "arms": arms, "games_dir": str(Path(study_dir) / "games"),
+            "provenance": provenance({"spec_hash": header.get("spec_hash", spec.spec_hash()), "seed": spec.seed,
+                                      "run_provenance": header.get("provenance")})}  # fmt: skip

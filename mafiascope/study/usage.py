@@ -1,0 +1,85 @@
+"""What one game cost, per backend, read from its logs (the usage records), and its price.
+
+Acting calls: ``game_over.cost.act.by_backend`` (the runner's accounting: API usage where the
+backend reported it, else the backend's own estimate). Logs without it (older games) split
+``cost.act`` over the backends by their share of utterances. Probe calls: every
+``introspection.jsonl`` record, charged to the backend of the seat that was asked, with its
+``tokens_prompt``/``tokens_completion`` (characters / 3 where a record has none).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ..logs.io import GAME_FILE, PROBE_FILE, iter_jsonl
+from ..logs.schema import UTTERANCE_KINDS
+from .spec import Price
+
+FIELDS = ("act_calls", "probe_calls", "prompt_tokens", "completion_tokens")
+
+
+def _row() -> dict[str, int]:
+    return {k: 0 for k in FIELDS}
+
+
+def game_usage(gdir: str | Path) -> dict[str, Any]:
+    """``{"by_backend": {name: {act_calls, probe_calls, prompt_tokens, completion_tokens}}, "game_over": rec | None}``."""
+    gdir = Path(gdir)
+    by: dict[str, dict[str, int]] = {}
+    seat_backend: dict[str, str] = {}
+    utterances: dict[str, int] = {}
+    over: dict[str, Any] | None = None
+    for rec in iter_jsonl(gdir / GAME_FILE, skip_corrupt=True):
+        kind = rec.get("kind")
+        if kind == "setup":
+            seat_backend = {p["name"]: str(p.get("backend")) for p in rec.get("players") or [] if "name" in p}
+        elif kind == "game_over":
+            over = rec
+        elif kind in UTTERANCE_KINDS and rec.get("player") in seat_backend:
+            b = seat_backend[rec["player"]]
+            utterances[b] = utterances.get(b, 0) + 1
+    act = ((over or {}).get("cost") or {}).get("act") or {}
+    if isinstance(act.get("by_backend"), dict):
+        for b, c in act["by_backend"].items():
+            row = by.setdefault(str(b), _row())
+            row["act_calls"] += int(c.get("calls") or 0)
+            row["prompt_tokens"] += int(c.get("prompt_tokens") or 0)
+            row["completion_tokens"] += int(c.get("completion_tokens") or 0)
+    elif act:
+        total = sum(utterances.values()) or 1
+        for b, n in utterances.items():
+            row = by.setdefault(b, _row())
+            row["act_calls"] += round(int(act.get("calls") or 0) * n / total)
+            row["prompt_tokens"] += round(int(act.get("prompt_tokens") or 0) * n / total)
+            row["completion_tokens"] += round(int(act.get("completion_tokens") or 0) * n / total)
+    if (gdir / PROBE_FILE).is_file():
+        for rec in iter_jsonl(gdir / PROBE_FILE, skip_corrupt=True):
+            b = seat_backend.get(str(rec.get("player_name")))
+            if b is None:
+                continue
+            row = by.setdefault(b, _row())
+            row["probe_calls"] += 1
+            tp, tc = rec.get("tokens_prompt"), rec.get("tokens_completion")
+            row["prompt_tokens"] += int(tp) if tp is not None else len(rec.get("question") or "") // 3
+            row["completion_tokens"] += int(tc) if tc is not None else len(str(rec.get("answer_raw") or "")) // 3
+    return {"by_backend": by, "game_over": over}
+
+
+def money(by_backend: dict[str, dict[str, int]], prices: dict[str, Price | None]) -> float:
+    """Spend of a usage table at the study's prices (backends without a price cost nothing)."""
+    total = 0.0
+    for b, row in by_backend.items():
+        p = prices.get(b)
+        if p is not None:
+            total += row["prompt_tokens"] / 1e6 * p.prompt_per_mtok + row["completion_tokens"] / 1e6 * p.completion_per_mtok
+    return total
+
+
+def totals(by_backend: dict[str, dict[str, int]]) -> dict[str, int]:
+    out = _row()
+    for row in by_backend.values():
+        for k in FIELDS:
+            out[k] += int(row.get(k) or 0)
+    out["calls"] = out["act_calls"] + out["probe_calls"]
+    return out

@@ -1,0 +1,82 @@
+"""The Studies page: plan and estimate from the form, background launch, status, stop and resume."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("streamlit")
+from streamlit.testing.v1 import AppTest  # noqa: E402
+
+from app.study_view import app_problems, build_spec  # noqa: E402
+from mafiascope.study.ledger import StudyLedger  # noqa: E402
+from mafiascope.study.spec import parse_study_spec  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture()
+def runs(tmp_path, monkeypatch):
+    monkeypatch.setenv("MAFIASCOPE_RUNS", str(tmp_path / "runs"))
+    monkeypatch.setenv("MAFIASCOPE_LOGS", str(tmp_path / "runs"))
+    return tmp_path / "runs"
+
+
+def page() -> AppTest:
+    """The page file in a frame (AppTest drops clicks in pages run through st.navigation)."""
+    script = f"""
+import sys, runpy
+sys.path.insert(0, {str(ROOT)!r})
+runpy.run_path({str(ROOT / "pages" / "studies.py")!r}, run_name="__main__")
+"""
+    return AppTest.from_string(script, default_timeout=120)
+
+
+def test_build_spec_is_a_valid_study_and_paths_are_refused():
+    spec = build_spec("s", {"bot-balanced": {"type": "bot", "preset": "balanced"}, "bot-analyst": {"type": "bot", "preset": "analyst"}},
+                      ["classic", "sport"], ["en", "ru"], "suspicion", "each", 3, 1, 2.5, 2)  # fmt: skip
+    parsed = parse_study_spec(spec, "form")
+    assert len(parsed.arms) == 8 and parsed.budget.money == 2.5 and parsed.total_games() == 24
+    assert build_spec("s", {"a": {"type": "bot"}}, ["classic"], ["en"], "none", "roster", 1, 0, 0, 1)["arms"][0]["lineup"] == {"roster": ["a"]}
+    assert app_problems({"arms": [{"rules": "/etc/x.yaml", "probes": "../b.yaml"}]}) == [
+        "arms.0.rules: the app takes classic, classic_sheriff, sport, open_table, imbalanced",
+        "arms.0.probes: the app takes chained, default, suspicion, none"]
+
+
+def test_plan_launch_watch_stop_resume(runs):
+    at = page().run()
+    assert not at.exception
+    labels = [m.label for m in at.metric]
+    assert {"Games", "Calls (est.)", "Money (est.)", "Duration (est.)"} <= set(labels)
+    at.multiselect(key="ms_study_bots").set_value(["balanced", "analyst"]).run()
+    at.selectbox(key="ms_study_probes").set_value("suspicion").run()
+    at.number_input(key="ms_study_games").set_value(4).run()
+    at.number_input(key="ms_study_parallel").set_value(1).run()
+    at.text_input(key="ms_study_name").set_value("fromapp").run()
+    assert next(m for m in at.metric if m.label == "Games").value == "4"
+    at.button(key="ms_study_launch").click().run()
+    assert not at.exception
+    assert any("Started" in s.value for s in at.success)
+    d = runs / "studies" / "fromapp"
+    deadline = time.time() + 90
+    while time.time() < deadline and not (d / "ledger.jsonl").is_file():
+        time.sleep(0.2)
+    at.run()
+    assert not at.exception
+    at.button(key="ms_study_stop").click().run()  # stop at once: the rest stays pending
+    assert not at.exception
+    counts = StudyLedger(d).counts()
+    assert counts["pending"] + counts["running"] >= 1
+    at.run()
+    at.button(key="ms_study_resume").click().run()
+    assert any("Resumed" in s.value for s in at.success)
+    deadline = time.time() + 120
+    while time.time() < deadline and StudyLedger(d).counts()["finished"] < 4:
+        time.sleep(0.5)
+    assert StudyLedger(d).counts()["finished"] == 4
+    at.run()
+    assert not at.exception
+    assert any("Live Game" in s.label for s in at.selectbox)
+    assert "Finished" in [m.label for m in at.metric]

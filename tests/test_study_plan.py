@@ -1,0 +1,129 @@
+"""Study specs, schedules and the estimate (no games played)."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from mafiascope.config import ConfigError
+from mafiascope.provenance import content_hash, provenance
+from mafiascope.study.estimate import estimate_study, load_defaults
+from mafiascope.study.schedule import game_config, study_schedule
+from mafiascope.study.spec import load_study_spec, parse_study_spec
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def spec_data(probes: str = "chained", games: int = 10, lineup=None, rules: str = "classic") -> dict:
+    return {
+        "name": "p", "seed": 3, "games_per_arm": games,
+        "backends": {"a": {"type": "bot", "preset": "balanced", "price": {"prompt_per_mtok": 1.0, "completion_per_mtok": 2.0}},
+                     "b": "analyst"},
+        "arms": [{"name": "x", "lineup": lineup or "a", "rules": rules, "probes": probes}],
+    }  # fmt: skip
+
+
+def test_shipped_examples_load_and_plan_without_keys(monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    for name in ("bots_quick", "two_models"):
+        spec = load_study_spec(REPO / "configs" / "studies" / f"{name}.yaml")
+        est = estimate_study(spec, study_schedule(spec))
+        assert est["total"]["games"] == spec.total_games() and est["total"]["calls"] > 0
+    two = load_study_spec(REPO / "configs" / "studies" / "two_models.yaml")
+    assert estimate_study(two, study_schedule(two))["total"]["money"] > 0
+
+
+def test_errors_name_the_file_and_field():
+    data = spec_data()
+    data["arms"][0]["lineup"] = {"seats": ["a", "zz"]}
+    data["executor"] = {"kind": "slurm"}
+    with pytest.raises(ConfigError) as exc:
+        parse_study_spec(data, "s.yaml")
+    text = str(exc.value)
+    assert text.startswith("s.yaml: invalid study spec") and "executor.kind" in text
+    data.pop("executor")
+    with pytest.raises(ConfigError) as exc:
+        parse_study_spec(data, "s.yaml")
+    assert "arms.0.lineup.seats.1: 'zz' is not in backends" in str(exc.value) and "2 seats given but rule set classic seats 7" in str(exc.value)
+    with pytest.raises(ConfigError, match=r"s.yaml: .*environment variable NOPE_NOT_SET is not set"):
+        parse_study_spec({**spec_data(), "description": "${NOPE_NOT_SET}"}, "s.yaml")
+
+
+def test_schedule_interleaves_arms_and_seeds_do_not_depend_on_the_directory():
+    data = spec_data(games=3)
+    data["arms"].append({"name": "y", "lineup": {"roster": ["a", "b"]}, "rules": "classic", "probes": "none", "games": 2})
+    spec = parse_study_spec(data, "a.yaml")
+    sched = study_schedule(spec)
+    assert [g.game_id for g in sched] == ["p-x-0000", "p-y-0000", "p-x-0001", "p-y-0001", "p-x-0002"]
+    again = study_schedule(parse_study_spec({**data, "out": "/elsewhere"}, "b.yaml"))
+    assert [g.seed for g in sched] == [g.seed for g in again] and len({g.seed for g in sched}) == 5
+    seats = Counter(s["backend"] for g in sched if g.arm == "y" for s in g.seats)
+    assert abs(seats["a"] - seats["b"]) <= 1  # the classic roster is rotated over the seats
+    cfg = game_config(spec, sched[0])
+    assert cfg.fault_budget == 0.2 and cfg.seed == sched[0].seed and set(cfg.backends) == {"a"} and cfg.probes.enabled
+    assert not game_config(spec, sched[1]).probes.enabled
+    ten = parse_study_spec(spec_data(lineup={"roster": ["a", "b"]}, rules="sport", probes="none"), "t.yaml")
+    roles = Counter(s["role"] for g in study_schedule(ten) for s in g.seats)
+    assert roles["Don"] == 10 and roles["Sheriff"] == 10  # the Arena's balanced schedule deals the roles
+
+
+def test_probe_calls_follow_the_battery_size():
+    prof = load_defaults()["profiles"]["classic|en"]
+    steps = prof["seat_steps"]
+    pair_steps = sum(steps[w][0] for w in ("after_each_message", "after_night_action", "after_round"))
+    per = {}
+    for battery in ("chained", "suspicion", "none"):
+        spec = parse_study_spec(spec_data(battery), "s.yaml")
+        per[battery] = estimate_study(spec, study_schedule(spec))["arms"]["x"]
+    assert per["none"]["probe_calls"] == 0
+    assert per["suspicion"]["probe_calls"] == pytest.approx(10 * pair_steps, abs=1)  # one probe on every (step, seat)
+    assert per["chained"]["probe_calls"] == pytest.approx(10 * (4 * pair_steps + steps["own_turn"][0]), abs=2)
+    assert per["chained"]["money"] > per["suspicion"]["money"] > per["none"]["money"] > 0
+    lo, hi = per["chained"]["calls_90"]
+    assert lo < per["chained"]["calls"] < hi
+
+
+def test_money_follows_prices_and_seat_shares_and_the_interval_narrows_with_n():
+    mixed = parse_study_spec(spec_data("none", lineup={"roster": ["a", "b"]}), "s.yaml")
+    only_a = parse_study_spec(spec_data("none"), "s.yaml")
+    ma = estimate_study(only_a, study_schedule(only_a))["arms"]["x"]
+    mm = estimate_study(mixed, study_schedule(mixed))["arms"]["x"]
+    assert mm["seat_shares"]["a"] == pytest.approx(0.5, abs=0.05) and mm["money"] == pytest.approx(ma["money"] * mm["seat_shares"]["a"], rel=1e-3)
+    big = parse_study_spec(spec_data("none", games=200), "s.yaml")
+    assert estimate_study(big, study_schedule(big))["arms"]["x"]["rel_halfwidth90"] < ma["rel_halfwidth90"]
+
+
+def test_own_games_replace_the_bundled_profile():
+    spec = parse_study_spec(spec_data("none", games=4), "s.yaml")
+    sched = study_schedule(spec)
+    usage = {"calls": 100, "act_calls": 100, "probe_calls": 0, "prompt_tokens": 50000, "completion_tokens": 2000}
+    rows = {g.game_id: {"arm": "x", "state": "finished", "usage": usage, "money": 0.054, "seconds": 1.0} for g in sched[:2]}
+    est = estimate_study(spec, sched, rows)["arms"]["x"]
+    assert est["source"] == "own:2 games" and est["calls"] == 400 and est["money"] == pytest.approx(4 * 0.054)
+    assert estimate_study(spec, sched, dict(list(rows.items())[:1]))["arms"]["x"]["source"].startswith("bundled:classic|en")
+
+
+def test_provenance():
+    p = provenance({"spec_hash": "abc", "seed": 1})
+    assert p["mafiascope_version"] and p["python"] and "pydantic" in p["packages"] and p["spec_hash"] == "abc" and p["seed"] == 1
+    assert p["git_commit"] is None or len(p["git_commit"].split("+")[0]) == 40
+    assert content_hash({"b": 1, "a": 2}) == content_hash({"a": 2, "b": 1})
+    base = parse_study_spec(spec_data(), "s.yaml")
+    budget = parse_study_spec({**spec_data(), "budget": {"money": 3}}, "s.yaml")
+    other = parse_study_spec({**spec_data(), "seed": 4}, "s.yaml")
+    assert base.spec_hash() == budget.spec_hash() != other.spec_hash()
+
+
+def test_batch_dry_run_counts_the_battery_and_plays_nothing(tmp_path, capsys):
+    from mafiascope.cli import main
+
+    assert main(["batch", "-n", "5", "--dry-run", "--json", "--logs", str(tmp_path / "logs")]) == 0
+    probed = json.loads(capsys.readouterr().out)
+    assert main(["batch", "-n", "5", "--dry-run", "--json", "--no-probes", "--logs", str(tmp_path / "logs")]) == 0
+    bare = json.loads(capsys.readouterr().out)
+    assert probed["probe_calls"] > 10 * probed["act_calls"] and bare["probe_calls"] == 0 and bare["act_calls"] == probed["act_calls"]
+    assert probed["calls_90"][0] < probed["calls"] < probed["calls_90"][1] and probed["paid_share"] == 0
+    assert not (tmp_path / "logs").exists()

@@ -1,0 +1,251 @@
+"""Study runs: resume after kill -9, two runners, budget stop, invalid games, Ray, estimate vs actual."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+import yaml
+
+from mafiascope.cli import main
+from mafiascope.study.ledger import Runner, StudyLedger
+from mafiascope.study.run import load_study, plan_study, run_study, settle_result
+from mafiascope.study.spec import load_study_spec, parse_study_spec
+from mafiascope.study.status import study_report, study_status
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def small_spec(tmp_path: Path, games: int = 3, probes: str = "none", **extra) -> Path:
+    data = {
+        "name": "tiny",
+        "seed": 1,
+        "games_per_arm": games,
+        "backends": {"bal": {"type": "bot", "preset": "balanced", "price": {"prompt_per_mtok": 1.0, "completion_per_mtok": 4.0}},
+                     "ana": "analyst"},
+        "arms": [{"name": "one", "lineup": "bal", "rules": "classic", "probes": probes},
+                 {"name": "mix", "lineup": {"roster": ["bal", "ana"]}, "rules": "classic", "probes": probes}],
+        "executor": {"kind": "local", "parallel": 2},
+        "out": str(tmp_path / "study"),
+        **extra,
+    }  # fmt: skip
+    path = tmp_path / "tiny.yaml"
+    path.write_text(yaml.safe_dump(data), encoding="utf-8")
+    return path
+
+
+def _settled_once(study_dir: Path) -> Counter:
+    """How many settling records (finished/invalid) each game has in the ledger."""
+    return Counter(r["game_id"] for r in StudyLedger(study_dir).records() if r.get("state") in ("finished", "invalid"))
+
+
+def _one_game_per_dir(study_dir: Path, ids: list[str]) -> None:
+    assert sorted(p.name for p in (study_dir / "games").iterdir()) == sorted(ids)
+    for gid in ids:
+        kinds = [json.loads(line)["kind"] for line in (study_dir / "games" / gid / "game.jsonl").read_text().splitlines()]
+        assert kinds.count("setup") == 1 and kinds.count("game_over") == 1 and kinds[-1] == "game_over"
+
+
+def test_run_then_resume_plays_nothing_twice(tmp_path):
+    spec = load_study_spec(small_spec(tmp_path))
+    s1 = run_study(spec, quiet=True, limit=4)
+    assert s1["played_now"] == 4 and s1["counts"]["finished"] == 4 and s1["counts"]["pending"] == 2
+    s2 = run_study(spec, quiet=True)
+    assert s2["played_now"] == 2 and s2["counts"]["finished"] == 6
+    assert run_study(spec, quiet=True)["played_now"] == 0
+    d = spec.study_dir()
+    ids = [g["game_id"] for g in plan_study(spec)["schedule"]]
+    assert set(_settled_once(d).values()) == {1} and set(_settled_once(d)) == set(ids)
+    _one_game_per_dir(d, ids)
+    # per-backend usage and money come from the logs: only the priced backend costs
+    st = study_status(spec, d)
+    assert st["spend"]["money"] > 0 and set(st["spend"]["by_backend"]) == {"bal", "ana"}
+    assert st["provenance"]["spec_hash"] == spec.spec_hash() and st["provenance"]["mafiascope_version"]
+    plan = json.loads((d / "plan.json").read_text())
+    assert plan["provenance"]["seed"] == 1 and plan["provenance"]["python"]
+    # the saved spec reloads from the directory alone
+    spec2, d2 = load_study(d)
+    assert spec2.spec_hash() == spec.spec_hash() and d2 == d
+
+
+def test_kill_9_mid_study_then_resume(tmp_path):
+    path = small_spec(tmp_path, games=4, probes="suspicion", executor={"kind": "local", "parallel": 2})
+    spec = load_study_spec(path)
+    d = spec.study_dir()
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    proc = subprocess.Popen([sys.executable, "-m", "mafiascope", "study", "run", str(path), "--json"], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    try:
+        deadline = time.time() + 120
+        while time.time() < deadline:
+            rows = StudyLedger(d).rows() if (d / "ledger.jsonl").is_file() else {}
+            states = Counter(r.get("state") for r in rows.values())
+            if states["finished"] >= 1 and states["running"] >= 1:
+                break
+            time.sleep(0.05)
+        else:
+            pytest.fail("the study never got going")
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    before = StudyLedger(d).rows()
+    killed = [g for g, r in before.items() if r["state"] == "running"]
+    never = [g for g, r in before.items() if r["state"] == "pending"]
+    assert killed and never
+    s = run_study(spec, quiet=True)
+    assert s["counts"]["finished"] == 8 and s["played_now"] == len(killed) + len(never)
+    ids = list(before)
+    assert set(_settled_once(d).values()) == {1} and set(_settled_once(d)) == set(ids)
+    _one_game_per_dir(d, ids)
+    assert all(StudyLedger(d).rows()[g]["attempts"] == 2 for g in killed)
+
+
+def test_two_runners_at_once_share_the_games(tmp_path):
+    path = small_spec(tmp_path, games=4, probes="suspicion")
+    spec = load_study_spec(path)
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    cmd = [sys.executable, "-m", "mafiascope", "study", "run", str(path), "--json", "--parallel", "1"]
+    procs = [subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL) for _ in range(2)]
+    outs = [json.loads(p.communicate(timeout=300)[0]) for p in procs]
+    assert sum(o["played_now"] for o in outs) == 8
+    d = spec.study_dir()
+    assert set(_settled_once(d).values()) == {1} and len(_settled_once(d)) == 8
+    claims = Counter(r["game_id"] for r in StudyLedger(d).records() if r.get("state") == "running")
+    assert set(claims.values()) == {1}
+    _one_game_per_dir(d, list(claims))
+
+
+def test_budget_stops_before_the_game_that_would_exceed_it(tmp_path):
+    spec = load_study_spec(small_spec(tmp_path, games=4))
+    per_game = plan_study(spec)["estimate"]["arms"]["one"]["per_game"]["money"]
+    assert per_game > 0
+    spec = spec.model_copy(update={"budget": spec.budget.model_copy(update={"money": per_game * 2.5})})
+    s = run_study(spec, quiet=True, parallel=1)
+    assert s["stopped"].startswith("budget: money") and s["counts"]["pending"] > 0
+    assert 0 < s["spend"]["money"] <= per_game * 2.5
+    assert s["last_stop"] == s["stopped"]
+    # a larger budget continues the same study (the budget is not part of the spec hash)
+    more = spec.model_copy(update={"budget": spec.budget.model_copy(update={"money": 1000.0})})
+    assert run_study(more, quiet=True)["counts"]["finished"] == 8
+
+
+def test_invalid_games_are_counted_and_excluded(tmp_path):
+    spec = load_study_spec(small_spec(tmp_path, games=1))
+    d = spec.study_dir()
+    run_study(spec, quiet=True, limit=1)  # makes the ledger; arm "one" game 0 finished
+    led = StudyLedger(d)
+    gid = "tiny-mix-0000"
+    with Runner(d) as r:
+        row, _ = led.claim(r)
+        assert row["game_id"] == gid
+        gdir = d / "games" / gid
+        gdir.mkdir(parents=True)
+        setup = {"game_id": gid, "kind": "setup", "round": 0, "schema_version": 1,
+                 "players": [{"name": "Ann", "role": "Mafia", "backend": "bal"}, {"name": "Bob", "role": "Villager", "backend": "ana"}]}
+        over = {"game_id": gid, "kind": "game_over", "round": 2, "winner": "Villagers", "invalid": True,
+                "invalid_reason": "fault budget: 9 of 30 calls faulted (> 20%)",
+                "cost": {"act": {"calls": 30, "prompt_tokens": 3000, "completion_tokens": 300,
+                                 "by_backend": {"bal": {"calls": 20, "prompt_tokens": 2000, "completion_tokens": 200},
+                                                "ana": {"calls": 10, "prompt_tokens": 1000, "completion_tokens": 100}}}}}  # fmt: skip
+        (gdir / "game.jsonl").write_text(json.dumps(setup) + "\n" + json.dumps(over) + "\n")
+        state, spend = settle_result(led, r, gid, {"winner": "Villagers", "rounds": 2, "faults": 9, "seconds": 1.0}, d / "games",
+                                     {b: s.price for b, s in spec.backends.items()})  # fmt: skip
+    assert state == "invalid" and spend == pytest.approx(2000 / 1e6 * 1.0 + 200 / 1e6 * 4.0)
+    st = study_status(spec, d)
+    assert st["counts"]["invalid"] == 1 and st["invalid"] == [{"game_id": gid, "reason": over["invalid_reason"]}]
+    assert st["spend"]["money"] >= spend  # an invalid game's spend is counted
+    rep = study_report(spec, d)
+    assert rep["arms"]["mix"]["invalid"] == 1 and rep["arms"]["mix"]["finished"] == 0 and gid not in rep["arms"]["mix"]["game_ids"]
+    # a re-run never replays an invalid game
+    s = run_study(spec, quiet=True)
+    assert s["counts"] == {"pending": 0, "running": 0, "finished": 1, "failed": 0, "invalid": 1}
+
+
+def test_preflight_names_the_backend_and_writes_nothing(tmp_path, monkeypatch, capsys):
+    monkeypatch.delenv("STUDY_TEST_KEY", raising=False)
+    path = small_spec(tmp_path)
+    data = yaml.safe_load(path.read_text())
+    data["backends"]["api"] = {"type": "openai", "model": "m", "base_url": "http://127.0.0.1:9/v1", "api_key": "${STUDY_TEST_KEY}"}
+    data["arms"][0]["lineup"] = "api"
+    path.write_text(yaml.safe_dump(data))
+    assert main(["study", "run", str(path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "backends.api.api_key: environment variable STUDY_TEST_KEY is not set" in err
+    assert not (tmp_path / "study").exists()
+    # the plan needs no keys
+    assert main(["study", "plan", str(path), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["games"] == 6
+
+
+def test_cli_plan_status_report(tmp_path, capsys):
+    from .test_cli_docs import _documented_keys
+
+    path = small_spec(tmp_path, games=2)
+    assert main(["study", "status", str(path)]) == 2
+    assert "no study has run here" in capsys.readouterr().err
+    assert main(["study", "plan", str(path), "--json"]) == 0
+    plan = json.loads(capsys.readouterr().out)
+    assert set(plan) == _documented_keys("### `mafiascope study plan ")
+    assert [g["game_id"] for g in plan["schedule"][:3]] == ["tiny-one-0000", "tiny-mix-0000", "tiny-one-0001"]
+    t = plan["estimate"]["total"]
+    assert t["calls_90"][0] <= t["calls"] <= t["calls_90"][1] and t["money"] > 0
+    assert main(["study", "run", str(path), "--json"]) == 0
+    run = json.loads(capsys.readouterr().out)
+    assert set(run) == _documented_keys("### `mafiascope study run ")
+    assert main(["study", "status", str(tmp_path / "study"), "--json"]) == 0
+    st = json.loads(capsys.readouterr().out)
+    assert set(st) == _documented_keys("### `mafiascope study status ") and st["counts"]["finished"] == 4
+    assert main(["study", "report", str(path), "--json"]) == 0
+    rep = json.loads(capsys.readouterr().out)
+    assert set(rep) == _documented_keys("### `mafiascope study report ") and rep["arms"]["one"]["finished"] == 2
+    assert main(["study", "status", str(path)]) == 0 and "estimate vs actual" in capsys.readouterr().out
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("name: x\nbackends: {a: balanced}\narms: [{name: a, lineup: b}]\n")
+    assert main(["study", "plan", str(bad)]) == 2
+    assert "arms.0.lineup.backend: 'b' is not in backends" in capsys.readouterr().err
+
+
+def test_ray_executor(tmp_path):
+    ray = pytest.importorskip("ray", reason="Ray is an optional extra: pip install 'mafiascope[ray]'")
+    spec = load_study_spec(small_spec(tmp_path, games=1))
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, ignore_reinit_error=True)
+    try:
+        s = run_study(spec, quiet=True, executor="ray")
+    finally:
+        ray.shutdown()
+    assert s["counts"]["finished"] == 2 and s["spend"]["money"] > 0
+    assert set(_settled_once(spec.study_dir()).values()) == {1}
+
+
+@pytest.mark.slow
+def test_estimate_vs_actual_on_the_offline_example(tmp_path):
+    spec = load_study_spec(REPO / "configs" / "studies" / "bots_quick.yaml")
+    s = run_study(spec, tmp_path / "bq", quiet=True)
+    assert s["counts"]["finished"] == spec.total_games()
+    err = s["estimate_vs_actual"]["error"]
+    for k in ("calls", "prompt_tokens", "completion_tokens", "money"):
+        assert abs(err[k]) <= 0.25, (k, err)
+
+
+def test_a_literal_key_is_never_saved_and_a_resume_from_the_directory_says_so(tmp_path):
+    from mafiascope.study.run import StudyError, _preflight, _saved_spec
+
+    data = yaml.safe_load(small_spec(tmp_path).read_text())
+    data["backends"]["api"] = {"type": "openai", "model": "m", "base_url": "http://127.0.0.1:9/v1", "api_key": "sk-literal-123"}
+    spec = parse_study_spec(data, "lit.yaml")
+    saved = _saved_spec(spec)
+    assert "sk-literal-123" not in json.dumps(saved) and saved["backends"]["bal"]["price"]["prompt_per_mtok"] == 1.0
+    again = parse_study_spec(saved, "spec.json")
+    assert again.spec_hash() == spec.spec_hash()
+    data["arms"][0]["lineup"] = "api"
+    with pytest.raises(StudyError, match=r"backends.api.api_key: the key was written into the spec"):
+        _preflight(parse_study_spec(_saved_spec(parse_study_spec(data, "lit.yaml")), "spec.json"))
