@@ -186,17 +186,17 @@ def test_batch_never_writes_into_a_directory_another_writer_claimed(tmp_path):
 
 def test_cli_batch_with_a_taken_id_exits_nonzero(tmp_path, capsys, monkeypatch):
     """The race: the ids were free when the batch checked them, another writer claims one before it is played."""
-    from mafiascope.engine import batch as batch_mod
+    from mafiascope.engine import runner as runner_mod  # the batch plays through the shared executor (engine/executors.py)
 
     logs = tmp_path / "logs"
-    real = batch_mod.play_game
+    real = runner_mod.play_game
 
     async def racing(cfg, **kw):
         if kw.get("game_id") == "p-0001":
             (Path(kw["logs_dir"]) / "p-0001").mkdir(parents=True, exist_ok=True)
         return await real(cfg, **kw)
 
-    monkeypatch.setattr(batch_mod, "play_game", racing)
+    monkeypatch.setattr(runner_mod, "play_game", racing)
     code = main(["batch", "-n", "2", "--id-prefix", "p", "--logs", str(logs), "--no-probes", "--json"])
     out = json.loads(capsys.readouterr().out)
     assert code == 1 and out["games"] == 1 and [s["game_id"] for s in out["skipped"]] == ["p-0001"]
