@@ -189,6 +189,7 @@ class GameRunner:
         self.game_log = JsonlWriter(self.out_dir / GAME_FILE)
         self.state_log = JsonlWriter(self.out_dir / STATE_FILE) if self.snapshots else None
         self._snap_task: asyncio.Task[None] | None = None
+        self.markers = phases_for(self.state).markers  # the rule family's protocol lines
 
     # -------------------------------------------------------------- records
     def _emit(self, ev: dict[str, Any]) -> None:
@@ -256,9 +257,9 @@ class GameRunner:
         if ask.action is None:
             return bool(text.strip()), Reply(text)
         if ask.action in ("suspects", "nominate") and ask.optional_target:
-            got = parse_list(text, ask.action, ask.candidates)
+            got = parse_list(text, ask.action, ask.candidates, markers=self.markers)
             return True, Reply(text, targets=got, target=got[0] if got else None, target_valid=bool(got), parse_note="list")
-        pt = parse_target(text, ask.action, ask.candidates)
+        pt = parse_target(text, ask.action, ask.candidates, markers=self.markers)
         ok = pt.valid or (pt.note == "explicit abstention") or ask.optional_target
         return ok, Reply(text, target=pt.target, target_valid=pt.valid, parse_note=pt.note)
 

@@ -289,7 +289,8 @@ async def run_bifurcation(game: str | Path, at: str, seat: str | None, *, sample
     probe_plan = plan_fork(parent, key, 1, logs=logs, probes=probes, replace_text=ev.get("response") or "-", seat=seat)
     seat = probe_plan.intervention.seat
     state = probe_plan.base_state
-    ask = phases_for(state).next(state)
+    phases = phases_for(state)
+    ask = phases.next(state)
     est = {"samples": samples, "continuations": min(select, samples + 1), "act_per_continuation": _remaining_calls(parent, key, probes)["act"]}
     exp_id = "bif-" + secrets.token_hex(4)
     if dry_run:
@@ -312,7 +313,7 @@ async def run_bifurcation(game: str | Path, at: str, seat: str | None, *, sample
     def target_of(text: str) -> str:
         if not ask.action:
             return "-"
-        pt = parse_target(text, ask.action, ask.candidates)
+        pt = parse_target(text, ask.action, ask.candidates, markers=phases.markers)
         return pt.target if pt.valid and pt.target else NO_TARGET
 
     factual = ev.get("response") or ""
