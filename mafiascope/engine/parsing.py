@@ -52,11 +52,11 @@ _CLOSE_QUOTES = "\"”»“"  # not apostrophes: "Logan's" is no quotation
 # labels a line may carry before the marker ("Final answer: VOTE: Gray")
 _LABEL = r"(?:(?:my\s+)?(?:final\s+)?(?:answer|decision|choice)|итог|решение|ответ|мой\s+выбор)"
 _POSITION = (
-    rf"(?:^{_SP}(?P<pre>(?:[>#]+{_SP})*(?:(?:[-*+•]|\d{{1,2}}[.)]){_SP}(?=\S))?)"
+    rf"(?:^{_SP}(?P<pre>(?:[>#]+{_SP})*(?:(?:[-*+•]|\d{{1,2}}[.)]){_SP}(?=\S))?(?:[^\w\s{_OPEN_QUOTES}(\[*_`~]{{1,3}}[ \t]+)?)"
     rf"(?:{_D}{_SP}{_LABEL}{_SP}{_D}{_SP}:{_SP})?"
-    rf"|(?<=[.!?…]){_SP})"
+    rf"|(?<=[.!?…])(?<!e\.g\.)(?<!i\.e\.)(?<!etc\.)(?<!vs\.){_SP})"  # after a sentence, not after an abbreviation
 )
-_LEAD_STRIP = re.compile(rf"^[\s*_`~\"“”„«»'‘’(\[{{<@]+")
+_LEAD_STRIP = re.compile(rf"^[\s*_`~\"“”„«»'‘’(\[{{<>@:]+")
 # words a target may carry before the name: "for Dana", "за игрока Логана", "eliminate Gray"
 _FOR = re.compile(r"(?:(?:for|against|eliminate|player|за|против|исключить|игрок\w{0,2})\s+[*_`~\"“«(\[]*){1,2}", re.I)
 _AFTER_NAME_DECOR = re.compile(r"^[*_`~\]\)}>\"”»’']*")
@@ -69,7 +69,11 @@ _HEDGE = re.compile(
     re.I,
 )
 # a clause after the name that opens with these makes the vote conditional or one of several
-_ALTERNATIVE = re.compile(r"^(?:if|unless|otherwise|or|если|или|либо|разве)(?!\w)", re.I)
+_ALTERNATIVE = re.compile(
+    r"^(?:if|unless|otherwise|or|no,?\s+wait|wait|actually|i\s+mean|rather|correction"
+    r"|если|или|либо|разве|хотя\s+нет|нет,?\s+стоп|стоп|точнее|вернее)(?!\w)",
+    re.I,
+)
 # the speaker's own earlier vote mentioned on the marker line: "VOTE: Gray (that was my vote yesterday)"
 _PAST_VOTE = re.compile(
     r"(?=.*(?<!\w)(?:my\s+vote|i\s+voted|мой\s+голос|я\s+(?:про)?голосовал\w*))"
@@ -78,7 +82,7 @@ _PAST_VOTE = re.compile(
     re.I | re.S,
 )
 _RETRACT = re.compile(
-    r"changed my mind|scratch that|on second thought|never ?mind|ignore (?:that|this|the line|my vote)|just kidding"
+    r"(?<!n't )(?<!not )(?<!never )changed my mind|take (?:that|it) back|no,? wait|беру (?:свои слова )?назад|scratch that|on second thought|never ?mind|ignore (?:that|this|the line|my vote)|just kidding|joking|kidding|(?<!\w)jk(?!\w)|шучу|шутка"
     r"|disregard (?:that|this|the above|my)|not my (?:real |actual |final )?vote|передумал|забудьте|отменяю|не мой (?:настоящий |итоговый )?голос|не считается",
     re.I,
 )
@@ -88,6 +92,18 @@ _QUOTE_INTRO = re.compile(
     re.I,
 )
 # after "Name's": words that read as "Name is ..." (a vote), not as "Name's alibi" (a possessive)
+# doubt on the marker line itself: "VOTE: Finley, not sure", "ГОЛОС: Финли, не знаю"
+_UNSURE = re.compile(
+    r"(?<!\w)(?:not (?:\w+ )?sure|unsure|(?:don't|do not) know|dunno|can'?not decide|can't decide|undecided|no idea"
+    r"|не знаю|не уверен\w*|сомневаюсь|не решил\w*)(?!\w)",
+    re.I,
+)
+# a condition anywhere on the marker line: "VOTE: Ellis, but only if nobody claims"
+_CONDITION = re.compile(r"(?<!\w)(?:if|unless|если|разве что)(?!\w)", re.I)
+# words right before another player that offer them instead: "Gray, or maybe Jordan", "Грей, а может Джордан"
+_ALT_BEFORE = re.compile(
+    r"(?<!\w)(?:or|maybe|perhaps|no|или|либо|может|возможно|точнее|вернее|нет)(?!\w)\W*(?:\w+\W+)?$", re.I
+)
 _CONTRACTION_OK = {"the", "a", "an", "my", "our", "it", "mafia", "scum", "guilty", "sus", "suspicious", "been", "got", "gotta",
                    "definitely", "clearly", "obviously", "surely", "too", "so", "just", "always", "lying", "hiding"}  # fmt: skip
 _ING_NOUNS = {"reasoning", "thinking", "voting", "timing", "wording", "posting", "thing", "nothing", "something", "everything"}
@@ -125,7 +141,7 @@ def _marker_re(marker: ActionMarker) -> re.Pattern[str]:
     verb = rf"(?:{_alts(marker.verbs)}){_END}{_SP}{_D}{_SP}" if marker.verbs else ""
     return re.compile(
         rf"{_POSITION}{_D}{_SP}(?P<q>[{_OPEN_QUOTES}(\[]?){_SP}{_D}{_SP}{lead}(?:{_alts(marker.heads)}){_END}"
-        rf"{_SP}{_D}{_SP}(?P<sep>:|[{_DASHES}]+){_SP}{_D}{_SP}{verb}",
+        rf"{_SP}{_D}{_SP}(?P<sep>:|[{_DASHES}]+>?|→|=>?){_SP}{_D}{_SP}{verb}",
         re.I | re.M,
     )
 
@@ -252,6 +268,12 @@ def _hedged(tail: str, names: list[str], name: str, possessive: bool) -> str:
             return "names more than one player"
     if _PAST_VOTE.match(tail):
         return "refers to a past vote"
+    if _UNSURE.search(tail):
+        return "unsure on the marker line"
+    if _CONDITION.search(tail):
+        return "conditional on the marker line"
+    if _alternative_named(tail, names, name):
+        return "offers another player instead"
     # words running on from the name without a delimiter belong to the same clause
     if stripped and (stripped[0].isalpha() or stripped[0] in "'’"):
         clause = _REASON.split(re.split(rf"[,.;:!?()\[\]{_DASHES}]", stripped, maxsplit=1)[0], maxsplit=1)[0]
@@ -268,6 +290,16 @@ def _hedged(tail: str, names: list[str], name: str, possessive: bool) -> str:
     if nxt and _ALTERNATIVE.match(nxt):
         return "conditional or alternative after the name"
     return ""
+
+
+def _alternative_named(tail: str, names: list[str], name: str) -> bool:
+    """Another candidate named right after an "or"/"maybe"/"no" on the marker line."""
+    rx, table = _name_forms(tuple(names))
+    for start in (m.start() for m in re.finditer(r"(?<!\w)\w", tail)):
+        hit = rx.match(tail, start)
+        if hit and hit.lastgroup and table[int(hit.lastgroup[1:])][0] != name and _ALT_BEFORE.search(tail[max(0, start - 30):start]):
+            return True
+    return False
 
 
 def match_name(fragment: str, names: list[str]) -> tuple[str | None, str]:
@@ -310,7 +342,7 @@ class _Line:
     rest: str  # text after the separator (and verb) up to the end of the line
     dash: bool  # separated by a dash, not a colon
     blockquote: bool  # inside a '>' quote
-    opened: bool  # a quotation mark right before the marker
+    opened: str  # the quotation mark right before the marker, or ""
     before: str  # the reply up to the marker's line
     after: str  # the reply after the marker's line
 
@@ -328,7 +360,7 @@ def _marker_lines(text: str, marker: ActionMarker) -> list[_Line]:
         eol = text.find("\n", m.end())
         eol = len(text) if eol < 0 else eol
         bol = text.rfind("\n", 0, m.start()) + 1
-        opened = bool(m.group("q") and m.group("q") in _OPEN_QUOTES)
+        opened = m.group("q") if m.group("q") and m.group("q") in _OPEN_QUOTES else ""
         blockquote = ">" in (m.group("pre") or "")
         out.append(_Line(text[m.end():eol], m.group("sep") != ":", blockquote, opened, text[:bol], text[eol + 1:]))
     return out
@@ -342,16 +374,17 @@ def _is_quotation(line: _Line) -> bool:
     if (line.blockquote or line.opened) and any(re.search(r"\w", ln) for ln in line.after.splitlines()):
         return True  # a quoted line with the reply going on after it
     if line.opened:  # '"VOTE: Gray," Dana said': the quotation closes and prose follows
-        return bool(re.search(rf"\w[.,!?]*[{_CLOSE_QUOTES}]\W*\w", line.rest))
+        close = _CLOSE_QUOTES + ("'’" if line.opened in "'‘" else "")
+        return bool(re.search(rf"\w[.,!?]*[{close}]\W*\w", line.rest))
     # a quotation closed right after the name that it never opened on this line
     return bool(re.match(rf"^[^\w{_OPEN_QUOTES}]*\w+[.,!]?[{_CLOSE_QUOTES}]\s+\w", line.rest))
 
 
 def _next_line_name(after: str, names: list[str]) -> tuple[str | None, str]:
     """``VOTE:`` alone on its line, the name alone on the next non-blank one."""
-    nxt = next((ln for ln in after.splitlines() if _bare(ln)), "")
-    hit = _name_at(_strip_lead(nxt), names) if nxt else None
-    if hit and not _bare(_strip_lead(nxt)[hit[2]:]):
+    nxt = _strip_lead(re.sub(r"^\s*(?:[-*+•]|\d{1,2}[.)])\s+", "", next((ln for ln in after.splitlines() if _bare(ln)), "")))
+    hit = _name_at(nxt, names) if nxt else None
+    if hit and not _bare(nxt[hit[2]:]):
         return hit[0], "name on the next line"
     return None, "empty target"
 
