@@ -13,13 +13,19 @@ Each test prints how many inputs Hypothesis tried (run with ``-s`` to see the co
 
 from __future__ import annotations
 
+import os
 from collections import Counter
+from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from hypothesis.configuration import set_hypothesis_home_dir
 
 from mafiascope.engine.parsing import parse_list, parse_target, parse_vote
 from mafiascope.engine.phases.tournament import MARKERS as TEN
+
+pytestmark = pytest.mark.slow  # about 5-30 s per test depending on the machine's load
 
 NAMES = ["Alex", "Bailey", "Casey", "Dana", "Ellis", "Finley", "Gray", "Harper", "Jordan", "Logan"]
 # how Russian speakers write the names, nominative first (an oracle written by hand, not by the parser)
@@ -35,6 +41,9 @@ RU_FORMS = {
     "Jordan": ["Джордан", "Джордана", "Джордану"],
     "Logan": ["Логан", "Логана", "Логану", "Логаном"],
 }
+# Hypothesis keeps caches (charmaps, constants) in ./.hypothesis by default: not in the checkout
+if not os.environ.get("HYPOTHESIS_STORAGE_DIRECTORY"):
+    set_hypothesis_home_dir(Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "mafiascope" / "hypothesis")
 SETTINGS = settings(max_examples=400, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
 
 names = st.sampled_from(NAMES)
@@ -227,6 +236,9 @@ def test_random_text_and_bytes_never_crash():
             st.binary(max_size=2000).map(lambda b: b.decode("utf-8", errors="replace")),
             st.lists(st.sampled_from(markers.split("|") + NAMES + ["не", "not", "?", "Логана"]), max_size=40).map(" ".join),
             st.lists(st.sampled_from(markers.split("|") + NAMES + ["Kill", "not"]), max_size=12).map("".join),
+            # garbage around a real protocol line, so the "read only candidates" invariant is exercised
+            st.tuples(st.text(max_size=60), st.sampled_from(["VOTE: ", "ГОЛОС: ", "ACTION: Kill ", "ORDER: ", "SUSPECTS: "]),
+                      st.sampled_from(NAMES), st.text(max_size=30)).map(lambda t: f"{t[0]}\n{t[1]}{t[2]}{t[3]}"),
         ),
         st.sampled_from(ACTIONS),
         st.lists(st.sampled_from(NAMES + ["Yes", "No", "Да", "Нет", "Mo", "Al"]), min_size=0, max_size=6, unique=True),

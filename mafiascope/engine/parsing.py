@@ -56,7 +56,7 @@ _POSITION = (
     rf"(?:{_D}{_SP}{_LABEL}{_SP}{_D}{_SP}:{_SP})?"
     rf"|(?<=[.!?…])(?<!e\.g\.)(?<!i\.e\.)(?<!etc\.)(?<!vs\.){_SP})"  # after a sentence, not after an abbreviation
 )
-_LEAD_STRIP = re.compile(rf"^[\s*_`~\"“”„«»'‘’(\[{{<>@:]+")
+_LEAD_STRIP = re.compile(r"^[\s*_`~\"“”„«»'‘’(\[{<>@:]+")
 # words a target may carry before the name: "for Dana", "за игрока Логана", "eliminate Gray"
 _FOR = re.compile(r"(?:(?:for|against|eliminate|player|за|против|исключить|игрок\w{0,2})\s+[*_`~\"“«(\[]*){1,2}", re.I)
 _AFTER_NAME_DECOR = re.compile(r"^[*_`~\]\)}>\"”»’']*")
@@ -297,7 +297,7 @@ def _alternative_named(tail: str, names: list[str], name: str) -> bool:
     rx, table = _name_forms(tuple(names))
     for start in (m.start() for m in re.finditer(r"(?<!\w)\w", tail)):
         hit = rx.match(tail, start)
-        if hit and hit.lastgroup and table[int(hit.lastgroup[1:])][0] != name and _ALT_BEFORE.search(tail[max(0, start - 30):start]):
+        if hit and hit.lastgroup and table[int(hit.lastgroup[1:])][0] != name and _ALT_BEFORE.search(tail[:start]):
             return True
     return False
 
@@ -400,8 +400,8 @@ def parse_target(text: str, action: str, names: list[str], markers: Markers = PR
             continue
         rest = line.rest.strip()
         name, note, _ = _read_name(rest, names, whole_line=line.dash)
-        if line.dash and name is None and note != "explicit abstention":
-            continue  # "Vote - Dana is my prime suspect ...": a dash in prose, not a marker
+        if line.dash and name is None and note not in ("explicit abstention", "prose after a dash"):
+            continue  # "Vote — and I mean this ...": a dash in prose, not a marker
         if name is None and note == "empty target":
             name, note = _next_line_name(line.after, names)
         if name is not None and _RETRACT.search(line.rest + "\n" + line.after):
