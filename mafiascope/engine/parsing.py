@@ -86,9 +86,13 @@ _RETRACT = re.compile(
     r"|disregard (?:that|this|the above|my)|not my (?:real |actual |final )?vote|передумал|забудьте|отменяю|не мой (?:настоящий |итоговый )?голос|не считается",
     re.I,
 )
+# a line that ends by leading into a quoted line: "Dana's last line was" / VOTE: Casey
+_LEADS_INTO = re.compile(r"(?<!\w)(?:was|were|wrote|writes|said|says|posted|ended with|reads|like|написал\w*|сказал\w*|был\w?)$", re.I)
+# a line before a marker line that presents it as someone's (or a hypothetical) line
 _QUOTE_INTRO = re.compile(
-    r"(?<!\w)(?:wrote|writes|said|says|posted|example|like this|e\.g\.|for instance|such as|quote|quoting|yesterday|last round"
-    r"|написал\w*|пишет|сказал\w*|например|вот так|цитат\w*|вчера)(?!\w)",
+    r"(?<!\w)(?:wrote|writes|said|says|posted|ended with|line was|reply was|example|like this|e\.g\.|for instance|such as"
+    r"|quote|quoting|yesterday|last round|if|would|imagine|suppose|let's say|say (?:I|we)|hypothetic\w*"
+    r"|написал\w*|пишет|сказал\w*|например|вот так|цитат\w*|вчера|если|бы|представ\w+|предположим|допустим|гипотетич\w*)(?!\w)",
     re.I,
 )
 # after "Name's": words that read as "Name is ..." (a vote), not as "Name's alibi" (a possessive)
@@ -99,7 +103,22 @@ _UNSURE = re.compile(
     re.I,
 )
 # a condition anywhere on the marker line: "VOTE: Ellis, but only if nobody claims"
-_CONDITION = re.compile(r"(?<!\w)(?:if|unless|если|разве что)(?!\w)", re.I)
+_CONDITION = re.compile(
+    r"(?<!\w)(?:if|unless|assuming|provided|supposing|in case|as long as|если|разве что|при условии|в случае|допустим|предположим)(?!\w)",
+    re.I,
+)
+# the line is an example, a test or a hypothetical, not a cast vote: "VOTE: Harper, in theory"
+_NOT_REAL = re.compile(
+    r"(?<!\w)(?:in theory|theoretically|hypothetic\w*|for example|as an example|for instance|just testing|testing|in another world"
+    r"|pretend\w*|теоретически|в теории|гипотетич\w*|для примера|например|понарошку|проверка формата|в другом мире)(?!\w)",
+    re.I,
+)
+# a short clause after the name that dates the line to an earlier round: "VOTE: Ellis (last round)"
+_EARLIER = re.compile(
+    r"^\W*(?:(?:that was |it was )?(?:yesterday|earlier|previously|before|last (?:round|night|day|time)|(?:on )?day (?:one|1))"
+    r"|вчера|ранее|раньше|в прошлом раунде|в прошлый раз)\W*$",
+    re.I,
+)
 # words right before another player that offer them instead: "Gray, or maybe Jordan", "Грей, а может Джордан"
 _ALT_BEFORE = re.compile(
     r"(?<!\w)(?:or|maybe|perhaps|no|или|либо|может|возможно|точнее|вернее|нет)(?!\w)\W*(?:\w+\W+)?$", re.I
@@ -272,6 +291,10 @@ def _hedged(tail: str, names: list[str], name: str, possessive: bool) -> str:
         return "unsure on the marker line"
     if _CONDITION.search(tail):
         return "conditional on the marker line"
+    if _NOT_REAL.search(tail):
+        return "an example or hypothetical, not a vote"
+    if _EARLIER.match(after):
+        return "dated to an earlier round"
     if _alternative_named(tail, names, name):
         return "offers another player instead"
     # words running on from the name without a delimiter belong to the same clause
@@ -370,6 +393,11 @@ def _is_quotation(line: _Line) -> bool:
     """A marker line that reports someone else's (or an earlier) line rather than casting one."""
     prev = [ln for ln in line.before.splitlines() if ln.strip()]
     if prev and prev[-1].rstrip(" *_`").endswith(":") and _QUOTE_INTRO.search(prev[-1]):
+        return True
+    # a sentence running through the marker line: "Logan's reply ended with" / VOTE: Finley / "which surprised me."
+    above = line.before[:-1].rsplit("\n", 1)[-1].rstrip(" *_`") if line.before else ""
+    below = line.after.split("\n", 1)[0].lstrip(" *_`>")
+    if below[:1].islower() or _LEADS_INTO.search(above):
         return True
     if (line.blockquote or line.opened) and any(re.search(r"\w", ln) for ln in line.after.splitlines()):
         return True  # a quoted line with the reply going on after it
