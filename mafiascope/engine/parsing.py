@@ -37,8 +37,10 @@ _CYRILLIC = {
     "финли": "finley", "грей": "gray", "харпер": "harper", "индиго": "indigo",
     "джордан": "jordan", "кеннеди": "kennedy", "логан": "logan", "морган": "morgan",
     "паркер": "parker", "куинн": "quinn", "райли": "riley",
+    # other common spellings
+    "грэй": "gray", "бэйли": "bailey", "бейлей": "bailey", "кэйси": "casey", "финлей": "finley",
+    "кэннеди": "kennedy", "квинн": "quinn", "куин": "quinn", "райлей": "riley",
 }  # fmt: skip
-_LATIN_TO_CYRILLIC = {v: k for k, v in _CYRILLIC.items()}
 
 _NONE_WORDS = {"none", "nobody", "no one", "noone", "abstain", "skip", "никого", "никто", "воздерживаюсь", "пропуск"}
 
@@ -91,8 +93,8 @@ _LEADS_INTO = re.compile(r"(?<!\w)(?:was|were|wrote|writes|said|says|posted|ende
 # a line before a marker line that presents it as someone's (or a hypothetical) line
 _QUOTE_INTRO = re.compile(
     r"(?<!\w)(?:wrote|writes|said|says|posted|ended with|line was|reply was|example|like this|e\.g\.|for instance|such as"
-    r"|quote|quoting|yesterday|last round|if|would|imagine|suppose|let's say|say (?:I|we)|hypothetic\w*"
-    r"|написал\w*|пишет|сказал\w*|например|вот так|цитат\w*|вчера|если|бы|представ\w+|предположим|допустим|гипотетич\w*)(?!\w)",
+    r"|quote|quoting|yesterday|last round|past|previous\w*|earlier|history|if|would|imagine|suppose|let's say|say (?:I|we)|hypothetic\w*"
+    r"|написал\w*|пишет|сказал\w*|например|вот так|цитат\w*|вчера|прошл\w*|ранее|история|если|бы|представ\w+|предположим|допустим|гипотетич\w*)(?!\w)",
     re.I,
 )
 # after "Name's": words that read as "Name is ..." (a vote), not as "Name's alibi" (a possessive)
@@ -100,6 +102,11 @@ _QUOTE_INTRO = re.compile(
 _UNSURE = re.compile(
     r"(?<!\w)(?:not (?:\w+ )?sure|unsure|(?:don't|do not) know|dunno|can'?not decide|can't decide|undecided|no idea"
     r"|не знаю|не уверен\w*|сомневаюсь|не решил\w*)(?!\w)",
+    re.I,
+)
+# a hedge opening the words after the name: "VOTE: Harper (maybe)", "VOTE: Jordan pending his answer"
+_HEDGE_FIRST = re.compile(
+    r"^(?:maybe|perhaps|probably|possibly|tentative\w*|pending|i guess|наверное|возможно|может быть|пожалуй|вероятно)(?!\w)",
     re.I,
 )
 # a condition anywhere on the marker line: "VOTE: Ellis, but only if nobody claims"
@@ -160,7 +167,7 @@ def _marker_re(marker: ActionMarker) -> re.Pattern[str]:
     verb = rf"(?:{_alts(marker.verbs)}){_END}{_SP}{_D}{_SP}" if marker.verbs else ""
     return re.compile(
         rf"{_POSITION}{_D}{_SP}(?P<q>[{_OPEN_QUOTES}(\[]?){_SP}{_D}{_SP}{lead}(?:{_alts(marker.heads)}){_END}"
-        rf"{_SP}{_D}{_SP}(?P<sep>:|[{_DASHES}]+>?|→|=>?){_SP}{_D}{_SP}{verb}",
+        rf"{_SP}{_D}{_SP}(?P<sep>:|[{_DASHES}]+>?|→|=>?){_SP}[*_`]*{_SP}{verb}",  # no '~' here: ~~Name~~ is struck out
         re.I | re.M,
     )
 
@@ -203,8 +210,8 @@ def _name_forms(names: tuple[str, ...]) -> tuple[re.Pattern[str], tuple[tuple[st
             forms.append((tokens + r"['’]", name, "possessive"))
         if re.fullmatch(r"[a-z]+", base) and base[-1] not in "aeiouy":
             forms.append((tokens + r"['’-]?(?:а|у|ом|е)", name, "russian inflection"))
-        cyr = _LATIN_TO_CYRILLIC.get(base, base if re.fullmatch(r"[а-я]+", base) else None)
-        if cyr:
+        spellings = [c for c, latin in _CYRILLIC.items() if latin == base] or ([base] if re.fullmatch(r"[а-я]+", base) else [])
+        for cyr in spellings:
             for i, form in enumerate(_declined(cyr)):
                 note = "russian inflection" if i else ("exact" if cyr == base else "transliteration")
                 forms.append((re.escape(form), name, note))
@@ -245,6 +252,8 @@ def _read_name(rest: str, names: list[str], whole_line: bool) -> tuple[str | Non
 
     ``whole_line``: nothing but punctuation may follow the name (dash separators).
     """
+    if re.match(r"^[\s*_`]*~~", rest):
+        return None, "struck out", ""
     frag = _strip_lead(rest)
     if not _bare(frag):
         return None, "empty target", ""
@@ -285,12 +294,16 @@ def _hedged(tail: str, names: list[str], name: str, possessive: bool) -> str:
         other = _name_at(after[m.end():], names)
         if other and other[0] != name:
             return "names more than one player"
+        if _abstains(after[m.end():]):
+            return "a player or an abstention"
     if _PAST_VOTE.match(tail):
         return "refers to a past vote"
     if _UNSURE.search(tail):
         return "unsure on the marker line"
     if _CONDITION.search(tail):
         return "conditional on the marker line"
+    if _HEDGE_FIRST.match(re.sub(rf"^[\s,.;:!()\[\]{_DASHES}*_`~]+", "", stripped)):
+        return "hedged after the name"
     if _NOT_REAL.search(tail):
         return "an example or hypothetical, not a vote"
     if _EARLIER.match(after):
@@ -389,9 +402,11 @@ def _marker_lines(text: str, marker: ActionMarker) -> list[_Line]:
     return out
 
 
-def _is_quotation(line: _Line) -> bool:
+def _is_quotation(line: _Line, head: re.Pattern[str]) -> bool:
     """A marker line that reports someone else's (or an earlier) line rather than casting one."""
     prev = [ln for ln in line.before.splitlines() if ln.strip()]
+    while prev and head.search(prev[-1]):  # "Past votes:" / "1. VOTE: Ellis" / "2. VOTE: Gray"
+        prev.pop()
     if prev and prev[-1].rstrip(" *_`").endswith(":") and _QUOTE_INTRO.search(prev[-1]):
         return True
     # a sentence running through the marker line: "Logan's reply ended with" / VOTE: Finley / "which surprised me."
@@ -424,7 +439,7 @@ def parse_target(text: str, action: str, names: list[str], markers: Markers = PR
     marker = markers.marker(action)
     text = _norm(text)
     for line in reversed(_marker_lines(text, marker)):
-        if _is_quotation(line):
+        if _is_quotation(line, _marker_re(marker)):
             continue
         rest = line.rest.strip()
         name, note, _ = _read_name(rest, names, whole_line=line.dash)
@@ -448,7 +463,7 @@ def parse_list(text: str, action: str, names: list[str], limit: int = 3, markers
     Each item must start with the name (``Gray (most)`` is read, ``I think Gray`` is not).
     """
     marker = markers.marker(action)
-    lines = [ln for ln in _marker_lines(_norm(text or ""), marker) if not _is_quotation(ln)]
+    lines = [ln for ln in _marker_lines(_norm(text or ""), marker) if not _is_quotation(ln, _marker_re(marker))]
     if not lines:
         return []
     out: list[str] = []
