@@ -84,7 +84,7 @@ _PAST_VOTE = re.compile(
     re.I | re.S,
 )
 _RETRACT = re.compile(
-    r"(?<!n't )(?<!not )(?<!never )changed my mind|take (?:that|it) back|no,? wait|беру (?:свои слова )?назад|scratch that|on second thought|never ?mind|ignore (?:that|this|the line|my vote)|just kidding|joking|kidding|(?<!\w)jk(?!\w)|шучу|шутка"
+    r"(?<!n't )(?<!not )(?<!never )changed my mind|take (?:that|it) back|no,? wait|wait\W+no(?!\w)|hold on|хотя нет|погоди\w*|беру (?:свои слова )?назад|scratch that|on second thought|never ?mind|ignore (?:that|this|the line|my vote)|just kidding|joking|kidding|(?<!\w)jk(?!\w)|шучу|шутка"
     r"|disregard (?:that|this|the above|my)|not my (?:real |actual |final )?vote|передумал|забудьте|отменяю|не мой (?:настоящий |итоговый )?голос|не считается",
     re.I,
 )
