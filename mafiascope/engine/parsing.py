@@ -27,6 +27,7 @@ import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 
+from . import reply_cues as cues
 from .markers import PROTOCOL_MARKERS, ActionMarker, Markers
 
 __all__ = ["ParsedTarget", "match_name", "parse_list", "parse_target", "parse_vote", "strip_think", "Markers", "PROTOCOL_MARKERS"]
@@ -62,80 +63,6 @@ _LEAD_STRIP = re.compile(r"^[\s*_`~\"“”„«»'‘’(\[{<>@:]+")
 # words a target may carry before the name: "for Dana", "за игрока Логана", "eliminate Gray"
 _FOR = re.compile(r"(?:(?:for|against|eliminate|player|за|против|исключить|игрок\w{0,2})\s+[*_`~\"“«(\[]*){1,2}", re.I)
 _AFTER_NAME_DECOR = re.compile(r"^[*_`~\]\)}>\"”»’']*")
-
-# words that make the words right after a name something other than a cast vote
-_HEDGE = re.compile(
-    r"(?<![\w'’])(?:not|never|no|nor|\w+n['’]t|if|unless|would|could|might|may|should|maybe|perhaps|possibly"
-    r"|was|were|had|did|voted|yesterday|earlier|last|before|previously"
-    r"|не|ни|нет|если|бы|может|возможно|наверное|вчера|раньше|ранее|был|была|было|были|голосовал\w*|прошл\w*)(?![\w'’])",
-    re.I,
-)
-# a clause after the name that opens with these makes the vote conditional or one of several
-_ALTERNATIVE = re.compile(
-    r"^(?:if|unless|otherwise|or|no,?\s+wait|wait|actually|i\s+mean|rather|correction"
-    r"|если|или|либо|разве|хотя\s+нет|нет,?\s+стоп|стоп|точнее|вернее)(?!\w)",
-    re.I,
-)
-# the speaker's own earlier vote mentioned on the marker line: "VOTE: Gray (that was my vote yesterday)"
-_PAST_VOTE = re.compile(
-    r"(?=.*(?<!\w)(?:my\s+vote|i\s+voted|мой\s+голос|я\s+(?:про)?голосовал\w*))"
-    r"(?=.*(?<!\w)(?:was|were|yesterday|last\s+(?:round|night|day|time)|earlier|before|previous\w*"
-    r"|был\w?|вчера|прошл\w+|ранее|раньше)(?!\w))",
-    re.I | re.S,
-)
-_RETRACT = re.compile(
-    r"(?<!n't )(?<!not )(?<!never )changed my mind|take (?:that|it) back|no,? wait|wait\W+no(?!\w)|hold on|хотя нет|погоди\w*|беру (?:свои слова )?назад|scratch that|on second thought|never ?mind|ignore (?:that|this|the line|my vote)|just kidding|joking|kidding|(?<!\w)jk(?!\w)|шучу|шутка"
-    r"|disregard (?:that|this|the above|my)|not my (?:real |actual |final )?vote|передумал|забудьте|отменяю|не мой (?:настоящий |итоговый )?голос|не считается",
-    re.I,
-)
-# a line that ends by leading into a quoted line: "Dana's last line was" / VOTE: Casey
-_LEADS_INTO = re.compile(r"(?<!\w)(?:was|were|wrote|writes|said|says|posted|ended with|reads|like|написал\w*|сказал\w*|был\w?)$", re.I)
-# a line before a marker line that presents it as someone's (or a hypothetical) line
-_QUOTE_INTRO = re.compile(
-    r"(?<!\w)(?:wrote|writes|said|says|posted|ended with|line was|reply was|example|like this|e\.g\.|for instance|such as"
-    r"|quote|quoting|yesterday|last round|past|previous\w*|earlier|history|if|would|imagine|suppose|let's say|say (?:I|we)|hypothetic\w*"
-    r"|написал\w*|пишет|сказал\w*|например|вот так|цитат\w*|вчера|прошл\w*|ранее|история|если|бы|представ\w+|предположим|допустим|гипотетич\w*)(?!\w)",
-    re.I,
-)
-# after "Name's": words that read as "Name is ..." (a vote), not as "Name's alibi" (a possessive)
-# doubt on the marker line itself: "VOTE: Finley, not sure", "ГОЛОС: Финли, не знаю"
-_UNSURE = re.compile(
-    r"(?<!\w)(?:not (?:\w+ )?sure|unsure|(?:don't|do not) know|dunno|can'?not decide|can't decide|undecided|no idea"
-    r"|не знаю|не уверен\w*|сомневаюсь|не решил\w*)(?!\w)",
-    re.I,
-)
-# a hedge opening the words after the name: "VOTE: Harper (maybe)", "VOTE: Jordan pending his answer"
-_HEDGE_FIRST = re.compile(
-    r"^(?:maybe|perhaps|probably|possibly|tentative\w*|pending|i guess|наверное|возможно|может быть|пожалуй|вероятно)(?!\w)",
-    re.I,
-)
-# a condition anywhere on the marker line: "VOTE: Ellis, but only if nobody claims"
-_CONDITION = re.compile(
-    r"(?<!\w)(?:if|unless|assuming|provided|supposing|in case|as long as|если|разве что|при условии|в случае|допустим|предположим)(?!\w)",
-    re.I,
-)
-# the line is an example, a test or a hypothetical, not a cast vote: "VOTE: Harper, in theory"
-_NOT_REAL = re.compile(
-    r"(?<!\w)(?:in theory|theoretically|hypothetic\w*|for example|as an example|for instance|just testing|testing|in another world"
-    r"|pretend\w*|теоретически|в теории|гипотетич\w*|для примера|например|понарошку|проверка формата|в другом мире)(?!\w)",
-    re.I,
-)
-# a short clause after the name that dates the line to an earlier round: "VOTE: Ellis (last round)"
-_EARLIER = re.compile(
-    r"^\W*(?:(?:that was |it was )?(?:yesterday|earlier|previously|before|last (?:round|night|day|time)|(?:on )?day (?:one|1))"
-    r"|вчера|ранее|раньше|в прошлом раунде|в прошлый раз)\W*$",
-    re.I,
-)
-# words right before another player that offer them instead: "Gray, or maybe Jordan", "Грей, а может Джордан"
-_ALT_BEFORE = re.compile(
-    r"(?<!\w)(?:or|maybe|perhaps|no|или|либо|может|возможно|точнее|вернее|нет)(?!\w)\W*(?:\w+\W+)?$", re.I
-)
-_CONTRACTION_OK = {"the", "a", "an", "my", "our", "it", "mafia", "scum", "guilty", "sus", "suspicious", "been", "got", "gotta",
-                   "definitely", "clearly", "obviously", "surely", "too", "so", "just", "always", "lying", "hiding"}  # fmt: skip
-_ING_NOUNS = {"reasoning", "thinking", "voting", "timing", "wording", "posting", "thing", "nothing", "something", "everything"}
-# reasons open a new clause: "VOTE: Logan because he wasn't straight"
-_REASON = re.compile(r"(?<!\w)(?:because|since|cause|потому|так как|ибо|ведь)(?!\w)", re.I)
-
 
 @dataclass(frozen=True)
 class ParsedTarget:
@@ -296,34 +223,34 @@ def _hedged(tail: str, names: list[str], name: str, possessive: bool) -> str:
             return "names more than one player"
         if _abstains(after[m.end():]):
             return "a player or an abstention"
-    if _PAST_VOTE.match(tail):
+    if cues.PAST_VOTE.match(tail):
         return "refers to a past vote"
-    if _UNSURE.search(tail):
+    if cues.UNSURE.search(tail):
         return "unsure on the marker line"
-    if _CONDITION.search(tail):
+    if cues.CONDITION.search(tail):
         return "conditional on the marker line"
-    if _HEDGE_FIRST.match(re.sub(rf"^[\s,.;:!()\[\]{_DASHES}*_`~]+", "", stripped)):
+    if cues.HEDGE_FIRST.match(re.sub(rf"^[\s,.;:!()\[\]{_DASHES}*_`~]+", "", stripped)):
         return "hedged after the name"
-    if _NOT_REAL.search(tail):
+    if cues.NOT_REAL.search(tail):
         return "an example or hypothetical, not a vote"
-    if _EARLIER.match(after):
+    if cues.EARLIER.match(after):
         return "dated to an earlier round"
     if _alternative_named(tail, names, name):
         return "offers another player instead"
     # words running on from the name without a delimiter belong to the same clause
     if stripped and (stripped[0].isalpha() or stripped[0] in "'’"):
-        clause = _REASON.split(re.split(rf"[,.;:!?()\[\]{_DASHES}]", stripped, maxsplit=1)[0], maxsplit=1)[0]
+        clause = cues.REASON.split(re.split(rf"[,.;:!?()\[\]{_DASHES}]", stripped, maxsplit=1)[0], maxsplit=1)[0]
         if possessive:
             first = _fold(clause).split()[:1]
-            contraction = first and (first[0] in _CONTRACTION_OK or (first[0].endswith("ing") and first[0] not in _ING_NOUNS))
+            contraction = first and (first[0] in cues.CONTRACTION_OK or (first[0].endswith("ing") and first[0] not in cues.ING_NOUNS))
             if first and not contraction:
                 return "a possessive, not a vote"
-        if _HEDGE.search(clause):
+        if cues.HEDGE.search(clause):
             return "hedged (negation, condition or past) after the name"
         return ""
     # a delimited clause that opens with a condition or an alternative
     nxt = re.sub(rf"^[\s,.;:!()\[\]{_DASHES}*_`~]+", "", stripped)
-    if nxt and _ALTERNATIVE.match(nxt):
+    if nxt and cues.ALTERNATIVE.match(nxt):
         return "conditional or alternative after the name"
     return ""
 
@@ -333,7 +260,7 @@ def _alternative_named(tail: str, names: list[str], name: str) -> bool:
     rx, table = _name_forms(tuple(names))
     for start in (m.start() for m in re.finditer(r"(?<!\w)\w", tail)):
         hit = rx.match(tail, start)
-        if hit and hit.lastgroup and table[int(hit.lastgroup[1:])][0] != name and _ALT_BEFORE.search(tail[:start]):
+        if hit and hit.lastgroup and table[int(hit.lastgroup[1:])][0] != name and cues.ALT_BEFORE.search(tail[:start]):
             return True
     return False
 
@@ -407,12 +334,12 @@ def _is_quotation(line: _Line, head: re.Pattern[str]) -> bool:
     prev = [ln for ln in line.before.splitlines() if ln.strip()]
     while prev and head.search(prev[-1]):  # "Past votes:" / "1. VOTE: Ellis" / "2. VOTE: Gray"
         prev.pop()
-    if prev and prev[-1].rstrip(" *_`").endswith(":") and _QUOTE_INTRO.search(prev[-1]):
+    if prev and prev[-1].rstrip(" *_`").endswith(":") and cues.QUOTE_INTRO.search(prev[-1]):
         return True
     # a sentence running through the marker line: "Logan's reply ended with" / VOTE: Finley / "which surprised me."
     above = line.before[:-1].rsplit("\n", 1)[-1].rstrip(" *_`") if line.before else ""
     below = line.after.split("\n", 1)[0].lstrip(" *_`>")
-    if below[:1].islower() or _LEADS_INTO.search(above):
+    if below[:1].islower() or cues.LEADS_INTO.search(above):
         return True
     if (line.blockquote or line.opened) and any(re.search(r"\w", ln) for ln in line.after.splitlines()):
         return True  # a quoted line with the reply going on after it
@@ -447,7 +374,7 @@ def parse_target(text: str, action: str, names: list[str], markers: Markers = PR
             continue  # "Vote — and I mean this ...": a dash in prose, not a marker
         if name is None and note == "empty target":
             name, note = _next_line_name(line.after, names)
-        if name is not None and _RETRACT.search(line.rest + "\n" + line.after):
+        if name is not None and cues.RETRACT.search(line.rest + "\n" + line.after):
             return ParsedTarget(None, False, "retracted after the marker line", rest)
         return ParsedTarget(name, name is not None, note, rest)
     return ParsedTarget(None, False, f"no {action.upper()} line")
