@@ -193,7 +193,7 @@ def _read_name(rest: str, names: list[str], whole_line: bool) -> tuple[str | Non
             return None, f"no living player matches {rest.strip()[:40]!r}", ""
         return prefix, "unique prefix", ""
     name, note, end = hit
-    tail = frag[end:]
+    tail = frag[end:end + 500]  # a protocol line is short; what runs on past this is prose either way
     if whole_line:
         return (name, note, tail) if not re.sub(r"[\s*_`~\"”»’'.!)\]}>]+", "", tail) else (None, "prose after a dash", tail)
     why = _hedged(tail, names, name, possessive=note == "possessive")
@@ -300,14 +300,33 @@ def match_name(fragment: str, names: list[str]) -> tuple[str | None, str]:
 
 
 # --------------------------------------------------------------------------- marker lines
+_MAX_LINES = 50  # marker lines looked at, from the last one back (bounds the work on a hostile reply)
+_NEAR = 4000  # characters around a marker line that its context checks read
+
+
 @dataclass(frozen=True)
 class _Line:
-    rest: str  # text after the separator (and verb) up to the end of the line
+    text: str  # the whole (normalised) reply
+    start: int  # where the text after the separator (and verb) begins
+    bol: int  # start of the marker's line
+    eol: int  # end of the marker's line
     dash: bool  # separated by a dash, not a colon
     blockquote: bool  # inside a '>' quote
     opened: str  # the quotation mark right before the marker, or ""
-    before: str  # the reply up to the marker's line
-    after: str  # the reply after the marker's line
+
+    @property
+    def rest(self) -> str:
+        return self.text[self.start:self.eol]
+
+    @property
+    def before(self) -> str:
+        """Up to ``_NEAR`` characters of the reply before the marker's line."""
+        return self.text[max(0, self.bol - _NEAR):self.bol]
+
+    @property
+    def after(self) -> str:
+        """Up to ``_NEAR`` characters of the reply after the marker's line."""
+        return self.text[self.eol + 1:self.eol + 1 + _NEAR]
 
 
 @lru_cache(maxsize=64)
@@ -316,32 +335,34 @@ def _head_re(marker: ActionMarker) -> re.Pattern[str]:
 
 
 def _marker_lines(text: str, marker: ActionMarker) -> list[_Line]:
-    out: list[_Line] = []
+    """The last ``_MAX_LINES`` marker lines of ``text``, in order."""
     if not _head_re(marker).search(text):  # cheap pre-check: most replies have no such line
-        return out
-    for m in _marker_re(marker).finditer(text):
+        return []
+    out: list[_Line] = []
+    for m in list(_marker_re(marker).finditer(text))[-_MAX_LINES:]:
         eol = text.find("\n", m.end())
         eol = len(text) if eol < 0 else eol
         bol = text.rfind("\n", 0, m.start()) + 1
         opened = m.group("q") if m.group("q") and m.group("q") in _OPEN_QUOTES else ""
         blockquote = ">" in (m.group("pre") or "")
-        out.append(_Line(text[m.end():eol], m.group("sep") != ":", blockquote, opened, text[:bol], text[eol + 1:]))
+        out.append(_Line(text, m.end(), bol, eol, m.group("sep") != ":", blockquote, opened))
     return out
 
 
 def _is_quotation(line: _Line, head: re.Pattern[str]) -> bool:
     """A marker line that reports someone else's (or an earlier) line rather than casting one."""
-    prev = [ln for ln in line.before.splitlines() if ln.strip()]
+    before, after = line.before, line.after
+    prev = [ln for ln in before.splitlines() if ln.strip()]
     while prev and head.search(prev[-1]):  # "Past votes:" / "1. VOTE: Ellis" / "2. VOTE: Gray"
         prev.pop()
     if prev and prev[-1].rstrip(" *_`").endswith(":") and cues.QUOTE_INTRO.search(prev[-1]):
         return True
     # a sentence running through the marker line: "Logan's reply ended with" / VOTE: Finley / "which surprised me."
-    above = line.before[:-1].rsplit("\n", 1)[-1].rstrip(" *_`") if line.before else ""
-    below = line.after.split("\n", 1)[0].lstrip(" *_`>")
+    above = before[:-1].rsplit("\n", 1)[-1].rstrip(" *_`") if before else ""
+    below = after.split("\n", 1)[0].lstrip(" *_`>")
     if below[:1].islower() or cues.LEADS_INTO.search(above):
         return True
-    if (line.blockquote or line.opened) and any(re.search(r"\w", ln) for ln in line.after.splitlines()):
+    if (line.blockquote or line.opened) and re.search(r"\w", after):
         return True  # a quoted line with the reply going on after it
     if line.opened:  # '"VOTE: Gray," Dana said': the quotation closes and prose follows
         close = _CLOSE_QUOTES + ("'’" if line.opened in "'‘" else "")
