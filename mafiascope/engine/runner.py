@@ -186,10 +186,10 @@ class GameRunner:
     acct: ActAccounting = field(default_factory=ActAccounting)
 
     def __post_init__(self) -> None:
+        self.markers = phases_for(self.state).markers  # the rule family's protocol lines
         self.game_log = JsonlWriter(self.out_dir / GAME_FILE)
         self.state_log = JsonlWriter(self.out_dir / STATE_FILE) if self.snapshots else None
         self._snap_task: asyncio.Task[None] | None = None
-        self.markers = phases_for(self.state).markers  # the rule family's protocol lines
 
     # -------------------------------------------------------------- records
     def _emit(self, ev: dict[str, Any]) -> None:

@@ -289,8 +289,7 @@ async def run_bifurcation(game: str | Path, at: str, seat: str | None, *, sample
     probe_plan = plan_fork(parent, key, 1, logs=logs, probes=probes, replace_text=ev.get("response") or "-", seat=seat)
     seat = probe_plan.intervention.seat
     state = probe_plan.base_state
-    phases = phases_for(state)
-    ask = phases.next(state)
+    ask = phases_for(state).next(state)
     est = {"samples": samples, "continuations": min(select, samples + 1), "act_per_continuation": _remaining_calls(parent, key, probes)["act"]}
     exp_id = "bif-" + secrets.token_hex(4)
     if dry_run:
@@ -313,7 +312,7 @@ async def run_bifurcation(game: str | Path, at: str, seat: str | None, *, sample
     def target_of(text: str) -> str:
         if not ask.action:
             return "-"
-        pt = parse_target(text, ask.action, ask.candidates, markers=phases.markers)
+        pt = parse_target(text, ask.action, ask.candidates, markers=phases_for(state).markers)
         return pt.target if pt.valid and pt.target else NO_TARGET
 
     factual = ev.get("response") or ""

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import random
+import re
 import time
 from collections import OrderedDict
 from typing import Any
