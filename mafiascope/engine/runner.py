@@ -186,7 +186,6 @@ class GameRunner:
     acct: ActAccounting = field(default_factory=ActAccounting)
 
     def __post_init__(self) -> None:
-        self.markers = phases_for(self.state).markers  # the rule family's protocol lines
         self.game_log = JsonlWriter(self.out_dir / GAME_FILE)
         self.state_log = JsonlWriter(self.out_dir / STATE_FILE) if self.snapshots else None
         self._snap_task: asyncio.Task[None] | None = None
@@ -256,10 +255,11 @@ class GameRunner:
     def _usable(self, ask: Ask, text: str) -> tuple[bool, Reply]:
         if ask.action is None:
             return bool(text.strip()), Reply(text)
+        markers = phases_for(self.state).markers  # the rule family's protocol lines
         if ask.action in ("suspects", "nominate") and ask.optional_target:
-            got = parse_list(text, ask.action, ask.candidates, markers=self.markers)
+            got = parse_list(text, ask.action, ask.candidates, markers=markers)
             return True, Reply(text, targets=got, target=got[0] if got else None, target_valid=bool(got), parse_note="list")
-        pt = parse_target(text, ask.action, ask.candidates, markers=self.markers)
+        pt = parse_target(text, ask.action, ask.candidates, markers=markers)
         ok = pt.valid or (pt.note == "explicit abstention") or ask.optional_target
         return ok, Reply(text, target=pt.target, target_valid=pt.valid, parse_note=pt.note)
 
