@@ -211,6 +211,7 @@ def _unique_prefix(frag: str, names: list[str]) -> str | None:
 
 def _hedged(tail: str, names: list[str], name: str, possessive: bool) -> str:
     """Why the words after the name undo the vote ("" when they do not)."""
+    tail = cues.IDLE_IF.sub(" ", tail)  # "if I'm wrong, blame me" conditions nothing
     after = _AFTER_NAME_DECOR.sub("", tail)
     stripped = after.lstrip()
     if stripped.startswith("?"):

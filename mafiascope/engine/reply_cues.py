@@ -60,6 +60,12 @@ CONDITION = re.compile(
     r"(?<!\w)(?:if|unless|assuming|provided|supposing|in case|as long as|если|разве что|при условии|в случае|допустим|предположим)(?!\w)",
     re.I,
 )
+# set phrases with "if" that condition nothing: "VOTE: Jordan — if I'm wrong, blame me", "если честно"
+IDLE_IF = re.compile(
+    r"(?<!\w)(?:if (?:you ask me|i'?m wrong|i am wrong|i'?m mistaken|i turn out wrong|anyone asks|you must know)"
+    r"|если (?:честно|что|я ошибаюсь|я ошибусь|ошибусь))(?!\w)",
+    re.I,
+)
 # the line is an example, a test or a hypothetical, not a cast vote: "VOTE: Harper, in theory"
 NOT_REAL = re.compile(
     r"(?<!\w)(?:in theory|theoretically|hypothetic\w*|for example|as an example|for instance|just testing|testing|in another world"
