@@ -249,6 +249,9 @@ def test_beliefs_move_toward_mafia_after_evidence(lang):
     lines = EVIDENCE if lang == "en" else [
         p.obs_said.format(name="Bailey", text="Я подозреваю игрока Dana, она уводит разговор."),
         p.obs_said.format(name="Casey", text="Dana врёт, согласен с Bailey."),
+        # the fifth accuser, as in EVIDENCE ("Я подозреваю игрока Dana" used to count twice: the
+        # parser read the prose as a ПОДОЗРЕВАЮ list line)
+        p.obs_said.format(name="Ellis", text="История Dana не сходится, я подозреваю Dana."),
         p.obs_voted.format(name="Finley", text="Dana — мафия.\nГОЛОС: Dana"),
         p.obs_voted.format(name="Gray", text="ГОЛОС: Dana"),
     ]

@@ -123,6 +123,31 @@ def test_unreadable_vote_is_logged_invalid_with_raw_text(tmp_path):
     assert kinds(events, "vote_tally")[0]["invalid"]["Ann"]
 
 
+def test_a_hedged_vote_is_re_asked_not_counted(tmp_path):
+    """A reply whose marker line hedges is no vote: one re-ask, and the clean answer counts (issue 12.6)."""
+    asked: dict[str, int] = {}
+
+    def plan(seat, purpose, rnd, alive):
+        if purpose == "day_vote":
+            asked[seat] = asked.get(seat, 0) + 1
+            if seat == "Ann":  # the old parser read "Mo" from this line
+                return "Mo deflected all day.\nVOTE: not Mo, I think Max" if asked[seat] == 1 else "VOTE: Max"
+            if seat == "Bob":  # prose about a past vote, twice: an invalid vote with the raw text
+                return "I voted for Mo yesterday and regret it."
+            return "VOTE: Mo"
+        return table_plan({1: "Cid"}, {}, {1: "Doc"})(seat, purpose, rnd, alive)
+
+    _, events, _ = play(tmp_path, plan, rules={"max_rounds": 1})
+    votes = {e["player"]: e for e in kinds(events, "day_vote")}
+    ann, bob = votes["Ann"], votes["Bob"]
+    assert ann["reask"] is True and ann["target"] == "Max" and ann["target_valid"] is True
+    assert ann["first_reply"].endswith("VOTE: not Mo, I think Max")
+    assert bob["reask"] is True and bob["target_valid"] is False and bob["target"] is None
+    assert bob["response"] == "I voted for Mo yesterday and regret it."
+    tally = kinds(events, "vote_tally")[0]
+    assert tally["votes"]["Ann"] == "Max" and "Bob" not in tally["votes"] and tally["invalid"]["Bob"]
+
+
 def test_markdown_bold_vote_counts(tmp_path):
     def plan(seat, purpose, rnd, alive):
         if purpose == "day_vote":

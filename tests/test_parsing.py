@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from mafiascope.engine.markers import PROTOCOL_MARKERS, ActionMarker
 from mafiascope.engine.parsing import parse_list, parse_target, parse_vote, strip_think
+from mafiascope.engine.phases.tournament import MARKERS as TEN
 
 NAMES = ["Alex", "Gray", "Logan", "Finley", "Casey"]
 
@@ -80,5 +82,69 @@ def test_kill_marker_is_not_a_protect_marker():
 
 
 def test_list_actions():
-    assert parse_list("SUSPECTS: Gray, logan and Casey", "suspects", NAMES) == ["Gray", "Logan", "Casey"]
-    assert parse_list("no list here", "suspects", NAMES) == []
+    assert parse_list("SUSPECTS: Gray, logan and Casey", "suspects", NAMES, markers=TEN) == ["Gray", "Logan", "Casey"]
+    assert parse_list("no list here", "suspects", NAMES, markers=TEN) == []
+
+
+# ------------------------------------------------------------------ issue 12 item 6: votes read from prose
+NAMES7 = ["Alex", "Bailey", "Casey", "Dana", "Ellis", "Finley", "Logan"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Финли голосует за Логана.",  # third person: a report, not a marker
+        "Я голосовал за Эллиса в прошлом раунде.",  # past tense
+        "VOTE: honestly I think Logan, but who knows",  # a name several words after the marker
+        "VOTE: Logan\n\nVOTE: not sure anymore",  # last marker line names nobody: no fall back to Logan
+        "I need to vote—and Finley's answers were thin.",  # a dash in prose is no separator
+        "My vote: voting against Ellis is too risky right now.",  # rejection
+        "Final vote: if I vote for Logan and I'm wrong, we lose.",  # conditional
+        "About my vote: I voted for Ellis last round.",  # past vote
+        "VOTE: Ellis was my pick yesterday; today I can't decide.",  # past, on the marker line
+        "Давайте не будем торопиться с голосованием, но Финли должна объяснить.",  # real corpus reply (ru)
+    ],
+)
+def test_prose_is_never_a_vote(text):
+    res = parse_vote(text, NAMES7)
+    assert not res.valid and res.target is None, res
+
+
+def test_last_marker_line_without_a_name_is_unreadable():
+    res = parse_vote("VOTE: Dana\nOn reflection...\nVOTE: hmm", NAMES7)
+    assert not res.valid and "no living player" in res.note
+
+
+@pytest.mark.parametrize(
+    "text,target",
+    [
+        ("I'm voting Gray. VOTE: Gray", "Gray"),  # a field after a sentence end (real corpus reply)
+        ("VOTE — Finley", "Finley"),  # a dash only when the line is marker, dash, name
+        ("ГОЛОС: Логана", "Logan"),
+        ("**ГОЛОС**: за Дану", None),  # Dana is not in NAMES
+        ("Final vote: Casey", "Casey"),
+        ("**VOTE:**\nAlex", "Alex"),
+    ],
+)
+def test_protocol_lines_are_still_read(text, target):
+    res = parse_vote(text, NAMES)
+    assert res.target == target and res.valid == (target is not None), res
+
+
+# ------------------------------------------------------------------ issue 13 item 2: markers are data
+def test_markers_are_passed_not_registered():
+    import mafiascope.engine.phases.tournament as tournament
+    from mafiascope.engine.phases.classic import ClassicPhases
+
+    assert "order" not in PROTOCOL_MARKERS.actions  # importing the ten-seat family changed nothing
+    assert tournament.TournamentPhases.markers is TEN and ClassicPhases.markers is PROTOCOL_MARKERS
+    assert parse_list("ORDER: Gray, Alex", "order", NAMES, markers=TEN) == ["Gray", "Alex"]
+    with pytest.raises(ValueError, match="no protocol marker for action 'order'"):
+        parse_list("ORDER: Gray, Alex", "order", NAMES)
+
+
+def test_a_family_can_bring_its_own_marker():
+    markers = PROTOCOL_MARKERS.with_actions(vote=ActionMarker(heads=("BALLOT",)))
+    assert parse_target("BALLOT: Gray", "vote", NAMES, markers=markers).target == "Gray"
+    assert not parse_target("VOTE: Gray", "vote", NAMES, markers=markers).valid
+    assert parse_vote("VOTE: Gray", NAMES).target == "Gray"  # the shared table is unchanged

@@ -266,10 +266,11 @@ class GameRunner:
     def _usable(self, ask: Ask, text: str) -> tuple[bool, Reply]:
         if ask.action is None:
             return bool(text.strip()), Reply(text)
+        markers = phases_for(self.state).markers  # the rule family's protocol lines
         if ask.action in ("suspects", "nominate") and ask.optional_target:
-            got = parse_list(text, ask.action, ask.candidates)
+            got = parse_list(text, ask.action, ask.candidates, markers=markers)
             return True, Reply(text, targets=got, target=got[0] if got else None, target_valid=bool(got), parse_note="list")
-        pt = parse_target(text, ask.action, ask.candidates)
+        pt = parse_target(text, ask.action, ask.candidates, markers=markers)
         ok = pt.valid or (pt.note == "explicit abstention") or ask.optional_target
         return ok, Reply(text, target=pt.target, target_valid=pt.valid, parse_note=pt.note)
 

@@ -342,7 +342,7 @@ async def run_bifurcation(game: str | Path, at: str, seat: str | None, *, sample
     def target_of(text: str) -> str:
         if not ask.action:
             return "-"
-        pt = parse_target(text, ask.action, ask.candidates)
+        pt = parse_target(text, ask.action, ask.candidates, markers=phases_for(state).markers)
         return pt.target if pt.valid and pt.target else NO_TARGET
 
     factual = ev.get("response") or ""

@@ -17,30 +17,23 @@ from collections import OrderedDict
 from typing import Any
 
 import mafiascope
-from mafiascope.engine import prompts
+from mafiascope.engine.parsing import parse_target
 
 from ..base import Completion, CompletionRequest, estimate_tokens
 from . import instructions, policy, probes, speech, ten
 from .presets import BotParams, get_preset
-from .reader import PROBE_MARKER, find_names, parse_observations, read_identity, split_names
+from .reader import PROBE_MARKER, parse_observations, read_identity, split_names
 from .state import BotState, ten_list
 
 CACHE_SIZE = 4096
 
 
-def _protocol_target(text: str, action: str | None, language: str, players: tuple[str, ...]) -> str | None:
-    """Target named in the closing protocol line of one of this seat's own replies."""
+def _protocol_target(text: str, action: str | None, players: tuple[str, ...]) -> str | None:
+    """Target named in the closing protocol line of one of this seat's own replies (read as the engine reads it)."""
     if not action:
         return None
-    p = prompts.PACKS.get(language, prompts.EN)
-    word = p.vote_word if action == "vote" else p.action_word
-    m = None
-    for m in re.finditer(rf"{re.escape(word)}\s*:\s*([^\n]+)", text):
-        pass
-    if m is None:
-        return None
-    hits = find_names(m.group(1), players)
-    return hits[-1][1] if hits else None
+    got = parse_target(text, action, list(players))
+    return got.target if got.valid else None
 
 
 class BotBackend:
@@ -200,7 +193,7 @@ class BotBackend:
             if order:
                 st.shot_order, st.don_name = order, st.me
             return
-        st.apply_own(st.phase, text, _protocol_target(text, action, st.ident.language, st.players))
+        st.apply_own(st.phase, text, _protocol_target(text, action, st.players))
 
     # ------------------------------------------------------------------ acting
     def _act(self, st: BotState, inst: instructions.Instruction | None, rng: random.Random) -> str:

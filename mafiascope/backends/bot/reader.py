@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from mafiascope.engine import prompts
+from mafiascope.engine.parsing import parse_vote
 
 PROBE_MARKER = re.compile(r"\[(?:PRIVATE PROBE|ПРИВАТН\w* (?:ВОПРОС|ПРОБ\w*))[^\]\n]*\]", re.I)
 CYRILLIC = re.compile(r"[А-Яа-яЁё]")
@@ -150,18 +151,10 @@ def find_names(text: str, players: tuple[str, ...]) -> list[tuple[int, str]]:
     return out
 
 
-def _vote_target(text: str, p: prompts.Pack, players: tuple[str, ...]) -> str:
-    m = None
-    for m in re.finditer(rf"{re.escape(p.vote_word)}\s*:\s*\**\s*([^\n*]+)", text, re.I):
-        pass
-    if m is None:
-        return ""
-    raw = m.group(1).strip().strip(".!\"'")
-    for n in players:
-        if raw.lower() == n.lower():
-            return n
-    hits = find_names(raw, players)
-    return hits[0][1] if hits else raw
+def _vote_target(text: str, players: tuple[str, ...]) -> str:
+    """The vote in another seat's reply, read as the engine reads it (a protocol line, never prose)."""
+    got = parse_vote(text, list(players))
+    return got.target if got.valid and got.target else ""
 
 
 def parse_observations(text: str, language: str, players: tuple[str, ...]) -> list[Obs]:
@@ -193,7 +186,7 @@ def parse_observations(text: str, language: str, players: tuple[str, ...]) -> li
         if kind in ("said", "intro"):
             out.append(Obs(kind, g["name"].strip(), body))
         elif kind == "voted":
-            out.append(Obs("voted", g["name"].strip(), body, _vote_target(body, p, players)))
+            out.append(Obs("voted", g["name"].strip(), body, _vote_target(body, players)))
         elif kind == "ally_choice":
             if g["target"].strip() in known or not known:
                 out.append(Obs("ally", g["name"].strip(), target=g["target"].strip()))

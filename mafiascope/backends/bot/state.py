@@ -15,6 +15,7 @@ from itertools import combinations
 from dataclasses import dataclass, field
 
 from mafiascope.engine.parsing import parse_list
+from mafiascope.engine.phases.tournament import MARKERS as TEN_SEAT_MARKERS
 from mafiascope.logs.schema import MAFIA_ROLES
 
 from .cues import net_cues, style_of
@@ -35,11 +36,7 @@ _CLEARED = re.compile(r"not (?:the )?mafia|не мафи", re.I)
 
 def ten_list(text: str, action: str, players: tuple[str, ...]) -> list[str]:
     """Names on a ten-seat list line (``SUSPECTS:``, ``ORDER:``, ``NOMINATE:``), read like the engine does."""
-    from mafiascope.engine.phases.tournament import parse_order  # registers the ORDER marker
-
-    if action == "order":
-        return parse_order(text, list(players))
-    return parse_list(text, action, list(players), limit=3)
+    return parse_list(text, action, list(players), limit=len(players) if action == "order" else 3, markers=TEN_SEAT_MARKERS)
 
 
 def mafia_count(n_players: int) -> int:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from ..markers import Markers
 from ..state import GameState
 
 
@@ -19,7 +20,7 @@ class Ask:
     seat: str
     kind: str  # event kind the reply becomes (intro, day_discuss, day_vote, night_mafia ...)
     instruction: str
-    action: str | None = None  # vote | kill | protect | check | nominate | suspects; None = free speech
+    action: str | None = None  # a key of the family's ``markers`` (vote, kill, ...); None = free speech
     candidates: list[str] = field(default_factory=list)
     visible_to: list[str] | None = None
     optional_target: bool = False  # a missing target is fine (e.g. nominations)
@@ -64,6 +65,8 @@ class Outcome:
 
 
 class Phases(Protocol):
+    markers: Markers  # the protocol lines (VOTE:, ACTION: ...) the runner reads replies with
+
     def start(self, state: GameState) -> None: ...
 
     def next(self, state: GameState) -> Ask | Resolve: ...

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from .. import prompts
+from ..markers import PROTOCOL_MARKERS, Markers
 from ..state import GameState
 from .base import Ask, Outcome, ProbeStep, Reply, Resolve, game_over_event, plurality, utterance_event, win_check
 
@@ -23,6 +24,8 @@ def _alive_csv(state: GameState) -> str:
 
 
 class ClassicPhases:
+    markers: Markers = PROTOCOL_MARKERS  # VOTE:, ACTION: Kill/Protect/Check
+
     # ---------------------------------------------------------------- set-up
     def start(self, state: GameState) -> None:
         if state.rules.intro_round:

@@ -29,7 +29,8 @@ from typing import Any
 from ...backends.base import CompletionRequest
 from ...logs.schema import MAFIA_ROLES
 from .. import prompts
-from ..parsing import _MARKERS, match_name, parse_list, strip_think
+from ..markers import PROTOCOL_MARKERS, ActionMarker, Markers
+from ..parsing import match_name, parse_list, strip_think
 from ..state import GameState
 from .base import Ask, Outcome, ProbeStep, Reply, Resolve, game_over_event, plurality, utterance_event, win_check
 
@@ -59,13 +60,17 @@ def mentioned(text: str, names: list[str]) -> list[str]:
     return out
 
 
-# the Don's order line, read like the other list lines (SUSPECTS:, NOMINATE:)
-_MARKERS.setdefault("order", [r"ORDER", r"ПОРЯДОК"])
+# the ten-seat protocol lines: the shared ones plus nominations, the best move and the Don's order
+MARKERS: Markers = PROTOCOL_MARKERS.with_actions(
+    nominate=ActionMarker(heads=("NOMINATE", "ВЫСТАВЛЯЮ")),
+    suspects=ActionMarker(heads=("SUSPECTS", "ПОДОЗРЕВАЮ")),
+    order=ActionMarker(heads=("ORDER", "ПОРЯДОК")),
+)
 
 
 def parse_order(text: str, names: list[str]) -> list[str]:
     """The Don's ``ORDER: A, B, C`` line (last one wins), resolved among ``names``."""
-    return parse_list(text, "order", names, limit=len(names))
+    return parse_list(text, "order", names, limit=len(names), markers=MARKERS)
 
 
 def is_pass(text: str, word: str) -> bool:
@@ -74,6 +79,8 @@ def is_pass(text: str, word: str) -> bool:
 
 
 class TournamentPhases:
+    markers: Markers = MARKERS  # the protocol lines this family's seats write
+
     # ================================================================ helpers
     @staticmethod
     def _d(state: GameState) -> dict[str, Any]:
