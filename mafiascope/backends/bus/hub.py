@@ -2,7 +2,11 @@
 
 * every endpoint requires ``Authorization: Bearer <token>`` (constant-time compare);
 * binds 127.0.0.1 unless told otherwise; sends no CORS headers; cannot spawn anything;
-* request bodies above 1 MiB get 413;
+* request bodies above 1 MiB get 413, a body not received within ``body_timeout_s`` gets 408,
+  and a connection that sends no complete request for ``idle_timeout_s`` is closed
+  (authenticated or not: headers are read before the token is checked);
+* every numeric parameter must be finite and within its documented bounds (else 400):
+  a NaN must never reach a timer;
 * a job a worker does not answer within its ``timeout_s`` is re-queued (once by
   default, ``requeue``) and then fails with 504, which the engine side turns into
   ``ok=False`` -- a backend fault, never speech.
@@ -15,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import hmac
+import math
 import secrets
 import time
 import uuid
@@ -25,7 +30,9 @@ from aiohttp import web
 from pydantic import ValidationError
 
 from .protocol import (
+    BODY_TIMEOUT_S,
     DEFAULT_POLL_WAIT_S,
+    IDLE_TIMEOUT_S,
     MAX_BODY_BYTES,
     MAX_POLL_WAIT_S,
     PROTOCOL_VERSION,
@@ -75,10 +82,15 @@ class _Failure(Exception):
 
 class Hub:
     def __init__(self, token: str, *, host: str = "127.0.0.1", port: int = 0, live_s: float = WORKER_LIVE_S,
-                 tick_s: float = 0.05, max_body: int = MAX_BODY_BYTES) -> None:
+                 tick_s: float = 0.05, max_body: int = MAX_BODY_BYTES, idle_timeout_s: float = IDLE_TIMEOUT_S,
+                 body_timeout_s: float = BODY_TIMEOUT_S) -> None:
         if not token:
             raise ValueError("the bus hub needs a token")
+        if not host:
+            raise ValueError("the bus hub needs a host to bind (an empty host would bind every interface; "
+                             "say 0.0.0.0 to mean that)")
         self.token = token
+        self.idle_timeout_s, self.body_timeout_s = idle_timeout_s, body_timeout_s
         self.host, self.port = host, port
         self.live_s = live_s
         self.tick_s = tick_s
@@ -111,7 +123,10 @@ class Hub:
 
     async def start(self) -> "Hub":
         self._wake = asyncio.Event()
-        self._runner = web.AppRunner(self.app(), access_log=None, shutdown_timeout=1.0)
+        # keepalive_timeout also closes a connection that never completes its first request
+        # (aiohttp arms it at connection_made), which covers slow or silent header senders
+        self._runner = web.AppRunner(self.app(), access_log=None, shutdown_timeout=1.0,
+                                     keepalive_timeout=self.idle_timeout_s)
         await self._runner.setup()
         site = web.TCPSite(self._runner, self.host, self.port)
         await site.start()
@@ -158,9 +173,11 @@ class Hub:
 
     async def _body(self, request: web.Request, model: Any) -> Any:
         try:
-            raw = await request.read()
+            raw = await asyncio.wait_for(request.read(), timeout=self.body_timeout_s)
         except web.HTTPRequestEntityTooLarge:
             raise
+        except asyncio.TimeoutError:
+            raise _Failure(408, "body_timeout", f"request body not received within {self.body_timeout_s:g}s") from None
         if len(raw) > self.max_body:
             raise web.HTTPRequestEntityTooLarge(max_size=self.max_body, actual_size=len(raw))
         try:
@@ -280,10 +297,9 @@ class Hub:
         w = self.workers.get(wid)
         if w is None:
             return _err(409, "unknown_worker", "unknown worker: register again")
-        try:
-            wait = min(max(float(request.query.get("wait", DEFAULT_POLL_WAIT_S)), 0.0), MAX_POLL_WAIT_S)
-        except ValueError:
-            return _err(400, "bad_request", "wait must be a number of seconds")
+        wait = _poll_wait(request.query.get("wait"))
+        if wait is None:
+            return _err(400, "bad_request", f"wait must be a finite number of seconds >= 0 (capped at {MAX_POLL_WAIT_S:g})")
         end = time.monotonic() + wait
         w.polling += 1
         try:
@@ -380,6 +396,19 @@ class Hub:
             "in_flight": sum(1 for r in self.requests.values() if r.job_id is not None),
             "counters": dict(self.counters),
         })
+
+
+def _poll_wait(raw: str | None) -> float | None:
+    """The long-poll ``wait``: default when absent, capped at the maximum; None when not a finite number >= 0."""
+    if raw is None:
+        return DEFAULT_POLL_WAIT_S
+    try:
+        wait = float(raw)
+    except ValueError:
+        return None
+    if not math.isfinite(wait) or wait < 0:
+        return None
+    return min(wait, MAX_POLL_WAIT_S)
 
 
 def _budget(body: GenerateRequest) -> float:
