@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from .backends.registry import BackendSpec, BotSpec
 from .engine.rules import RuleSet
 from .logs.schema import Personality
+from .redaction import scrub
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SECRET_KEYS = {"api_key", "token", "bearer_token"}
@@ -116,19 +117,10 @@ class GameConfig(BaseModel):
         return redact(self.model_dump(mode="json"))
 
 
-def _redact_secret(v: Any) -> Any:
-    # "${VAR}" names where the secret lives and is kept (forks resolve it again); a literal value is hidden
-    if not v or (isinstance(v, str) and _ENV.fullmatch(v.strip())):
-        return v
-    return "***"
-
-
 def redact(obj: Any) -> Any:
-    if isinstance(obj, dict):
-        return {k: (_redact_secret(v) if k in SECRET_KEYS else redact(v)) for k, v in obj.items()}
-    if isinstance(obj, list):
-        return [redact(v) for v in obj]
-    return obj
+    """``obj`` scrubbed by :func:`mafiascope.redaction.scrub`: a ``"${VAR}"`` secret reference is kept
+    (forks resolve it again), a literal secret, URL credentials and known key fragments become ``***``."""
+    return scrub(obj)
 
 
 def expand_env(obj: Any, path: str = "") -> Any:

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..logs.io import read_jsonl
+from ..redaction import scrub
 
 LEDGER_FILE = "ledger.jsonl"
 
@@ -37,7 +38,7 @@ class Ledger:
         self.run_dir.mkdir(parents=True, exist_ok=True)
         rec = {**rec, "ts": time.time()}
         with self.path.open("a", encoding="utf-8") as fh:
-            fh.write(json.dumps(rec, ensure_ascii=False, default=str) + "\n")
+            fh.write(json.dumps(scrub(rec), ensure_ascii=False, default=str) + "\n")
             fh.flush()
 
     def plan(self) -> dict[str, Any] | None:

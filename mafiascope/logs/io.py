@@ -18,6 +18,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from ..redaction import scrub
 from .schema import validate_game_id
 
 GAME_FILE = "game.jsonl"
@@ -44,9 +45,10 @@ def _default(o: Any) -> Any:
 
 
 def dumps(record: Any) -> str:
-    """One compact JSON line; NaN/inf are refused (they are not JSON)."""
+    """One compact JSON line, secrets scrubbed (mafiascope.redaction); NaN/inf are refused (they are not JSON)."""
     if isinstance(record, BaseModel):
         record = record.model_dump(mode="json")
+    record = scrub(record)
     return json.dumps(record, ensure_ascii=False, default=_default, allow_nan=False, separators=(", ", ": "))
 
 

@@ -33,6 +33,7 @@ from ..engine.phases.classic import NIGHT_ORDER, NIGHT_ROLES
 from ..engine.runner import initial_state, phases_for, play_game
 from ..engine.state import GameState
 from ..logs.io import GAME_FILE, PROBE_FILE, STATE_FILE, JsonlWriter, dumps, game_dir
+from ..redaction import scrub
 from .interventions import NIGHT_STAGE_ACTION, ForcedReply, Intervention, OverrideNight, ReplaceUtterance, night_action_text
 from .source import START, Key, ParentGame, ReplayError, battery_list, fmt_key, redacted_backends
 
@@ -400,7 +401,7 @@ def experiments_dir(logs_dir: str | Path) -> Path:
 def write_json_atomic(path: Path, obj: Any) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(path.suffix + f".tmp{os.getpid()}")
-    tmp.write_text(json.dumps(obj, ensure_ascii=False, indent=1, default=str), encoding="utf-8")
+    tmp.write_text(json.dumps(scrub(obj), ensure_ascii=False, indent=1, default=str), encoding="utf-8")
     os.replace(tmp, path)
 
 

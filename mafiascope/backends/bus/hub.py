@@ -29,6 +29,8 @@ from typing import Any
 from aiohttp import web
 from pydantic import ValidationError
 
+from ...redaction import scrub, scrub_text
+
 from .protocol import (
     BODY_TIMEOUT_S,
     DEFAULT_POLL_WAIT_S,
@@ -340,7 +342,7 @@ class Hub:
             w.served += 1
         self._release_job(req)
         req.future.set_result(GenerateReply(
-            ok=body.ok, text=body.text if body.ok else "", error=None if body.ok else (body.error or "worker reported a failure"),
+            ok=body.ok, text=body.text if body.ok else "", error=None if body.ok else scrub_text(body.error or "worker reported a failure"),
             request_id=req.id, worker=body.worker, worker_meta=worker_meta, dispatches=req.dispatches,
             prompt_tokens=body.prompt_tokens, completion_tokens=body.completion_tokens,
             served_model=body.served_model, meta={**_clean_meta(body.meta), "faults": req.faults} if req.faults else _clean_meta(body.meta),
@@ -417,14 +419,9 @@ def _budget(body: GenerateRequest) -> float:
 
 
 def _clean_meta(meta: dict[str, Any]) -> dict[str, Any]:
-    """Keep worker meta small and free of anything named like a secret."""
-    out: dict[str, Any] = {}
-    for k, v in list(meta.items())[:32]:
-        if any(s in str(k).lower() for s in ("key", "token", "secret", "password", "authorization")) \
-                and not str(k).lower().endswith("_set"):
-            continue
-        out[str(k)[:64]] = v
-    return out
+    """Keep worker meta small and scrubbed at every depth (secret-like keys such as
+    ``adapter.api_key`` or ``headers.Authorization``, URL credentials, key-shaped strings)."""
+    return scrub({str(k)[:64]: v for k, v in list(meta.items())[:32]})
 
 
 def _err(status: int, code: str, message: str, headers: dict[str, str] | None = None,
