@@ -6,8 +6,9 @@ Three rules, applied at every depth of nested dicts and lists:
   case-insensitive, ``-``/``_``/space alike, also inside ``headers``) keeps a ``"${VAR}"``
   reference (it names where the secret lives, and forks resolve it again) and an empty value;
   any other string under it becomes ``"***"``; numbers and booleans (``api_key_set: true``) stay;
-* in **any string**: URL credentials (``http://user:key@host`` -> ``http://***@host``),
-  ``Bearer <token>``, ``?api_key=...``-style query values and ``sk-...`` shaped keys become ``***``;
+* in **any string**: URL credentials (``http://user:key@host`` -> ``http://***@host``) and
+  ``?api_key=...``-style query values of a URL, ``Bearer <token>`` and ``sk-...`` shaped keys
+  become ``***``;
 * in **any string**: every substring of 8 or more characters of a **known secret** (a value
   given to :func:`scrub_text` or registered with :func:`register_secret`, which
   ``backends.common.resolve_secret`` does for every key it resolves) becomes ``***``. A server
@@ -16,6 +17,7 @@ Three rules, applied at every depth of nested dicts and lists:
 
 from __future__ import annotations
 
+import functools
 import re
 import threading
 from typing import Any
@@ -36,10 +38,13 @@ _SECRET_NAMES = frozenset({
 })  # fmt: skip
 _SECRET_SUFFIXES = ("_api_key", "_apikey", "_secret", "_password", "_token", "_credentials", "_private_key")
 _URL_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://)[^/\s@?#\"'<>]+@")
-_BEARER = re.compile(r"(?i)\b((?:Bearer|Basic|Token)\s+)[A-Za-z0-9._~+/=\-]{6,}")
+_BEARER = re.compile(r"\b((?:Bearer|bearer|BEARER)\s+)[A-Za-z0-9._~+/=\-]{6,}")  # headers named Authorization: by key
 _QUERY_SECRET = re.compile(
     r"(?i)([?&;](?:api[_\-]?key|key|token|access_token|auth|password|secret|sig|signature)=)[^&#\s\"']+")
 _KEYLIKE = re.compile(r"\b(sk-[A-Za-z0-9_\-]{6,}|key-[A-Za-z0-9_\-]{12,})")
+_BEARER_HINTS = ("earer", "EARER")
+_plain_keys: set[str] = set()  # keys seen and found not secret-like (bounded: model answers bring arbitrary keys)
+_PLAIN_KEYS_MAX = 20_000
 
 _known: set[str] = set()
 _lock = threading.Lock()
@@ -79,6 +84,7 @@ def forget_secrets() -> None:
         _known.clear()
 
 
+@functools.lru_cache(maxsize=4096)
 def is_secret_key(name: object) -> bool:
     """``api_key``, ``X-Api-Key``, ``Authorization``, ``openai_token`` ...; not ``*_set`` flags."""
     n = re.sub(r"[^a-z0-9]+", "_", str(name).lower()).strip("_")
@@ -87,7 +93,7 @@ def is_secret_key(name: object) -> bool:
     return n in _SECRET_NAMES or n.endswith(_SECRET_SUFFIXES)
 
 
-def _fragment_spans(text: str, secret: str) -> list[tuple[int, int]]:
+def _fragment_spans(text: str, secret: str, first: bool = False) -> list[tuple[int, int]]:
     """Spans of ``text`` covered by a substring of ``secret`` at least MIN_FRAGMENT long
     (a shorter secret: its whole occurrences)."""
     size = min(len(secret), MIN_FRAGMENT)
@@ -97,6 +103,8 @@ def _fragment_spans(text: str, secret: str) -> list[tuple[int, int]]:
         start = text.find(gram)
         while start != -1:
             spans.append((start, start + size))
+            if first:
+                return spans
             start = text.find(gram, start + 1)
     return spans
 
@@ -115,18 +123,66 @@ def _mask_spans(text: str, spans: list[tuple[int, int]]) -> str:
     return "".join(out)
 
 
+def _candidates(secrets: tuple[str | None, ...]) -> frozenset[str]:
+    return frozenset(s for s in secrets if s and len(s) >= MIN_WHOLE) | known_secrets()
+
+
+def needs_scrub(text: str, *secrets: str | None) -> bool:
+    """Whether ``text`` (e.g. a whole serialized record) may hold a secret pattern or fragment that
+    :func:`scrub` would remove (with :func:`has_secret_key` for the keys). False is certain; True
+    may be a false alarm (then scrub structurally)."""
+    if _pattern_hit(text):
+        return True
+    return any(_fragment_spans(text, s, first=True) for s in _candidates(secrets))
+
+
 def scrub_text(text: str, *secrets: str | None) -> str:
     """``text`` without URL credentials, bearer tokens, key-shaped strings and fragments of
     ``secrets`` or of any registered secret."""
-    candidates = {s for s in secrets if s and len(s) >= MIN_WHOLE} | known_secrets()
+    return _scrub_str(text, _candidates(secrets))
+
+
+def _pattern_hit(text: str) -> bool:
+    # cheap substring tests first: the regexes (and str.lower on long non-ASCII text) are slow
+    url = "://" in text
+    return bool((url and "@" in text and _URL_USERINFO.search(text))
+                or (url and "=" in text and _QUERY_SECRET.search(text))
+                or (any(h in text for h in _BEARER_HINTS) and _BEARER.search(text))
+                or (("sk-" in text or "key-" in text) and _KEYLIKE.search(text)))
+
+
+def has_secret_key(obj: Any) -> bool:
+    """Whether a secret-like key occurs anywhere in ``obj`` (dicts and lists walked, strings not read).
+    Iterative, and a dict whose keys were all seen before costs one set comparison: this runs on
+    every record written."""
+    stack = [obj]
+    while stack:
+        o = stack.pop()
+        if isinstance(o, dict):
+            if not _plain_keys.issuperset(o):
+                for k in o:
+                    if k in _plain_keys:
+                        continue
+                    if is_secret_key(k):
+                        return True
+                    if len(_plain_keys) < _PLAIN_KEYS_MAX:
+                        _plain_keys.add(k)
+            stack.extend([v for v in o.values() if isinstance(v, (dict, list, tuple))])
+        elif isinstance(o, (list, tuple)):
+            stack.extend([v for v in o if isinstance(v, (dict, list, tuple))])
+    return False
+
+
+def _scrub_str(text: str, candidates: frozenset[str]) -> str:
     spans: list[tuple[int, int]] = []
     for s in candidates:
         spans += _fragment_spans(text, s)
     if spans:
         text = _mask_spans(text, spans)
-    if "://" in text and "@" in text:
+    if not _pattern_hit(text):
+        return text
+    if "://" in text:
         text = _URL_USERINFO.sub(rf"\1{MASK}@", text)
-    if "=" in text:
         text = _QUERY_SECRET.sub(rf"\1{MASK}", text)
     text = _BEARER.sub(rf"\1{MASK}", text)
     return _KEYLIKE.sub(MASK, text)
@@ -145,9 +201,9 @@ def _hide(value: Any) -> Any:
     return value
 
 
-def _scrub(obj: Any, secrets: tuple[str, ...]) -> Any:
+def _scrub(obj: Any, secrets: frozenset[str]) -> Any:
     if isinstance(obj, str):
-        return scrub_text(obj, *secrets)
+        return _scrub_str(obj, secrets) if len(obj) >= MIN_WHOLE or "=" in obj else obj
     if isinstance(obj, dict):
         return {k: (_hide(v) if is_secret_key(k) else _scrub(v, secrets)) for k, v in obj.items()}
     if isinstance(obj, (list, tuple, set, frozenset)):
@@ -159,4 +215,4 @@ def _scrub(obj: Any, secrets: tuple[str, ...]) -> Any:
 
 def scrub(obj: Any, *secrets: str | None) -> Any:
     """A copy of ``obj`` (JSON-like data) with every secret removed, at every depth (see module doc)."""
-    return _scrub(obj, tuple(s for s in secrets if s))
+    return _scrub(obj, _candidates(secrets))

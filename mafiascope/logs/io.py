@@ -18,7 +18,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from ..redaction import scrub
+from ..redaction import has_secret_key, needs_scrub, scrub
 from .schema import validate_game_id
 
 GAME_FILE = "game.jsonl"
@@ -48,8 +48,10 @@ def dumps(record: Any) -> str:
     """One compact JSON line, secrets scrubbed (mafiascope.redaction); NaN/inf are refused (they are not JSON)."""
     if isinstance(record, BaseModel):
         record = record.model_dump(mode="json")
-    record = scrub(record)
-    return json.dumps(record, ensure_ascii=False, default=_default, allow_nan=False, separators=(", ", ": "))
+    line = json.dumps(record, ensure_ascii=False, default=_default, allow_nan=False, separators=(", ", ": "))
+    if has_secret_key(record) or needs_scrub(line):  # rare: serialize again from the scrubbed record
+        line = json.dumps(scrub(record), ensure_ascii=False, default=_default, allow_nan=False, separators=(", ", ": "))
+    return line
 
 
 class JsonlWriter:
