@@ -231,6 +231,9 @@ def _parse_game(path: Path) -> GameTables:
     cyr = 0
     for ev, (_, o, _) in enumerate(lines):
         kind = o.get("kind")
+        if not isinstance(kind, str):  # e.g. "kind": [] (found by tests/test_fuzz_inputs.py): not an event
+            audit["game.unknown_kind"] += 1
+            continue
         if kind not in KNOWN_KINDS:
             audit["game.unknown_kind"] += 1
         if kind == "setup":
