@@ -43,8 +43,12 @@ _QUERY_SECRET = re.compile(
     r"(?i)([?&;](?:api[_\-]?key|key|token|access_token|auth|password|secret|sig|signature)=)[^&#\s\"']+")
 _KEYLIKE = re.compile(r"\b(sk-[A-Za-z0-9_\-]{6,}|key-[A-Za-z0-9_\-]{12,})")
 _BEARER_HINTS = ("earer", "EARER")
-_plain_keys: set[str] = set()  # keys seen and found not secret-like (bounded: model answers bring arbitrary keys)
-_PLAIN_KEYS_MAX = 20_000
+# Every secret-like key name ends with one of these (is_secret_key); in serialized JSON a key is
+# followed by '"'. A key ending in punctuation ("api_key-") normalizes to one too: caught by the last four
+# (punctuation, quote, colon: only a key can be followed by '": ' in JSON).
+_KEY_END_HINTS = tuple(e.encode() + b'"' for e in (
+    "key", "token", "secret", "password", "passwd", "pwd", "passphrase", "auth", "authorization", "bearer", "cookie",
+    "credential", "credentials")) + (b'_": ', b'-": ', b' ": ', b'.": ')  # fmt: skip
 
 _known: set[str] = set()
 _lock = threading.Lock()
@@ -128,10 +132,12 @@ def _candidates(secrets: tuple[str | None, ...]) -> frozenset[str]:
 
 
 def needs_scrub(text: str, *secrets: str | None) -> bool:
-    """Whether ``text`` (e.g. a whole serialized record) may hold a secret pattern or fragment that
-    :func:`scrub` would remove (with :func:`has_secret_key` for the keys). False is certain; True
-    may be a false alarm (then scrub structurally)."""
-    if _pattern_hit(text):
+    """Whether ``text`` -- typically a whole serialized JSON record -- may hold a secret-like key, a
+    secret pattern or a fragment of a known secret, i.e. whether :func:`scrub` could change the
+    record. False is certain; True may be a false alarm (then scrub structurally). Substring tests
+    only (on ASCII-lowered bytes, which is fast also for non-Latin text): this runs for every record."""
+    low = text.encode("utf-8", "surrogatepass").lower()
+    if any(h in low for h in _KEY_END_HINTS) or _pattern_hit(text):
         return True
     return any(_fragment_spans(text, s, first=True) for s in _candidates(secrets))
 
@@ -149,28 +155,6 @@ def _pattern_hit(text: str) -> bool:
                 or (url and "=" in text and _QUERY_SECRET.search(text))
                 or (any(h in text for h in _BEARER_HINTS) and _BEARER.search(text))
                 or (("sk-" in text or "key-" in text) and _KEYLIKE.search(text)))
-
-
-def has_secret_key(obj: Any) -> bool:
-    """Whether a secret-like key occurs anywhere in ``obj`` (dicts and lists walked, strings not read).
-    Iterative, and a dict whose keys were all seen before costs one set comparison: this runs on
-    every record written."""
-    stack = [obj]
-    while stack:
-        o = stack.pop()
-        if isinstance(o, dict):
-            if not _plain_keys.issuperset(o):
-                for k in o:
-                    if k in _plain_keys:
-                        continue
-                    if is_secret_key(k):
-                        return True
-                    if len(_plain_keys) < _PLAIN_KEYS_MAX:
-                        _plain_keys.add(k)
-            stack.extend([v for v in o.values() if isinstance(v, (dict, list, tuple))])
-        elif isinstance(o, (list, tuple)):
-            stack.extend([v for v in o if isinstance(v, (dict, list, tuple))])
-    return False
 
 
 def _scrub_str(text: str, candidates: frozenset[str]) -> str:

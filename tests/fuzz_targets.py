@@ -281,8 +281,10 @@ def make_bus_check(hub: HubThread) -> Callable[[Any], None]:
 
 def _long_wait(v: str) -> bool:
     """A valid wait would hold the example for up to 55 s; those are fuzzed at 0.05 s instead."""
+    from urllib.parse import unquote
+
     try:
-        return float(v) > 0.05
+        return float(unquote(v)) > 0.05  # the hub sees the value percent-decoded ("%35" is 5)
     except ValueError:
         return False
 

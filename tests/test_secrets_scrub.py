@@ -176,3 +176,47 @@ async def test_nested_secret_keys_in_worker_meta_never_reach_game_over(tmp_path)
     for text in (status, described, c.error or ""):
         assert all(f not in text for f in FRAGMENTS), text
     assert "vllm" in described  # provenance that is not secret survives
+
+
+# ----------------------------------------------------------------------------- the pre-check is complete
+
+
+_secretish_keys = ["api_key", "API-Key", "Authorization", "token", "x_api_key", "openai_token", "Password", "cookie",
+                   "credentials", "api_key-", "model", "tokens_prompt", "reason", "player"]
+
+
+def _records():
+    from hypothesis import strategies as st
+
+    leaf = st.one_of(st.sampled_from(["Bearer abcdefgh1234", "http://u:pw123456@h/v1", "sk-abcdefghijk", "plain text",
+                                      f"echo {KEY[3:14]}", "https://h/v1?api_key=zzz", "${ENV}", ""]),
+                     st.text(max_size=12), st.integers(), st.booleans())
+    return st.recursive(leaf, lambda c: st.one_of(st.lists(c, max_size=3),
+                                                  st.dictionaries(st.sampled_from(_secretish_keys), c, max_size=3)),
+                        max_leaves=10)
+
+
+def test_dumps_precheck_never_misses_what_scrub_would_change(capsys):
+    """``logs.io.dumps`` serializes once and scrubs only when ``needs_scrub`` says so: it must never
+    say no to a record that ``scrub`` would change."""
+    import json
+
+    from hypothesis import given, settings
+
+    from mafiascope.redaction import needs_scrub
+
+    register_secret(KEY)
+    tried = 0
+
+    @settings(max_examples=300, database=None, deadline=None)
+    @given(_records())
+    def run(rec):
+        nonlocal tried
+        tried += 1
+        line = json.dumps(rec, ensure_ascii=False, separators=(", ", ": "))
+        if scrub(rec) != rec:
+            assert needs_scrub(line), line
+
+    run()
+    with capsys.disabled():
+        print(f"\nfuzz: dumps pre-check vs scrub: {tried} inputs, 0 misses")

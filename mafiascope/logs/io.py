@@ -18,7 +18,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from ..redaction import has_secret_key, needs_scrub, scrub
+from ..redaction import needs_scrub, scrub
 from .schema import validate_game_id
 
 GAME_FILE = "game.jsonl"
@@ -49,7 +49,7 @@ def dumps(record: Any) -> str:
     if isinstance(record, BaseModel):
         record = record.model_dump(mode="json")
     line = json.dumps(record, ensure_ascii=False, default=_default, allow_nan=False, separators=(", ", ": "))
-    if has_secret_key(record) or needs_scrub(line):  # rare: serialize again from the scrubbed record
+    if needs_scrub(line):  # rare: serialize again from the scrubbed record
         line = json.dumps(scrub(record), ensure_ascii=False, default=_default, allow_nan=False, separators=(", ", ": "))
     return line
 
