@@ -159,3 +159,24 @@ def test_over_long_id_prefix_is_refused_up_front(tmp_path):
     p = cli("batch", "-n", "2", "--id-prefix", "x" * 126, "--logs", str(tmp_path / "logs"), "--no-probes")
     one_line_error(p, "--id-prefix", "too long")
     assert not (tmp_path / "logs").exists()
+
+
+@pytest.mark.parametrize("field,value", [("kind", []), ("round", 10**30), ("round", float("inf")), ("round", -3 * 10**9),
+                                         ("msg_seq", 10**30)])
+def test_analytics_loader_survives_values_the_fuzz_found(tmp_path, field, value):
+    """Found by tests/test_fuzz_inputs.py: a non-string kind raised TypeError, a huge round OverflowError."""
+    import json
+
+    from mafiascope.analytics.cache import _parse_one
+
+    src = ROOT / "data" / "demo" / "demo-classic-01"
+    g = tmp_path / "g"
+    g.mkdir()
+    lines = (src / "game.jsonl").read_text(encoding="utf-8").splitlines()
+    rec = json.loads(lines[5])
+    rec[field] = value
+    lines[5] = json.dumps(rec)
+    (g / "game.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (g / "introspection.jsonl").write_bytes((src / "introspection.jsonl").read_bytes())
+    _, ok, tables, audit, _, _ = _parse_one(str(g))
+    assert ok and len(tables["events"]) > 0

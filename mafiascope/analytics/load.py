@@ -106,10 +106,21 @@ def _num(v: Any) -> float:
         return math.nan
 
 
+INT_LIMIT = 2**31 - 1  # counters are int32 in memory: a larger |value| (or inf) is not a counter
+
+
 def _int(v: Any, default: int) -> int:
-    """int(float(v)) like the original's ``int(float(...))``; ``default`` when not a number."""
+    """int(float(v)) like the original's ``int(float(...))``; ``default`` when not a number, not
+    finite or beyond :data:`INT_LIMIT` (found by tests/test_fuzz_inputs.py: ``"round": 1e30``)."""
     f = _num(v)
-    return default if f != f else int(f)
+    return default if f != f or abs(f) > INT_LIMIT else int(f)
+
+
+def _count(v: Any, default: int) -> int:
+    """A counter field given as a JSON number (not a bool, not a string), else ``default``."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return default
+    return _int(v, default)
 
 
 _ROLE_MEMO: dict[str, tuple[int, int, int]] = {}
@@ -239,10 +250,9 @@ def _parse_game(path: Path) -> GameTables:
         if kind == "setup":
             continue
         ts = _num(o.get("ts", math.nan))
-        rnd = o.get("round", 0)
-        rnd = int(rnd) if isinstance(rnd, (int, float)) and not isinstance(rnd, bool) else 0
+        rnd = _count(o.get("round", 0), 0)
         ms = o.get("msg_seq")
-        ms = int(ms) if isinstance(ms, int) and not isinstance(ms, bool) else NO_SEQ
+        ms = _count(ms, NO_SEQ) if isinstance(ms, int) else NO_SEQ
         who = o.get("player")
         p = seat.get(who, -1) if isinstance(who, str) else -1
         if isinstance(who, str) and p < 0:
