@@ -15,7 +15,8 @@ def _report(capsys: pytest.CaptureFixture[str], name: str, tried: int) -> None:
         print(f"\nfuzz: {name}: {tried} inputs, 0 crashes")
 
 
-@pytest.mark.parametrize("name", sorted(TARGETS))
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if "analytics" in n or "JSONL" in n else n
+                                  for n in sorted(TARGETS)])
 def test_fuzz_loader(name: str, capsys: pytest.CaptureFixture[str]):
     strategy, check = TARGETS[name]
     tried = fuzz(strategy, check, EXAMPLES)

@@ -123,6 +123,7 @@ def test_empty_battery_file(tmp_path):
         load_battery(tmp_path / "b.yaml")
 
 
+@pytest.mark.slow
 def test_analyze_warns_for_every_skipped_line(tmp_path):
     src = sorted(p for p in (ROOT / "data" / "demo").iterdir() if (p / "game.jsonl").is_file())[0]
     g = tmp_path / "logs" / src.name
@@ -144,6 +145,7 @@ def test_analyze_warns_for_every_skipped_line(tmp_path):
         assert all(str(g) in w for w in warn)
 
 
+@pytest.mark.slow
 def test_arena_rules_given_as_a_yaml_path(tmp_path):
     rules = tmp_path / "my rules.yaml"
     rules.write_text((ROOT / "configs" / "rules" / "sport.yaml").read_text(encoding="utf-8").replace("name: sport", "name: mysport"),

@@ -123,6 +123,7 @@ def _leaky(port: int) -> dict:
             "api_key": "${LEAKY_TEST_KEY}", "max_retries": 0, "timeout": 5}
 
 
+@pytest.mark.slow
 async def test_game_fork_and_arena_write_no_secret(tmp_path, monkeypatch):
     monkeypatch.setenv("LEAKY_TEST_KEY", KEY)
     async with EchoKeyServer() as srv:
