@@ -99,6 +99,8 @@ class GameConfig(BaseModel):
 
     @model_validator(mode="after")
     def _check(self) -> "GameConfig":
+        if not self.backends:  # found by tests/test_fuzz_inputs.py: "backends: {}" raised StopIteration
+            raise ValueError("backends: the mapping is empty; name at least one backend (e.g. bot: {type: bot})")
         if not self.seats:
             self.seats = [SeatSpec(backend=next(iter(self.backends))) for _ in range(self.rules.n_seats)]
         if len(self.seats) != self.rules.n_seats:

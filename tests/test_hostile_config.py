@@ -48,6 +48,7 @@ BAD_CONFIGS = {
     "empty.yaml": ("", ["empty"]),
     "comments.yaml": ("# nothing but a comment\n", ["empty"]),
     "noseats.yaml": ("seats: []\n", ["seats", "empty"]),
+    "nobackends.yaml": ("backends: {}\n", ["backends", "empty"]),
     "allmafia.yaml": ("rules:\n  roles: {Mafia: 7}\n", ["roles", "town must outnumber"]),
     "balanced.yaml": ("rules:\n  roles: {Mafia: 3, Villager: 3}\n", ["roles", "town must outnumber"]),
     "tenseat.yaml": ("rules:\n  family: tournament\n  variant: sport\n  roles: {Don: 1, Mafia: 2, Sheriff: 1, Villager: 7}\n",
