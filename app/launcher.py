@@ -18,6 +18,8 @@ from typing import Any
 import streamlit as st
 import yaml
 
+from mafiascope.config import read_yaml
+
 from .jobs import BackgroundJob, Registry, spawn
 from .paths import CONFIG_DIR, runs_dir
 
@@ -63,7 +65,7 @@ def configs() -> dict[str, Path]:
 def seat_names(config: Path) -> list[str]:
     """Seat names of a game config, when it lists them (for the 'take a seat' picker)."""
     try:
-        data = yaml.safe_load(config.read_text(encoding="utf-8")) or {}
+        data = read_yaml(config) or {}
     except Exception:
         return []
     for key in ("seats", "players"):
@@ -77,7 +79,7 @@ def seat_names(config: Path) -> list[str]:
 def describe_config(config: Path) -> str:
     """One line about a config: roles, round cap, seat backends."""
     try:
-        data = yaml.safe_load(config.read_text(encoding="utf-8")) or {}
+        data = read_yaml(config) or {}
     except Exception as exc:
         return f"(could not read {config.name}: {exc})"
     rules = data.get("rules") if isinstance(data.get("rules"), dict) else {}
@@ -98,7 +100,7 @@ def describe_config(config: Path) -> str:
 
 def human_config(config: Path, seat: str, out_dir: Path) -> Path:
     """A copy of ``config`` whose ``seat`` uses a backend of type ``human``."""
-    data = yaml.safe_load(config.read_text(encoding="utf-8")) or {}
+    data = read_yaml(config) or {}
     backends = data.setdefault("backends", {})
     backends["app_human"] = {"type": "human", "timeout_s": HUMAN_TIMEOUT_S}
     for key in ("seats", "players"):

@@ -24,6 +24,7 @@ from urllib.parse import urlsplit
 import yaml
 
 from mafiascope.backends.keys import KeyPolicy
+from mafiascope.config import read_yaml
 
 CONFIG = "config"
 BOT_PRESETS = ("balanced", "cautious", "aggressive", "gullible", "analyst")
@@ -96,7 +97,7 @@ def load(path: Any) -> dict[str, Any]:
     from pathlib import Path
 
     try:
-        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+        data = read_yaml(Path(path))
     except Exception:
         return {}
     return data if isinstance(data, dict) else {}

@@ -14,7 +14,7 @@ from typing import Any
 import streamlit as st
 import yaml
 
-from mafiascope.config import ConfigError, parse_yaml_text
+from mafiascope.config import ConfigError, parse_yaml_bytes, read_yaml
 
 from .paths import PROBE_DIR
 
@@ -116,7 +116,7 @@ def _add() -> None:
 
 def _load(path: Path) -> None:
     try:
-        st.session_state[KEY] = normalise(yaml.safe_load(path.read_text(encoding="utf-8")))
+        st.session_state[KEY] = normalise(read_yaml(path, ConfigError, "battery"))
         st.session_state.pop("pe_load_error", None)
     except Exception as exc:
         st.session_state["pe_load_error"] = f"{path.name}: {exc}"
@@ -145,7 +145,8 @@ def editor(default_preset: str = "chained_en") -> tuple[dict[str, Any], bool]:
                           help="A battery file (`probes:` list) such as configs/probes/*.yaml.")
     if up is not None:
         try:
-            st.session_state[KEY] = normalise(parse_yaml_text(up.getvalue().decode("utf-8", errors="replace"), up.name))
+            # bounded like every YAML input: size cap, alias bombs and non-UTF-8 bytes are one-line errors
+            st.session_state[KEY] = normalise(parse_yaml_bytes(up.getvalue(), up.name))
             _bump()
             st.rerun()
         except ConfigError as exc:  # names the file, line and column

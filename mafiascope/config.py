@@ -20,6 +20,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from .backends.registry import BackendSpec, BotSpec
 from .engine.rules import RuleSet
 from .logs.schema import Personality
+from .redaction import scrub
+from .safe_yaml import MAX_YAML_BYTES, YamlLimitError, decode_yaml_bytes, load_bounded
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
@@ -112,8 +114,17 @@ class GameConfig(BaseModel):
             raise ValueError(f"{v!r} is not supported; allowed: ['en', 'ru']")
         return v
 
+    @model_validator(mode="before")
+    @classmethod
+    def _explicit_seats(cls, data: Any) -> Any:
+        if isinstance(data, dict) and isinstance(data.get("seats"), list) and not data["seats"]:
+            raise ValueError("seats: the list is empty; omit 'seats' for one default seat per role, or list one entry per seat")
+        return data
+
     @model_validator(mode="after")
     def _check(self) -> "GameConfig":
+        if not self.backends:  # found by tests/test_fuzz_inputs.py: "backends: {}" raised StopIteration
+            raise ValueError("backends: the mapping is empty; name at least one backend (e.g. bot: {type: bot})")
         if not self.seats:
             self.seats = [SeatSpec(backend=next(iter(self.backends))) for _ in range(self.rules.n_seats)]
         if len(self.seats) != self.rules.n_seats:
@@ -140,19 +151,10 @@ class GameConfig(BaseModel):
         return redact(self.model_dump(mode="json"))
 
 
-def _redact_secret(v: Any) -> Any:
-    # "${VAR}" names where the secret lives and is kept (forks resolve it again); a literal value is hidden
-    if not v or (isinstance(v, str) and _ENV.fullmatch(v.strip())):
-        return v
-    return "***"
-
-
 def redact(obj: Any) -> Any:
-    if isinstance(obj, dict):
-        return {k: (_redact_secret(v) if k in SECRET_KEYS else redact(v)) for k, v in obj.items()}
-    if isinstance(obj, list):
-        return [redact(v) for v in obj]
-    return obj
+    """``obj`` scrubbed by :func:`mafiascope.redaction.scrub`: a ``"${VAR}"`` secret reference is kept
+    (forks resolve it again), a literal secret, URL credentials and known key fragments become ``***``."""
+    return scrub(obj)
 
 
 def expand_env(obj: Any, path: str = "") -> Any:
@@ -300,24 +302,51 @@ def yaml_error_text(exc: yaml.YAMLError) -> str:
 
 
 def parse_yaml_text(text: str, source: str = "<yaml>", error_cls: type[Exception] = ConfigError) -> Any:
-    """``yaml.safe_load(text)``; a syntax error is ``error_cls("<source>: not valid YAML at line L, column C: ...")``."""
+    """YAML within the limits of :mod:`mafiascope.safe_yaml` (size, aliases, expansion, depth); a
+    problem is ``error_cls("<source>: not valid YAML at line L, column C: ...")`` or
+    ``error_cls("<source>: refused: too many YAML aliases ...")``, one line."""
     try:
-        return yaml.safe_load(text)
+        return load_bounded(text)
+    except YamlLimitError as exc:
+        raise error_cls(f"{source}: refused: {exc}") from None
     except yaml.YAMLError as exc:
         raise error_cls(f"{source}: not valid YAML {yaml_error_text(exc)}") from None
+    except ValueError as exc:  # a scalar the constructor refuses, e.g. an integer of 5000 digits
+        raise error_cls(f"{source}: not valid YAML: {' '.join(str(exc).split())[:200]}") from None
+
+
+def parse_yaml_bytes(data: bytes, source: str = "<yaml>", error_cls: type[Exception] = ConfigError) -> Any:
+    """:func:`parse_yaml_text` of raw bytes (an upload or a file): over the size cap, or not UTF-8, is
+    ``error_cls("<source>: ...")`` naming the byte offset."""
+    try:
+        text = decode_yaml_bytes(data)
+    except YamlLimitError as exc:
+        raise error_cls(f"{source}: refused: {exc}") from None
+    except UnicodeDecodeError as exc:
+        raise error_cls(f"{source}: not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start})") from None
+    return parse_yaml_text(text, source, error_cls)
 
 
 def read_yaml(path: str | Path, error_cls: type[Exception] = ConfigError, what: str = "config") -> Any:
-    """The parsed YAML of a file; ``error_cls("<path>: <what> file not found")`` or
-    ``error_cls("<path>: not valid YAML at line L, column C: <problem>")`` otherwise (one line)."""
+    """The parsed YAML of a file; ``error_cls("<path>: <what> file not found")``, ``"...: not UTF-8 text ..."``,
+    ``"...: refused: larger than 1024 KiB"`` or ``"...: not valid YAML at line L, column C: <problem>"`` otherwise
+    (one line). Only the first MAX_YAML_BYTES + 1 bytes are ever read."""
     path = Path(path)
     if not path.is_file():
         raise error_cls(f"{path}: {what} file not found")
-    return parse_yaml_text(path.read_text(encoding="utf-8"), str(path), error_cls)
+    try:
+        with path.open("rb") as fh:
+            data = fh.read(MAX_YAML_BYTES + 1)
+    except OSError as exc:
+        raise error_cls(f"{path}: cannot read the {what} file ({exc.strerror or exc})") from None
+    return parse_yaml_bytes(data, str(path), error_cls)
 
 
 def load_game_config(path: str | Path) -> GameConfig:
-    return parse_game_config(read_yaml(path) or {}, str(Path(path)))
+    data = read_yaml(path)
+    if data is None:
+        raise ConfigError(f"{Path(path)}: the config file is empty (a config is a mapping; see configs/classic.yaml)")
+    return parse_game_config(data, str(Path(path)))
 
 
 def shipped_config(ref: str | Path, suffix: str = ".yaml") -> Path | None:

@@ -143,7 +143,8 @@ async def test_requeued_job_answered_by_second_dispatch():
         await b.aclose()
     assert c.ok and c.text == "second try" and c.attempts == 2
     assert c.meta["faults"][0]["fault"] == "worker_timeout"
-    assert "api_key" not in str(b.describe()["workers"])  # secret-looking meta dropped by the hub
+    assert "nope" not in str(b.describe()["workers"])  # secret-looking meta masked by the hub
+    assert "'api_key': '***'" in str(b.describe()["workers"])
 
 
 async def test_no_live_worker_is_a_fault_not_a_hang():

@@ -35,7 +35,7 @@ from .load import DICT_COLUMNS, TABLES, hot, parse_game
 
 # 7: hot dtypes (int8/int32 codes, dictionary strings) stored; 8: probes.hash is taken of
 # orjson's text of the answer (same equalities, other values), so older caches are rebuilt
-CACHE_VERSION = 11  # 9: multiple setup/game_over audit counters; 10: social_map item confidence (sm.conf); 11: games.invalid (fault budget)
+CACHE_VERSION = 12  # 9: multiple setup/game_over audit counters; 10: social_map item confidence (sm.conf); 11: games.invalid (fault budget); 12: manifest games carry "skipped" (lines the loader skipped, for stderr warnings)
 ENV_CACHE_DIR = "MAFIASCOPE_CACHE_DIR"
 
 
@@ -69,15 +69,15 @@ def cache_dir_for(parent: Path, cache_dir: str | Path | None = None) -> Path:
     return root / f"{name}-{key}"
 
 
-def _parse_one(path: str) -> tuple[str, bool, dict[str, pd.DataFrame], dict[str, int], str]:
+def _parse_one(path: str) -> tuple[str, bool, dict[str, pd.DataFrame], dict[str, int], str, list[str]]:
     gt = parse_game(path)
     # compact integer dtypes already here: smaller pickles from the workers, and the parent
     # holds a third of the memory until the games are concatenated
     tables = {t: hot(t, df, categories=False) for t, df in gt.tables.items()}
-    return path, gt.ok, tables, dict(gt.audit), gt.game_id
+    return path, gt.ok, tables, dict(gt.audit), gt.game_id, gt.skipped
 
 
-def _parse_all(paths: list[str], workers: int | None) -> Iterator[tuple[str, bool, dict[str, pd.DataFrame], dict[str, int], str]]:
+def _parse_all(paths: list[str], workers: int | None) -> Iterator[tuple[str, bool, dict[str, pd.DataFrame], dict[str, int], str, list[str]]]:
     """Parsed games in ``paths`` order, one at a time (worker processes for 16 or more games)."""
     n_workers = workers if workers is not None else min(8, os.cpu_count() or 1)
     if n_workers > 1 and len(paths) >= 16:
@@ -146,8 +146,8 @@ def load_dir_games(
         old = {t: pq.read_table(cpath / f"{t}.parquet").to_pandas() for t in TABLES}
     new_parts: dict[str, list[tuple[str, pd.DataFrame]]] = {t: [] for t in TABLES}
     if stale:
-        for (p, ok, tables, audit, gid), name in zip(_parse_all([str(wanted[n]) for n in stale], workers), stale):
-            cached[name] = {"sig": sigs[name], "ok": ok, "game_id": gid, "audit": audit}
+        for (p, ok, tables, audit, gid, skipped), name in zip(_parse_all([str(wanted[n]) for n in stale], workers), stale):
+            cached[name] = {"sig": sigs[name], "ok": ok, "game_id": gid, "audit": audit, "skipped": skipped}
             if ok:
                 for t in TABLES:
                     new_parts[t].append((gid, tables[t]))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import glob as _glob
 import json
+import warnings
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,7 +19,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..logs.io import is_game_dir, list_game_dirs
+from ..logs.io import TornLineWarning, is_game_dir, list_game_dirs
 from .cache import audits, load_dir_games, read_event_texts
 from .load import TABLES, hot, read_probe_record
 
@@ -198,6 +199,8 @@ def load_corpus(
         for k, v in res.manifest["games"].items():
             if k in names:
                 audit[v["game_id"]] = Counter(v.get("audit", {}))
+                for note in v.get("skipped", []):  # fresh or cached: every run says what it skipped
+                    warnings.warn(f"{parent / k}/{note}", TornLineWarning, stacklevel=2)
         for t in TABLES:
             df = res.tables[t]
             if "game_id" not in df.columns:

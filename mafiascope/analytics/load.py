@@ -106,10 +106,21 @@ def _num(v: Any) -> float:
         return math.nan
 
 
+INT_LIMIT = 2**31 - 1  # counters are int32 in memory: a larger |value| (or inf) is not a counter
+
+
 def _int(v: Any, default: int) -> int:
-    """int(float(v)) like the original's ``int(float(...))``; ``default`` when not a number."""
+    """int(float(v)) like the original's ``int(float(...))``; ``default`` when not a number, not
+    finite or beyond :data:`INT_LIMIT` (found by tests/test_fuzz_inputs.py: ``"round": 1e30``)."""
     f = _num(v)
-    return default if f != f else int(f)
+    return default if f != f or abs(f) > INT_LIMIT else int(f)
+
+
+def _count(v: Any, default: int) -> int:
+    """A counter field given as a JSON number (not a bool, not a string), else ``default``."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return default
+    return _int(v, default)
 
 
 _ROLE_MEMO: dict[str, tuple[int, int, int]] = {}
@@ -131,19 +142,24 @@ class GameTables:
     ok: bool
     tables: dict[str, pd.DataFrame] = field(default_factory=dict)
     audit: Counter = field(default_factory=Counter)
+    skipped: list[str] = field(default_factory=list)  # "<file>:<line>: skipping ... (why)", for the stderr warnings
 
 
-def _read_lines(path: Path, audit: Counter, prefix: str) -> list[tuple[int, dict[str, Any], bool]]:
+MAX_SKIP_NOTES = 200  # per game; the audit counts every skipped line
+
+
+def _read_lines(path: Path, audit: Counter, prefix: str, skipped: list[str] | None = None) -> list[tuple[int, dict[str, Any], bool]]:
     """(byte offset, object, parsed by orjson) per good line; torn last / corrupt lines are
-    counted, not raised."""
+    counted, not raised, and noted in ``skipped`` as ``<file name>:<line>: skipping ... (why)``."""
     data = path.read_bytes()
     out: list[tuple[int, dict[str, Any], bool]] = []
     fast = _orjson.loads if _orjson is not None else None
     pos = 0
-    for raw in data.split(b"\n"):
+    for lineno, raw in enumerate(data.split(b"\n"), 1):
         if raw.strip():
             obj: Any = None
             exact = False
+            why = "not a JSON object"
             if fast is not None:
                 try:
                     obj, exact = fast(raw), True
@@ -152,13 +168,17 @@ def _read_lines(path: Path, audit: Counter, prefix: str) -> list[tuple[int, dict
             if not exact:
                 try:
                     obj = json.loads(raw)
-                except (ValueError, UnicodeDecodeError):
-                    obj = None
+                except UnicodeDecodeError:
+                    obj, why = None, "not UTF-8"
+                except ValueError:
+                    obj, why = None, "not JSON"
             if isinstance(obj, dict):
                 out.append((pos, obj, exact))
             else:
                 last = not data[pos + len(raw) + 1 :].strip()
                 audit[f"{prefix}.torn_last_line" if last else f"{prefix}.corrupt_line"] += 1
+                if skipped is not None and len(skipped) < MAX_SKIP_NOTES:
+                    skipped.append(f"{path.name}:{lineno}: skipping {'torn last' if last else 'corrupt'} line ({why})")
         pos += len(raw) + 1
     return out
 
@@ -198,10 +218,11 @@ def parse_game(path: str | Path) -> GameTables:
 
 def _parse_game(path: Path) -> GameTables:
     audit: Counter = Counter()
-    lines = _read_lines(path / GAME_FILE, audit, "game")
+    skipped: list[str] = []
+    lines = _read_lines(path / GAME_FILE, audit, "game", skipped)
     setup = next((o for _, o, _ in lines if o.get("kind") == "setup"), None)
     gid = (setup or {}).get("game_id") or path.name
-    gt = GameTables(str(gid), False, audit=audit)
+    gt = GameTables(str(gid), False, audit=audit, skipped=skipped)
     if setup is None or not isinstance(setup.get("players"), list) or not setup["players"]:
         audit["game.no_setup"] += 1
         return gt
@@ -222,16 +243,18 @@ def _parse_game(path: Path) -> GameTables:
     n_setup = n_over = 0
     for ev, (_, o, _) in enumerate(lines):
         kind = o.get("kind")
+        if not isinstance(kind, str):  # e.g. "kind": [] (found by tests/test_fuzz_inputs.py): not an event
+            audit["game.unknown_kind"] += 1
+            continue
         if kind not in KNOWN_KINDS:
             audit["game.unknown_kind"] += 1
         if kind == "setup":
             n_setup += 1
             continue
         ts = _num(o.get("ts", math.nan))
-        rnd = o.get("round", 0)
-        rnd = int(rnd) if isinstance(rnd, (int, float)) and not isinstance(rnd, bool) else 0
+        rnd = _count(o.get("round", 0), 0)
         ms = o.get("msg_seq")
-        ms = int(ms) if isinstance(ms, int) and not isinstance(ms, bool) else NO_SEQ
+        ms = _count(ms, NO_SEQ) if isinstance(ms, int) else NO_SEQ
         who = o.get("player")
         p = seat.get(who, -1) if isinstance(who, str) else -1
         if isinstance(who, str) and p < 0:
@@ -292,7 +315,7 @@ def _parse_game(path: Path) -> GameTables:
     has_probe_file = probe_path.is_file()
     if not has_probe_file:
         audit["probes.missing_file"] += 1
-    plines = _read_lines(probe_path, audit, "probes") if has_probe_file else []
+    plines = _read_lines(probe_path, audit, "probes", skipped) if has_probe_file else []
 
     def item_seat(it: dict[str, Any], count_unknown: bool = True) -> int:
         """Seat of an answer item's ``player`` (exact name match, docs/metrics.md §3.3); -1 if none."""

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ..logs.io import read_jsonl
+from ..redaction import scrub
 
 LEDGER_FILE = "ledger.jsonl"
 
@@ -40,7 +41,7 @@ class Ledger:
         # O_NOFOLLOW: a ledger.jsonl that is a symlink is refused (OSError), never appended through
         fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o666)
         with os.fdopen(fd, "a", encoding="utf-8") as fh:
-            fh.write(json.dumps(rec, ensure_ascii=False, default=str) + "\n")
+            fh.write(json.dumps(scrub(rec), ensure_ascii=False, default=str) + "\n")
             fh.flush()
 
     def plan(self) -> dict[str, Any] | None:

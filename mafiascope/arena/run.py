@@ -17,7 +17,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..config import CONFIG_DIR, GameConfig, SeatSpec, shipped_config
+from pydantic import ValidationError
+
+from ..config import CONFIG_DIR, GameConfig, SeatSpec, format_validation_error, read_yaml, shipped_config
 from ..engine.executors import ExecutorError, execute_local, execute_ray, feeder
 from ..engine.rules import RuleSet, VARIANT_ALIASES, tournament_rules
 from ..logs.io import GAME_FILE
@@ -40,8 +42,6 @@ class ArenaError(ValueError):
 
 def load_rule_set(name: str) -> RuleSet:
     """A rule set by name (sport, open/open_table, imbalanced, or configs/rules/<name>.yaml) or YAML path."""
-    import yaml
-
     path = Path(name)
     if not path.suffix:
         key = VARIANT_ALIASES.get(name, name)
@@ -55,10 +55,30 @@ def load_rule_set(name: str) -> RuleSet:
         path = shipped_config(path) or path  # configs/rules/sport.yaml from any directory
     if not path.is_file():
         raise ArenaError(f"{name}: rule set not found (use sport, open, imbalanced or a YAML path)")
-    rules = RuleSet.model_validate(yaml.safe_load(path.read_text(encoding="utf-8")))
+    data = read_yaml(path, ArenaError, "rule set")
+    try:
+        rules = RuleSet.model_validate(data)
+    except ValidationError as exc:
+        raise ArenaError(format_validation_error(exc, str(path), data, "rule set").replace("\n  ", "; ")) from None
     if rules.family != "tournament":
         raise ArenaError(f"{name}: the arena plays ten-seat rule sets (family: tournament), not {rules.family!r}")
     return rules
+
+
+def rule_keys(rule_sets: list[str], rules: dict[str, RuleSet]) -> dict[str, str]:
+    """The name each rule set goes by in game ids, the ledger and the leaderboards: a shipped name as
+    given, a YAML path by the rule set's own ``name`` (a path cannot be part of a game id)."""
+    keys: dict[str, str] = {}
+    for rs in rule_sets:
+        if Path(rs).suffix:
+            key = re.sub(r"[^A-Za-z0-9_-]+", "-", rules[rs].name).strip("-_")[:40] or re.sub(r"[^A-Za-z0-9_-]+", "-", Path(rs).stem)[:40]
+        else:
+            key = rs
+        if key in keys.values():
+            other = next(k for k, v in keys.items() if v == key)
+            raise ArenaError(f"--rules: {other} and {rs} are both named {key!r}; give the YAML rule set another name")
+        keys[rs] = key
+    return keys
 
 
 def parse_rule_list(spec: str | list[str]) -> list[str]:
@@ -181,8 +201,11 @@ def run_arena(
 ) -> dict[str, Any]:
     """Play (or continue) an arena run; returns a summary. ``limit`` stops after that many new games."""
     run_dir = Path(run_dir)
-    rule_sets = parse_rule_list(rule_sets)
-    rules = {rs: load_rule_set(rs) for rs in rule_sets}
+    given = parse_rule_list(rule_sets)
+    loaded = {rs: load_rule_set(rs) for rs in given}
+    keys = rule_keys(given, loaded)
+    rule_sets = [keys[rs] for rs in given]
+    rules = {keys[rs]: loaded[rs] for rs in given}
     for rs, rset in rules.items():
         if roster.seating and len(roster.seating) != rset.n_seats:
             raise ArenaError(f"seating: {len(roster.seating)} seats, but rule set {rs} seats {rset.n_seats}")

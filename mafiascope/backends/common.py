@@ -12,6 +12,7 @@ import weakref
 from typing import Any, Callable, Generic, TypeVar
 from urllib.parse import urlsplit
 
+from ..redaction import register_secret, scrub_text
 from .base import BackendError
 from .keys import KeyRefused, resolve_key
 
@@ -19,8 +20,6 @@ _THINK_BLOCK = re.compile(r"<think(?:ing)?>.*?</think(?:ing)?>", re.IGNORECASE |
 _THINK_CLOSE = re.compile(r"</think(?:ing)?>", re.IGNORECASE)
 _THINK_OPEN = re.compile(r"<think(?:ing)?>", re.IGNORECASE)
 _ENV_REF = re.compile(r"^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$")
-_BEARER = re.compile(r"(Bearer\s+)[^\s\"']+", re.IGNORECASE)
-_KEYLIKE = re.compile(r"\b(sk-[A-Za-z0-9_\-]{6,}|key-[A-Za-z0-9_\-]{12,})")
 
 
 def strip_think(text: str | None) -> tuple[str, bool]:
@@ -55,6 +54,7 @@ def resolve_secret(value: str | None, *, backend: str, field: str = "api_key", b
         return None
     m = _ENV_REF.match(value.strip())
     if not m:
+        register_secret(value)
         return value
     var = m.group(1)
     try:
@@ -63,16 +63,14 @@ def resolve_secret(value: str | None, *, backend: str, field: str = "api_key", b
         raise BackendError(f"backend {backend!r}: {field}: {exc}") from None
     if not got:
         raise BackendError(f"backend {backend!r}: {field} refers to ${{{var}}}, which is not set")
+    register_secret(got)
     return got
 
 
 def redact(text: str, *secrets: str | None) -> str:
-    """Remove secrets (and anything that looks like a bearer token or API key) from text."""
-    for s in secrets:
-        if s and len(s) >= 6:
-            text = text.replace(s, "***")
-    text = _BEARER.sub(r"\1***", text)
-    return _KEYLIKE.sub("***", text)
+    """Remove secrets (any 8+ character fragment of them or of a registered secret), URL credentials
+    and anything that looks like a bearer token or API key from text (mafiascope.redaction)."""
+    return scrub_text(text, *secrets)
 
 
 def host_of(url: str | None) -> str | None:

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 import openai
 
 from .. import __version__ as _mafiascope_version
+from ..redaction import register_url_credentials
 from .base import Completion, CompletionRequest, estimate_tokens
 from .common import PerLoop, backoff_delay, host_of, parse_retry_after, redact, resolve_secret, strip_think
 from .limits import Limits, QueueTimeout, lagged_completion, priority_of
@@ -82,6 +83,7 @@ class OpenAIBackend:
         self.spec = spec
         self.model_label = spec.label or spec.model
         self._api_key = resolve_secret(spec.api_key, backend=name, base_url=spec.base_url)
+        register_url_credentials(spec.base_url)
         self.limits = Limits(spec.max_concurrency, spec.rpm, spec.burst)
         self._clients: PerLoop[openai.AsyncOpenAI] = PerLoop(self._new_client)
         self._rng = random.Random()  # jitter only; never touches game RNG streams

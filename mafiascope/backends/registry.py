@@ -26,7 +26,7 @@ from .base import Backend
 
 
 class _Spec(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)  # .nan / .inf in YAML are errors
 
 
 class BotSpec(_Spec):
@@ -74,9 +74,9 @@ class BusSpec(_Limited):
     model: str = Field(min_length=1, description="routing key a worker serves (worker --serve-as)")
     hub: str | None = Field(None, description="hub URL; default $MAFIASCOPE_BUS_URL or http://127.0.0.1:8765")
     token: str | None = Field("${MAFIASCOPE_BUS_TOKEN}", description='bearer token, usually "${ENV_VAR}"')
-    timeout: float = Field(300.0, gt=0, description="seconds one worker may hold a job before it is re-queued")
+    timeout: float = Field(300.0, gt=0, le=3600, description="seconds one worker may hold a job before it is re-queued")
     requeue: int = Field(1, ge=0, le=5, description="re-dispatches after a worker timeout before the call fails")
-    wait_for_worker: float = Field(30.0, ge=0, description="seconds a job may wait for a live worker")
+    wait_for_worker: float = Field(30.0, ge=0, le=3600, description="seconds a job may wait for a live worker")
 
 
 class HumanSpec(_Spec):

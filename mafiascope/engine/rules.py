@@ -12,6 +12,11 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ..logs.schema import MAFIA_ROLES, ROLES
 
+# Supported table sizes (docs/cli.md "Config files"): the classic family seats 3 to 16 players (16 is
+# the size of prompts.NAME_POOL, which names unnamed seats); the ten-seat family exactly 10.
+CLASSIC_SEATS = (3, 16)
+TEN_SEATS = 10
+
 
 class RuleSet(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -39,6 +44,13 @@ class RuleSet(BaseModel):
             raise ValueError("roles: at least one Mafia seat is required")
         if any(v < 0 for v in self.roles.values()):
             raise ValueError("roles: counts must be >= 0")
+        n, mafia = self.n_seats, sum(v for k, v in self.roles.items() if k in MAFIA_ROLES)
+        if self.family == "classic" and not CLASSIC_SEATS[0] <= n <= CLASSIC_SEATS[1]:
+            raise ValueError(f"roles: {n} seats; the classic family seats {CLASSIC_SEATS[0]} to {CLASSIC_SEATS[1]} players")
+        if self.family == "tournament" and n != TEN_SEATS:
+            raise ValueError(f"roles: {n} seats; the ten-seat family seats exactly {TEN_SEATS} players")
+        if n - mafia <= mafia:
+            raise ValueError(f"roles: {mafia} Mafia-side and {n - mafia} town seats; the town must outnumber the Mafia at the start")
         if self.family == "tournament" and self.variant not in TOURNAMENT_DEFAULTS and not self.options:
             raise ValueError(f"variant: {self.variant!r} is not a ten-seat variant; allowed: {list(TOURNAMENT_DEFAULTS)} (or give options)")
         return self

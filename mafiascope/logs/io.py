@@ -18,6 +18,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from ..redaction import needs_scrub, scrub
 
 GAME_FILE = "game.jsonl"
 PROBE_FILE = "introspection.jsonl"
@@ -43,10 +44,13 @@ def _default(o: Any) -> Any:
 
 
 def dumps(record: Any) -> str:
-    """One compact JSON line; NaN/inf are refused (they are not JSON)."""
+    """One compact JSON line, secrets scrubbed (mafiascope.redaction); NaN/inf are refused (they are not JSON)."""
     if isinstance(record, BaseModel):
         record = record.model_dump(mode="json")
-    return json.dumps(record, ensure_ascii=False, default=_default, allow_nan=False, separators=(", ", ": "))
+    line = json.dumps(record, ensure_ascii=False, default=_default, allow_nan=False, separators=(", ", ": "))
+    if needs_scrub(line):  # rare: serialize again from the scrubbed record
+        line = json.dumps(scrub(record), ensure_ascii=False, default=_default, allow_nan=False, separators=(", ", ": "))
+    return line
 
 
 class JsonlWriter:

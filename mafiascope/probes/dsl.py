@@ -87,6 +87,13 @@ class Probe(BaseModel):
             raise ValueError(f"probe id {v!r} must be an identifier ([A-Za-z_][A-Za-z0-9_]*)")
         return v
 
+    @field_validator("question")
+    @classmethod
+    def _question(cls, v: str) -> str:
+        if not v.strip():
+            raise ValueError("the question is empty")
+        return v
+
     @field_validator("when", mode="before")
     @classmethod
     def _when(cls, v: Any) -> Any:
@@ -238,7 +245,10 @@ def parse_battery(data: Any, source: str = "<battery>") -> Battery:
 
 
 def load_battery(path: str | Path) -> Battery:
-    return parse_battery(read_yaml(path, BatteryError, "battery"), str(Path(path)))
+    data = read_yaml(path, BatteryError, "battery")
+    if data is None:
+        raise BatteryError(f"{Path(path)}: the battery file is empty (a battery is a mapping with a 'probes' list)")
+    return parse_battery(data, str(Path(path)))
 
 
 def shipped_battery_path(name: str, language: str = "en") -> Path | None:

@@ -19,6 +19,8 @@ CHAIN_PREFIXES = ("prev_", "last_")
 PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 # things that look like an attempt at a placeholder but are not one
 _SUSPICIOUS = [
+    (re.compile(r"\{\s*\d*\s*\}"), "positional placeholder (str.format style) is not supported; "
+     "use a named one: {player}, {players}, {roles}, {prev_<id>}, {last_<id>}"),
     (re.compile(r"\{\{\s*[A-Za-z_][A-Za-z0-9_]*\s*\}\}"), "doubled braces around a placeholder (write {name} once; braces are literal here)"),
     (re.compile(r"\{\{"), "doubled brace '{{' (braces are literal here, no doubling needed)"),
     (re.compile(r"\{\s+[A-Za-z_][A-Za-z0-9_]*\s*\}|\{[A-Za-z_][A-Za-z0-9_]*\s+\}"), "placeholder with spaces inside the braces"),

@@ -35,6 +35,7 @@ from ..engine.runner import initial_state, phases_for, play_game
 from ..engine.state import GameState
 from ..logs.io import GAME_FILE, PROBE_FILE, STATE_FILE, JsonlWriter, dumps
 from ..logs.paths import UnsafePathError, claim_file, claim_game_dir, inside
+from ..redaction import scrub
 from .interventions import NIGHT_STAGE_ACTION, ForcedReply, Intervention, OverrideNight, ReplaceUtterance, night_action_text
 from .source import START, Key, ParentGame, ReplayError, battery_list, fmt_key, redacted_backends
 
@@ -418,7 +419,7 @@ def write_json_atomic(path: Path, obj: Any, *, root: str | Path | None = None) -
         path = inside(root, path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(path.suffix + f".tmp{os.getpid()}")
-    tmp.write_text(json.dumps(obj, ensure_ascii=False, indent=1, default=str), encoding="utf-8")
+    tmp.write_text(json.dumps(scrub(obj), ensure_ascii=False, indent=1, default=str), encoding="utf-8")
     os.replace(tmp, path)
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..config import GameConfig, SECRET_KEYS
+from ..config import GameConfig
 from ..logs.io import GAME_FILE, PROBE_FILE, STATE_FILE, LogFormatError, TornLineWarning, is_game_dir, iter_jsonl, list_game_dirs
 from ..engine.snapshots import read_snapshots
 from ..logs.schema import UTTERANCE_KINDS, validate_game_id
@@ -248,6 +248,6 @@ def redacted_backends(cfg: GameConfig, used: set[str]) -> list[str]:
     """Backends used by the fork whose secrets were redacted in the parent's log."""
     out = []
     for name, spec in cfg.backends.items():
-        if name in used and any(getattr(spec, k, None) == "***" for k in SECRET_KEYS):
+        if name in used and any(isinstance(v, str) and "***" in v for v in spec.model_dump().values()):
             out.append(name)
     return out

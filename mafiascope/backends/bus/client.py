@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import aiohttp
 
 from ... import __version__ as _mafiascope_version
+from ...redaction import register_url_credentials, scrub
 from ..base import Completion, CompletionRequest, estimate_tokens
 from ..common import PerLoop, host_of, redact, resolve_secret, strip_think
 from ..limits import Limits, QueueTimeout, lagged_completion, priority_of
@@ -35,6 +36,7 @@ class BusBackend:
         self.model_label = spec.label or f"bus:{spec.model}"
         self.hub = (spec.hub or os.environ.get("MAFIASCOPE_BUS_URL") or DEFAULT_HUB).rstrip("/")
         self._token = resolve_secret(spec.token, backend=name, field="token", base_url=self.hub)
+        register_url_credentials(self.hub)
         self.limits = Limits(spec.max_concurrency, spec.rpm, spec.burst)
         self._sessions: PerLoop[aiohttp.ClientSession] = PerLoop(self._new_session)
         self.served_model: str | None = None
@@ -96,7 +98,7 @@ class BusBackend:
             return fail(f"HTTP {status} {data.get('code', '')}: {msg}", status=status, extra=extra)
         worker = data.get("worker")
         if worker:
-            self.workers_seen.setdefault(str(worker), data.get("worker_meta") or {})
+            self.workers_seen.setdefault(str(worker), scrub(data.get("worker_meta") or {}, self._token))
         meta = {"backend": self.name, "worker": worker, "dispatches": data.get("dispatches", 1)}
         wmeta = data.get("meta") or {}
         if wmeta.get("faults"):

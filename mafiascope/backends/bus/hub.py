@@ -2,7 +2,11 @@
 
 * every endpoint requires ``Authorization: Bearer <token>`` (constant-time compare);
 * binds 127.0.0.1 unless told otherwise; sends no CORS headers; cannot spawn anything;
-* request bodies above 1 MiB get 413;
+* request bodies above 1 MiB get 413, a body not received within ``body_timeout_s`` gets 408,
+  and a connection that sends no complete request for ``idle_timeout_s`` is closed
+  (authenticated or not: headers are read before the token is checked);
+* every numeric parameter must be finite and within its documented bounds (else 400):
+  a NaN must never reach a timer;
 * a job a worker does not answer within its ``timeout_s`` is re-queued (once by
   default, ``requeue``) and then fails with 504, which the engine side turns into
   ``ok=False`` -- a backend fault, never speech.
@@ -15,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import hmac
+import math
 import secrets
 import time
 import uuid
@@ -24,8 +29,12 @@ from typing import Any
 from aiohttp import web
 from pydantic import ValidationError
 
+from ...redaction import scrub, scrub_text
+
 from .protocol import (
+    BODY_TIMEOUT_S,
     DEFAULT_POLL_WAIT_S,
+    IDLE_TIMEOUT_S,
     MAX_BODY_BYTES,
     MAX_POLL_WAIT_S,
     PROTOCOL_VERSION,
@@ -75,10 +84,15 @@ class _Failure(Exception):
 
 class Hub:
     def __init__(self, token: str, *, host: str = "127.0.0.1", port: int = 0, live_s: float = WORKER_LIVE_S,
-                 tick_s: float = 0.05, max_body: int = MAX_BODY_BYTES) -> None:
+                 tick_s: float = 0.05, max_body: int = MAX_BODY_BYTES, idle_timeout_s: float = IDLE_TIMEOUT_S,
+                 body_timeout_s: float = BODY_TIMEOUT_S) -> None:
         if not token:
             raise ValueError("the bus hub needs a token")
+        if not host:
+            raise ValueError("the bus hub needs a host to bind (an empty host would bind every interface; "
+                             "say 0.0.0.0 to mean that)")
         self.token = token
+        self.idle_timeout_s, self.body_timeout_s = idle_timeout_s, body_timeout_s
         self.host, self.port = host, port
         self.live_s = live_s
         self.tick_s = tick_s
@@ -111,7 +125,10 @@ class Hub:
 
     async def start(self) -> "Hub":
         self._wake = asyncio.Event()
-        self._runner = web.AppRunner(self.app(), access_log=None, shutdown_timeout=1.0)
+        # keepalive_timeout also closes a connection that never completes its first request
+        # (aiohttp arms it at connection_made), which covers slow or silent header senders
+        self._runner = web.AppRunner(self.app(), access_log=None, shutdown_timeout=1.0,
+                                     keepalive_timeout=self.idle_timeout_s)
         await self._runner.setup()
         site = web.TCPSite(self._runner, self.host, self.port)
         await site.start()
@@ -158,9 +175,11 @@ class Hub:
 
     async def _body(self, request: web.Request, model: Any) -> Any:
         try:
-            raw = await request.read()
+            raw = await asyncio.wait_for(request.read(), timeout=self.body_timeout_s)
         except web.HTTPRequestEntityTooLarge:
             raise
+        except asyncio.TimeoutError:
+            raise _Failure(408, "body_timeout", f"request body not received within {self.body_timeout_s:g}s") from None
         if len(raw) > self.max_body:
             raise web.HTTPRequestEntityTooLarge(max_size=self.max_body, actual_size=len(raw))
         try:
@@ -280,10 +299,9 @@ class Hub:
         w = self.workers.get(wid)
         if w is None:
             return _err(409, "unknown_worker", "unknown worker: register again")
-        try:
-            wait = min(max(float(request.query.get("wait", DEFAULT_POLL_WAIT_S)), 0.0), MAX_POLL_WAIT_S)
-        except ValueError:
-            return _err(400, "bad_request", "wait must be a number of seconds")
+        wait = _poll_wait(request.query.get("wait"))
+        if wait is None:
+            return _err(400, "bad_request", f"wait must be a finite number of seconds >= 0 (capped at {MAX_POLL_WAIT_S:g})")
         end = time.monotonic() + wait
         w.polling += 1
         try:
@@ -324,7 +342,7 @@ class Hub:
             w.served += 1
         self._release_job(req)
         req.future.set_result(GenerateReply(
-            ok=body.ok, text=body.text if body.ok else "", error=None if body.ok else (body.error or "worker reported a failure"),
+            ok=body.ok, text=body.text if body.ok else "", error=None if body.ok else scrub_text(body.error or "worker reported a failure"),
             request_id=req.id, worker=body.worker, worker_meta=worker_meta, dispatches=req.dispatches,
             prompt_tokens=body.prompt_tokens, completion_tokens=body.completion_tokens,
             served_model=body.served_model, meta={**_clean_meta(body.meta), "faults": req.faults} if req.faults else _clean_meta(body.meta),
@@ -382,20 +400,28 @@ class Hub:
         })
 
 
+def _poll_wait(raw: str | None) -> float | None:
+    """The long-poll ``wait``: default when absent, capped at the maximum; None when not a finite number >= 0."""
+    if raw is None:
+        return DEFAULT_POLL_WAIT_S
+    try:
+        wait = float(raw)
+    except ValueError:
+        return None
+    if not math.isfinite(wait) or wait < 0:
+        return None
+    return min(wait, MAX_POLL_WAIT_S)
+
+
 def _budget(body: GenerateRequest) -> float:
     """The longest a request may take in total: every dispatch plus the wait for a worker."""
     return body.timeout_s * (body.requeue + 1) + body.wait_for_worker_s
 
 
 def _clean_meta(meta: dict[str, Any]) -> dict[str, Any]:
-    """Keep worker meta small and free of anything named like a secret."""
-    out: dict[str, Any] = {}
-    for k, v in list(meta.items())[:32]:
-        if any(s in str(k).lower() for s in ("key", "token", "secret", "password", "authorization")) \
-                and not str(k).lower().endswith("_set"):
-            continue
-        out[str(k)[:64]] = v
-    return out
+    """Keep worker meta small and scrubbed at every depth (secret-like keys such as
+    ``adapter.api_key`` or ``headers.Authorization``, URL credentials, key-shaped strings)."""
+    return scrub({str(k)[:64]: v for k, v in list(meta.items())[:32]})
 
 
 def _err(status: int, code: str, message: str, headers: dict[str, str] | None = None,

@@ -19,6 +19,7 @@ from typing import Any
 import aiohttp
 
 from ... import __version__ as _mafiascope_version
+from ...redaction import scrub, scrub_text
 from ..base import Backend, Completion, CompletionRequest
 from .protocol import DEFAULT_POLL_WAIT_S
 
@@ -57,7 +58,7 @@ class Worker:
         self.worker_id = worker_id or f"w-{uuid.uuid4().hex[:10]}"
         self.concurrency = max(1, concurrency)
         self.poll_wait = poll_wait
-        self.meta = {"adapter": _safe_describe(adapter), "mafiascope": _mafiascope_version, **(meta or {})}
+        self.meta = scrub({"adapter": _safe_describe(adapter), "mafiascope": _mafiascope_version, **(meta or {})}, token)
         self.handled = 0
         self._session: aiohttp.ClientSession | None = None
         self._stop = asyncio.Event()
@@ -157,7 +158,7 @@ class Worker:
             out = Completion(ok=False, error=f"adapter failed: {type(exc).__name__}: {str(exc)[:200]}")
         body = {
             "worker": self.worker_id, "job_id": job["job_id"], "ok": bool(out.ok),
-            "text": out.text if out.ok else "", "error": None if out.ok else (out.error or "adapter failed")[:1900],
+            "text": out.text if out.ok else "", "error": None if out.ok else scrub_text(out.error or "adapter failed", self.token)[:1900],
             "prompt_tokens": out.prompt_tokens, "completion_tokens": out.completion_tokens,
             "served_model": out.served_model,
             "meta": {"attempts": out.attempts, "latency_ms": out.latency_ms, "tokens_estimated": out.tokens_estimated,

@@ -15,7 +15,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     sub = p.add_subparsers(dest="bus_command", metavar="SUBCOMMAND")
 
     s = sub.add_parser("serve", help="run the hub (binds 127.0.0.1 by default)")
-    s.add_argument("--host", default="127.0.0.1", help="interface to bind (default 127.0.0.1)")
+    s.add_argument("--host", default="127.0.0.1",
+                   help='interface to bind (default 127.0.0.1; "" is refused: say 0.0.0.0 to bind every interface)')
     s.add_argument("--port", type=int, default=8765, help="port (0 = any free port; default 8765)")
     s.add_argument("--token", default=None,
                    help='bearer token, or "${ENV}"; default $MAFIASCOPE_BUS_TOKEN, else a new one is generated and printed')
@@ -64,6 +65,10 @@ def _serve(args: argparse.Namespace) -> int:
     from ...backends.bus.hub import Hub
     from ...backends.common import wait_for_stop_signal
 
+    if not args.host.strip():
+        raise CliError('--host: an empty host would bind every interface; give an address (0.0.0.0 to mean all)')
+    if not 0 <= args.port <= 65535:
+        raise CliError(f"--port: {args.port} is not a port number (0-65535)")
     token, generated = _token(args.token, generate=True)
     if args.host not in ("127.0.0.1", "localhost", "::1"):
         print(f"warning: binding {args.host}: the hub is reachable from other machines (token auth only, plain HTTP)",
@@ -88,6 +93,21 @@ def _serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def _check_worker_numbers(args: argparse.Namespace) -> None:
+    """Finite and in range, before anything connects (a NaN poll wait would be refused by the hub forever)."""
+    import math
+
+    from ...backends.bus.protocol import MAX_POLL_WAIT_S
+
+    checks = [("--poll-wait", args.poll_wait, 0.0, MAX_POLL_WAIT_S), ("--timeout", args.timeout, 0.001, 3600.0),
+              ("--temperature", args.temperature, 0.0, 2.0)]
+    for flag, value, lo, hi in checks:
+        if value is not None and not (math.isfinite(value) and lo <= value <= hi):
+            raise CliError(f"{flag}: {value!r} is not a finite number between {lo:g} and {hi:g}")
+    if not 1 <= args.concurrency <= 256:
+        raise CliError(f"--concurrency: {args.concurrency} is not between 1 and 256")
+
+
 def _worker(args: argparse.Namespace) -> int:
     import os
 
@@ -98,6 +118,7 @@ def _worker(args: argparse.Namespace) -> int:
 
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
                         format="%(asctime)s %(name)s %(levelname)s %(message)s", stream=sys.stderr)
+    _check_worker_numbers(args)
     token, _ = _token(args.token, generate=False)
     hub = args.hub or os.environ.get("MAFIASCOPE_BUS_URL") or DEFAULT_HUB
     try:

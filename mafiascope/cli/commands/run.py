@@ -191,10 +191,16 @@ def cmd_batch(args: argparse.Namespace) -> int:
             print(f"[{done[0]}/{args.n}] {res.game_id}: {res.winner} in {res.rounds} rounds", file=sys.stderr)
 
     if args.id_prefix:
+        longest = f"{args.id_prefix}-{args.n - 1:04d}"  # the ids the batch will use: <prefix>-0000 ...
         try:
             validate_game_id(args.id_prefix)
         except ValueError as exc:
             raise CliError(f"--id-prefix: {exc}") from None
+        try:
+            validate_game_id(longest)
+        except ValueError:
+            raise CliError(f"--id-prefix: too long: the game ids would be up to {len(longest)} characters "
+                           f"({longest[:20]}...); game ids have at most 128") from None
         taken = [f"{args.id_prefix}-{i:04d}" for i in range(args.n) if os.path.lexists(Path(args.logs) / f"{args.id_prefix}-{i:04d}")]
         if taken:
             more = f" (and {len(taken) - 1} more)" if len(taken) > 1 else ""
