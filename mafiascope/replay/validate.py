@@ -37,7 +37,7 @@ from ..engine.phases.base import ProbeStep
 from ..engine.runner import play_game
 from ..engine.state import GameState
 from ..logs.io import PROBE_FILE, iter_jsonl, list_game_dirs
-from ..logs.schema import UTTERANCE_KINDS
+from ..logs.schema import UTTERANCE_KINDS, validate_game_id
 from .experiments import fisher_exact, newcombe
 from .source import ParentGame, ReplayError, fmt_key
 from .summary import game_outcome, proportion
@@ -58,9 +58,14 @@ def _describe(xs: list[float]) -> dict[str, Any]:
 
 
 async def run_ab(cfg: GameConfig, games: int, *, logs: str | Path, seed_base: int = 0, parallel: int = 4, order_seed: int = 0,
-                 on_result: Any = None) -> dict[str, Any]:  # fmt: skip
+                 on_result: Any = None, id_prefix: str = "ab") -> dict[str, Any]:  # fmt: skip
+    """``id_prefix``: games are ``<prefix>-probed-NNNN``; a distinct prefix per run keeps game ids unique in a corpus."""
     if not 1 <= games <= 10000:
         raise ReplayError("--games must be between 1 and 10000")
+    try:
+        validate_game_id(f"{id_prefix}-unprobed-0000")
+    except ValueError as exc:
+        raise ReplayError(f"--id-prefix {id_prefix!r}: {exc}") from None
     jobs = [(arm, i) for i in range(games) for arm in ("probed", "unprobed")]
     random.Random(order_seed).shuffle(jobs)  # randomised, interleaved
     sem = asyncio.Semaphore(max(1, parallel))
@@ -70,7 +75,7 @@ async def run_ab(cfg: GameConfig, games: int, *, logs: str | Path, seed_base: in
 
     async def one(pos: int, arm: str, i: int) -> None:
         async with sem:
-            gid = f"ab-{arm}-{i:04d}"
+            gid = f"{id_prefix}-{arm}-{i:04d}"
             try:
                 res = await play_game(cfg, logs_dir=logs / arm, seed=seed_base + i, game_id=gid, probes=(arm == "probed"))
                 o = game_outcome(res.path)
