@@ -1,0 +1,53 @@
+"""URL bugs of issue 16: each link reproduces what was seen (Calibration's per-agent scope,
+Second-Order's τ, Replay's tabs, unknown pages, the timeline after switching pages)."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("streamlit")
+
+from .app_support import DEMO, assert_clean, errors, new_app  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def demo(monkeypatch, tmp_path):
+    monkeypatch.setenv("MAFIASCOPE_LOGS", str(DEMO))
+    monkeypatch.setenv("MAFIASCOPE_RUNS", str(tmp_path / "runs"))
+    return DEMO
+
+
+def qp(at, key):
+    v = at.query_params.get(key)
+    return v[0] if isinstance(v, list) else v
+
+
+def test_calibration_agent_link_names_the_agents_game():
+    at = new_app(page="calibration", mode="agent").run()
+    assert_clean(at)
+    sb = at.selectbox(key="cal_agent")
+    sidebar_game = at.selectbox(key="sb_game").value
+    # an agent of another game than the sidebar's (the bug: the URL kept the sidebar's game)
+    from app.widgets import short_id
+
+    other = next(i for i, lab in enumerate(sb.options) if not lab.endswith(short_id(sidebar_game)))
+    label = sb.options[other]
+    sb.set_value(other).run()
+    assert_clean(at)
+    agent, game = qp(at, "agent"), qp(at, "game")
+    from app.widgets import short_id
+
+    assert label == f"{agent} · {short_id(game)}" and game != sidebar_game, (label, agent, game)
+    again = new_app(page="calibration", mode="agent", game=game, agent=agent).run()
+    assert_clean(again)
+    sb2 = again.selectbox(key="cal_agent")
+    assert sb2.options[sb2.value] == label and not errors(again)
+
+
+def test_second_order_tau_and_side_come_from_the_url():
+    """τ and the predictor side are bound to ?tau= and ?side= (the browser writes them on a change:
+    tests/test_browser_app.py checks that direction); a fresh session opens the same view."""
+    at = new_app(page="second_order", tau="65", side="Mafia").run()
+    assert_clean(at)
+    assert at.slider(key="tau").value == 65 and at.radio(key="side").value == "Mafia"
+    assert at.get("download_button"), "the page drew its tables at τ = 65"
