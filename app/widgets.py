@@ -55,8 +55,9 @@ def timeline(gm: GameModel) -> int:
         return 0
     # the key carries the step count: a live game that grew gets a fresh slider with the right range and value
     wkey = f"w_step:{gm.game_id}:{n}"
-    if st.session_state.get(wkey) != step:
-        st.session_state[wkey] = step
+    # always written: after a page switch Streamlit drops a page-scoped widget's value when it mounts on the
+    # new page although session_state still reads the old one, so "write only if different" left the slider at 0
+    st.session_state[wkey] = step
     # the first/last buttons carry their shortcut hint ("Home", "End"): wide enough not to clip in the 3/4 column of Impersonate
     cols = st.columns([1.5, 1.2, 8, 1.2, 1.5], vertical_alignment="top")
     cols[0].button("", icon=":material/first_page:", key="tl_first", on_click=_set_step, args=(0,), disabled=step == 0, help="First step", shortcut="Home")
