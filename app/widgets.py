@@ -191,6 +191,23 @@ def agent_picker(gm: GameModel, *, label: str = "Agent", key: str = "w_agent", a
     return S.get(S.K_AGENT)
 
 
+def wait_for_start(game_id: str) -> None:
+    """A launched game that is not in the index yet: say so, poll until it is (or its process ended), stop."""
+    from .data import game_index
+    from .sidebar import starting
+
+    st.info(f"Game {game_id} is starting: waiting for its first record …", icon=":material/hourglass_top:")
+
+    @st.fragment(run_every=1.0)
+    def _poll() -> None:
+        roots = tuple(str(r) for r in context().roots)
+        if game_id in set(game_index(roots)["game_id"]) or not starting(game_id):
+            st.rerun(scope="app")
+
+    _poll()
+    st.stop()
+
+
 def load_game_or_stop() -> GameModel:
     """The sidebar's game as a model, or a clear message and st.stop()."""
     from .gamemodel import load_model
@@ -198,6 +215,8 @@ def load_game_or_stop() -> GameModel:
     st.session_state["_ms_err_slot"] = st.container()
     S.report_url_errors(st.session_state["_ms_err_slot"])
     row = context().game
+    if row is None and S.get("ms_starting") is not None and S.get("ms_starting") == S.get(S.K_GAME):
+        wait_for_start(S.get(S.K_GAME))
     if row is None:
         st.info("Pick a game in the sidebar (or launch one on the Live Game page).", icon="👈")
         st.stop()

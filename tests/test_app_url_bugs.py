@@ -51,3 +51,34 @@ def test_second_order_tau_and_side_come_from_the_url():
     assert_clean(at)
     assert at.slider(key="tau").value == 65 and at.radio(key="side").value == "Mafia"
     assert at.get("download_button"), "the page drew its tables at τ = 65"
+
+
+def test_a_launched_game_not_indexed_yet_stays_picked(tmp_path):
+    """After a launch whose first game has not written its setup yet, the page waits for that game
+    (it used to fall back to another game, so the URL and the page named different games)."""
+    import subprocess
+
+    from app import launcher
+    from app.data import clear_index
+
+    from .test_replay_forks import play_bot
+
+    runs = tmp_path / "runs"
+    proc = subprocess.Popen(["sleep", "60"])  # stands for the batch process still starting
+    item = launcher.Launch(cmd=["sleep", "60"], proc=proc, log_file=str(tmp_path / "log.txt"), game_id="pending-0000",
+                           logs=str(runs), games=3, prefix="pending")
+    launcher.registry().add("pending-0000", item)
+    try:
+        at = new_app()
+        at.session_state["ms_game"] = "pending-0000"
+        at.run()
+        assert_clean(at)
+        assert any("pending-0000 is starting" in str(i.value) for i in at.info), [i.value for i in at.info]
+        assert at.session_state["ms_game"] == "pending-0000" and at.query_params.get("game") in (None, [])
+        play_bot(runs, gid="pending-0000", seed=2)
+        clear_index()
+        at.run()
+        assert_clean(at)
+        assert at.selectbox(key="sb_game").value == "pending-0000" and qp(at, "game") == "pending-0000"
+    finally:
+        item.stop()
