@@ -82,3 +82,35 @@ def test_a_launched_game_not_indexed_yet_stays_picked(tmp_path):
         assert at.selectbox(key="sb_game").value == "pending-0000" and qp(at, "game") == "pending-0000"
     finally:
         item.stop()
+
+
+@pytest.mark.parametrize("page, params, check", [
+    ("impersonate", {"game": "demo-classic-01", "step": "12", "agent": "Alex", "thr": "8"}, lambda at: at.slider(key="thr").value == 8),
+    ("live", {"game": "demo-classic-01", "step": "12", "thr": "3"}, lambda at: at.slider(key="thr").value == 3),
+    ("episodes", {"gap": "4", "only": "true"}, lambda at: at.slider(key="gap").value == 4 and at.toggle(key="only").value),
+])
+def test_view_controls_come_from_the_url(page, params, check):
+    at = new_app(page=page, **params).run()
+    assert_clean(at)
+    assert check(at)
+
+
+@pytest.mark.parametrize("url, want", [("9", 9), ("11", 6), ("x", 6), (None, 6)])
+def test_bound_int_reads_a_valid_url_value_before_the_widget_exists(url, want):
+    """pages/impersonate.py draws its graph with ?thr= before the slider that is bound to it."""
+    from streamlit.testing.v1 import AppTest
+
+    from .app_support import ROOT
+
+    at = AppTest.from_string(f"""
+import sys
+sys.path.insert(0, {str(ROOT)!r})
+import streamlit as st
+from app.state import bound_int
+st.text(str(bound_int("thr", 0, 10, 6)))
+""")
+    if url is not None:
+        at.query_params["thr"] = url
+    at.run()
+    assert_clean(at)
+    assert at.text[0].value == str(want)
