@@ -141,7 +141,7 @@ def arms_chart(rows: list[dict[str, Any]], *, x: str, y_title: str) -> alt.Layer
     bars = alt.Chart(df).mark_bar(width=36).encode(x=enc_x, y=alt.Y("p:Q", title=y_title, scale=alt.Scale(domain=[0, 1])),
                                                    color=alt.Color(f"{x}:N", legend=None, sort=None), tooltip=[x, "k/n", "p", "lo", "hi"])  # fmt: skip
     rules = alt.Chart(df).mark_rule(color="#888").encode(x=enc_x, y="lo:Q", y2="hi:Q")
-    label = alt.Chart(df).mark_text(dy=-8).encode(x=enc_x, y="hi:Q", text="k/n:N")
+    label = alt.Chart(df).mark_text(dy=-8, color="#888").encode(x=enc_x, y="hi:Q", text="k/n:N")  # readable in both themes
     return alt.layer(bars, rules, label).properties(height=220, width=alt.Step(80))
 
 
