@@ -64,7 +64,8 @@ try:
             st.error(f"URL parameter agent={want!r}: no calibration data for this agent in the selection (only town-side "
                      "observers with committed guesses are scored).", icon="🔗")
         idx = idx or 0
-        i = st.selectbox("Agent (game)", range(len(agents)), index=idx, format_func=lambda i: labels[i], key="cal_agent")
+        i = st.selectbox("Agent (game)", range(len(agents)), index=idx, format_func=lambda i: labels[i], key="cal_agent",
+                         on_change=lambda: S.put(S.K_GAME, agents[st.session_state["cal_agent"]]["game_id"]))  # the sidebar follows
         AV.reliability_block(agents[i], labels[i], f"agent_{i}")
         # the agent's own game goes into the URL (an agent name alone is ambiguous across games)
         S.put("ms_cal_game", agents[i]["game_id"])

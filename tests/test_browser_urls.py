@@ -30,7 +30,7 @@ STATE_JS = """() => {
     headings: m('h1, h2, h3, h4').map(e => e.innerText.trim()).filter(Boolean),
     tabs: q('[role="tab"][aria-selected="true"]').map(e => e.innerText.trim()),
     sliders: q('input[type="range"]').map(e => (e.getAttribute('aria-label') || '') + '=' + (e.getAttribute('aria-valuetext') || e.value)),
-    selects: q('[data-testid="stSelectbox"]').map(e => e.innerText.trim()),
+    selects: q('[data-testid="stSelectbox"]').map(e => e.textContent.trim() + '=' + Array.from(e.querySelectorAll('input')).map(i => i.value).join('|')),
     multiselects: q('[data-testid="stMultiSelect"]').map(e => e.innerText.trim()),
     radios: q('[data-testid="stRadio"] input:checked').map(e => e.closest('label') ? e.closest('label').innerText.trim() : e.value),
     toggles: q('[data-testid="stCheckbox"] input').map(e => e.checked),
