@@ -156,6 +156,7 @@ def test_a_copied_url_reproduces_the_view(browser, server, name, path, change, e
     _settle(page)
     _no_exception(page)
     seen, url = _state(page), page.url
+    assert any(sel.split("=", 1)[1] for sel in seen["selects"]), seen["selects"]  # the pickers' values are compared, not only labels
     page.screenshot(path=str(SHOTS / f"{name}_light.png"), full_page=True)
     light.close()
 
