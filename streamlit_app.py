@@ -29,8 +29,27 @@ for p in nav.PAGES:
     objs[p.url] = page
 
 
+def _requested_path() -> str:
+    """The page path the browser asked for ('' for the root), without the server's base path."""
+    from urllib.parse import urlparse
+
+    try:
+        path = urlparse(str(st.context.url or "")).path
+    except Exception:  # no browser context (tests, bare mode)
+        return ""
+    base = str(st.get_option("server.baseUrlPath") or "").strip("/")
+    path = path.strip("/")
+    if base and (path == base or path.startswith(base + "/")):
+        path = path[len(base):].strip("/")
+    return path
+
+
 def _home() -> None:
-    """The root URL opens Live Game at /live, keeping the query parameters (so every page has a named path)."""
+    """The root URL opens Live Game at /live, keeping the query parameters (so every page has a named path).
+    Streamlit runs this default page for an unknown path too (/nosuchpage): that is said on Live Game."""
+    asked = _requested_path()
+    if asked and asked != "home" and asked not in objs:
+        add_url_error(f"Unknown page /{asked} (pages: {', '.join('/' + u for u in objs)}); showing Live Game instead.")
     params = st.query_params.to_dict()
     target = objs.get(params.pop("page", nav.PAGES[0].url), objs[nav.PAGES[0].url])
     st.switch_page(target, query_params=params)

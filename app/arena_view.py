@@ -213,7 +213,8 @@ def results(run_dir: str) -> None:
     st.info(f"What the noise is: each score below is a mean over the model's seats, with its standard error (`se`); "
             f"the typical standard error here is ±{se if se is not None else '—'}, so gaps smaller than about "
             f"{2 * se:.2f} are noise." if se else "What the noise is: too few games for standard errors yet.", icon="📏")  # fmt: skip
-    tabs = st.tabs(["Overall", *[md_escape(RULE_CHOICES.get(r, r)) for r in rep["rule_sets"]], "Mafia only", "Town only"])
+    tabs = st.tabs(["Overall", *[md_escape(RULE_CHOICES.get(r, r)) for r in rep["rule_sets"]], "Mafia only", "Town only"], key="board",
+                   bind="query-params")
     boards = [rep["leaderboards"]["overall"], *[rep["leaderboards"]["by_rules"][r] for r in rep["rule_sets"]],
               rep["leaderboards"]["mafia"], rep["leaderboards"]["town"]]  # fmt: skip
     for tab, board in zip(tabs, boards):
@@ -226,7 +227,7 @@ def results(run_dir: str) -> None:
             f"{RULE_CHOICES.get(s['a'], s['a'])} ~ {RULE_CHOICES.get(s['b'], s['b'])}: {s['rho'] if s['rho'] is not None else '—'}"
             for s in rep["spearman"])))  # fmt: skip
     st.markdown("#### Pairs (ranked = total ÷ (games + 4))")
-    for kind, tab in zip(("teammates", "rivals", "mismatches"), st.tabs(["Teammates", "Rivals", "Mismatches"])):
+    for kind, tab in zip(("teammates", "rivals", "mismatches"), st.tabs(["Teammates", "Rivals", "Mismatches"], key="pairs", bind="query-params")):
         with tab:
             st.dataframe(pd.DataFrame(rep["pairs"][kind]), hide_index=True, width="stretch")
     st.markdown("#### What the rules do")
@@ -244,7 +245,7 @@ def results(run_dir: str) -> None:
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
     st.markdown("#### Games")
     games = sorted(p.name for p in path.iterdir() if (p / "game.jsonl").is_file())
-    pick = st.selectbox("Open a game in Live Game", games, key="ms_arena_game")
+    pick = st.selectbox("Open a game in Live Game", games, key="ms_arena_game", bind="query-params")
     if pick:
         st.markdown("🎲 " + md_link(f"Open {pick} in Live Game", "./live?" + urlencode({"game": pick})))  # Live Game's URL path
 
@@ -253,7 +254,7 @@ def render() -> None:
     st.markdown("### 🏟️ Arena")
     st.caption("Ten-seat tournaments across a roster of models under the sport, open-table and imbalanced rules; "
                "scores are computed from the recorded events only (docs/arena.md).")  # fmt: skip
-    build, read = st.tabs(["Build & launch", "Leaderboards"])
+    build, read = st.tabs(["Build & launch", "Leaderboards"], key="tab", bind="query-params")
     with build:
         roster = roster_builder()
         if roster is not None:
@@ -274,7 +275,7 @@ def render() -> None:
         if not options:
             st.info("No arena runs yet: launch one, or run `mafiascope arena run` and type its --logs directory.")
             return
-        run_dir = st.selectbox("Run", options, key="ms_arena_pick")
+        run_dir = st.selectbox("Run", options, key="ms_arena_pick", bind="query-params")
         if run_dir and Path(run_dir).is_dir():
             prog = arena_jobs.progress(run_dir)
             plan = Ledger(run_dir).plan() or {}

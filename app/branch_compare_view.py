@@ -108,7 +108,7 @@ def render(parent_dir: str | Path, branches: list[dict[str, Any]], key: str) -> 
         st.markdown("**Eliminated after the fork**")
         st.dataframe(el, hide_index=True, width="stretch")
     ids = [g for g in c.transcripts if g != c.parent_id]
-    pick = st.selectbox("Transcript beside the parent's", ids, key=f"cmp_branch_{key}",
+    pick = st.selectbox("Transcript beside the parent's", ids, key=f"cmp_branch_{key}", bind="query-params",
                         format_func=lambda g: f"{g} (diverges at utterance {c.divergence[g] + 1})"
                         if c.divergence.get(g) is not None else f"{g} (same words)")
     df, div = side_by_side(c, pick)

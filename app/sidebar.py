@@ -99,6 +99,16 @@ def _filters(index: pd.DataFrame) -> tuple[pd.DataFrame, int]:
     return without_invalid(df, include=f_invalid)
 
 
+def starting(game_id: str) -> bool:
+    """Whether ``game_id`` was launched from this app and its process still runs (its log may not be indexed yet)."""
+    from .launcher import registry
+
+    item = registry().get(game_id)
+    if item is None:  # a batch is registered by its first game id
+        item = next((i for i in registry().all() if i.game_id == game_id), None)
+    return item is not None and item.running
+
+
 def _on_pick() -> None:
     S.put(S.K_GAME, st.session_state.get("sb_game"))
 
@@ -170,11 +180,17 @@ def render() -> Context:
         options = list(selection["game_id"])
         if cur is not None and cur not in options and cur in set(full["game_id"]):
             options = [cur] + options  # keep a URL-chosen game visible even when filtered out
-        if cur not in options:
+        if cur is not None and cur not in set(full["game_id"]) and starting(cur):
+            # a game launched here that has not written its setup yet: keep it picked (load_game_or_stop
+            # waits for it); falling back to the first game showed one game while the URL named another
+            S.put("ms_starting", cur)
+        elif cur not in options:
             cur = options[0] if options else None
             S.put(S.K_GAME, cur)
         labels = _labels(full)
-        if options:
+        if S.get("ms_starting") == cur and cur not in set(full["game_id"]):
+            st.caption(f"Waiting for {cur} to start …")
+        elif options:
             st.session_state["sb_game"] = cur
             st.selectbox("Game", options, key="sb_game", format_func=lambda g: labels.get(g, g), on_change=_on_pick,
                          help="↳ marks branch (forked) games; 'transcript only' games have no probe answers. The probe parse rate "

@@ -155,3 +155,15 @@ def url_mode(choices: tuple[str, ...], default: str) -> str:
 
 def set_mode(choices: tuple[str, ...], value: str) -> None:
     put(f"{K_MODE}:{','.join(choices)}", value)
+
+
+def bound_int(name: str, lo: int, hi: int, default: int) -> int:
+    """The value of an int widget bound to ``?name=`` (``bind="query-params"``) for code that runs before the
+    widget is drawn: its session value, else the URL's when valid, else ``default``."""
+    v = st.session_state.get(name)
+    if isinstance(v, int):
+        return v
+    raw = qp(name)
+    if raw is not None and re.fullmatch(r"-?\d+", raw) and lo <= int(raw) <= hi:
+        return int(raw)
+    return default

@@ -67,8 +67,9 @@ def timeline(gm: GameModel) -> int:
         return 0
     # the key carries the step count: a live game that grew gets a fresh slider with the right range and value
     wkey = f"w_step:{gm.game_id}:{n}"
-    if st.session_state.get(wkey) != step:
-        st.session_state[wkey] = step
+    # always written: after a page switch Streamlit drops a page-scoped widget's value when it mounts on the
+    # new page although session_state still reads the old one, so "write only if different" left the slider at 0
+    st.session_state[wkey] = step
     # the first/last buttons carry their shortcut hint ("Home", "End"): wide enough not to clip in the 3/4 column of Impersonate
     cols = st.columns([1.5, 1.2, 8, 1.2, 1.5], vertical_alignment="top")
     cols[0].button("", icon=":material/first_page:", key="tl_first", on_click=_set_step, args=(0,), disabled=step == 0, help="First step", shortcut="Home")
@@ -205,6 +206,23 @@ def agent_picker(gm: GameModel, *, label: str = "Agent", key: str = "w_agent", a
     return S.get(S.K_AGENT)
 
 
+def wait_for_start(game_id: str) -> None:
+    """A launched game that is not in the index yet: say so, poll until it is (or its process ended), stop."""
+    from .data import game_index
+    from .sidebar import starting
+
+    st.info(f"Game {game_id} is starting: waiting for its first record …", icon=":material/hourglass_top:")
+
+    @st.fragment(run_every=1.0)
+    def _poll() -> None:
+        roots = tuple(str(r) for r in context().roots)
+        if game_id in set(game_index(roots)["game_id"]) or not starting(game_id):
+            st.rerun(scope="app")
+
+    _poll()
+    st.stop()
+
+
 def load_game_or_stop() -> GameModel:
     """The sidebar's game as a model, or a clear message and st.stop()."""
     from .gamemodel import load_model
@@ -212,6 +230,8 @@ def load_game_or_stop() -> GameModel:
     st.session_state["_ms_err_slot"] = st.container()
     S.report_url_errors(st.session_state["_ms_err_slot"])
     row = context().game
+    if row is None and S.get("ms_starting") is not None and S.get("ms_starting") == S.get(S.K_GAME):
+        wait_for_start(S.get(S.K_GAME))
     if row is None:
         st.info("Pick a game in the sidebar (or launch one on the Live Game page).", icon="👈")
         st.stop()

@@ -38,7 +38,7 @@ try:
         AV.reliability_block(res, AV.games_scope(res.get("m", 0), len(context().selection)), "corpus")
     elif scope == "model":
         models = models_of(context().selection["models"])
-        mdl = st.selectbox("Model", models, key="cal_model")
+        mdl = st.selectbox("Model", models, key="model", bind="query-params")  # ?model= reproduces the pick
         res = A.f2(dirs, model=mdl)
         AV.reliability_block(res, f"{mdl} · {res.get('m', 0)} games", f"model_{mdl}")
     elif scope == "game":
@@ -57,7 +57,7 @@ try:
             st.stop()
         labels = [f"{a['agent']} · {W.short_id(a['game_id'])}" for a in agents]
         want = S.qp("agent")
-        gid = context().game["game_id"] if context().game is not None else None
+        gid = S.get("ms_cal_game") or (context().game["game_id"] if context().game is not None else None)
         idx = next((i for i, a in enumerate(agents) if a["agent"] == want and a["game_id"] == gid), None)
         if idx is None:
             idx = next((i for i, a in enumerate(agents) if a["agent"] == want), None)
@@ -65,8 +65,11 @@ try:
             st.error(md_escape(f"URL parameter agent={S.quoted(want)}: no calibration data for this agent in the selection (only "
                                "town-side observers with committed guesses are scored)."), icon="🔗")
         idx = idx or 0
-        i = st.selectbox("Agent (game)", range(len(agents)), index=idx, format_func=lambda i: labels[i], key="cal_agent")
+        i = st.selectbox("Agent (game)", range(len(agents)), index=idx, format_func=lambda i: labels[i], key="cal_agent",
+                         on_change=lambda: S.put(S.K_GAME, agents[st.session_state["cal_agent"]]["game_id"]))  # the sidebar follows
         AV.reliability_block(agents[i], labels[i], f"agent_{i}")
+        # the agent's own game goes into the URL (an agent name alone is ambiguous across games)
+        S.put("ms_cal_game", agents[i]["game_id"])
         S.sync_url(agent=agents[i]["agent"])
     if scope in ("corpus", "model") and res.get("by_model") is not None:
         with st.expander("Per-model summary"):
@@ -76,4 +79,6 @@ try:
             W.download_csv(df, "calibration_by_model", key="dl_cal_models")
 except bridge.AnalyticsMissing as exc:
     bridge.show_missing(exc, "Calibration")
-S.sync_url(mode=scope if scope != "corpus" else None, game=context().game["game_id"] if context().game is not None else None)
+url_game = S.get("ms_cal_game") if scope == "agent" else None
+S.sync_url(mode=scope if scope != "corpus" else None, agent=None if scope != "agent" else S.qp("agent"),
+           game=url_game or (context().game["game_id"] if context().game is not None else None))

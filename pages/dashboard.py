@@ -38,7 +38,7 @@ st.caption(f"Every figure is over the {AV.games_scope(int(rep.get('n_games') or 
            f"**{bridge.current_mode().name}** · bootstrap B = {bridge.current_mode().boot}")
 D.tiles(rep, out, sel)
 t1, t2, t3, t4, t5, t6 = st.tabs(["First-order by round", "Calibration per model", "F3 · F4", "Belief dynamics", "Matchups",
-                                  "Compare models"])
+                                  "Compare models"], key="tab", bind="query-params")
 with t1:
     D.f1_per_model(dirs, rep)
 with t2:

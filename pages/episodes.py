@@ -20,7 +20,7 @@ dirs = AV.page_intro("Suspicion episodes",
                      "Between consecutive discussion steps with the same living roster, q(j) = share of agents whose top "
                      "suspect is j. D = total-variation distance between the two distributions, K = agents whose top suspect "
                      "changed. Candidates are ranked by D, then K.")
-gap = st.slider("Merge candidates at most this many messages apart into one window", 0, 6, 2, key="ep_gap")
+gap = st.slider("Merge candidates at most this many messages apart into one window", 0, 6, 2, key="gap", bind="query-params")
 try:
     res = A.episodes(dirs, gap)
 except bridge.AnalyticsMissing as exc:
@@ -37,7 +37,7 @@ if not cands:
     st.stop()
 df = pd.DataFrame(cands)
 df = df.sort_values(["D", "K"], ascending=False, kind="stable").reset_index(drop=True)
-only = st.toggle("Only the sidebar's game", False, key="ep_only")
+only = st.toggle("Only the sidebar's game", False, key="only", bind="query-params")
 if only and context().game is not None:
     df = df[df["game_id"] == context().game["game_id"]].reset_index(drop=True)
 if df.empty:

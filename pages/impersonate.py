@@ -33,10 +33,10 @@ a, b, c = st.columns(3)
 with a:
     clicked = L.ground_truth(gm, step, metrics)
 with b:
-    world_click = I.world_graph(gm, agent, step, st.session_state.get("imp_thr", 6))
+    world_click = I.world_graph(gm, agent, step, S.bound_int("thr", 0, 10, 6))
 with c:
     I.world_table(gm, agent, step)
-    st.slider("Suspicion edges at or above", 0, 10, 6, key="imp_thr",
+    st.slider("Suspicion edges at or above", 0, 10, 6, key="thr", bind="query-params",
               help="Edges from the agent to players it rates at least this suspicious (suspicion_ranking, /10).")
     I.plans_log(gm, agent, step)
 a, bc = st.columns([1, 2])

@@ -59,7 +59,7 @@ with st.expander("📈 Metrics strip — click a point to move the timeline", ex
     picked_step = L.metrics_strip(gm, step, metrics, missing)
 
 st.markdown("#### Each agent's view")
-threshold = st.slider("Suspicion edges at or above (score /10)", 0, 10, 6, key="lg_thr",
+threshold = st.slider("Suspicion edges at or above (score /10)", 0, 10, 6, key="thr", bind="query-params",
                       help="Edges show the agent's suspicion_ranking scores; hover for its verbatim reason.")
 agent_clicked = L.agent_panels(gm, step, threshold)
 L.raw_records(gm, step)

@@ -8,6 +8,7 @@ import streamlit as st
 from pathlib import Path
 from urllib.parse import urlencode
 
+from app import experiment_view as EV
 from app import replay_jobs as J
 from app import replay_view as V
 from app import widgets as W
@@ -92,6 +93,9 @@ def running_jobs() -> None:
         if not j.running and not p["finished"]:
             st.error(md_escape(f"batch {j.batch_id} stopped before it finished. Last lines of its log ({j.log_file}):"))
             st.code(j.tail(8) or "(empty)", language=None)
+    for j in EV.job_progress(gm.game_id):
+        st.toast(f"{j.kind.replace('_', ' ')} {j.job_id} " + ("finished" if j.progress().finished else "stopped"), icon=":material/science:")
+        st.rerun(scope="app")  # its result is drawn in a tab outside this fragment
     done = J.newly_finished(jobs, seen)
     for j in done:
         p = j.progress()
@@ -103,25 +107,34 @@ def running_jobs() -> None:
 
 running_jobs()
 
-tab_tree, tab_exp, tab_val = st.tabs(["Branch tree", "Experiments", "Validation"])
+tab_tree, tab_exp, tab_val = st.tabs(["Branch tree", "Experiments", "Validation"], key="tab", bind="query-params")
 with tab_tree:
     V.branch_tree(J.branch_tree_of(gm.dir, gm.game_id), str(gm.dir))
     st.caption("Branches are ordinary games (marked ↳ in the picker); corpus analytics leave them out unless forks are included.")
 with tab_exp:
+    if parent is not None:
+        EV.experiment_forms(gm, parent, (s.round, s.seq))
     exps = [e for d in dirs for e in J.experiments_for(d, gm.game_id)]
     if not exps:
-        st.caption("No experiment on this game. Run `mafiascope replay attribution GAME --utterances R.S,...` or "
-                   "`mafiascope replay bifurcate GAME --at R.S --seat NAME`.")  # fmt: skip
+        st.caption("No experiment on this game yet (the CLI's `mafiascope replay attribution` and `replay bifurcate` "
+                   "write here too).")  # fmt: skip
     for e in exps:
         what = (f" · {len(e.get('utterances') or [])} utterances · target {e.get('target') or '–'} · n={e.get('n_per_arm')} per arm"
                 if e["kind"] == "attribution" else f" · {len(e.get('variants') or [])} variants")  # fmt: skip
         with st.expander(md_escape(f"{e['kind']} {e['experiment_id']}{what}"), expanded=e is exps[0]):
             (V.attribution if e["kind"] == "attribution" else V.bifurcation)(e)
+            if e["kind"] == "attribution":
+                EV.attribution_arms(e)
 with tab_val:
-    vals = [v for d in dirs for v in J.validations(d)]
+    if parent is not None:
+        EV.validation_forms(gm)
+    vals = sorted((v for d in dirs for v in J.validations(d)), key=lambda v: -(v.get("created") or 0))
     if not vals:
-        st.caption("No validation result here. Run `mafiascope validate ab -c CONFIG --games N` or `mafiascope validate repeat LOGS`.")
+        st.caption("No validation result here yet (the CLI's `mafiascope validate ab` and `validate repeat` write here "
+                   "with `--results`).")  # fmt: skip
     for v in vals[:5]:
-        V.validation(v)
+        with st.container(border=True):
+            V.validation(v)
+            (EV.ab_result if v.get("kind") == "validate_ab" else EV.repeat_points)(v)
 
 W.finish(gm, step=step)

@@ -20,7 +20,7 @@ from app.sidebar import context
 dirs = AV.page_intro("Second-order beliefs",
                      "A pair = agent A's stated belief about how B sees A (social_map.toward_me) matched with B's latest role "
                      "assessment of A, turned into an attitude with the confidence threshold τ. Mafia–Mafia pairs are excluded.")
-tau = st.slider("Confidence threshold τ (%)", 30, 70, 50, step=5, key="so_tau",
+tau = st.slider("Confidence threshold τ (%)", 30, 70, 50, step=5, key="tau", bind="query-params",  # ?tau= reproduces it
                 help="B's guess counts as 'suspects' (Mafia) or 'trusts' (town role) only at or above this confidence; "
                      "below it the actual attitude is neutral.")
 try:
@@ -61,7 +61,7 @@ st.dataframe(tbl, hide_index=True, width="stretch", column_config={
 W.download_csv(tbl, f"second_order_tau{tau}", key="dl_so")
 
 st.markdown("#### Predicted × actual attitude")
-split = st.radio("Predictor's true side", ["all", "town", "Mafia"], horizontal=True, key="so_split")
+split = st.radio("Predictor's true side", ["all", "town", "Mafia"], horizontal=True, key="side", bind="query-params")
 from mafiascope.logs.schema import MAFIA_ROLES  # noqa: E402
 
 sub = pairs

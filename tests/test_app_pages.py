@@ -106,7 +106,7 @@ def test_calibration_scopes(corpus):
 def test_second_order_threshold(corpus):
     at = new_app(page="second_order").run()
     assert_clean(at)
-    at.slider(key="so_tau").set_value(70).run()
+    at.slider(key="tau").set_value(70).run()
     assert_clean(at)
     assert "Over-prediction ratio" in [m.label for m in at.metric]
 

@@ -36,7 +36,7 @@ from ..config import GameConfig
 from ..engine.phases.base import ProbeStep
 from ..engine.state import GameState
 from ..logs.io import PROBE_FILE, iter_jsonl, list_game_dirs
-from ..logs.schema import UTTERANCE_KINDS
+from ..logs.schema import UTTERANCE_KINDS, validate_game_id
 from .experiments import fisher_exact, newcombe
 from .source import ParentGame, ReplayError, fmt_key
 from .summary import game_outcome, proportion
@@ -57,15 +57,20 @@ def _describe(xs: list[float]) -> dict[str, Any]:
 
 
 async def run_ab(cfg: GameConfig, games: int, *, logs: str | Path, seed_base: int = 0, parallel: int = 4, order_seed: int = 0,
-                 on_result: Any = None) -> dict[str, Any]:  # fmt: skip
+                 on_result: Any = None, id_prefix: str = "ab") -> dict[str, Any]:  # fmt: skip
+    """``id_prefix``: games are ``<prefix>-probed-NNNN``; a distinct prefix per run keeps game ids unique in a corpus."""
     if not 1 <= games <= 10000:
         raise ReplayError("--games must be between 1 and 10000")
+    try:
+        validate_game_id(f"{id_prefix}-unprobed-0000")
+    except ValueError as exc:
+        raise ReplayError(f"--id-prefix {id_prefix!r}: {exc}") from None
     from ..engine.executors import execute_local, feeder
 
     pairs_order = [(arm, i) for i in range(games) for arm in ("probed", "unprobed")]
     random.Random(order_seed).shuffle(pairs_order)  # randomised, interleaved
     logs = Path(logs)
-    jobs = [SimpleNamespace(pos=pos, arm=arm, i=i, game_id=f"ab-{arm}-{i:04d}", seed=seed_base + i, logs_dir=logs / arm)
+    jobs = [SimpleNamespace(pos=pos, arm=arm, i=i, game_id=f"{id_prefix}-{arm}-{i:04d}", seed=seed_base + i, logs_dir=logs / arm)
             for pos, (arm, i) in enumerate(pairs_order)]  # fmt: skip
     cfgs = {}
     for arm in ("probed", "unprobed"):

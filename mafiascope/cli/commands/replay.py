@@ -148,6 +148,7 @@ def _print_tree(node: dict[str, Any], depth: int) -> None:
 @_err
 def cmd_attribution(args: argparse.Namespace) -> int:
     from ...replay.experiments import plan_attribution, run_attribution
+    from ...replay.progress import ProgressLog
 
     utts = [u.strip() for u in (args.utterances or "").split(",") if u.strip()]
     spec = plan_attribution(args.game, utts, args.n, target=args.target, probes=args.probes, logs=args.logs,
@@ -168,7 +169,15 @@ def cmd_attribution(args: argparse.Namespace) -> int:
         return 0
     _backends([it[arm] for it in spec["items"] for arm in ("pre", "post")], args)
     _say(args, f"attribution {spec['id']}: {len(spec['items'])} utterance(s) x 2 arms x {args.n} rerolls")
-    res = asyncio.run(run_attribution(spec, on_result=lambda r: _say(args, f"  {r.game_id}: {r.error or r.winner}")))
+    prog = ProgressLog(args.progress)
+    prog.start(spec["estimate"]["forks"], experiment_id=spec["id"])
+
+    def tick(r: Any) -> None:
+        prog.unit(game_id=r.game_id, winner=r.winner, error=r.error)
+        _say(args, f"  {r.game_id}: {r.error or r.winner}")
+
+    res = asyncio.run(run_attribution(spec, on_result=tick))
+    prog.done(res["path"])
     if args.json:
         print_json(res)
         return 0
@@ -193,12 +202,20 @@ def cmd_attribution(args: argparse.Namespace) -> int:
 @_err
 def cmd_bifurcate(args: argparse.Namespace) -> int:
     from ...replay.experiments import run_bifurcation
+    from ...replay.progress import ProgressLog
+
+    prog = ProgressLog(None if args.dry_run else args.progress)
+    prog.start(min(args.select, args.samples + 1) * args.continuations)  # at most; fewer distinct samples, fewer variants
+
+    def tick(v: dict[str, Any]) -> None:
+        prog.unit(variant_idx=v["variant_idx"], game_id=v.get("fork_game_id"), winner=v.get("winner"), error=v.get("error"))
+        _say(args, f"  variant {v['variant_idx']} -> {v['target']}: {v['winner']}")
 
     res = asyncio.run(run_bifurcation(args.game, args.at, args.seat, samples=args.samples, select=args.select,
                                       temperature=args.temperature, probes=args.probes, logs=args.logs, parallel=args.parallel,
                                       batch_seed=args.batch_seed, dry_run=args.dry_run, continuations=args.continuations,
-                                      preflight=not args.no_preflight,
-                                      on_result=lambda v: _say(args, f"  variant {v['variant_idx']} -> {v['target']}: {v['winner']}")))  # fmt: skip
+                                      preflight=not args.no_preflight, on_result=tick))  # fmt: skip
+    prog.done(res.get("path"))
     if args.json:
         print_json(res)
         return 0
@@ -223,9 +240,15 @@ def cmd_validate_ab(args: argparse.Namespace) -> int:
     from .run import load_config
     from ...replay.validate import run_ab
 
+    from ...replay.progress import ProgressLog
+
     cfg = load_config(args)
-    res = asyncio.run(run_ab(cfg, args.games, logs=args.logs, seed_base=args.seed_base, parallel=args.parallel, order_seed=args.order_seed))
-    res["path"] = _save_result(args.logs, "validate-ab", res)
+    prog = ProgressLog(args.progress)
+    prog.start(2 * args.games)
+    res = asyncio.run(run_ab(cfg, args.games, logs=args.logs, seed_base=args.seed_base, parallel=args.parallel, order_seed=args.order_seed,
+                             id_prefix=args.id_prefix, on_result=lambda arm, o: prog.unit(arm=arm, winner=o.get("winner"))))  # fmt: skip
+    res["path"] = _save_result(args.results or args.logs, "validate-ab", res)
+    prog.done(res["path"])
     if args.json:
         print_json(res)
         return 0
@@ -243,13 +266,22 @@ def cmd_validate_ab(args: argparse.Namespace) -> int:
 def cmd_validate_repeat(args: argparse.Namespace) -> int:
     from pathlib import Path
 
+    from ...replay.progress import ProgressLog
     from ...replay.validate import run_repeat
 
     if not Path(args.logs).is_dir():
         raise CliError(f"{args.logs}: no such logs directory")
+    prog = ProgressLog(args.progress)
+    prog.start(args.states)  # at most: fewer if LOGS holds fewer saved states
+
+    def tick(p: dict[str, Any]) -> None:
+        prog.unit(game_id=p["game_id"], step=p["step"], disagreements=p["disagreements"], pairs=p["pairs"])
+        _say(args, f"  {p['game_id']} {p['step']}: {p['disagreements']}/{p['pairs']}")
+
     res = asyncio.run(run_repeat(args.logs, args.states, args.repeats, seed=args.seed, preflight=not args.no_preflight,
-                                 on_state=lambda p: _say(args, f"  {p['game_id']} {p['step']}: {p['disagreements']}/{p['pairs']}")))  # fmt: skip
-    res["path"] = _save_result(args.logs, "validate-repeat", res)
+                                 on_state=tick))  # fmt: skip
+    res["path"] = _save_result(args.results or args.logs, "validate-repeat", res)
+    prog.done(res["path"])
     if args.json:
         print_json(res)
         return 0
@@ -380,6 +412,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     a.add_argument("--batch-seed", type=int, help="seed of the rerolls' seeds (default: random, recorded)")
     a.add_argument("--logs", help="where games are looked up and forks written (default: next to the parent)")
     a.add_argument("--dry-run", action="store_true", help="estimate the calls and stop")
+    a.add_argument("--progress", metavar="FILE", help="append JSONL progress events (start, one per finished fork, done) to FILE, for a watcher such as the app")
     a.add_argument("--json", action="store_true", help="print one JSON object")
     add_preflight_option(a)
     a.set_defaults(func=cmd_attribution)
@@ -397,6 +430,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     b.add_argument("--batch-seed", type=int, help="seed of the samples and continuations (default: random, recorded)")
     b.add_argument("--logs", help="where games are looked up and forks written (default: next to the parent)")
     b.add_argument("--dry-run", action="store_true", help="estimate the calls and stop")
+    b.add_argument("--progress", metavar="FILE", help="append JSONL progress events (start, one per finished continuation, done) to FILE, for a watcher such as the app")
     b.add_argument("--json", action="store_true", help="print one JSON object")
     add_preflight_option(b)
     b.set_defaults(func=cmd_bifurcate)
@@ -411,6 +445,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     ab.add_argument("--seed-base", type=int, default=0, help="pair i plays with seed seed_base + i (default: %(default)s)")
     ab.add_argument("--order-seed", type=int, default=0, help="seed of the randomised run order (default: %(default)s)")
     ab.add_argument("--parallel", type=int, default=4, help="games in flight (default: %(default)s)")
+    ab.add_argument("--id-prefix", default="ab", help="game ids are PREFIX-probed-NNNN / PREFIX-unprobed-NNNN (default: %(default)s)")
+    ab.add_argument("--results", metavar="DIR", help="write the result JSON under DIR/experiments/ (default: --logs)")
+    ab.add_argument("--progress", metavar="FILE", help="append JSONL progress events (start, one per finished game, done) to FILE, for a watcher such as the app")
     ab.add_argument("--json", action="store_true", help="print one JSON object")
     add_preflight_option(ab)
     ab.set_defaults(func=cmd_validate_ab, probes_file=None)
@@ -419,6 +456,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     rep.add_argument("--states", type=int, default=9, help="saved states drawn at random (default: %(default)s)")
     rep.add_argument("--repeats", type=int, default=5, help="repeats per state (default: %(default)s)")
     rep.add_argument("--seed", type=int, default=0, help="seed of the state draw and of the repeats (default: %(default)s)")
+    rep.add_argument("--results", metavar="DIR", help="write the result JSON under DIR/experiments/ (default: LOGS)")
+    rep.add_argument("--progress", metavar="FILE", help="append JSONL progress events (start, one per re-asked state, done) to FILE, for a watcher such as the app")
     rep.add_argument("--json", action="store_true", help="print one JSON object")
     add_preflight_option(rep)
     rep.set_defaults(func=cmd_validate_repeat)
