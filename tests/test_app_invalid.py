@@ -7,7 +7,7 @@ import pytest
 
 pytest.importorskip("streamlit")
 
-from .app_support import ROOT, assert_clean, new_app, play, texts  # noqa: E402
+from .app_support import ROOT, assert_clean, new_app, plain, play, texts  # noqa: E402
 from .servers import dead_port  # noqa: E402
 
 
@@ -38,7 +38,7 @@ def test_invalid_games_are_left_out_and_counted(logs, monkeypatch, tmp_path):
     assert_clean(at)
     assert "1 invalid game left out (over the fault budget)" in texts(at)
     assert "bad-game" not in at.selectbox(key="sb_game").options[1:]  # only the URL-picked game stays visible
-    warn = " ".join(w.value for w in at.warning)
+    warn = " ".join(plain(w.value) for w in at.warning)
     assert "Invalid game" in warn and "moves fell back" in warn and "20%" in warn  # text, escaped for markdown
     n_without = len(at.selectbox(key="sb_game").options)
     at.checkbox(key="sb_invalid").check().run()
