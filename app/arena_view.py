@@ -20,7 +20,7 @@ from mafiascope.config import ConfigError, parse_yaml_text
 from . import arena_jobs, keys
 from .data import invalid_note
 from .paths import ARENA_DATA_DIR, default_roots, free_paths_allowed, within_roots
-from .text import md_escape, md_link
+from .text import md_escape, md_link, plural
 
 RULE_CHOICES = {"sport": "Sport", "open_table": "Open table", "imbalanced": "Imbalanced"}
 
@@ -207,7 +207,7 @@ def results(run_dir: str) -> None:
         st.info("No finished ten-seat games in this run yet.")
         return
     se = rep["noise"]["median_se"]
-    st.markdown(f"**{rep['games']} games** · rule sets: {md_escape(', '.join(RULE_CHOICES.get(r, r) for r in rep['rule_sets']))}")
+    st.markdown(f"**{plural(rep['games'], 'game')}** · rule sets: {md_escape(', '.join(RULE_CHOICES.get(r, r) for r in rep['rule_sets']))}")
     if rep.get("invalid_left_out"):
         st.caption(invalid_note(int(rep["invalid_left_out"])))
     st.info(f"What the noise is: each score below is a mean over the model's seats, with its standard error (`se`); "

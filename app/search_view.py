@@ -14,6 +14,7 @@ from . import analysis as A
 from . import bridge
 from . import state as S
 from . import widgets as W
+from .text import plural
 
 MAX_QUERY = 200
 LIMIT = 500
@@ -63,7 +64,7 @@ def render() -> None:
     index = _index(dirs, bridge.digest(dirs))
     hits, total = index.search(query, sources=sources, limit=LIMIT)
     shown = f"the first {len(hits)}" if total > len(hits) else "all"
-    st.caption(f"{total} match{'es' if total != 1 else ''} in {len(dirs)} games; {shown} shown, in game and step order.")
+    st.caption(f"{total} match{'es' if total != 1 else ''} in {plural(len(dirs), 'game')}; {shown} shown, in game and step order.")
     if not hits:
         st.info("No match. Every term must occur in one text; try fewer or shorter terms.", icon="🔎")
         return

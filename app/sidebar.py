@@ -13,7 +13,7 @@ from . import state as S
 from .data import GameLookupError, game_index, invalid_note, model_list, models_of, resolve_game, root_problem, without_invalid
 from .paths import (ENV_FREE_PATHS, ENV_LOGS, REPO_ROOT, default_roots, free_paths_allowed, is_bundled_arena, label_root,
                     parse_roots, runs_dir)
-from .text import md_escape
+from .text import md_escape, plural
 
 CTX_KEY = "_ms_ctx"
 
@@ -157,7 +157,7 @@ def render() -> Context:
                                              "the Arena page reads it and its game links open here anyway.")
         index = full[full["corpus"].isin(picked_corpora)] if len(full) else full
         selection, n_invalid = _filters(index)
-        st.caption(f"{len(selection)} of {len(index)} games" + (f" · {invalid_note(n_invalid)}" if n_invalid else ""))
+        st.caption(f"{len(selection)} of {plural(len(index), 'game')}" + (f" · {invalid_note(n_invalid)}" if n_invalid else ""))
 
         with st.expander("Analysis settings", expanded=False):
             st.radio("Metric mode", ["default", "compat"], key="sb_metric_mode", horizontal=True,

@@ -37,3 +37,8 @@ def md_link(label: Any, href: str) -> str:
     if not href.startswith(("?", "./", "/")) or href.startswith("//"):
         raise ValueError("md_link only links within the app")
     return f"[{md_escape(label)}](<{href.replace('<', '%3C').replace('>', '%3E')}>)"
+
+
+def plural(n: int, word: str, many: str | None = None) -> str:
+    """``1 game``, ``2 games`` (``many`` for irregular plurals)."""
+    return f"{n:,} {word if n == 1 else (many or word + 's')}"

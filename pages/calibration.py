@@ -14,7 +14,7 @@ from app import state as S
 from app import widgets as W
 from app.data import models_of
 from app.sidebar import context
-from app.text import md_escape
+from app.text import md_escape, plural
 
 st.markdown("### Calibration")
 st.caption("Committed role guesses of town-side observers (F1 items: Unknown and self excluded) binned by stated "
@@ -40,7 +40,7 @@ try:
         models = models_of(context().selection["models"])
         mdl = st.selectbox("Model", models, key="model", bind="query-params")  # ?model= reproduces the pick
         res = A.f2(dirs, model=mdl)
-        AV.reliability_block(res, f"{mdl} · {res.get('m', 0)} games", f"model_{mdl}")
+        AV.reliability_block(res, f"{mdl} · {plural(res.get('m', 0), 'game')}", f"model_{mdl}")
     elif scope == "game":
         row = context().game
         if row is None:

@@ -78,3 +78,10 @@ class _GM:
 )
 def test_visibility(event, agent, expected):
     assert visible_to(_GM(), event, agent) == expected
+
+
+def test_plural_names_one_game_in_the_singular():
+    from app.text import plural
+
+    assert plural(1, "game") == "1 game" and plural(2, "game") == "2 games" and plural(0, "match", "matches") == "0 matches"
+    assert plural(1200, "game") == "1,200 games"
