@@ -13,7 +13,7 @@ pytest.importorskip("streamlit")
 
 from mafiascope.replay.progress import ProgressLog, read_progress  # noqa: E402
 
-from .app_support import play  # noqa: E402
+from .app_support import plain, play  # noqa: E402
 from .test_app_replay import logs, page, texts  # noqa: E402,F401  (logs is a fixture)
 
 
@@ -104,7 +104,7 @@ def test_attribution_from_the_page_runs_in_background_and_links_its_rerolls(logs
     assert res["kind"] == "attribution" and res["n_per_arm"] == 1
     at.run()
     assert not at.exception, at.exception
-    labels = [e.label for e in at.expander]
+    labels = [plain(e.label) for e in at.expander]
     assert any(res["experiment_id"] in lab for lab in labels), labels
     links = _link_cells(at)
     games = {r["game_id"] for u in res["utterances"] for arm in ("pre", "post") for r in u[arm]["replicas"]}
