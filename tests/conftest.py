@@ -8,7 +8,18 @@ from collections.abc import Iterator
 
 import pytest
 
-from mafiascope.analytics.cache import ENV_CACHE_DIR
+from mafiascope.analytics.cache import ENV_CACHE_DIR, user_cache_root
+
+# Hypothesis keeps its example database and caches in ./.hypothesis by default: scratch files
+# belong in the user's cache dir, never in the checkout (and no test depends on replayed examples)
+os.environ.setdefault("HYPOTHESIS_STORAGE_DIRECTORY", str(user_cache_root() / "hypothesis"))
+try:
+    from hypothesis import settings as _hyp_settings
+
+    _hyp_settings.register_profile("mafiascope", database=None)
+    _hyp_settings.load_profile("mafiascope")
+except ImportError:  # hypothesis is a dev requirement; the property tests skip without it
+    pass
 
 
 @pytest.fixture(autouse=True, scope="session")
