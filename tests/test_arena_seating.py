@@ -90,11 +90,12 @@ def test_fixed_run_seats_the_mapping_roles_vary_and_resumes(tmp_path):
     with pytest.raises(ArenaError, match="different arena plan"):
         run_arena(parse_roster({"name": "fx", "models": MODELS}), "sport,imbalanced", 3, run, quiet=True)
     assert run_arena(fixed_roster(), "sport,imbalanced", 3, run, quiet=True)["played_now"] == 0
-    # leaderboards count every seat a model held
+    # leaderboards count every seat a model held, and the games it sat in
     from mafiascope.arena.scoring import load_records, report
 
     rep = report(load_records(run))
-    assert {r["model"]: r["games"] for r in rep["leaderboards"]["overall"]} == {"a": 24, "b": 18, "c": 18}
+    assert {r["model"]: r["seats"] for r in rep["leaderboards"]["overall"]} == {"a": 24, "b": 18, "c": 18}
+    assert {r["model"]: r["games"] for r in rep["leaderboards"]["overall"]} == {"a": 6, "b": 6, "c": 6}
 
 
 @pytest.mark.slow

@@ -27,6 +27,7 @@ import asyncio
 import json
 import random
 import time
+from urllib.parse import urlsplit
 from typing import TYPE_CHECKING, Any
 
 import openai
@@ -45,7 +46,7 @@ _RETRY_STATUS = {408, 409, 429}
 _FATAL_STATUS = {401, 403, 404}
 
 
-def _http_client(timeout: float) -> Any:
+def _http_client(timeout: float, base_url: str) -> Any:
     """The SDK's aiohttp transport where it has one (``openai[aiohttp]``), else its default.
 
     With a probe battery one game makes ~25 calls per move, many at once; httpx's connection
@@ -53,8 +54,8 @@ def _http_client(timeout: float) -> Any:
     and that CPU is spent in the event loop the seats' moves wait on.
     """
     factory = getattr(openai, "DefaultAioHttpClient", None)
-    if factory is None:
-        return None
+    if factory is None or "@" in (urlsplit(base_url).netloc or ""):
+        return None  # aiohttp refuses credentials in the URL next to the SDK's Authorization header
     try:
         return factory(timeout=timeout)
     except RuntimeError:  # the SDK was installed without its aiohttp extra
@@ -99,7 +100,7 @@ class OpenAIBackend:
             base_url=self.spec.base_url,
             timeout=self.spec.timeout,
             max_retries=0,  # our own loop, see module docstring
-            http_client=_http_client(self.spec.timeout),
+            http_client=_http_client(self.spec.timeout, self.spec.base_url),
         )
 
     def _err(self, msg: str) -> str:
