@@ -110,6 +110,7 @@ def _games() -> list[Path]:
     return out
 
 
+@pytest.mark.slow
 def test_fast_parser_matches_previous_on_corpora(previous):
     games = _games()
     assert games, "no corpus found"

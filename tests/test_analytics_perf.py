@@ -134,6 +134,7 @@ def test_plan_consistency_equals_per_plan_filter(tmp_path):
     assert n > 5 and (got["n"], got["k"], got["by_action"]) == (n, k, by)
 
 
+@pytest.mark.slow
 def test_plan_consistency_has_data_on_the_demo_corpus():
     """The shipped battery asks planned_action after the seat's own message: plans are scored
     against the next action of that kind, which may come in a later round (n was 0 before)."""

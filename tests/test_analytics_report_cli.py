@@ -29,6 +29,7 @@ def _common(tmp_path, boot: int = 50) -> list[str]:
     return ["--boot", str(boot), "--cache-dir", str(tmp_path / "cache")]
 
 
+@pytest.mark.slow
 def test_model_selects_seats_and_games_with_model_keeps_whole_games(logs, tmp_path, capsys):
     seat = _json(capsys, "analyze", str(logs), "--model", "A", *_common(tmp_path))
     assert seat["seat_filter"] == {"model": "A", "seats": 6}
@@ -40,6 +41,7 @@ def test_model_selects_seats_and_games_with_model_keeps_whole_games(logs, tmp_pa
     assert main(["analyze", str(logs), "--model", "A", "--games-with-model", "A"]) == 2
 
 
+@pytest.mark.slow
 def test_json_outputs_carry_provenance_with_file_hashes(logs, tmp_path, capsys):
     rep = _json(capsys, "analyze", str(logs), *_common(tmp_path, 0))
     prov = rep["provenance"]
@@ -53,6 +55,7 @@ def test_json_outputs_carry_provenance_with_file_hashes(logs, tmp_path, capsys):
         assert "provenance" in _json(capsys, cmd, str(logs), *_common(tmp_path, 0))
 
 
+@pytest.mark.slow
 def test_compare_cli_known_differences(logs, tmp_path, capsys):
     res = _json(capsys, "compare", str(logs), "--models", "A,B", *_common(tmp_path, 99))
     rows = {r["metric"]: r for r in res["rows"]}
@@ -136,6 +139,7 @@ def test_edge_export_creates_directories_and_has_model_role_columns(logs, tmp_pa
     assert set(bob["source_model"]) == {"A"} and set(bob["source_role"]) == {"Villager"}
 
 
+@pytest.mark.slow
 def test_episodes_text_prints_full_game_ids(tmp_path, capsys):
     from pathlib import Path
 

@@ -79,6 +79,7 @@ def test_bootstrap_p_is_two_sided():
     assert seats.bootstrap_p(np.array([np.nan])) is None
 
 
+@pytest.mark.slow
 def test_demo_per_model_parts_add_up():
     from pathlib import Path
 

@@ -25,6 +25,7 @@ def _ws(s: str) -> str:
 
 @settings(max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_markdownish)
+@pytest.mark.slow
 def test_md_escape_renders_the_input_as_plain_text(s):
     _TRIED["md_escape"] += 1
     md = md_escape(s)
@@ -71,6 +72,7 @@ PAGES = ("live", "impersonate", "replay", "calibration", "second_order", "episod
 
 
 @pytest.mark.parametrize("page", PAGES)
+@pytest.mark.slow
 def test_page_with_injected_logs_renders_only_text(inj_env, page):
     at = new_app(page=page, game="inject-0001", agent=NAMES[0], mode="agent" if page == "calibration" else "inspect").run()
     assert_clean(at)
@@ -79,6 +81,7 @@ def test_page_with_injected_logs_renders_only_text(inj_env, page):
 
 
 @pytest.mark.parametrize("param", ["agent", "mode", "step", "game", "page"])
+@pytest.mark.slow
 def test_injected_url_parameters_are_reported_as_text(inj_env, param):
     for value in URL_VALUES[:2]:
         at = new_app(**{"page": "impersonate", "game": "inject-0001", param: value}).run()

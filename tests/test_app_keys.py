@@ -191,6 +191,7 @@ def _resolver_script() -> None:
             st.text(f"{name} refused: {exc}")
 
 
+@pytest.mark.slow
 def test_the_app_installs_a_resolver_reading_secrets_under_the_policy(monkeypatch):
     """Issue 13 item 2: the engine asks the resolver the app installed (st.secrets + the operator's list)."""
     from streamlit.testing.v1 import AppTest

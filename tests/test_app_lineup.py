@@ -255,6 +255,7 @@ def devserver():
         yield srv
 
 
+@pytest.mark.slow
 def test_a_wrong_model_shows_the_preflight_error_instead_of_a_dead_job(runs, devserver, monkeypatch):
     monkeypatch.setenv(KEY_VAR, SECRET)
     monkeypatch.setenv("MAFIASCOPE_KEYS", KEY_VAR)  # the operator allows this key for the dev server (docs/security.md)

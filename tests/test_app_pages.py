@@ -128,6 +128,7 @@ def test_search_and_filters(corpus):
     assert "0 of" in texts(at)
 
 
+@pytest.mark.slow
 def test_dashboard_compare_view(demo, monkeypatch, tmp_path):
     monkeypatch.setenv("MAFIASCOPE_LOGS", str(demo))
     monkeypatch.setenv("MAFIASCOPE_RUNS", str(tmp_path / "runs"))

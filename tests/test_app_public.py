@@ -32,6 +32,7 @@ def test_an_unreadable_root_is_a_warning_on_every_page(env, monkeypatch, page):
     assert any("Log root /proc cannot be read" in plain(w.value) for w in at.warning), [w.value for w in at.warning]
 
 
+@pytest.mark.slow
 def test_the_roots_box_offers_only_configured_roots(env, monkeypatch):
     elsewhere = env / "elsewhere"
     play(elsewhere, "free-game", 2, "--no-probes")
@@ -54,6 +55,7 @@ def test_the_roots_box_offers_only_configured_roots(env, monkeypatch):
     assert any("/etc: not under a log root" in plain(e.value) for e in at.error)
 
 
+@pytest.mark.slow
 def test_free_paths_when_the_operator_allows_them(env, monkeypatch):
     elsewhere = env / "elsewhere"
     play(elsewhere, "free-game", 2, "--no-probes")
@@ -66,6 +68,7 @@ def test_free_paths_when_the_operator_allows_them(env, monkeypatch):
     assert "elsewhere" in at.multiselect(key="sb_corpora").options, at.multiselect(key="sb_corpora").options
 
 
+@pytest.mark.slow
 def test_arena_extra_models_refuse_keys_the_policy_does_not_allow(env, monkeypatch):
     monkeypatch.setenv("MAFIASCOPE_LOGS", str(env / "configured"))
     monkeypatch.delenv("MAFIASCOPE_KEYS", raising=False)

@@ -45,6 +45,7 @@ def test_build_spec_is_a_valid_study_and_paths_are_refused():
         "arms.0.probes: the app takes chained, default, suspicion, none"]
 
 
+@pytest.mark.slow
 def test_plan_launch_watch_stop_resume(runs):
     at = page().run()
     assert not at.exception

@@ -22,6 +22,7 @@ def qp(at, key):
     return v[0] if isinstance(v, list) else v
 
 
+@pytest.mark.slow
 def test_calibration_agent_link_names_the_agents_game():
     at = new_app(page="calibration", mode="agent").run()
     assert_clean(at)

@@ -196,6 +196,7 @@ async def test_concurrency_limit_serves_acts_before_queued_probes():
     assert order == ["act", "p0", "p1", "p2"]
 
 
+@pytest.mark.slow
 async def test_rate_limit_lets_an_act_overtake_a_probe_backlog():
     rl = RateLimit(rpm=600)  # one start every 0.1 s
     await rl.acquire()

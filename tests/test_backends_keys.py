@@ -20,6 +20,7 @@ ROOT = Path(__file__).resolve().parents[1]
 FAKE = "sk-deploy-FAKE-0123456789abcdef"
 
 
+@pytest.mark.slow
 def test_the_core_never_imports_streamlit():
     hits = [str(p) for p in (ROOT / "mafiascope").rglob("*.py") if "import streamlit" in p.read_text(encoding="utf-8")
             or "st.secrets" in p.read_text(encoding="utf-8")]
@@ -74,6 +75,7 @@ _url = hs.builds(lambda s, h, port, path: f"{s}://{h}{port}{path}", hs.sampled_f
 
 @settings(max_examples=600, deadline=None)
 @given(allowed=_url, target=_url | hs.text(max_size=30))
+@pytest.mark.slow
 def test_a_key_goes_only_to_the_same_origin(allowed, target):
     _TRIED["origin"] += 1
     try:

@@ -120,6 +120,7 @@ def test_don_checks_reach_only_the_don(tmp_path):
         assert "night_don" in kinds
 
 
+@pytest.mark.slow
 def test_sport_mafia_follow_the_dons_order(tmp_path):
     for seed in range(3):
         _, events, _ = play(tmp_path, "sport", seed)

@@ -93,6 +93,7 @@ async def test_silent_connection_is_closed_after_the_idle_timeout():
         writer.close()
 
 
+@pytest.mark.slow
 async def test_slow_headers_are_cut_off_authenticated_or_not():
     for auth in (b"", f"Authorization: Bearer {TOKEN}\r\n".encode()):
         async with Hub(TOKEN, idle_timeout_s=0.5) as hub:
@@ -132,6 +133,7 @@ def _run_cli(*args: str) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, timeout=30)
 
 
+@pytest.mark.slow
 def test_cli_refuses_an_empty_host_and_bad_worker_numbers():
     p = _run_cli("serve", "--host", "", "--port", "0")
     assert p.returncode == 2 and "--host" in p.stderr and len(p.stderr.strip().splitlines()) == 1

@@ -78,6 +78,7 @@ def test_bots_answer_a_declared_schema_flagged_and_valid(game):
     assert musing and not any(r["answer_parse_ok"] for r in musing)  # free text without a schema: bots cannot answer
 
 
+@pytest.mark.slow
 def test_custom_probes_are_kept_out_of_the_headline_and_summarised(game, tmp_path):
     c = load_corpus(game, cache_dir=tmp_path)
     rep = build_report(c, Mode(boot=100))
@@ -109,6 +110,7 @@ def test_validate_repeat_counts_unparsed_pairs_apart(game, capsys):
 
 
 @pytest.mark.parametrize("page", ["live", "impersonate"])
+@pytest.mark.slow
 def test_live_game_and_impersonate_plot_custom_numeric_fields(game, page, monkeypatch, tmp_path):
     pytest.importorskip("streamlit")
     from .app_support import assert_clean, errors, new_app
@@ -124,6 +126,7 @@ def test_live_game_and_impersonate_plot_custom_numeric_fields(game, page, monkey
     assert_clean(at)
 
 
+@pytest.mark.slow
 def test_custom_probes_in_analyze_text_and_report(game, tmp_path, capsys):
     assert main(["analyze", str(game), "--boot", "0", "--cache-dir", str(tmp_path / "c")]) == 0
     out = capsys.readouterr().out

@@ -17,6 +17,7 @@ def _report(capsys: pytest.CaptureFixture[str], name: str, tried: int) -> None:
 
 @pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if "analytics" in n or "JSONL" in n else n
                                   for n in sorted(TARGETS)])
+@pytest.mark.slow
 def test_fuzz_loader(name: str, capsys: pytest.CaptureFixture[str]):
     strategy, check = TARGETS[name]
     tried = fuzz(strategy, check, EXAMPLES)
@@ -24,6 +25,7 @@ def test_fuzz_loader(name: str, capsys: pytest.CaptureFixture[str]):
     _report(capsys, name, tried)
 
 
+@pytest.mark.slow
 def test_fuzz_bus_hub_queries(capsys: pytest.CaptureFixture[str]):
     with HubThread() as hub:
         tried = fuzz(bus_requests, make_bus_check(hub), EXAMPLES)

@@ -76,6 +76,7 @@ def trace(game_jsonl: Path) -> str:
 
 
 @pytest.mark.parametrize("family", sorted(GAMES))
+@pytest.mark.slow
 def test_golden_playthrough(family, tmp_path):
     config, seed = GAMES[family]
     cfg = load_game_config(shipped_config(config))

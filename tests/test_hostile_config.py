@@ -62,6 +62,7 @@ BAD_CONFIGS = {
 
 
 @pytest.mark.parametrize("name", sorted(BAD_CONFIGS))
+@pytest.mark.slow
 def test_bad_config_is_one_line_error_and_nothing_written(tmp_path, name):
     text, needles = BAD_CONFIGS[name]
     (tmp_path / name).write_text(text, encoding="utf-8")
@@ -71,6 +72,7 @@ def test_bad_config_is_one_line_error_and_nothing_written(tmp_path, name):
     assert time.monotonic() - t0 < 60 and not (tmp_path / "logs").exists()
 
 
+@pytest.mark.slow
 def test_non_utf8_and_oversized_files(tmp_path):
     (tmp_path / "latin1.yaml").write_bytes("name: caf\xe9\n".encode("latin-1"))
     one_line_error(cli("run", "-c", str(tmp_path / "latin1.yaml"), "--logs", str(tmp_path / "logs")), "latin1.yaml", "not UTF-8")
@@ -103,6 +105,7 @@ def test_app_battery_import_uses_the_bounded_loader():
                                               ("   \n", "probe 'a': question: the question is empty"),
                                               ("Who is {0}?", "probe 'a': question: positional placeholder"),
                                               ("Who is {}?", "probe 'a': question: positional placeholder")])
+@pytest.mark.slow
 def test_bad_probe_questions(tmp_path, question, needle):
     import yaml
 
@@ -158,6 +161,7 @@ def test_arena_rules_given_as_a_yaml_path(tmp_path):
     assert "mysport" in gid and "/" not in gid
 
 
+@pytest.mark.slow
 def test_over_long_id_prefix_is_refused_up_front(tmp_path):
     p = cli("batch", "-n", "2", "--id-prefix", "x" * 126, "--logs", str(tmp_path / "logs"), "--no-probes")
     one_line_error(p, "--id-prefix", "too long")

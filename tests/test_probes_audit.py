@@ -63,6 +63,7 @@ def test_leaked_probe_answer_and_question(logs, tmp_path, capsys):
     assert "leaks=3" in capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_leaked_private_event(logs, tmp_path):
     events = read_jsonl(logs / "g2" / "game.jsonl")
     private = next(e for e in events if e.get("visible_to") and e.get("kind") == "night_doctor" and len(e["response"]) >= 12)

@@ -104,6 +104,7 @@ def test_bifurcation_end_to_end(probed, tmp_path, capsys):
     assert main(["replay", "bifurcate", str(probed), "--at", at, "--seat", other, "--logs", str(tmp_path)]) == 2
 
 
+@pytest.mark.slow
 def test_attribution_text_shows_intervals_and_fisher_p(probed, tmp_path, capsys):
     p = ParentGame.load(probed)
     e = next(e for e in p.records if e["kind"] == "day_discuss" and e["round"] == 1)
@@ -113,6 +114,7 @@ def test_attribution_text_shows_intervals_and_fisher_p(probed, tmp_path, capsys)
     assert "Fisher p=" in line and "POST-PRE" in line and "suspicion delta" in line
 
 
+@pytest.mark.slow
 def test_bifurcation_continues_each_variant_k_times_and_explains_a_shortfall(probed, tmp_path, capsys):
     p = ParentGame.load(probed)
     vote = next(e for e in p.records if e["kind"] == "day_vote")

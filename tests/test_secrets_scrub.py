@@ -197,6 +197,7 @@ def _records():
                         max_leaves=10)
 
 
+@pytest.mark.slow
 def test_dumps_precheck_never_misses_what_scrub_would_change(capsys):
     """``logs.io.dumps`` serializes once and scrubs only when ``needs_scrub`` says so: it must never
     say no to a record that ``scrub`` would change."""

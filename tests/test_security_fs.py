@@ -328,6 +328,7 @@ def test_property_validated_ids_never_leave_the_root(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["logs"] and tally.escapes == 0
 
 
+@pytest.mark.slow
 def test_property_concurrent_writers_get_one_claim_per_id(tmp_path):
     """Writers racing (threads) for ids drawn with many collisions: each id is claimed exactly once,
     every other writer gets GameDirTaken, and only the winner's game.jsonl exists."""
@@ -366,11 +367,13 @@ def test_property_concurrent_writers_get_one_claim_per_id(tmp_path):
     assert tally.escapes == 0
 
 
+@pytest.mark.slow
 def test_property_resume(templates):
     _run("resume", lambda lay, raw, same_dir, link, t: fp.resume_property(lay, templates["crashed"], raw, same_dir, link, t),
          fp.HOSTILE, st.booleans(), st.booleans())
 
 
+@pytest.mark.slow
 def test_property_fork(templates):
     ids = st.one_of(fp.HOSTILE, st.from_regex(r"[a-z0-9]{4,8}", fullmatch=True))  # valid batch ids: the forks that run
     _run("fork", lambda lay, raw, link, t: fp.fork_property(lay, FINISHED[0], raw, link, t), ids, st.booleans())

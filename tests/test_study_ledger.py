@@ -54,6 +54,7 @@ def _claim_and_die(d: str) -> None:
     os._exit(0)  # no settle, no close: like kill -9 mid-game
 
 
+@pytest.mark.slow
 def test_a_dead_runners_game_is_taken_again_and_a_live_ones_is_not(tmp_path):
     led = _init(tmp_path)
     ctx = mp.get_context("spawn")
@@ -82,6 +83,7 @@ def _claim_all(d: str, q: mp.Queue) -> None:
     q.put(got)
 
 
+@pytest.mark.slow
 def test_two_processes_never_take_the_same_game(tmp_path):
     _init(tmp_path)
     ctx = mp.get_context("spawn")

@@ -75,6 +75,7 @@ def test_run_then_resume_plays_nothing_twice(tmp_path):
     assert spec2.spec_hash() == spec.spec_hash() and d2 == d
 
 
+@pytest.mark.slow
 def test_kill_9_mid_study_then_resume(tmp_path):
     path = small_spec(tmp_path, games=4, probes="suspicion", executor={"kind": "local", "parallel": 2})
     spec = load_study_spec(path)
@@ -109,6 +110,7 @@ def test_kill_9_mid_study_then_resume(tmp_path):
     assert all(StudyLedger(d).rows()[g]["attempts"] == 2 for g in killed)
 
 
+@pytest.mark.slow
 def test_two_runners_at_once_share_the_games(tmp_path):
     path = small_spec(tmp_path, games=4, probes="suspicion")
     spec = load_study_spec(path)
@@ -186,6 +188,7 @@ def test_preflight_names_the_backend_and_writes_nothing(tmp_path, monkeypatch, c
     assert json.loads(capsys.readouterr().out)["games"] == 6
 
 
+@pytest.mark.slow
 def test_cli_plan_status_report(tmp_path, capsys):
     from .test_cli_docs import _documented_keys
 
@@ -214,6 +217,7 @@ def test_cli_plan_status_report(tmp_path, capsys):
     assert "arms.0.lineup.backend: 'b' is not in backends" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_ray_executor(tmp_path):
     ray = pytest.importorskip("ray", reason="Ray is an optional extra: pip install 'mafiascope[ray]'")
     spec = load_study_spec(small_spec(tmp_path, games=1))
