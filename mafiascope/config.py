@@ -271,7 +271,9 @@ def format_validation_error(exc: ValidationError, source: str, data: Any = None,
     return "\n".join(lines)
 
 
-def parse_game_config(data: dict[str, Any], source: str = "<config>") -> GameConfig:
+def validate_mapping(model: type[BaseModel], data: Any, source: str, what: str = "configuration",
+                     extra: dict[str, Any] | None = None) -> Any:
+    """A YAML mapping (``${VAR}`` expanded) validated as ``model``; every problem as a ConfigError naming ``source``."""
     if not isinstance(data, dict):
         raise ConfigError(f"{source}: the top level must be a mapping")
     try:
@@ -279,9 +281,13 @@ def parse_game_config(data: dict[str, Any], source: str = "<config>") -> GameCon
     except ConfigError as exc:
         raise ConfigError(f"{source}: {exc}") from None
     try:
-        cfg = GameConfig.model_validate(data)
+        return model.model_validate({**data, **(extra or {})})
     except ValidationError as exc:
-        raise ConfigError(format_validation_error(exc, source, data)) from None
+        raise ConfigError(format_validation_error(exc, source, data, what)) from None
+
+
+def parse_game_config(data: dict[str, Any], source: str = "<config>") -> GameConfig:
+    cfg = validate_mapping(GameConfig, data, source)
     cfg.source_path = source
     return cfg
 

@@ -35,7 +35,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from ..backends.registry import parse_backend_spec
-from ..config import REPO_ROOT, ConfigError, expand_env, format_validation_error, read_yaml, redact
+from ..config import REPO_ROOT, ConfigError, format_validation_error, read_yaml, redact, validate_mapping
 from ..engine.rules import CLASSIC, CLASSIC_SHERIFF, TOURNAMENT_DEFAULTS, VARIANT_ALIASES, RuleSet, tournament_rules
 from ..provenance import content_hash
 
@@ -273,17 +273,7 @@ def _find(ref: str, source: str | None) -> Path | None:
 
 
 def parse_study_spec(data: Any, source: str = "<study>") -> StudySpec:
-    if not isinstance(data, dict):
-        raise ConfigError(f"{source}: the top level must be a mapping")
-    try:
-        data = expand_env(data)
-    except ConfigError as exc:
-        raise ConfigError(f"{source}: {exc}") from None
-    try:
-        spec = StudySpec.model_validate({**data, "source_path": source})
-    except ValidationError as exc:
-        raise ConfigError(format_validation_error(exc, source, data, "study spec")) from None
-    return spec
+    return validate_mapping(StudySpec, data, source, "study spec", {"source_path": source})
 
 
 def load_study_spec(path: str | Path) -> StudySpec:
