@@ -128,12 +128,18 @@ def _run(args: argparse.Namespace) -> int:
     return 1 if summary["counts"]["failed"] else 0
 
 
-def _status(args: argparse.Namespace) -> int:
-    from ...study.status import study_status
-
+def _load_ran(args: argparse.Namespace) -> tuple[Any, Path]:
+    """The spec and the directory of a study that has run (a ledger exists)."""
     spec, study_dir = _load(args.spec, args.dir)
     if not (study_dir / "ledger.jsonl").is_file():
         raise CliError(f"{study_dir}: no study has run here yet (no ledger.jsonl); see mafiascope study plan")
+    return spec, study_dir
+
+
+def _status(args: argparse.Namespace) -> int:
+    from ...study.status import study_status
+
+    spec, study_dir = _load_ran(args)
     st = study_status(spec, study_dir)
     if args.json:
         print_json(st)
@@ -164,9 +170,7 @@ def _status(args: argparse.Namespace) -> int:
 def _report(args: argparse.Namespace) -> int:
     from ...study.status import study_report
 
-    spec, study_dir = _load(args.spec, args.dir)
-    if not (study_dir / "ledger.jsonl").is_file():
-        raise CliError(f"{study_dir}: no study has run here yet (no ledger.jsonl)")
+    spec, study_dir = _load_ran(args)
     rep = study_report(spec, study_dir)
     if args.json:
         print_json(rep)
