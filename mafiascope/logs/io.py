@@ -127,6 +127,17 @@ def read_jsonl(path: str | Path, *, skip_corrupt: bool = False) -> list[dict[str
     return list(iter_jsonl(path, skip_corrupt=skip_corrupt))
 
 
+def iter_probe_records(game_dir: str | Path, *, skip_corrupt: bool = True) -> Iterator[dict[str, Any]]:
+    """The probe records of one game directory (``introspection.jsonl``), as full dicts.
+
+    Every reader of probe records goes through here, so a more compact stored form can be
+    expanded in one place. A game without the file yields nothing."""
+    path = Path(game_dir) / PROBE_FILE
+    if not path.is_file():
+        return
+    yield from iter_jsonl(path, skip_corrupt=skip_corrupt)
+
+
 def game_dir(logs_dir: str | Path, game_id: str) -> Path:
     """The directory of one game; the id is validated and the path checked (mafiascope.logs.paths)
     so it cannot escape ``logs_dir`` or pass through a symlink."""
