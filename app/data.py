@@ -16,7 +16,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from mafiascope.logs.io import GAME_FILE, PROBE_FILE, STATE_FILE, iter_jsonl, list_game_dirs
+from mafiascope.logs.io import GAME_FILE, PROBE_FILE, STATE_FILE, iter_jsonl, iter_probe_records, list_game_dirs
 from mafiascope.logs.schema import validate_game_id
 
 from .paths import label_root
@@ -222,7 +222,9 @@ def _load_raw(path: str, sig: tuple) -> RawGame:
     gdir = Path(path)
     events = _read(gdir / GAME_FILE)
     setup = next((e for e in events if e.get("kind") == "setup"), {"players": []})
-    probes = _read(gdir / PROBE_FILE)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        probes = list(iter_probe_records(gdir))  # compact records expanded (mafiascope.logs.probe_codec)
     return RawGame(str(setup.get("game_id") or gdir.name), path, setup, [e for e in events if e.get("kind") != "setup"], probes)
 
 

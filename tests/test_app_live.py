@@ -10,6 +10,8 @@ import yaml
 
 pytest.importorskip("streamlit")
 
+from mafiascope.logs.io import iter_probe_records  # noqa: E402
+
 from .app_support import assert_clean, errors, new_app, texts  # noqa: E402
 
 
@@ -178,7 +180,7 @@ def test_custom_battery_is_used(runs):
     try:
         gdir = runs / at.session_state["ms_game"]
         assert _wait(lambda: '"game_over"' in (gdir / "game.jsonl").read_text())
-        ids = {json.loads(line)["probe_id"] for line in (gdir / "introspection.jsonl").read_text().splitlines() if line}
+        ids = {r["probe_id"] for r in iter_probe_records(gdir)}
         assert ids <= set(keep), (ids, keep)
     finally:
         _stop_all()

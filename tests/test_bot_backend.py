@@ -20,7 +20,7 @@ from mafiascope.config import load_game_config, parse_game_config
 from mafiascope.engine import prompts
 from mafiascope.engine.parsing import parse_target
 from mafiascope.engine.runner import WALL_CLOCK_FIELDS, GameResult, play_game
-from mafiascope.logs.io import GAME_FILE, PROBE_FILE, read_jsonl
+from mafiascope.logs.io import iter_probe_records, GAME_FILE, PROBE_FILE, read_jsonl
 from mafiascope.probes.dsl import load_battery, shipped_battery_path
 from mafiascope.probes.render import render
 
@@ -117,7 +117,7 @@ def play(logs_dir, cfg, seed, *, probes=True, backends=None, game_id=None) -> Pl
     res = asyncio.run(play_game(cfg, logs_dir=logs_dir, seed=seed, game_id=gid, probes=probes, snapshots=False, backends=backends))
     events = read_jsonl(Path(logs_dir) / gid / GAME_FILE)
     pfile = Path(logs_dir) / gid / PROBE_FILE
-    recs = read_jsonl(pfile) if pfile.exists() else []
+    recs = list(iter_probe_records(pfile.parent))
     assert events[-1]["kind"] == "game_over"
     return Played(res, events, recs, events[-1]["roles"])
 

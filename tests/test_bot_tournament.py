@@ -5,7 +5,6 @@ checks, probe labels from the rule set, determinism per seed, and win rates per 
 from __future__ import annotations
 
 import asyncio
-import json
 from collections import Counter
 from pathlib import Path
 
@@ -15,7 +14,7 @@ from mafiascope.backends.bot import BotBackend
 from mafiascope.config import load_game_config
 from mafiascope.engine import prompts
 from mafiascope.engine.runner import play_game
-from mafiascope.logs.io import read_jsonl
+from mafiascope.logs.io import iter_probe_records, read_jsonl
 
 ROOT = Path(__file__).resolve().parents[1]
 VARIANTS = ("sport", "open_table", "imbalanced")
@@ -135,7 +134,7 @@ def test_sport_mafia_follow_the_dons_order(tmp_path):
 @pytest.mark.slow
 def test_probes_use_ten_seat_role_labels(tmp_path):
     _, events, _ = play(tmp_path, "sport", 3, probes=True)
-    rows = [json.loads(line) for line in (tmp_path / "sport-en-3" / "introspection.jsonl").read_text().splitlines()]
+    rows = list(iter_probe_records(tmp_path / "sport-en-3"))
     roles = [r for r in rows if r["probe_id"] == "role_assessment"]
     assert roles and all("Mafia|Don|Sheriff|Villager|Unknown" in r["question"] for r in roles)
     labels = Counter(x["guessed_role"] for r in roles if r.get("answer_parsed") for x in _as_list(r["answer_parsed"]))

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from mafiascope.logs.io import iter_probe_records
 from mafiascope.analytics.corpus import load_corpus
 from mafiascope.analytics.custom import custom_summary, numeric_series
 from mafiascope.analytics.modes import Mode
@@ -69,7 +70,7 @@ def test_check_validates_and_normalises():
 
 
 def test_bots_answer_a_declared_schema_flagged_and_valid(game):
-    recs = [json.loads(x) for d in game.iterdir() for x in (d / "introspection.jsonl").read_text().splitlines()]
+    recs = [r for d in game.iterdir() for r in iter_probe_records(d)]
     threat = [r for r in recs if r["probe_id"] == "threat"]
     assert threat and all(r["answer_valid"] for r in threat)
     assert all(r["answer_parsed"]["_answered_by"] == "offline-bot" for r in threat)

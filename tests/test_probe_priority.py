@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from mafiascope.logs.io import iter_probe_records
 from mafiascope.backends.devserver import DevServer
 from mafiascope.backends.registry import build_backends, clear_cache
 from mafiascope.config import parse_game_config
@@ -43,7 +44,7 @@ async def test_probes_that_lag_behind_a_rate_limit_are_skipped_and_counted_acts_
     over = _records(gdir / "game.jsonl")[-1]
     assert over["kind"] == "game_over"
     assert res.faults == 0 and over["cost"]["act"]["faults"] == 0  # every move got its call
-    probes = _records(gdir / "introspection.jsonl")
+    probes = list(iter_probe_records(gdir))
     lagged = [r for r in probes if r.get("lagged")]
     assert lagged and over["cost"]["probes"]["lagged"] == len(lagged)
     assert all(r["error"].startswith("lagged") and r["answer_raw"] is None for r in lagged)
@@ -65,7 +66,7 @@ async def test_acts_go_first_when_one_model_serves_every_seat(tmp_path):
         pr = await play_game(cfg, logs_dir=tmp_path, seed=4, game_id="probed")
     act = {g: _records(Path(r.path) / "game.jsonl")[-1]["cost"]["act"] for g, r in (("un", un), ("pr", pr))}
     mean = {g: a["latency_ms"] / a["calls"] for g, a in act.items()}
-    probes = _records(Path(pr.path) / "introspection.jsonl")
+    probes = list(iter_probe_records(pr.path))
     assert len(probes) > 5 * act["pr"]["calls"] and not any(r.get("lagged") for r in probes)
     # FIFO behind ~25 probe calls per move would make a move wait several latencies
     assert mean["pr"] < mean["un"] + 3 * 60, mean

@@ -12,7 +12,7 @@ from mafiascope.engine.snapshots import iter_snapshots
 from mafiascope.cli import main
 from mafiascope.config import load_game_config
 from mafiascope.engine.runner import play_game
-from mafiascope.logs.io import read_jsonl
+from mafiascope.logs.io import iter_probe_records, read_jsonl
 from mafiascope.probes.audit import audit_logs
 from mafiascope.probes.cost import cost_logs
 
@@ -48,7 +48,7 @@ def test_clean_games(logs, capsys):
 
 @pytest.mark.slow
 def test_leaked_probe_answer_and_question(logs, tmp_path, capsys):
-    probe = read_jsonl(logs / "g1" / "introspection.jsonl")[5]
+    probe = list(iter_probe_records(logs / "g1"))[5]
 
     def leak(snaps):
         last = snaps[-1]["players"][0]["messages"]

@@ -17,7 +17,7 @@ from mafiascope.backends.base import Completion, CompletionRequest
 from mafiascope.config import load_game_config
 from mafiascope.engine.runner import WALL_CLOCK_FIELDS, play_game
 from mafiascope.engine.state import GameState
-from mafiascope.logs.io import read_jsonl
+from mafiascope.logs.io import iter_probe_records, read_jsonl
 from mafiascope.probes.dsl import load_battery
 
 bot = pytest.importorskip("mafiascope.backends.bot")
@@ -100,7 +100,7 @@ def test_chains_respect_dependencies_and_carry_answers(tmp_path):
     cfg = load_game_config(REPO / "configs/classic.yaml")
     backends = backends_for(cfg, max_delay=0.003)
     run(cfg, tmp_path, "g", 11, True, backends)
-    recs = read_jsonl(tmp_path / "g" / "introspection.jsonl")
+    recs = list(iter_probe_records(tmp_path / "g"))
     times = {k: v for b in backends.values() for k, v in b.times.items()}
     battery = load_battery(REPO / "configs/probes/chained_en.yaml")
     order = [p.id for p in battery.active]
@@ -135,7 +135,7 @@ def test_chains_respect_dependencies_and_carry_answers(tmp_path):
 def test_first_step_chain_values_are_na_and_records_are_complete(tmp_path):
     cfg = load_game_config(REPO / "configs/classic.yaml")
     run(cfg, tmp_path, "g", 2, True)
-    recs = read_jsonl(tmp_path / "g" / "introspection.jsonl")
+    recs = list(iter_probe_records(tmp_path / "g"))
     first = [r for r in recs if r["step_index"] == 1 and r["probe_id"] == "role_assessment"]
     assert first and all("was: N/A" in r["question"] for r in first)
     fields = ("timestamp", "game_id", "round", "public_msg_seq", "player_idx", "player_name", "probe_seq", "probe_id", "question",
@@ -161,7 +161,7 @@ def test_first_step_chain_values_are_na_and_records_are_complete(tmp_path):
 def test_transport_failure_is_an_error_record_and_chains_get_na(tmp_path):
     cfg = load_game_config(REPO / "configs/classic.yaml")
     run(cfg, tmp_path, "g", 3, True, backends_for(cfg, fail={"role_assessment"}))
-    recs = read_jsonl(tmp_path / "g" / "introspection.jsonl")
+    recs = list(iter_probe_records(tmp_path / "g"))
     ra = [r for r in recs if r["probe_id"] == "role_assessment"]
     assert ra and all(r["error"] and r["answer_raw"] is None and r["answer_parse_ok"] is False for r in ra)
     sm = [r for r in recs if r["probe_id"] == "social_map"]
@@ -178,7 +178,7 @@ def test_unparsable_answer_chains_raw_text_flagged(tmp_path):
                                  {"id": "echo", "question": "Earlier you said: {prev_mood}. Last time: {last_echo}. Now say it again."}]}  # fmt: skip
     cfg = parse_game_config(data)
     run(cfg, tmp_path, "g", 4, True)
-    recs = read_jsonl(tmp_path / "g" / "introspection.jsonl")
+    recs = list(iter_probe_records(tmp_path / "g"))
     mood = [r for r in recs if r["probe_id"] == "mood"]
     echo = [r for r in recs if r["probe_id"] == "echo"]
     assert mood and all(r["answer_parse_ok"] is False and r["answer_valid"] is None and r["answer_raw"] for r in mood)
@@ -190,7 +190,7 @@ def test_unparsable_answer_chains_raw_text_flagged(tmp_path):
 def test_memory_at_is_exact_and_restorable(tmp_path):
     cfg = load_game_config(REPO / "configs/classic.yaml")
     run(cfg, tmp_path, "g", 6, True)
-    recs = read_jsonl(tmp_path / "g" / "introspection.jsonl")
+    recs = list(iter_probe_records(tmp_path / "g"))
     snaps = list(iter_snapshots(tmp_path / "g" / "state.jsonl"))
     assert len(snaps) > 10
     for s in snaps:
@@ -220,7 +220,7 @@ def test_memory_at_is_exact_and_restorable(tmp_path):
         await eng.drain()
 
     asyncio.run(go())
-    fork = read_jsonl(tmp_path / "fork" / "introspection.jsonl")
+    fork = list(iter_probe_records(tmp_path / "fork"))
     ra = next(r for r in fork if r["probe_id"] == "role_assessment")
     assert mid["probe_memory"]["seats"][seat]["role_assessment"]["value"] in ra["question"]
 
@@ -234,7 +234,7 @@ def test_bots_answer_every_default_probe(tmp_path, lang):
     data["probes"] = {"battery": f"default_{lang}"}
     cfg = parse_game_config(data)
     run(cfg, tmp_path, "g", 9, True)
-    recs = read_jsonl(tmp_path / "g" / "introspection.jsonl")
+    recs = list(iter_probe_records(tmp_path / "g"))
     ids = {"role_beliefs", "role_assessment", "suspicion_ranking", "planned_action", "social_map", "personality_profile"}
     assert {r["probe_id"] for r in recs} == ids
     for pid in ids:

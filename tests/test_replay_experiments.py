@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from mafiascope.cli import main
-from mafiascope.logs.io import read_jsonl
+from mafiascope.logs.io import iter_probe_records, read_jsonl
 from mafiascope.replay.experiments import farthest_point, fisher_exact, newcombe, suspicion_ranks
 from mafiascope.replay.forks import plan_fork, run_fork_batch
 from mafiascope.replay.source import ParentGame
@@ -35,9 +35,9 @@ def test_probed_fork_keeps_inherited_probes_and_reproduces_them(probed, tmp_path
     def norm(rows):
         return sorted((json.dumps({k: v for k, v in r.items() if k not in skip}, sort_keys=True) for r in rows))
 
-    child = read_jsonl(d / "introspection.jsonl")
+    child = list(iter_probe_records(d))
     assert any(r.get("inherited") for r in child) and any(not r.get("inherited") for r in child)
-    assert norm(child) == norm(read_jsonl(probed / "introspection.jsonl"))  # chain memory restored exactly
+    assert norm(child) == norm(list(iter_probe_records(probed)))  # chain memory restored exactly
 
 
 @pytest.mark.slow
@@ -47,7 +47,7 @@ def test_suspicion_only_and_no_probes(probed, tmp_path):
     for mode, want in (("suspicion", {"suspicion_ranking"}), ("none", set())):
         rec = asyncio.run(run_fork_batch(plan_fork(p, key, 1, probes=mode, logs=tmp_path / mode)))
         d = Path(rec["branches"][0]["path"])
-        own = [r for r in read_jsonl(d / "introspection.jsonl") if not r.get("inherited")] if (d / "introspection.jsonl").exists() else []
+        own = [r for r in list(iter_probe_records(d)) if not r.get("inherited")] if (d / "introspection.jsonl").exists() else []
         assert {r["probe_id"] for r in own} <= want
         assert read_jsonl(d / "game.jsonl")[0]["fork_probes"] == mode
 

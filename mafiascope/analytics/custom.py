@@ -14,15 +14,13 @@ the answering seat's role, model and round, and numeric fields' means by role, m
 
 from __future__ import annotations
 
-import json
 from collections import Counter, defaultdict
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from ..logs.io import PROBE_FILE
+from ..logs.io import probe_records_at
 from ..probes.answer_schema import BOT_FLAG
 from ..probes.shapes import STANDARD_PROBES
 from .corpus import Corpus
@@ -47,30 +45,26 @@ def custom_records(c: Corpus, probe_id: str) -> pd.DataFrame:
         rows = []
         models, roles = c.seat_array_obj("model"), c.seat_array_obj("role")
         for g, part in sel.groupby("g", sort=True):
-            path = Path(c.games["path"].iat[int(g)]) / PROBE_FILE
             try:
-                fh = open(path, "rb")
+                found = probe_records_at(c.games["path"].iat[int(g)], [int(x) for x in part["offset"].tolist()])
             except OSError:
                 continue
-            with fh:
-                for off, seat, rnd, pms in zip(part["offset"].tolist(), part["seat"].tolist(), part["round"].tolist(),
-                                               part["pms"].tolist()):
-                    fh.seek(int(off))
-                    try:
-                        rec = json.loads(fh.readline())
-                    except ValueError:
-                        continue
-                    parsed = rec.get("answer_parsed")
-                    norm = rec.get("answer_norm")
-                    fields = norm if isinstance(norm, dict) else (parsed if isinstance(parsed, dict) else {})
-                    s = int(seat)
-                    rows.append({
-                        "g": int(g), "seat": s, "round": int(rnd), "pms": int(pms),
-                        "model": str(models[g, s]) if s >= 0 else "", "role": str(roles[g, s]) if s >= 0 else "",
-                        "parsed": bool(rec.get("answer_parse_ok")), "valid": rec.get("answer_valid"),
-                        "bot": bool(isinstance(parsed, dict) and parsed.get(BOT_FLAG)),
-                        "fields": {k: v for k, v in fields.items() if k != BOT_FLAG},
-                    })
+            for off, seat, rnd, pms in zip(part["offset"].tolist(), part["seat"].tolist(), part["round"].tolist(),
+                                           part["pms"].tolist()):
+                rec = found.get(int(off))
+                if rec is None:
+                    continue
+                parsed = rec.get("answer_parsed")
+                norm = rec.get("answer_norm")
+                fields = norm if isinstance(norm, dict) else (parsed if isinstance(parsed, dict) else {})
+                s = int(seat)
+                rows.append({
+                    "g": int(g), "seat": s, "round": int(rnd), "pms": int(pms),
+                    "model": str(models[g, s]) if s >= 0 else "", "role": str(roles[g, s]) if s >= 0 else "",
+                    "parsed": bool(rec.get("answer_parse_ok")), "valid": rec.get("answer_valid"),
+                    "bot": bool(isinstance(parsed, dict) and parsed.get(BOT_FLAG)),
+                    "fields": {k: v for k, v in fields.items() if k != BOT_FLAG},
+                })
         return pd.DataFrame(rows, columns=["g", "seat", "round", "pms", "model", "role", "parsed", "valid", "bot", "fields"])
 
     return c.memo(("custom_records", probe_id), build)

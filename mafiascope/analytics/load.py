@@ -37,7 +37,8 @@ try:  # optional speed-up (requirements.txt); the standard library gives the sam
 except ImportError:  # pragma: no cover - exercised by monkeypatching in the tests
     _orjson = None
 
-from ..logs.io import GAME_FILE, PROBE_FILE, STATE_FILE
+from ..logs.io import GAME_FILE, PROBE_FILE, STATE_FILE, probe_records_at
+from ..logs.probe_codec import ProbeDecodeError, ProbeDecoder
 from ..logs.schema import EVENT_MODELS, UTTERANCE_KINDS
 from . import labels as L
 from .answers import extract_json, is_transport_error
@@ -199,9 +200,18 @@ def _frame(table: str, rows: list[tuple], columns: list[str]) -> pd.DataFrame:
 
 def read_probe_record(game_path: str | Path, offset: int) -> dict[str, Any]:
     """The full introspection record (raw answer text included) at a byte offset."""
-    with open(Path(game_path) / PROBE_FILE, "rb") as fh:
-        fh.seek(offset)
-        return json.loads(fh.readline())
+    rec = probe_records_at(game_path, [offset]).get(offset)
+    if rec is None:
+        raise ValueError(f"{Path(game_path) / PROBE_FILE}: no probe record at byte {offset}")
+    return rec
+
+
+def _expand_probe(dec: ProbeDecoder, obj: dict[str, Any], audit: Counter) -> dict[str, Any] | None:
+    try:
+        return dec.feed(obj)
+    except ProbeDecodeError:
+        audit["probes.undecodable"] += 1
+        return None
 
 
 def parse_game(path: str | Path) -> GameTables:
@@ -316,6 +326,9 @@ def _parse_game(path: Path) -> GameTables:
     if not has_probe_file:
         audit["probes.missing_file"] += 1
     plines = _read_lines(probe_path, audit, "probes", skipped) if has_probe_file else []
+    # compact records (schema_version 3) become full ones; table lines drop out (mafiascope.logs.probe_codec)
+    pdec = ProbeDecoder()
+    plines = [(off, full, exact) for off, o, exact in plines if (full := _expand_probe(pdec, o, audit)) is not None]
 
     def item_seat(it: dict[str, Any], count_unknown: bool = True) -> int:
         """Seat of an answer item's ``player`` (exact name match, docs/metrics.md §3.3); -1 if none."""

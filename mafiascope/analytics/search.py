@@ -34,7 +34,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ..logs.io import GAME_FILE, PROBE_FILE, iter_jsonl, list_game_dirs
+from ..logs.io import GAME_FILE, PROBE_FILE, iter_jsonl, iter_probe_records, list_game_dirs
 
 INDEX_VERSION = 1
 SOURCES = ("utterance", "reason", "plan")
@@ -107,7 +107,7 @@ def read_game_rows(gdir: Path) -> GameRows:
             if isinstance(text, str) and text.strip() and isinstance(rec.get("player"), str):
                 rows.append((_int(rec.get("round")), _int(rec.get("msg_seq"), -1), rec["player"], "utterance", None, None, text.strip()))
     if (gdir / PROBE_FILE).is_file():
-        for rec in iter_jsonl(gdir / PROBE_FILE, skip_corrupt=True):
+        for rec in iter_probe_records(gdir):
             if rec.get("inherited"):
                 continue
             parsed = rec.get("answer_parsed")

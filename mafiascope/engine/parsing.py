@@ -27,6 +27,7 @@ import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 
+from ..logs.answers import strip_think
 from . import reply_cues as cues
 from .markers import PROTOCOL_MARKERS, ActionMarker, Markers
 
@@ -422,10 +423,3 @@ def parse_list(text: str, action: str, names: list[str], limit: int = 3, markers
             out.append(name)
     return out[:limit]
 
-
-_THINK = re.compile(r"<think>.*?(?:</think>|$)", re.S | re.I)
-
-
-def strip_think(text: str) -> str:
-    """Remove ``<think>`` blocks some models emit before their answer."""
-    return _THINK.sub("", text or "").strip()

@@ -201,7 +201,7 @@ class GameRunner:
         self.game_log = JsonlWriter(self.out_dir / GAME_FILE, exclusive=True)  # one writer per game
         self.state_log = JsonlWriter(self.out_dir / STATE_FILE) if self.snapshots else None
         self._snap_task: asyncio.Task[None] | None = None
-        self._snap_codec = SnapshotEncoder()
+        self._snap_codec = SnapshotEncoder(getattr(self.probes, "chain_value", None))  # memory refers to probe records
 
     # -------------------------------------------------------------- records
     def _emit(self, ev: dict[str, Any]) -> None:

@@ -10,7 +10,10 @@ step: 1.6 MB for a short probed game). Since schema_version 2 a record holds:
 * ``players`` without ``messages``: a seat's acting context is a function of the state
   (:func:`~mafiascope.engine.observation.context_for`; the conformance checks assert it
   for every snapshot), so the reader rebuilds it (``contexts: "derived"``);
-* ``probe_memory`` with only the seats' entries that changed (``delta: true``).
+* ``probe_memory`` with only the seats' entries that changed (``delta: true``); since
+  schema_version 3 an entry whose value is what its probe record in ``introspection.jsonl``
+  gives (:func:`mafiascope.logs.probe_codec.chain_value`, checked when it is written) is stored
+  as that record's step index alone and rebuilt from the record, so answers are not stored twice.
 
 :func:`iter_snapshots` yields full records (schema_version 1 shape) from either version,
 so forks, resume, audit and conformance read one shape. A delta whose base is missing
@@ -21,20 +24,29 @@ from __future__ import annotations
 
 import copy
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from ..logs.io import LogFormatError, TornLineWarning, iter_jsonl
+from ..logs.io import LogFormatError, TornLineWarning, iter_jsonl, iter_probe_records
+from ..logs.probe_codec import ProbeDecoder
 from ..logs.schema import SCHEMA_VERSION
 from .observation import all_contexts
 from .state import GameState
 
 
-class SnapshotEncoder:
-    """Turns full snapshot records into compact ones, in write order."""
+ChainLookup = Callable[[str, str, int], "tuple[str | None, bool] | None"]
 
-    def __init__(self) -> None:
+
+class SnapshotEncoder:
+    """Turns full snapshot records into compact ones, in write order.
+
+    ``chain_value(seat, probe_id, step_index)`` gives (text, raw) of a probe record in this game's
+    ``introspection.jsonl`` (the probe engine's, or the encoder that wrote a copied prefix); a memory
+    entry equal to it is stored as the record's step index."""
+
+    def __init__(self, chain_value: ChainLookup | None = None) -> None:
+        self._chain = chain_value
         self._events = 0
         self._memory: dict[str, dict[str, Any]] = {}
 
@@ -56,20 +68,54 @@ class SnapshotEncoder:
             for seat, per in seats.items():
                 for pid, entry in per.items():
                     if self._memory.get(seat, {}).get(pid) != entry:
-                        changed.setdefault(seat, {})[pid] = entry
+                        changed.setdefault(seat, {})[pid] = self._ref(seat, pid, entry)
             out["probe_memory"] = {**{k: v for k, v in mem.items() if k != "seats"}, "seats": changed, "delta": True}
             self._memory = copy.deepcopy(seats)
         out["schema_version"] = SCHEMA_VERSION
         return out
 
+    def _ref(self, seat: str, pid: str, entry: Any) -> Any:
+        """A memory entry whose value its probe record gives, as that record's step index."""
+        if self._chain is None or not isinstance(entry, dict) or set(entry) != {"step_index", "value", "raw"}:
+            return entry
+        k = entry["step_index"]
+        if not isinstance(k, int) or isinstance(k, bool):
+            return entry
+        hit = self._chain(seat, pid, k)
+        return k if hit is not None and hit == (entry["value"], entry["raw"]) else entry
+
 
 class SnapshotDecoder:
-    """Rebuilds full records from compact ones (and passes full ones through)."""
+    """Rebuilds full records from compact ones (and passes full ones through).
 
-    def __init__(self, where: str = "state.jsonl") -> None:
+    ``game_dir`` holds the ``introspection.jsonl`` that memory entries stored as step indexes
+    refer to (read once, when the first such entry is met)."""
+
+    def __init__(self, where: str = "state.jsonl", game_dir: str | Path | None = None) -> None:
         self.where = where
+        self.game_dir = Path(game_dir) if game_dir is not None else None
+        self._probes: ProbeDecoder | None = None
         self._events: list[dict[str, Any]] | None = None
         self._memory: dict[str, dict[str, Any]] = {}
+
+    def _entry(self, seat: str, pid: str, entry: Any, at: str) -> Any:
+        if isinstance(entry, dict) or isinstance(entry, bool) or not isinstance(entry, int):
+            return entry
+        hit = None
+        for attempt in range(2):  # the file may have grown since it was read (a game being written)
+            if self._probes is None or attempt:
+                if self.game_dir is None:
+                    break
+                self._probes = ProbeDecoder()
+                for _ in iter_probe_records(self.game_dir, decoder=self._probes):
+                    pass
+            hit = self._probes.chain_value(seat, pid, entry)
+            if hit is not None:
+                break
+        if hit is None:
+            raise LogFormatError(f"{at}: probe memory of {seat!r:.40} for {pid!r:.40} refers to its record of step {entry}, "
+                                 "which introspection.jsonl does not hold")  # fmt: skip
+        return {"step_index": entry, "value": hit[0], "raw": hit[1]}
 
     def decode(self, rec: dict[str, Any], line: int | None = None) -> dict[str, Any]:
         state = rec.get("state")
@@ -91,7 +137,7 @@ class SnapshotDecoder:
         mem = rec.get("probe_memory")
         if isinstance(mem, dict) and mem.get("delta"):
             for seat, per in (mem.get("seats") or {}).items():
-                self._memory.setdefault(seat, {}).update(per)
+                self._memory.setdefault(seat, {}).update({pid: self._entry(seat, pid, e, at) for pid, e in per.items()})
             full["probe_memory"] = {**{k: v for k, v in mem.items() if k not in ("seats", "delta")},
                                     "seats": copy.deepcopy(self._memory)}
         if rec.get("contexts") == "derived":
@@ -108,7 +154,7 @@ class SnapshotDecoder:
 
 def iter_snapshots(path: str | Path, *, skip_corrupt: bool = False) -> Iterator[dict[str, Any]]:
     """Full snapshot records of a ``state.jsonl`` (either schema version)."""
-    dec = SnapshotDecoder(str(path))
+    dec = SnapshotDecoder(str(path), Path(path).parent)
     for i, rec in enumerate(iter_jsonl(path, skip_corrupt=skip_corrupt), start=1):
         yield dec.decode(rec, i)
 

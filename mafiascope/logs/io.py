@@ -12,7 +12,7 @@ import json
 import math
 import os
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -75,6 +75,13 @@ class JsonlWriter:
         if self._fsync:
             os.fsync(self._fh.fileno())
 
+    def write_many(self, records: list[Any]) -> None:
+        """Several records, one flush (a record and the table lines it needs)."""
+        self._fh.write("".join(dumps(r) + "\n" for r in records))
+        self._fh.flush()
+        if self._fsync:
+            os.fsync(self._fh.fileno())
+
     def close(self) -> None:
         if not self._fh.closed:
             self._fh.close()
@@ -98,7 +105,12 @@ def iter_jsonl(path: str | Path, *, skip_corrupt: bool = False) -> Iterator[dict
     :class:`TornLineWarning`. A corrupt line elsewhere raises :class:`LogFormatError`
     naming file and line, unless ``skip_corrupt`` (then it is skipped with a warning).
     """
-    path = Path(path)
+    for _, obj in _numbered(Path(path), skip_corrupt):
+        yield obj
+
+
+def _numbered(path: Path, skip_corrupt: bool) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, object) per good line of a JSONL file (the rules of :func:`iter_jsonl`)."""
     with open(path, "rb") as fh:
         data = fh.read()
     lines = data.split(b"\n")
@@ -120,22 +132,65 @@ def iter_jsonl(path: str | Path, *, skip_corrupt: bool = False) -> Iterator[dict
                 warnings.warn(f"{where}: skipping corrupt line ({exc})", TornLineWarning, stacklevel=2)
                 continue
             raise LogFormatError(f"{where}: corrupt JSONL line ({exc}); pass skip_corrupt=True to skip it") from exc
-        yield obj
+        yield i + 1, obj
 
 
 def read_jsonl(path: str | Path, *, skip_corrupt: bool = False) -> list[dict[str, Any]]:
     return list(iter_jsonl(path, skip_corrupt=skip_corrupt))
 
 
-def iter_probe_records(game_dir: str | Path, *, skip_corrupt: bool = True) -> Iterator[dict[str, Any]]:
+def iter_probe_records(game_dir: str | Path, *, skip_corrupt: bool = True, decoder: Any = None) -> Iterator[dict[str, Any]]:
     """The probe records of one game directory (``introspection.jsonl``), as full dicts.
 
-    Every reader of probe records goes through here, so a more compact stored form can be
-    expanded in one place. A game without the file yields nothing."""
+    Every reader of probe records goes through here: compact records (schema_version 3,
+    :mod:`.probe_codec`) are expanded to the full shape, older ones pass unchanged. A game
+    without the file yields nothing. A record whose table lines or quoted records are missing
+    is an error naming the line (:class:`LogFormatError`), or skipped with a warning when
+    ``skip_corrupt``. ``decoder`` (a fresh :class:`~.probe_codec.ProbeDecoder`) is the one used,
+    for callers that look up quoted answers afterwards."""
+    from .probe_codec import ProbeDecodeError, ProbeDecoder
+
     path = Path(game_dir) / PROBE_FILE
     if not path.is_file():
         return
-    yield from iter_jsonl(path, skip_corrupt=skip_corrupt)
+    dec = decoder if decoder is not None else ProbeDecoder()
+    for line, obj in _numbered(path, skip_corrupt):
+        try:
+            rec = dec.feed(obj)
+        except ProbeDecodeError as exc:
+            if not skip_corrupt:
+                raise LogFormatError(f"{path}:{line}: {exc}") from None
+            warnings.warn(f"{path}:{line}: skipping probe record ({exc})", TornLineWarning, stacklevel=2)
+            continue
+        if rec is not None:
+            yield rec
+
+
+def probe_records_at(game_dir: str | Path, offsets: Iterable[int]) -> dict[int, dict[str, Any]]:
+    """The full probe records whose lines start at the given byte offsets of ``introspection.jsonl``.
+
+    A compact record needs the lines before it, so the file is decoded from its start (up to the
+    last offset asked for); offsets of table lines, or not at a line start, are left out."""
+    from .probe_codec import ProbeDecodeError, ProbeDecoder
+
+    want = set(offsets)
+    out: dict[int, dict[str, Any]] = {}
+    if not want:
+        return out
+    data = (Path(game_dir) / PROBE_FILE).read_bytes()
+    dec, pos, last = ProbeDecoder(), 0, max(want)
+    for raw in data.split(b"\n"):
+        if pos > last:
+            break
+        try:
+            obj = json.loads(raw.decode("utf-8"), parse_constant=_parse_constant) if raw.strip() else None
+            rec = dec.feed(obj) if isinstance(obj, dict) else None
+        except (ValueError, UnicodeDecodeError, ProbeDecodeError):
+            rec = None
+        if rec is not None and pos in want:
+            out[pos] = rec
+        pos += len(raw) + 1
+    return out
 
 
 def game_dir(logs_dir: str | Path, game_id: str) -> Path:

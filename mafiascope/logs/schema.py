@@ -3,7 +3,8 @@
 Three JSONL files per game directory (``<logs>/<game_id>/``):
 
 * ``game.jsonl``          -- :class:`Setup`, public events, private events (``visible_to``), :class:`GameOver`
-* ``introspection.jsonl`` -- :class:`ProbeRecord`, one per probe call
+* ``introspection.jsonl`` -- :class:`ProbeRecord`, one per probe call (stored compact since schema_version 3:
+  read it with :func:`mafiascope.logs.io.iter_probe_records`, which yields this full shape)
 * ``state.jsonl``         -- :class:`Snapshot`, one per resumable step
 
 Field names follow the original MafiaScope logs wherever the concept is the same
@@ -23,8 +24,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-SCHEMA_VERSION = 2  # 2: compact snapshots in state.jsonl (deltas, derived contexts: engine/snapshots.py)
-SUPPORTED_SCHEMA_VERSIONS = (0, 1, 2)  # 0 = original MafiaScope logs (no schema_version field)
+SCHEMA_VERSION = 3  # 2: compact snapshots in state.jsonl (deltas, derived contexts: engine/snapshots.py)
+# 3: compact probe records in introspection.jsonl (logs/probe_codec.py); snapshots' probe memory refers to them
+SUPPORTED_SCHEMA_VERSIONS = (0, 1, 2, 3)  # 0 = original MafiaScope logs (no schema_version field)
 
 GAME_ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")  # used with fullmatch: "$" would let a trailing newline through
 

@@ -24,7 +24,7 @@ from typing import Any
 
 from ..engine.observation import PROBE_HEADER
 from ..engine.snapshots import iter_snapshots
-from ..logs.io import GAME_FILE, PROBE_FILE, STATE_FILE, iter_jsonl, list_game_dirs
+from ..logs.io import GAME_FILE, PROBE_FILE, STATE_FILE, iter_jsonl, iter_probe_records, list_game_dirs
 
 MIN_ANSWER_CHARS = 24
 MIN_PRIVATE_CHARS = 12
@@ -75,7 +75,7 @@ def audit_game(gdir: Path) -> dict[str, Any]:
     questions: set[str] = set()
     answers: set[str] = set()
     if (gdir / PROBE_FILE).is_file():
-        for rec in iter_jsonl(gdir / PROBE_FILE, skip_corrupt=True):
+        for rec in iter_probe_records(gdir):
             q = (rec.get("question") or "").strip()
             if q:
                 questions.add(q)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..logs.io import GAME_FILE, PROBE_FILE, iter_jsonl, list_game_dirs
+from ..logs.io import GAME_FILE, PROBE_FILE, iter_jsonl, iter_probe_records, list_game_dirs
 from ..logs.schema import UTTERANCE_KINDS
 
 _ACT_KINDS_ORIGINAL = ("intro", "night_mafia", "night_doctor", "day_discuss", "day_vote")
@@ -23,7 +23,7 @@ def _from_probe_log(gdir: Path) -> dict[str, Any]:
                            "tokens_estimated": True, "source": "introspection.jsonl", "by_probe": {}}  # fmt: skip
     if not (gdir / PROBE_FILE).is_file():
         return out
-    for rec in iter_jsonl(gdir / PROBE_FILE, skip_corrupt=True):
+    for rec in iter_probe_records(gdir):
         pid = rec.get("probe_id") or "?"
         bp = out["by_probe"].setdefault(pid, {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0, "latency_ms": 0, "errors": 0})
         q, a = rec.get("question") or "", rec.get("answer_raw") or ""

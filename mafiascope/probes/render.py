@@ -10,13 +10,14 @@ reported by :func:`check_template` at load time, naming the probe and the placeh
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 
-NA = "N/A"
+from ..logs.templates import NA, PLACEHOLDER, placeholders, render
+
+__all__ = ["NA", "PLACEHOLDER", "BASE_PLACEHOLDERS", "CHAIN_PREFIXES", "check_template", "placeholders", "render"]
+
 BASE_PLACEHOLDERS = ("player", "players", "roles")
 CHAIN_PREFIXES = ("prev_", "last_")
 
-PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 # things that look like an attempt at a placeholder but are not one
 _SUSPICIOUS = [
     (re.compile(r"\{\s*\d*\s*\}"), "positional placeholder (str.format style) is not supported; "
@@ -28,11 +29,6 @@ _SUSPICIOUS = [
     (re.compile(r"\{[A-Za-z_][A-Za-z0-9_]*(?=$|[^A-Za-z0-9_}!:.\[\s])"), "unclosed placeholder"),
     (re.compile(r"\{[A-Za-z_][A-Za-z0-9_]*\s*$"), "unclosed placeholder"),
 ]
-
-
-def placeholders(template: str) -> list[str]:
-    """Placeholder names in order of first appearance."""
-    return list(dict.fromkeys(PLACEHOLDER.findall(template)))
 
 
 def check_template(template: str, probe_ids: list[str]) -> list[str]:
@@ -59,16 +55,3 @@ def check_template(template: str, probe_ids: list[str]) -> list[str]:
     if opens != closes and not errors:
         errors.append(f"unbalanced braces: {opens} '{{' vs {closes} '}}' outside placeholders")
     return errors
-
-
-def render(template: str, values: Mapping[str, str | None]) -> str:
-    """Substitute known placeholders; a missing or None value renders as ``N/A``."""
-
-    def sub(m: re.Match[str]) -> str:
-        name = m.group(1)
-        if name not in values:
-            return m.group(0)  # cannot happen for a validated template
-        v = values[name]
-        return NA if v is None or v == "" else v
-
-    return PLACEHOLDER.sub(sub, template)

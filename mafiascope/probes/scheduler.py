@@ -28,7 +28,6 @@ chaining memory lives only here, versioned by step index so ``memory_at(k)`` is 
 from __future__ import annotations
 
 import asyncio
-import math
 import threading
 import time
 import traceback
@@ -42,9 +41,10 @@ from ..engine.observation import Context, context_for
 from ..engine.phases.base import ProbeStep
 from ..engine.state import GameState
 from ..logs.io import PROBE_FILE, JsonlWriter
+from ..logs.probe_codec import ProbeEncoder
 from .answer_schema import check as check_answer
 from .dsl import Battery, Probe
-from .parsing import chain_text, parse_answer
+from .parsing import chain_text, finite, parse_answer
 from .render import render
 from .shapes import normalise, validate
 
@@ -87,16 +87,6 @@ def role_options(state: GameState) -> str:
     opts = ["Mafia", "Villager", "Doctor"]
     opts += [r for r in ("Sheriff", "Don") if roles.get(r, 0) > 0]
     return "|".join([*opts, "Unknown"])
-
-
-def _finite(v: Any) -> Any:
-    if isinstance(v, float) and not math.isfinite(v):
-        return None
-    if isinstance(v, list):
-        return [_finite(x) for x in v]
-    if isinstance(v, dict):
-        return {k: _finite(x) for k, x in v.items()}
-    return v
 
 
 @dataclass
@@ -152,6 +142,9 @@ class ProbeEngine:
 
     def __post_init__(self) -> None:
         self.writer = JsonlWriter(self.out_dir / PROBE_FILE)
+        # compact records (schema_version 3): the questions' templates are written once, answers once
+        self.codec = ProbeEncoder(self.state.game_id, [s.name for s in self.state.seats],
+                                  {p.id: p.question_text() for p in self.battery.active})
         self.roles = role_options(self.state)
         self.game_id = self.state.game_id
         self._sem: asyncio.Semaphore | None = None
@@ -284,6 +277,12 @@ class ProbeEngine:
                     seats.setdefault(seat, {})[pid] = {"step_index": best[0], "value": best[1].text, "raw": best[1].raw}
         return {"version": MEMORY_VERSION, "battery": self.battery.name, "step_index": step_index, "seats": seats}
 
+    def chain_value(self, seat: str, probe_id: str, step_index: int) -> tuple[str | None, bool] | None:
+        """(text, raw) that this engine's record of ``probe_id`` for ``seat`` at ``step_index`` gives a later
+        question, when this engine wrote it: a snapshot's memory entry equal to it refers to the record
+        instead of repeating it (engine/snapshots.py)."""
+        return self.codec.tables.lookup(seat, probe_id, step_index)
+
     def restore(self, memory: dict[str, Any]) -> None:
         """Continue from a snapshot's ``probe_memory`` (forks, resume)."""
         if not memory:
@@ -342,7 +341,7 @@ class ProbeEngine:
         """A step's probe not asked: its backend's probe queue would take longer than max_lag_s."""
         c = Completion(ok=False, error=f"lagged: the backend's probe queue needs ~{behind_s:.0f}s, over max_lag_s "
                                        f"{self.max_lag_s:g}s (step skipped; see probes.max_lag_s)", meta={"lagged": True})
-        cv = self._write(job, probe, seq, question="", c=c, raw_fallback=False, started=None, finished=None, messages=[])
+        cv = self._write(job, probe, seq, question="", c=c, raw_fallback=False, started=None, finished=None, messages=[], values=None)
         self._remember(job.seat, probe.id, job.step.step_index, cv)
         return cv
 
@@ -352,7 +351,7 @@ class ProbeEngine:
         except Exception as exc:  # a bug here must not stop the game or the chain
             self.internal_errors.append(traceback.format_exc())
             self._write(job, probe, seq, question="", c=Completion(ok=False, error=f"internal: {type(exc).__name__}: {exc}"),
-                        raw_fallback=False, started=None, finished=None, messages=[])  # fmt: skip
+                        raw_fallback=False, started=None, finished=None, messages=[], values=None)  # fmt: skip
             cv = ChainValue(None)
         self._remember(job.seat, probe.id, job.step.step_index, cv)
         return cv
@@ -384,14 +383,14 @@ class ProbeEngine:
                 self.in_flight -= 1
                 finished = self.clock()
                 self.last_finish = finished if self.last_finish is None else max(self.last_finish, finished)
-        return self._write(job, probe, seq, question, c, raw_fallback, started, finished, messages)
+        return self._write(job, probe, seq, question, c, raw_fallback, started, finished, messages, values)
 
-    def _write(self, job: _Job, probe: Probe, seq: int, question: str, c: Completion, raw_fallback: bool,
-               started: float | None, finished: float | None, messages: list[dict[str, str]]) -> ChainValue:  # fmt: skip
+    def _write(self, job: _Job, probe: Probe, seq: int, question: str, c: Completion, raw_fallback: bool, started: float | None,
+               finished: float | None, messages: list[dict[str, str]], values: dict[str, str | None] | None) -> ChainValue:  # fmt: skip
         shape = probe.answer_shape
         if c.ok:
             pa = parse_answer(c.text)
-            parsed = _finite(pa.value)
+            parsed = finite(pa.value)
             if probe.answer is not None:  # a declared schema (custom probe)
                 valid, norm = check_answer(probe.answer, parsed, job.seats) if pa.ok else (False, None)
             else:
@@ -449,7 +448,7 @@ class ProbeEngine:
         lagged = not c.ok and bool(c.meta.get("lagged"))
         if lagged:
             rec["lagged"] = True
-        self.writer.write(rec)
+        self.writer.write_many(self.codec.encode(rec, probe.question_text() if question else None, values if question else None))
         for acc in (self.total, self.by_probe.setdefault(probe.id, ProbeCost())):
             acc.calls += 1
             acc.prompt_tokens += tp or 0

@@ -10,21 +10,17 @@ labels), attitudes lower-cased. ``answer_parsed`` itself is always logged verbat
 
 from __future__ import annotations
 
-import unicodedata
-from functools import lru_cache
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, RootModel, ValidationError, field_validator
 
 from ..analytics.labels import CODE_NAMES, normalise_role
 from ..engine.parsing import match_name
+from ..logs.answer_norm import fold, folded_seats, number
+from ..logs.answer_norm import normalise as _normalise
 
 
-def _num(v: Any) -> float:
-    if isinstance(v, bool):
-        raise ValueError("a number is required")
-    f = float(str(v).strip().rstrip("%")) if isinstance(v, str) else float(v)
-    return f
+_num = number
 
 
 class _Item(BaseModel):
@@ -113,20 +109,11 @@ def validate(shape: str | None, value: Any) -> bool | None:
 # ----------------------------------------------------------------------------- normalisation
 
 
-def _fold(s: str) -> str:
-    return unicodedata.normalize("NFKC", s).strip().casefold().replace("ё", "е")
-
-
-@lru_cache(maxsize=256)
-def _folded(seats: tuple[str, ...]) -> dict[str, str]:
-    return {_fold(s): s for s in seats}
-
-
 def seat_name(name: Any, seats: list[str] | tuple[str, ...]) -> str | None:
     """The seat a name refers to: case-insensitive exact match, else the engine's fuzzy rules."""
     if not isinstance(name, str) or not name.strip():
         return None
-    hit = _folded(tuple(seats)).get(_fold(name))
+    hit = folded_seats(tuple(seats)).get(fold(name))
     if hit is not None:
         return hit
     got, _ = match_name(name, list(seats))
@@ -139,38 +126,6 @@ def role_label(label: Any) -> str | None:
     return CODE_NAMES.get(code)
 
 
-def _f(v: Any) -> float | None:
-    try:
-        return _num(v)
-    except (TypeError, ValueError):
-        return None
-
-
-def _items(value: Any) -> list[dict[str, Any]]:
-    return [x for x in value if isinstance(x, dict)] if isinstance(value, list) else []
-
-
 def normalise(shape: str | None, value: Any, seats: list[str]) -> Any:
     """Canonical view of an answer (None when the probe is free-form or nothing is usable)."""
-    if shape == "role_assessment":
-        return [{"player": seat_name(x.get("player"), seats), "role": role_label(x.get("guessed_role")), "confidence": _f(x.get("confidence"))}
-                for x in _items(value)]  # fmt: skip
-    if shape == "suspicion_ranking":
-        return [{"player": seat_name(x.get("player"), seats), "score": _f(x.get("score"))} for x in _items(value)]
-    if shape == "social_map":
-        items = _items(value.get("toward_me")) if isinstance(value, dict) else []
-        return [{"player": seat_name(x.get("player"), seats),
-                 "attitude": x["attitude"].strip().lower() if isinstance(x.get("attitude"), str) else None,
-                 "confidence": _f(x.get("confidence"))} for x in items]  # fmt: skip
-    if shape == "personality_profile":
-        return [{"player": seat_name(x.get("player"), seats), **{k: _f(x.get(k)) for k in "OCEAN"}} for x in _items(value)]
-    if shape == "planned_action":
-        if not isinstance(value, dict):
-            return None
-        return {"action": value.get("action"), "target": seat_name(value.get("target"), seats)}
-    if shape == "role_beliefs":
-        if not isinstance(value, dict):
-            return None
-        return [{"player": seat_name(k, seats), "role": role_label(v.get("role")), "confidence": _f(v.get("confidence"))}
-                for k, v in value.items() if isinstance(v, dict)]  # fmt: skip
-    return None
+    return _normalise(shape, value, seats, seat_name, role_label)

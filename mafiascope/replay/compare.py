@@ -23,7 +23,7 @@ from typing import Any
 
 import pandas as pd
 
-from ..logs.io import GAME_FILE, PROBE_FILE, iter_jsonl
+from ..logs.io import GAME_FILE, PROBE_FILE, iter_jsonl, iter_probe_records
 from ..logs.schema import UTTERANCE_KINDS
 from .source import ReplayError
 
@@ -66,7 +66,7 @@ def read_trace(gdir: str | Path) -> GameTrace:
     steps: set[tuple[int, int]] = set()
     assessments: list[tuple[tuple[int, int], str, dict[str, bool]]] = []
     if (gdir / PROBE_FILE).is_file():
-        for rec in iter_jsonl(gdir / PROBE_FILE, skip_corrupt=True):
+        for rec in iter_probe_records(gdir):
             try:
                 key = (int(rec.get("round")), int(rec.get("public_msg_seq")))
             except (TypeError, ValueError):

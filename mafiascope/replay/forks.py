@@ -34,6 +34,7 @@ from ..engine.phases.classic import NIGHT_ORDER, NIGHT_ROLES
 from ..engine.runner import initial_state, phases_for, play_game
 from ..engine.state import GameState
 from ..logs.io import GAME_FILE, PROBE_FILE, STATE_FILE, JsonlWriter, dumps
+from ..logs.probe_codec import ProbeEncoder
 from ..logs.paths import UnsafePathError, claim_file, claim_game_dir, inside
 from ..redaction import scrub
 from .interventions import NIGHT_STAGE_ACTION, ForcedReply, Intervention, OverrideNight, ReplaceUtterance, night_action_text
@@ -346,20 +347,21 @@ def _write_inherited(plan: ForkPlan, state: GameState, out_dir: Path) -> list[di
     """Pre-write inherited snapshots and probe records into the claimed ``out_dir``; return the inherited game events."""
     parent, gid = plan.parent, state.game_id
     keys = _inherited_keys(parent, plan.base_key)
+    keyset = set(keys)
+    probes = [r for r in parent.probe_records() if (r.get("round"), r.get("public_msg_seq")) in keyset]
+    penc = ProbeEncoder(gid, [s.name for s in state.seats], parent.probe_templates)
+    if probes:  # written compact again, with the parent's question templates
+        with open(out_dir / PROBE_FILE, "w", encoding="utf-8") as fh:
+            for r in probes:
+                fh.write("".join(dumps(line) + "\n" for line in penc.encode({**r, "game_id": gid, "inherited": True})))
     if keys and plan.cfg.snapshots:
-        enc = SnapshotEncoder()
+        enc = SnapshotEncoder(penc.tables.lookup)  # memory entries refer to the copied probe records
         with open(out_dir / STATE_FILE, "w", encoding="utf-8") as fh:
             for snap in parent.snapshots[: len(keys)]:
                 rec = {**snap, "game_id": gid, "inherited": True}
                 if isinstance(rec.get("state"), dict):
                     rec["state"] = {**rec["state"], "game_id": gid}
                 fh.write(dumps(enc.encode(rec) if isinstance(rec.get("state"), dict) else rec) + "\n")
-    keyset = set(keys)
-    probes = [r for r in parent.probe_records() if (r.get("round"), r.get("public_msg_seq")) in keyset]
-    if probes:
-        with open(out_dir / PROBE_FILE, "w", encoding="utf-8") as fh:
-            for r in probes:
-                fh.write(dumps({**r, "game_id": gid, "inherited": True}) + "\n")
     n_events = len(plan.base_state.events)
     recs = parent.inherited_records(n_events)
     if len(recs) != n_events or any(r.get("kind") != e.get("kind") for r, e in zip(recs, plan.base_state.events)):

@@ -25,6 +25,7 @@ from typing import Any
 
 from ..engine.runner import play_game
 from ..logs.io import GAME_FILE, PROBE_FILE, STATE_FILE, JsonlWriter, dumps, iter_jsonl, list_game_dirs
+from ..logs.probe_codec import ProbeEncoder
 from ..logs.paths import UnsafePathError, claim_game_dir, game_dir, inside, safe_rename, safe_rmtree
 from ..logs.schema import validate_game_id
 from .forks import _state_of
@@ -172,10 +173,13 @@ async def resume_game(cand: Candidate, backends: dict[str, Any] | None = None) -
         for snap in parent.snapshots[: len(upto)]:
             fh.write(dumps(snap) + "\n")
     keyset = set(upto)
+    enc = ProbeEncoder(parent.game_id, [s.name for s in state.seats], None)
     with open(new / PROBE_FILE, "w", encoding="utf-8") as fh:
-        for r in parent.probe_records():
+        records = parent.probe_records()
+        enc.templates = parent.probe_templates
+        for r in records:
             if (r.get("round"), r.get("public_msg_seq")) in keyset:
-                fh.write(dumps(r) + "\n")
+                fh.write("".join(dumps(line) + "\n" for line in enc.encode(r)))
     own = parent.inherited_records(len(state.events))
     if len(own) != len(state.events):
         own = [{"game_id": parent.game_id, **e} for e in state.events]

@@ -15,7 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from ..config import GameConfig
-from ..logs.io import GAME_FILE, PROBE_FILE, STATE_FILE, LogFormatError, TornLineWarning, is_game_dir, iter_jsonl, list_game_dirs
+from ..logs.io import (GAME_FILE, PROBE_FILE, STATE_FILE, LogFormatError, TornLineWarning, is_game_dir, iter_jsonl, iter_probe_records,
+                       list_game_dirs)
+from ..logs.probe_codec import ProbeDecoder
 from ..engine.snapshots import read_snapshots
 from ..logs.schema import UTTERANCE_KINDS, validate_game_id
 
@@ -127,6 +129,7 @@ class ParentGame:
 
     def __init__(self, path: Path, *, need_snapshots: bool = True):
         self.dir = Path(path)
+        self.probe_templates: dict[str, str] = {}  # filled by probe_records()
         records, _ = _read(self.dir / GAME_FILE, f"{self.dir / GAME_FILE}")
         if not records or records[0].get("kind") != "setup":
             raise ReplayError(f"{self.dir / GAME_FILE}: the first record is not a setup record")
@@ -205,10 +208,19 @@ class ParentGame:
         return [r for r in self.records if r.get("kind") != "game_over"][:n_events]
 
     def probe_records(self) -> list[dict[str, Any]]:
+        """The parent's probe records (full shape); their question templates land in ``probe_templates``
+        so a copy can be written compact again (:class:`mafiascope.logs.probe_codec.ProbeEncoder`)."""
         path = self.dir / PROBE_FILE
-        if not path.is_file():
-            return []
-        rows, _ = _read(path, str(path))
+        dec = ProbeDecoder()
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", TornLineWarning)
+                rows = list(iter_probe_records(self.dir, skip_corrupt=False, decoder=dec))
+        except LogFormatError as exc:
+            raise ReplayError(f"{path} is corrupt: {exc}") from None
+        except OSError as exc:
+            raise ReplayError(f"cannot read {path}: {exc}") from None
+        self.probe_templates = dec.templates()
         return rows
 
     # ------------------------------------------------------------------ rebuilding

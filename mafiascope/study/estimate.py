@@ -43,7 +43,7 @@ DEFAULT_LATENCY_S = {"openai": 2.0, "bus": 2.0, "human": 30.0}
 
 def measure_games(game_dirs: list[Path]) -> dict[str, Any]:
     """A profile from finished games: per-game means and sds, tokens per call (act and per probe id)."""
-    from ..logs.io import GAME_FILE, PROBE_FILE, iter_jsonl
+    from ..logs.io import GAME_FILE, PROBE_FILE, iter_jsonl, iter_probe_records
 
     act_calls, act_p, act_c, rounds, secs, all_calls = [], [], [], [], [], []
     steps: dict[str, list[int]] = defaultdict(list)
@@ -67,7 +67,7 @@ def measure_games(game_dirs: list[Path]) -> dict[str, Any]:
             secs.append(float(over["ts"]) - float(t0))
         pairs: dict[str, set[tuple[Any, Any]]] = defaultdict(set)
         if (gdir / PROBE_FILE).is_file():
-            for r in iter_jsonl(gdir / PROBE_FILE, skip_corrupt=True):
+            for r in iter_probe_records(gdir):
                 key = (r.get("step_index"), r.get("player_name"))
                 pairs[str(r.get("when"))].add(key)
                 if r.get("speaker"):

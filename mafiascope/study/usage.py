@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..logs.io import GAME_FILE, PROBE_FILE, iter_jsonl
+from ..logs.io import GAME_FILE, PROBE_FILE, iter_jsonl, iter_probe_records
 from ..logs.schema import UTTERANCE_KINDS
 from .spec import Price
 
@@ -54,7 +54,7 @@ def game_usage(gdir: str | Path) -> dict[str, Any]:
             row["prompt_tokens"] += round(int(act.get("prompt_tokens") or 0) * n / total)
             row["completion_tokens"] += round(int(act.get("completion_tokens") or 0) * n / total)
     if (gdir / PROBE_FILE).is_file():
-        for rec in iter_jsonl(gdir / PROBE_FILE, skip_corrupt=True):
+        for rec in iter_probe_records(gdir):
             b = seat_backend.get(str(rec.get("player_name")))
             if b is None:
                 continue
