@@ -22,7 +22,7 @@ from ..backends.base import Backend, Completion, CompletionRequest
 from ..config import PERSONALITY_PRESETS, GameConfig
 from ..logs.io import GAME_FILE, STATE_FILE, JsonlWriter, game_dir
 from ..logs.paths import GameDirTaken, claim_game_dir
-from ..logs.schema import Personality, validate_game_id
+from ..logs.schema import SCHEMA_VERSION, Personality, validate_game_id
 from . import prompts
 from .faults import judge
 from .observation import context_for
@@ -155,7 +155,7 @@ def setup_record(state: GameState, cfg: GameConfig, backends: dict[str, Backend]
         "kind": "setup",
         "round": 0,
         "ts": time.time(),
-        "schema_version": 1,
+        "schema_version": SCHEMA_VERSION,  # the writer's version (it was left at 1 when 2 came)
         "library_version": __version__,
         "players": [
             {

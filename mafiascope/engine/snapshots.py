@@ -49,6 +49,8 @@ class SnapshotEncoder:
         self._chain = chain_value
         self._events = 0
         self._memory: dict[str, dict[str, Any]] = {}
+        self._state: dict[str, Any] = {}
+        self._players: list[dict[str, Any]] | None = None
 
     def encode(self, record: dict[str, Any]) -> dict[str, Any]:
         out = dict(record)
@@ -56,10 +58,22 @@ class SnapshotEncoder:
         events = state.get("events") or []
         start = self._events if self._events <= len(events) else 0
         state["events"] = events[start:]
+        same = [k for k, v in state.items() if k != "events" and k in self._state and self._state[k] == v]
+        self._state = {k: v for k, v in state.items() if k != "events"}
+        for k in same:
+            del state[k]
+        if same:
+            out["state_same"] = same
         out["state"] = state
         out["events_from"] = start
         self._events = len(events)
-        out["players"] = [{k: v for k, v in p.items() if k != "messages"} for p in record.get("players") or []]
+        players = [{k: v for k, v in p.items() if k != "messages"} for p in record.get("players") or []]
+        if players and players == self._players:
+            del out["players"]
+            out["players_same"] = True
+        else:
+            out["players"] = players
+        self._players = players
         out["contexts"] = "derived"
         mem = record.get("probe_memory")
         if isinstance(mem, dict):
@@ -97,6 +111,9 @@ class SnapshotDecoder:
         self._probes: ProbeDecoder | None = None
         self._events: list[dict[str, Any]] | None = None
         self._memory: dict[str, dict[str, Any]] = {}
+        self._state: dict[str, Any] | None = None  # the previous record's state (events aside) and players
+        self._players: list[dict[str, Any]] | None = None
+        self._order: list[str] | None = None
 
     def _entry(self, seat: str, pid: str, entry: Any, at: str) -> Any:
         if isinstance(entry, dict) or isinstance(entry, bool) or not isinstance(entry, int):
@@ -124,6 +141,9 @@ class SnapshotDecoder:
         at = f"{self.where}:{line}" if line is not None else self.where
         if "events_from" not in rec:  # a full record (schema_version 1)
             self._events = list(state.get("events") or [])
+            self._state = {k: v for k, v in state.items() if k != "events"}
+            self._order = list(state)
+            self._players = [{k: v for k, v in p.items() if k != "messages"} for p in rec.get("players") or [] if isinstance(p, dict)]
             mem = rec.get("probe_memory")
             self._memory = copy.deepcopy((mem or {}).get("seats") or {}) if isinstance(mem, dict) else {}
             return rec
@@ -133,7 +153,21 @@ class SnapshotDecoder:
         events = (self._events or [])[:start] + list(state.get("events") or [])
         self._events = events
         full = dict(rec)
-        full["state"] = {**state, "events": list(events)}
+        same = rec.get("state_same") or []
+        if (same or rec.get("players_same")) and self._state is None:
+            raise LogFormatError(f"{at}: snapshot repeats fields of the record before it, but that record is missing")
+        prev = self._state or {}
+        st = {**state, **{k: copy.deepcopy(prev[k]) for k in same if k in prev}, "events": list(events)}
+        if self._order is not None and set(st) == set(self._order):
+            st = {k: st[k] for k in self._order}  # the writer's key order
+        full["state"] = st
+        self._order = list(st)
+        self._state = {k: v for k, v in st.items() if k != "events"}
+        if rec.get("players_same"):
+            full["players"] = copy.deepcopy(self._players or [])
+        self._players = [{k: v for k, v in p.items() if k != "messages"} for p in full.get("players") or [] if isinstance(p, dict)]
+        full.pop("state_same", None)
+        full.pop("players_same", None)
         mem = rec.get("probe_memory")
         if isinstance(mem, dict) and mem.get("delta"):
             for seat, per in (mem.get("seats") or {}).items():
@@ -146,7 +180,7 @@ class SnapshotDecoder:
                 contexts = all_contexts(gs)
             except Exception as exc:  # a foreign or damaged state: say where
                 raise LogFormatError(f"{at}: cannot rebuild the seats' contexts: {type(exc).__name__}: {str(exc)[:160]}") from None
-            full["players"] = [{**p, "messages": contexts.get(str(p.get("name")), [])} for p in rec.get("players") or []]
+            full["players"] = [{**p, "messages": contexts.get(str(p.get("name")), [])} for p in full.get("players") or []]
             full.pop("contexts", None)
         full.pop("events_from", None)
         return full
