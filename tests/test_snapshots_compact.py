@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
@@ -48,3 +49,19 @@ def test_a_delta_without_its_base_names_the_line(tmp_path):
     bad.write_text("".join(lines[3:]), encoding="utf-8")
     with pytest.raises(LogFormatError, match=r"state.jsonl:1: snapshot continues \d+ earlier events"):
         list(iter_snapshots(bad))
+
+
+def test_probe_memory_refers_to_probe_records_and_a_lost_one_names_the_line(tmp_path):
+    """Schema 3: memory entries equal to their probe record's value are stored as its step index."""
+    cfg = load_game_config(ROOT / "configs" / "classic.yaml")
+    cfg.rules.max_rounds = 1
+    res = asyncio.run(play_game(cfg, logs_dir=tmp_path, seed=2, game_id="g"))
+    gdir = Path(res.path)
+    stored = [r["probe_memory"]["seats"] for r in read_jsonl(gdir / "state.jsonl") if r.get("probe_memory")]
+    refs = [e for seats in stored for per in seats.values() for e in per.values()]
+    assert refs and all(isinstance(e, int) for e in refs)  # nothing of the answers is repeated
+    decoded = list(iter_snapshots(gdir / "state.jsonl"))
+    assert all(isinstance(e["value"], str) for r in decoded for per in r["probe_memory"]["seats"].values() for e in per.values())
+    (gdir / "introspection.jsonl").write_text("", encoding="utf-8")
+    with pytest.raises(LogFormatError, match=r"state.jsonl:\d+: probe memory of .* which introspection.jsonl does not hold"):
+        list(iter_snapshots(gdir / "state.jsonl"))

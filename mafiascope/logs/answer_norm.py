@@ -47,11 +47,21 @@ def folded_seats(seats: tuple[str, ...]) -> dict[str, str]:
     return {fold(s): s for s in seats}
 
 
+@lru_cache(maxsize=256)
+def _verbatim(seats: tuple[str, ...]) -> dict[str, str]:
+    """What the folded lookup gives for each seat's own name (a shortcut for the usual answer)."""
+    table = folded_seats(seats)
+    return {s: table[fold(s)] for s in seats}
+
+
 def exact_seat(name: Any, seats: list[str] | tuple[str, ...]) -> str | None:
     """A seat by case-insensitive exact name; None for a non-name; Underivable otherwise."""
     if not isinstance(name, str) or not name.strip():
         return None
-    hit = folded_seats(tuple(seats)).get(fold(name))
+    key = seats if isinstance(seats, tuple) else tuple(seats)
+    hit = _verbatim(key).get(name)
+    if hit is None:
+        hit = folded_seats(key).get(fold(name))
     if hit is None:
         raise Underivable(name)
     return hit

@@ -38,7 +38,7 @@ from functools import lru_cache
 from typing import Any
 
 from .answer_norm import NORM_VERSION, Underivable, normalise
-from .answers import PARSER_VERSION, chain_text, finite, parse_answer
+from .answers import PARSER_VERSION, ParsedAnswer, chain_text, finite, parse_answer
 from .templates import placeholders, render
 
 CODEC_VERSION = 1
@@ -60,6 +60,7 @@ _SHORT = {"a": "answer_raw", "v": "answer_valid", "l": "latency_ms", "tp": "toke
           "f": "finished_ts", "e": "error"}  # fmt: skip
 _RESERVED = {MARK, "k", "i", "s", "c", "te", "sp", "n", "x", "-", "A", "D", *_SHORT}
 _ABSENT = object()
+_EAGER = ("answer_parsed", "answer_parse_ok", "answer_raw", "e", "error")  # explicit fields that change a chain value
 
 
 class ProbeDecodeError(ValueError):
@@ -166,12 +167,14 @@ class _Tables:
     """What the lines so far define: header, seats, probes, steps and every record's chain value."""
 
     def __init__(self) -> None:
+        self.has_header = False
         self.game_id: str | None = None
-        self.seats: list[str] | None = None
+        self.seats: tuple[str, ...] | None = None
         self.seat: dict[int, dict[str, Any]] = {}
         self.probe: dict[int, dict[str, Any]] = {}
         self.step: dict[int, dict[str, Any]] = {}
         self.last_value: Any = _ABSENT  # the answer value of the record derive() saw last
+        self.last_shortcut = False  # ... and whether its parse was the stored value's
         # (player_name, probe_id) -> {step_index: (text, raw)}
         self.chain: dict[tuple[str, str], dict[int, tuple[str | None, bool]]] = {}
         # (player_name, probe_id) -> (step_index, JSON value) of the latest answer stored as a value
@@ -180,9 +183,10 @@ class _Tables:
     def table(self, line: Mapping[str, Any]) -> None:
         kind = line[MARK]
         if kind == "h":
+            self.has_header = True
             self.game_id = line.get("game_id")
             seats = line.get("seats")
-            self.seats = [str(s) for s in seats] if isinstance(seats, list) else None
+            self.seats = tuple(str(s) for s in seats) if isinstance(seats, list) else None
         elif kind == "seat":
             self.seat[int(line["i"])] = {k: line.get(k) for k in _SEAT_FIELDS}
         elif kind == "probe":
@@ -192,10 +196,13 @@ class _Tables:
         else:
             raise ProbeDecodeError(f"unknown line kind {kind!r:.40}")
 
-    def remember(self, rec: Mapping[str, Any]) -> None:
+    def remember(self, rec: Mapping[str, Any], line: Mapping[str, Any] | None = None) -> None:
+        """Note the record's chain value; for a compact ``line`` whose answer is its stored JSON value
+        (the common case) only the raw text is kept and the value computed when it is looked up."""
         name, pid, k = rec.get("player_name"), rec.get("probe_id"), rec.get("step_index")
         if isinstance(name, str) and isinstance(pid, str) and isinstance(k, int):
-            self.chain.setdefault((name, pid), {})[k] = chain_value(rec)
+            lazy = line is not None and self.last_shortcut and not any(x in line for x in _EAGER)
+            self.chain.setdefault((name, pid), {})[k] = rec["answer_raw"] if lazy else chain_value(rec)
 
     def set_answer(self, rec: Mapping[str, Any], value: Any) -> None:
         name, pid, k = rec.get("player_name"), rec.get("probe_id"), rec.get("step_index")
@@ -220,11 +227,17 @@ class _Tables:
         return (raw if isinstance(raw, str) else None), _ABSENT
 
     def lookup(self, name: str, pid: str, k: int) -> tuple[str | None, bool] | None:
-        return self.chain.get((name, pid), {}).get(k)
+        per = self.chain.get((name, pid))
+        hit = per.get(k) if per is not None else None
+        if isinstance(hit, str):  # a raw answer stored as its JSON value: parsed, no error
+            hit = per[k] = (chain_text(json.loads(hit)), False)  # type: ignore[index]
+        return hit
 
     def derive(self, core: Mapping[str, Any]) -> dict[str, Any]:
         """The full record a compact one stands for, before its explicit fields are applied."""
         k, i, s = core["k"], core["i"], core["s"]
+        if not self.has_header:
+            raise ProbeDecodeError(f"record of step {k}, seat {i}, probe {s}: the file's header line is missing")
         step, seat, probe = self.step.get(k), self.seat.get(i), self.probe.get(s)
         if step is None or seat is None or probe is None:
             missing = "step" if step is None else "seat" if seat is None else "probe"
@@ -245,11 +258,15 @@ class _Tables:
                     values[ph] = c
             question = render(template, values)
         raw, self.last_value = self.answer_value(name, pid, core)
-        pa = parse_answer(raw) if isinstance(raw, str) else None
-        ok = bool(pa and pa.ok)
-        parsed = finite(pa.value) if pa is not None and ok else None
+        self.last_shortcut = self.last_value is not _ABSENT and isinstance(raw, str) and "```" not in raw and "<think" not in raw.lower()
+        if self.last_shortcut:  # the JSON text of a stored value: re-parsing it gives it back, unrepaired
+            pa, ok, parsed = ParsedAnswer(raw, None, True), True, json.loads(raw)
+        else:
+            pa = parse_answer(raw) if isinstance(raw, str) else None
+            ok = bool(pa and pa.ok)
+            parsed = finite(pa.value) if pa is not None and ok else None
         norm = None
-        if ok and pid in STANDARD_SHAPES and self.seats is not None:
+        if ok and pid in STANDARD_SHAPES and self.seats is not None:  # seats: a tuple (cached lookups)
             try:
                 norm = normalise(pid, parsed, self.seats)
             except Underivable:
@@ -300,7 +317,9 @@ class ProbeDecoder:
                 self.tables.set_answer(rec, _ABSENT)
             elif kind == "p":
                 rec = _expand(self.tables, line)
+                self.tables.remember(rec, line)
                 self.tables.set_answer(rec, self.tables.last_value)
+                return rec
             else:
                 self.tables.table(line)
                 return None
@@ -386,7 +405,7 @@ class ProbeEncoder:
         if clash:
             core["x"] = clash
         out.append(core)
-        self.tables.remember(rec)
+        self.tables.remember(rec, core)
         self.tables.set_answer(rec, value)
         return out
 
@@ -438,6 +457,7 @@ class ProbeEncoder:
         name, pid = rec.get("player_name"), ph.split("_", 1)[1]
         per = self.tables.chain.get((name, pid), {}) if isinstance(name, str) else {}
         for step in sorted((x for x in per if x <= k), reverse=True)[:4]:
-            if per[step][0] == text or (text == "N/A" and per[step][0] is None):
+            hit = self.tables.lookup(name, pid, step)  # type: ignore[arg-type]
+            if hit is not None and (hit[0] == text or (text == "N/A" and hit[0] is None)):
                 return step
         return text
