@@ -99,13 +99,14 @@ def make_patch(base: Any, new: Any) -> Any:
     A list patch is ``{"n": length, "set": {"<index>": item}}``; an object patch is ``{"set": {key:
     value}, "sub": {key: list patch}}`` plus ``"keys"`` (the new key order) when it differs."""
     if isinstance(base, list) and isinstance(new, list):
-        return {"n": len(new), "set": {str(i): x for i, x in enumerate(new) if i >= len(base) or not same(base[i], x)}}
+        # plain == here (fast; 1 == 1.0): the caller checks the patched value with same()
+        return {"n": len(new), "set": {str(i): x for i, x in enumerate(new) if i >= len(base) or base[i] != x}}
     if isinstance(base, dict) and isinstance(new, dict):
         patch: dict[str, Any] = {"set": {}, "sub": {}}
         if list(base) != list(new):
             patch["keys"] = list(new)
         for key, x in new.items():
-            if key in base and same(base[key], x):
+            if key in base and base[key] == x:
                 continue
             if key in base and isinstance(base[key], list) and isinstance(x, list):
                 patch["sub"][key] = make_patch(base[key], x)
@@ -133,15 +134,22 @@ def apply_patch(base: Any, patch: Any) -> Any:
     raise ProbeDecodeError("an answer patch applies only to a list or an object")
 
 
+_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), check_circular=False).encode
+_SCALARS = (str, int, float, bool, type(None))
+
+
 def same(a: Any, b: Any) -> bool:
-    """Equal as JSON values, types included (``1`` is not ``1.0`` or ``True``)."""
+    """Equal as JSON values, types and key order included (``1`` is not ``1.0`` or ``True``)."""
+    if a is b:
+        return True
     if type(a) is not type(b):
         return False
-    if isinstance(a, dict):
-        return a.keys() == b.keys() and list(a) == list(b) and all(same(a[k], b[k]) for k in a)
-    if isinstance(a, list):
-        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
-    return bool(a == b)
+    if isinstance(a, _SCALARS):
+        return bool(a == b) or (a != a and b != b)  # NaN is NaN here
+    try:
+        return bool(_JSON(a) == _JSON(b))
+    except (TypeError, ValueError):
+        return bool(a == b)
 
 
 @lru_cache(maxsize=64)
