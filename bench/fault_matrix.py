@@ -37,7 +37,7 @@ from mafiascope.backends.devserver import DevServer  # noqa: E402
 from mafiascope.backends.registry import build_backend  # noqa: E402
 from mafiascope.config import load_game_config  # noqa: E402
 from mafiascope.engine.runner import play_game  # noqa: E402
-from mafiascope.logs.io import read_jsonl  # noqa: E402
+from mafiascope.logs.io import iter_probe_records, read_jsonl  # noqa: E402
 
 ERROR_TEXT = re.compile(r"^\s*ERROR\b|Traceback|\bHTTP [45]\d\d\b|timed out|Connection error|APIConnectionError|"
                         r"RateLimitError|backend '[^']+'", re.IGNORECASE)
@@ -58,9 +58,8 @@ def scan_game(game_dir: Path) -> dict[str, Any]:
             error_texts.append(text[:120])
     probe_failed = 0
     probe_rows = 0
-    intro = game_dir / "introspection.jsonl"
-    if intro.exists():
-        for r in read_jsonl(intro, skip_corrupt=True):
+    if (game_dir / "introspection.jsonl").exists():
+        for r in iter_probe_records(game_dir):
             probe_rows += 1
             if r.get("error") or r.get("fault") or r.get("ok") is False:
                 probe_failed += 1

@@ -37,7 +37,7 @@ from mafiascope.backends.base import Completion, CompletionRequest  # noqa: E402
 from mafiascope.config import load_game_config  # noqa: E402
 from mafiascope.engine import runner as runner_mod  # noqa: E402
 from mafiascope.engine.runner import play_game  # noqa: E402
-from mafiascope.logs.io import read_jsonl  # noqa: E402
+from mafiascope.logs.io import iter_probe_records, read_jsonl  # noqa: E402
 from mafiascope.probes.dsl import load_battery  # noqa: E402
 
 PRESETS = ["balanced", "cautious", "aggressive", "gullible", "analyst", "balanced", "cautious"]
@@ -190,7 +190,7 @@ async def bench(latency_ms: float, seed: int, concurrency: int, standin: bool) -
             if proc is not None:
                 proc.terminate()
                 await proc.wait()
-        recs = read_jsonl(logs / "pipelined" / "introspection.jsonl")
+        recs = list(iter_probe_records(logs / "pipelined"))
         pc = runs["pipelined"]["cost"]["probes"]
         ac = runs["pipelined"]["cost"]["act"]
         probe_s = pc["latency_ms"] / pc["calls"] / 1000.0
