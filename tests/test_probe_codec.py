@@ -131,3 +131,16 @@ def test_records_at_byte_offsets(tmp_path: Path):
     got = probe_records_at(tmp_path, offsets[-3:])
     assert [got[o] for o in offsets[-3:]] == recs[-3:]
     assert probe_records_at(tmp_path, [0]) == {}  # the header is not a record
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda ls: [ls[0], {**ls[1], "i": "zero"}, *ls[2:]], r"seat line: i: Input should be a valid integer"),
+    (lambda ls: [{**ls[0], "codec": 99}, *ls[1:]], r"written with probe codec 99; this mafiascope reads up to 1"),
+    (lambda ls: [ls[0], {**ls[1], "@": "nonsense"}, *ls[2:]], r"unknown line kind 'nonsense'"),
+])
+def test_a_bad_table_line_is_named(tmp_path: Path, edit, message):
+    _, lines = _roundtrip(_game())
+    bad = edit([json.loads(x) for x in lines])
+    (tmp_path / "introspection.jsonl").write_text("".join(json.dumps(x) + "\n" for x in bad), encoding="utf-8")
+    with pytest.raises(LogFormatError, match=message):
+        list(iter_probe_records(tmp_path, skip_corrupt=False))

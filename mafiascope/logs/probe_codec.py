@@ -37,6 +37,8 @@ from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
 from .answer_norm import NORM_VERSION, Underivable, normalise
 from .answers import PARSER_VERSION, ParsedAnswer, chain_text, finite, parse_answer
 from .templates import placeholders, render
@@ -65,6 +67,56 @@ _EAGER = ("answer_parsed", "answer_parse_ok", "answer_raw", "e", "error")  # exp
 
 class ProbeDecodeError(ValueError):
     """A compact record refers to a table entry or an earlier record the file does not hold."""
+
+
+class _Line(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, strict=True)
+
+    mark: str = Field(alias=MARK)
+
+
+class Header(_Line):
+    """``"@": "h"`` -- one per writer: whose records follow, read with which codec and parser."""
+
+    schema_version: int
+    codec: int
+    parser: int
+    norm: int
+    game_id: Any = None
+    seats: list[str] | None = None  # the names answers are normalised against
+
+
+class SeatLine(_Line):
+    """``"@": "seat"`` -- seat ``i``'s fields in the records that follow."""
+
+    i: int
+    player_name: Any = None
+    model: Any = None
+    role: Any = None
+
+
+class ProbeLine(_Line):
+    """``"@": "probe"`` -- probe ``s`` (its position in the battery): id and question template."""
+
+    s: int
+    probe_id: Any = None
+    template: str | None = None
+
+
+class StepLine(_Line):
+    """``"@": "step"`` -- step ``k``'s fields and its ``{players}``/``{roles}`` values."""
+
+    k: int
+    round: Any = None
+    public_msg_seq: Any = None
+    phase: Any = None
+    when: Any = None
+    timestamp: Any = None
+    players: str | None = None
+    roles: str | None = None
+
+
+TABLE_LINES: dict[str, type[_Line]] = {"h": Header, "seat": SeatLine, "probe": ProbeLine, "step": StepLine}
 
 
 def chain_value(rec: Mapping[str, Any]) -> tuple[str | None, bool]:
@@ -189,20 +241,26 @@ class _Tables:
         self.answer: dict[tuple[str, str], tuple[int, Any]] = {}
 
     def table(self, line: Mapping[str, Any]) -> None:
-        kind = line[MARK]
-        if kind == "h":
+        model = TABLE_LINES.get(line[MARK])
+        if model is None:
+            raise ProbeDecodeError(f"unknown line kind {line[MARK]!r:.40}")
+        try:
+            t = model.model_validate(line)
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            raise ProbeDecodeError(f"{line[MARK]} line: {'.'.join(map(str, err['loc']))}: {err['msg']}") from None
+        if isinstance(t, Header):
+            if t.codec > CODEC_VERSION:
+                raise ProbeDecodeError(f"written with probe codec {t.codec}; this mafiascope reads up to {CODEC_VERSION} (upgrade it)")
             self.has_header = True
-            self.game_id = line.get("game_id")
-            seats = line.get("seats")
-            self.seats = tuple(str(s) for s in seats) if isinstance(seats, list) else None
-        elif kind == "seat":
-            self.seat[int(line["i"])] = {k: line.get(k) for k in _SEAT_FIELDS}
-        elif kind == "probe":
-            self.probe[int(line["s"])] = {"probe_id": line.get("probe_id"), "template": line.get("template")}
-        elif kind == "step":
-            self.step[int(line["k"])] = {k: line.get(k) for k in (*_STEP_FIELDS, "players", "roles")}
+            self.game_id = t.game_id
+            self.seats = tuple(t.seats) if t.seats is not None else None
+        elif isinstance(t, SeatLine):
+            self.seat[t.i] = t.model_dump(include=set(_SEAT_FIELDS))
+        elif isinstance(t, ProbeLine):
+            self.probe[t.s] = t.model_dump(include={"probe_id", "template"})
         else:
-            raise ProbeDecodeError(f"unknown line kind {kind!r:.40}")
+            self.step[t.k] = t.model_dump(include={*_STEP_FIELDS, "players", "roles"})
 
     def remember(self, rec: Mapping[str, Any], line: Mapping[str, Any] | None = None) -> None:
         """Note the record's chain value; for a compact ``line`` whose answer is its stored JSON value
