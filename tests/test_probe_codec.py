@@ -144,3 +144,23 @@ def test_a_bad_table_line_is_named(tmp_path: Path, edit, message):
     (tmp_path / "introspection.jsonl").write_text("".join(json.dumps(x) + "\n" for x in bad), encoding="utf-8")
     with pytest.raises(LogFormatError, match=message):
         list(iter_probe_records(tmp_path, skip_corrupt=False))
+
+
+SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "corpus" / "mafiascope_en_demo"
+
+
+@pytest.mark.skipif(not SHARED.is_dir(), reason="shared corpus not available")
+def test_llm_answers_of_the_original_corpus_round_trip():
+    """Foreign records with LLM answers (fences, prose, repairs), given step indexes: exact both ways."""
+    from mafiascope.logs.io import iter_jsonl
+
+    game = next(d for d in sorted(SHARED.iterdir()) if (d / "introspection.jsonl").is_file())
+    recs = list(iter_jsonl(game / "introspection.jsonl", skip_corrupt=True))
+    steps: dict = {}
+    for r in recs:
+        r["step_index"] = steps.setdefault((r["round"], r["public_msg_seq"]), len(steps))
+    setup = next(iter_jsonl(game / "game.jsonl"))
+    back, lines = _roundtrip(recs, templates=None, seats=[p["name"] for p in setup["players"]])
+    assert len(back) == len(recs) > 100 and all(same(a, b) for a, b in zip(back, recs))
+    stored = [json.loads(x) for x in lines if json.loads(x).get("@") == "p"]
+    assert sum("answer_parsed" not in x for x in stored) > len(stored) // 2  # re-parsing the raw answer gives it back
