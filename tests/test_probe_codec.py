@@ -95,6 +95,8 @@ def test_records_the_encoder_cannot_derive_are_kept_field_by_field():
         {**_rec(3, 1, 2, "custom_probe", '{"x": 1}', answer_norm={"x": 1.0}, think_stripped=True, inherited=True), "c": "clash"},
         _rec(4, 2, 0, "role_assessment", "not json at all", answer_valid=False, chain_used_raw_fallback=True, attempts=3,
              tokens_estimated=False),
+        _rec(5, 1, 0, "role_assessment", '[{"player": "Ann", "guessed_role": "Mafia", "confidence": NaN}]',
+             answer_parsed=[{"player": "Ann", "guessed_role": "Mafia", "confidence": None}]),  # NaN: not JSON, kept as text
         {"game_id": "g", "probe_id": "x", "answer_raw": "kept whole"},  # no step key: stored as it is
     ]
     del odd[3]["tokens_prompt"]  # a missing field stays missing

@@ -137,9 +137,14 @@ def dumps_answer(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")  # NaN/Infinity: such an answer is stored as its text
+
+
 def loads_answer(raw: str) -> Any:
+    """The JSON value of a raw answer that is exactly JSON (no NaN/Infinity), else _ABSENT."""
     try:
-        return json.loads(raw)
+        return json.loads(raw, parse_constant=_no_constant)
     except (ValueError, RecursionError):
         return _ABSENT
 
