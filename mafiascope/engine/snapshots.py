@@ -13,20 +13,22 @@ step: 1.6 MB for a short probed game). Since schema_version 2 a record holds:
 * ``probe_memory`` with only the seats' entries that changed (``delta: true``).
 
 :func:`iter_snapshots` yields full records (schema_version 1 shape) from either version,
-so forks, resume, audit and conformance read one shape. A delta whose base is missing
-(lines removed from the middle of the file) is an error naming the line.
+so forks, resume, audit and conformance read one shape. The decoding itself lives in
+:mod:`mafiascope.logs.snapshots` (logs sit below the engine); this module supplies the
+context rebuild. A delta whose base is missing is an error naming the line.
 """
 
 from __future__ import annotations
 
 import copy
-import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ..logs.io import LogFormatError, TornLineWarning, iter_jsonl
 from ..logs.schema import SCHEMA_VERSION
+from ..logs.snapshots import SnapshotDecoder as _Decoder
+from ..logs.snapshots import iter_snapshots as _iter
+from ..logs.snapshots import read_snapshots as _read
 from .observation import all_contexts
 from .state import GameState
 
@@ -63,65 +65,23 @@ class SnapshotEncoder:
         return out
 
 
-class SnapshotDecoder:
-    """Rebuilds full records from compact ones (and passes full ones through)."""
+def derive_contexts(state: dict[str, Any]) -> dict[str, list[dict[str, str]]]:
+    """Every seat's acting context rebuilt from a serialised state (the reader's ``contexts``)."""
+    return all_contexts(GameState.model_validate(state))
+
+
+class SnapshotDecoder(_Decoder):
+    """The logs' decoder with the engine's context rebuild (full records, contexts included)."""
 
     def __init__(self, where: str = "state.jsonl") -> None:
-        self.where = where
-        self._events: list[dict[str, Any]] | None = None
-        self._memory: dict[str, dict[str, Any]] = {}
-
-    def decode(self, rec: dict[str, Any], line: int | None = None) -> dict[str, Any]:
-        state = rec.get("state")
-        if not isinstance(state, dict):
-            return rec
-        at = f"{self.where}:{line}" if line is not None else self.where
-        if "events_from" not in rec:  # a full record (schema_version 1)
-            self._events = list(state.get("events") or [])
-            mem = rec.get("probe_memory")
-            self._memory = copy.deepcopy((mem or {}).get("seats") or {}) if isinstance(mem, dict) else {}
-            return rec
-        start = int(rec["events_from"])
-        if start and (self._events is None or len(self._events) < start):
-            raise LogFormatError(f"{at}: snapshot continues {start} earlier events, but the records before it are missing")
-        events = (self._events or [])[:start] + list(state.get("events") or [])
-        self._events = events
-        full = dict(rec)
-        full["state"] = {**state, "events": list(events)}
-        mem = rec.get("probe_memory")
-        if isinstance(mem, dict) and mem.get("delta"):
-            for seat, per in (mem.get("seats") or {}).items():
-                self._memory.setdefault(seat, {}).update(per)
-            full["probe_memory"] = {**{k: v for k, v in mem.items() if k not in ("seats", "delta")},
-                                    "seats": copy.deepcopy(self._memory)}
-        if rec.get("contexts") == "derived":
-            try:
-                gs = GameState.model_validate(full["state"])
-                contexts = all_contexts(gs)
-            except Exception as exc:  # a foreign or damaged state: say where
-                raise LogFormatError(f"{at}: cannot rebuild the seats' contexts: {type(exc).__name__}: {str(exc)[:160]}") from None
-            full["players"] = [{**p, "messages": contexts.get(str(p.get("name")), [])} for p in rec.get("players") or []]
-            full.pop("contexts", None)
-        full.pop("events_from", None)
-        return full
+        super().__init__(where, derive_contexts)
 
 
 def iter_snapshots(path: str | Path, *, skip_corrupt: bool = False) -> Iterator[dict[str, Any]]:
-    """Full snapshot records of a ``state.jsonl`` (either schema version)."""
-    dec = SnapshotDecoder(str(path))
-    for i, rec in enumerate(iter_jsonl(path, skip_corrupt=skip_corrupt), start=1):
-        yield dec.decode(rec, i)
+    """Full snapshot records of a ``state.jsonl`` (either schema version), contexts rebuilt."""
+    return _iter(path, skip_corrupt=skip_corrupt, contexts=derive_contexts)
 
 
 def read_snapshots(path: str | Path) -> tuple[list[dict[str, Any]], bool]:
     """All full snapshot records and whether the file's last line was torn."""
-    torn = False
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", TornLineWarning)
-        rows = list(iter_snapshots(path))
-    for w in caught:
-        if issubclass(w.category, TornLineWarning):
-            torn = True
-        else:
-            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-    return rows, torn
+    return _read(path, contexts=derive_contexts)

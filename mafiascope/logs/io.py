@@ -98,6 +98,12 @@ def iter_jsonl(path: str | Path, *, skip_corrupt: bool = False) -> Iterator[dict
     :class:`TornLineWarning`. A corrupt line elsewhere raises :class:`LogFormatError`
     naming file and line, unless ``skip_corrupt`` (then it is skipped with a warning).
     """
+    for _, obj in iter_jsonl_lines(path, skip_corrupt=skip_corrupt):
+        yield obj
+
+
+def iter_jsonl_lines(path: str | Path, *, skip_corrupt: bool = False) -> Iterator[tuple[int, dict[str, Any]]]:
+    """:func:`iter_jsonl` with each object's 1-based line number (for errors naming file:line)."""
     path = Path(path)
     with open(path, "rb") as fh:
         data = fh.read()
@@ -114,13 +120,13 @@ def iter_jsonl(path: str | Path, *, skip_corrupt: bool = False) -> Iterator[dict
         except (ValueError, UnicodeDecodeError) as exc:
             where = f"{path}:{i + 1}"
             if i >= last_idx:
-                warnings.warn(f"{where}: skipping torn last line ({exc})", TornLineWarning, stacklevel=2)
+                warnings.warn(f"{where}: skipping torn last line ({exc})", TornLineWarning, stacklevel=3)
                 continue
             if skip_corrupt:
-                warnings.warn(f"{where}: skipping corrupt line ({exc})", TornLineWarning, stacklevel=2)
+                warnings.warn(f"{where}: skipping corrupt line ({exc})", TornLineWarning, stacklevel=3)
                 continue
             raise LogFormatError(f"{where}: corrupt JSONL line ({exc}); pass skip_corrupt=True to skip it") from exc
-        yield obj
+        yield i + 1, obj
 
 
 def read_jsonl(path: str | Path, *, skip_corrupt: bool = False) -> list[dict[str, Any]]:

@@ -23,6 +23,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from . import kinds as K
+from .battery import BatterySnapshot
+
 SCHEMA_VERSION = 2  # 2: compact snapshots in state.jsonl (deltas, derived contexts: engine/snapshots.py)
 SUPPORTED_SCHEMA_VERSIONS = (0, 1, 2)  # 0 = original MafiaScope logs (no schema_version field)
 
@@ -109,7 +112,7 @@ class Setup(Record):
     game_type: str | None = None
     config: dict[str, Any] | None = None  # config snapshot (secrets removed)
     backends: dict[str, dict[str, Any]] | None = None  # provenance per backend, no secrets
-    probes: dict[str, Any] | None = None  # probe battery snapshot
+    probes: BatterySnapshot | None = None  # the probe battery as recorded (every shape old logs hold)
     # fork / resume metadata (absent or null on root games)
     forked_from: str | None = None
     fork_point: list[int] | None = None
@@ -121,21 +124,9 @@ class Setup(Record):
 
 # --------------------------------------------------------------------------- events
 
-# Kinds with a speaker and a free-text reply; each occupies one msg_seq.
-UTTERANCE_KINDS = (
-    "intro",
-    "night_mafia",
-    "night_doctor",
-    "night_sheriff",
-    "night_don",
-    "mafia_talk",
-    "day_discuss",
-    "day_vote",
-    "last_words",
-    "best_move",
-    "defence",
-)
-NIGHT_ACTION_KINDS = ("night_mafia", "night_doctor", "night_sheriff", "night_don")
+# Kinds with a speaker and a free-text reply; each occupies one msg_seq (constants: logs/kinds.py).
+UTTERANCE_KINDS = K.UTTERANCE_KINDS
+NIGHT_ACTION_KINDS = K.NIGHT_ACTION_KINDS
 
 
 class Event(Record):
@@ -231,6 +222,30 @@ class NoElimination(Event):
     reason: str  # "tie" | "no_valid_votes" | "no_vote_day" ...
 
 
+class Nomination(Event):
+    """Tournament rules: a seat put another up for the vote."""
+
+    kind: Literal["nomination"] = "nomination"
+    nominator: str
+    nominee: str
+
+
+class NightShots(Event):
+    """Tournament rules: each Mafioso's shot (None = no shot) and whether they agreed."""
+
+    kind: Literal["night_shots"] = "night_shots"
+    shots: dict[str, str | None] = Field(default_factory=dict)
+    landed: bool = False
+
+
+class ShotOrder(Event):
+    """Tournament rules: the Don's order of targets for the nights to come (Mafia only)."""
+
+    kind: Literal["shot_order"] = "shot_order"
+    don: str
+    order: list[str] = Field(default_factory=list)
+
+
 class HostLine(Event):
     kind: Literal["host"] = "host"
     text: str
@@ -265,6 +280,9 @@ EVENT_MODELS.update(
         "vote_tally": VoteTally,
         "day_eliminate": DayEliminate,
         "no_elimination": NoElimination,
+        "nomination": Nomination,
+        "night_shots": NightShots,
+        "shot_order": ShotOrder,
         "host": HostLine,
         "game_over": GameOver,
     }
