@@ -21,6 +21,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..logs.steps import ROUND_END as END
+from ..logs.steps import step_label
 from . import labels as L
 from .corpus import Corpus
 from .frames import eq, items_with_probe, n_seats
@@ -29,7 +31,6 @@ from .modes import Mode
 from .stats import wilson
 
 VIEWER_Z = 1.96
-END = -1
 
 
 @dataclass
@@ -108,10 +109,6 @@ def step_table(c: Corpus) -> dict[str, np.ndarray]:
         }
 
     return c.memo("step_table", build)
-
-
-def step_label(r: int, s: int) -> str:
-    return f"R{r} end" if s == END else f"R{r}.{s}"
 
 
 def build_step_model(c: Corpus, game: str | int) -> StepModel:
@@ -294,7 +291,8 @@ def step_metrics(c: Corpus, game: str | int, mode: Mode) -> dict[str, Any]:
                 cal_n[b] += 1
                 cal_k[b] += int(lab == true[t])
         per_step.append({
-            "idx": st.idx, "label": st.label,
+            # compat: the original viewer's spelling of a round end ("R1 end")
+            "idx": st.idx, "label": st.label if norm else step_label(st.round, st.seq, original=True),
             # the original labels steps without a logged message (night analysis, round end) "unknown"
             "phase": st.phase if (st.has_message or norm) else "unknown", "alive": len(alive),
             "crowd_recall": (round(detected / evaluable, 4) if evaluable else None),

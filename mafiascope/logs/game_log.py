@@ -39,6 +39,7 @@ class GameLog:
     records: list[dict[str, Any]]  # game.jsonl after the setup record, as read (file order)
     lines: list[int] = field(default_factory=list)  # each record's line in game.jsonl
     skip_corrupt: bool = False
+    raw_setup: dict[str, Any] = field(default_factory=dict)  # the setup record as read (untyped)
 
     @property
     def game_id(self) -> str:
@@ -146,7 +147,7 @@ def read_game(path: str | Path, *, skip_corrupt: bool = False) -> GameLog:
     except ValidationError as exc:
         raise LogFormatError(f"{gfile}:{line}: invalid setup record: {_first_error(exc)}") from None
     rest = numbered[1:]
-    return GameLog(gdir, setup, [r for _, r in rest], [n for n, _ in rest], skip_corrupt)
+    return GameLog(gdir, setup, [r for _, r in rest], [n for n, _ in rest], skip_corrupt, first)
 
 
 def iter_games(root: str | Path, *, skip_corrupt: bool = False) -> Iterator[GameLog]:

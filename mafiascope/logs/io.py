@@ -20,6 +20,11 @@ from pydantic import BaseModel
 
 from ..redaction import needs_scrub, scrub
 
+try:  # optional speed-up (requirements.txt): ~3x faster on the common, clean file
+    import orjson as _orjson
+except ImportError:  # pragma: no cover
+    _orjson = None
+
 GAME_FILE = "game.jsonl"
 PROBE_FILE = "introspection.jsonl"
 STATE_FILE = "state.jsonl"
@@ -108,6 +113,14 @@ def iter_jsonl_lines(path: str | Path, *, skip_corrupt: bool = False) -> Iterato
     with open(path, "rb") as fh:
         data = fh.read()
     lines = data.split(b"\n")
+    if _orjson is not None and data.endswith(b"\n"):  # every line an object orjson accepts: the common case
+        try:
+            fast = [(i + 1, _orjson.loads(raw)) for i, raw in enumerate(lines) if raw.strip()]
+        except ValueError:  # torn or corrupt line, NaN, huge int ...: the tolerant reader below decides
+            fast = None
+        if fast is not None and all(isinstance(o, dict) for _, o in fast):
+            yield from fast
+            return
     # lines[-1] is b"" when the file ends with a newline
     last_idx = len(lines) - 1 if lines[-1] else len(lines) - 2
     for i, raw in enumerate(lines):

@@ -47,3 +47,9 @@ def death_of(record: dict) -> str | None:
     kind = record.get("kind")
     victim = record.get("victim") if kind == NIGHT_KILL else record.get("eliminated") if kind == DAY_ELIMINATE else None
     return victim if isinstance(victim, str) else None
+
+
+def of(record: dict) -> str | None:
+    """The kind of a raw record (None when it has none): ``kinds.of(rec) == kinds.NIGHT_KILL``."""
+    kind = record.get("kind")
+    return kind if isinstance(kind, str) else None

@@ -79,9 +79,12 @@ class StepKey:
         return cls(int(m.group(1)), int(m.group(2)) if m.group(2) is not None else ROUND_END)
 
 
-def step_label(rnd: int, msg_seq: int) -> str:
-    """The one label of a step: ``R1.5``, ``R1.end``."""
-    return f"R{rnd}.end" if msg_seq == ROUND_END else f"R{rnd}.{msg_seq}"
+def step_label(rnd: int, msg_seq: int, *, original: bool = False) -> str:
+    """The one label of a step: ``R1.5``, ``R1.end``. ``original``: the original viewer's spelling of a
+    round end, ``R1 end`` (compat output reproduces it; StepKey.parse reads it back)."""
+    if msg_seq == ROUND_END:
+        return f"R{rnd} end" if original else f"R{rnd}.end"
+    return f"R{rnd}.{msg_seq}"
 
 
 def step_order(rnd: int, msg_seq: int) -> tuple[int, float]:
