@@ -88,7 +88,7 @@ class SeatInfo(Record):
     """One seat as recorded in ``setup.players`` (original field names: model, backend)."""
 
     name: str
-    role: str
+    role: str = ""  # hand-made logs may leave it out; the engine always writes it
     model: str = ""  # model label shown to researchers
     backend: str = ""  # backend registry name
     personality: Personality = Field(default_factory=Personality)
