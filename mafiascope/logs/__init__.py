@@ -5,7 +5,7 @@ In a notebook: ``from mafiascope.logs import read_game`` (docs/logs.md).
 
 from . import kinds
 from .battery import BatterySnapshot, ProbeSpec
-from .game_log import GameLog, InvalidRecordWarning, iter_games, read_game
+from .game_log import GameLog, InvalidRecordWarning, MissingSetupError, iter_games, read_game
 from .io import GAME_FILE, PROBE_FILE, STATE_FILE, JsonlWriter, LogFormatError, iter_jsonl, iter_probe_records, list_game_dirs, read_jsonl
 from .schema import SCHEMA_VERSION, validate_game_id
 from .steps import ROUND_END, StepKey, step_label, step_order
@@ -20,6 +20,7 @@ __all__ = [
     "InvalidRecordWarning",
     "JsonlWriter",
     "LogFormatError",
+    "MissingSetupError",
     "ProbeSpec",
     "ROUND_END",
     "SCHEMA_VERSION",

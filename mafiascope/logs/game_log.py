@@ -28,6 +28,10 @@ from .timeline import Timeline
 E = TypeVar("E", bound=Event)
 
 
+class MissingSetupError(LogFormatError):
+    """game.jsonl is empty or does not start with a setup record (a game not started, or not a game)."""
+
+
 class InvalidRecordWarning(TornLineWarning):
     """A record that is valid JSON but not a valid record of its kind was skipped."""
 
@@ -59,7 +63,7 @@ class GameLog:
         out: list[Event] = []
         for line, rec in zip(self.lines, self.records):
             try:
-                ev = parse_event(rec)
+                ev = parse_event(rec if "game_id" in rec else {**rec, "game_id": self.game_id})  # hand-made logs omit it
             except ValidationError as exc:
                 msg = f"{self.dir / GAME_FILE}:{line}: invalid {rec.get('kind')!s:.40} record: {_first_error(exc)}"
                 if not self.skip_corrupt:
@@ -140,7 +144,7 @@ def read_game(path: str | Path, *, skip_corrupt: bool = False) -> GameLog:
     numbered = list(iter_jsonl_lines(gfile, skip_corrupt=skip_corrupt))
     if not numbered or numbered[0][1].get("kind") != K.SETUP:
         line = numbered[0][0] if numbered else 1
-        raise LogFormatError(f"{gfile}:{line}: the first record is not a setup record")
+        raise MissingSetupError(f"{gfile}:{line}: the first record is not a setup record")
     line, first = numbered[0]
     try:
         setup = Setup.model_validate(first)

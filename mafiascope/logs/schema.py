@@ -153,7 +153,7 @@ class Utterance(Event):
 
     player: str
     player_idx: int | None = None
-    response: str
+    response: str = ""  # always written by the engine; hand-made logs may leave it out
     prompt: str | None = None  # the instruction the seat received for this turn
     # parsed action / vote (None for plain speech)
     action: str | None = None  # "kill" | "protect" | "check" | "vote" | "nominate" ...
