@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config import GameConfig, load_game_config
-from ..logs.io import read_jsonl
+from ..logs.io import GAME_FILE, STATE_FILE, read_jsonl
 from ..logs.schema import MAFIA_ROLES, UTTERANCE_KINDS, parse_event
 from .observation import context_for
 from .runner import WALL_CLOCK_FIELDS, play_game
@@ -46,7 +46,7 @@ def _public_view(path: Path) -> list[str]:
 
 def check_game_log(game_dir: Path) -> dict[str, Any]:
     """Invariants of one finished game directory; returns a few counts."""
-    events = read_jsonl(game_dir / "game.jsonl")
+    events = read_jsonl(game_dir / GAME_FILE)
     _check(events and events[0]["kind"] == "setup", "first record must be setup")
     _check(events[-1]["kind"] == "game_over", "last record must be game_over")
     roles = {p["name"]: p["role"] for p in events[0]["players"]}
@@ -85,7 +85,7 @@ def check_game_log(game_dir: Path) -> dict[str, Any]:
 def check_snapshots(game_dir: Path) -> int:
     """Each snapshot's state restores, and its stored contexts equal the observation function's."""
     n = 0
-    for rec in iter_snapshots(game_dir / "state.jsonl"):
+    for rec in iter_snapshots(game_dir / STATE_FILE):
         state = GameState.model_validate(rec["state"])
         for p in rec["players"]:
             ctx = context_for(state, p["name"])
@@ -104,7 +104,7 @@ def check_config(cfg: GameConfig, seeds: tuple[int, ...] = (1, 2), probes: bool 
             for copy in ("a", "b"):
                 asyncio.run(play_game(cfg, logs_dir=root, seed=seed, game_id=f"s{seed}{copy}", probes=probes, snapshots=True))
             a, b = root / f"s{seed}a", root / f"s{seed}b"
-            _check(_public_view(a / "game.jsonl") == _public_view(b / "game.jsonl"), f"seed {seed}: two runs differ")
+            _check(_public_view(a / GAME_FILE) == _public_view(b / GAME_FILE), f"seed {seed}: two runs differ")
             check_game_log(a)
             report["snapshots"] += check_snapshots(a)
             report["games"] += 1

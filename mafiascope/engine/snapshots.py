@@ -25,6 +25,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from ..logs.io import STATE_FILE
 from ..logs.schema import SCHEMA_VERSION
 from ..logs.snapshots import SnapshotDecoder as _Decoder
 from ..logs.snapshots import iter_snapshots as _iter
@@ -73,7 +74,7 @@ def derive_contexts(state: dict[str, Any]) -> dict[str, list[dict[str, str]]]:
 class SnapshotDecoder(_Decoder):
     """The logs' decoder with the engine's context rebuild (full records, contexts included)."""
 
-    def __init__(self, where: str = "state.jsonl") -> None:
+    def __init__(self, where: str = STATE_FILE) -> None:
         super().__init__(where, derive_contexts)
 
 
