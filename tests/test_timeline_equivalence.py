@@ -1,0 +1,67 @@
+"""The app's game model and the viewer's step model give the steps they gave before the timeline moved into
+mafiascope.logs (values recorded from the app's own build_model at commit b9faaf2 on data/demo; the only
+intended change is the round-end label, "R1 end" -> "R1.end"), and they agree with logs.Timeline."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import warnings
+from pathlib import Path
+
+import pytest
+
+from mafiascope.logs import iter_games
+from mafiascope.logs.io import list_game_dirs
+
+ROOT = Path(__file__).resolve().parents[1]
+DEMO = ROOT / "data" / "demo"
+BEFORE = json.loads((ROOT / "tests" / "fixtures" / "timeline" / "demo_app_steps.json").read_text())
+
+
+def _beliefs_digest(beliefs: dict) -> str:
+    flat = {a: [{k: [v[0], v[1]] for k, v in sorted(r.items())} for r in rows] for a, rows in sorted(beliefs.items())}
+    return hashlib.sha256(json.dumps(flat, sort_keys=True, default=str).encode()).hexdigest()
+
+
+@pytest.fixture(scope="module")
+def app_models():
+    pytest.importorskip("streamlit")
+    from app.data import load_raw
+    from app.gamemodel import build_model
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return {d.name: build_model(load_raw(str(d))) for d in list_game_dirs(DEMO)}
+
+
+def test_before_values_cover_every_demo_game(app_models):
+    assert set(BEFORE) == set(app_models) and len(BEFORE) >= 10
+
+
+@pytest.mark.parametrize("game", sorted(BEFORE))
+def test_app_game_model_unchanged(app_models, game):
+    gm, ref = app_models[game], BEFORE[game]
+    old = [[*s[:3], s[3].replace(" end", ".end"), *s[4:]] for s in ref["steps"]]
+    assert [[s.idx, s.round, s.seq, s.label, s.phase, s.ts, s.speaker, s.event_idx, sorted(s.alive)] for s in gm.steps] == old
+    assert gm.event_step == ref["event_step"]
+    assert _beliefs_digest(gm.beliefs) == ref["beliefs"]
+    assert [gm.probes_total, gm.probes_ok, sorted([k, list(v)] for k, v in gm.probes_by_id.items())] == ref["probes"]
+    assert any(s.label.endswith(".end") for s in gm.steps)  # every demo game has a round end
+
+
+def test_logs_timeline_is_the_app_timeline(app_models):
+    for log in iter_games(DEMO):
+        gm, tl = app_models[log.game_id], log.timeline()
+        assert tl.steps == gm.steps and tl.event_step == gm.event_step and tl.beliefs == gm.beliefs
+
+
+def test_viewer_step_model_agrees(tmp_path):
+    from mafiascope.analytics.corpus import load_corpus
+    from mafiascope.analytics.viewer import build_step_model
+
+    c = load_corpus(DEMO, cache_dir=tmp_path, probed_only=False)
+    for log in iter_games(DEMO):
+        sm, tl = build_step_model(c, log.game_id), log.timeline()
+        assert [s.label for s in sm.steps] == tl.labels
+        assert [(s.speaker, s.ts, sorted(s.alive)) for s in sm.steps] == [(s.speaker, s.ts, sorted(s.alive)) for s in tl.steps]
