@@ -35,7 +35,7 @@ from ..analytics.stats import cluster_ci, ratio_stat
 from ..config import GameConfig
 from ..engine.phases.base import ProbeStep
 from ..engine.state import GameState
-from ..logs.io import PROBE_FILE, iter_jsonl, list_game_dirs
+from ..logs.io import iter_probe_records, list_game_dirs
 from ..logs.schema import UTTERANCE_KINDS, validate_game_id
 from .experiments import fisher_exact, newcombe
 from .source import ParentGame, ReplayError, fmt_key
@@ -194,7 +194,7 @@ async def run_repeat(logs: str | Path, states: int, repeats: int, *, seed: int =
                 if fut is not None:
                     await fut
                 await hook.drain()
-                for rec in iter_jsonl(out / PROBE_FILE):
+                for rec in iter_probe_records(out, skip_corrupt=False):
                     answers[(str(rec.get("player_name")), str(rec.get("probe_id")))].append(headline(str(rec.get("probe_id")), rec))
             phase = str(snap.get("phase"))
             here: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0, 0])
