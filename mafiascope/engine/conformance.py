@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config import GameConfig, load_game_config
+from ..logs import kinds as K
 from ..logs.io import GAME_FILE, STATE_FILE, read_jsonl
 from ..logs.schema import MAFIA_ROLES, UTTERANCE_KINDS, parse_event
 from .observation import context_for
@@ -47,8 +48,8 @@ def _public_view(path: Path) -> list[str]:
 def check_game_log(game_dir: Path) -> dict[str, Any]:
     """Invariants of one finished game directory; returns a few counts."""
     events = read_jsonl(game_dir / GAME_FILE)
-    _check(events and events[0]["kind"] == "setup", "first record must be setup")
-    _check(events[-1]["kind"] == "game_over", "last record must be game_over")
+    _check(events and events[0]["kind"] == K.SETUP, "first record must be setup")
+    _check(events[-1]["kind"] == K.GAME_OVER, "last record must be game_over")
     roles = {p["name"]: p["role"] for p in events[0]["players"]}
     alive = set(roles)
     keys: set[tuple[int, int]] = set()
@@ -59,11 +60,11 @@ def check_game_log(game_dir: Path) -> dict[str, Any]:
             _check(key not in keys, f"duplicate (round, msg_seq) {key}")
             keys.add(key)
         if ev["kind"] in UTTERANCE_KINDS:
-            _check(ev["player"] in alive or ev["kind"] in ("last_words", "best_move"), f"{ev['player']} acted while dead ({ev['kind']} R{ev['round']})")
+            _check(ev["player"] in alive or ev["kind"] in (K.LAST_WORDS, K.BEST_MOVE), f"{ev['player']} acted while dead ({ev['kind']} R{ev['round']})")
             if ev.get("fault"):
                 _check(ev["response"] == "", "a failed turn must not carry text")
         for name in (ev.get("victim"), ev.get("eliminated")):
-            if name and ev["kind"] in ("night_kill", "day_eliminate"):
+            if name and ev["kind"] in (K.NIGHT_KILL, K.DAY_ELIMINATE):
                 _check(name in alive, f"{name} died twice")
                 alive.discard(name)
         for name in ev.get("removed", []) or []:

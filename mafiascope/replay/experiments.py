@@ -32,7 +32,7 @@ from ..backends.base import CompletionRequest
 from ..engine.observation import context_for
 from ..engine.parsing import parse_target, strip_think
 from ..engine.runner import phases_for
-from ..logs.io import iter_jsonl, iter_probe_records
+from ..logs.io import iter_probe_records
 from .forks import SUSPICION_PROBE, experiments_dir, plan_fork, run_branch, run_fork_batch, write_json_atomic
 from .source import Key, ParentGame, ReplayError, fmt_key, parse_key
 from .summary import game_outcome, proportion
