@@ -1,6 +1,7 @@
 """The app's game model and the viewer's step model give the steps they gave before the timeline moved into
-mafiascope.logs (values recorded from the app's own build_model at commit b9faaf2 on data/demo; the only
-intended change is the round-end label, "R1 end" -> "R1.end"), and they agree with logs.Timeline."""
+mafiascope.logs (values recorded from the app's own build_model at commit b9faaf2 on data/demo), and they agree
+with logs.Timeline. Two changes are intended: the round-end label ("R1 end" -> "R1.end"), and a step carried by
+a record that is not a seat's reply (the night analysis) now points at that record (``event_idx``; it was None)."""
 
 from __future__ import annotations
 
@@ -41,9 +42,14 @@ def test_before_values_cover_every_demo_game(app_models):
 
 @pytest.mark.parametrize("game", sorted(BEFORE))
 def test_app_game_model_unchanged(app_models, game):
+    from mafiascope.logs import kinds
+
     gm, ref = app_models[game], BEFORE[game]
     old = [[*s[:3], s[3].replace(" end", ".end"), *s[4:]] for s in ref["steps"]]
-    assert [[s.idx, s.round, s.seq, s.label, s.phase, s.ts, s.speaker, s.event_idx, sorted(s.alive)] for s in gm.steps] == old
+    now = [[s.idx, s.round, s.seq, s.label, s.phase, s.ts, s.speaker, s.event_idx, sorted(s.alive)] for s in gm.steps]
+    records = [s.event_idx for s in gm.steps if s.event_idx is not None and kinds.of(gm.events[s.event_idx]) not in kinds.UTTERANCE_KINDS]
+    assert all(kinds.of(gm.events[i]) == kinds.NIGHT_ANALYSIS for i in records)
+    assert [[*row[:7], None if row[7] in records else row[7], row[8]] for row in now] == old
     assert gm.event_step == ref["event_step"]
     assert _beliefs_digest(gm.beliefs) == ref["beliefs"]
     assert [gm.probes_total, gm.probes_ok, sorted([k, list(v)] for k, v in gm.probes_by_id.items())] == ref["probes"]
@@ -56,12 +62,21 @@ def test_logs_timeline_is_the_app_timeline(app_models):
         assert tl.steps == gm.steps and tl.event_step == gm.event_step and tl.beliefs == gm.beliefs
 
 
-def test_viewer_step_model_agrees(tmp_path):
+SHARED = ROOT.parent / "shared" / "corpus"
+
+
+@pytest.mark.parametrize("root", [DEMO, ROOT / "data" / "arena", ROOT / "tests" / "fixtures" / "logs", SHARED],
+                         ids=["demo", "arena", "fixtures", "original-corpus"])  # fmt: skip
+def test_viewer_step_model_agrees(tmp_path, root):
+    """The viewer's columnar step table (its fast path over a corpus) yields the logs' timeline, unprobed
+    ten-seat games (a night analysis carries a message number) included."""
     from mafiascope.analytics.corpus import load_corpus
     from mafiascope.analytics.viewer import build_step_model
 
-    c = load_corpus(DEMO, cache_dir=tmp_path, probed_only=False)
-    for log in iter_games(DEMO):
+    if not root.is_dir():
+        pytest.skip("shared corpus not available")
+    c = load_corpus(root, cache_dir=tmp_path, probed_only=False)
+    for log in iter_games(root):
         sm, tl = build_step_model(c, log.game_id), log.timeline()
         assert [s.label for s in sm.steps] == tl.labels
         assert [(s.speaker, s.ts, sorted(s.alive)) for s in sm.steps] == [(s.speaker, s.ts, sorted(s.alive)) for s in tl.steps]

@@ -1,11 +1,12 @@
 """The timeline of one game: step order, who was alive and who spoke at each step, and each
 player's beliefs carried forward from their latest answered probe.
 
-A step is a (round, msg_seq) that a logged message or a probe record carries
-(:class:`~mafiascope.logs.steps.StepKey`), in chronological order. Per step: its phase (the
-message kind's phase, else the first probe's phase; ``round_end`` for a round's end), its time
-(earliest probe call, else the message's), its speaker, and the seats alive then (no death
-logged strictly before that time). Each record of game.jsonl becomes visible at one step: a
+A step is a (round, msg_seq) that a logged record (a seat's reply, the night analysis ...) or a
+probe record carries (:class:`~mafiascope.logs.steps.StepKey`), in chronological order. Per
+step: its phase (the first record's kind as a phase, else the first probe's phase;
+``round_end`` for a round's end), its time (earliest probe call, else the first record's), its
+speaker (the last record there with a seat), and the seats alive then (no death logged
+strictly before that time). Each record of game.jsonl becomes visible at one step: a
 message at its own step, any other record at the first step not earlier than it.
 
 This is presentation bookkeeping, no metric; the app's game model reads it.
@@ -94,11 +95,13 @@ class Timeline:
 
         for i, e in enumerate(events):
             k = _message_key(e)
-            if k is not None:
-                d = slot(k)
-                d["speaker"], d["event"] = e.get("player"), i
-                d["phase"] = PHASE_OF_KIND.get(e["kind"], e["kind"])
-                d["msg_ts"] = _num(e.get("ts"))
+            if k is None:
+                continue
+            d = slot(k)
+            if d["event"] is None:  # the first record at the step sets its phase and time
+                d["event"], d["phase"], d["msg_ts"] = i, PHASE_OF_KIND.get(e["kind"], e["kind"]), _num(e.get("ts"))
+            if isinstance(e.get("player"), str):  # the speaker: the last record at the step with a seat
+                d["speaker"] = e["player"]
         for p in probes:
             k = _probe_key(p)
             if k is None:
@@ -154,8 +157,10 @@ class Timeline:
 
 
 def _message_key(e: dict[str, Any]) -> tuple[int, int] | None:
-    if e.get("kind") in K.UTTERANCE_KINDS and isinstance(e.get("msg_seq"), int):
-        return int(e.get("round") or 0), int(e["msg_seq"])
+    """The step of a record that carries a message number (a seat's reply, the night analysis ...)."""
+    seq = e.get("msg_seq")
+    if isinstance(seq, int) and not isinstance(seq, bool) and isinstance(e.get("kind"), str) and e["kind"] != K.SETUP:
+        return int(e.get("round") or 0), seq
     return None
 
 
