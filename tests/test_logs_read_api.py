@@ -302,3 +302,16 @@ def test_sheriff_results_are_typed():
     raw = [r for r in iter_jsonl(d / "game.jsonl") if r.get("kind") == kinds.NIGHT_SHERIFF_RESULT]
     typed = read_game(d).events_of(SheriffResult)
     assert [(e.sheriff, e.checked, e.result) for e in typed] == [(r["sheriff"], r["checked"], r["result"]) for r in raw]
+
+
+def test_invalid_setup_names_file_and_line_on_first_use(tmp_path):
+    d = _copy_fixture(tmp_path)
+    gfile = d / "game.jsonl"
+    lines = gfile.read_text(encoding="utf-8").splitlines()
+    setup = json.loads(lines[0])
+    setup["players"] = "nobody"
+    gfile.write_text("\n".join([json.dumps(setup), *lines[1:]]) + "\n", encoding="utf-8")
+    log = read_game(d)  # the raw records are there (the app's index reads only those)
+    assert log.game_id == setup["game_id"] and log.raw_setup["players"] == "nobody"
+    with pytest.raises(LogFormatError, match=r"game\.jsonl:1: invalid setup record: players"):
+        log.setup  # noqa: B018

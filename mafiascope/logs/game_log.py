@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 from pydantic import ValidationError
 
 from . import kinds as K
-from .io import GAME_FILE, PROBE_FILE, STATE_FILE, LogFormatError, TornLineWarning, iter_jsonl_lines, iter_probe_records, list_game_dirs
+from .io import GAME_FILE, PROBE_FILE, STATE_FILE, LogFormatError, TornLineWarning, iter_probe_records, list_game_dirs, read_jsonl_lines
 from .schema import Event, GameOver, ProbeRecord, Setup, Snapshot, parse_event
 from .snapshots import ContextBuilder, iter_snapshots
 from .timeline import Timeline
@@ -39,15 +39,24 @@ class InvalidRecordWarning(TornLineWarning):
 @dataclass
 class GameLog:
     dir: Path
-    setup: Setup
+    raw_setup: dict[str, Any]  # the setup record as read (untyped)
     records: list[dict[str, Any]]  # game.jsonl after the setup record, as read (file order)
     lines: list[int] = field(default_factory=list)  # each record's line in game.jsonl
     skip_corrupt: bool = False
-    raw_setup: dict[str, Any] = field(default_factory=dict)  # the setup record as read (untyped)
+    setup_line: int = 1
+
+    @cached_property
+    def setup(self) -> Setup:
+        """The typed setup record, validated on first use (LogFormatError naming file:line if it does not)."""
+        try:
+            return Setup.model_validate(self.raw_setup)
+        except ValidationError as exc:
+            raise LogFormatError(f"{self.dir / GAME_FILE}:{self.setup_line}: invalid setup record: {_first_error(exc)}") from None
 
     @property
     def game_id(self) -> str:
-        return self.setup.game_id
+        gid = self.raw_setup.get("game_id")
+        return gid if isinstance(gid, str) and gid else self.setup.game_id
 
     @property
     def names(self) -> list[str]:
@@ -130,28 +139,26 @@ class GameLog:
 
 
 def read_game(path: str | Path, *, skip_corrupt: bool = False) -> GameLog:
-    """Read a game directory (or its game.jsonl). The first record must be the setup.
+    """Read a game directory (or its game.jsonl) once. The first record must be the setup
+    (:class:`MissingSetupError` otherwise).
 
     A torn last line is skipped with a warning naming file:line; a corrupt line elsewhere is a
-    :class:`LogFormatError` naming file:line unless ``skip_corrupt`` (then skipped with a warning,
-    as are records that do not validate when ``events`` is read)."""
+    :class:`LogFormatError` naming file:line unless ``skip_corrupt`` (then skipped with a warning).
+    Records are typed on first use of ``setup`` / ``events``: one that does not validate is a
+    LogFormatError naming file:line (``events`` with ``skip_corrupt``: skipped with a warning)."""
     gdir = Path(path)
     if gdir.name == GAME_FILE and gdir.is_file():
         gdir = gdir.parent
     gfile = gdir / GAME_FILE
     if not gfile.is_file():
         raise FileNotFoundError(f"{gdir}: not a game directory (no {GAME_FILE})")
-    numbered = list(iter_jsonl_lines(gfile, skip_corrupt=skip_corrupt))
+    numbered = read_jsonl_lines(gfile, skip_corrupt=skip_corrupt)
     if not numbered or numbered[0][1].get("kind") != K.SETUP:
         line = numbered[0][0] if numbered else 1
         raise MissingSetupError(f"{gfile}:{line}: the first record is not a setup record")
     line, first = numbered[0]
-    try:
-        setup = Setup.model_validate(first)
-    except ValidationError as exc:
-        raise LogFormatError(f"{gfile}:{line}: invalid setup record: {_first_error(exc)}") from None
     rest = numbered[1:]
-    return GameLog(gdir, setup, [r for _, r in rest], [n for n, _ in rest], skip_corrupt, first)
+    return GameLog(gdir, first, [r for _, r in rest], [n for n, _ in rest], skip_corrupt, line)
 
 
 def iter_games(root: str | Path, *, skip_corrupt: bool = False) -> Iterator[GameLog]:

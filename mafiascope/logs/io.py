@@ -107,20 +107,34 @@ def iter_jsonl(path: str | Path, *, skip_corrupt: bool = False) -> Iterator[dict
         yield obj
 
 
-def iter_jsonl_lines(path: str | Path, *, skip_corrupt: bool = False) -> Iterator[tuple[int, dict[str, Any]]]:
-    """:func:`iter_jsonl` with each object's 1-based line number (for errors naming file:line)."""
+def read_jsonl_lines(path: str | Path, *, skip_corrupt: bool = False) -> list[tuple[int, dict[str, Any]]]:
+    """Every object of a JSONL file with its 1-based line number (for errors naming file:line)."""
     path = Path(path)
-    with open(path, "rb") as fh:
-        data = fh.read()
+    data = path.read_bytes()
+    return _fast(data) or list(_parse_lines(path, data, skip_corrupt))
+
+
+def iter_jsonl_lines(path: str | Path, *, skip_corrupt: bool = False) -> Iterator[tuple[int, dict[str, Any]]]:
+    """:func:`read_jsonl_lines`, one object at a time (a damaged file is parsed line by line as it is read)."""
+    path = Path(path)
+    data = path.read_bytes()
+    yield from _fast(data) or _parse_lines(path, data, skip_corrupt)
+
+
+def _fast(data: bytes) -> list[tuple[int, dict[str, Any]]] | None:
+    """The whole file at once when orjson reads every line as an object (the common case, ~3x faster);
+    None for anything else (a torn or corrupt line, NaN, huge ints ...), which the tolerant reader decides."""
+    if _orjson is None or not data.endswith(b"\n"):
+        return None
+    try:
+        fast = [(i, _orjson.loads(raw)) for i, raw in enumerate(data.split(b"\n"), start=1) if raw.strip()]
+    except ValueError:
+        return None
+    return fast if all(type(o) is dict for _, o in fast) else None
+
+
+def _parse_lines(path: Path, data: bytes, skip_corrupt: bool) -> Iterator[tuple[int, dict[str, Any]]]:
     lines = data.split(b"\n")
-    if _orjson is not None and data.endswith(b"\n"):  # every line an object orjson accepts: the common case
-        try:
-            fast = [(i + 1, _orjson.loads(raw)) for i, raw in enumerate(lines) if raw.strip()]
-        except ValueError:  # torn or corrupt line, NaN, huge int ...: the tolerant reader below decides
-            fast = None
-        if fast is not None and all(isinstance(o, dict) for _, o in fast):
-            yield from fast
-            return
     # lines[-1] is b"" when the file ends with a newline
     last_idx = len(lines) - 1 if lines[-1] else len(lines) - 2
     for i, raw in enumerate(lines):
@@ -133,10 +147,10 @@ def iter_jsonl_lines(path: str | Path, *, skip_corrupt: bool = False) -> Iterato
         except (ValueError, UnicodeDecodeError) as exc:
             where = f"{path}:{i + 1}"
             if i >= last_idx:
-                warnings.warn(f"{where}: skipping torn last line ({exc})", TornLineWarning, stacklevel=3)
+                warnings.warn(f"{where}: skipping torn last line ({exc})", TornLineWarning, stacklevel=4)
                 continue
             if skip_corrupt:
-                warnings.warn(f"{where}: skipping corrupt line ({exc})", TornLineWarning, stacklevel=3)
+                warnings.warn(f"{where}: skipping corrupt line ({exc})", TornLineWarning, stacklevel=4)
                 continue
             raise LogFormatError(f"{where}: corrupt JSONL line ({exc}); pass skip_corrupt=True to skip it") from exc
         yield i + 1, obj
