@@ -349,8 +349,8 @@ class Snapshot(Record):
 
     ``state`` holds the engine's own serialised :class:`mafiascope.engine.state.GameState`;
     ``players[].messages`` are the seats' acting contexts (for audits and the original's tools).
-    Since schema_version 2 the file stores deltas; read it with
-    :func:`mafiascope.engine.snapshots.iter_snapshots`, which yields this full shape.
+    Since schema_version 2 the file stores deltas; read it with ``GameLog.snapshots()``
+    (mafiascope.logs.snapshots) or :func:`mafiascope.engine.snapshots.iter_snapshots`, which yield this full shape.
     """
 
     game_id: str
