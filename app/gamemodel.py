@@ -15,7 +15,6 @@ import streamlit as st
 
 from mafiascope.logs import Timeline, TimelineStep, kinds
 from mafiascope.logs.schema import MAFIA_ROLES
-from mafiascope.logs.timeline import PHASE_OF_KIND  # noqa: F401  (re-exported for the pages)
 
 from .data import RawGame, file_sig, load_raw
 
@@ -54,9 +53,13 @@ class GameModel:
     def mafia(self) -> list[str]:
         return [n for n, r in self.roles.items() if r in MAFIA_ROLES]
 
+    @property
+    def timeline(self) -> Timeline:
+        return Timeline(self.steps, self.event_step, self.beliefs)
+
     def step_of_label(self, label: str) -> int | None:
         """The step of a label in any form StepKey.parse reads (``R1.5``, ``R1.end``, ``R1 end`` ...)."""
-        return Timeline(self.steps, self.event_step).index(label)
+        return self.timeline.index(label)
 
     def events_until(self, step: int) -> list[tuple[int, dict[str, Any]]]:
         return [(i, e) for i, e in enumerate(self.events) if self.event_step[i] <= step]
@@ -70,10 +73,7 @@ class GameModel:
         return alive
 
     def belief(self, agent: str, step: int, probe_id: str) -> tuple[Any, bool]:
-        rows = self.beliefs.get(agent)
-        if not rows or step < 0 or step >= len(rows):
-            return None, False
-        return rows[step].get(probe_id, (None, False))
+        return self.timeline.belief(agent, step, probe_id)
 
 
 def build_model(raw: RawGame) -> GameModel:

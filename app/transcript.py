@@ -9,8 +9,9 @@ import streamlit as st
 
 from mafiascope.logs import kinds as K
 from mafiascope.logs.schema import MAFIA_ROLES, NIGHT_ACTION_KINDS
+from mafiascope.logs.timeline import PHASE_OF_KIND
 
-from .gamemodel import PHASE_ICONS, PHASE_OF_KIND, GameModel, plan
+from .gamemodel import PHASE_ICONS, GameModel, plan
 from .palette import canonical_role, role_icon
 from .text import md_escape
 
