@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from .io import LogFormatError, TornLineWarning, iter_jsonl
+from .io import STATE_FILE, LogFormatError, TornLineWarning, iter_jsonl
 
 # state dict -> {seat name: acting context (chat messages)}; may raise on a damaged state
 ContextBuilder = Callable[[dict[str, Any]], dict[str, list[dict[str, str]]]]
@@ -26,7 +26,7 @@ ContextBuilder = Callable[[dict[str, Any]], dict[str, list[dict[str, str]]]]
 class SnapshotDecoder:
     """Rebuilds full records from compact ones (and passes full ones through), in file order."""
 
-    def __init__(self, where: str = "state.jsonl", contexts: ContextBuilder | None = None) -> None:
+    def __init__(self, where: str = STATE_FILE, contexts: ContextBuilder | None = None) -> None:
         self.where = where
         self.contexts = contexts
         self._events: list[dict[str, Any]] | None = None
