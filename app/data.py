@@ -206,14 +206,13 @@ def resolve_game(index: pd.DataFrame, game: str) -> pd.Series:
 
 @dataclass
 class RawGame:
-    """A game's records as the pages show them verbatim (dicts), with the typed log they came from."""
+    """A game's records as the pages show them verbatim (dicts, read by mafiascope.logs.read_game)."""
 
     game_id: str
     dir: str
     setup: dict[str, Any]
     events: list[dict[str, Any]]
     probes: list[dict[str, Any]]
-    log: GameLog | None = None
 
 
 @st.cache_data(max_entries=48, show_spinner="Reading the game log ...")
@@ -221,7 +220,7 @@ def _load_raw(path: str, sig: tuple) -> RawGame:
     log = read_log(path)
     if log is None:  # no setup record (yet): an empty game
         return RawGame(Path(path).name, path, {"players": []}, [], [])
-    return RawGame(log.game_id, path, log.raw_setup, [e for e in log.records if kinds.of(e) != kinds.SETUP], log.probe_dicts, log)
+    return RawGame(log.game_id, path, log.raw_setup, [e for e in log.records if kinds.of(e) != kinds.SETUP], log.probe_dicts)
 
 
 def load_raw(path: str | Path) -> RawGame:
