@@ -315,3 +315,14 @@ def test_invalid_setup_names_file_and_line_on_first_use(tmp_path):
     assert log.game_id == setup["game_id"] and log.raw_setup["players"] == "nobody"
     with pytest.raises(LogFormatError, match=r"game\.jsonl:1: invalid setup record: players"):
         log.setup  # noqa: B018
+
+
+def test_every_shipped_battery_snapshot_reads_and_round_trips():
+    from mafiascope.probes import dsl
+
+    files = sorted((ROOT / "configs" / "probes").glob("*.yaml"))
+    assert files
+    for f in files:
+        snap = dsl.load_battery(f).snapshot(str(f))
+        b = BatterySnapshot.model_validate(snap)
+        assert b.definitions() == snap["probes"] and b.active_ids == snap["probe_ids"] and b.sha256_16 == snap["sha256_16"]

@@ -20,14 +20,16 @@ class _Kept(BaseModel):
 
 
 class ProbeSpec(_Kept):
-    """One probe definition as recorded (the DSL's ``Probe`` fields; the answer schema is ``shape``)."""
+    """One probe definition as recorded (the DSL's ``Probe`` fields: the answer schema is ``shape`` for a
+    standard probe, ``answer`` for a custom one)."""
 
     id: str
     question: str = ""  # the template, placeholders unrendered
     when: list[str] = Field(default_factory=list)
     max_tokens: int | None = None
     enabled: bool = True
-    shape: Any = None  # the expected answer shape (None: inferred from the probe id)
+    shape: str | None = None  # the standard answer shape to validate against (None: inferred from the probe id)
+    answer: dict[str, Any] | None = None  # a custom probe's declared answer schema (probes/answer_schema.py)
 
 
 class BatterySnapshot(_Kept):
