@@ -68,15 +68,29 @@ SHARED = ROOT.parent / "shared" / "corpus"
 @pytest.mark.parametrize("root", [DEMO, ROOT / "data" / "arena", ROOT / "tests" / "fixtures" / "logs", SHARED],
                          ids=["demo", "arena", "fixtures", "original-corpus"])  # fmt: skip
 def test_viewer_step_model_agrees(tmp_path, root):
-    """The viewer's columnar step table (its fast path over a corpus) yields the logs' timeline, unprobed
-    ten-seat games (a night analysis carries a message number) included."""
+    """The viewer's step model (logs.Timeline over the corpus tables) and its columnar step table (the
+    corpus-wide fast path the episodes metric reads) both give the timeline read_game gives from the files,
+    unprobed ten-seat games (a night analysis carries a message number) included."""
+    import numpy as np
+
     from mafiascope.analytics.corpus import load_corpus
-    from mafiascope.analytics.viewer import build_step_model
+    from mafiascope.analytics.viewer import build_step_model, step_table
 
     if not root.is_dir():
         pytest.skip("shared corpus not available")
     c = load_corpus(root, cache_dir=tmp_path, probed_only=False)
+    table = step_table(c)
+    n = 0
     for log in iter_games(root):
-        sm, tl = build_step_model(c, log.game_id), log.timeline()
-        assert [s.label for s in sm.steps] == tl.labels
-        assert [(s.speaker, s.ts, sorted(s.alive)) for s in sm.steps] == [(s.speaker, s.ts, sorted(s.alive)) for s in tl.steps]
+        g = c.game_index(log.game_id)
+        sm, tl = build_step_model(c, g), log.timeline()
+        want = [(s.label, s.speaker, s.ts, sorted(s.alive)) for s in tl.steps]
+        assert [(s.label, s.speaker, s.ts, sorted(s.alive)) for s in sm.steps] == want
+        rows = np.flatnonzero(table["g"] == g)
+        names = c.seat_names(g)
+        cols = [(f"R{table['round'][i]}." + ("end" if table["seq"][i] == -1 else str(table["seq"][i])),
+                 names[table["speaker"][i]] if table["speaker"][i] >= 0 else None, float(table["ts"][i]),
+                 sorted(names[j] for j in np.flatnonzero(table["alive"][i]))) for i in rows]  # fmt: skip
+        assert cols == want
+        n += 1
+    assert n == c.m
