@@ -75,7 +75,8 @@ def test_read_game_on_demo_games():
 
 
 def test_demo_classic_01_facts_checked_by_hand():
-    """Read off the file by hand (lines 12, 27, 31, 32): Morgan shot and Casey voted out in round 1, Kennedy shot in round 2, Mafia parity."""
+    """Read off the file by hand (lines 12, 27, 31, 32): Morgan shot and Casey voted out in round 1,
+    Kennedy shot in round 2, Mafia parity."""
     log = read_game(DEMO / "demo-classic-01")
     assert log.roles["Alex"] == "Doctor" and sorted(n for n, r in log.roles.items() if r == "Mafia") == ["Indigo", "Riley"]
     assert [(e.round, e.victim) for e in log.events_of(NightKill)] == [(1, "Morgan"), (2, "Kennedy")]

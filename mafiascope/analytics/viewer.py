@@ -160,8 +160,9 @@ def build_step_model(c: Corpus, game: str | int) -> StepModel:
     es = np.where(es == END, np.inf, np.where(es == NO_SEQ, -np.inf, es))
     sk = np.where(seq == END, np.inf, seq.astype(np.float64))
     n_ev = ((er[None, :] < rnd[:, None]) | ((er[None, :] == rnd[:, None]) & (es[None, :] <= sk[:, None]))).sum(1)
-    steps = [Step(s.idx, s.round, s.seq, s.label, str(phase_of.get((s.round, s.seq), s.phase)), s.ts, [n for n in names if n in s.alive], s.speaker,
-                  int(n_ev[s.idx]), s.event_idx is not None) for s in tl.steps]  # fmt: skip
+    steps = [Step(s.idx, s.round, s.seq, s.label, str(phase_of.get((s.round, s.seq), s.phase)), s.ts,
+                  [n for n in names if n in s.alive], s.speaker, int(n_ev[s.idx]), s.event_idx is not None)
+             for s in tl.steps]  # fmt: skip
     beliefs: list[dict[str, dict[str, int]]] = []
     fresh: list[dict[str, set[str]]] = []
     for i in range(len(steps)):
