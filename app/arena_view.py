@@ -16,6 +16,7 @@ from mafiascope.arena.run import estimate
 from mafiascope.arena.schedule import N_SEATS
 from mafiascope.arena.scoring import load_records, report
 from mafiascope.config import ConfigError, parse_yaml_text
+from mafiascope.logs.io import is_game_dir
 
 from . import arena_jobs, keys
 from .data import invalid_note
@@ -244,7 +245,7 @@ def results(run_dir: str) -> None:
         rows.append(row)
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
     st.markdown("#### Games")
-    games = sorted(p.name for p in path.iterdir() if (p / "game.jsonl").is_file())
+    games = sorted(p.name for p in path.iterdir() if is_game_dir(p))
     pick = st.selectbox("Open a game in Live Game", games, key="ms_arena_game", bind="query-params")
     if pick:
         st.markdown("🎲 " + md_link(f"Open {pick} in Live Game", "./live?" + urlencode({"game": pick})))  # Live Game's URL path

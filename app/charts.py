@@ -13,6 +13,7 @@ import pandas as pd
 import streamlit as st
 
 from mafiascope.analytics.figures import CI_COLOR  # interval whiskers (grey: both themes)
+from mafiascope.logs import StepKey
 
 from . import bridge
 from .data import file_sig
@@ -47,7 +48,7 @@ def viewer_metrics(path: str) -> dict[str, Any]:
 def _normalise_viewer(res: dict[str, Any]) -> dict[str, Any]:
     fo, so, de, cr = [], [], [], []
     for s in res.get("per_step") or []:
-        lab = s.get("label")
+        lab = StepKey.parse(s["label"]).label  # compat spells a round end "R1 end": the app's labels are URL labels
         for k, v in (s.get("accuracy") or {}).items():
             fo.append((lab, k, v))
         for k, v in (s.get("second_order") or {}).items():
@@ -62,7 +63,7 @@ def _normalise_viewer(res: dict[str, Any]) -> dict[str, Any]:
         "deception": pd.DataFrame(de, columns=cols),
         "crowd_recall": pd.DataFrame(cr, columns=["label", "value"]),
         "summary": {k: v for k, v in res.items() if k != "per_step"},
-        "per_step": {s.get("label"): s for s in res.get("per_step") or []},
+        "per_step": {StepKey.parse(s["label"]).label: s for s in res.get("per_step") or []},
     }
     for k in ("first_order", "second_order", "deception", "crowd_recall"):
         out[k]["value"] = pd.to_numeric(out[k]["value"], errors="coerce")

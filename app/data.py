@@ -16,15 +16,11 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from mafiascope.logs.io import GAME_FILE, PROBE_FILE, STATE_FILE, iter_jsonl, iter_probe_records, list_game_dirs
+from mafiascope.logs import GameLog, LogFormatError, kinds, read_game
+from mafiascope.logs.io import GAME_FILE, PROBE_FILE, STATE_FILE, list_game_dirs
 from mafiascope.logs.schema import validate_game_id
 
 from .paths import label_root
-
-try:  # optional speed-up (requirements.txt): the game index parses every game.jsonl on a cold start
-    import orjson as _orjson
-except ImportError:  # pragma: no cover
-    _orjson = None
 
 
 def file_sig(game_dir: str | Path) -> tuple[tuple[int, int], ...]:
@@ -39,19 +35,16 @@ def file_sig(game_dir: str | Path) -> tuple[tuple[int, int], ...]:
     return tuple(out)
 
 
-def _read(path: Path) -> list[dict[str, Any]]:
-    if not path.is_file():
-        return []
-    if _orjson is not None:  # every line a JSON object orjson accepts: the common case, 3x faster
-        try:
-            out = [_orjson.loads(raw) for raw in path.read_bytes().split(b"\n") if raw.strip()]
-            if all(isinstance(o, dict) for o in out):
-                return out
-        except ValueError:
-            pass  # a torn or corrupt line, NaN, ...: the tolerant reader below decides
+def read_log(path: str | Path) -> GameLog | None:
+    """The game's log read tolerantly (torn and corrupt lines skipped quietly), None without a setup."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return list(iter_jsonl(path, skip_corrupt=True))
+        try:
+            log = read_game(path, skip_corrupt=True)
+            log.probe_dicts  # read now, inside the quiet block  # noqa: B018
+        except (LogFormatError, OSError):
+            return None
+    return log
 
 
 def _language_of(setup: dict[str, Any], events: list[dict[str, Any]]) -> str:
@@ -80,11 +73,14 @@ def _index_row(path: str, root: str, sig: tuple) -> dict[str, Any] | None:
 
 def _build_index_row(path: str, root: str) -> dict[str, Any] | None:
     gdir = Path(path)
-    events = _read(gdir / GAME_FILE)
-    setup = next((e for e in events if e.get("kind") == "setup"), None)
-    if setup is None:
-        return None
-    over = next((e for e in reversed(events) if e.get("kind") == "game_over"), None)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            log = read_game(gdir, skip_corrupt=True)
+        except (LogFormatError, OSError):
+            return None
+    setup, events = log.raw_setup, [log.raw_setup, *log.records]
+    over = next((e for e in reversed(log.records) if kinds.of(e) == kinds.GAME_OVER), None)
     players = setup.get("players") or []
     models = sorted({str(p.get("model") or p.get("backend") or "?") for p in players})
     pfile = gdir / PROBE_FILE
@@ -210,6 +206,8 @@ def resolve_game(index: pd.DataFrame, game: str) -> pd.Series:
 
 @dataclass
 class RawGame:
+    """A game's records as the pages show them verbatim (dicts, read by mafiascope.logs.read_game)."""
+
     game_id: str
     dir: str
     setup: dict[str, Any]
@@ -219,13 +217,10 @@ class RawGame:
 
 @st.cache_data(max_entries=48, show_spinner="Reading the game log ...")
 def _load_raw(path: str, sig: tuple) -> RawGame:
-    gdir = Path(path)
-    events = _read(gdir / GAME_FILE)
-    setup = next((e for e in events if e.get("kind") == "setup"), {"players": []})
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        probes = list(iter_probe_records(gdir))  # compact records expanded (mafiascope.logs.probe_codec)
-    return RawGame(str(setup.get("game_id") or gdir.name), path, setup, [e for e in events if e.get("kind") != "setup"], probes)
+    log = read_log(path)
+    if log is None:  # no setup record (yet): an empty game
+        return RawGame(Path(path).name, path, {"players": []}, [], [])
+    return RawGame(log.game_id, path, log.raw_setup, [e for e in log.records if kinds.of(e) != kinds.SETUP], log.probe_dicts)
 
 
 def load_raw(path: str | Path) -> RawGame:

@@ -19,6 +19,7 @@ import streamlit as st
 import yaml
 
 from mafiascope.config import read_yaml
+from mafiascope.logs import GAME_FILE
 
 from .jobs import BackgroundJob, Registry, spawn
 from .paths import CONFIG_DIR, runs_dir
@@ -44,7 +45,7 @@ class Launch(BackgroundJob):
         done = 0
         for gid in ids:
             try:
-                with open(Path(self.logs) / gid / "game.jsonl", "rb") as fh:
+                with open(Path(self.logs) / gid / GAME_FILE, "rb") as fh:
                     fh.seek(0, os.SEEK_END)
                     fh.seek(max(0, fh.tell() - 4096))
                     done += b'"game_over"' in fh.read()

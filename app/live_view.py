@@ -11,6 +11,7 @@ import pandas as pd
 import streamlit as st
 
 from mafiascope.backends.keys import KeyPolicy, origin
+from mafiascope.logs import GAME_FILE
 
 from . import bridge, charts, graph, keys, launcher, lineup, probe_editor
 from . import state as S
@@ -254,7 +255,7 @@ def _do_launch() -> None:
         return
     # wait (briefly) for the setup record so the game is in the index on the next run
     deadline = time.time() + 8
-    gfile = Path(item.logs) / item.game_id / "game.jsonl"
+    gfile = Path(item.logs) / item.game_id / GAME_FILE
 
     def _has_setup() -> bool:
         try:
@@ -327,7 +328,7 @@ def is_live(gm: GameModel) -> bool:
     if gm.winner:
         return False
     try:
-        mtime = max(Path(gm.dir, f).stat().st_mtime for f in ("game.jsonl",) if Path(gm.dir, f).exists())
+        mtime = max(Path(gm.dir, f).stat().st_mtime for f in (GAME_FILE,) if Path(gm.dir, f).exists())
     except ValueError:
         return False
     return time.time() - mtime < 60

@@ -18,7 +18,7 @@ from typing import Any
 
 import streamlit as st
 
-from mafiascope.logs.io import iter_jsonl
+from mafiascope.logs import MissingSetupError, iter_jsonl, kinds, read_game
 from mafiascope.logs.paths import inside
 from mafiascope.replay.forks import experiments_dir
 
@@ -87,7 +87,7 @@ def branch_tree_of(game_dir: str | Path, game_id: str) -> dict[str, Any]:
     return tree
 
 
-_OUTCOME_KINDS = {"day_eliminate": ("day_eliminated", "eliminated"), "night_kill": ("night_killed", "victim")}
+_OUTCOME_KINDS = {kinds.DAY_ELIMINATE: ("day_eliminated", "eliminated"), kinds.NIGHT_KILL: ("night_killed", "victim")}
 
 
 def inherited_outcomes(branch_dir: str | Path) -> dict[str, dict[str, str]]:
@@ -95,16 +95,16 @@ def inherited_outcomes(branch_dir: str | Path) -> dict[str, dict[str, str]]:
     ``{"day_eliminated": {round: name}, "night_killed": {round: name}}``, as keyed in the outcome summary.
     Every branch of a batch inherits the same ones; they are history, not outcomes of the branch."""
     out: dict[str, dict[str, str]] = {"day_eliminated": {}, "night_killed": {}}
-    path = Path(branch_dir) / "game.jsonl"
-    if not path.is_file():
+    try:
+        log = read_game(branch_dir)
+    except (FileNotFoundError, MissingSetupError):
         return out
-    for rec in iter_jsonl(path):
-        if rec.get("kind") == "setup":
-            continue
+    for rec in log.records:
         if not rec.get("inherited"):
             break  # the inherited records come first
-        if rec.get("kind") in _OUTCOME_KINDS:
-            key, field = _OUTCOME_KINDS[rec["kind"]]
+        kind = kinds.of(rec)
+        if kind in _OUTCOME_KINDS:
+            key, field = _OUTCOME_KINDS[kind]
             out[key][str(rec.get("round"))] = str(rec.get(field))
     return out
 

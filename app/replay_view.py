@@ -9,6 +9,9 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
+from mafiascope.logs import step_label as _label
+from mafiascope.logs import step_order
+
 from . import branch_compare_view as BC
 from .text import md_escape, md_link
 
@@ -21,15 +24,15 @@ def live_link(game_id: str, step: str | None = None) -> str:
 
 
 def step_label(key: list[int] | tuple[int, int] | None) -> str:
-    """The timeline label of a (round, seq) key: ``R1.5``, ``R1 end`` for a round end."""
+    """The timeline label of a (round, seq) key: ``R1.5``, ``R1.end`` for a round end."""
     r, q = (list(key) + [0, 0])[:2] if key else (0, 0)
-    return f"R{r} end" if q == -1 else f"R{r}.{q}"
+    return _label(r, q)
 
 
-def _order(key: list[int] | None) -> tuple[int, int]:
+def _order(key: list[int] | None) -> tuple[int, float]:
     """Chronological order of (round, seq) keys: a round's end (seq -1) after its messages."""
     r, q = (list(key) + [0, 0])[:2] if key else (0, 0)
-    return (r, 10**9 if q == -1 else q)
+    return step_order(r, q)
 
 
 def describe_intervention(iv: dict[str, Any] | None) -> str:

@@ -9,6 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from mafiascope.analytics.search import SOURCES, SearchIndex, build_index_for
+from mafiascope.logs import step_label
 
 from . import analysis as A
 from . import bridge
@@ -70,7 +71,7 @@ def render() -> None:
         return
     rows = []
     for h in hits:
-        step = f"R{h.round}.end" if h.msg_seq == -1 else f"R{h.round}.{h.msg_seq}"
+        step = step_label(h.round, h.msg_seq)
         rows.append({"game": W.short_id(h.game_id), "step": step, "speaker": h.player, "source": SOURCE_LABELS[h.source],
                      "probe": h.probe_id or "", "about": h.about or "", "text": h.text,
                      "live": _link("live", game=h.game_id, step=step),

@@ -14,12 +14,13 @@ from typing import Any
 
 import streamlit as st
 
+from mafiascope.logs import StepKey
+
 from .text import md_escape
 
 K_GAME, K_STEP, K_AGENT, K_MODE = "ms_game", "ms_step", "ms_agent", "ms_mode"
 URL_KEYS = ("game", "step", "agent", "mode")
 _ERRORS = "ms_url_errors"
-_STEP_LABEL = re.compile(r"^R(\d+)(?:\.(\d+)| end)$")
 
 
 def qp(name: str) -> str | None:
@@ -74,7 +75,8 @@ def sync_url(**values: Any) -> None:
 
 
 def parse_step(value: str, labels: list[str]) -> int:
-    """Step from the URL: a 0-based index or a label like ``R1.5`` / ``R2 end``; ValueError if invalid."""
+    """Step from the URL: a 0-based index or a label like ``R1.5`` / ``R2.end`` (also ``R2-end``, ``R2end``,
+    ``R2 end``: StepKey.parse); ValueError if invalid."""
     n = len(labels)
     if n == 0:
         raise ValueError("this game has no steps yet")
@@ -84,11 +86,13 @@ def parse_step(value: str, labels: list[str]) -> int:
         if 0 <= i < n:
             return i
         raise ValueError(f"step {i} is out of range: this game has steps 0-{n - 1}")
-    m_end = re.fullmatch(r"(?i)R(\d+)[ ._+-]?end", v)  # "R1 end" is awkward in a URL: accept R1.end, R1-end, R1end
-    if m_end:
-        v = f"R{int(m_end.group(1))} end"
-    if _STEP_LABEL.match(v) and v in labels:
-        return labels.index(v)
+    try:
+        v = StepKey.parse(v).label
+    except ValueError:
+        pass
+    else:
+        if v in labels:
+            return labels.index(v)
     raise ValueError(f"step {value!r} is not a step of this game (use 0-{n - 1} or a label like {labels[0]!r})")
 
 

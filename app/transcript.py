@@ -7,9 +7,11 @@ from typing import Any
 
 import streamlit as st
 
+from mafiascope.logs import kinds as K
 from mafiascope.logs.schema import MAFIA_ROLES, NIGHT_ACTION_KINDS
+from mafiascope.logs.timeline import PHASE_OF_KIND
 
-from .gamemodel import PHASE_ICONS, PHASE_OF_KIND, GameModel, plan
+from .gamemodel import PHASE_ICONS, GameModel, plan
 from .palette import canonical_role, role_icon
 from .text import md_escape
 
@@ -32,32 +34,32 @@ def action_line(text: str) -> str | None:
 def visible_to(gm: GameModel, e: dict[str, Any], agent: str) -> str:
     """'full', 'action' (only the protocol line) or 'hidden' for one event seen by ``agent``."""
     vt = e.get("visible_to")
-    kind = e.get("kind")
+    kind = K.of(e)
     if isinstance(vt, list):
         if agent not in vt:
             return "hidden"
         if kind in NIGHT_ACTION_KINDS and e.get("player") != agent:
             return "action"
         return "full"
-    if kind in NIGHT_ACTION_KINDS or kind == "mafia_talk":
+    if kind in NIGHT_ACTION_KINDS or kind == K.MAFIA_TALK:
         actor = e.get("player")
         if actor == agent:
             return "full"
-        if kind in ("night_mafia", "mafia_talk", "night_don") and gm.roles.get(agent) in MAFIA_ROLES:
+        if kind in (K.NIGHT_MAFIA, K.MAFIA_TALK, K.NIGHT_DON) and gm.roles.get(agent) in MAFIA_ROLES:
             return "action"
         return "hidden"
-    if kind == "night_sheriff_result":
+    if kind == K.NIGHT_SHERIFF_RESULT:
         return "full" if e.get("sheriff") == agent else "hidden"
-    if kind == "night_don_result":
+    if kind == K.NIGHT_DON_RESULT:
         return "full" if e.get("don") == agent else "hidden"
-    if kind == "night_save":
+    if kind == K.NIGHT_SAVE:
         return "full" if gm.roles.get(agent) == "Doctor" else "hidden"
     return "full"
 
 
 def event_line(gm: GameModel, e: dict[str, Any], step_label: str, *, current: bool, reduce_night: bool = True,
                roles: dict[str, str] | None = None) -> str | None:
-    kind = e.get("kind")
+    kind = K.of(e)
     if "response" in e and e.get("player"):
         phase = PHASE_OF_KIND.get(kind, kind)
         icon = PHASE_ICONS.get(phase, "•")
@@ -69,45 +71,45 @@ def event_line(gm: GameModel, e: dict[str, Any], step_label: str, *, current: bo
             extra = f"  \n:orange[⚠ fallback: {md_escape((e.get('fault') or {}).get('fallback'))}]"
         tag = f"`{step_label}`" + (" ◀" if current else "")
         return f"{tag} {icon} {who(gm, e.get('player'), roles)}: {md_escape(text)}{extra}"
-    if kind == "night_kill":
+    if kind == K.NIGHT_KILL:
         return f"💀 **{md_escape(e.get('victim'))}** was killed in the night"
-    if kind == "night_save":
+    if kind == K.NIGHT_SAVE:
         return f"🛡️ the Doctor saved **{md_escape(e.get('saved'))}**"
-    if kind == "night_no_kill":
+    if kind == K.NIGHT_NO_KILL:
         return f"🌙 nobody died ({md_escape(e.get('reason') or 'no kill')})"
-    if kind == "night_analysis":
+    if kind == K.NIGHT_ANALYSIS:
         return f"🌅 {md_escape(e.get('night_result'))}"
-    if kind == "night_sheriff_result":
+    if kind == K.NIGHT_SHERIFF_RESULT:
         return f"🔎 {md_escape(e.get('sheriff'))} checked {md_escape(e.get('checked'))}: **{md_escape(e.get('result'))}**"
-    if kind == "night_don_result":
+    if kind == K.NIGHT_DON_RESULT:
         return f"🔎 Don {md_escape(e.get('don'))} checked {md_escape(e.get('checked'))}: **{md_escape(e.get('result'))}**"
-    if kind == "vote_tally":
+    if kind == K.VOTE_TALLY:
         tally = e.get("tally") or {}
         parts = ", ".join(f"{md_escape(k)} {v}" for k, v in sorted(tally.items(), key=lambda kv: -kv[1]))
         inv = e.get("invalid") or {}
         inv_s = f" · invalid: {', '.join(md_escape(k) for k in inv)}" if inv else ""
         return f"🗳️ tally: {parts or 'no valid votes'}{inv_s}"
-    if kind == "day_eliminate":
+    if kind == K.DAY_ELIMINATE:
         role = e.get("role") if roles is None or e.get("revealed") else "role hidden"
         return f"⚖️ **{md_escape(e.get('eliminated'))}** was eliminated ({md_escape(role)}, {e.get('votes')} votes)"
-    if kind == "no_elimination":
+    if kind == K.NO_ELIMINATION:
         return f"⚖️ no elimination ({md_escape(e.get('reason'))})"
     # ten-seat (sport / open-table) rules: who nominated whom (the host line lists only the nominees), the Mafia's
     # night shots (the kill lands only when every shooter picks the same target) and the Don's shot order
-    if kind == "nomination":
+    if kind == K.NOMINATION:
         return f"☝️ **{md_escape(e.get('nominator'))}** nominated **{md_escape(e.get('nominee'))}**"
-    if kind == "night_shots":
+    if kind == K.NIGHT_SHOTS:
         shots = e.get("shots") or {}
         parts = ", ".join(f"{md_escape(k)} → {md_escape(v)}" for k, v in shots.items()) or "none"
         landed = e.get("landed")
         out = "" if landed is None else (" · landed" if landed else " · missed (no single common target)")
         return f"🔫 Mafia shots: {parts}{out}"
-    if kind == "shot_order":
+    if kind == K.SHOT_ORDER:
         order = ", ".join(md_escape(n) for n in (e.get("order") or []))
         return f"📋 Don {md_escape(e.get('don'))} set the shot order: {order}"
-    if kind == "host":
+    if kind == K.HOST:
         return f"📣 {md_escape(e.get('text'))}"
-    if kind == "game_over":
+    if kind == K.GAME_OVER:
         reason = f" ({md_escape(e.get('reason'))})" if e.get("reason") else ""
         return f"🏁 **{md_escape(e.get('winner'))} win**{reason}"
     return None

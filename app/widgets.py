@@ -9,6 +9,8 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
+from mafiascope.logs import step_label
+
 from . import state as S
 from .gamemodel import PHASE_ICONS, GameModel
 from .sidebar import context
@@ -23,7 +25,7 @@ def fork_label(setup: dict[str, Any]) -> str:
     if isinstance(key, str):
         return key
     if isinstance(key, (list, tuple)) and len(key) == 2:
-        return f"R{key[0]}." + ("end" if key[1] == -1 else str(key[1]))
+        return step_label(int(key[0]), int(key[1]))
     return "?"
 
 

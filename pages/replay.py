@@ -13,6 +13,7 @@ from app import replay_jobs as J
 from app import replay_view as V
 from app import widgets as W
 from app.text import md_escape, md_link
+from mafiascope.logs import STATE_FILE
 from mafiascope.replay.source import ParentGame, ReplayError
 
 gm = W.load_game_or_stop()
@@ -29,7 +30,7 @@ try:
     parent = ParentGame.load(gm.dir)
 except ReplayError as exc:
     st.warning(md_escape(f"This game cannot be forked: {exc}"), icon=":material/call_split:")
-    forkable = sorted(d.name for d in Path(gm.dir).parent.iterdir() if (d / "state.jsonl").is_file())[:8]
+    forkable = sorted(d.name for d in Path(gm.dir).parent.iterdir() if (d / STATE_FILE).is_file())[:8]
     if forkable:
         st.markdown("Games here that have snapshots: " + " · ".join(md_link(g, "./replay?" + urlencode({"game": g})) for g in forkable))
     parent = None

@@ -32,13 +32,13 @@ def test_clicked_node_fires_once_per_click():
 
 @pytest.mark.parametrize("value, expected", [("0", 0), ("3", 3), ("R1.2", 2), ("R1 end", 3), ("R1.end", 3), ("r1-end", 3), ("R1end", 3)])
 def test_parse_step(value, expected):
-    assert state.parse_step(value, ["R0.1", "R0.2", "R1.2", "R1 end"]) == expected
+    assert state.parse_step(value, ["R0.1", "R0.2", "R1.2", "R1.end"]) == expected
 
 
 @pytest.mark.parametrize("value", ["-1", "99", "x", "R7.1", "1.5", "", "R9.end", "R1..end"])
 def test_parse_step_rejects(value):
     with pytest.raises(ValueError):
-        state.parse_step(value, ["R0.1", "R0.2", "R1.2", "R1 end", "R2.1", "R2.2"][:5] if value != "99" else ["R0.1"])
+        state.parse_step(value, ["R0.1", "R0.2", "R1.2", "R1.end", "R2.1", "R2.2"][:5] if value != "99" else ["R0.1"])
 
 
 def test_md_escape_neutralises_markup():

@@ -118,13 +118,13 @@ def test_tree_labels_name_the_step_the_change_and_n():
                                         _batch("resample01", [1, 5], None, {"Mafia": 4})]}  # fmt: skip
     rows = V._batches(tree)
     # chronological (a round's end after its messages); a replacement is shown at the replaced turn, not the snapshot before
-    assert [(r["fork_point"], r["batch"]) for r in rows] == [("R1.5", "replace001"), ("R1.5", "resample01"), ("R1 end", "endbatch01")]
+    assert [(r["fork_point"], r["batch"]) for r in rows] == [("R1.5", "replace001"), ("R1.5", "resample01"), ("R1.end", "endbatch01")]
     assert rows[0]["intervention"] == "Indigo says “Riley is Mafia.”" and rows[2]["intervention"] == "Indigo kill → Alex"
     spec = V.outcome_chart(rows).to_dict()
     labels = {d["batch"] for d in next(iter(spec["datasets"].values()))}
     assert "R1.5 · Indigo says “Riley is Mafia.” · n=4 (replac)" in labels
     assert spec["encoding"]["y"]["axis"]["labelLimit"] >= 400
-    assert V.live_link("fork-x-000", "R1 end") == "?page=live&game=fork-x-000&step=R1%20end"
+    assert V.live_link("fork-x-000", "R1.end") == "?page=live&game=fork-x-000&step=R1.end"
 
 
 @pytest.mark.slow

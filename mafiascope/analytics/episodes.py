@@ -30,7 +30,8 @@ import pandas as pd
 
 from .corpus import Corpus
 from .frames import items_with_probe
-from .viewer import step_label, step_table
+from ..logs.steps import step_label
+from .viewer import step_table
 
 
 def top_suspects(scores: dict[int, float], alive: set[int], me: int) -> int | None:

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..logs import kinds as K
 from . import labels as L
 from .corpus import Corpus
 from .f1 import _ci
@@ -198,7 +199,7 @@ def vote_units(c: Corpus, mode: Mode, transcripts: bool = True) -> pd.DataFrame:
         S = dts.shape[1]
         ev = c.event_texts() if transcripts else c.events
         kind = ev["kind"].to_numpy()
-        tal = ev.loc[kind == "vote_tally", ["g", "ev", "round", "ts"]].sort_values(["g", "ts", "ev"], kind="stable")
+        tal = ev.loc[kind == K.VOTE_TALLY, ["g", "ev", "round", "ts"]].sort_values(["g", "ts", "ev"], kind="stable")
         tal = tal.reset_index(drop=True).assign(t=lambda d: np.arange(len(d)))
         vv = c.votes[["g", "ev", "voter", "target"]].merge(tal, on=["g", "ev"])  # votes of each tally, log order
         vv = vv[vv["voter"].to_numpy() >= 0].sort_values("t", kind="stable").reset_index(drop=True)
@@ -226,7 +227,7 @@ def vote_units(c: Corpus, mode: Mode, transcripts: bool = True) -> pd.DataFrame:
         # counted votes: target alive; the voter's last day_vote reply of that round
         keep = (target_all >= 0) & alive[t_all, np.maximum(target_all, 0)]
         u = vv[keep].reset_index(drop=True)
-        dv = ev.loc[kind == "day_vote", ["g", "player", "round", "ts", "msg_seq"]]
+        dv = ev.loc[kind == K.DAY_VOTE, ["g", "player", "round", "ts", "msg_seq"]]
         dv = dv.drop_duplicates(["g", "player", "round"], keep="last").rename(
             columns={"player": "voter", "ts": "v_ts", "msg_seq": "v_seq"})
         u = u.merge(dv, on=["g", "voter", "round"], how="inner")  # keeps the left (vote) order
@@ -299,7 +300,7 @@ def _transcript_baselines(c: Corpus, ev: pd.DataFrame, u: pd.DataFrame, alive: n
                           prev_plur: np.ndarray, mode: Mode) -> dict[str, list[Any]]:
     """Most-mentioned / most-accused other player in the round's public messages before the
     voter's reply, and the previous tally's plurality (when it is one of the voter's others)."""
-    msgs = ev[ev["kind"].isin(["intro", "day_discuss", "day_vote"]).to_numpy()]
+    msgs = ev[ev["kind"].isin([K.INTRO, K.DAY_DISCUSS, K.DAY_VOTE]).to_numpy()]
     rounds: dict[tuple[int, int], tuple[list[int], list[str]]] = {}
     for (g, rnd), grp in msgs.groupby(["g", "round"], sort=False):
         seqs, texts = grp["msg_seq"].tolist(), grp["text"].fillna("").tolist()

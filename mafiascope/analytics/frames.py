@@ -6,11 +6,11 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ..logs.steps import ROUND_END
 from . import labels as L
 from .corpus import Corpus
 from .modes import Mode
 
-ROUND_END = -1
 _END_LAST = 99_990  # where a round-end probe sorts in default mode (after every message)
 
 

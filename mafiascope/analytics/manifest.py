@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from ..logs import kinds as K
 from ..logs.io import GAME_FILE, PROBE_FILE, STATE_FILE
 from ..provenance import provenance
 from .corpus import Corpus
@@ -34,7 +35,7 @@ def _setup(path: Path) -> dict[str, Any]:
                     obj = json.loads(line)
                 except ValueError:
                     continue
-                if isinstance(obj, dict) and obj.get("kind") == "setup":
+                if isinstance(obj, dict) and K.of(obj) == K.SETUP:
                     return obj
     except OSError:
         pass

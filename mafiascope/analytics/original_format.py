@@ -21,6 +21,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
+from ..logs import kinds as K
 from ..logs.io import GAME_FILE, dumps, is_game_dir, list_game_dirs, read_jsonl
 from ..logs.paths import UnsafePathError, game_dir, inside
 from ..logs.schema import SCHEMA_VERSION, parse_event
@@ -31,32 +32,32 @@ ORIGINAL_FORMAT = "mafiascope-original"
 
 def is_original_game(game_dir: str | Path) -> bool:
     for rec in read_jsonl(Path(game_dir) / GAME_FILE, skip_corrupt=True):
-        if rec.get("kind") == "setup":
+        if K.of(rec) == K.SETUP:
             return "schema_version" not in rec
     return False
 
 
 def convert_game_records(records: list[dict[str, Any]], source: str = "") -> tuple[list[dict[str, Any]], dict[str, int]]:
     stats = {"votes": 0, "parsed": 0, "tally_missed": 0, "disagree": 0}
-    setup = next((r for r in records if r.get("kind") == "setup"), None)
+    setup = next((r for r in records if K.of(r) == K.SETUP), None)
     names = [p["name"] for p in (setup or {}).get("players", []) if isinstance(p, dict) and "name" in p]
     dead: set[str] = set()
     tallies: dict[int, dict[str, str]] = {}
     for r in records:
-        if r.get("kind") == "vote_tally" and isinstance(r.get("votes"), dict):
+        if K.of(r) == K.VOTE_TALLY and isinstance(r.get("votes"), dict):
             tallies.setdefault(r.get("round", 0), {}).update(r["votes"])
     out = []
     for r in records:
         r = dict(r)
-        kind = r.get("kind")
-        if kind == "setup" and "schema_version" not in r:
+        kind = K.of(r)
+        if kind == K.SETUP and "schema_version" not in r:
             r["schema_version"] = SCHEMA_VERSION
             r["imported_from"] = {"format": ORIGINAL_FORMAT, "source": source}
-        elif kind in ("night_kill", "day_eliminate"):
-            v = r.get("victim") if kind == "night_kill" else r.get("eliminated")
+        elif kind in (K.NIGHT_KILL, K.DAY_ELIMINATE):
+            v = r.get("victim") if kind == K.NIGHT_KILL else r.get("eliminated")
             if isinstance(v, str):
                 dead.add(v)
-        elif kind == "day_vote" and "target" not in r:
+        elif kind == K.DAY_VOTE and "target" not in r:
             alive = [n for n in names if n not in dead]
             pv = parse_vote_target(r.get("response") or "", alive)
             stats["votes"] += 1

@@ -34,7 +34,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ..logs.io import GAME_FILE, PROBE_FILE, iter_jsonl, iter_probe_records, list_game_dirs
+from ..logs import LogFormatError, iter_probe_records, read_game
+from ..logs.io import GAME_FILE, PROBE_FILE, list_game_dirs
 
 INDEX_VERSION = 1
 SOURCES = ("utterance", "reason", "plan")
@@ -99,29 +100,31 @@ def read_game_rows(gdir: Path) -> GameRows:
     """Every searchable text of one game directory (ours or the original format)."""
     gid = gdir.name
     rows: list[tuple[int, int, str, str, str | None, str | None, str]] = []
-    if (gdir / GAME_FILE).is_file():
-        for rec in iter_jsonl(gdir / GAME_FILE, skip_corrupt=True):
-            if rec.get("kind") == "setup" and isinstance(rec.get("game_id"), str):
-                gid = rec["game_id"]
+    try:
+        log = read_game(gdir, skip_corrupt=True)
+    except (FileNotFoundError, LogFormatError):  # no game.jsonl or no setup record: only the probe log is searched
+        log = None
+    if log is not None:
+        gid = log.game_id
+        for rec in log.records:
             text = rec.get("response")
             if isinstance(text, str) and text.strip() and isinstance(rec.get("player"), str):
                 rows.append((_int(rec.get("round")), _int(rec.get("msg_seq"), -1), rec["player"], "utterance", None, None, text.strip()))
-    if (gdir / PROBE_FILE).is_file():
-        for rec in iter_probe_records(gdir):
-            if rec.get("inherited"):
+    for rec in iter_probe_records(gdir):
+        if rec.get("inherited"):
+            continue
+        parsed = rec.get("answer_parsed")
+        who = rec.get("player_name")
+        if parsed is None or not isinstance(who, str):
+            continue
+        pid = str(rec.get("probe_id") or "")
+        source = "plan" if "plan" in pid else "reason"
+        seen: set[tuple[str | None, str]] = set()
+        for about, text in _texts(parsed):
+            if (about, text) in seen:
                 continue
-            parsed = rec.get("answer_parsed")
-            who = rec.get("player_name")
-            if parsed is None or not isinstance(who, str):
-                continue
-            pid = str(rec.get("probe_id") or "")
-            source = "plan" if "plan" in pid else "reason"
-            seen: set[tuple[str | None, str]] = set()
-            for about, text in _texts(parsed):
-                if (about, text) in seen:
-                    continue
-                seen.add((about, text))
-                rows.append((_int(rec.get("round")), _int(rec.get("public_msg_seq"), -1), who, source, pid or None, about, text))
+            seen.add((about, text))
+            rows.append((_int(rec.get("round")), _int(rec.get("public_msg_seq"), -1), who, source, pid or None, about, text))
     return GameRows(gid, _sig(gdir), rows)
 
 

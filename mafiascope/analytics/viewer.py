@@ -21,6 +21,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..logs import Timeline, kinds
+from ..logs.steps import ROUND_END as END
+from ..logs.steps import step_label
 from . import labels as L
 from .corpus import Corpus
 from .frames import eq, items_with_probe, n_seats
@@ -29,7 +32,6 @@ from .modes import Mode
 from .stats import wilson
 
 VIEWER_Z = 1.96
-END = -1
 
 
 @dataclass
@@ -110,51 +112,63 @@ def step_table(c: Corpus) -> dict[str, np.ndarray]:
     return c.memo("step_table", build)
 
 
-def step_label(r: int, s: int) -> str:
-    return f"R{r} end" if s == END else f"R{r}.{s}"
+def _game_records(c: Corpus, g: int, names: list[str]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """One game's events and probe records rebuilt from the corpus tables as the records
+    :meth:`mafiascope.logs.Timeline.build` reads; a probe's ``answer_parsed`` is its row in ``c.probes``
+    and it counts as answered when parsed with a stored list or object (raw parse mode)."""
+
+    def name(i: int) -> str | None:
+        return names[i] if 0 <= i < len(names) else None
+
+    ev = c.game_rows("events", g)
+    events: list[dict[str, Any]] = []
+    for kind, rnd, seq, ts, who, tgt in zip(ev["kind"].astype(object), ev["round"].to_numpy(), ev["msg_seq"].to_numpy(),
+                                           ev["ts"].to_numpy(), ev["player"].to_numpy(), ev["target"].to_numpy()):  # fmt: skip
+        rec = {"kind": str(kind), "round": int(rnd), "msg_seq": None if seq == NO_SEQ else int(seq), "ts": float(ts),
+               "player": name(int(who))}  # fmt: skip
+        if kind in kinds.DEATH_KINDS:
+            rec["victim" if kind == kinds.NIGHT_KILL else "eliminated"] = name(int(tgt))
+        events.append(rec)
+    p = c.game_rows("probes", g)
+    answered = p["parse_ok"].to_numpy() & (p["stored_kind"].to_numpy() > 0)
+    probes = [{"round": int(r), "public_msg_seq": int(s), "timestamp": float(t), "player_name": name(int(seat)),
+               "probe_id": pid, "answer_parse_ok": bool(ok), "answer_parsed": int(row)}
+              for row, r, s, t, seat, pid, ok in zip(p.index, p["round"].to_numpy(), p["pms"].to_numpy(), p["timestamp"].to_numpy(),
+                                                     p["seat"].to_numpy(), p["probe_id"].astype(object), answered)]  # fmt: skip
+    return events, probes
 
 
 def build_step_model(c: Corpus, game: str | int) -> StepModel:
+    """The game's steps, alive sets, speakers and carried-forward beliefs from the logs' one timeline
+    (:class:`mafiascope.logs.Timeline`), with the viewer's own phase (first probe's phase, else the first
+    message's kind) and event counts."""
     g = game if isinstance(game, int) else c.game_index(game)
     names = c.seat_names(g)
     roles = c.game_rows("players", g).sort_values("seat")["role"].tolist()
     p = c.game_rows("probes", g)
     ev = c.game_rows("events", g)
+    events, probes = _game_records(c, g, names)
+    tl = Timeline.build(names, events, probes)
     st = step_table(c)
     lo, hi = np.searchsorted(st["g"], [g, g + 1])
-    rnd, seq = st["round"][lo:hi], st["seq"][lo:hi]
+    phase_of = dict(zip(zip(st["round"][lo:hi].tolist(), st["seq"][lo:hi].tolist()), st["phase"][lo:hi].tolist()))
+    rnd = np.array([s.round for s in tl.steps], dtype=np.int64)
+    seq = np.array([s.seq for s in tl.steps], dtype=np.int64)
     # public events up to each step: (round, msg_seq) <= the step's, round end last, no msg_seq first
     er = ev["round"].to_numpy()
     es = ev["msg_seq"].to_numpy().astype(np.float64)
     es = np.where(es == END, np.inf, np.where(es == NO_SEQ, -np.inf, es))
     sk = np.where(seq == END, np.inf, seq.astype(np.float64))
     n_ev = ((er[None, :] < rnd[:, None]) | ((er[None, :] == rnd[:, None]) & (es[None, :] <= sk[:, None]))).sum(1)
-    ordered = list(zip(rnd.tolist(), seq.tolist()))
-    steps: list[Step] = []
-    for i, (r, s_) in enumerate(ordered):
-        j = lo + i
-        spk = int(st["speaker"][j])
-        steps.append(Step(i, r, s_, step_label(r, s_), str(st["phase"][j]), float(st["ts"][j]),
-                          [names[x] for x in np.flatnonzero(st["alive"][j]).tolist()], names[spk] if spk >= 0 else None,
-                          int(n_ev[i]), bool(st["has_message"][j])))
-    # beliefs: parse-ok stored answers at each step, forward-filled
-    idx_of = {k: i for i, k in enumerate(ordered)}
-    ok = p[p["parse_ok"].to_numpy() & (p["stored_kind"].to_numpy() > 0)]
-    fresh: list[dict[str, set[str]]] = [dict() for _ in steps]
-    latest: list[dict[str, dict[str, int]]] = [dict() for _ in steps]
-    for row, r, s, seat, pid in zip(ok.index, ok["round"], ok["pms"], ok["seat"], ok["probe_id"]):
-        if seat < 0:
-            continue
-        i = idx_of[(int(r), int(s))]
-        latest[i].setdefault(names[seat], {})[pid] = int(row)
-        fresh[i].setdefault(names[seat], set()).add(pid)
+    steps = [Step(s.idx, s.round, s.seq, s.label, str(phase_of.get((s.round, s.seq), s.phase)), s.ts,
+                  [n for n in names if n in s.alive], s.speaker, int(n_ev[s.idx]), s.event_idx is not None)
+             for s in tl.steps]  # fmt: skip
     beliefs: list[dict[str, dict[str, int]]] = []
-    cur: dict[str, dict[str, int]] = {}
+    fresh: list[dict[str, set[str]]] = []
     for i in range(len(steps)):
-        cur = {a: dict(v) for a, v in cur.items()}
-        for a, v in latest[i].items():
-            cur.setdefault(a, {}).update(v)
-        beliefs.append(cur)
+        at = {a: rows[i] for a, rows in tl.beliefs.items() if rows[i]}
+        beliefs.append({a: {pid: v for pid, (v, _) in held.items()} for a, held in at.items()})
+        fresh.append({a: new for a, held in at.items() if (new := {pid for pid, (_, carried) in held.items() if not carried})})
     return StepModel(str(c.games["game_id"].iat[g]), g, names, roles, steps, beliefs, fresh,
                      {"total": int(len(p)), "ok": int(p["parse_ok"].sum())})
 
@@ -294,7 +308,8 @@ def step_metrics(c: Corpus, game: str | int, mode: Mode) -> dict[str, Any]:
                 cal_n[b] += 1
                 cal_k[b] += int(lab == true[t])
         per_step.append({
-            "idx": st.idx, "label": st.label,
+            # compat: the original viewer's spelling of a round end ("R1 end")
+            "idx": st.idx, "label": st.label if norm else step_label(st.round, st.seq, original=True),
             # the original labels steps without a logged message (night analysis, round end) "unknown"
             "phase": st.phase if (st.has_message or norm) else "unknown", "alive": len(alive),
             "crowd_recall": (round(detected / evaluable, 4) if evaluable else None),

@@ -22,8 +22,9 @@ from itertools import combinations
 from pathlib import Path
 from typing import Any
 
-from ..logs.io import GAME_FILE, read_jsonl
-from ..logs.schema import MAFIA_ROLES
+from ..logs import GameLog, MissingSetupError, kinds, read_game
+from ..logs.io import GAME_FILE
+from ..logs.schema import MAFIA_ROLES, DayEliminate, DonResult, NightKill, NightShots, Nomination, SheriffResult, Utterance
 
 SHRINK = 4
 TOWN, MAFIA = "Villagers", "Mafia"
@@ -45,51 +46,56 @@ def find_games(path: str | Path) -> list[Path]:
     return sorted(set(p.glob(f"*/{GAME_FILE}")) | set(p.glob(f"*/*/{GAME_FILE}")))
 
 
-def game_record(events: list[dict[str, Any]]) -> dict[str, Any] | None:
+def game_record(log: GameLog) -> dict[str, Any] | None:
     """One finished ten-seat game reduced to what the scores need (None if unfinished or another family)."""
-    setup = next((e for e in events if e.get("kind") == "setup"), None)
-    over = next((e for e in reversed(events) if e.get("kind") == "game_over"), None)
-    if setup is None or over is None or setup.get("game_type") != "tournament":
+    setup, over = log.setup, log.game_over
+    if over is None or setup.game_type != "tournament":
         return None
-    seats = {p["name"]: {"model": p.get("backend") or p.get("model") or "?", "role": p["role"], "side": side(p["role"])}
-             for p in setup["players"]}  # fmt: skip
-    winner = over.get("winner")
-    first = next((e for e in events if e.get("kind") == "night_kill"), None)
-    first_shot = first["victim"] if first else None
-    bm = next((e for e in events if e.get("kind") == "best_move" and e.get("player") == first_shot), None)
-    suspects = [s for s in (bm or {}).get("suspects") or [] if s in seats][:3]
+    seats = {p.name: {"model": p.backend or p.model or "?", "role": p.role, "side": side(p.role)} for p in setup.players}
+    winner = over.winner
+    says = log.events_of(Utterance)
+    first = next(iter(log.events_of(NightKill)), None)
+    first_shot = first.victim if first else None
+    bm = next((e for e in says if e.kind == kinds.BEST_MOVE and e.player == first_shot), None)
+    suspects = [s for s in (bm.suspects if bm else None) or [] if s in seats][:3]
     n_maf = sum(1 for s in suspects if seats[s]["side"] == MAFIA)
     points = {n: (1.0 if s["side"] == winner else 0.0) for n, s in seats.items()}
     bonus = 0.5 if n_maf >= 3 else 0.25 if n_maf == 2 else 0.0
     if first_shot in points:
         points[first_shot] += bonus
-    ballots = [(e["player"], e["target"], e.get("round", 0)) for e in events
-               if e.get("kind") == "day_vote" and e.get("target_valid") and e.get("target") in seats and e.get("ballot") != "remove_all"]  # fmt: skip
+    ballots = [(e.player, e.target, e.round) for e in says
+               if e.kind == kinds.DAY_VOTE and e.target_valid and e.target in seats and _extra(e, "ballot") != "remove_all"]  # fmt: skip
     accus = [(a, t) for a, t, _ in ballots]
-    accus += [(e["nominator"], e["nominee"]) for e in events if e.get("kind") == "nomination"]
-    elims = [e for e in events if e.get("kind") == "day_eliminate"]
-    first_vote = None
-    if elims:
-        r0 = elims[0].get("round")
-        first_vote = [e["eliminated"] for e in elims if e.get("round") == r0]
-    sheriff_checks = [(e["sheriff"], e["result"]) for e in events if e.get("kind") == "night_sheriff_result"]
-    don_checks = [(e["don"], e["result"]) for e in events if e.get("kind") == "night_don_result"]
-    shots = [e for e in events if e.get("kind") == "night_shots"]
-    day_turns = sum(1 for e in events if e.get("kind") in ("day_discuss", "defence") and not e.get("passed") and not e.get("fault"))
+    accus += [(e.nominator, e.nominee) for e in log.events_of(Nomination)]
+    elims = log.events_of(DayEliminate)
+    first_vote = [e.eliminated for e in elims if e.round == elims[0].round] if elims else None
+    sheriff_checks = [(e.sheriff, e.result) for e in log.events_of(SheriffResult)]
+    don_checks = [(e.don, e.result) for e in log.events_of(DonResult)]
+    shots = log.events_of(NightShots)
+    day_turns = sum(1 for e in says if e.kind in (kinds.DAY_DISCUSS, kinds.DEFENCE) and not _extra(e, "passed") and not e.fault)
     return {
-        "game_id": setup["game_id"], "rules": setup.get("rule_set") or (setup.get("rules") or {}).get("variant") or "?",
-        "winner": winner, "rounds": over.get("round", 0), "seats": seats, "points": points, "first_shot": first_shot,
+        "game_id": setup.game_id, "rules": setup.rule_set or (setup.rules or {}).get("variant") or "?",
+        "winner": winner, "rounds": over.round, "seats": seats, "points": points, "first_shot": first_shot,
         "suspects": suspects, "bonus": bonus, "ballots": ballots, "accusations": accus, "first_vote_out": first_vote,
         "sheriff_checks": sheriff_checks, "don_checks": don_checks, "nights": len(shots),
-        "missed": sum(1 for e in shots if not e.get("landed") and any(v for v in (e.get("shots") or {}).values())),
-        "day_turns": day_turns, "invalid": bool(over.get("invalid")),
+        "missed": sum(1 for e in shots if not e.landed and any(v for v in e.shots.values())),
+        "day_turns": day_turns, "invalid": over.invalid,
     }  # fmt: skip
+
+
+def _extra(ev: Utterance, name: str) -> Any:
+    """A field the engine adds to some replies only (``ballot``, ``passed``), kept as an extra."""
+    return (ev.model_extra or {}).get(name)
 
 
 def load_records(path: str | Path) -> list[dict[str, Any]]:
     out = []
     for f in find_games(path):
-        rec = game_record(read_jsonl(f))
+        try:
+            log = read_game(f)
+        except MissingSetupError:  # not started yet
+            continue
+        rec = game_record(log)
         if rec is not None:
             out.append(rec)
     return out

@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from ..config import GameConfig, load_game_config
-from ..logs.io import read_jsonl
+from ..logs import kinds as K
+from ..logs.io import GAME_FILE, STATE_FILE, read_jsonl
 from ..logs.schema import MAFIA_ROLES, UTTERANCE_KINDS, parse_event
 from .observation import context_for
 from .runner import WALL_CLOCK_FIELDS, play_game
@@ -46,9 +47,9 @@ def _public_view(path: Path) -> list[str]:
 
 def check_game_log(game_dir: Path) -> dict[str, Any]:
     """Invariants of one finished game directory; returns a few counts."""
-    events = read_jsonl(game_dir / "game.jsonl")
-    _check(events and events[0]["kind"] == "setup", "first record must be setup")
-    _check(events[-1]["kind"] == "game_over", "last record must be game_over")
+    events = read_jsonl(game_dir / GAME_FILE)
+    _check(events and events[0]["kind"] == K.SETUP, "first record must be setup")
+    _check(events[-1]["kind"] == K.GAME_OVER, "last record must be game_over")
     roles = {p["name"]: p["role"] for p in events[0]["players"]}
     alive = set(roles)
     keys: set[tuple[int, int]] = set()
@@ -59,11 +60,11 @@ def check_game_log(game_dir: Path) -> dict[str, Any]:
             _check(key not in keys, f"duplicate (round, msg_seq) {key}")
             keys.add(key)
         if ev["kind"] in UTTERANCE_KINDS:
-            _check(ev["player"] in alive or ev["kind"] in ("last_words", "best_move"), f"{ev['player']} acted while dead ({ev['kind']} R{ev['round']})")
+            _check(ev["player"] in alive or ev["kind"] in (K.LAST_WORDS, K.BEST_MOVE), f"{ev['player']} acted while dead ({ev['kind']} R{ev['round']})")
             if ev.get("fault"):
                 _check(ev["response"] == "", "a failed turn must not carry text")
         for name in (ev.get("victim"), ev.get("eliminated")):
-            if name and ev["kind"] in ("night_kill", "day_eliminate"):
+            if name and ev["kind"] in (K.NIGHT_KILL, K.DAY_ELIMINATE):
                 _check(name in alive, f"{name} died twice")
                 alive.discard(name)
         for name in ev.get("removed", []) or []:
@@ -85,7 +86,7 @@ def check_game_log(game_dir: Path) -> dict[str, Any]:
 def check_snapshots(game_dir: Path) -> int:
     """Each snapshot's state restores, and its stored contexts equal the observation function's."""
     n = 0
-    for rec in iter_snapshots(game_dir / "state.jsonl"):
+    for rec in iter_snapshots(game_dir / STATE_FILE):
         state = GameState.model_validate(rec["state"])
         for p in rec["players"]:
             ctx = context_for(state, p["name"])
@@ -104,7 +105,7 @@ def check_config(cfg: GameConfig, seeds: tuple[int, ...] = (1, 2), probes: bool 
             for copy in ("a", "b"):
                 asyncio.run(play_game(cfg, logs_dir=root, seed=seed, game_id=f"s{seed}{copy}", probes=probes, snapshots=True))
             a, b = root / f"s{seed}a", root / f"s{seed}b"
-            _check(_public_view(a / "game.jsonl") == _public_view(b / "game.jsonl"), f"seed {seed}: two runs differ")
+            _check(_public_view(a / GAME_FILE) == _public_view(b / GAME_FILE), f"seed {seed}: two runs differ")
             check_game_log(a)
             report["snapshots"] += check_snapshots(a)
             report["games"] += 1

@@ -20,6 +20,11 @@ from pydantic import BaseModel
 
 from ..redaction import needs_scrub, scrub
 
+try:  # optional speed-up (requirements.txt): ~3x faster on the common, clean file
+    import orjson as _orjson
+except ImportError:  # pragma: no cover
+    _orjson = None
+
 GAME_FILE = "game.jsonl"
 PROBE_FILE = "introspection.jsonl"
 STATE_FILE = "state.jsonl"
@@ -105,14 +110,37 @@ def iter_jsonl(path: str | Path, *, skip_corrupt: bool = False) -> Iterator[dict
     :class:`TornLineWarning`. A corrupt line elsewhere raises :class:`LogFormatError`
     naming file and line, unless ``skip_corrupt`` (then it is skipped with a warning).
     """
-    for _, obj in _numbered(Path(path), skip_corrupt):
+    for _, obj in iter_jsonl_lines(path, skip_corrupt=skip_corrupt):
         yield obj
 
 
-def _numbered(path: Path, skip_corrupt: bool) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(line number, object) per good line of a JSONL file (the rules of :func:`iter_jsonl`)."""
-    with open(path, "rb") as fh:
-        data = fh.read()
+def read_jsonl_lines(path: str | Path, *, skip_corrupt: bool = False) -> list[tuple[int, dict[str, Any]]]:
+    """Every object of a JSONL file with its 1-based line number (for errors naming file:line)."""
+    path = Path(path)
+    data = path.read_bytes()
+    return _fast(data) or list(_parse_lines(path, data, skip_corrupt))
+
+
+def iter_jsonl_lines(path: str | Path, *, skip_corrupt: bool = False) -> Iterator[tuple[int, dict[str, Any]]]:
+    """:func:`read_jsonl_lines`, one object at a time (a damaged file is parsed line by line as it is read)."""
+    path = Path(path)
+    data = path.read_bytes()
+    yield from _fast(data) or _parse_lines(path, data, skip_corrupt)
+
+
+def _fast(data: bytes) -> list[tuple[int, dict[str, Any]]] | None:
+    """The whole file at once when orjson reads every line as an object (the common case, ~3x faster);
+    None for anything else (a torn or corrupt line, NaN, huge ints ...), which the tolerant reader decides."""
+    if _orjson is None or not data.endswith(b"\n"):
+        return None
+    try:
+        fast = [(i, _orjson.loads(raw)) for i, raw in enumerate(data.split(b"\n"), start=1) if raw.strip()]
+    except ValueError:
+        return None
+    return fast if all(type(o) is dict for _, o in fast) else None
+
+
+def _parse_lines(path: Path, data: bytes, skip_corrupt: bool) -> Iterator[tuple[int, dict[str, Any]]]:
     lines = data.split(b"\n")
     # lines[-1] is b"" when the file ends with a newline
     last_idx = len(lines) - 1 if lines[-1] else len(lines) - 2
@@ -126,10 +154,10 @@ def _numbered(path: Path, skip_corrupt: bool) -> Iterator[tuple[int, dict[str, A
         except (ValueError, UnicodeDecodeError) as exc:
             where = f"{path}:{i + 1}"
             if i >= last_idx:
-                warnings.warn(f"{where}: skipping torn last line ({exc})", TornLineWarning, stacklevel=2)
+                warnings.warn(f"{where}: skipping torn last line ({exc})", TornLineWarning, stacklevel=4)
                 continue
             if skip_corrupt:
-                warnings.warn(f"{where}: skipping corrupt line ({exc})", TornLineWarning, stacklevel=2)
+                warnings.warn(f"{where}: skipping corrupt line ({exc})", TornLineWarning, stacklevel=4)
                 continue
             raise LogFormatError(f"{where}: corrupt JSONL line ({exc}); pass skip_corrupt=True to skip it") from exc
         yield i + 1, obj
@@ -154,7 +182,7 @@ def iter_probe_records(game_dir: str | Path, *, skip_corrupt: bool = True, decod
     if not path.is_file():
         return
     dec = decoder if decoder is not None else ProbeDecoder()
-    for line, obj in _numbered(path, skip_corrupt):
+    for line, obj in iter_jsonl_lines(path, skip_corrupt=skip_corrupt):
         try:
             rec = dec.feed(obj)
         except ProbeDecodeError as exc:

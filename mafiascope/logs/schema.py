@@ -24,7 +24,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-SCHEMA_VERSION = 3  # 2: compact snapshots in state.jsonl (deltas, derived contexts: engine/snapshots.py)
+from . import kinds as K
+from .battery import BatterySnapshot
+
+SCHEMA_VERSION = 3  # 2: compact snapshots in state.jsonl (deltas, derived contexts: logs/snapshots.py)
 # 3: compact probe records in introspection.jsonl (logs/probe_codec.py); snapshots' probe memory refers to them
 SUPPORTED_SCHEMA_VERSIONS = (0, 1, 2, 3)  # 0 = original MafiaScope logs (no schema_version field)
 
@@ -87,7 +90,7 @@ class SeatInfo(Record):
     """One seat as recorded in ``setup.players`` (original field names: model, backend)."""
 
     name: str
-    role: str
+    role: str = ""  # hand-made logs may leave it out; the engine always writes it
     model: str = ""  # model label shown to researchers
     backend: str = ""  # backend registry name
     personality: Personality = Field(default_factory=Personality)
@@ -111,7 +114,7 @@ class Setup(Record):
     game_type: str | None = None
     config: dict[str, Any] | None = None  # config snapshot (secrets removed)
     backends: dict[str, dict[str, Any]] | None = None  # provenance per backend, no secrets
-    probes: dict[str, Any] | None = None  # probe battery snapshot
+    probes: BatterySnapshot | None = None  # the probe battery as recorded (every shape old logs hold)
     # fork / resume metadata (absent or null on root games)
     forked_from: str | None = None
     fork_point: list[int] | None = None
@@ -123,21 +126,9 @@ class Setup(Record):
 
 # --------------------------------------------------------------------------- events
 
-# Kinds with a speaker and a free-text reply; each occupies one msg_seq.
-UTTERANCE_KINDS = (
-    "intro",
-    "night_mafia",
-    "night_doctor",
-    "night_sheriff",
-    "night_don",
-    "mafia_talk",
-    "day_discuss",
-    "day_vote",
-    "last_words",
-    "best_move",
-    "defence",
-)
-NIGHT_ACTION_KINDS = ("night_mafia", "night_doctor", "night_sheriff", "night_don")
+# Kinds with a speaker and a free-text reply; each occupies one msg_seq (constants: logs/kinds.py).
+UTTERANCE_KINDS = K.UTTERANCE_KINDS
+NIGHT_ACTION_KINDS = K.NIGHT_ACTION_KINDS
 
 
 class Event(Record):
@@ -164,7 +155,7 @@ class Utterance(Event):
 
     player: str
     player_idx: int | None = None
-    response: str
+    response: str = ""  # always written by the engine; hand-made logs may leave it out
     prompt: str | None = None  # the instruction the seat received for this turn
     # parsed action / vote (None for plain speech)
     action: str | None = None  # "kill" | "protect" | "check" | "vote" | "nominate" ...
@@ -233,6 +224,30 @@ class NoElimination(Event):
     reason: str  # "tie" | "no_valid_votes" | "no_vote_day" ...
 
 
+class Nomination(Event):
+    """Tournament rules: a seat put another up for the vote."""
+
+    kind: Literal["nomination"] = "nomination"
+    nominator: str
+    nominee: str
+
+
+class NightShots(Event):
+    """Tournament rules: each Mafioso's shot (None = no shot) and whether they agreed."""
+
+    kind: Literal["night_shots"] = "night_shots"
+    shots: dict[str, str | None] = Field(default_factory=dict)
+    landed: bool = False
+
+
+class ShotOrder(Event):
+    """Tournament rules: the Don's order of targets for the nights to come (Mafia only)."""
+
+    kind: Literal["shot_order"] = "shot_order"
+    don: str
+    order: list[str] = Field(default_factory=list)
+
+
 class HostLine(Event):
     kind: Literal["host"] = "host"
     text: str
@@ -267,6 +282,9 @@ EVENT_MODELS.update(
         "vote_tally": VoteTally,
         "day_eliminate": DayEliminate,
         "no_elimination": NoElimination,
+        "nomination": Nomination,
+        "night_shots": NightShots,
+        "shot_order": ShotOrder,
         "host": HostLine,
         "game_over": GameOver,
     }
@@ -333,8 +351,8 @@ class Snapshot(Record):
 
     ``state`` holds the engine's own serialised :class:`mafiascope.engine.state.GameState`;
     ``players[].messages`` are the seats' acting contexts (for audits and the original's tools).
-    Since schema_version 2 the file stores deltas; read it with
-    :func:`mafiascope.engine.snapshots.iter_snapshots`, which yields this full shape.
+    Since schema_version 2 the file stores deltas; read it with ``GameLog.snapshots()``
+    (mafiascope.logs.snapshots) or :func:`mafiascope.engine.snapshots.iter_snapshots`, which yield this full shape.
     """
 
     game_id: str

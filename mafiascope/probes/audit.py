@@ -23,8 +23,9 @@ from pathlib import Path
 from typing import Any
 
 from ..engine.observation import PROBE_HEADER
-from ..engine.snapshots import iter_snapshots
-from ..logs.io import GAME_FILE, PROBE_FILE, STATE_FILE, iter_jsonl, iter_probe_records, list_game_dirs
+from ..engine.snapshots import derive_contexts
+from ..logs import LogFormatError, kinds, read_game
+from ..logs.io import list_game_dirs
 
 MIN_ANSWER_CHARS = 24
 MIN_PRIVATE_CHARS = 12
@@ -39,18 +40,18 @@ def _private_texts(events: Iterable[dict[str, Any]]) -> list[tuple[str, set[str]
     out = []
     lang = "en"
     for ev in events:
-        if ev.get("kind") == "setup":
+        if kinds.of(ev) == kinds.SETUP:
             lang = ev.get("language") or "en"
             continue
         vt = ev.get("visible_to")
         if vt is None:
             continue
         allowed = set(vt)
-        desc = f"{ev.get('kind')} r{ev.get('round')} seq {ev.get('msg_seq')}"
+        desc = f"{kinds.of(ev)} r{ev.get('round')} seq {ev.get('msg_seq')}"
         resp = ev.get("response")
         if isinstance(resp, str) and len(resp.strip()) >= MIN_PRIVATE_CHARS:
             out.append((resp.strip(), allowed, desc))
-        render = RENDERERS.get(ev.get("kind", ""))
+        render = RENDERERS.get(kinds.of(ev) or "")
         if render is not None and not isinstance(resp, str):
             try:
                 line = render(ev, None, prompts.pack(lang), None)  # type: ignore[arg-type]
@@ -63,25 +64,29 @@ def _private_texts(events: Iterable[dict[str, Any]]) -> list[tuple[str, set[str]
 
 def audit_game(gdir: Path) -> dict[str, Any]:
     gid = gdir.name
-    events = list(iter_jsonl(gdir / GAME_FILE, skip_corrupt=True))
-    kinds = [ev.get("kind") for ev in events]
-    n_setup, n_over = kinds.count("setup"), kinds.count("game_over")  # more than one: two writers on one id
     res: dict[str, Any] = {"game_id": gid, "snapshots": 0, "messages_checked": 0, "leaks": 0, "by_kind": {}, "examples": [],
-                           "setup_records": n_setup, "game_over_records": n_over}  # fmt: skip
-    state_path = gdir / STATE_FILE
-    if not state_path.is_file():
+                           "setup_records": 0, "game_over_records": 0}  # fmt: skip
+    try:
+        log = read_game(gdir, skip_corrupt=True)
+    except LogFormatError as exc:
+        res["note"] = f"unreadable: {exc}"
+        return res
+    events = [log.raw_setup, *log.records]
+    # more than one of either: two writers on one id
+    res["setup_records"] = 1 + len(log.records_of(kinds.SETUP))
+    res["game_over_records"] = len(log.records_of(kinds.GAME_OVER))
+    if not log.has_snapshots:
         res["note"] = "no state.jsonl (snapshots off): nothing to audit"
         return res
     questions: set[str] = set()
     answers: set[str] = set()
-    if (gdir / PROBE_FILE).is_file():
-        for rec in iter_probe_records(gdir):
-            q = (rec.get("question") or "").strip()
-            if q:
-                questions.add(q)
-            a = rec.get("answer_raw")
-            if isinstance(a, str) and len(a.strip()) >= MIN_ANSWER_CHARS:
-                answers.add(a.strip())
+    for rec in log.probe_dicts:
+        q = (rec.get("question") or "").strip()
+        if q:
+            questions.add(q)
+        a = rec.get("answer_raw")
+        if isinstance(a, str) and len(a.strip()) >= MIN_ANSWER_CHARS:
+            answers.add(a.strip())
     private = _private_texts(events)
     seen: set[tuple[str, str]] = set()
 
@@ -91,7 +96,7 @@ def audit_game(gdir: Path) -> dict[str, Any]:
         if len(res["examples"]) < 20:
             res["examples"].append({"kind": kind, "seat": seat, "round": snap.get("round"), "msg_seq": snap.get("msg_seq"), "detail": detail[:160]})
 
-    for snap in iter_snapshots(state_path, skip_corrupt=True):
+    for snap in log.iter_snapshot_dicts(derive_contexts):
         res["snapshots"] += 1
         for pl in snap.get("players") or []:
             seat = pl.get("name", "?")

@@ -12,17 +12,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..logs.io import GAME_FILE, PROBE_FILE, iter_jsonl, iter_probe_records, list_game_dirs
-from ..logs.schema import UTTERANCE_KINDS
+from ..logs import GameLog, LogFormatError, iter_probe_records, kinds, read_game
+from ..logs.io import PROBE_FILE, list_game_dirs
 
-_ACT_KINDS_ORIGINAL = ("intro", "night_mafia", "night_doctor", "day_discuss", "day_vote")
+_ACT_KINDS_ORIGINAL = (kinds.INTRO, kinds.NIGHT_MAFIA, kinds.NIGHT_DOCTOR, kinds.DAY_DISCUSS, kinds.DAY_VOTE)
 
 
 def _from_probe_log(gdir: Path) -> dict[str, Any]:
     out: dict[str, Any] = {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0, "latency_ms": 0, "errors": 0,
-                           "tokens_estimated": True, "source": "introspection.jsonl", "by_probe": {}}  # fmt: skip
-    if not (gdir / PROBE_FILE).is_file():
-        return out
+                           "tokens_estimated": True, "source": PROBE_FILE, "by_probe": {}}  # fmt: skip
     for rec in iter_probe_records(gdir):
         pid = rec.get("probe_id") or "?"
         bp = out["by_probe"].setdefault(pid, {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0, "latency_ms": 0, "errors": 0})
@@ -37,18 +35,26 @@ def _from_probe_log(gdir: Path) -> dict[str, Any]:
     return out
 
 
+def _read(gdir: Path) -> GameLog | None:
+    try:
+        return read_game(gdir, skip_corrupt=True)
+    except LogFormatError:  # no setup record: count what the probe log says
+        return None
+
+
 def game_cost(gdir: Path) -> dict[str, Any]:
     probes: dict[str, Any] | None = None
     act: dict[str, Any] | None = None
     utterances = 0
     original = True
-    for rec in iter_jsonl(gdir / GAME_FILE, skip_corrupt=True):
-        kind = rec.get("kind")
-        if kind == "setup" and rec.get("schema_version"):
+    log = _read(gdir)
+    for rec in [log.raw_setup, *log.records] if log is not None else []:
+        kind = kinds.of(rec)
+        if kind == kinds.SETUP and rec.get("schema_version"):
             original = False
-        if kind in UTTERANCE_KINDS and (not original or kind in _ACT_KINDS_ORIGINAL):
+        if kind in kinds.UTTERANCE_KINDS and (not original or kind in _ACT_KINDS_ORIGINAL):
             utterances += 1
-        if kind == "game_over" and isinstance(rec.get("cost"), dict):
+        if kind == kinds.GAME_OVER and isinstance(rec.get("cost"), dict):
             probes = rec["cost"].get("probes")
             act = rec["cost"].get("act")
     if probes:

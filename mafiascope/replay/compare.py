@@ -23,20 +23,21 @@ from typing import Any
 
 import pandas as pd
 
-from ..logs.io import GAME_FILE, PROBE_FILE, iter_jsonl, iter_probe_records
-from ..logs.schema import UTTERANCE_KINDS
+from ..logs import LogFormatError, kinds, read_game
+from ..logs.steps import ROUND_END as END
+from ..logs.steps import step_label as _label
+from ..logs.steps import step_order
 from .source import ReplayError
 
-END = -1
 MAFIA_LABELS = frozenset({"mafia", "don", "мафия", "дон"})
 
 
 def _order(key: tuple[int, int]) -> tuple[int, float]:
-    return key[0], float("inf") if key[1] == END else float(key[1])
+    return step_order(*key)
 
 
 def step_label(key: tuple[int, int]) -> str:
-    return f"R{key[0]}.end" if key[1] == END else f"R{key[0]}.{key[1]}"
+    return _label(*key)
 
 
 @dataclass
@@ -57,32 +58,30 @@ class GameTrace:
 
 def read_trace(gdir: str | Path) -> GameTrace:
     gdir = Path(gdir)
-    if not (gdir / GAME_FILE).is_file():
-        raise ReplayError(f"{gdir}: no {GAME_FILE}")
-    records = list(iter_jsonl(gdir / GAME_FILE, skip_corrupt=True))
-    if not records or records[0].get("kind") != "setup":
-        raise ReplayError(f"{gdir / GAME_FILE}: the first record is not a setup record")
-    setup, events = records[0], records[1:]
+    try:
+        log = read_game(gdir, skip_corrupt=True)
+    except (LogFormatError, FileNotFoundError) as exc:
+        raise ReplayError(str(exc)) from None
+    setup, events = log.raw_setup, log.records
     steps: set[tuple[int, int]] = set()
     assessments: list[tuple[tuple[int, int], str, dict[str, bool]]] = []
-    if (gdir / PROBE_FILE).is_file():
-        for rec in iter_probe_records(gdir):
-            try:
-                key = (int(rec.get("round")), int(rec.get("public_msg_seq")))
-            except (TypeError, ValueError):
-                continue
-            steps.add(key)
-            ans = rec.get("answer_parsed")
-            if rec.get("probe_id") != "role_assessment" or not isinstance(ans, list) or not rec.get("answer_parse_ok", True):
-                continue
-            labels = {}
-            for item in ans:
-                if isinstance(item, dict) and isinstance(item.get("player"), str):
-                    lab = item.get("guessed_role", item.get("role"))
-                    labels[item["player"]] = isinstance(lab, str) and lab.strip().lower() in MAFIA_LABELS
-            assessments.append((key, str(rec.get("player_name")), labels))
+    for rec in log.probe_dicts:
+        try:
+            key = (int(rec.get("round")), int(rec.get("public_msg_seq")))
+        except (TypeError, ValueError):
+            continue
+        steps.add(key)
+        ans = rec.get("answer_parsed")
+        if rec.get("probe_id") != "role_assessment" or not isinstance(ans, list) or not rec.get("answer_parse_ok", True):
+            continue
+        labels = {}
+        for item in ans:
+            if isinstance(item, dict) and isinstance(item.get("player"), str):
+                lab = item.get("guessed_role", item.get("role"))
+                labels[item["player"]] = isinstance(lab, str) and lab.strip().lower() in MAFIA_LABELS
+        assessments.append((key, str(rec.get("player_name")), labels))
     for ev in events:
-        if isinstance(ev.get("msg_seq"), int) and isinstance(ev.get("round"), int) and ev.get("kind") in UTTERANCE_KINDS:
+        if isinstance(ev.get("msg_seq"), int) and isinstance(ev.get("round"), int) and kinds.of(ev) in kinds.UTTERANCE_KINDS:
             steps.add((ev["round"], ev["msg_seq"]))
     return GameTrace(str(setup.get("game_id") or gdir.name), setup, events, assessments, sorted(steps, key=_order))
 
@@ -94,9 +93,9 @@ def _eliminations(t: GameTrace) -> list[tuple[tuple[int, int], str, str]]:
     for ev in t.events:
         if isinstance(ev.get("round"), int) and isinstance(ev.get("msg_seq"), int):
             last = (ev["round"], ev["msg_seq"])
-        if ev.get("kind") == "day_eliminate" and isinstance(ev.get("eliminated"), str):
+        if kinds.of(ev) == kinds.DAY_ELIMINATE and isinstance(ev.get("eliminated"), str):
             out.append((last if last[0] == ev.get("round") else (int(ev.get("round") or 0), END), ev["eliminated"], "day vote"))
-        elif ev.get("kind") == "night_kill" and isinstance(ev.get("victim"), str) and ev.get("visible_to") is None:
+        elif kinds.of(ev) == kinds.NIGHT_KILL and isinstance(ev.get("victim"), str) and ev.get("visible_to") is None:
             out.append(((int(ev.get("round") or 0), 0), ev["victim"], "night kill"))
     return out
 
@@ -129,7 +128,7 @@ def transcript(t: GameTrace, after: tuple[int, int] | None) -> list[dict[str, An
     """Public utterances after the step ``after`` (all of them when None), in log order."""
     out = []
     for ev in t.events:
-        if ev.get("kind") not in UTTERANCE_KINDS or ev.get("visible_to") is not None or not isinstance(ev.get("response"), str):
+        if kinds.of(ev) not in kinds.UTTERANCE_KINDS or ev.get("visible_to") is not None or not isinstance(ev.get("response"), str):
             continue
         key = (int(ev.get("round") or 0), int(ev.get("msg_seq") if isinstance(ev.get("msg_seq"), int) else 0))
         if after is not None and _order(key) <= _order(after):
@@ -196,7 +195,7 @@ def compare_branches(parent_dir: str | Path, branch_dirs: list[str | Path]) -> B
             elims.append({"game_id": t.game_id, "is_parent": is_parent, "k": k, "label": step_label(step), "victim": victim,
                           "how": how, "before_fork": _order(step) <= _order(fp)})
         transcripts[t.game_id] = transcript(t, fp)
-        over = next((e for e in reversed(t.events) if e.get("kind") == "game_over"), None)
+        over = next((e for e in reversed(t.events) if kinds.of(e) == kinds.GAME_OVER), None)
         outcomes[t.game_id] = {"winner": over.get("winner") if over else None, "rounds": over.get("round") if over else None,
                                "finished": over is not None}
     sus = pd.concat(frames, ignore_index=True)

@@ -32,7 +32,7 @@ from ..backends.base import CompletionRequest
 from ..engine.observation import context_for
 from ..engine.parsing import parse_target, strip_think
 from ..engine.runner import phases_for
-from ..logs.io import PROBE_FILE, iter_probe_records
+from ..logs.io import iter_probe_records
 from .forks import SUSPICION_PROBE, experiments_dir, plan_fork, run_branch, run_fork_batch, write_json_atomic
 from .source import Key, ParentGame, ReplayError, fmt_key, parse_key
 from .summary import game_outcome, proportion
@@ -94,14 +94,13 @@ def suspicion_ranks(ranking: Any, rater: str) -> dict[str, float]:
 def vote_time_suspicion(game_dir: str | Path, rnd: int, players: list[str]) -> dict[str, float | None]:
     """Mean normalised rank of each of ``players`` over round ``rnd``'s vote-phase suspicion rankings."""
     acc: dict[str, list[float]] = {p: [] for p in players}
-    if (Path(game_dir) / PROBE_FILE).is_file():
-        for r in iter_probe_records(game_dir, skip_corrupt=False):
-            if r.get("probe_id") != SUSPICION_PROBE or r.get("round") != rnd or r.get("phase") != "day_vote":
-                continue
-            ranks = suspicion_ranks(r.get("answer_parsed"), str(r.get("player_name")))
-            for p in players:
-                if p in ranks:
-                    acc[p].append(ranks[p])
+    for r in iter_probe_records(game_dir, skip_corrupt=False):
+        if r.get("probe_id") != SUSPICION_PROBE or r.get("round") != rnd or r.get("phase") != "day_vote":
+            continue
+        ranks = suspicion_ranks(r.get("answer_parsed"), str(r.get("player_name")))
+        for p in players:
+            if p in ranks:
+                acc[p].append(ranks[p])
     return {p: (round(sum(v) / len(v), 4) if v else None) for p, v in acc.items()}
 
 

@@ -24,7 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from ..engine.runner import play_game
-from ..logs.io import GAME_FILE, PROBE_FILE, STATE_FILE, JsonlWriter, dumps, iter_jsonl, list_game_dirs
+from ..logs import LogFormatError, kinds, read_game
+from ..logs.io import GAME_FILE, PROBE_FILE, STATE_FILE, JsonlWriter, dumps, list_game_dirs
 from ..logs.probe_codec import ProbeEncoder
 from ..logs.paths import UnsafePathError, claim_game_dir, game_dir, inside, safe_rename, safe_rmtree
 from ..logs.schema import validate_game_id
@@ -35,17 +36,16 @@ STAGING = ".resume"
 
 
 def last_kind(game_dir: Path) -> str | None:
-    kind = None
-    try:
-        import warnings
+    """The kind of the game's last readable record (None when it has no setup record or cannot be read)."""
+    import warnings
 
+    try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            for rec in iter_jsonl(game_dir / GAME_FILE, skip_corrupt=True):
-                kind = rec.get("kind")
-    except OSError:
+            log = read_game(game_dir, skip_corrupt=True)
+    except (OSError, LogFormatError):
         return None
-    return kind
+    return kinds.of(log.records[-1]) if log.records else kinds.SETUP
 
 
 def repair_staging(root: Path) -> list[str]:
@@ -74,7 +74,7 @@ def repair_staging(root: Path) -> list[str]:
                 continue
             live, old, new = base / gid, stage / (gid + ".old"), entry / gid
             if not os.path.lexists(live) and old.is_dir() and not old.is_symlink():
-                if (new / GAME_FILE).is_file() and not new.is_symlink() and last_kind(new) == "game_over":
+                if (new / GAME_FILE).is_file() and not new.is_symlink() and last_kind(new) == kinds.GAME_OVER:
                     safe_rename(base, new, live)
                     notes.append(f"{gid}: completed an interrupted swap")
                 else:
@@ -115,7 +115,7 @@ def find_unfinished(logs: str | Path, *, min_idle: float = 0.0) -> list[Candidat
         except UnsafePathError as exc:
             out.append(Candidate(d, d.name, None, str(exc)))
             continue
-        if last_kind(d) == "game_over":
+        if last_kind(d) == kinds.GAME_OVER:
             continue
         if last_kind(d) is None:
             out.append(Candidate(d, d.name, None, "never started (no complete setup record); remove it with --drop-empty", empty=True))
@@ -186,7 +186,7 @@ async def resume_game(cand: Candidate, backends: dict[str, Any] | None = None) -
     pending = list(own)
 
     def on_event(rec: dict[str, Any]) -> None:
-        if rec.get("kind") == "setup" and pending:
+        if kinds.of(rec) == kinds.SETUP and pending:
             with JsonlWriter(new / GAME_FILE) as w:
                 for ev in pending:
                     w.write(ev)

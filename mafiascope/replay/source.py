@@ -15,11 +15,11 @@ from pathlib import Path
 from typing import Any
 
 from ..config import GameConfig
-from ..logs.io import (GAME_FILE, PROBE_FILE, STATE_FILE, LogFormatError, TornLineWarning, is_game_dir, iter_jsonl, iter_probe_records,
-                       list_game_dirs)
-from ..logs.probe_codec import ProbeDecoder
 from ..engine.snapshots import read_snapshots
-from ..logs.schema import UTTERANCE_KINDS, validate_game_id
+from ..logs import BatterySnapshot, GameLog, LogFormatError, kinds, read_game
+from ..logs.io import GAME_FILE, PROBE_FILE, STATE_FILE, TornLineWarning, is_game_dir, iter_probe_records, list_game_dirs
+from ..logs.probe_codec import ProbeDecoder
+from ..logs.schema import validate_game_id
 
 Key = tuple[int, int]  # (round, msg_seq); msg_seq -1 = round end; (0, 0) = the start of the game
 START: Key = (0, 0)
@@ -78,21 +78,16 @@ def find_game(game: str | Path, logs: str | Path | None = None) -> Path:
     raise ReplayError(f"game {game!r} not found (looked under {root}; pass a game directory or --logs)")
 
 
-def _read(path: Path, what: str) -> tuple[list[dict[str, Any]], bool]:
-    """Records of a JSONL file and whether its last line was torn."""
-    torn = False
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", TornLineWarning)
-        try:
-            rows = list(iter_jsonl(path))
-        except LogFormatError as exc:
-            raise ReplayError(f"{what} is corrupt: {exc}") from None
-        except OSError as exc:
-            raise ReplayError(f"cannot read {path}: {exc}") from None
-    for w in caught:
-        if issubclass(w.category, TornLineWarning):
-            torn = True
-    return rows, torn
+def read_log(gdir: Path) -> GameLog:
+    """The game's log (a torn last line skipped; a corrupt line elsewhere is a ReplayError naming file:line)."""
+    try:
+        with warnings.catch_warnings():  # a torn last line is a crash mid-write: expected, and said by the caller
+            warnings.simplefilter("ignore", TornLineWarning)
+            return read_game(gdir)
+    except LogFormatError as exc:
+        raise ReplayError(f"{gdir / GAME_FILE} is corrupt: {exc}") from None
+    except OSError as exc:
+        raise ReplayError(f"cannot read {gdir / GAME_FILE}: {exc}") from None
 
 
 def _read_snapshots(path: Path) -> tuple[list[dict[str, Any]], bool]:
@@ -130,13 +125,11 @@ class ParentGame:
     def __init__(self, path: Path, *, need_snapshots: bool = True):
         self.dir = Path(path)
         self.probe_templates: dict[str, str] = {}  # filled by probe_records()
-        records, _ = _read(self.dir / GAME_FILE, f"{self.dir / GAME_FILE}")
-        if not records or records[0].get("kind") != "setup":
-            raise ReplayError(f"{self.dir / GAME_FILE}: the first record is not a setup record")
-        self.setup: dict[str, Any] = records[0]
-        self.game_id: str = str(self.setup["game_id"])
-        self.records = records[1:]
-        self.finished = any(r.get("kind") == "game_over" for r in self.records)
+        self.log = read_log(self.dir)
+        self.setup: dict[str, Any] = self.log.raw_setup
+        self.game_id: str = self.log.game_id
+        self.records = self.log.records
+        self.finished = self.log.finished
         state_path = self.dir / STATE_FILE
         self.snapshots: list[dict[str, Any]] = []
         self.torn_state = False
@@ -186,7 +179,7 @@ class ParentGame:
 
     def utterance(self, key: Key) -> dict[str, Any] | None:
         for ev in self.records:
-            if ev.get("kind") in UTTERANCE_KINDS and ev.get("round") == key[0] and ev.get("msg_seq") == key[1]:
+            if kinds.of(ev) in kinds.UTTERANCE_KINDS and ev.get("round") == key[0] and ev.get("msg_seq") == key[1]:
                 return ev
         return None
 
@@ -198,14 +191,14 @@ class ParentGame:
             pend = s.get("pending") or {}
             out.append(
                 ForkPoint(key, str(s.get("phase", "")), str(pend.get("stage", "")), list(pend.get("remaining") or []),
-                          list(s.get("alive") or []), ev.get("player") if ev else None, ev.get("kind") if ev else None,
+                          list(s.get("alive") or []), ev.get("player") if ev else None, kinds.of(ev) if ev else None,
                           s.get("step_index"))  # fmt: skip
             )
         return out
 
     def inherited_records(self, n_events: int) -> list[dict[str, Any]]:
         """The parent's first ``n_events`` event records (the history a restored state carries)."""
-        return [r for r in self.records if r.get("kind") != "game_over"][:n_events]
+        return [r for r in self.records if kinds.of(r) != kinds.GAME_OVER][:n_events]
 
     def probe_records(self) -> list[dict[str, Any]]:
         """The parent's probe records (full shape); their question templates land in ``probe_templates``
@@ -230,9 +223,8 @@ class ParentGame:
         if not isinstance(raw, dict):
             raise ReplayError(f"game {self.game_id}: setup.config is missing; the game's configuration cannot be rebuilt")
         raw = {k: v for k, v in raw.items() if k != "source_path"}
-        probes = self.setup.get("probes")
-        battery = battery_list(probes)
-        if battery is not None:
+        battery = self.log.setup.probes.definitions() if self.log.setup.probes is not None else None
+        if battery:
             raw.setdefault("probes", {})
             raw["probes"] = {**raw["probes"], "battery": None, "probes": battery}
         try:
@@ -245,15 +237,15 @@ class ParentGame:
 
 
 def battery_list(probes: Any) -> list[dict[str, Any]] | None:
-    """The probe definitions recorded in ``setup.probes`` (several shapes tolerated), or None."""
-    if isinstance(probes, list) and all(isinstance(p, dict) for p in probes):
-        return probes
-    if isinstance(probes, dict):
-        for k in ("probes", "battery"):
-            v = probes.get(k)
-            if isinstance(v, list) and all(isinstance(p, dict) for p in v):
-                return v
-    return None
+    """The probe definitions recorded in ``setup.probes`` (every recorded shape: logs.BatterySnapshot), or None."""
+    if probes is None:
+        return None
+    if not isinstance(probes, BatterySnapshot):
+        try:
+            probes = BatterySnapshot.model_validate(probes)
+        except ValueError:  # pydantic ValidationError: not a battery we can read
+            return None
+    return probes.definitions() or None
 
 
 def redacted_backends(cfg: GameConfig, used: set[str]) -> list[str]:

@@ -13,37 +13,34 @@ from pathlib import Path
 from typing import Any
 
 from ..analytics.stats import wilson
-from ..logs.io import GAME_FILE, iter_jsonl, list_game_dirs
-from ..logs.schema import UTTERANCE_KINDS
+from ..logs import kinds, read_game
+from ..logs.io import list_game_dirs
 
 SIDES = ("Mafia", "Villagers", "Draw")
 
 
 def game_outcome(game_dir: str | Path) -> dict[str, Any]:
     """Winner, rounds, eliminations and message counts of one game (own part and total)."""
-    path = Path(game_dir) / GAME_FILE
-    setup: dict[str, Any] = {}
+    log = read_game(game_dir)
+    setup = log.raw_setup
     out: dict[str, Any] = {"game_id": Path(game_dir).name, "path": str(game_dir), "winner": None, "rounds": None,
                            "reason": None, "finished": False, "day_eliminated": {}, "night_killed": {},
                            "messages": 0, "own_messages": 0, "votes": {}}  # fmt: skip
-    for rec in iter_jsonl(path):
-        kind = rec.get("kind")
-        if kind == "setup":
-            setup = rec
-            out["game_id"] = rec.get("game_id", out["game_id"])
-            continue
+    out["game_id"] = setup.get("game_id", out["game_id"])
+    for rec in log.records:
+        kind = kinds.of(rec)
         rnd = rec.get("round")
-        if kind in UTTERANCE_KINDS:
+        if kind in kinds.UTTERANCE_KINDS:
             out["messages"] += 1
             if not rec.get("inherited"):
                 out["own_messages"] += 1
-        elif kind == "day_eliminate":
+        elif kind == kinds.DAY_ELIMINATE:
             out["day_eliminated"][str(rnd)] = rec.get("eliminated")
-        elif kind == "night_kill":
+        elif kind == kinds.NIGHT_KILL:
             out["night_killed"][str(rnd)] = rec.get("victim")
-        elif kind == "vote_tally":
+        elif kind == kinds.VOTE_TALLY:
             out["votes"][str(rnd)] = rec.get("votes") or {}
-        elif kind == "game_over":
+        elif kind == kinds.GAME_OVER:
             out.update(winner=rec.get("winner"), rounds=rnd, reason=rec.get("reason"), finished=True)
     for k in ("forked_from", "fork_point", "fork_batch_id", "replica_idx", "intervention", "resume_of"):
         out[k] = setup.get(k)

@@ -35,8 +35,9 @@ from ..analytics.stats import cluster_ci, ratio_stat
 from ..config import GameConfig
 from ..engine.phases.base import ProbeStep
 from ..engine.state import GameState
+from ..logs import kinds
 from ..logs.io import iter_probe_records, list_game_dirs
-from ..logs.schema import UTTERANCE_KINDS, validate_game_id
+from ..logs.schema import validate_game_id
 from .experiments import fisher_exact, newcombe
 from .source import ParentGame, ReplayError, fmt_key
 from .summary import game_outcome, proportion
@@ -188,7 +189,7 @@ async def run_repeat(logs: str | Path, states: int, repeats: int, *, seed: int =
                 if snap.get("probe_memory") and hasattr(hook, "restore"):
                     hook.restore(snap["probe_memory"])
                 step = ProbeStep(key[0], key[1], str(snap.get("phase")), seats,
-                                 speaker=ev.get("player") if ev and ev.get("kind") in UTTERANCE_KINDS else None,
+                                 speaker=ev.get("player") if ev and kinds.of(ev) in kinds.UTTERANCE_KINDS else None,
                                  step_index=int(snap.get("step_index") or 0))  # fmt: skip
                 fut = hook.on_step(st, step)
                 if fut is not None:

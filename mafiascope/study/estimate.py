@@ -43,18 +43,18 @@ DEFAULT_LATENCY_S = {"openai": 2.0, "bus": 2.0, "human": 30.0}
 
 def measure_games(game_dirs: list[Path]) -> dict[str, Any]:
     """A profile from finished games: per-game means and sds, tokens per call (act and per probe id)."""
-    from ..logs.io import GAME_FILE, PROBE_FILE, iter_jsonl, iter_probe_records
+    from ..logs import LogFormatError, kinds, read_game
 
     act_calls, act_p, act_c, rounds, secs, all_calls = [], [], [], [], [], []
     steps: dict[str, list[int]] = defaultdict(list)
     probe_tok: dict[str, list[tuple[int, int]]] = defaultdict(list)
     for gdir in game_dirs:
-        over, t0 = None, None
-        for rec in iter_jsonl(gdir / GAME_FILE, skip_corrupt=True):
-            if rec.get("kind") == "setup":
-                t0 = rec.get("ts")
-            elif rec.get("kind") == "game_over":
-                over = rec
+        try:
+            log = read_game(gdir, skip_corrupt=True)
+        except LogFormatError:  # no setup record: not a finished game
+            continue
+        t0 = log.raw_setup.get("ts")
+        over = next((r for r in reversed(log.records) if kinds.of(r) == kinds.GAME_OVER), None)
         if not over or not (over.get("cost") or {}).get("act"):
             continue
         act = over["cost"]["act"]
@@ -66,14 +66,13 @@ def measure_games(game_dirs: list[Path]) -> dict[str, Any]:
         if t0 is not None and over.get("ts") is not None:
             secs.append(float(over["ts"]) - float(t0))
         pairs: dict[str, set[tuple[Any, Any]]] = defaultdict(set)
-        if (gdir / PROBE_FILE).is_file():
-            for r in iter_probe_records(gdir):
-                key = (r.get("step_index"), r.get("player_name"))
-                pairs[str(r.get("when"))].add(key)
-                if r.get("speaker"):
-                    pairs["own_turn"].add(key)
-                if r.get("tokens_prompt") is not None:
-                    probe_tok[str(r.get("probe_id"))].append((int(r["tokens_prompt"]), int(r.get("tokens_completion") or 0)))
+        for r in log.probe_dicts:
+            key = (r.get("step_index"), r.get("player_name"))
+            pairs[str(r.get("when"))].add(key)
+            if r.get("speaker"):
+                pairs["own_turn"].add(key)
+            if r.get("tokens_prompt") is not None:
+                probe_tok[str(r.get("probe_id"))].append((int(r["tokens_prompt"]), int(r.get("tokens_completion") or 0)))
         for w in (*STEP_KINDS, "own_turn"):
             steps[w].append(len(pairs.get(w, ())))
     n = len(act_calls)

@@ -12,8 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..logs.io import GAME_FILE, PROBE_FILE, iter_jsonl, iter_probe_records
-from ..logs.schema import UTTERANCE_KINDS
+from ..logs import LogFormatError, iter_probe_records, kinds, read_game
 from .spec import Price
 
 FIELDS = ("act_calls", "probe_calls", "prompt_tokens", "completion_tokens")
@@ -30,13 +29,18 @@ def game_usage(gdir: str | Path) -> dict[str, Any]:
     seat_backend: dict[str, str] = {}
     utterances: dict[str, int] = {}
     over: dict[str, Any] | None = None
-    for rec in iter_jsonl(gdir / GAME_FILE, skip_corrupt=True):
-        kind = rec.get("kind")
-        if kind == "setup":
+    try:
+        log = read_game(gdir, skip_corrupt=True)
+        records = [log.raw_setup, *log.records]
+    except LogFormatError:  # no setup record: only the probe log counts
+        records = []
+    for rec in records:
+        kind = kinds.of(rec)
+        if kind == kinds.SETUP:
             seat_backend = {p["name"]: str(p.get("backend")) for p in rec.get("players") or [] if "name" in p}
-        elif kind == "game_over":
+        elif kind == kinds.GAME_OVER:
             over = rec
-        elif kind in UTTERANCE_KINDS and rec.get("player") in seat_backend:
+        elif kind in kinds.UTTERANCE_KINDS and rec.get("player") in seat_backend:
             b = seat_backend[rec["player"]]
             utterances[b] = utterances.get(b, 0) + 1
     act = ((over or {}).get("cost") or {}).get("act") or {}
@@ -53,16 +57,15 @@ def game_usage(gdir: str | Path) -> dict[str, Any]:
             row["act_calls"] += round(int(act.get("calls") or 0) * n / total)
             row["prompt_tokens"] += round(int(act.get("prompt_tokens") or 0) * n / total)
             row["completion_tokens"] += round(int(act.get("completion_tokens") or 0) * n / total)
-    if (gdir / PROBE_FILE).is_file():
-        for rec in iter_probe_records(gdir):
-            b = seat_backend.get(str(rec.get("player_name")))
-            if b is None:
-                continue
-            row = by.setdefault(b, _row())
-            row["probe_calls"] += 1
-            tp, tc = rec.get("tokens_prompt"), rec.get("tokens_completion")
-            row["prompt_tokens"] += int(tp) if tp is not None else len(rec.get("question") or "") // 3
-            row["completion_tokens"] += int(tc) if tc is not None else len(str(rec.get("answer_raw") or "")) // 3
+    for rec in iter_probe_records(gdir):
+        b = seat_backend.get(str(rec.get("player_name")))
+        if b is None:
+            continue
+        row = by.setdefault(b, _row())
+        row["probe_calls"] += 1
+        tp, tc = rec.get("tokens_prompt"), rec.get("tokens_completion")
+        row["prompt_tokens"] += int(tp) if tp is not None else len(rec.get("question") or "") // 3
+        row["completion_tokens"] += int(tc) if tc is not None else len(str(rec.get("answer_raw") or "")) // 3
     return {"by_backend": by, "game_over": over}
 
 

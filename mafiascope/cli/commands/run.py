@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ...config import ConfigError, GameConfig, load_game_config, shipped_config
+from ...logs import kinds as K
 from .. import CliError, print_json
 
 DEFAULT_LOGS = "logs"
@@ -107,8 +108,8 @@ def _flags(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _progress(rec: dict[str, Any]) -> None:
-    kind = rec.get("kind")
-    if kind == "setup":
+    kind = K.of(rec)
+    if kind == K.SETUP:
         roles = ", ".join(f"{p['name']}={p['role']}" for p in rec["players"])
         print(f"game {rec['game_id']}: {roles}", file=sys.stderr)
         return
@@ -118,7 +119,7 @@ def _progress(rec: dict[str, Any]) -> None:
         tail = f" -> {rec['target']}" if rec.get("target") else ""
         flag = " [fallback]" if rec.get("fault") else ""
         print(f"{where:>7} {kind:<13} {rec['player']}{tail}{flag}: {text[:90]}", file=sys.stderr)
-    elif kind in ("night_kill", "night_save", "day_eliminate", "no_elimination", "night_no_kill"):
+    elif kind in (K.NIGHT_KILL, K.NIGHT_SAVE, K.DAY_ELIMINATE, K.NO_ELIMINATION, K.NIGHT_NO_KILL):
         detail = rec.get("victim") or rec.get("saved") or rec.get("eliminated") or rec.get("reason")
         print(f"{where:>7} {kind:<13} {detail}", file=sys.stderr)
 
@@ -133,7 +134,7 @@ def _take_human_seat(cfg: GameConfig, idx: int, inner: Any) -> Any:
     cfg.seats[idx].backend = "you"
 
     def on_event(rec: dict[str, Any]) -> None:
-        if rec.get("kind") == "setup":
+        if K.of(rec) == K.SETUP:
             me = next(p for p in rec["players"] if p["backend"] == "you")
             mafia = [p["name"] for p in rec["players"] if p["role"] in ("Mafia", "Don") and p["name"] != me["name"]]
             partners = f"; your partners: {', '.join(mafia)}" if me["role"] in ("Mafia", "Don") else ""
