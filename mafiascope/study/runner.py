@@ -140,7 +140,8 @@ class _Run:
                 return None
             job = self.by_id[row["game_id"]]
             path = self.gdir(job)
-            if (self.owns or int(row.get("attempts") or 0) > 0) and (path.exists() or path.is_symlink()):
+            ours = self.owns or (int(row.get("attempts") or 0) > 0 and row.get("error_type") != "GameDirTaken")
+            if ours and (path.exists() or path.is_symlink()):
                 try:  # a game whose runner died, or a failed attempt: replayed from scratch
                     safe_rmtree(path.parent, path)
                 except ValueError as exc:  # a symlink where the game's directory should be: never followed
@@ -188,8 +189,8 @@ async def run_games_async(
     continue a saved state) instead of a fresh ``play_game``. ``owns_game_dirs``: the games'
     directories belong to this run alone, so one left over is removed before a game is played;
     otherwise only the directory of a game this ledger attempted before is removed (another
-    writer's game with the same id is never touched: the engine refuses it and the row is
-    ``failed`` with ``error_type: GameDirTaken``). ``on_ledger(ledger, created)`` runs once the
+    writer's game with the same id is never touched: the engine refuses it, the row is ``failed``
+    with ``error_type: GameDirTaken``, and a later run leaves that directory alone too). ``on_ledger(ledger, created)`` runs once the
     ledger exists, before any claim (an old front-end ledger is imported there)."""
     from ..engine.executors import execute_local
 

@@ -1,0 +1,91 @@
+"""The front ends (batch, arena run, validate ab, fork batches) run through the one study runner and its ledger."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from mafiascope.cli import main
+from mafiascope.logs.io import list_game_dirs, read_jsonl
+from mafiascope.study.ledger import StudyLedger
+
+REPO = Path(__file__).resolve().parents[1]
+ENV = {**os.environ, "PYTHONPATH": str(REPO)}
+
+
+def _batch_cmd(logs: Path, n: int, *extra: str) -> list[str]:
+    return [sys.executable, "-m", "mafiascope", "batch", "-n", str(n), "--parallel", "4", "--id-prefix", "p", "--logs", str(logs),
+            "--no-probes", "--no-snapshots", "--no-preflight", "--json", *extra]  # fmt: skip
+
+
+def _kinds(d: Path) -> list[str]:
+    return [r["kind"] for r in read_jsonl(d / "game.jsonl")]
+
+
+def _claims(ledger: StudyLedger) -> dict[str, list[str]]:
+    """game id -> the runners that claimed it, in order."""
+    out: dict[str, list[str]] = {}
+    for r in ledger.records():
+        if r.get("event") == "state" and r.get("state") == "running":
+            out.setdefault(r["game_id"], []).append(r["runner"])
+    return out
+
+
+@pytest.mark.slow
+def test_kill_9_batch_then_resume_loses_and_duplicates_nothing(tmp_path):
+    logs, n = tmp_path / "logs", 80
+    ledger = StudyLedger(logs / ".batches" / "p")
+    proc = subprocess.Popen(_batch_cmd(logs, n), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=ENV)
+    deadline = time.time() + 120
+    while time.time() < deadline and ledger.counts().get("finished", 0) < 6:
+        time.sleep(0.05)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    before = ledger.rows()
+    states = [r["state"] for r in before.values()]
+    assert states.count("finished") >= 6 and states.count("pending") > 0, states  # killed mid-run, some never started
+    finished = {g: (logs / g / "game.jsonl").read_bytes() for g, r in before.items() if r["state"] == "finished"}
+    interrupted = [g for g, r in before.items() if r["state"] == "running"]
+
+    # a plain re-run is refused: the batch exists
+    assert main(["batch", "-n", str(n), "--id-prefix", "p", "--logs", str(logs), "--no-probes", "--no-snapshots", "--json"]) == 2
+    code = subprocess.run(_batch_cmd(logs, n, "--resume"), capture_output=True, text=True, env=ENV, timeout=600)
+    assert code.returncode == 0, code.stderr
+    out = json.loads(code.stdout)
+    assert out["games"] == n and out["errors"] == 0 and sorted(out["game_ids"]) == [f"p-{i:04d}" for i in range(n)]
+    dirs = list_game_dirs(logs)
+    assert sorted(d.name for d in dirs) == [f"p-{i:04d}" for i in range(n)]  # none lost, none duplicated
+    for d in dirs:
+        kinds = _kinds(d)
+        assert kinds.count("setup") == 1 and kinds.count("game_over") == 1, d
+    assert all((logs / g / "game.jsonl").read_bytes() == b for g, b in finished.items())  # finished games untouched
+    claims = _claims(ledger)
+    assert all(len(claims[g]) == 1 for g in finished)  # never played twice
+    assert all(len(claims[g]) == 2 for g in interrupted)  # the killed run's games: replayed once from scratch
+    assert ledger.counts()["finished"] == n
+
+
+@pytest.mark.slow
+def test_two_runners_share_one_batch_through_the_ledger(tmp_path):
+    logs, n = tmp_path / "logs", 24
+    ledger = StudyLedger(logs / ".batches" / "p")
+    first = subprocess.Popen(_batch_cmd(logs, n), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=ENV)
+    deadline = time.time() + 60
+    while time.time() < deadline and not ledger.exists():
+        time.sleep(0.02)
+    second = subprocess.Popen(_batch_cmd(logs, n, "--resume"), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=ENV)
+    outs = [p.communicate(timeout=600)[0] for p in (first, second)]
+    assert [p.returncode for p in (first, second)] == [0, 0]
+    claims = _claims(ledger)
+    assert sorted(claims) == [f"p-{i:04d}" for i in range(n)] and all(len(c) == 1 for c in claims.values())  # one runner per game
+    dirs = list_game_dirs(logs)
+    assert len(dirs) == n and all(_kinds(d).count("setup") == 1 for d in dirs)
+    last = json.loads(outs[1])
+    assert last["games"] + len(last["skipped"]) <= n and last["errors"] == 0
