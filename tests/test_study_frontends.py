@@ -89,3 +89,33 @@ def test_two_runners_share_one_batch_through_the_ledger(tmp_path):
     assert len(dirs) == n and all(_kinds(d).count("setup") == 1 for d in dirs)
     last = json.loads(outs[1])
     assert last["games"] + len(last["skipped"]) <= n and last["errors"] == 0
+
+
+@pytest.mark.slow
+def test_arena_run_resumes_an_old_format_run_through_the_study_ledger(tmp_path, capsys):
+    """data/arena/demo-bots was written before arena runs had a study ledger: it still loads, and a
+    resume plays exactly the games its arena ledger does not list as finished."""
+    import shutil
+
+    run = tmp_path / "demo-bots"
+    shutil.copytree(REPO / "data" / "arena" / "demo-bots", run)
+    assert not (run / ".study").exists()
+    lines = (run / "ledger.jsonl").read_text(encoding="utf-8").splitlines()
+    fin = [i for i, line in enumerate(lines) if json.loads(line)["event"] == "finished"]
+    lost = [json.loads(lines[i])["game_id"] for i in fin[-2:]]  # an interrupted old run: its last two games never finished
+    orig = {g: [(r["kind"], r.get("winner")) for r in read_jsonl(run / g / "game.jsonl")] for g in lost}
+    (run / "ledger.jsonl").write_text("\n".join(x for i, x in enumerate(lines) if i not in fin[-2:]) + "\n", encoding="utf-8")
+    shutil.rmtree(run / lost[0])
+    (run / lost[1] / "game.jsonl").write_text(json.dumps(read_jsonl(run / lost[1] / "game.jsonl")[0]) + "\n")
+    kept = {d.name: (d / "game.jsonl").read_bytes() for d in list_game_dirs(run) if d.name not in lost}
+    args = ["arena", "run", "--rules", "sport,open_table,imbalanced", "--games", "10", "--seed", "0", "--logs", str(run), "--json"]
+    assert main(args) == 0
+    s = json.loads(capsys.readouterr().out)
+    assert s["played_now"] == 2 and s["finished"] == s["scheduled"] == 30 and s["failed"] == 0
+    assert all((run / g / "game.jsonl").read_bytes() == b for g, b in kept.items())  # finished games untouched
+    assert {g: [(r["kind"], r.get("winner")) for r in read_jsonl(run / g / "game.jsonl")] for g in lost} == orig  # same games again
+    rows = StudyLedger(run / ".study").rows()
+    assert sum(r["state"] == "finished" for r in rows.values()) == 30
+    assert main(args) == 0 and json.loads(capsys.readouterr().out)["played_now"] == 0  # nothing left
+    assert main(["arena", "report", str(run), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["games"] == 30
