@@ -119,3 +119,30 @@ def test_arena_run_resumes_an_old_format_run_through_the_study_ledger(tmp_path, 
     assert main(args) == 0 and json.loads(capsys.readouterr().out)["played_now"] == 0  # nothing left
     assert main(["arena", "report", str(run), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["games"] == 30
+
+
+@pytest.mark.slow
+def test_validate_ab_counts_invalid_games_and_leaves_them_out(tmp_path, capsys):
+    from mafiascope.backends.registry import clear_cache
+
+    from .servers import threaded_devserver
+    from .test_fault_budget import config_text
+
+    clear_cache()
+    logs = tmp_path / "ab"
+    with threaded_devserver(fault_every_request="500") as srv:
+        bad = tmp_path / "bad.yaml"
+        bad.write_text(config_text(srv.base_url, failing_seats=3))  # 3 of 7 seats fall back on every move: over 0.2
+        args = ["validate", "ab", "-c", str(bad), "--games", "2", "--logs", str(logs), "--no-preflight", "--json"]
+        assert main(args) == 0
+        res = json.loads(capsys.readouterr().out)
+    clear_cache()
+    assert res["invalid"] == {"probed": ["ab-probed-0000", "ab-probed-0001"], "unprobed": ["ab-unprobed-0000", "ab-unprobed-0001"]}
+    assert res["games"] == {"probed": [], "unprobed": []} and res["errors"] == []  # excluded, not errors
+    assert res["mafia_wins"]["probed"]["n"] == 0 and res["rounds"]["probed"]["n"] == 0
+    rows = StudyLedger(logs / ".ab" / "ab").rows()
+    assert [r["state"] for r in rows.values()] == ["invalid"] * 4
+    # the same command again resumes the ledger: nothing replayed, the same answer
+    assert main(args) == 0
+    again = json.loads(capsys.readouterr().out)
+    assert again["invalid"] == res["invalid"] and len(_claims(StudyLedger(logs / ".ab" / "ab"))) == 4

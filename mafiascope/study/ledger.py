@@ -106,14 +106,16 @@ class StudyLedger:
     def rows(self, recs: list[dict[str, Any]] | None = None) -> dict[str, dict[str, Any]]:
         """game id -> its row (schedule order), every field the latest written."""
         rows: dict[str, dict[str, Any]] = {}
+        scheduled: dict[str, dict[str, Any]] = {}  # the row record's own fields (a front end's extra ones too)
         for r in self.records() if recs is None else recs:
             gid = r.get("game_id")
             if r.get("event") == "row" and gid not in rows:
                 rows[gid] = {k: v for k, v in r.items() if k not in ("event", "ts")}
+                scheduled[gid] = {k: v for k, v in rows[gid].items() if k != "state"}
             elif r.get("event") == "state" and gid in rows:
                 row = rows[gid]
                 if r.get("state") == "running":  # a new attempt starts from the scheduled fields
-                    base = {k: row[k] for k in BASE_FIELDS if k in row}
+                    base = dict(scheduled[gid])
                     attempts = int(row.get("attempts", 0)) + 1
                     row.clear()
                     row.update(base, attempts=attempts, started=r.get("ts"))
