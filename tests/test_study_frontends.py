@@ -146,3 +146,64 @@ def test_validate_ab_counts_invalid_games_and_leaves_them_out(tmp_path, capsys):
     assert main(args) == 0
     again = json.loads(capsys.readouterr().out)
     assert again["invalid"] == res["invalid"] and len(_claims(StudyLedger(logs / ".ab" / "ab"))) == 4
+
+
+def _fork_digest(tmp: Path) -> dict:
+    """Six branches of a bot game forked at its eighth step with batch seed 1: per-branch outcome and a
+    digest of its events (wall-clock and id fields stripped), the batch summary."""
+    import asyncio
+    import hashlib
+
+    from mafiascope.replay.forks import plan_fork, run_fork_batch
+    from mafiascope.replay.source import ParentGame
+
+    from .test_replay_forks import play_bot, strip
+
+    parent = play_bot(tmp / "parent")
+    rec = asyncio.run(run_fork_batch(plan_fork(parent, ParentGame(parent).keys()[7], 6, logs=tmp / "f", batch_seed=1, batch_id="golden",
+                                               parallel=3)))  # fmt: skip
+    branches = []
+    for b in rec["branches"]:
+        events = strip(read_jsonl(Path(b["path"]) / "game.jsonl"))
+        branches.append({k: b[k] for k in ("replica_idx", "game_id", "winner", "rounds", "reason", "faults", "acts", "error")}
+                        | {"events_sha256": hashlib.sha256(json.dumps(events, sort_keys=True).encode()).hexdigest()})  # fmt: skip
+    out = {"fork_point": rec["fork_point"], "branches": branches, "summary": rec["summary"], "failed": rec["failed"]}
+    return json.loads(json.dumps(out, sort_keys=True)), rec
+
+
+def test_fork_batch_through_the_runner_matches_the_old_loop(tmp_path):
+    """tests/golden/fork_batch_old_loop.json was recorded with the fork batch's own asyncio loop (before
+    fork batches went through the study runner, commit 28b080f): the same seeds give the same branches."""
+    digest, rec = _fork_digest(tmp_path)
+    assert digest == json.loads((REPO / "tests" / "golden" / "fork_batch_old_loop.json").read_text())
+    rows = StudyLedger(tmp_path / "f" / "experiments" / "fork-golden.ledger").rows()
+    assert [r["state"] for r in rows.values()] == ["finished"] * 6 and rec["invalid"] == []
+    assert [r["replica_idx"] for r in rows.values()] == list(range(6))
+
+
+@pytest.mark.slow
+def test_fork_batch_lists_invalid_branches_and_leaves_them_out_of_the_summary(tmp_path):
+    import asyncio
+
+    from mafiascope.backends.registry import clear_cache
+    from mafiascope.config import load_game_config
+    from mafiascope.engine.runner import play_game
+    from mafiascope.replay.forks import plan_fork, run_fork_batch
+    from mafiascope.replay.source import ParentGame
+
+    from .servers import threaded_devserver
+    from .test_fault_budget import config_text
+
+    clear_cache()
+    with threaded_devserver(fault_every_request="500") as srv:
+        cfg_path = tmp_path / "bad.yaml"
+        cfg_path.write_text(config_text(srv.base_url, failing_seats=3) + "snapshots: true\n")
+        asyncio.run(play_game(load_game_config(cfg_path), logs_dir=tmp_path / "logs", seed=3, game_id="parent"))
+        parent = tmp_path / "logs" / "parent"
+        rec = asyncio.run(run_fork_batch(plan_fork(parent, ParentGame(parent).keys()[2], 2, logs=tmp_path / "logs", batch_id="inval",
+                                                   batch_seed=1)))  # fmt: skip
+    clear_cache()
+    assert rec["invalid"] == ["fork-inval-000", "fork-inval-001"] and all(b["invalid"] for b in rec["branches"])
+    assert rec["summary"]["n"] == 0 and rec["failed"] == 0
+    on_disk = json.loads((tmp_path / "logs" / "experiments" / "fork-inval.json").read_text())
+    assert on_disk["invalid"] == rec["invalid"]
