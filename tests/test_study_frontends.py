@@ -207,3 +207,92 @@ def test_fork_batch_lists_invalid_branches_and_leaves_them_out_of_the_summary(tm
     assert rec["summary"]["n"] == 0 and rec["failed"] == 0
     on_disk = json.loads((tmp_path / "logs" / "experiments" / "fork-inval.json").read_text())
     assert on_disk["invalid"] == rec["invalid"]
+
+
+# loopback only: with RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0 Ray keeps 127.0.0.1 instead of the host's network
+# address; RAY_AUTH_MODE=disabled: head and driver agree on no token whatever ~/.ray holds
+RAY_ENV = {**ENV, "RAY_USAGE_STATS_ENABLED": "0", "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0", "RAY_AUTH_MODE": "disabled"}
+
+
+def _pids_under(tmp: str) -> list[int]:
+    """The processes of the Ray head started under ``tmp`` (their command lines name its session directory)."""
+    pids = []
+    for p in Path("/proc").iterdir():
+        if p.name.isdigit():
+            try:
+                if tmp in (p / "cmdline").read_bytes().decode(errors="replace"):
+                    pids.append(int(p.name))
+            except OSError:
+                continue
+    return pids
+
+
+def _stop_head(tmp: str) -> None:
+    """``ray stop`` would stop every Ray instance on the machine (other test runs' too): stop only ours, by pid."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        for pid in _pids_under(tmp):
+            try:
+                os.kill(pid, sig)
+            except OSError:
+                pass
+        deadline = time.time() + 10
+        while _pids_under(tmp) and time.time() < deadline:
+            time.sleep(0.2)
+
+
+@pytest.fixture
+def ray_head():
+    """A real local Ray head on a free loopback port (``ray start --head``), its processes stopped in teardown."""
+    import shutil
+    import socket
+    import tempfile
+
+    pytest.importorskip("ray", reason="Ray is an optional extra: pip install 'mafiascope[ray]'")
+    ray_bin = Path(sys.executable).with_name("ray")
+    if not ray_bin.is_file():
+        pytest.skip("the ray command is not installed next to this Python")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    tmp = tempfile.mkdtemp(prefix="ray", dir="/tmp")  # short: Ray's socket paths live under it
+    env = RAY_ENV  # workers inherit PYTHONPATH: they import mafiascope
+    start = [str(ray_bin), "start", "--head", f"--port={port}", "--num-cpus=1", "--include-dashboard=false", f"--temp-dir={tmp}",
+             "--node-ip-address=127.0.0.1", "--disable-usage-stats"]  # fmt: skip
+    done = subprocess.run(start, capture_output=True, text=True, env=env, timeout=180)
+    if done.returncode != 0:
+        _stop_head(tmp)
+        shutil.rmtree(tmp, ignore_errors=True)
+        pytest.fail(f"ray start failed: {done.stderr[-2000:]}")
+    try:
+        yield f"127.0.0.1:{port}"
+    finally:
+        _stop_head(tmp)
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+@pytest.mark.slow
+def test_study_runs_on_a_ray_cluster_address(tmp_path, ray_head):
+    spec = tmp_path / "ray.yaml"
+    spec.write_text("name: onray\nseed: 1\ngames_per_arm: 2\nbackends: {bal: balanced}\n"
+                    "arms: [{name: a, lineup: bal, probes: none}]\nexecutor: {kind: local, parallel: 2}\n")  # fmt: skip
+    run = subprocess.run([sys.executable, "-m", "mafiascope", "study", "run", str(spec), "--dir", str(tmp_path / "s"), "--executor", "ray",
+                          "--address", ray_head, "--json"], capture_output=True, text=True, env=RAY_ENV, timeout=600)  # fmt: skip
+    assert run.returncode == 0, run.stderr[-3000:]
+    out = json.loads(run.stdout)
+    assert out["counts"]["finished"] == 2 and out["played_now"] == 2
+    games = list_game_dirs(tmp_path / "s" / "games")
+    assert sorted(d.name for d in games) == ["onray-a-0000", "onray-a-0001"]
+    # the same games as the local executor plays (same seeds, offline bots)
+    local = subprocess.run([sys.executable, "-m", "mafiascope", "study", "run", str(spec), "--dir", str(tmp_path / "l"), "--json"],
+                           capture_output=True, text=True, env=ENV, timeout=600)  # fmt: skip
+    assert local.returncode == 0, local.stderr[-3000:]
+    for d in games:
+        a = [(r["kind"], r.get("winner")) for r in read_jsonl(d / "game.jsonl")]
+        assert a == [(r["kind"], r.get("winner")) for r in read_jsonl(tmp_path / "l" / "games" / d.name / "game.jsonl")]
+    # a front end that already takes Ray options goes to the same address through the same runner
+    arena = subprocess.run([sys.executable, "-m", "mafiascope", "arena", "run", "--rules", "imbalanced", "--games", "1", "--executor", "ray",
+                            "--address", ray_head, "--logs", str(tmp_path / "arena"), "--json"],
+                           capture_output=True, text=True, env=RAY_ENV, timeout=600)  # fmt: skip
+    assert arena.returncode == 0, arena.stderr[-3000:]
+    assert json.loads(arena.stdout)["finished"] == 1
+    assert [r["state"] for r in StudyLedger(tmp_path / "arena" / ".study").rows().values()] == ["finished"]
