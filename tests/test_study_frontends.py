@@ -296,3 +296,25 @@ def test_study_runs_on_a_ray_cluster_address(tmp_path, ray_head):
     assert arena.returncode == 0, arena.stderr[-3000:]
     assert json.loads(arena.stdout)["finished"] == 1
     assert [r["state"] for r in StudyLedger(tmp_path / "arena" / ".study").rows().values()] == ["finished"]
+
+
+def test_batch_resume_takes_over_a_batch_older_than_its_ledger(tmp_path, capsys):
+    """A named batch played before batches had a ledger (no .batches/): --resume keeps its finished games
+    and replays the one it left half-played."""
+    import shutil
+
+    logs = tmp_path / "logs"
+    args = ["batch", "-n", "3", "--id-prefix", "p", "--logs", str(logs), "--no-probes", "--no-snapshots", "--no-preflight", "--json"]
+    assert main(args) == 0
+    full = json.loads(capsys.readouterr().out)
+    shutil.rmtree(logs / ".batches")
+    kept = {g: (logs / g / "game.jsonl").read_bytes() for g in ("p-0000", "p-0002")}
+    lines = (logs / "p-0001" / "game.jsonl").read_text().splitlines()
+    (logs / "p-0001" / "game.jsonl").write_text("\n".join(lines[:3]) + "\n")  # killed mid-game
+    assert main(args + ["--resume"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["game_ids"] == ["p-0000", "p-0001", "p-0002"] and out["skipped"] == [] and out["winners"] == full["winners"]
+    assert all((logs / g / "game.jsonl").read_bytes() == b for g, b in kept.items())
+    assert _kinds(logs / "p-0001").count("game_over") == 1
+    claims = _claims(StudyLedger(logs / ".batches" / "p"))
+    assert len(claims["p-0000"]) == 1 and len(claims["p-0001"]) == 2  # only the half-played game was played again

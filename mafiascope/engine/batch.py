@@ -51,6 +51,32 @@ def batch_ledger_dir(logs_dir: str | Path, prefix: str) -> Path:
     return Path(logs_dir) / BATCHES_DIR / prefix
 
 
+IMPORTED = "imported-before-the-ledger"  # the runner id of rows imported from a batch older than its ledger (never alive)
+
+
+def import_batch_dirs(ledger: Any, ids: list[str], logs_dir: str | Path) -> None:
+    """A named batch played before batches had a ledger, now resumed: its finished games become
+    ``finished`` (or ``invalid``) rows; a game it left half-played becomes a claim of a dead runner,
+    so the resume replays it from scratch like any killed run's game."""
+    from ..logs.io import GAME_FILE, iter_jsonl
+
+    recs: list[dict[str, Any]] = []
+    for gid in ids:
+        gdir = Path(logs_dir) / gid
+        if not (gdir / GAME_FILE).is_file() or gdir.is_symlink():
+            continue
+        over = next((r for r in iter_jsonl(gdir / GAME_FILE, skip_corrupt=True) if r.get("kind") == "game_over"), None)
+        recs.append({"event": "state", "game_id": gid, "state": "running", "runner": IMPORTED})
+        if over is not None:
+            state = "invalid" if over.get("invalid") else "finished"
+            fields = {"winner": over.get("winner"), "rounds": over.get("round"), "reason": over.get("reason")}
+            if state == "invalid":
+                fields["invalid_reason"] = over.get("invalid_reason")
+            recs.append({"event": "state", "game_id": gid, "state": state, "runner": IMPORTED, **fields})
+    if recs:
+        ledger.append(*recs)
+
+
 def _result_of(row: dict[str, Any], logs_dir: str | Path) -> GameResult:
     gid = str(row["game_id"])
     return GameResult(gid, str(game_dir(logs_dir, gid)), row.get("winner"), int(row.get("rounds") or 0), row.get("reason") or "",
@@ -102,6 +128,8 @@ async def run_batch(
     t0 = time.perf_counter()
 
     def on_ledger(ledger: Any, created: bool) -> None:
+        if created and resume:  # --resume of a batch older than batch ledgers: its games on disk are taken over
+            import_batch_dirs(ledger, ids, logs_dir)
         if not created and not resume:
             raise BatchExists(f"--id-prefix {game_id_prefix}: {ledger.dir} holds this batch already (another run started it); "
                               "add --resume to continue or join it")  # fmt: skip
