@@ -110,3 +110,26 @@ def test_a_torn_last_line_is_skipped_and_not_glued_to_the_next_record(tmp_path):
     lines = led.path.read_text().splitlines()
     assert json.loads(lines[-1])["state"] == "running"
     assert led.rows()["s-a-0000"]["state"] == "running"
+
+
+def test_incremental_reads_see_other_writers_torn_tails_and_a_replaced_file(tmp_path):
+    """The ledger reads only the bytes appended since its last read; what it returns is always what a
+    fresh read of the file gives."""
+    a, b = StudyLedger(tmp_path), StudyLedger(tmp_path)
+    a.init({"spec_hash": "h", "games": 3}, [{"game_id": f"g{i}", "arm": "x", "index": i, "seed": i} for i in range(3)])
+    assert list(b.rows()) == ["g0", "g1", "g2"]
+    with Runner(tmp_path) as r:
+        row, _ = a.claim(r)
+        assert b.rows()[row["game_id"]]["state"] == "running"  # another instance's append is seen
+        b.settle(row["game_id"], r, "finished", winner="Mafia", note="x" * 5000)
+        assert a.rows() == StudyLedger(tmp_path).rows() and a.counts()["finished"] == 1
+        with open(a.path, "ab") as fh:  # a writer killed mid-line
+            fh.write(b'{"event": "state", "game_id": "g1", "state": "fini')
+        assert a.rows() == StudyLedger(tmp_path).rows() and a.counts()["finished"] == 1
+        a.settle("g1", r, "finished", winner="Villagers")  # the next append starts on a new line
+        assert a.rows()["g1"]["winner"] == "Villagers" and a.rows() == StudyLedger(tmp_path).rows()
+    records = a.path.read_bytes().splitlines(keepends=True)
+    tmp = a.path.with_suffix(".new")
+    tmp.write_bytes(b"".join(records[:4]))  # the file replaced by a shorter one (a restore)
+    os.replace(tmp, a.path)
+    assert a.rows() == StudyLedger(tmp_path).rows() and a.counts()["finished"] == 0

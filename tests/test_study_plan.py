@@ -127,3 +127,20 @@ def test_batch_dry_run_counts_the_battery_and_plays_nothing(tmp_path, capsys):
     assert probed["probe_calls"] > 10 * probed["act_calls"] and bare["probe_calls"] == 0 and bare["act_calls"] == probed["act_calls"]
     assert probed["calls_90"][0] < probed["calls"] < probed["calls_90"][1] and probed["paid_share"] == 0
     assert not (tmp_path / "logs").exists()
+
+
+@pytest.mark.slow
+def test_calibrate_measures_cpu_seconds_and_keeps_other_profiles(tmp_path):
+    """Calibration times each game by this process's CPU (a loaded machine's wall time measures its neighbours)."""
+    import json as _json
+
+    from mafiascope.study.calibrate import calibrate
+    from mafiascope.study.estimate import DEFAULTS_FILE
+
+    out = tmp_path / "defaults.json"
+    out.write_text(DEFAULTS_FILE.read_text(encoding="utf-8"), encoding="utf-8")
+    data = calibrate(games=2, out=out, rule_sets=("classic",), languages=("en",))
+    prof = data["profiles"]["classic|en"]
+    assert prof["games"] == 2 and prof["seconds_basis"] == "cpu" and prof["seconds_per_game"] > 0
+    saved = _json.loads(out.read_text())
+    assert "sport|en" in saved["profiles"] and saved["profiles"]["classic|en"] == prof  # the others are kept

@@ -1,15 +1,16 @@
 """Arena batches: schedule, ledger, and the local (asyncio) or Ray executor.
 
-``run_arena`` plays every scheduled game that the ledger does not list as finished. The
-local executor keeps ``parallel`` games in flight in one event loop (each through
-:func:`mafiascope.engine.runner.play_game`); the Ray executor sends each game to a Ray
-worker (``pip install 'mafiascope[ray]'``; ``address`` of a running cluster, or a local
-instance). The driver alone writes the ledger, so an interrupted run resumes cleanly.
+``run_arena`` turns the roster and rule sets into a schedule and plays it through the one study
+runner (:mod:`mafiascope.study.runner`): the study ledger in ``<run dir>/.study/`` claims and
+resumes games (never-started ones, a killed run's ones replayed from scratch, failed ones),
+on the local executor (``parallel`` games in one event loop) or on Ray (``address`` of a
+running cluster, or a local instance). The arena's own ``ledger.jsonl`` (plan, scheduled,
+finished, failed) is still written for the leaderboards and the app; a run begun before the
+study ledger existed is imported from it (:func:`import_arena_ledger`).
 """
 
 from __future__ import annotations
 
-import asyncio
 import re
 import sys
 import time
@@ -20,15 +21,36 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..config import CONFIG_DIR, GameConfig, SeatSpec, format_validation_error, read_yaml, shipped_config
-from ..engine.executors import ExecutorError, execute_local, execute_ray, feeder
 from ..engine.rules import RuleSet, VARIANT_ALIASES, tournament_rules
-from ..logs.io import GAME_FILE
-from ..logs.paths import game_dir, safe_rmtree
+from ..study.ledger import StudyLedger
+from ..study.runner import Job, RunnerError, run_games, spec_hash
 from .ledger import Ledger
 from .roster import Roster
 from .schedule import Scheduled, make_fixed_schedule, make_schedule
 
 RULES_DIR = CONFIG_DIR / "rules"
+STUDY_DIR = ".study"  # <run dir>/.study/: the study ledger the runner claims and resumes from
+
+
+def import_arena_ledger(study: StudyLedger, arena: Ledger) -> None:
+    """A run begun before arena runs went through the study runner has only the arena ledger: its
+    finished games become ``finished`` (or ``invalid``) rows of the new study ledger, so a resume
+    plays exactly the rest (a scheduled or failed game is played again from scratch, as before)."""
+    last: dict[str, dict[str, Any]] = {}
+    for r in arena.records():
+        if r.get("event") in ("finished", "failed") and r.get("game_id"):
+            last[str(r["game_id"])] = r
+    rows = study.rows()
+    recs = []
+    for gid, r in last.items():
+        if r["event"] == "finished" and gid in rows:
+            fields = {k: r.get(k) for k in ("winner", "rounds", "reason", "faults", "acts", "seconds")}
+            state = "invalid" if r.get("invalid") else "finished"
+            if state == "invalid":
+                fields["invalid_reason"] = r.get("invalid_reason")
+            recs.append({"event": "state", "game_id": gid, "state": state, "runner": "imported-arena-ledger", **fields})
+    if recs:
+        study.append(*recs)
 
 
 def run_prefix(run_dir: Path) -> str:
@@ -223,55 +245,49 @@ def run_arena(
         ledger.append({"event": "plan", "params": params})
         for g in schedule:
             ledger.append({"event": "scheduled", **g.as_dict()})
-    status = ledger.status()
-    done = set(status["finished_ids"])
-    todo = [g for g in schedule if g.game_id not in done]
-    if limit is not None:
-        todo = todo[:limit]
+    done = set(ledger.status()["finished_ids"])
     progress = Progress(len(schedule), len(done), quiet=quiet)
-    t0 = time.time()
     failures: list[dict[str, Any]] = []
     invalid: list[str] = []
-    refused: list[tuple[Scheduled, BaseException]] = []
-    for g in todo:  # a partial game from an interrupted run starts again
-        try:
-            safe_rmtree(run_dir, game_dir(run_dir, g.game_id))
-        except ValueError as exc:  # a symlink where the game's directory should be: never followed
-            refused.append((g, exc))
+    by_id = {g.game_id: g for g in schedule}
+    jobs = [Job(g.game_id, g.seed, g.rules, i, fields={"rules": g.rules, "seats": g.seats}) for i, g in enumerate(schedule)]
+    header = {"name": f"arena-{run_prefix(run_dir)}", "spec_hash": spec_hash({"kind": "arena", **params}), "games": len(schedule),
+              "front_end": "arena"}  # fmt: skip
+    cfgs: dict[str, GameConfig] = {}
 
-    def record(g: Scheduled, out: dict[str, Any] | BaseException) -> None:
+    def cfg_of(j: Job) -> GameConfig:
+        if j.game_id not in cfgs:
+            g = by_id[j.game_id]
+            cfgs[j.game_id] = game_config(roster, rules[g.rules], g, probes=probes, snapshots=snapshots, language=language,
+                                          fault_budget=fault_budget)  # fmt: skip
+        return cfgs[j.game_id]
+
+    def record(j: Job, state: str, out: dict[str, Any] | BaseException, spend: float) -> None:
         if isinstance(out, BaseException):
-            failures.append({"game_id": g.game_id, "error": repr(out)[:300]})
-            ledger.append({"event": "failed", "game_id": g.game_id, "error": repr(out)[:300]})
-            progress.step(g.game_id, "FAILED")
+            failures.append({"game_id": j.game_id, "error": repr(out)[:300]})
+            ledger.append({"event": "failed", "game_id": j.game_id, "error": repr(out)[:300]})
+            progress.step(j.game_id, "FAILED")
         else:
-            ledger.append({"event": "finished", "game_id": g.game_id, "rules": g.rules, **out})
-            if out.get("invalid"):
-                invalid.append(g.game_id)
-            progress.step(g.game_id, str(out["winner"]) + (" INVALID" if out.get("invalid") else ""))
+            ledger.append({"event": "finished", "game_id": j.game_id, "rules": by_id[j.game_id].rules, **out})
+            if state == "invalid":
+                invalid.append(j.game_id)
+            progress.step(j.game_id, str(out["winner"]) + (" INVALID" if state == "invalid" else ""))
 
-    for g, exc in refused:
-        record(g, exc)
-    todo = [g for g in todo if all(g is not r for r, _ in refused)]
-    cfgs = {g.game_id: game_config(roster, rules[g.rules], g, probes=probes, snapshots=snapshots, language=language,
-                                    fault_budget=fault_budget) for g in todo}  # fmt: skip
     try:
-        if executor == "local":
-            asyncio.run(execute_local(feeder(todo), lambda g: cfgs[g.game_id], run_dir, max(1, parallel), backend_factory, record))
-        elif executor == "ray":
-            try:
-                execute_ray(feeder(todo), lambda g: cfgs[g.game_id], run_dir, max(1, parallel), address, record)
-            except ExecutorError as exc:
-                raise ArenaError(str(exc)) from None
-        else:
-            raise ArenaError(f"--executor: {executor!r} is not supported; choose local or ray")
+        outcome = run_games(run_dir / STUDY_DIR, header, jobs, cfg_of, games_dir=run_dir, executor=executor, parallel=max(1, parallel),
+                            address=address, backend_factory=backend_factory, limit=limit, owns_game_dirs=True,
+                            on_settle=record, on_ledger=lambda led, created: import_arena_ledger(led, ledger) if created else None)  # fmt: skip
+    except RunnerError as exc:
+        msg = str(exc)
+        raise ArenaError("--" + msg if msg.startswith("executor: ") else msg) from None
     finally:
         progress.close()
-    elapsed = time.time() - t0
+    played = len(outcome.started)
+    elapsed = outcome.seconds
     st = ledger.status()
     return {"run_dir": str(run_dir), "scheduled": st["scheduled"], "finished": st["finished"], "failed": len(failures),
-            "played_now": len(todo), "seconds": round(elapsed, 3),
-            "games_per_second": round(len(todo) / elapsed, 3) if elapsed > 0 and todo else None,
+            "played_now": played, "seconds": round(elapsed, 3),
+            "games_per_second": round(played / elapsed, 3) if elapsed > 0 and played else None,
             "failures": failures, "invalid": sorted(invalid)}  # fmt: skip
 
 

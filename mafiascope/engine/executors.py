@@ -1,23 +1,22 @@
 """The executors every multi-game front end shares: local (asyncio) and Ray.
 
 Both take games from ``next_game()`` -- any object with ``game_id`` (None: a new UUID) and
-``seed`` (and optionally ``logs_dir``, local executor only), or None when nothing more should start -- so a caller decides at the last moment
+``seed`` (and optionally ``logs_dir``), or None when nothing more should start -- so a caller decides at the last moment
 what runs next (a study claims each game in its ledger under a lock; an arena run or a batch
 feeds a fixed list), and both call ``record(game, result | exception)`` after each game in
 the calling process, so ledgers are written in one place. A result is
 ``{game_id, winner, rounds, reason, faults, acts, seconds}`` (plus ``invalid``, ``invalid_reason``
 for a game over its fault budget).
 
-Used by ``mafiascope batch`` (:mod:`mafiascope.engine.batch`), ``arena run``
-(:mod:`mafiascope.arena.run`), ``validate ab`` (:mod:`mafiascope.replay.validate`) and
-``study run`` (:mod:`mafiascope.study.run`).
+Called only by the one study runner (:mod:`mafiascope.study.runner`), which every front end goes
+through: ``study run``, ``batch``, ``arena run``, ``validate ab`` and fork batches.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -61,15 +60,21 @@ def _play_in_worker(cfg_data: dict[str, Any], run_dir: str, seed: int, game_id: 
 
 
 async def execute_local(next_game: Callable[[], Any], cfg_of: Callable[[Any], GameConfig], run_dir: Path, parallel: int,
-                        backend_factory: Callable[[GameConfig], dict[str, Any]] | None, record: Callable[..., None]) -> None:  # fmt: skip
+                        backend_factory: Callable[[GameConfig], dict[str, Any]] | None, record: Callable[..., None],
+                        play: Callable[[Any], Awaitable[dict[str, Any]]] | None = None) -> None:  # fmt: skip
     """``parallel`` workers in this event loop, each taking games from ``next_game()`` until it returns
-    None; ``record(game, result | exception)`` after each (one broken game never stops the others)."""
+    None; ``record(game, result | exception)`` after each (one broken game never stops the others).
+    ``play(game)``: the caller's own game coroutine (a fork branch continues a saved state) instead
+    of a fresh game of ``cfg_of(game)``."""
 
     async def worker() -> None:
         while (g := next_game()) is not None:
-            cfg = cfg_of(g)
             try:
-                out: Any = await _play_local(cfg, run_dir, g, backend_factory(cfg) if backend_factory else None)
+                if play is not None:
+                    out: Any = await play(g)
+                else:
+                    cfg = cfg_of(g)
+                    out = await _play_local(cfg, run_dir, g, backend_factory(cfg) if backend_factory else None)
             except Exception as exc:  # one broken game never stops the run
                 out = exc
             record(g, out)
@@ -105,7 +110,8 @@ def execute_ray(next_game: Callable[[], Any], cfg_of: Callable[[Any], GameConfig
                 if g is None:
                     more = False
                     break
-                ref = task.remote(cfg_of(g).model_dump(mode="json"), str(run_dir.resolve()), g.seed, g.game_id)
+                logs_dir = Path(getattr(g, "logs_dir", None) or run_dir)
+                ref = task.remote(cfg_of(g).model_dump(mode="json"), str(logs_dir.resolve()), g.seed, g.game_id)
                 pending[ref] = g
             if not pending:
                 break

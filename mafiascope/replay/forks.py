@@ -17,10 +17,12 @@ parent exactly. The configuration always comes from the parent's own logs.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import re
 import secrets
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -321,6 +323,8 @@ class BranchResult:
     acts: int = 0
     error: str | None = None
     seconds: float = 0.0
+    invalid: bool = False  # over the fault budget (game_over.invalid): listed, left out of the batch's summary
+    invalid_reason: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return dict(vars(self))
@@ -404,6 +408,7 @@ async def run_branch(plan: ForkPlan, i: int, backends: dict[str, Backend]) -> Br
         gr = await play_game(plan.cfg, logs_dir=plan.logs_dir, state=state, setup_extra=extra,
                              probe_memory=plan.probe_memory, backends=bk, on_event=on_event, claimed=True)  # fmt: skip
         res.winner, res.rounds, res.reason, res.faults, res.acts = gr.winner, gr.rounds, gr.reason, gr.faults, gr.acts
+        res.invalid, res.invalid_reason = bool(gr.invalid), gr.invalid_reason
     except Exception as exc:  # one failed branch never stops the batch
         res.error = f"{type(exc).__name__}: {exc}"
     res.seconds = round(time.time() - t0, 3)
@@ -427,13 +432,19 @@ def write_json_atomic(path: Path, obj: Any, *, root: str | Path | None = None) -
 
 async def run_fork_batch(plan: ForkPlan, on_result: Callable[[BranchResult], None] | None = None,
                          backends: dict[str, Backend] | None = None) -> dict[str, Any]:  # fmt: skip
-    """Run the plan's N branches (``parallel`` at a time) and write the batch record."""
+    """Run the plan's N branches (``parallel`` at a time) and write the batch record.
+
+    The branches are jobs of the one study runner (:mod:`mafiascope.study.runner`), played by
+    :func:`run_branch` (a branch continues the saved state), with their ledger in
+    ``<logs>/experiments/fork-<id>.ledger/`` next to the record. A branch over the fault budget is
+    ``invalid`` there, flagged in ``branches[]``, listed in the record's ``invalid`` and left out of
+    its ``summary``."""
     from ..backends.registry import build_backends
+    from ..study.runner import Job, run_games_async, spec_hash
     from .summary import game_outcome, summarize
 
     if backends is None:
         backends = build_backends(plan.cfg.backends, logs_dir=plan.logs_dir)
-    sem = asyncio.Semaphore(plan.parallel)
     progress = experiments_dir(plan.logs_dir) / f"fork-{plan.batch_id}.progress.jsonl"
     record: dict[str, Any] = {"kind": "fork_batch", **plan.describe(), "created": time.time(), "status": "running"}
     if plan.write_batch_file:
@@ -445,31 +456,47 @@ async def run_fork_batch(plan: ForkPlan, on_result: Callable[[BranchResult], Non
         write_json_atomic(experiments_dir(plan.logs_dir) / f"fork-{plan.batch_id}.json", record, root=plan.logs_dir)
         prog = JsonlWriter(progress)
         prog.write({"event": "start", "fork_batch_id": plan.batch_id, "n": plan.n, "ts": time.time()})
+    results: dict[int, BranchResult] = {}
 
-    async def one(i: int) -> BranchResult:
-        async with sem:
-            r = await run_branch(plan, i, backends)
+    async def play(job: Job) -> dict[str, Any]:
+        r = results[job.index] = await run_branch(plan, job.index, backends)
         if plan.write_batch_file:
             prog.write({"event": "branch", **r.as_dict(), "ts": time.time()})
         if on_result:
             on_result(r)
-        return r
+        if r.error is not None:
+            raise BranchFailed(r.error)
+        return {**r.as_dict(), "game_id": r.game_id}
 
-    results = await asyncio.gather(*(one(i) for i in range(plan.n)))
+    jobs = [Job(branch_id(plan, i), replica_seed(plan, i), "fork", i, logs_dir=plan.logs_dir, fields={"replica_idx": i})
+            for i in range(plan.n)]  # fmt: skip
+    header = {"name": f"fork-{plan.batch_id}", "spec_hash": spec_hash({"kind": "fork_batch", **plan.describe()}), "games": plan.n,
+              "front_end": "fork_batch"}  # fmt: skip
+    with contextlib.ExitStack() as stack:  # the ledger: next to the batch record, or scratch when there is no record
+        ledger_dir = (experiments_dir(plan.logs_dir) / f"fork-{plan.batch_id}.ledger" if plan.write_batch_file
+                      else Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="mafiascope-fork-"))))  # fmt: skip
+        outcome = await run_games_async(ledger_dir, header, jobs, lambda j: plan.cfg, games_dir=plan.logs_dir, parallel=plan.parallel,
+                                        play=play)  # fmt: skip
+    ordered = [results[i] for i in range(plan.n) if i in results]
     outcomes = []
-    for r in results:
-        if r.error is None:
+    for r in ordered:
+        if r.error is None and outcome.rows[r.game_id].get("state") == "finished":  # invalid branches are left out
             try:
                 outcomes.append(game_outcome(r.path))
             except Exception:
                 pass
-    record.update(status="done", finished=time.time(), branches=[r.as_dict() for r in results],
-                  failed=sum(1 for r in results if r.error), summary=summarize(outcomes))  # fmt: skip
+    record.update(status="done", finished=time.time(), branches=[r.as_dict() for r in ordered],
+                  failed=sum(1 for r in ordered if r.error), summary=summarize(outcomes),
+                  invalid=[gid for gid, row in outcome.rows.items() if row.get("state") == "invalid"])  # fmt: skip
     if plan.write_batch_file:
         prog.write({"event": "done", "fork_batch_id": plan.batch_id, "ts": time.time()})
         prog.close()
         write_json_atomic(experiments_dir(plan.logs_dir) / f"fork-{plan.batch_id}.json", record, root=plan.logs_dir)
     return record
+
+
+class BranchFailed(RuntimeError):
+    """A branch that did not finish (its error is in its BranchResult)."""
 
 
 def fork(game: str | Path, at: Key | str, n: int = 1, **kwargs: Any) -> dict[str, Any]:

@@ -25,7 +25,6 @@ import tempfile
 import time
 from collections import defaultdict
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -41,6 +40,8 @@ from ..logs.schema import validate_game_id
 from .experiments import fisher_exact, newcombe
 from .source import ParentGame, ReplayError, fmt_key
 from .summary import game_outcome, proportion
+
+AB_DIR = ".ab"  # <logs>/.ab/<id prefix>/: the study ledger of a validate ab run (a re-run resumes it)
 
 
 def mann_whitney(a: list[float], b: list[float]) -> float | None:
@@ -59,42 +60,64 @@ def _describe(xs: list[float]) -> dict[str, Any]:
 
 async def run_ab(cfg: GameConfig, games: int, *, logs: str | Path, seed_base: int = 0, parallel: int = 4, order_seed: int = 0,
                  on_result: Any = None, id_prefix: str = "ab") -> dict[str, Any]:  # fmt: skip
-    """``id_prefix``: games are ``<prefix>-probed-NNNN``; a distinct prefix per run keeps game ids unique in a corpus."""
+    """``id_prefix``: games are ``<prefix>-probed-NNNN``; a distinct prefix per run keeps game ids unique in a corpus.
+
+    The 2 x ``games`` games are a two-arm study on the one runner, its ledger in
+    ``<logs>/.ab/<prefix>/``: running the same command again resumes it (a killed run's games are
+    replayed, finished ones kept) and reports every game. Invalid games (over the fault budget)
+    are listed under ``invalid`` per arm and left out of every figure."""
     if not 1 <= games <= 10000:
         raise ReplayError("--games must be between 1 and 10000")
     try:
         validate_game_id(f"{id_prefix}-unprobed-0000")
     except ValueError as exc:
         raise ReplayError(f"--id-prefix {id_prefix!r}: {exc}") from None
-    from ..engine.executors import execute_local, feeder
+    from ..study.runner import Job, RunnerError, config_fingerprint, run_games_async, spec_hash
 
     pairs_order = [(arm, i) for i in range(games) for arm in ("probed", "unprobed")]
     random.Random(order_seed).shuffle(pairs_order)  # randomised, interleaved
     logs = Path(logs)
-    jobs = [SimpleNamespace(pos=pos, arm=arm, i=i, game_id=f"{id_prefix}-{arm}-{i:04d}", seed=seed_base + i, logs_dir=logs / arm)
+    jobs = [Job(f"{id_prefix}-{arm}-{i:04d}", seed_base + i, arm, i, logs_dir=logs / arm, fields={"pair": i, "order": pos})
             for pos, (arm, i) in enumerate(pairs_order)]  # fmt: skip
     cfgs = {}
     for arm in ("probed", "unprobed"):
         cfgs[arm] = cfg.model_copy(deep=True)
         cfgs[arm].probes.enabled = arm == "probed"
-    results: dict[str, list[dict[str, Any]]] = {"probed": [], "unprobed": []}
-    errors = []
+    fp = {"kind": "validate_ab", "config": config_fingerprint(cfg), "games": games, "seed_base": seed_base, "order_seed": order_seed,
+          "prefix": id_prefix}  # fmt: skip
+    header = {"name": f"validate-ab-{id_prefix}", "spec_hash": spec_hash(fp), "games": len(jobs), "front_end": "validate_ab"}
 
-    def record(job: SimpleNamespace, res: dict[str, Any] | BaseException) -> None:
-        try:
-            if isinstance(res, BaseException):
-                raise res
-            o = game_outcome(job.logs_dir / job.game_id)
-            results[job.arm].append({"pair": job.i, "order": job.pos, "game_id": job.game_id, "winner": o["winner"],
-                                     "rounds": o["rounds"], "messages": o["messages"]})  # fmt: skip
-            if on_result:
-                on_result(job.arm, o)
-        except Exception as exc:
-            errors.append({"arm": job.arm, "pair": job.i, "error": f"{type(exc).__name__}: {exc}"})
+    def settled(job: Job, state: str, res: Any, spend: float) -> None:
+        if on_result and state in ("finished", "invalid"):
+            try:
+                on_result(job.arm, game_outcome(Path(job.logs_dir or logs) / job.game_id))
+            except Exception:  # progress only: the outcome is read again below
+                pass
 
     t0 = time.time()
-    # the shared local executor (batch, arena run, study run use it too)
-    await execute_local(feeder(jobs), lambda job: cfgs[job.arm], logs, max(1, parallel), None, record)
+    try:  # the one study runner (batch, arena run, study run, fork batches use it too); its ledger: <logs>/.ab/<prefix>/
+        outcome = await run_games_async(logs / AB_DIR / id_prefix, header, jobs, lambda job: cfgs[job.arm], games_dir=logs,
+                                        parallel=max(1, parallel), on_settle=settled)  # fmt: skip
+    except RunnerError as exc:
+        raise ReplayError(f"--logs {logs}: {exc}") from None
+    results: dict[str, list[dict[str, Any]]] = {"probed": [], "unprobed": []}
+    invalid: dict[str, list[str]] = {"probed": [], "unprobed": []}
+    errors = []
+    for row in outcome.rows.values():
+        arm, st = row["arm"], row.get("state")
+        if st == "invalid":  # over the fault budget: counted, left out of every figure below
+            invalid[arm].append(row["game_id"])
+            continue
+        try:
+            if st == "failed":
+                raise RuntimeError(row.get("error"))
+            if st != "finished":
+                continue
+            o = game_outcome(logs / arm / row["game_id"])
+            results[arm].append({"pair": row["pair"], "order": row["order"], "game_id": row["game_id"], "winner": o["winner"],
+                                 "rounds": o["rounds"], "messages": o["messages"]})  # fmt: skip
+        except Exception as exc:
+            errors.append({"arm": arm, "pair": row["pair"], "error": str(exc) if st == "failed" else f"{type(exc).__name__}: {exc}"})
     P, U = (sorted(results[a], key=lambda r: r["pair"]) for a in ("probed", "unprobed"))
     kp, ku = sum(r["winner"] == "Mafia" for r in P), sum(r["winner"] == "Mafia" for r in U)
     pairs = {r["pair"]: r for r in U}
@@ -110,6 +133,7 @@ async def run_ab(cfg: GameConfig, games: int, *, logs: str | Path, seed_base: in
         "messages": {"probed": _describe([r["messages"] for r in P]), "unprobed": _describe([r["messages"] for r in U]),
                      "mann_whitney_p": mann_whitney([r["messages"] for r in P], [r["messages"] for r in U])},
         "identical_pairs": same, "errors": errors, "games": {"probed": P, "unprobed": U},
+        "invalid": {arm: sorted(ids) for arm, ids in invalid.items()},
     }  # fmt: skip
 
 

@@ -41,8 +41,13 @@ DEFAULT_LATENCY_S = {"openai": 2.0, "bus": 2.0, "human": 30.0}
 # ---------------------------------------------------------------------- measuring games
 
 
-def measure_games(game_dirs: list[Path]) -> dict[str, Any]:
-    """A profile from finished games: per-game means and sds, tokens per call (act and per probe id)."""
+def measure_games(game_dirs: list[Path], cpu_seconds: dict[str, float] | None = None) -> dict[str, Any]:
+    """A profile from finished games: per-game means and sds, tokens per call (act and per probe id).
+
+    ``cpu_seconds`` (game directory name -> CPU seconds of the process while it played that game
+    alone): the profile's seconds are CPU time, which is what an offline bot game costs on an idle
+    core; the games' wall time (setup to game_over) is used only without it, and is inflated on a
+    loaded machine (``seconds_basis`` says which)."""
     from ..logs import LogFormatError, kinds, read_game
 
     act_calls, act_p, act_c, rounds, secs, all_calls = [], [], [], [], [], []
@@ -63,7 +68,9 @@ def measure_games(game_dirs: list[Path]) -> dict[str, Any]:
         act_c.append(int(act["completion_tokens"]))
         rounds.append(int(over.get("round") or 0))
         all_calls.append(int(act["calls"]) + int(((over["cost"].get("probes") or {}).get("calls")) or 0))
-        if t0 is not None and over.get("ts") is not None:
+        if cpu_seconds is not None and gdir.name in cpu_seconds:
+            secs.append(float(cpu_seconds[gdir.name]))
+        elif cpu_seconds is None and t0 is not None and over.get("ts") is not None:
             secs.append(float(over["ts"]) - float(t0))
         pairs: dict[str, set[tuple[Any, Any]]] = defaultdict(set)
         for r in log.probe_dicts:
@@ -87,6 +94,7 @@ def measure_games(game_dirs: list[Path]) -> dict[str, Any]:
         "rounds": _ms(rounds),
         "seconds_per_game": round(statistics.fmean(secs), 3) if secs else None,
         "seconds_per_call": round(sum(secs) / max(1, sum(all_calls)), 6) if secs else None,
+        "seconds_basis": "cpu" if cpu_seconds is not None else "wall",
         "seat_steps": {w: _ms(v) for w, v in steps.items()},
         "probe_tokens": {pid: [round(statistics.fmean(p for p, _ in v), 1), round(statistics.fmean(c for _, c in v), 1)]
                          for pid, v in sorted(probe_tok.items())},  # fmt: skip

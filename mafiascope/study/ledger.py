@@ -40,10 +40,35 @@ class LedgerError(ValueError):
     """The study directory holds another study, or the ledger cannot be used."""
 
 
+def _parse(line: bytes) -> dict[str, Any] | None:
+    try:
+        rec = json.loads(line)
+    except ValueError:
+        return None
+    return rec if isinstance(rec, dict) else None
+
+
+def _fold(rows: dict[str, dict[str, Any]], scheduled: dict[str, dict[str, Any]], r: dict[str, Any]) -> None:
+    """Fold one record into the rows: a ``row`` starts a game, a ``state`` updates it (a ``running``
+    claim starts a new attempt from the scheduled fields, a front end's extra ones too)."""
+    gid = r.get("game_id")
+    if r.get("event") == "row" and gid not in rows:
+        rows[gid] = {k: v for k, v in r.items() if k not in ("event", "ts")}
+        scheduled[gid] = {k: v for k, v in rows[gid].items() if k != "state"}
+    elif r.get("event") == "state" and gid in rows:
+        row = rows[gid]
+        if r.get("state") == "running":
+            attempts = int(row.get("attempts", 0)) + 1
+            row.clear()
+            row.update(scheduled[gid], attempts=attempts, started=r.get("ts"))
+        row.update({k: v for k, v in r.items() if k not in ("event", "ts")}, updated=r.get("ts"))
+
+
 class StudyLedger:
     def __init__(self, study_dir: str | Path):
         self.dir = Path(study_dir)
         self.path = self.dir / LEDGER_FILE
+        self._reset()
 
     # ------------------------------------------------------------------ files
     def exists(self) -> bool:
@@ -60,20 +85,38 @@ class StudyLedger:
             fcntl.flock(fd, fcntl.LOCK_UN)
             os.close(fd)
 
+    def _reset(self) -> None:
+        self._recs: list[dict[str, Any]] = []  # whole records read so far
+        self._offset = 0  # bytes of the file behind them (always just after a newline)
+        self._ident: tuple[int, int] | None = None  # (device, inode) they were read from
+        self._rows: dict[str, dict[str, Any]] = {}
+        self._scheduled: dict[str, dict[str, Any]] = {}
+        self._rows_n = 0  # records folded into _rows
+
     def records(self) -> list[dict[str, Any]]:
-        """Every whole record (a torn last line from a killed writer is skipped)."""
-        if not self.exists():
+        """Every whole record (a torn last line from a killed writer is skipped).
+
+        Append-only, so each call reads only the bytes added since the last one (a claim must not
+        cost the whole ledger's parse: O(n) per game would make a long batch quadratic)."""
+        try:
+            st = os.stat(self.path)
+        except FileNotFoundError:
+            self._reset()
             return []
-        out = []
+        if (st.st_dev, st.st_ino) != self._ident or st.st_size < self._offset:  # replaced or truncated: read afresh
+            self._reset()
+            self._ident = (st.st_dev, st.st_ino)
         with self.path.open("rb") as fh:
-            for line in fh:
-                try:
-                    rec = json.loads(line)
-                except ValueError:
-                    continue
-                if isinstance(rec, dict):
-                    out.append(rec)
-        return out
+            fh.seek(self._offset)
+            data = fh.read()
+        end = data.rfind(b"\n") + 1  # only whole lines are kept; a partial tail is read again next time
+        for line in data[:end].splitlines():
+            rec = _parse(line)
+            if rec is not None:
+                self._recs.append(rec)
+        self._offset += end
+        tail = _parse(data[end:]) if data[end:].strip() else None  # a last record whose newline is missing
+        return self._recs + [tail] if tail is not None else list(self._recs)
 
     def _append(self, recs: list[dict[str, Any]]) -> None:
         """Append under the lock (the caller holds it): one ``os.write`` of whole lines."""
@@ -105,20 +148,33 @@ class StudyLedger:
 
     def rows(self, recs: list[dict[str, Any]] | None = None) -> dict[str, dict[str, Any]]:
         """game id -> its row (schedule order), every field the latest written."""
-        rows: dict[str, dict[str, Any]] = {}
-        for r in self.records() if recs is None else recs:
-            gid = r.get("game_id")
-            if r.get("event") == "row" and gid not in rows:
-                rows[gid] = {k: v for k, v in r.items() if k not in ("event", "ts")}
-            elif r.get("event") == "state" and gid in rows:
-                row = rows[gid]
-                if r.get("state") == "running":  # a new attempt starts from the scheduled fields
-                    base = {k: row[k] for k in BASE_FIELDS if k in row}
-                    attempts = int(row.get("attempts", 0)) + 1
-                    row.clear()
-                    row.update(base, attempts=attempts, started=r.get("ts"))
-                row.update({k: v for k, v in r.items() if k not in ("event", "ts")}, updated=r.get("ts"))
-        return rows
+        if recs is not None:
+            rows: dict[str, dict[str, Any]] = {}
+            scheduled: dict[str, dict[str, Any]] = {}
+            for r in recs:
+                _fold(rows, scheduled, r)
+            return rows
+        allrecs = self._view_recs()
+        out = {g: dict(r) for g, r in self._rows.items()}
+        if len(allrecs) > len(self._recs):  # a newline-less tail record is folded into a copy only
+            sched = {g: dict(v) for g, v in self._scheduled.items()}
+            _fold(out, sched, allrecs[-1])
+        return out
+
+    def _view_recs(self) -> list[dict[str, Any]]:
+        allrecs = self.records()
+        whole = len(self._recs)
+        for r in allrecs[self._rows_n:whole]:
+            _fold(self._rows, self._scheduled, r)
+        self._rows_n = whole
+        return allrecs
+
+    def _view(self) -> dict[str, dict[str, Any]]:
+        """The cached rows themselves (callers must not change them): what a claim ranks."""
+        allrecs = self._view_recs()
+        if len(allrecs) > len(self._recs):
+            return self.rows()
+        return self._rows
 
     def counts(self, rows: dict[str, dict[str, Any]] | None = None) -> dict[str, int]:
         rows = self.rows() if rows is None else rows
@@ -149,7 +205,7 @@ class StudyLedger:
         runner) and mark it running. ``admit(row, rows)`` may refuse it with a reason (the budget):
         then ``(None, reason)``. ``(None, None)``: nothing left to take."""
         with self.locked():
-            rows = self.rows()
+            rows = self._view()  # read-only here: no copy of every row per claim
             alive: dict[str, bool] = {}
 
             def takeable(row: dict[str, Any]) -> int | None:

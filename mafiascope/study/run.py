@@ -11,13 +11,10 @@ stops cleanly and the remaining games stay pending.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import re
-import shutil
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -25,10 +22,11 @@ from typing import Any
 from ..config import SECRET_KEYS, ConfigError, GameConfig
 from ..provenance import provenance
 from .estimate import estimate_study
-from .ledger import DONE, Runner, StudyLedger
+from .ledger import DONE, StudyLedger
+from .ledger import Runner
+from .runner import Job, RunnerError, run_games, settle_game
 from .schedule import StudyGame, game_config, study_schedule
 from .spec import StudySpec, parse_study_spec
-from .usage import game_usage, money, totals
 
 GAMES_DIR = "games"
 SPEC_FILE = "spec.json"
@@ -188,21 +186,8 @@ class _Progress:
 
 def settle_result(ledger: StudyLedger, runner: Runner, game_id: str, out: dict[str, Any] | BaseException, games_dir: Path,
                   prices: dict[str, Any]) -> tuple[str, float]:  # fmt: skip
-    """Write a played game's ledger row: ``failed`` (an exception), ``invalid`` (its ``game_over`` says
-    ``invalid: true``: over the fault budget; counted, spend included, excluded from results) or
-    ``finished``, with its usage per backend and its money. Returns (state, money)."""
-    if isinstance(out, BaseException):
-        ledger.settle(game_id, runner, "failed", error=f"{type(out).__name__}: {out}"[:300])
-        return "failed", 0.0
-    use = game_usage(games_dir / game_id)
-    over = use["game_over"] or {}
-    state = "invalid" if over.get("invalid") else "finished"
-    spend = money(use["by_backend"], prices)
-    fields = {k: out.get(k) for k in ("winner", "rounds", "reason", "faults", "seconds")}
-    if state == "invalid":
-        fields["invalid_reason"] = over.get("invalid_reason")
-    ledger.settle(game_id, runner, state, **fields, usage=totals(use["by_backend"]), by_backend=use["by_backend"], money=round(spend, 6))
-    return state, spend
+    """A study game's settle (:func:`.runner.settle_game` on ``games_dir/<game id>``)."""
+    return settle_game(ledger, runner, game_id, out, Path(games_dir) / game_id, prices)
 
 
 def run_study(
@@ -217,8 +202,6 @@ def run_study(
     backend_factory: Callable[[GameConfig], dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """Run (or continue) a study; returns its summary. ``limit``: start at most this many games now."""
-    from ..engine.executors import ExecutorError, execute_local, execute_ray
-
     study_dir = spec.study_dir(study_dir)
     kind = executor or spec.executor.kind
     par = parallel or spec.executor.parallel
@@ -231,62 +214,41 @@ def run_study(
         if importlib.util.find_spec("ray") is None:  # found before anything is written
             raise StudyError("--executor ray needs Ray: pip install 'mafiascope[ray]'")
     schedule = study_schedule(spec)
-    by_id = {g.game_id: g for g in schedule}
-    ledger = StudyLedger(study_dir)
     header = {"name": spec.name, "spec_hash": spec.spec_hash(), "games": len(schedule),
               "provenance": provenance({"spec_hash": spec.spec_hash(), "seed": spec.seed})}  # fmt: skip
-    try:
-        created = ledger.init(header, [{k: v for k, v in g.as_dict().items() if k != "seats"} for g in schedule])
-    except ValueError as exc:
-        raise StudyError(str(exc)) from None
-    if created or not (study_dir / PLAN_FILE).is_file():
-        _write_json(study_dir / SPEC_FILE, _saved_spec(spec))
-        _write_json(study_dir / PLAN_FILE, plan_study(spec))
+    jobs = [Job(g.game_id, g.seed, g.arm, g.index, fields={"rules": g.rules}) for g in schedule]
+    by_id = {g.game_id: g for g in schedule}
     games_dir = study_dir / GAMES_DIR
-    games_dir.mkdir(parents=True, exist_ok=True)
     prices = {b: s.price for b, s in spec.backends.items()}
-    rows0 = ledger.rows()
-    budget = _Budget(spec, schedule, rows0)
-    done0 = sum(1 for r in rows0.values() if r.get("state") in DONE)
-    progress = _Progress(len(schedule), done0, sum(float(r.get("money") or 0) for r in rows0.values() if r.get("state") in DONE), quiet)
-    started: list[str] = []
-    stop: dict[str, str | None] = {"reason": None}
-    t0 = time.time()
+    state: dict[str, Any] = {}
 
-    with Runner(study_dir) as runner:
+    def on_ledger(ledger: StudyLedger, created: bool) -> None:
+        if created or not (study_dir / PLAN_FILE).is_file():
+            _write_json(study_dir / SPEC_FILE, _saved_spec(spec))
+            _write_json(study_dir / PLAN_FILE, plan_study(spec))
+        games_dir.mkdir(parents=True, exist_ok=True)
+        rows0 = ledger.rows()
+        state["ledger"], state["budget"] = ledger, _Budget(spec, schedule, rows0)
+        done = [r for r in rows0.values() if r.get("state") in DONE]
+        state["progress"] = _Progress(len(schedule), len(done), sum(float(r.get("money") or 0) for r in done), quiet)
 
-        def next_game() -> StudyGame | None:
-            if stop["reason"] or (limit is not None and len(started) >= limit):
-                return None
-            row, refused = ledger.claim(runner, budget if (spec.budget.money or spec.budget.calls) else None)
-            if row is None:
-                if refused:
-                    stop["reason"] = refused
-                    ledger.append({"event": "stop", "runner": runner.id, "reason": refused})
-                return None
-            gdir = games_dir / row["game_id"]
-            if gdir.exists():  # a game whose runner died, or a failed attempt: replayed from scratch
-                shutil.rmtree(gdir)
-            started.append(row["game_id"])
-            return by_id[row["game_id"]]
+    def admit(row: dict[str, Any], rows: dict[str, dict[str, Any]]) -> str | dict[str, Any] | None:
+        return state["budget"](row, rows) if (spec.budget.money or spec.budget.calls) else None
 
-        def record(g: StudyGame, out: dict[str, Any] | BaseException) -> None:
-            state, spend = settle_result(ledger, runner, g.game_id, out, games_dir, prices)
-            progress.step(spend, state)
-            budget.refresh(ledger.rows())
+    def on_settle(job: Job, st: str, out: Any, spend: float) -> None:
+        state["progress"].step(spend, st)
+        state["budget"].refresh(state["ledger"].rows())
 
-        try:
-            if kind == "local":
-                asyncio.run(execute_local(next_game, lambda g: game_config(spec, g), games_dir, par, backend_factory, record))
-            elif kind == "ray":
-                execute_ray(next_game, lambda g: game_config(spec, g), games_dir, par, address or spec.executor.address, record)
-            else:
-                raise StudyError(f"executor: {kind!r} is not supported; choose local or ray")
-        except ExecutorError as exc:
-            raise StudyError(str(exc)) from None
-        finally:
-            progress.close()
+    try:
+        res = run_games(study_dir, header, jobs, lambda j: game_config(spec, by_id[j.game_id]), games_dir=games_dir,
+                        executor=kind, parallel=par, address=address or spec.executor.address, backend_factory=backend_factory,
+                        admit=admit, limit=limit, prices=prices, owns_game_dirs=True, on_settle=on_settle, on_ledger=on_ledger)  # fmt: skip
+    except RunnerError as exc:
+        raise StudyError(str(exc)) from None
+    finally:
+        if "progress" in state:
+            state["progress"].close()
     from .status import study_status
 
     st = study_status(spec, study_dir)
-    return {**st, "played_now": len(started), "seconds_now": round(time.time() - t0, 3), "stopped": stop["reason"]}
+    return {**st, "played_now": len(res.started), "seconds_now": res.seconds, "stopped": res.stopped}

@@ -176,7 +176,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_batch(args: argparse.Namespace) -> int:
-    from ...engine.batch import run_batch
+    from ...engine.batch import BatchExists, run_batch
     from ...logs.schema import validate_game_id
 
     if not 1 <= args.n <= 100000:
@@ -191,6 +191,8 @@ def cmd_batch(args: argparse.Namespace) -> int:
         if not args.json:
             print(f"[{done[0]}/{args.n}] {res.game_id}: {res.winner} in {res.rounds} rounds", file=sys.stderr)
 
+    if args.resume and not args.id_prefix:
+        raise CliError("--resume: a batch is resumed by its --id-prefix (its ledger is <logs>/.batches/<prefix>/)")
     if args.id_prefix:
         longest = f"{args.id_prefix}-{args.n - 1:04d}"  # the ids the batch will use: <prefix>-0000 ...
         try:
@@ -203,12 +205,17 @@ def cmd_batch(args: argparse.Namespace) -> int:
             raise CliError(f"--id-prefix: too long: the game ids would be up to {len(longest)} characters "
                            f"({longest[:20]}...); game ids have at most 128") from None
         taken = [f"{args.id_prefix}-{i:04d}" for i in range(args.n) if os.path.lexists(Path(args.logs) / f"{args.id_prefix}-{i:04d}")]
-        if taken:
+        if taken and not args.resume:
             more = f" (and {len(taken) - 1} more)" if len(taken) > 1 else ""
             raise CliError(f"--id-prefix {args.id_prefix}: {Path(args.logs) / taken[0]} already holds a game{more}; "
                            "choose another prefix or --logs")  # fmt: skip
-    res = asyncio.run(run_batch(cfg, args.n, logs_dir=args.logs, parallel=args.parallel, seed_base=args.seed_base,
-                                game_id_prefix=args.id_prefix, on_result=tick, **_flags(args)))  # fmt: skip
+    from ...study.runner import RunnerError
+
+    try:
+        res = asyncio.run(run_batch(cfg, args.n, logs_dir=args.logs, parallel=args.parallel, seed_base=args.seed_base,
+                                    game_id_prefix=args.id_prefix, on_result=tick, resume=args.resume, **_flags(args)))  # fmt: skip
+    except (RunnerError, BatchExists) as exc:
+        raise CliError(str(exc)) from None
     summary = res.summary()
     summary["logs"] = str(Path(args.logs))
     if args.json:
@@ -271,6 +278,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     b.add_argument("--seed-base", type=int, default=0, help="game i gets seed seed_base + i (default: %(default)s)")
     b.add_argument("--id-prefix", help="name games <prefix>-0000, <prefix>-0001, ... instead of random UUIDs; an id whose "
                                        "directory exists is refused (before the start) or skipped (taken meanwhile)")
+    b.add_argument("--resume", action="store_true",
+                   help="continue the batch named by --id-prefix from its ledger (<logs>/.batches/<prefix>/): games never "
+                        "started and games of a killed run are played, finished ones kept; also joins a batch running now")
     b.add_argument("--dry-run", action="store_true",
                    help="play nothing: print the estimate (calls, tokens with a 90%% interval) from the study profiles (docs/studies.md)")
     b.set_defaults(func=cmd_batch)
