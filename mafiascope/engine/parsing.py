@@ -28,20 +28,13 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from . import reply_cues as cues
+from ..lexicon.names import RUSSIAN_SPELLINGS
 from .markers import PROTOCOL_MARKERS, ActionMarker, Markers
 
 __all__ = ["ParsedTarget", "match_name", "parse_list", "parse_target", "parse_vote", "strip_think", "Markers", "PROTOCOL_MARKERS"]
 
-# Latin names of the name pool as Russian speakers write them.
-_CYRILLIC = {
-    "алекс": "alex", "бейли": "bailey", "кейси": "casey", "дана": "dana", "эллис": "ellis",
-    "финли": "finley", "грей": "gray", "харпер": "harper", "индиго": "indigo",
-    "джордан": "jordan", "кеннеди": "kennedy", "логан": "logan", "морган": "morgan",
-    "паркер": "parker", "куинн": "quinn", "райли": "riley",
-    # other common spellings
-    "грэй": "gray", "бэйли": "bailey", "бейлей": "bailey", "кэйси": "casey", "финлей": "finley",
-    "кэннеди": "kennedy", "квинн": "quinn", "куин": "quinn", "райлей": "riley",
-}  # fmt: skip
+# Latin names of the name pool as Russian speakers write them (folded Cyrillic -> folded Latin).
+_CYRILLIC = {cyr.lower(): latin.lower() for latin, spellings in RUSSIAN_SPELLINGS.items() for cyr in spellings}
 
 _NONE_WORDS = {"none", "nobody", "no one", "noone", "abstain", "skip", "никого", "никто", "воздерживаюсь", "пропуск"}
 
