@@ -22,16 +22,18 @@ from ..backends.base import Backend, Completion, CompletionRequest
 from ..config import PERSONALITY_PRESETS, GameConfig
 from ..logs.io import GAME_FILE, STATE_FILE, JsonlWriter, game_dir
 from ..logs.paths import GameDirTaken, claim_game_dir
-from ..logs.schema import Personality, validate_game_id
+from ..logs.schema import Personality, Setup, Snapshot, validate_game_id
 from . import prompts
 from .faults import judge
 from .observation import context_for
+from .records import build, line
 from .snapshots import SnapshotEncoder
 from .parsing import parse_list, parse_target, strip_think
 from .phases.base import Ask, Outcome, Phases, ProbeStep, Reply, Resolve
 from .state import GameState, Pending, Seat
 
 WALL_CLOCK_FIELDS = ("ts", "timestamp", "latency_ms")
+SNAPSHOT_OPAQUE = ("state", "probe_memory")  # the engine's own serialised state: a mapping the schema does not look into
 
 
 class ProbeHook(Protocol):
@@ -180,7 +182,7 @@ def setup_record(state: GameState, cfg: GameConfig, backends: dict[str, Backend]
     }
     if extra:
         rec.update(extra)
-    return rec
+    return build(Setup, rec)
 
 
 # ------------------------------------------------------------------------- the loop
@@ -207,7 +209,7 @@ class GameRunner:
     def _emit(self, ev: dict[str, Any]) -> None:
         ev.setdefault("round", self.state.round)
         self.state.events.append(ev)
-        rec = {"game_id": self.state.game_id, **ev, "ts": time.time()}
+        rec = line({"game_id": self.state.game_id, **ev, "ts": time.time()})
         self.game_log.write(rec)
         if self.on_event:
             self.on_event(rec)
@@ -247,7 +249,7 @@ class GameRunner:
             # nothing to wait for: write now, so a killed process keeps every snapshot so far
             record["probe_memory"] = probes.memory_at(step_index) if probes else None
             record["ts"] = time.time()
-            writer.write(self._snap_codec.encode(record))
+            writer.write(self._snap_codec.encode(build(Snapshot, record, opaque=SNAPSHOT_OPAQUE)))
             self._snap_task = None
             return
 
@@ -258,7 +260,7 @@ class GameRunner:
                 await asyncio.shield(fut)
             record["probe_memory"] = probes.memory_at(step_index) if probes else None
             record["ts"] = time.time()
-            writer.write(self._snap_codec.encode(record))
+            writer.write(self._snap_codec.encode(build(Snapshot, record, opaque=SNAPSHOT_OPAQUE)))
 
         self._snap_task = asyncio.ensure_future(write())
 
@@ -355,7 +357,7 @@ class GameRunner:
                 final["cost"] = {"act": {**vars(self.acct), "by_backend": {k: dict(v) for k, v in self.acct.by_backend.items()}}, "probes": self.probes.cost() if self.probes else None}
                 final["faults"] = self.acct.faults
                 final.update(judge(self.state.events, self.cfg.fault_budget))
-                self.game_log.write({"game_id": self.state.game_id, **final, "ts": time.time()})
+                self.game_log.write(line({"game_id": self.state.game_id, **final, "ts": time.time()}))
             self.game_log.close()
             if self.state_log:
                 self.state_log.close()

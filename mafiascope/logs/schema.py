@@ -236,6 +236,28 @@ class HostLine(Event):
     text: str
 
 
+class ShotOrder(Event):
+    """The Don's order of shots for the nights (ten-seat rules, night zero); Mafia-only."""
+
+    kind: Literal["shot_order"] = "shot_order"
+    don: str
+    order: list[str]
+
+
+class Nomination(Event):
+    kind: Literal["nomination"] = "nomination"
+    nominator: str
+    nominee: str
+
+
+class NightShots(Event):
+    """Each Mafioso's shot under unanimous-shot rules (nobody sees it); ``landed`` when all agree."""
+
+    kind: Literal["night_shots"] = "night_shots"
+    shots: dict[str, str | None]
+    landed: bool
+
+
 class GameOver(Event):
     kind: Literal["game_over"] = "game_over"
     winner: str  # "Mafia" | "Villagers" | "Draw"
@@ -266,6 +288,9 @@ EVENT_MODELS.update(
         "day_eliminate": DayEliminate,
         "no_elimination": NoElimination,
         "host": HostLine,
+        "shot_order": ShotOrder,
+        "nomination": Nomination,
+        "night_shots": NightShots,
         "game_over": GameOver,
     }
 )

@@ -27,12 +27,14 @@ import re
 from typing import Any
 
 from ...backends.base import CompletionRequest
-from ...logs.schema import MAFIA_ROLES
+from ...logs.schema import (MAFIA_ROLES, DayEliminate, DonResult, HostLine, NightAnalysis, NightKill, NightNoKill, NightShots,
+                            Nomination, NoElimination, SheriffResult, ShotOrder, VoteTally)
 from .. import prompts
 from ..markers import PROTOCOL_MARKERS, ActionMarker, Markers
 from ..parsing import match_name, parse_list, strip_think
+from ..records import event
 from ..state import GameState
-from .base import Ask, Outcome, ProbeStep, Reply, Resolve, game_over_event, plurality, utterance_event, win_check
+from .base import Ask, Outcome, ProbeStep, Reply, Resolve, game_over_event, plurality, round_end, utterance_event, win_check
 
 RESOLVES = ("begin", "morning", "day_end", "tally", "after_words", "night_resolve", "round_end")
 NIGHT_STAGES = ("mafia_talk", "night_mafia", "night_don", "night_sheriff")
@@ -45,7 +47,7 @@ def _csv(names: list[str]) -> str:
 def _host(state: GameState, key: str, **kw: Any) -> dict[str, Any]:
     p = prompts.pack(state.language)
     text = p.ten[key].format(**kw)
-    return {"kind": "host", "round": state.round, "text": text, "template": key, "host": "template"}
+    return event(HostLine, state.game_id, round=state.round, text=text, template=key, host="template")
 
 
 def mentioned(text: str, names: list[str]) -> list[str]:
@@ -202,8 +204,8 @@ class TournamentPhases:
                 town = [n for n in state.alive_names() if not state.seat(n).is_mafia]
                 d["order"] = parse_order(reply.text, town)
                 ev["order"] = list(d["order"])
-                events.append({"kind": "shot_order", "round": state.round, "don": ask.seat, "order": list(d["order"]),
-                               "visible_to": state.mafia_names()})  # fmt: skip
+                events.append(event(ShotOrder, state.game_id, round=state.round, don=ask.seat, order=list(d["order"]),
+                                    visible_to=state.mafia_names()))  # fmt: skip
             if not pend.remaining:
                 self._begin_day(state, 1)
         elif st == "mafia_talk":
@@ -227,13 +229,13 @@ class TournamentPhases:
                 if st == "night_don":
                     verdict = "Sheriff" if target.role == "Sheriff" else "Not Sheriff"
                     state.don_checks.setdefault(ask.seat, {})[reply.target] = verdict
-                    events.append({"kind": "night_don_result", "round": state.round, "don": ask.seat,
-                                   "checked": reply.target, "result": verdict, "visible_to": [ask.seat]})  # fmt: skip
+                    events.append(event(DonResult, state.game_id, round=state.round, don=ask.seat,
+                                        checked=reply.target, result=verdict, visible_to=[ask.seat]))  # fmt: skip
                 else:
                     verdict = "Mafia" if target.is_mafia else "Not Mafia"
                     state.sheriff_checks.setdefault(ask.seat, {})[reply.target] = verdict
-                    events.append({"kind": "night_sheriff_result", "round": state.round, "sheriff": ask.seat,
-                                   "checked": reply.target, "result": verdict, "visible_to": [ask.seat]})  # fmt: skip
+                    events.append(event(SheriffResult, state.game_id, round=state.round, sheriff=ask.seat,
+                                        checked=reply.target, result=verdict, visible_to=[ask.seat]))  # fmt: skip
             self._night_stage(state, "night_sheriff" if st == "night_don" else "night_resolve")
         elif st == "words":
             if ask.kind == "best_move":
@@ -253,7 +255,7 @@ class TournamentPhases:
                     d["nominees"].append(nominee)
                     d["nominated_by"][nominee] = ask.seat
                     ev["nominations"] = [nominee]
-                    events.append({"kind": "nomination", "round": state.round, "nominator": ask.seat, "nominee": nominee})
+                    events.append(event(Nomination, state.game_id, round=state.round, nominator=ask.seat, nominee=nominee))
                 elif nominee:
                     ev["nominations"] = []
                     ev["nomination_note"] = "already nominated"
@@ -408,7 +410,7 @@ class TournamentPhases:
             state.night_result = result
             state.msg_seq += 1
             state.phase = "night_analysis"
-            events.append({"kind": "night_analysis", "round": state.round, "msg_seq": state.msg_seq, "night_result": result})
+            events.append(event(NightAnalysis, state.game_id, round=state.round, msg_seq=state.msg_seq, night_result=result))
             events.append(_host(state, "host_killed", victim=victim) if victim else _host(state, "host_missed"))
             probe = ProbeStep(state.round, state.msg_seq, "night_analysis", state.alive_names())
             if victim:
@@ -435,7 +437,7 @@ class TournamentPhases:
         events: list[dict[str, Any]] = []
 
         def no_vote(reason: str) -> Outcome:
-            events.append({"kind": "no_elimination", "round": rnd, "reason": reason})
+            events.append(event(NoElimination, state.game_id, round=rnd, reason=reason))
             events.append(_host(state, "host_no_vote"))
             return Outcome(events + self._begin_night(state), None, snapshot=False)
 
@@ -463,8 +465,8 @@ class TournamentPhases:
     def _eliminate(self, state: GameState, name: str, votes: int, reason: str) -> list[dict[str, Any]]:
         seat = state.seat(name)
         seat.alive = False
-        return [{"kind": "day_eliminate", "round": state.round, "eliminated": name, "role": seat.role, "votes": votes,
-                 "revealed": False, "reason": reason, "visible_to": None}]  # fmt: skip
+        return [event(DayEliminate, state.game_id, round=state.round, eliminated=name, role=seat.role, votes=votes,
+                      revealed=False, reason=reason, visible_to=None)]  # fmt: skip
 
     def _r_tally(self, state: GameState) -> Outcome:
         pend = state.pending
@@ -476,8 +478,8 @@ class TournamentPhases:
         tally: dict[str, int] = {}
         for t in votes.values():
             tally[t] = tally.get(t, 0) + 1
-        events: list[dict[str, Any]] = [{"kind": "vote_tally", "round": rnd, "tally": tally, "votes": votes,
-                                         "invalid": dict(pend.invalid), "stage": vs, "candidates": list(d["candidates"])}]  # fmt: skip
+        events: list[dict[str, Any]] = [event(VoteTally, state.game_id, round=rnd, tally=tally, votes=votes,
+                                              invalid=dict(pend.invalid), stage=vs, candidates=list(d["candidates"]))]  # fmt: skip
         pend.votes, pend.invalid = {}, {}
         tie = self._opt(state, "tie", "none")
         if vs == "remove_all":
@@ -489,12 +491,12 @@ class TournamentPhases:
                 events.append(_host(state, "host_remove_all", nominees=_csv(tied)))
                 self._leave(state, tied, "remove_all", "night")
                 return Outcome(events, None, snapshot=False)
-            events.append({"kind": "no_elimination", "round": rnd, "reason": "remove_all_rejected", "tied": tied})
+            events.append(event(NoElimination, state.game_id, round=rnd, reason="remove_all_rejected", tied=tied))
             events.append(_host(state, "host_kept", nominees=_csv(tied)))
             return Outcome(events + self._begin_night(state), None, snapshot=False)
         top, count = plurality(list(votes.values()))
         if not top:
-            events.append({"kind": "no_elimination", "round": rnd, "reason": "no_valid_votes"})
+            events.append(event(NoElimination, state.game_id, round=rnd, reason="no_valid_votes"))
             return Outcome(events + self._begin_night(state), None, snapshot=False)
         if len(top) == 1:
             out = top[0]
@@ -516,7 +518,7 @@ class TournamentPhases:
             self._start_vote(state, "remove_all", [p.ten["yes"], p.ten["no"]])
             return Outcome(events, None, snapshot=False)
         reason = "tie" if vs == "vote" else "second_tie"
-        events.append({"kind": "no_elimination", "round": rnd, "reason": reason, "tied": list(top)})
+        events.append(event(NoElimination, state.game_id, round=rnd, reason=reason, tied=list(top)))
         return Outcome(events + self._begin_night(state), None, snapshot=False)
 
     def _r_night_resolve(self, state: GameState) -> Outcome:
@@ -531,10 +533,10 @@ class TournamentPhases:
             picked = set(shots.values())
             landed = len(picked) == 1 and None not in picked
             victim = next(iter(picked)) if landed else None
-            events.append({"kind": "night_shots", "round": rnd, "shots": shots, "landed": landed, "visible_to": []})
+            events.append(event(NightShots, state.game_id, round=rnd, shots=shots, landed=landed, visible_to=[]))
             if not landed:
                 reason = "no_target" if all(v is None for v in shots.values()) else "split_shot"
-                events.append({"kind": "night_no_kill", "round": rnd, "reason": reason, "missed": reason == "split_shot"})
+                events.append(event(NightNoKill, state.game_id, round=rnd, reason=reason, missed=reason == "split_shot"))
         else:
             targets = [x.split(">", 1)[1] for x in pend.mafia_targets]
             if targets:
@@ -547,10 +549,10 @@ class TournamentPhases:
                 else:
                     victim = top[0] if state.rules.mafia_kill_tie == "first_listed" else state.engine_choice(top)
             else:
-                events.append({"kind": "night_no_kill", "round": rnd, "reason": "no_target"})
+                events.append(event(NightNoKill, state.game_id, round=rnd, reason="no_target"))
         if victim:
             state.seat(victim).alive = False
-            events.append({"kind": "night_kill", "round": rnd, "victim": victim})
+            events.append(event(NightKill, state.game_id, round=rnd, victim=victim))
             d["night_victim"] = victim
             if d["first_shot"] is None:
                 d["first_shot"] = victim
@@ -567,15 +569,7 @@ class TournamentPhases:
         return Outcome(events, None, snapshot=False)
 
     def _r_round_end(self, state: GameState) -> Outcome:
-        rnd = state.round
-        state.phase = "round_end"
-        probe = ProbeStep(rnd, -1, "round_end", state.alive_names())
-        if rnd >= state.rules.max_rounds:
-            out = self._game_over(state, "Draw", "round_cap")
-            out.probe = probe
-            return out
-        self._begin_day(state, rnd + 1)
-        return Outcome([], probe)
+        return round_end(state, self._begin_day, self._game_over)
 
     def _game_over(self, state: GameState, winner: str, reason: str) -> Outcome:
         p = prompts.pack(state.language)
