@@ -193,7 +193,7 @@ def _attribution_text(res: dict[str, Any]) -> Iterator[str]:
 
 @_err
 def cmd_bifurcate(args: argparse.Namespace) -> int:
-    from ...replay.experiments import run_bifurcation
+    from ...replay.bifurcation import run_bifurcation
     from ...replay.progress import ProgressLog
 
     prog = ProgressLog(None if args.dry_run else args.progress)
