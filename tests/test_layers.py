@@ -17,7 +17,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
                "mafiascope.probes.answer_schema", "mafiascope.backends.base")),
     ("config", ("mafiascope.config", "mafiascope.backends.specs", "mafiascope.probes.dsl")),
     ("backends", ("mafiascope.backends",)),
-    ("play", ("mafiascope.engine.runner", "mafiascope.engine.batch", "mafiascope.engine.executors",
+    ("play", ("mafiascope.engine.runner", "mafiascope.engine.seating", "mafiascope.engine.batch", "mafiascope.engine.executors",
               "mafiascope.engine.conformance", "mafiascope.probes")),
     ("analytics", ("mafiascope.analytics",)),
     ("experiments", ("mafiascope.replay", "mafiascope.arena")),
