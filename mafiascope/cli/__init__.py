@@ -2,8 +2,8 @@
 
 Each module in :mod:`mafiascope.cli.commands` defines ``register(subparsers)`` and adds its
 subcommands with ``set_defaults(func=handler)``; ``handler(args) -> int`` is the exit code.
-Commands that report figures take ``--json`` and then print exactly one JSON object
-(documented in docs/cli.md).
+Commands that report figures take ``--json`` (options.add_json_flag) and then print exactly one
+JSON object (output.emit; the keys documented in docs/cli.md).
 """
 
 from __future__ import annotations
