@@ -16,6 +16,7 @@ if str(ROOT) not in sys.path:  # Community Cloud runs the repo without `pip inst
 import streamlit as st  # noqa: E402
 
 from app import keys, nav, sidebar  # noqa: E402
+from app.frame import framed  # noqa: E402
 from app.state import add_url_error, qp, quoted  # noqa: E402
 
 st.set_page_config(page_title="mafiascope", page_icon="🕵️", layout="wide", initial_sidebar_state="expanded")
@@ -72,4 +73,5 @@ if want is not None:
         del st.query_params["page"]
 
 sidebar.render()
-current.run()
+with framed():  # the page's page_guard sees it runs inside this frame
+    current.run()

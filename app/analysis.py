@@ -7,6 +7,21 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
+from mafiascope.analytics.accounting import outcomes as game_outcomes
+from mafiascope.analytics.accounting import parse_accounting
+from mafiascope.analytics.episodes import find_episodes
+from mafiascope.analytics.f1 import f1_by_round
+from mafiascope.analytics.f2 import f2 as f2_of
+from mafiascope.analytics.f3 import actual_attitude
+from mafiascope.analytics.f3 import f3 as f3_of
+from mafiascope.analytics.f3 import f3_pairs as f3_pairs_of
+from mafiascope.lexicon.labels import ATTITUDES
+from mafiascope.analytics.report import build_report
+from mafiascope.analytics.seats import compare as compare_models
+from mafiascope.analytics.seats import models_of as seated_models
+from mafiascope.analytics.viewer import step_label
+from mafiascope.logs.schema import MAFIA_ROLES
+
 from . import bridge
 from .data import model_list, models_of
 from .sidebar import context
@@ -31,40 +46,31 @@ def _key(dirs: tuple[str, ...]) -> tuple:
 
 @st.cache_data(max_entries=32, show_spinner="Computing calibration (F2) ...")
 def _f2(_dirs: tuple[str, ...], key: str, mode: Any, model: str | None) -> dict[str, Any]:
-    f2 = bridge.need("f2", "f2")
     c = bridge.corpus(_dirs, model=model)
     # a model's calibration = the guesses of the seats it played, in the games where it sat (not every seat there)
-    return {"m": c.m, **f2(c, mode, model=model)} if c.m else {"m": 0}
+    return {"m": c.m, **f2_of(c, mode, model=model)} if c.m else {"m": 0}
 
 
 def f2(dirs: tuple[str, ...], model: str | None = None) -> dict[str, Any]:
-    bridge.need("f2", "f2")
     return _f2(*_key(dirs), model)
 
 
 @st.cache_data(max_entries=32, show_spinner="Computing second-order consistency (F3) ...")
 def _f3(_dirs: tuple[str, ...], key: str, mode: Any, tau: float) -> dict[str, Any]:
-    f3 = bridge.need("f3", "f3")
     c = bridge.corpus(_dirs)
-    return {"m": c.m, **f3(c, mode, tau=tau)} if c.m else {"m": 0}
+    return {"m": c.m, **f3_of(c, mode, tau=tau)} if c.m else {"m": 0}
 
 
 def f3(dirs: tuple[str, ...], tau: float) -> dict[str, Any]:
-    bridge.need("f3", "f3")
     return _f3(*_key(dirs), float(tau))
 
 
 @st.cache_data(max_entries=16, show_spinner="Collecting second-order pairs ...")
 def _f3_pairs(_dirs: tuple[str, ...], key: str, mode: Any, tau: float) -> pd.DataFrame:
-    f3_pairs = bridge.need("f3", "f3_pairs")
-    actual_attitude = bridge.need("f3", "actual_attitude")
-    from mafiascope.analytics.labels import ATTITUDES
-    from mafiascope.analytics.viewer import step_label
-
     c = bridge.corpus(_dirs)
     if not c.m:
         return pd.DataFrame()
-    p = f3_pairs(c, mode)
+    p = f3_pairs_of(c, mode)
     act = actual_attitude(p["guess"].to_numpy(), p["conf"].to_numpy(), tau)
     names = c.players.set_index(["g", "seat"])["name"]
     roles = c.players.set_index(["g", "seat"])["role"]
@@ -87,39 +93,32 @@ def _f3_pairs(_dirs: tuple[str, ...], key: str, mode: Any, tau: float) -> pd.Dat
 
 
 def f3_pairs(dirs: tuple[str, ...], tau: float) -> pd.DataFrame:
-    bridge.need("f3", "f3_pairs")
     return _f3_pairs(*_key(dirs), float(tau))
 
 
 @st.cache_data(max_entries=16, show_spinner="Finding suspicion episodes ...")
 def _episodes(_dirs: tuple[str, ...], key: str, mode: Any, merge_gap: int) -> dict[str, Any]:
-    find = bridge.need("episodes", "find_episodes")
     c = bridge.corpus(_dirs)
-    return find(c, merge_gap=merge_gap) if c.m else {"candidates": [], "windows": []}
+    return find_episodes(c, merge_gap=merge_gap) if c.m else {"candidates": [], "windows": []}
 
 
 def episodes(dirs: tuple[str, ...], merge_gap: int = 2) -> dict[str, Any]:
-    bridge.need("episodes", "find_episodes")
     return _episodes(*_key(dirs), int(merge_gap))
 
 
 @st.cache_data(max_entries=16, show_spinner="Building the corpus report ...")
 def _report(_dirs: tuple[str, ...], key: str, mode: Any) -> dict[str, Any]:
-    build = bridge.need("report", "build_report")
     c = bridge.corpus(_dirs)
     # the sections the dashboard shows (plans/personality/episodes have their own pages or the CLI report)
-    return build(c, mode, sections=DASHBOARD_SECTIONS) if c.m else {"n_games": 0}
+    return build_report(c, mode, sections=DASHBOARD_SECTIONS) if c.m else {"n_games": 0}
 
 
 def report(dirs: tuple[str, ...]) -> dict[str, Any]:
-    bridge.need("report", "build_report")
     return _report(*_key(dirs))
 
 
 @st.cache_data(max_entries=16, show_spinner="Per-model figures ...")
 def _per_model(_dirs: tuple[str, ...], key: str, mode: Any) -> dict[str, Any]:
-    f1_by_round = bridge.need("f1", "f1_by_round")
-    f2 = bridge.need("f2", "f2")
     c = bridge.corpus(_dirs)
     models = models_of(c.games["models"])
     out: dict[str, Any] = {}
@@ -127,46 +126,38 @@ def _per_model(_dirs: tuple[str, ...], key: str, mode: Any) -> dict[str, Any]:
         # per model = the seats that model played (games often mix models), over the whole selection
         games = sum(mdl in model_list(ms) for ms in c.games["models"])
         if games:
-            out[mdl] = {"games": games, "f1_by_round": f1_by_round(c, mode, model=mdl), "f2": f2(c, mode, breakdowns=False, model=mdl)}
+            out[mdl] = {"games": games, "f1_by_round": f1_by_round(c, mode, model=mdl), "f2": f2_of(c, mode, breakdowns=False, model=mdl)}
     return out
 
 
 @st.cache_data(max_entries=32, show_spinner="Comparing the two models ...")
 def _compare(_dirs: tuple[str, ...], key: str, mode: Any, a: str, b: str) -> dict[str, Any]:
-    compare = bridge.need("seats", "compare")
-    return compare(bridge.corpus(_dirs), mode, a, b)
+    return compare_models(bridge.corpus(_dirs), mode, a, b)
 
 
 def compare(dirs: tuple[str, ...], a: str, b: str) -> dict[str, Any]:
     """Model a minus model b on every seat-level metric (difference, cluster-bootstrap CI, p, Holm p)."""
-    bridge.need("seats", "compare")
     return _compare(*_key(dirs), a, b)
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
 def _seat_models(_dirs: tuple[str, ...], key: str, mode: Any) -> list[str]:
-    return bridge.need("seats", "models_of")(bridge.corpus(_dirs))
+    return seated_models(bridge.corpus(_dirs))
 
 
 def seat_models(dirs: tuple[str, ...]) -> list[str]:
     """Models seated in the analysed games (sorted)."""
-    bridge.need("seats", "models_of")
     return _seat_models(*_key(dirs))
 
 
 def per_model(dirs: tuple[str, ...]) -> dict[str, Any]:
-    bridge.need("f1", "f1_by_round")
     return _per_model(*_key(dirs))
 
 
 @st.cache_data(max_entries=16, show_spinner="Outcomes ...")
 def _outcomes(_dirs: tuple[str, ...], key: str, mode: Any) -> dict[str, Any]:
-    outcomes = bridge.need("accounting", "outcomes")
-    parse = bridge.need("accounting", "parse_accounting")
     c = bridge.corpus(_dirs)
     pl = c.players
-    from mafiascope.logs.schema import MAFIA_ROLES
-
     # models of each game's Mafia and town seats, in one pass over the seats (games in g order)
     sides: dict[int, tuple[set[str], set[str]]] = {}
     for g, role, model in zip(pl["g"].tolist(), pl["role"].tolist(), pl["model"].tolist()):
@@ -176,9 +167,8 @@ def _outcomes(_dirs: tuple[str, ...], key: str, mode: Any) -> dict[str, Any]:
     rows = [{"game_id": gid[g], "mafia_models": ",".join(sorted(maf)), "town_models": ",".join(sorted(town)),
              "winner": winner[g], "rounds": rounds[g], "completed": bool(completed[g])}
             for g, (maf, town) in sorted(sides.items())]
-    return {"outcomes": outcomes(c) if c.m else {}, "parse": parse(c, mode) if c.m else {}, "games": pd.DataFrame(rows)}
+    return {"outcomes": game_outcomes(c) if c.m else {}, "parse": parse_accounting(c, mode) if c.m else {}, "games": pd.DataFrame(rows)}
 
 
 def outcomes(dirs: tuple[str, ...]) -> dict[str, Any]:
-    bridge.need("accounting", "outcomes")
     return _outcomes(*_key(dirs))

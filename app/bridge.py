@@ -1,46 +1,20 @@
-"""The app's only door into mafiascope.analytics: cached calls, clear messages when a
-function has not landed yet. No metric is computed here.
+"""The app's cached access to mafiascope.analytics: corpora keyed by the state of their files,
+the sidebar's metric mode. No metric is computed here.
 """
 
 from __future__ import annotations
 
 import hashlib
-import importlib
 import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import streamlit as st
 
+from mafiascope.analytics.corpus import load_corpus
+from mafiascope.analytics.modes import COMPAT_2026_07, Mode
+
 from .data import file_sig
-from .text import md_escape
-
-
-class AnalyticsMissing(RuntimeError):
-    """A function the page needs is not (yet) in mafiascope.analytics."""
-
-
-def need(module: str, attr: str) -> Callable[..., Any]:
-    try:
-        mod = importlib.import_module(f"mafiascope.analytics.{module}")
-    except ImportError as exc:
-        raise AnalyticsMissing(f"mafiascope.analytics.{module} is not available yet ({exc})") from None
-    fn = getattr(mod, attr, None)
-    if fn is None:
-        raise AnalyticsMissing(f"mafiascope.analytics.{module}.{attr} is not available yet")
-    return fn
-
-
-def has(module: str, attr: str) -> bool:
-    try:
-        need(module, attr)
-        return True
-    except AnalyticsMissing:
-        return False
-
-
-def show_missing(exc: Exception, what: str) -> None:
-    st.info(f"**{md_escape(what)}** will appear here once the analytics layer provides it: {md_escape(exc)}.", icon="⏳")
 
 
 _SIG_MEMO: dict[int, tuple[float, tuple[str, ...], tuple]] = {}
@@ -67,17 +41,13 @@ def digest(dirs: tuple[str, ...]) -> str:
     return hashlib.sha1(repr((dirs, sigs(dirs))).encode()).hexdigest()
 
 
-def mode(compat: bool = False, boot: int = 1000, seed: int = 0) -> Any:
-    Mode = need("modes", "Mode")
-    from mafiascope.analytics.modes import COMPAT_2026_07
-
+def mode(compat: bool = False, boot: int = 1000, seed: int = 0) -> Mode:
     return Mode(compat=COMPAT_2026_07 if compat else None, boot=boot, seed=seed)
 
 
 @st.cache_resource(max_entries=16, show_spinner="Loading the corpus (columnar cache) ...")
 def _corpus(_dirs: tuple[str, ...], key: str, include_forks: bool, probed_only: bool, model: str | None,
             include_invalid: bool = False) -> Any:  # fmt: skip
-    load_corpus = need("corpus", "load_corpus")
     return load_corpus([Path(d) for d in _dirs], include_forks=include_forks, probed_only=probed_only, model=model,
                        include_invalid=include_invalid)  # fmt: skip
 
@@ -95,7 +65,7 @@ def corpus(dirs: list[str] | tuple[str, ...], *, include_forks: bool = False, pr
 MODE_KEY = "sb_metric_mode"
 
 
-def current_mode() -> Any:
+def current_mode() -> Mode:
     """The metric mode picked in the sidebar: default (corrected) or compat (original's figures)."""
     choice = st.session_state.get(MODE_KEY, "default")
     boot = int(st.session_state.get("sb_boot", 1000))

@@ -12,8 +12,11 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
+from mafiascope.analytics.custom import custom_probe_ids, custom_summary, numeric_series
 from mafiascope.analytics.figures import CI_COLOR  # interval whiskers (grey: both themes)
-from mafiascope.logs import StepKey
+from mafiascope.analytics.modes import Mode
+from mafiascope.analytics.viewer import step_metrics
+from mafiascope.logs import StepKey, step_label
 
 from . import bridge
 from .data import file_sig
@@ -32,7 +35,6 @@ STRIP_AUTOSIZE = {"type": "fit-x", "contains": "padding"}
 
 @st.cache_data(max_entries=32, show_spinner="Scoring the game ...")
 def _viewer_metrics(path: str, sig: tuple, mode_name: str) -> dict[str, Any]:
-    step_metrics = bridge.need("viewer", "step_metrics")
     c = bridge.corpus([path], include_forks=True, probed_only=False)
     if c.m == 0:
         return _normalise_viewer({"per_step": []})
@@ -41,7 +43,6 @@ def _viewer_metrics(path: str, sig: tuple, mode_name: str) -> dict[str, Any]:
 
 def viewer_metrics(path: str) -> dict[str, Any]:
     """analytics.viewer.step_metrics of one game as long tables keyed by step label."""
-    bridge.need("viewer", "step_metrics")  # raise AnalyticsMissing before caching
     return _viewer_metrics(str(path), file_sig(path), bridge.current_mode().name)
 
 
@@ -72,21 +73,15 @@ def _normalise_viewer(res: dict[str, Any]) -> dict[str, Any]:
 
 @st.cache_data(max_entries=32, show_spinner=False)
 def _custom_series(path: str, sig: tuple) -> dict[str, pd.DataFrame]:
-    custom = bridge.need("custom", "custom_probe_ids")
-    summary = bridge.need("custom", "custom_summary")
-    series = bridge.need("custom", "numeric_series")
-    from mafiascope.analytics.modes import Mode
-    from mafiascope.analytics.viewer import step_label
-
     c = bridge.corpus([path], include_forks=True, probed_only=False)
     out: dict[str, pd.DataFrame] = {}
     if c.m == 0:
         return out
-    for pid in custom(c):
-        for field, e in (summary(c, Mode(boot=0), pid).get("fields") or {}).items():
+    for pid in custom_probe_ids(c):
+        for field, e in (custom_summary(c, Mode(boot=0), pid).get("fields") or {}).items():
             if e.get("kind") != "numeric":
                 continue
-            df = series(c, 0, pid, field)
+            df = numeric_series(c, 0, pid, field)
             if len(df):
                 out[f"{pid}.{field}"] = pd.DataFrame({"label": [step_label(r, s) for r, s in zip(df["round"], df["pms"])],
                                                       "player": df["name"], "value": df["value"]})
@@ -95,16 +90,12 @@ def _custom_series(path: str, sig: tuple) -> dict[str, pd.DataFrame]:
 
 def custom_series(path: str) -> dict[str, pd.DataFrame]:
     """Numeric fields of the game's custom probes per step and agent: {"probe.field": (label, player, value)}."""
-    bridge.need("custom", "numeric_series")
     return _custom_series(str(path), file_sig(path))
 
 
 def custom_strip(gm: GameModel, step: int, agent: str | None = None) -> None:
     """A per-step chart of one numeric field of a custom probe (all agents, or one), with the step cursor."""
-    try:
-        series = custom_series(gm.dir)
-    except bridge.AnalyticsMissing:
-        return
+    series = custom_series(gm.dir)
     if not series:
         return
     key = st.selectbox("Custom probe field", list(series), key=f"cs_{gm.game_id}_{agent or 'all'}",

@@ -11,7 +11,6 @@ from mafiascope.analytics import figures as F
 from mafiascope.analytics.figures import dynamics_chart, model_colors  # noqa: F401 - the dashboard's chart builders
 
 from . import analysis as A
-from . import bridge
 from .analysis_view import ci_text
 from .data import models_of
 from .text import md_escape
@@ -42,11 +41,7 @@ def tiles(rep: dict[str, Any], out: dict[str, Any], sel: pd.DataFrame) -> None:
 
 
 def f1_per_model(dirs: tuple[str, ...], rep: dict[str, Any]) -> None:
-    try:
-        pm = A.per_model(dirs)
-    except bridge.AnalyticsMissing as exc:
-        bridge.show_missing(exc, "F1 per model")
-        return
+    pm = A.per_model(dirs)
     df = F.f1_frame(pm)
     if df.empty:
         st.info("No first-order data.")
@@ -59,11 +54,7 @@ def f1_per_model(dirs: tuple[str, ...], rep: dict[str, Any]) -> None:
 
 
 def calibration_per_model(dirs: tuple[str, ...]) -> None:
-    try:
-        pm = A.per_model(dirs)
-    except bridge.AnalyticsMissing as exc:
-        bridge.show_missing(exc, "Calibration per model")
-        return
+    pm = A.per_model(dirs)
     df, s = F.calibration_frames(pm)
     if df.empty:
         st.info("No calibration data.")
@@ -116,11 +107,7 @@ def dynamics(rep: dict[str, Any]) -> None:
 
 def compare_view(dirs: tuple[str, ...]) -> None:
     """Two models side by side on every seat-level metric, with the difference and its interval."""
-    try:
-        models = A.seat_models(dirs)
-    except bridge.AnalyticsMissing as exc:
-        bridge.show_missing(exc, "Model comparison")
-        return
+    models = A.seat_models(dirs)
     if len(models) < 2:
         st.info("The analysed games seat a single model: nothing to compare.")
         return

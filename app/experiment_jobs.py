@@ -86,7 +86,7 @@ def start_attribution(game_id: str, game_dir: str, utterances: list[str], n: int
 def start_bifurcation(game_id: str, game_dir: str, at: str, seat: str | None, *, samples: int, select: int,
                       continuations: int = 1, probes: str = "none") -> ExperimentJob:  # fmt: skip
     """Sample, select and continue alternatives of the utterance at ``at``; ReplayError on bad input."""
-    from mafiascope.replay.experiments import run_bifurcation
+    from mafiascope.replay.bifurcation import run_bifurcation
 
     logs = branch_logs(game_dir)
     asyncio.run(run_bifurcation(game_dir, at, seat, samples=samples, select=select, continuations=continuations,

@@ -13,7 +13,7 @@ import streamlit as st
 from mafiascope.backends.keys import KeyPolicy, origin
 from mafiascope.logs import GAME_FILE
 
-from . import bridge, charts, graph, keys, launcher, lineup, probe_editor
+from . import charts, graph, keys, launcher, lineup, probe_editor
 from . import state as S
 from .data import file_sig
 from .gamemodel import (PROBE_ROLE, PROBE_SOCIAL, PROBE_SUSPICION, GameModel, assessment, battery_has, personality_guesses,
@@ -490,20 +490,13 @@ def transcript(gm: GameModel, step: int, agent: str | None = None, roles: dict[s
     render_transcript(gm, step, height=430, agent=agent, roles=roles, show_plans=roles is None)
 
 
-def metrics_for(gm: GameModel) -> tuple[Any, Exception | None]:
-    """(per-step viewer metrics or None, the reason they are missing)."""
-    try:
-        return charts.viewer_metrics(gm.dir), None
-    except bridge.AnalyticsMissing as exc:
-        return None, exc
+def metrics_for(gm: GameModel) -> dict[str, Any]:
+    """The game's per-step viewer metrics (analytics.viewer.step_metrics as long tables)."""
+    return charts.viewer_metrics(gm.dir)
 
 
-def metrics_strip(gm: GameModel, step: int, metrics: Any, missing: Exception | None) -> int | None:
+def metrics_strip(gm: GameModel, step: int, metrics: dict[str, Any]) -> int | None:
     """Draw the strip; return a step clicked on a chart (or None)."""
-    if metrics is None:
-        bridge.show_missing(missing or RuntimeError("no metrics"),
-                            "Per-step metrics (1st-order accuracy, crowd recall, deception, 2nd-order consistency)")
-        return None
     gaps = strip_gaps(gm)
     if gaps:
         st.caption(md_escape(gaps))

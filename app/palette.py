@@ -33,13 +33,13 @@ def role_icon(role: str | None) -> str:
 
 
 def canonical_role(role: str | None) -> str:
-    """Display bucket of a role label (only for colouring; scoring uses mafiascope.analytics.labels)."""
+    """Display bucket of a role label (only for colouring; scoring uses mafiascope.lexicon.labels)."""
     if not role:
         return "Unknown"
     if role in ROLE_COLORS:
         return role
     try:
-        from mafiascope.analytics.labels import CODE_NAMES, normalise_role
+        from mafiascope.lexicon.labels import CODE_NAMES, normalise_role
 
         code = normalise_role(role)
         return CODE_NAMES.get(code, "Unknown") if isinstance(code, int) else "Unknown"

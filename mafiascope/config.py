@@ -17,7 +17,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from .backends.registry import BackendSpec, BotSpec
+from .backends.specs import BackendSpec, BotSpec
 from .engine.rules import RuleSet
 from .logs.schema import Personality
 from .redaction import scrub

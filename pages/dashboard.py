@@ -24,12 +24,8 @@ if not dirs:
     st.info("No root games in the selection (sidebar corpora and filters). Branch games are counted but not analysed here.",
             icon="👈")
     st.stop()
-try:
-    rep = A.report(dirs)
-    out = A.outcomes(dirs)
-except bridge.AnalyticsMissing as exc:
-    bridge.show_missing(exc, "The corpus report")
-    st.stop()
+rep = A.report(dirs)
+out = A.outcomes(dirs)
 if not rep.get("n_games"):
     st.info(f"None of the {len(dirs)} selected root games has probe answers, so there is nothing to score. Add probed "
             "corpora in the sidebar (Corpora, Search games) or launch games with probes on.", icon="👈")

@@ -11,7 +11,6 @@ import streamlit as st
 
 from app import analysis as A
 from app import analysis_view as AV
-from app import bridge
 from app import widgets as W
 from app.sidebar import context
 from app.text import md_escape
@@ -21,11 +20,7 @@ dirs = AV.page_intro("Suspicion episodes",
                      "suspect is j. D = total-variation distance between the two distributions, K = agents whose top suspect "
                      "changed. Candidates are ranked by D, then K.")
 gap = st.slider("Merge candidates at most this many messages apart into one window", 0, 6, 2, key="gap", bind="query-params")
-try:
-    res = A.episodes(dirs, gap)
-except bridge.AnalyticsMissing as exc:
-    bridge.show_missing(exc, "Suspicion episodes")
-    st.stop()
+res = A.episodes(dirs, gap)
 cands = res.get("candidates") or []
 c1, c2, c3, c4 = st.columns(4)
 c1.metric("Comparisons", res.get("comparisons", 0), help="Consecutive discussion-step pairs in one round")

@@ -27,7 +27,7 @@ if agent is None:
     st.info("This game has no players.")
     W.finish(gm, step=step)
     st.stop()
-metrics, missing = L.metrics_for(gm)
+metrics = L.metrics_for(gm)
 
 a, b, c = st.columns(3)
 with a:

@@ -37,7 +37,7 @@ human = L.human_seat(gm)
 spoiler_free = bool(human) and not gm.winner and st.toggle(
     f"Spoiler-free: see only what {human} knows", True, key="lg_spoiler",
     help="You play a seat in this running game: hide the true roles, the other agents' beliefs and the metrics.")
-metrics, missing = L.metrics_for(gm) if not spoiler_free else (None, None)
+metrics = L.metrics_for(gm) if not spoiler_free else None
 left, right = st.columns([5, 4])
 with left:
     clicked = L.ground_truth(gm, step, metrics, roles=L.masked_roles(gm, human) if spoiler_free else None)
@@ -56,7 +56,7 @@ if gm.probes_total == 0:
     st.stop()
 
 with st.expander("📈 Metrics strip — click a point to move the timeline", expanded=True):
-    picked_step = L.metrics_strip(gm, step, metrics, missing)
+    picked_step = L.metrics_strip(gm, step, metrics)
 
 st.markdown("#### Each agent's view")
 threshold = st.slider("Suspicion edges at or above (score /10)", 0, 10, 6, key="thr", bind="query-params",

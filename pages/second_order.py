@@ -12,7 +12,6 @@ import streamlit as st
 
 from app import analysis as A
 from app import analysis_view as AV
-from app import bridge
 from app import state as S
 from app import widgets as W
 from app.sidebar import context
@@ -23,12 +22,8 @@ dirs = AV.page_intro("Second-order beliefs",
 tau = st.slider("Confidence threshold τ (%)", 30, 70, 50, step=5, key="tau", bind="query-params",  # ?tau= reproduces it
                 help="B's guess counts as 'suspects' (Mafia) or 'trusts' (town role) only at or above this confidence; "
                      "below it the actual attitude is neutral.")
-try:
-    res = A.f3(dirs, tau)
-    pairs = A.f3_pairs(dirs, tau)
-except bridge.AnalyticsMissing as exc:
-    bridge.show_missing(exc, "Second-order consistency")
-    st.stop()
+res = A.f3(dirs, tau)
+pairs = A.f3_pairs(dirs, tau)
 if not res.get("m"):
     st.info("No probed games in the selection.")
     st.stop()

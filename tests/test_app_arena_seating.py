@@ -33,7 +33,9 @@ def page() -> AppTest:
     script = f"""
 import sys, runpy
 sys.path.insert(0, {str(ROOT)!r})
-runpy.run_path({str(ROOT / "pages" / "arena.py")!r}, run_name="__main__")
+from app.frame import framed
+with framed():  # the harness is the frame: the page runs without the entrypoint
+    runpy.run_path({str(ROOT / "pages" / "arena.py")!r}, run_name="__main__")
 """
     return AppTest.from_string(script, default_timeout=90)
 

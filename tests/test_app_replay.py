@@ -46,7 +46,9 @@ import sys, runpy
 sys.path.insert(0, {str(ROOT)!r})
 from app import sidebar
 sidebar.render()
-runpy.run_path({str(ROOT / "pages" / "replay.py")!r}, run_name="__main__")
+from app.frame import framed
+with framed():  # the harness is the frame: the page runs without the entrypoint
+    runpy.run_path({str(ROOT / "pages" / "replay.py")!r}, run_name="__main__")
 """
     at = AppTest.from_string(script, default_timeout=60)
     at.query_params["game"] = "parentgame"

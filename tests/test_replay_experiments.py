@@ -10,7 +10,8 @@ import pytest
 
 from mafiascope.cli import main
 from mafiascope.logs.io import iter_probe_records, read_jsonl
-from mafiascope.replay.experiments import farthest_point, fisher_exact, newcombe, suspicion_ranks
+from mafiascope.replay.bifurcation import farthest_point
+from mafiascope.replay.experiments import fisher_exact, newcombe, suspicion_ranks
 from mafiascope.replay.forks import plan_fork, run_fork_batch
 from mafiascope.replay.source import ParentGame
 from mafiascope.replay.validate import headline

@@ -26,6 +26,7 @@ from .corpus import Corpus
 from .f1 import _ci
 from .frames import death_ts, eq, items_with_probe, mafia_mask
 from .load import K_LIST
+from ..lexicon.names import russian_spellings
 from .modes import Mode
 from .stats import ratio_ci, round_or_none
 
@@ -39,11 +40,15 @@ ACCUSATION_CUES = (
 
 
 @lru_cache(maxsize=4096)
+def _default_stems(name: str) -> tuple[str, ...]:
+    """The Cyrillic stems a mention of ``name`` starts with: its Russian spellings (the shared
+    table), else a letter-by-letter transliteration; the last letter may change with the case."""
+    return tuple(sp[:-1] if len(sp) > 3 else sp for sp in russian_spellings(name) or (_translit(name),) if sp)
+
+
+@lru_cache(maxsize=4096)
 def _stem_pattern(name: str) -> re.Pattern[str]:
-    tr = _translit(name)
-    alts = [re.escape(name)]
-    if tr:
-        alts.append(re.escape(tr[:-1] if len(tr) > 3 else tr) + r"[а-яё]{0,3}")
+    alts = [re.escape(name)] + [re.escape(st) + r"[а-яё]{0,3}" for st in _default_stems(name)]
     return re.compile(r"(?<![\w])(?:" + "|".join(alts) + r")(?![\w])", re.IGNORECASE)
 
 
@@ -61,23 +66,25 @@ def _translit(name: str) -> str:
 # compat ("mafiascope-2026-07") transcript rule, restated from the original's observed behaviour:
 # cue stems matched case-insensitively anywhere in a sentence; sentences end after . ! ? or an
 # ellipsis followed by whitespace, or at line breaks; Latin names match case-sensitively between
-# non-letters; Russian transliteration stems (the forms seen in its Russian logs) take up to three
-# lowercase Cyrillic letters of inflection.
+# non-letters; Russian spellings of the name pool (lexicon.names; a final -а dropped) take up to
+# three lowercase Cyrillic letters of inflection.
 _COMPAT_CUES = re.compile("|".join((
     "suspect", "suspici", "mafia", "vote", "accus", "lynch", "guilty",
     "подозр", "мафи", "голос", "обвин", "виновн", "линчев")), re.IGNORECASE)
 _COMPAT_SENTENCES = re.compile(r"(?<=[.!?\u2026])\s+|\n+")
-_COMPAT_CYRILLIC = {
-    "Alex": ("Алекс",), "Bailey": ("Бейли",), "Casey": ("Кейси",), "Dana": ("Дан",), "Ellis": ("Эллис",),
-    "Finley": ("Финли",), "Gray": ("Грей", "Грэй"), "Harper": ("Харпер",), "Indigo": ("Индиго",),
-    "Jordan": ("Джордан",), "Kennedy": ("Кеннеди",), "Logan": ("Логан",),
-}
+
+
+def _compat_stems(name: str) -> tuple[str, ...]:
+    """The original's stems: a spelling of the shared table, without a final -а (Дан, Грей, Алекс)."""
+    return tuple(sp[:-1] if sp.endswith("а") else sp for sp in russian_spellings(name))
+
+
 _LETTER = "A-Za-zА-Яа-яЁё"
 
 
 @lru_cache(maxsize=4096)
 def _compat_name_pattern(name: str) -> re.Pattern[str]:
-    alts = [re.escape(name)] + [re.escape(st) + "[а-яё]{0,3}" for st in _COMPAT_CYRILLIC.get(name, ())]
+    alts = [re.escape(name)] + [re.escape(st) + "[а-яё]{0,3}" for st in _compat_stems(name)]
     return re.compile(f"(?<![{_LETTER}])(?:{'|'.join(alts)})(?![{_LETTER}])")
 
 
@@ -91,10 +98,8 @@ _DEFAULT_CUES = re.compile("|".join(map(re.escape, ACCUSATION_CUES)))  # searche
 def _name_needles(name: str, compat: bool) -> tuple[str, ...]:
     """Literal substrings one of which every match of the seat's name pattern contains."""
     if compat:
-        return (name, *_COMPAT_CYRILLIC.get(name, ()))
-    tr = _translit(name)
-    stem = tr[:-1] if len(tr) > 3 else tr
-    return tuple(x.casefold() for x in (name, stem) if x)
+        return (name, *_compat_stems(name))
+    return tuple(x.casefold() for x in (name, *_default_stems(name)) if x)
 
 
 def _units(text: str, splitter: re.Pattern[str]) -> list[tuple[int, str]]:

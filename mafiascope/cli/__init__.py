@@ -2,21 +2,22 @@
 
 Each module in :mod:`mafiascope.cli.commands` defines ``register(subparsers)`` and adds its
 subcommands with ``set_defaults(func=handler)``; ``handler(args) -> int`` is the exit code.
-Commands that report figures take ``--json`` and then print exactly one JSON object
-(documented in docs/cli.md).
+Commands that report figures take ``--json`` (options.add_json_flag) and then print exactly one
+JSON object (output.emit; the keys documented in docs/cli.md).
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
-import json
 import pkgutil
 import re
 import sys
-from typing import Any
 
 from .. import __version__
+from .output import emit, print_json, say
+
+__all__ = ["CliError", "build_parser", "emit", "main", "one_line", "print_json", "say"]
 
 
 class CliError(Exception):
@@ -62,10 +63,6 @@ def command_name(args: argparse.Namespace) -> str:
         if key.endswith("_command") and value:
             words.append(str(value))
     return " ".join(words)
-
-
-def print_json(obj: Any) -> None:
-    print(json.dumps(obj, ensure_ascii=False, default=str, allow_nan=False))
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -9,7 +9,7 @@ rule, with examples, is in docs/parsing.md. In short:
   by ``:``; a dash separator counts only when the line is just ``VOTE — Name``;
 * the name is the first word(s) after the separator (Markdown, quotes, brackets and
   ``for``/``за``/``against``/``против`` allowed around it; possessives, Cyrillic
-  transliterations and Russian case forms accepted);
+  transliterations and Russian case forms accepted: names.py);
 * the *last* marker line decides; if it names nobody, or hedges (``VOTE: not Ellis``,
   ``VOTE: Logan?``, ``VOTE: Gray or Logan``, ``VOTE: Ellis was my call yesterday``), the
   reply is unreadable and the caller re-asks -- never an earlier mention;
@@ -30,26 +30,14 @@ from functools import lru_cache
 from ..logs.answers import strip_think
 from . import reply_cues as cues
 from .markers import PROTOCOL_MARKERS, ActionMarker, Markers
+from .names import END as _END
+from .names import NONE_WORDS, fold, match_name, name_at, name_forms
 
 __all__ = ["ParsedTarget", "match_name", "parse_list", "parse_target", "parse_vote", "strip_think", "Markers", "PROTOCOL_MARKERS"]
-
-# Latin names of the name pool as Russian speakers write them.
-_CYRILLIC = {
-    "алекс": "alex", "бейли": "bailey", "кейси": "casey", "дана": "dana", "эллис": "ellis",
-    "финли": "finley", "грей": "gray", "харпер": "harper", "индиго": "indigo",
-    "джордан": "jordan", "кеннеди": "kennedy", "логан": "logan", "морган": "morgan",
-    "паркер": "parker", "куинн": "quinn", "райли": "riley",
-    # other common spellings
-    "грэй": "gray", "бэйли": "bailey", "бейлей": "bailey", "кэйси": "casey", "финлей": "finley",
-    "кэннеди": "kennedy", "квинн": "quinn", "куин": "quinn", "райлей": "riley",
-}  # fmt: skip
-
-_NONE_WORDS = {"none", "nobody", "no one", "noone", "abstain", "skip", "никого", "никто", "воздерживаюсь", "пропуск"}
 
 # --------------------------------------------------------------------------- text pieces
 _D = r"[*_`~]*"  # Markdown emphasis around a marker or name
 _SP = r"[ \t]*"
-_END = r"(?![^\W_])"  # end of a word; '_' is Markdown here (__VOTE__), not a letter
 _DASHES = r"\-–—‒―"  # for use inside a character class
 _OPEN_QUOTES = "\"“„«'‘"
 _CLOSE_QUOTES = "\"”»“"  # not apostrophes: "Logan's" is no quotation
@@ -71,11 +59,6 @@ class ParsedTarget:
     valid: bool
     note: str  # how the target was read, or why it could not be
     raw: str = ""  # the text after the marker
-
-
-def _fold(text: str) -> str:
-    text = unicodedata.normalize("NFKC", text).casefold()
-    return text.replace("ё", "е")
 
 
 def _norm(text: str) -> str:
@@ -100,65 +83,6 @@ def _marker_re(marker: ActionMarker) -> re.Pattern[str]:
     )
 
 
-# --------------------------------------------------------------------------- names
-def _declined(base: str) -> list[str]:
-    """Russian case forms of a Cyrillic name (nominative first); indeclinable names give one form."""
-    if len(base) < 4 or not re.fullmatch(r"[а-я]+", base):
-        return [base]
-    last, stem = base[-1], base[:-1]
-    if last == "й":
-        return [base] + [stem + e for e in ("я", "ю", "ем", "е")]
-    if last == "ь":
-        return [base] + [stem + e for e in ("я", "ю", "ем", "е")]
-    if last == "а":
-        return [base] + [stem + e for e in ("ы", "и", "е", "у", "ой", "ою")]
-    if last == "я":
-        return [base] + [stem + e for e in ("и", "е", "ю", "ей", "ею")]
-    if last in "иоуеыэю":
-        return [base]
-    return [base] + [base + e for e in ("а", "у", "ом", "е")]
-
-
-@lru_cache(maxsize=256)
-def _name_forms(names: tuple[str, ...]) -> tuple[re.Pattern[str], tuple[tuple[str, str], ...]]:
-    """One pattern matching any written form of any candidate at the start of a fragment.
-
-    Group ``g<i>`` matched -> ``table[i]`` = (candidate, how it was written). Longer forms
-    come first so ``Logana`` is not read as ``Logan`` + ``a``.
-    """
-    forms: list[tuple[str, str, str]] = []  # (folded form regex, name, note)
-    for name in names:
-        base = _fold(name).strip()
-        if not base:
-            continue
-        tokens = r"\s+".join(re.escape(t) for t in base.split())
-        forms.append((tokens, name, "exact"))
-        forms.append((tokens + r"['’]s", name, "possessive"))
-        if base.endswith("s"):
-            forms.append((tokens + r"['’]", name, "possessive"))
-        if re.fullmatch(r"[a-z]+", base) and base[-1] not in "aeiouy":
-            forms.append((tokens + r"['’-]?(?:а|у|ом|е)", name, "russian inflection"))
-        spellings = [c for c, latin in _CYRILLIC.items() if latin == base] or ([base] if re.fullmatch(r"[а-я]+", base) else [])
-        for cyr in spellings:
-            for i, form in enumerate(_declined(cyr)):
-                note = "russian inflection" if i else ("exact" if cyr == base else "transliteration")
-                forms.append((re.escape(form), name, note))
-    forms.sort(key=lambda f: len(f[0]), reverse=True)
-    pattern = "|".join(f"(?P<g{i}>{rx})" for i, (rx, _, _) in enumerate(forms))
-    table = tuple((n, note) for _, n, note in forms)
-    return re.compile(rf"(?:{pattern or '(?!)'}){_END}", re.I), table
-
-
-def _name_at(fragment: str, names: list[str]) -> tuple[str, str, int] | None:
-    """(name, note, end) of the candidate written at the very start of ``fragment``."""
-    rx, table = _name_forms(tuple(names))
-    m = rx.match(fragment) if fragment else None  # forms are folded; the pattern ignores case
-    if not m or not m.lastgroup:
-        return None
-    name, note = table[int(m.lastgroup[1:])]
-    return name, note, m.end()
-
-
 def _strip_lead(text: str) -> str:
     text = _LEAD_STRIP.sub("", text)
     m = _FOR.match(text)
@@ -171,8 +95,8 @@ def _bare(text: str) -> str:
 
 
 def _abstains(rest: str) -> bool:
-    words = _fold(_bare(rest)).split()
-    return bool(words) and (words[0] in _NONE_WORDS or " ".join(words[:2]) in _NONE_WORDS)
+    words = fold(_bare(rest)).split()
+    return bool(words) and (words[0] in NONE_WORDS or " ".join(words[:2]) in NONE_WORDS)
 
 
 def _read_name(rest: str, names: list[str], whole_line: bool) -> tuple[str | None, str, str]:
@@ -187,7 +111,7 @@ def _read_name(rest: str, names: list[str], whole_line: bool) -> tuple[str | Non
         return None, "empty target", ""
     if _abstains(frag):
         return None, "explicit abstention", ""
-    hit = _name_at(frag, names)
+    hit = name_at(frag, names)
     if hit is None:
         prefix = _unique_prefix(frag, names)
         if prefix is None:
@@ -203,10 +127,10 @@ def _read_name(rest: str, names: list[str], whole_line: bool) -> tuple[str | Non
 
 def _unique_prefix(frag: str, names: list[str]) -> str | None:
     """An abbreviation that is the whole target (``VOTE: Fin``) and fits exactly one candidate."""
-    words = _fold(_bare(frag)).split()
+    words = fold(_bare(frag)).split()
     if len(words) != 1 or len(words[0]) < 3:
         return None
-    cands = [n for n in names if _fold(n).startswith(words[0])]
+    cands = [n for n in names if fold(n).startswith(words[0])]
     return cands[0] if len(cands) == 1 else None
 
 
@@ -220,7 +144,7 @@ def _hedged(tail: str, names: list[str], name: str, possessive: bool) -> str:
     # another player right after the name: "Gray or Logan", "Gray/Logan", "Gray, Logan"
     m = re.match(rf"^[\s*_`~]*(?:[,/&+;{_DASHES}]|(?<!\w)(?:or|and|vs\.?|versus|или|либо|и)(?!\w))[\s*_`~\"“«(\[]*", after, re.I)
     if m:
-        other = _name_at(after[m.end():], names)
+        other = name_at(after[m.end():], names)
         if other and other[0] != name:
             return "names more than one player"
         if _abstains(after[m.end():]):
@@ -243,7 +167,7 @@ def _hedged(tail: str, names: list[str], name: str, possessive: bool) -> str:
     if stripped and (stripped[0].isalpha() or stripped[0] in "'’"):
         clause = cues.REASON.split(re.split(rf"[,.;:!?()\[\]{_DASHES}]", stripped, maxsplit=1)[0], maxsplit=1)[0]
         if possessive:
-            first = _fold(clause).split()[:1]
+            first = fold(clause).split()[:1]
             contraction = first and (first[0] in cues.CONTRACTION_OK or (first[0].endswith("ing") and first[0] not in cues.ING_NOUNS))
             if first and not contraction:
                 return "a possessive, not a vote"
@@ -259,46 +183,12 @@ def _hedged(tail: str, names: list[str], name: str, possessive: bool) -> str:
 
 def _alternative_named(tail: str, names: list[str], name: str) -> bool:
     """Another candidate named right after an "or"/"maybe"/"no" on the marker line."""
-    rx, table = _name_forms(tuple(names))
+    rx, table = name_forms(tuple(names))
     for start in (m.start() for m in re.finditer(r"(?<!\w)\w", tail)):
         hit = rx.match(tail, start)
         if hit and hit.lastgroup and table[int(hit.lastgroup[1:])][0] != name and cues.ALT_BEFORE.search(tail[:start]):
             return True
     return False
-
-
-def match_name(fragment: str, names: list[str]) -> tuple[str | None, str]:
-    """Resolve a free-text fragment (a probe answer's name field, a speech token) to one of ``names``.
-
-    Lenient on purpose (the name may come a few words in); protocol lines use the strict
-    reading of :func:`parse_target` instead.
-    """
-    frag = _fold(fragment)
-    frag = re.sub(r"[*_`~\"'“”«»()\[\]{}<>.,;!?]", " ", frag)
-    tokens = [t for t in re.split(r"\s+", frag) if t]
-    if not tokens:
-        return None, "empty target"
-    if " ".join(tokens[:2]) in _NONE_WORDS or tokens[0] in _NONE_WORDS:
-        return None, "explicit abstention"
-    folded = {_fold(n): n for n in names}
-    # 1. exact token match, first token first (handles "Logan - he lied")
-    for i, tok in enumerate(tokens[:6]):
-        tok = re.sub(r"(?:'s|’s)$", "", tok)
-        tok = _CYRILLIC.get(tok, tok)
-        if tok in folded:
-            return folded[tok], "exact" if i == 0 else f"name at word {i + 1}"
-        # Russian case endings: Логана, Логану, Логаном -> логан
-        for name_ru, latin in _CYRILLIC.items():
-            stem = name_ru[:-1] if name_ru[-1] in "йаяиь" else name_ru
-            if tok.startswith(stem) and len(tok) - len(stem) <= 3 and latin in folded:
-                return folded[latin], "russian inflection"
-    # 2. unique prefix of the first token (at least 3 letters), e.g. "Fin" -> Finley
-    first = tokens[0]
-    if len(first) >= 3:
-        cands = [n for f, n in folded.items() if f.startswith(first)]
-        if len(cands) == 1:
-            return cands[0], "unique prefix"
-    return None, f"no living player matches {fragment.strip()[:40]!r}"
 
 
 # --------------------------------------------------------------------------- marker lines
@@ -376,7 +266,7 @@ def _is_quotation(line: _Line, head: re.Pattern[str]) -> bool:
 def _next_line_name(after: str, names: list[str]) -> tuple[str | None, str]:
     """``VOTE:`` alone on its line, the name alone on the next non-blank one."""
     nxt = _strip_lead(re.sub(r"^\s*(?:[-*+•]|\d{1,2}[.)])\s+", "", next((ln for ln in after.splitlines() if _bare(ln)), "")))
-    hit = _name_at(nxt, names) if nxt else None
+    hit = name_at(nxt, names) if nxt else None
     if hit and not _bare(nxt[hit[2]:]):
         return hit[0], "name on the next line"
     return None, "empty target"

@@ -17,21 +17,24 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from .. import __version__
 from ..backends.base import Backend, Completion, CompletionRequest
-from ..config import PERSONALITY_PRESETS, GameConfig
+from ..config import GameConfig
 from ..logs.io import GAME_FILE, STATE_FILE, JsonlWriter, game_dir
 from ..logs.paths import GameDirTaken, claim_game_dir
-from ..logs.schema import SCHEMA_VERSION, Personality, validate_game_id
+from ..logs.schema import Snapshot, validate_game_id
 from . import prompts
 from .faults import judge
 from .observation import context_for
+from .records import build, line
 from .snapshots import SnapshotEncoder
 from .parsing import parse_list, parse_target, strip_think
-from .phases.base import Ask, Outcome, Phases, ProbeStep, Reply, Resolve
-from .state import GameState, Pending, Seat
+from .phases import phases_for
+from .phases.base import Ask, Outcome, ProbeStep, Reply, Resolve
+from .seating import initial_state, new_game_id, setup_record
+from .state import GameState
 
 WALL_CLOCK_FIELDS = ("ts", "timestamp", "latency_ms")
+SNAPSHOT_OPAQUE = ("state", "probe_memory")  # the engine's own serialised state: a mapping the schema does not look into
 
 
 class ProbeHook(Protocol):
@@ -44,16 +47,6 @@ class ProbeHook(Protocol):
     def memory_at(self, step_index: int) -> dict[str, Any]: ...
 
     def cost(self) -> dict[str, Any]: ...
-
-
-def phases_for(state: GameState) -> Phases:
-    if state.rules.family == "classic":
-        from .phases.classic import ClassicPhases
-
-        return ClassicPhases()
-    from .phases import tournament  # type: ignore[attr-defined]
-
-    return tournament.TournamentPhases()
 
 
 @dataclass
@@ -97,92 +90,6 @@ class ActAccounting:
         self.latency_ms += c.latency_ms
 
 
-# ------------------------------------------------------------------------- set-up
-
-
-def new_game_id() -> str:
-    return str(uuid.uuid4())
-
-
-def initial_state(cfg: GameConfig, *, seed: int, game_id: str, backends: dict[str, Backend]) -> GameState:
-    """Seat the table: names and seat order shuffled by the seed, roles assigned, personalities set."""
-    import random
-
-    rng = random.Random(seed)
-    n = cfg.rules.n_seats
-    roles = [s.role for s in cfg.seats] if cfg.seats[0].role else cfg.rules.role_list()
-    if not cfg.seats[0].role:
-        rng.shuffle(roles)
-    pool = [nm for nm in prompts.NAME_POOL]
-    rng.shuffle(pool)
-    preset_names = sorted(PERSONALITY_PRESETS)
-    seats: list[Seat] = []
-    used = {s.name for s in cfg.seats if s.name}
-    free = [nm for nm in pool if nm not in used]
-    for i, spec in enumerate(cfg.seats):
-        name = spec.name or free.pop(0)
-        pers = spec.personality
-        if pers is None:
-            pers = PERSONALITY_PRESETS[preset_names[rng.randrange(len(preset_names))]]
-        elif isinstance(pers, str):
-            pers = PERSONALITY_PRESETS[pers]
-        personality = pers if isinstance(pers, Personality) else Personality(**pers)
-        backend = backends[spec.backend]
-        seats.append(
-            Seat(
-                idx=i,
-                name=name,
-                role=roles[i],
-                backend=spec.backend,
-                model_label=getattr(backend, "model_label", spec.backend),
-                personality=personality,
-                language=cfg.language,
-            )
-        )
-    order = list(range(n))
-    rng.shuffle(order)
-    seats = [seats[j] for j in order]
-    for i, s in enumerate(seats):
-        s.idx = i
-    state = GameState(game_id=game_id, rules=cfg.rules, language=cfg.language, seed=seed, seats=seats, pending=Pending(stage="init"))
-    phases_for(state).start(state)
-    return state
-
-
-def setup_record(state: GameState, cfg: GameConfig, backends: dict[str, Backend], probes_snapshot: dict[str, Any] | None, extra: dict[str, Any] | None) -> dict[str, Any]:
-    rec: dict[str, Any] = {
-        "game_id": state.game_id,
-        "kind": "setup",
-        "round": 0,
-        "ts": time.time(),
-        "schema_version": SCHEMA_VERSION,  # the writer's version (it was left at 1 when 2 came)
-        "library_version": __version__,
-        "players": [
-            {
-                "name": s.name,
-                "role": s.role,
-                "model": s.model_label,
-                "backend": s.backend,
-                "personality": s.personality.model_dump(),
-                "idx": s.idx,
-                "language": s.language,
-            }
-            for s in state.seats
-        ],
-        "rule_set": state.rules.name,
-        "rules": state.rules.model_dump(mode="json"),
-        "seed": state.seed,
-        "language": state.language,
-        "game_type": state.rules.family,
-        "config": cfg.snapshot(),
-        "backends": {name: b.describe() for name, b in backends.items() if any(s.backend == name for s in state.seats)},
-        "probes": probes_snapshot,
-    }
-    if extra:
-        rec.update(extra)
-    return rec
-
-
 # ------------------------------------------------------------------------- the loop
 
 
@@ -207,7 +114,7 @@ class GameRunner:
     def _emit(self, ev: dict[str, Any]) -> None:
         ev.setdefault("round", self.state.round)
         self.state.events.append(ev)
-        rec = {"game_id": self.state.game_id, **ev, "ts": time.time()}
+        rec = line({"game_id": self.state.game_id, **ev, "ts": time.time()})
         self.game_log.write(rec)
         if self.on_event:
             self.on_event(rec)
@@ -247,7 +154,7 @@ class GameRunner:
             # nothing to wait for: write now, so a killed process keeps every snapshot so far
             record["probe_memory"] = probes.memory_at(step_index) if probes else None
             record["ts"] = time.time()
-            writer.write(self._snap_codec.encode(record))
+            writer.write(self._snap_codec.encode(build(Snapshot, record, opaque=SNAPSHOT_OPAQUE)))
             self._snap_task = None
             return
 
@@ -258,7 +165,7 @@ class GameRunner:
                 await asyncio.shield(fut)
             record["probe_memory"] = probes.memory_at(step_index) if probes else None
             record["ts"] = time.time()
-            writer.write(self._snap_codec.encode(record))
+            writer.write(self._snap_codec.encode(build(Snapshot, record, opaque=SNAPSHOT_OPAQUE)))
 
         self._snap_task = asyncio.ensure_future(write())
 
@@ -355,7 +262,7 @@ class GameRunner:
                 final["cost"] = {"act": {**vars(self.acct), "by_backend": {k: dict(v) for k, v in self.acct.by_backend.items()}}, "probes": self.probes.cost() if self.probes else None}
                 final["faults"] = self.acct.faults
                 final.update(judge(self.state.events, self.cfg.fault_budget))
-                self.game_log.write({"game_id": self.state.game_id, **final, "ts": time.time()})
+                self.game_log.write(line({"game_id": self.state.game_id, **final, "ts": time.time()}))
             self.game_log.close()
             if self.state_log:
                 self.state_log.close()

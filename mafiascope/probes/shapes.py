@@ -4,7 +4,7 @@
 (pydantic models below; numbers may arrive as numeric strings). ``normalise`` turns a
 valid-enough answer into canonical data for scorers: player names matched to seats
 case-insensitively (plus the engine's transliteration rules), role labels normalised with
-:func:`mafiascope.analytics.labels.normalise_role` (English and Russian synonyms, compound
+:func:`mafiascope.lexicon.labels.normalise_role` (English and Russian synonyms, compound
 labels), attitudes lower-cased. ``answer_parsed`` itself is always logged verbatim.
 """
 
@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, RootModel, ValidationError, field_validator
 
-from ..analytics.labels import CODE_NAMES, normalise_role
+from ..lexicon.labels import CODE_NAMES, normalise_role
 from ..engine.parsing import match_name
 from ..logs.answer_norm import fold, folded_seats, number
 from ..logs.answer_norm import normalise as _normalise

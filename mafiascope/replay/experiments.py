@@ -1,4 +1,5 @@
-"""Replay experiments built on forks: pivotal-utterance attribution and utterance bifurcation.
+"""Replay experiments built on forks: pivotal-utterance attribution (here) and utterance
+bifurcation (bifurcation.py).
 
 Both write one JSON file ``<logs>/experiments/<experiment_id>.json`` (read by the app's
 Replay page) and log every continuation as an ordinary branch game whose setup carries
@@ -10,16 +11,10 @@ speaker says it anew, drawn with the replica's seed) and the POST arm forks righ
 P(Mafia wins), the vote-time suspicion of chosen players (mean normalised rank over
 ``suspicion_ranking`` answers of round R's vote phase: 1 = most suspected, the answering
 seat never ranks itself), and POST minus PRE with Fisher exact tests and Newcombe intervals.
-
-Bifurcation: many candidate replies of one seat at one turn (raised temperature; offline
-bots vary through the per-sample seed), a diverse subset that covers every vote target
-reached (farthest-point selection over TF-IDF vectors, the factual reply first), one
-continuation per variant.
 """
 
 from __future__ import annotations
 
-import asyncio
 import math
 import secrets
 import time
@@ -28,12 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from ..analytics.stats import wilson
-from ..backends.base import CompletionRequest
-from ..engine.observation import context_for
-from ..engine.parsing import parse_target, strip_think
-from ..engine.runner import phases_for
 from ..logs.io import iter_probe_records
-from .forks import SUSPICION_PROBE, experiments_dir, plan_fork, run_branch, run_fork_batch, write_json_atomic
+from .forks import SUSPICION_PROBE, experiments_dir, plan_fork, run_fork_batch, write_json_atomic
 from .source import Key, ParentGame, ReplayError, fmt_key, parse_key
 from .summary import game_outcome, proportion
 
@@ -107,7 +98,7 @@ def vote_time_suspicion(game_dir: str | Path, rnd: int, players: list[str]) -> d
 # ----------------------------------------------------------------------------- attribution
 
 
-def _remaining_calls(parent: ParentGame, key: Key, probes: str) -> dict[str, int]:
+def remaining_calls(parent: ParentGame, key: Key, probes: str) -> dict[str, int]:
     """Calls one continuation from ``key`` costs, estimated from the parent's own continuation."""
     keys = parent.keys()
     after = set(keys[keys.index(key) + 1 :]) if key in keys else set(keys)
@@ -194,7 +185,7 @@ def plan_attribution(game: str | Path, utterances: list[str], n: int, *, target:
         post = plan_fork(parent, key, n, logs=logs, probes=probes, parallel=parallel, batch_seed=seed,
                          setup_extra={**extra, "arm": "post"})  # fmt: skip
         items.append({"key": key, "event": ev, "pre": pre, "post": post})
-    per = [(_remaining_calls(parent, i["pre"].base_key, probes), _remaining_calls(parent, key, probes)) for i in items]
+    per = [(remaining_calls(parent, i["pre"].base_key, probes), remaining_calls(parent, key, probes)) for i in items]
     est = {"act": sum(n * (a["act"] + b["act"]) for a, b in per), "probe": sum(n * (a["probe"] + b["probe"]) for a, b in per)}
     est["forks"] = 2 * n * len(items)
     watch_list = list(watch or ([target] if target else []))
@@ -247,162 +238,3 @@ async def run_attribution(spec: dict[str, Any], on_result: Any = None) -> dict[s
     result["path"] = str(experiments_dir(logs_dir) / f"{spec['id']}.json")
     return result
 
-
-# ----------------------------------------------------------------------------- bifurcation
-
-
-def farthest_point(texts: list[str], targets: list[str], k: int) -> list[int]:
-    """Indices: 0 (the factual reply) first, then one per uncovered target, then farthest-point fill (TF-IDF cosine)."""
-    from sklearn.feature_extraction.text import TfidfVectorizer
-
-    n = len(texts)
-    if n == 0:
-        return []
-    try:
-        X = TfidfVectorizer(analyzer="char_wb", ngram_range=(2, 4), sublinear_tf=True).fit_transform(texts)
-        sim = (X @ X.T).toarray()
-    except ValueError:  # empty vocabulary
-        sim = [[1.0] * n for _ in range(n)]
-    dist = [[1.0 - float(sim[i][j]) for j in range(n)] for i in range(n)]
-    chosen = [0]
-    mind = list(dist[0])
-
-    def take(i: int) -> None:
-        chosen.append(i)
-        for j in range(n):
-            mind[j] = min(mind[j], dist[i][j])
-
-    covered = {targets[0]}
-    for t in sorted(set(targets) - covered, key=lambda t: -targets.count(t)):
-        if len(chosen) >= k:
-            break
-        cands = [i for i in range(n) if targets[i] == t and i not in chosen]
-        if cands:
-            take(max(cands, key=lambda i: mind[i]))
-    while len(chosen) < min(k, n):
-        rest = [i for i in range(n) if i not in chosen]
-        best = max(rest, key=lambda i: mind[i])
-        if mind[best] <= 0:
-            break  # only duplicates left
-        take(best)
-    return chosen
-
-
-async def run_bifurcation(game: str | Path, at: str, seat: str | None, *, samples: int = 100, select: int = 20,
-                          temperature: float = 1.2, probes: str = "none", logs: str | Path | None = None,
-                          parallel: int = 4, batch_seed: int | None = None, on_result: Any = None,
-                          dry_run: bool = False, continuations: int = 1, preflight: bool = True) -> dict[str, Any]:  # fmt: skip
-    """Sample replacement utterances, select up to ``select`` far apart, continue each ``continuations`` times.
-
-    Each variant's first continuation fills its ``fork_game_id``/``winner``/``rounds``; all of them are in
-    ``continuations`` with ``mafia_wins``. ``shortfall`` says why fewer variants than ``select`` were found."""
-    from ..backends.preflight import require
-    from ..backends.registry import build_backends
-
-    if not 1 <= samples <= 2000:
-        raise ReplayError("--samples must be between 1 and 2000")
-    if not 1 <= select <= 200:
-        raise ReplayError("--select must be between 1 and 200")
-    if not 1 <= continuations <= 100:
-        raise ReplayError("--continuations must be between 1 and 100")
-    parent = ParentGame.load(game, logs)
-    key = parse_key(at)
-    ev = parent.utterance(key)
-    if ev is None:
-        raise ReplayError(f"game {parent.game_id}: no utterance at step {fmt_key(key)}")
-    # validation (speaker, snapshot before, dead seat ...) is the replacement fork's
-    probe_plan = plan_fork(parent, key, 1, logs=logs, probes=probes, replace_text=ev.get("response") or "-", seat=seat)
-    seat = probe_plan.intervention.seat
-    state = probe_plan.base_state
-    ask = phases_for(state).next(state)
-    est = {"samples": samples, "continuations": min(select, samples + 1) * continuations,
-           "act_per_continuation": _remaining_calls(parent, key, probes)["act"]}
-    exp_id = "bif-" + secrets.token_hex(4)
-    if dry_run:
-        return {"kind": "bifurcation", "dry_run": True, "estimate": est, "parent_game_id": parent.game_id, "step": fmt_key(key), "seat": seat}
-    backends = build_backends(probe_plan.cfg.backends, logs_dir=probe_plan.logs_dir)
-    if preflight:
-        await require(probe_plan.cfg)
-    backend = backends[state.seat(seat).backend]
-    messages = context_for(state, seat).with_instruction(ask.instruction)
-    sem = asyncio.Semaphore(max(1, parallel) * 2)
-    seed0 = batch_seed if batch_seed is not None else secrets.randbits(31)
-
-    async def sample(i: int) -> str:
-        req = CompletionRequest(messages, probe_plan.cfg.max_tokens, "act", seat, ask.kind, state.derive_seed("bifurcate", seed0, i),
-                                temperature=temperature, game_id=parent.game_id)  # fmt: skip
-        async with sem:
-            c = await backend.complete(req)
-        return strip_think(c.text) if c.ok else ""
-
-    raw = await asyncio.gather(*(sample(i) for i in range(samples)))
-
-    def target_of(text: str) -> str:
-        if not ask.action:
-            return "-"
-        pt = parse_target(text, ask.action, ask.candidates, markers=phases_for(state).markers)
-        return pt.target if pt.valid and pt.target else NO_TARGET
-
-    factual = ev.get("response") or ""
-    pool, src = [factual], [("factual", None)]
-    seen = {factual}
-    for i, t in enumerate(raw):
-        if t.strip() and t not in seen:
-            seen.add(t)
-            pool.append(t)
-            src.append(("sampled", i))
-    targets = [target_of(t) for t in pool]
-    idx = farthest_point(pool, targets, select)
-    batch_id = secrets.token_hex(5)
-    variants = []
-    for vi, j in enumerate(idx):
-        plan = plan_fork(parent, key, 1, logs=logs, probes=probes, replace_text=pool[j], seat=seat, batch_seed=seed0)
-        plan.batch_id, plan.write_batch_file = batch_id, False
-        plan.intervention.extra = {"variant_idx": vi, "source": src[j][0], "sample_idx": src[j][1], "temperature": temperature,
-                                   "experiment": exp_id}  # fmt: skip
-        plan.setup_extra = {"experiment": exp_id}
-        variants.append({"variant_idx": vi, "source": src[j][0], "sample_idx": src[j][1], "text": pool[j], "target": targets[j], "plan": plan})
-    psem = asyncio.Semaphore(max(1, parallel))
-
-    async def cont(v: dict[str, Any], rep: int) -> dict[str, Any]:
-        idx = v["variant_idx"] if continuations == 1 else v["variant_idx"] * continuations + rep  # unique branch ids and seeds
-        async with psem:
-            r = await run_branch(v["plan"], idx, backends)
-        o = game_outcome(r.path) if r.error is None else {}
-        out = {"replica": rep, "fork_game_id": r.game_id, "path": r.path, "winner": r.winner, "rounds": r.rounds,
-               "error": r.error, "messages": o.get("messages")}
-        if rep == 0:
-            v.update({k: out[k] for k in ("fork_game_id", "path", "winner", "rounds", "error", "messages")})
-        if on_result:
-            on_result({**v, **out})
-        return out
-
-    conts = await asyncio.gather(*(cont(v, r) for v in variants for r in range(continuations)))
-    for vi, v in enumerate(variants):
-        del v["plan"]
-        mine = list(conts[vi * continuations:(vi + 1) * continuations])
-        v["continuations"] = mine
-        done = [c for c in mine if c["error"] is None]
-        v["mafia_wins"] = {"k": sum(1 for c in done if c["winner"] == "Mafia"), "n": len(done)}
-    empty = sum(1 for t in raw if not t.strip())
-    shortfall = None
-    if len(variants) < select:
-        shortfall = (f"{len(variants)} of {select} variants: only {len(pool)} distinct texts (the factual one and "
-                     f"{len(pool) - 1} distinct non-empty samples of {samples}; {empty} samples were empty or failed, "
-                     f"{samples - empty - (len(pool) - 1)} repeated an earlier text)")
-    logs_dir = probe_plan.logs_dir
-    result = {
-        "kind": "bifurcation", "experiment_id": exp_id, "fork_batch_id": batch_id, "parent_game_id": parent.game_id,
-        "parent_dir": str(parent.dir.resolve()), "step": fmt_key(key), "seat": seat, "decision_kind": ask.kind,
-        "created": time.time(), "samples": samples, "n_unique_texts": len(pool) - 1, "temperature": temperature,
-        "select": select, "probes": probes, "batch_seed": seed0,
-        "target_dist_samples": dict(Counter(target_of(t) for t in raw if t.strip()).most_common()),
-        "targets_selected": dict(Counter(v["target"] for v in variants).most_common()),
-        "winners": dict(Counter(c["winner"] or "error" for c in conts).most_common()),
-        "continuations_per_variant": continuations, "shortfall": shortfall,
-        "variants": variants,
-    }  # fmt: skip
-    path = experiments_dir(logs_dir) / f"{exp_id}.json"
-    write_json_atomic(path, result, root=logs_dir)
-    result["path"] = str(path)
-    return result

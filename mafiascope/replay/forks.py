@@ -100,15 +100,13 @@ def _probe_config(cfg: GameConfig, parent: ParentGame, mode: str) -> None:
 
 
 def _valid_battery(probes: list[dict[str, Any]]) -> bool:
-    try:
-        from ..probes.dsl import parse_battery
+    from ..probes.dsl import parse_battery
 
+    try:
         parse_battery({"name": "inline", "probes": probes})
-        return True
-    except ImportError:
-        return True
-    except Exception:
+    except ValueError:  # BatteryError: a probe chained to one that is dropped, a malformed probe
         return False
+    return True
 
 
 def _apply_backend_overrides(cfg: GameConfig, state: GameState, overrides: dict[str, str]) -> None:
@@ -124,14 +122,11 @@ def _apply_backend_overrides(cfg: GameConfig, state: GameState, overrides: dict[
             if preset is None:
                 raise ReplayError(f"--backend-override {seat}={backend}: {backend!r} is not a backend of the parent game "
                                   f"(have: {', '.join(sorted(cfg.backends))}) nor bot / bot:PRESET")  # fmt: skip
-            try:
-                from ..backends.bot import list_presets
+            from ..backends.bot import list_presets
 
-                known = list(list_presets())
-                if known and preset not in known:
-                    raise ReplayError(f"--backend-override {seat}={backend}: unknown bot preset {preset!r}; allowed: {known}")
-            except ImportError:
-                pass
+            known = list(list_presets())
+            if known and preset not in known:
+                raise ReplayError(f"--backend-override {seat}={backend}: unknown bot preset {preset!r}; allowed: {known}")
             cfg.backends[backend] = BotSpec(preset=preset)
         targets = [s for s in state.seats] if seat in ("*", "all") else [s for s in state.seats if s.name == seat]
         if not targets:

@@ -14,17 +14,18 @@ from functools import lru_cache
 
 from mafiascope.engine import prompts
 from mafiascope.engine.parsing import parse_vote
+from mafiascope.lexicon.names import russian_spellings
 
 PROBE_MARKER = re.compile(r"\[(?:PRIVATE PROBE|ПРИВАТН\w* (?:ВОПРОС|ПРОБ\w*))[^\]\n]*\]", re.I)
 CYRILLIC = re.compile(r"[А-Яа-яЁё]")
 
-# Cyrillic stems of the default name pool, so Russian speech that declines names is read too.
-CYRILLIC_NAMES = {
-    "Alex": "Алекс", "Bailey": "Бейли", "Casey": "Кейси", "Dana": "Дан[аыуеой]", "Ellis": "Эллис",
-    "Finley": "Финли", "Gray": "Гре[йяюе]", "Harper": "Харпер", "Indigo": "Индиго", "Jordan": "Джордан",
-    "Kennedy": "Кеннеди", "Logan": "Логан", "Morgan": "Морган", "Parker": "Паркер", "Quinn": "Квинн",
-    "Riley": "Райли",
-}  # fmt: skip
+# the case endings a name's last letter gives way to (Дана -> Даны, Грей -> Грея); others add theirs
+_ENDINGS = {"а": "[аыуеой]", "й": "[йяюе]"}
+
+
+def cyrillic_name_regex(name: str) -> str:
+    """The Cyrillic spellings of a pool name with their case forms (the caller adds ``\\w*``), or ''."""
+    return "|".join(re.escape(s[:-1]) + _ENDINGS[s[-1]] if s[-1] in _ENDINGS else re.escape(s) for s in russian_spellings(name))
 
 
 @dataclass
@@ -132,7 +133,8 @@ def name_regex(players: tuple[str, ...]) -> re.Pattern[str] | None:
     """One regex finding any player name (Latin, or a Cyrillic stem of the default pool)."""
     alts = []
     for n in sorted(players, key=len, reverse=True):
-        alts.append(f"(?P<n{len(alts)}>" + re.escape(n) + (f"|{CYRILLIC_NAMES[n]}\\w*" if n in CYRILLIC_NAMES else "") + ")")
+        cyr = cyrillic_name_regex(n)
+        alts.append(f"(?P<n{len(alts)}>" + re.escape(n) + (f"|(?:{cyr})\\w*" if cyr else "") + ")")
     if not alts:
         return None
     return re.compile(r"(?<!\w)(?:" + "|".join(alts) + r")(?!\w)")

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from .. import CliError, print_json
+from .. import CliError, emit
+from ..options import add_json_flag
 
 
 def _add_selection(p: argparse.ArgumentParser) -> None:
@@ -74,10 +76,11 @@ def _seat_filter(args: argparse.Namespace, c):
     return seat_mask(c, model=args.model), {"model": args.model}
 
 
-def _provenance(c, mode) -> dict:
+def _with_provenance(obj: dict, c, mode) -> Callable[[], dict]:
+    """The ``--json`` object: ``obj`` plus the analysis provenance (computed only when printed)."""
     from ...analytics.manifest import analysis_provenance
 
-    return analysis_provenance(c, mode)
+    return lambda: {**obj, "provenance": analysis_provenance(c, mode)}
 
 
 def _analyze(args: argparse.Namespace) -> int:
@@ -86,11 +89,7 @@ def _analyze(args: argparse.Namespace) -> int:
     c, mode = _load(args)
     mask, desc = _seat_filter(args, c)
     rep = build_report(c, mode, transcripts=args.transcripts, seats=mask, seat_filter=desc)
-    if args.json:
-        rep["provenance"] = _provenance(c, mode)
-        print_json(rep)
-    else:
-        print(format_report(rep))
+    emit(args, _with_provenance(rep, c, mode), lambda: format_report(rep))
     return 0
 
 
@@ -106,16 +105,16 @@ def _dynamics(args: argparse.Namespace) -> int:
         except OSError as exc:
             raise CliError(f"cannot write the edge stream to {args.export_graph}: {exc.strerror or exc}") from None
         out["export"]["rows"] = int(out["export"]["rows"])
-    if args.json:
-        out["provenance"] = _provenance(c, mode)
-        print_json(out)
-    else:
-        for grp, v in out["dynamics"].items():
-            print(f"{grp:<10} volatility {v['volatility']['point']} flip {v['flip_rate']['point']} "
-                  f"(n={v['flip_rate']['n']}) return {v['return_rate']['point']}")
-        if "export" in out:
-            print(f"edge stream: {out['export']['rows']} rows -> {out['export']['csv']}, {out['export']['parquet']}")
+    emit(args, _with_provenance(out, c, mode), lambda: _dynamics_text(out))
     return 0
+
+
+def _dynamics_text(out: dict) -> Iterator[str]:
+    for grp, v in out["dynamics"].items():
+        yield (f"{grp:<10} volatility {v['volatility']['point']} flip {v['flip_rate']['point']} "
+               f"(n={v['flip_rate']['n']}) return {v['return_rate']['point']}")
+    if "export" in out:
+        yield f"edge stream: {out['export']['rows']} rows -> {out['export']['csv']}, {out['export']['parquet']}"
 
 
 def _episodes(args: argparse.Namespace) -> int:
@@ -125,15 +124,15 @@ def _episodes(args: argparse.Namespace) -> int:
     e = find_episodes(c, merge_gap=args.merge_gap)
     if args.model:  # candidates in which one of the model's agents switched
         e["candidates"] = [x for x in e["candidates"] if args.model in x["switching_models"]]
-    if args.json:
-        e["provenance"] = _provenance(c, mode)
-        print_json(e)
-    else:
-        print(f"{e['complete']} complete comparisons of {e['comparisons']}; {e['d_positive']} with D > 0; {len(e['windows'])} windows")
-        for x in e["candidates"]:
-            print(f"  {x['game_id']} {x['before']} -> {x['after']} speaker {x['speaker']}: D={x['D_fraction']} K={x['K']} "
-                  f"switching {', '.join(f'{a} ({m})' for a, m in zip(x['switching'], x['switching_models']))}")
+    emit(args, _with_provenance(e, c, mode), lambda: _episodes_text(e))
     return 0
+
+
+def _episodes_text(e: dict) -> Iterator[str]:
+    yield f"{e['complete']} complete comparisons of {e['comparisons']}; {e['d_positive']} with D > 0; {len(e['windows'])} windows"
+    for x in e["candidates"]:
+        yield (f"  {x['game_id']} {x['before']} -> {x['after']} speaker {x['speaker']}: D={x['D_fraction']} K={x['K']} "
+               f"switching {', '.join(f'{a} ({m})' for a, m in zip(x['switching'], x['switching_models']))}")
 
 
 def _compare(args: argparse.Namespace) -> int:
@@ -150,13 +149,14 @@ def _compare(args: argparse.Namespace) -> int:
     if missing:
         raise CliError(f"model {missing[0]} sat in none of the selected games (models: {', '.join(known)})")
     res = compare(c, mode, names[0], names[1], role=args.role)
-    if args.json:
-        res["provenance"] = _provenance(c, mode)
-        print_json(res)
-        return 0
-    print(f"{res['a']} vs {res['b']}" + (f" ({args.role} seats)" if args.role else "") + f": {res['games_shared']} shared games, "
-          f"{res['seats_a']} / {res['seats_b']} seats, B={res['boot']}")
-    print(f"  {'metric':<36} {'a':>8} {'b':>8} {'a - b [95% CI]':>28} {'p':>7} {'Holm p':>7}")
+    emit(args, _with_provenance(res, c, mode), lambda: _compare_text(res, args.role))
+    return 0
+
+
+def _compare_text(res: dict, role: str | None) -> Iterator[str]:
+    yield (f"{res['a']} vs {res['b']}" + (f" ({role} seats)" if role else "") + f": {res['games_shared']} shared games, "
+           f"{res['seats_a']} / {res['seats_b']} seats, B={res['boot']}")
+    yield f"  {'metric':<36} {'a':>8} {'b':>8} {'a - b [95% CI]':>28} {'p':>7} {'Holm p':>7}"
     for r in res["rows"]:
         if r["diff"] is None:
             continue
@@ -164,11 +164,10 @@ def _compare(args: argparse.Namespace) -> int:
         d = f"{r['diff']:+.3f}" + (f" [{ci[0]:+.3f}, {ci[1]:+.3f}]" if ci else "")
         p = "" if r["p"] is None else f"{r['p']:.3f}"
         ph = "" if r["p_holm"] is None else f"{r['p_holm']:.3f}"
-        print(f"  {r['label']:<36} {r['a']:>8.3f} {r['b']:>8.3f} {d:>28} {p:>7} {ph:>7}")
+        yield f"  {r['label']:<36} {r['a']:>8.3f} {r['b']:>8.3f} {d:>28} {p:>7} {ph:>7}"
     skipped = [r["label"] for r in res["rows"] if r["diff"] is None]
     if skipped:
-        print("  no data for both models: " + ", ".join(skipped))
-    return 0
+        yield ("  no data for both models: " + ", ".join(skipped))
 
 
 def _report(args: argparse.Namespace) -> int:
@@ -191,11 +190,8 @@ def _report(args: argparse.Namespace) -> int:
         written = write_report_dir(rep, out, figures=not args.no_figures)
     except OSError as exc:
         raise CliError(f"cannot write the report to {out}: {exc.strerror or exc}") from None
-    if args.json:
-        print_json({"out": str(out), **written})
-    else:
-        print(f"report of {c.m} games -> {out / 'report.md'} ({len(written['tables'])} table files, "
-              f"{len(written['figures'])} figure files)")
+    emit(args, {"out": str(out), **written}, f"report of {c.m} games -> {out / 'report.md'} ({len(written['tables'])} table "
+                                             f"files, {len(written['figures'])} figure files)")
     return 0
 
 
@@ -211,26 +207,22 @@ def _import(args: argparse.Namespace) -> int:
         s = import_corpus(src, dest)
     except ValueError as exc:  # an unsafe destination or an invalid game directory name, found before writing
         raise CliError(str(exc)) from None
-    if args.json:
-        print_json(s)
-    else:
-        print(f"imported {s['games']} games into {dest}: {s['parsed']}/{s['votes']} vote replies parsed, "
-              f"{s['tally_missed']} valid votes missing from the original tally, {s['disagree']} disagreeing")
+    emit(args, s, f"imported {s['games']} games into {dest}: {s['parsed']}/{s['votes']} vote replies parsed, "
+                  f"{s['tally_missed']} valid votes missing from the original tally, {s['disagree']} disagreeing")
     return 0
 
 
 def register(subparsers) -> None:
     p = subparsers.add_parser("analyze", help="corpus report: F1-F5, dynamics, episodes, audit")
     _add_selection(p)
-    p.add_argument("--json", action="store_true", help="print the report as one JSON object (docs/report_schema.md)")
+    add_json_flag(p, "print the report as one JSON object (docs/report_schema.md)")
     p.add_argument("--transcripts", action="store_true", help="also compute F4 transcript baselines (slower)")
     p.set_defaults(func=_analyze)
     p = subparsers.add_parser("compare", help="two models on every metric: difference, cluster-bootstrap CI, p, Holm p")
     _add_selection(p)
     p.add_argument("--models", required=True, metavar="A,B", help="the two models to compare (as in the setup's model field)")
     p.add_argument("--role", help="compare only seats of this true role (Mafia, Villager, Doctor, Sheriff, Don)")
-    p.add_argument("--json", action="store_true",
-                   help='print {"a", "b", "role", "boot", "seed", "games_a", "games_b", "games_shared", "seats_a", "seats_b", '
+    add_json_flag(p, 'print {"a", "b", "role", "boot", "seed", "games_a", "games_b", "games_shared", "seats_a", "seats_b", '
                         '"rows", "provenance"}')
     p.set_defaults(func=_compare)
     p = subparsers.add_parser("report", help="report directory: report.md, tables (CSV, LaTeX), figures (SVG, PNG), provenance")
@@ -239,24 +231,24 @@ def register(subparsers) -> None:
     p.add_argument("--force", action="store_true", help="write into a non-empty --out directory")
     p.add_argument("--transcripts", action="store_true", help="also compute F4 transcript baselines (slower)")
     p.add_argument("--no-figures", action="store_true", help="write tables and report.md only (no SVG/PNG)")
-    p.add_argument("--json", action="store_true", help='print {"out", "tables", "figures", "files"}')
+    add_json_flag(p, 'print {"out", "tables", "figures", "files"}')
     p.set_defaults(func=_report)
     p = subparsers.add_parser("dynamics", help="belief dynamics; --export-graph writes the edge stream")
     _add_selection(p)
     p.add_argument("--export-graph", metavar="OUT",
                    help="write the belief-edge stream: OUT.csv and OUT.parquet when OUT ends in .csv or .parquet, "
                         "else OUT/belief_edges.csv and OUT/belief_edges.parquet")
-    p.add_argument("--json", action="store_true", help='print {"dynamics": {group: ...}, "export": {"csv", "parquet", "rows"}}')
+    add_json_flag(p, 'print {"dynamics": {group: ...}, "export": {"csv", "parquet", "rows"}}')
     p.set_defaults(func=_dynamics)
     p = subparsers.add_parser("episodes", help="collective suspicion-shift candidates (D, K)")
     _add_selection(p)
     p.add_argument("--merge-gap", type=int, default=2,
                    help="merge candidates at most this many steps apart into one window (default: %(default)s)")
-    p.add_argument("--json", action="store_true", help="print candidates and windows as one JSON object")
+    add_json_flag(p, "print candidates and windows as one JSON object")
     p.set_defaults(func=_episodes)
     p = subparsers.add_parser("import", help="convert original MafiaScope games into our format (lossless)")
     p.add_argument("src", help="an original MafiaScope logs directory (one directory per game)")
     p.add_argument("dest", help="where to write the games in our format (must be empty unless --force)")
     p.add_argument("--force", action="store_true", help="write into a non-empty DEST")
-    p.add_argument("--json", action="store_true", help='print {"games", "votes", "parsed", "tally_missed", "disagree"}')
+    add_json_flag(p, 'print {"games", "votes", "parsed", "tally_missed", "disagree"}')
     p.set_defaults(func=_import)

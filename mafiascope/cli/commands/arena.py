@@ -12,11 +12,13 @@ same ten roster labels and the engine deals the roles; otherwise the balanced sc
 from __future__ import annotations
 
 import argparse
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from .. import CliError, print_json
-from .run import add_preflight_option, check_backends, fault_budget_override
+from .. import CliError, emit
+from ..options import add_fault_budget_option, add_json_flag, add_preflight_option
+from .run import check_backends, fault_budget_override
 
 
 SEATING_HELP = ("fixed seating: a YAML list of ten roster labels, one per seat (or a mapping with a 'seating:' list); "
@@ -42,9 +44,8 @@ def register(sub: Any) -> None:
     r.add_argument("--probes", action="store_true", help="run the probe battery in every game (off by default)")
     r.add_argument("--snapshots", action="store_true", help="write state.jsonl snapshots (for Live Game stepping)")
     r.add_argument("--limit", type=int, default=None, help="stop after this many new games (resume later)")
-    r.add_argument("--json", action="store_true", help="print one JSON summary object")
-    r.add_argument("--fault-budget", type=float, metavar="SHARE",
-                   help="a game whose seats fell back on more than this share of their moves (0..1) is recorded as invalid (default 0.2)")
+    add_json_flag(r, "print one JSON summary object")
+    add_fault_budget_option(r)
     add_preflight_option(r)
     r.set_defaults(func=_run)
 
@@ -54,12 +55,12 @@ def register(sub: Any) -> None:
     e.add_argument("--rules", default="sport,open,imbalanced", help="comma-separated rule sets, as for arena run")
     e.add_argument("--games", type=int, default=40, help="games per rule set (default 40)")
     e.add_argument("--probes", action="store_true", help="include the probe battery's calls and tokens (as arena run --probes)")
-    e.add_argument("--json", action="store_true", help="print the estimate as one JSON object")
+    add_json_flag(e, "print the estimate as one JSON object")
     e.set_defaults(func=_estimate)
 
     rep = asub.add_parser("report", help="leaderboards, pairs and rule-set measures from recorded games")
     rep.add_argument("path", help="an arena run directory or any logs directory")
-    rep.add_argument("--json", action="store_true", help="print the whole report as one JSON object (docs/arena.md)")
+    add_json_flag(rep, "print the whole report as one JSON object (docs/arena.md)")
     rep.add_argument("--top", type=int, default=5, help="rows per pair list in the text report")
     rep.add_argument("--include-invalid", action="store_true",
                      help="also score games over their fault budget (game_over.invalid; left out by default)")
@@ -93,17 +94,18 @@ def _run(args: argparse.Namespace) -> int:
                             language=args.language, quiet=args.json, limit=args.limit, fault_budget=budget)  # fmt: skip
     except ArenaError as exc:
         raise CliError(str(exc)) from None
-    if args.json:
-        print_json(summary)
-    else:
-        print(f"{summary['finished']}/{summary['scheduled']} games finished in {run_dir} "
-              f"({summary['played_now']} now, {summary['seconds']} s); report: mafiascope arena report {run_dir}")  # fmt: skip
-        for f in summary["failures"]:
-            print(f"  failed {f['game_id']}: {f['error']}")
-        if summary["invalid"]:
-            print(f"  {len(summary['invalid'])} invalid game(s) (over the fault budget, left out of the leaderboards): "
-                  + ", ".join(summary["invalid"]))  # fmt: skip
+    emit(args, summary, lambda: _run_text(summary, run_dir))
     return 0 if not summary["failures"] and not summary["invalid"] else 1
+
+
+def _run_text(summary: dict[str, Any], run_dir: Path) -> Iterator[str]:
+    yield (f"{summary['finished']}/{summary['scheduled']} games finished in {run_dir} "
+           f"({summary['played_now']} now, {summary['seconds']} s); report: mafiascope arena report {run_dir}")  # fmt: skip
+    for f in summary["failures"]:
+        yield f"  failed {f['game_id']}: {f['error']}"
+    if summary["invalid"]:
+        yield (f"  {len(summary['invalid'])} invalid game(s) (over the fault budget, left out of the leaderboards): "
+               + ", ".join(summary["invalid"]))  # fmt: skip
 
 
 def _estimate(args: argparse.Namespace) -> int:
@@ -113,11 +115,8 @@ def _estimate(args: argparse.Namespace) -> int:
         est = estimate(_roster(args.roster, args.seating), parse_rule_list(args.rules), args.games, probes=args.probes)
     except ArenaError as exc:
         raise CliError(str(exc)) from None
-    if args.json:
-        print_json(est)
-    else:
-        print(f"{est['games']} games ({est['mode']} seating): about {est['calls']} calls ({est['paid_calls']} to paid backends), "
-              f"{est['prompt_tokens']:,} prompt + {est['completion_tokens']:,} completion tokens ({est['note']})")  # fmt: skip
+    emit(args, est, f"{est['games']} games ({est['mode']} seating): about {est['calls']} calls ({est['paid_calls']} to paid "
+                    f"backends), {est['prompt_tokens']:,} prompt + {est['completion_tokens']:,} completion tokens ({est['note']})")  # fmt: skip
     return 0
 
 
@@ -135,30 +134,31 @@ def _report(args: argparse.Namespace) -> int:
     if not recs:
         raise CliError(f"{path}: no finished ten-seat games found")
     rep = report(recs, include_invalid=args.include_invalid)
-    if args.json:
-        print_json(rep)
-        return 0
+    emit(args, rep, lambda: _report_text(rep, args.top))
+    return 0
+
+
+def _report_text(rep: dict[str, Any], top: int) -> Iterator[str]:
     left_out = f" ({rep['invalid_left_out']} invalid games left out; --include-invalid scores them)" if rep["invalid_left_out"] else ""
-    print(f"{rep['games']} games{left_out}; rule sets: {', '.join(rep['rule_sets'])}")
-    print("\nOverall (points vs side, mean ± SE):")
+    yield f"{rep['games']} games{left_out}; rule sets: {', '.join(rep['rule_sets'])}"
+    yield ("\nOverall (points vs side, mean ± SE):")
     for r in rep["leaderboards"]["overall"]:
-        print(f"  {r['rank']:>2}. {r['model']:<28} {_fmt(r['score'])} ± {r['se'] or 0:.3f}  ({r['games']} games, {r['seats']} seats)")
+        yield f"  {r['rank']:>2}. {r['model']:<28} {_fmt(r['score'])} ± {r['se'] or 0:.3f}  ({r['games']} games, {r['seats']} seats)"
     for rs, board in rep["leaderboards"]["by_rules"].items():
-        print(f"\n{rs}: " + ", ".join(f"{r['model']} {_fmt(r['score'])}" for r in board))
+        yield f"\n{rs}: " + ", ".join(f"{r['model']} {_fmt(r['score'])}" for r in board)
     if rep["spearman"]:
-        print("\nRank correlation between rule sets: " + ", ".join(
+        yield ("\nRank correlation between rule sets: " + ", ".join(
             f"{s['a']}~{s['b']} {s['rho']}" if s["rho"] is not None else f"{s['a']}~{s['b']} n/a ({s['why_none']})"
             for s in rep["spearman"]))
     else:
-        print("\nRank correlation between rule sets: n/a (needs games under at least two rule sets)")
-    print("\nRule sets:")
+        yield ("\nRank correlation between rule sets: n/a (needs games under at least two rule sets)")
+    yield ("\nRule sets:")
     for m in rep["rule_measures"]:
-        print(f"  {m['rules']:<11} Mafia won {m['mafia_wins']}/{m['games']} ({m['mafia_win_rate']}, CI {m['mafia_win_ci']}); "
-              f"town ballots on Mafia {m['town_ballots_on_mafia']}; day turns/game {m['day_turns_per_game']}; "
-              f"first vote removed town {m['first_vote_removed_town']}/{m['first_votes']} (town won {m['town_wins_after_wrong_first_vote']}); "
-              f"shots missed {m['night_shots_missed']}/{m['night_shots']}; mean rounds {m['mean_rounds']}")  # fmt: skip
+        yield (f"  {m['rules']:<11} Mafia won {m['mafia_wins']}/{m['games']} ({m['mafia_win_rate']}, CI {m['mafia_win_ci']}); "
+               f"town ballots on Mafia {m['town_ballots_on_mafia']}; day turns/game {m['day_turns_per_game']}; "
+               f"first vote removed town {m['first_vote_removed_town']}/{m['first_votes']} (town won {m['town_wins_after_wrong_first_vote']}); "
+               f"shots missed {m['night_shots_missed']}/{m['night_shots']}; mean rounds {m['mean_rounds']}")  # fmt: skip
     for kind in ("teammates", "mismatches", "rivals"):
-        rows = rep["pairs"][kind][: args.top]
-        print(f"\nTop {kind} (ranked = total / (games + 4)): " + "; ".join(f"{r['a']} & {r['b']} {r['ranked']} ({r['games']} g)" for r in rows))
-    print(f"\nNoise: {rep['noise']['note']} (median SE {rep['noise']['median_se']})")
-    return 0
+        rows = rep["pairs"][kind][:top]
+        yield f"\nTop {kind} (ranked = total / (games + 4)): " + "; ".join(f"{r['a']} & {r['b']} {r['ranked']} ({r['games']} g)" for r in rows)
+    yield f"\nNoise: {rep['noise']['note']} (median SE {rep['noise']['median_se']})"

@@ -7,7 +7,6 @@ import argparse
 import asyncio
 import os
 import shutil
-import sys
 from pathlib import Path
 
 from ...config import REPO_ROOT, load_game_config, shipped_config
@@ -15,7 +14,8 @@ from ...logs.paths import safe_rmtree
 
 # the checkout's data/ (bundled corpora); installed from a wheel there is none: data/ in the working dir
 DATA_DIR = REPO_ROOT / "data" if (REPO_ROOT / "data").is_dir() else Path("data")
-from .. import CliError, print_json
+from .. import CliError, emit, say
+from ..options import add_json_flag
 
 # (game id, config, seed, battery, snapshots): fixed ids keep app URLs stable across regenerations.
 # Snapshots (every seat's context at every step) are kept for the games meant for the Replay page;
@@ -59,12 +59,10 @@ def cmd_demo(args: argparse.Namespace) -> int:
         raise CliError(f"{args.arena_out} exists; pass --force to regenerate the demo arena run (or --skip-arena)")
     games = [] if args.arena_only else _demo_games(args, out)
     arena = None if args.skip_arena else demo_arena(Path(args.arena_out), args.force)
-    if arena is not None and not args.json:
-        print(f"arena: {arena['finished']}/{arena['scheduled']} games in {args.arena_out}", file=sys.stderr)
-    if args.json:
-        print_json({"out": str(out), "games": games, "arena": arena})
-    else:
-        print(f"{len(games)} demo games in {out}" + (f"; arena run in {args.arena_out}" if arena is not None else ""))
+    if arena is not None:
+        say(args, f"arena: {arena['finished']}/{arena['scheduled']} games in {args.arena_out}")
+    emit(args, {"out": str(out), "games": games, "arena": arena},
+         f"{len(games)} demo games in {out}" + (f"; arena run in {args.arena_out}" if arena is not None else ""))
     return 0 if arena is None or not arena["failures"] else 1
 
 
@@ -89,8 +87,7 @@ def _demo_games(args: argparse.Namespace, out: Path) -> list[dict[str, object]]:
             cfg.probes.enabled, cfg.probes.battery, cfg.probes.probes = True, battery, None
         res = asyncio.run(play_game(cfg, logs_dir=out, seed=seed, game_id=gid, snapshots=snapshots))
         games.append({"game_id": gid, "config": config, "seed": seed, "winner": res.winner, "rounds": res.rounds})
-        if not args.json:
-            print(f"{gid}: {res.winner} in {res.rounds} rounds", file=sys.stderr)
+        say(args, f"{gid}: {res.winner} in {res.rounds} rounds")
     return games
 
 
@@ -103,5 +100,5 @@ def register(sub: argparse._SubParsersAction) -> None:
     only.add_argument("--arena-only", action="store_true", help="regenerate only the arena run")
     only.add_argument("--skip-arena", action="store_true", help="regenerate only the demo games")
     p.add_argument("--force", action="store_true", help="replace existing demo games / arena run")
-    p.add_argument("--json", action="store_true", help='print {"out", "games": [...], "arena": {...} | null}')
+    add_json_flag(p, 'print {"out", "games": [...], "arena": {...} | null}')
     p.set_defaults(func=cmd_demo)

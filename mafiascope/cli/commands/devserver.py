@@ -6,7 +6,8 @@ import argparse
 import asyncio
 import sys
 
-from .. import CliError, print_json
+from .. import CliError, emit, say
+from ..options import add_json_flag
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -23,7 +24,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--hang-s", type=float, default=3600.0, help="how long a hang lasts")
     p.add_argument("--seed", type=int, default=0, help="seed of the fault schedule")
     p.add_argument("--require-key", default=None, help="answer 401 unless this bearer key is sent")
-    p.add_argument("--json", action="store_true", help="print one JSON object (url, settings) when ready")
+    add_json_flag(p, "print one JSON object (url, settings) when ready")
     p.set_defaults(func=_run)
 
 
@@ -47,18 +48,15 @@ def _run(args: argparse.Namespace) -> int:
             await server.start()
         except OSError as exc:
             raise CliError(f"cannot bind 127.0.0.1:{args.port}: {exc.strerror or exc}") from None
-        if args.json:
-            print_json({"base_url": server.base_url, "seed": args.seed, "faults": server.p,
-                        "latency_ms": args.latency_ms, "retry_after": args.retry_after})
-        else:
-            print(f"dev server on {server.base_url} (models: bot-<preset>, echo, parrot)", flush=True)
+        emit(args, {"base_url": server.base_url, "seed": args.seed, "faults": server.p,
+                    "latency_ms": args.latency_ms, "retry_after": args.retry_after},
+             f"dev server on {server.base_url} (models: bot-<preset>, echo, parrot)")
         sys.stdout.flush()
         try:
             await wait_for_stop_signal()
         finally:
             await server.stop()
-            if not args.json:
-                print(f"served: {server.stats.as_dict()}", file=sys.stderr)
+            say(args, f"served: {server.stats.as_dict()}")
 
     asyncio.run(main())
     return 0

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import sys
+from collections.abc import Iterator
 from typing import Any
 
-from .. import CliError, print_json
-from .run import CONFIG_HELP, add_preflight_option, check_backends
+from .. import CliError, emit, say
+from ..options import add_json_flag, add_preflight_option, add_progress_option
+from .run import CONFIG_HELP, check_backends
 
 
 def _err(fn: Any) -> Any:
@@ -53,11 +54,6 @@ def _pairs(values: list[str] | None, flag: str) -> dict[str, str]:
     return out
 
 
-def _say(args: argparse.Namespace, text: str) -> None:
-    if not getattr(args, "json", False):
-        print(text, file=sys.stderr)
-
-
 def _save_result(logs: str, prefix: str, res: dict[str, Any]) -> str:
     """Write an experiment/validation result under <logs>/experiments/ (the app lists them)."""
     import secrets
@@ -82,21 +78,18 @@ def cmd_fork(args: argparse.Namespace) -> int:
     parent = ParentGame.load(args.game, args.logs or "logs", need_snapshots=not args.tree)
     if args.list:
         points = [fp.as_dict() for fp in parent.fork_points()]
-        if args.json:
-            print_json({"game_id": parent.game_id, "path": str(parent.dir), "finished": parent.finished, "fork_points": points})
-        else:
-            print(f"game {parent.game_id}: {len(points)} fork points" + (" (last state.jsonl line torn)" if parent.torn_state else ""))
+        def points_text() -> Iterator[str]:
+            yield f"game {parent.game_id}: {len(points)} fork points" + (" (last state.jsonl line torn)" if parent.torn_state else "")
             for p in points:
                 who = f"{p['kind']} by {p['speaker']}" if p["speaker"] else p["phase"]
                 nxt = p["next_stage"] + (f" ({', '.join(p['remaining'][:3])}{'...' if len(p['remaining']) > 3 else ''})" if p["remaining"] else "")
-                print(f"  {p['step']:>6}  {who:<32} next: {nxt:<40} alive {p['alive']}")
+                yield f"  {p['step']:>6}  {who:<32} next: {nxt:<40} alive {p['alive']}"
+
+        emit(args, {"game_id": parent.game_id, "path": str(parent.dir), "finished": parent.finished, "fork_points": points}, points_text)
         return 0
     if args.tree:
         tree = branch_tree(args.logs or parent.dir.parent, parent.game_id)
-        if args.json:
-            print_json(tree)
-        else:
-            _print_tree(tree, 0)
+        emit(args, tree, lambda: _tree_lines(tree, 0))
         return 0
     if not args.at:
         raise CliError("--at R.S is required (or --list to see the fork points)")
@@ -110,36 +103,36 @@ def cmd_fork(args: argparse.Namespace) -> int:
         seat=args.seat, override_night=night, keep_seed=args.keep_seed, batch_seed=args.batch_seed, batch_id=args.batch_id,
     )  # fmt: skip
     backends = _backends([plan], args)
-    _say(args, f"fork batch {plan.batch_id}: {plan.n} branch(es) of {parent.game_id} from step {fmt_key(plan.base_key)} -> {plan.logs_dir}")
+    say(args, f"fork batch {plan.batch_id}: {plan.n} branch(es) of {parent.game_id} from step {fmt_key(plan.base_key)} -> {plan.logs_dir}")
 
     def tick(r: Any) -> None:
-        _say(args, f"  [{r.replica_idx}] {r.game_id}: " + (f"error: {r.error}" if r.error else f"{r.winner} in {r.rounds} rounds"))
+        say(args, f"  [{r.replica_idx}] {r.game_id}: " + (f"error: {r.error}" if r.error else f"{r.winner} in {r.rounds} rounds"))
 
     record = asyncio.run(run_fork_batch(plan, on_result=tick, backends=backends))
-    if args.json:
-        print_json(record)
-    else:
+    def text() -> Iterator[str]:
         s = record["summary"]
         wins = ", ".join(f"{k} {v['k']}/{v['n']} [{v['ci95'][0]:.2f}, {v['ci95'][1]:.2f}]" for k, v in s["winner"].items() if v["n"])
-        print(f"batch {record['fork_batch_id']}: {s['finished']}/{s['n']} finished; winners: {wins or '-'}; "
-              f"rounds mean {s['rounds'].get('mean', '-')}; failed {record['failed']}")  # fmt: skip
+        yield (f"batch {record['fork_batch_id']}: {s['finished']}/{s['n']} finished; winners: {wins or '-'}; "
+               f"rounds mean {s['rounds'].get('mean', '-')}; failed {record['failed']}")  # fmt: skip
         for r, dist in s["day_eliminated"].items():
-            print(f"  round {r} eliminated: " + ", ".join(f"{n} {v['k']}/{v['n']}" for n, v in dist.items()))
+            yield f"  round {r} eliminated: " + ", ".join(f"{n} {v['k']}/{v['n']}" for n, v in dist.items())
+
+    emit(args, record, text)
     return 1 if record["failed"] == record["n"] else 0
 
 
-def _print_tree(node: dict[str, Any], depth: int) -> None:
+def _tree_lines(node: dict[str, Any], depth: int) -> Iterator[str]:
     pad = "  " * depth
     if depth == 0:
-        print(node["game_id"])
+        yield node["game_id"]
     for b in node.get("batches", []):
         s = b["summary"]
         wins = ", ".join(f"{k} {v['k']}/{v['n']}" for k, v in s["winner"].items() if v["k"])
         iv = (b.get("intervention") or {}).get("type", "resample")
-        print(f"{pad}  ⑂ batch {b['fork_batch_id']} at {b['fork_point']} ({iv}): {wins or '-'}")
+        yield f"{pad}  ⑂ batch {b['fork_batch_id']} at {b['fork_point']} ({iv}): {wins or '-'}"
         for br in b["branches"]:
-            print(f"{pad}    {br['game_id']}: {br['winner']} in {br['rounds']} rounds")
-            _print_tree(br, depth + 2)
+            yield f"{pad}    {br['game_id']}: {br['winner']} in {br['rounds']} rounds"
+            yield from _tree_lines(br, depth + 2)
 
 
 # ----------------------------------------------------------------------------- experiments
@@ -161,27 +154,27 @@ def cmd_attribution(args: argparse.Namespace) -> int:
     if args.dry_run:
         out = {"experiment": "attribution", "dry_run": True, "parent_game_id": spec["parent"].game_id, "n_per_arm": args.n,
                "utterances": [f"{k[0]}.{k[1]}" for k in (i["key"] for i in spec["items"])], "estimate": spec["estimate"]}  # fmt: skip
-        if args.json:
-            print_json(out)
-        else:
-            e = spec["estimate"]
-            print(f"{e['forks']} forks; about {e['act']} seat calls and {e['probe']} probe calls (from the parent's own continuation)")
+        e = spec["estimate"]
+        emit(args, out, f"{e['forks']} forks; about {e['act']} seat calls and {e['probe']} probe calls (from the parent's own continuation)")
         return 0
     _backends([it[arm] for it in spec["items"] for arm in ("pre", "post")], args)
-    _say(args, f"attribution {spec['id']}: {len(spec['items'])} utterance(s) x 2 arms x {args.n} rerolls")
+    say(args, f"attribution {spec['id']}: {len(spec['items'])} utterance(s) x 2 arms x {args.n} rerolls")
     prog = ProgressLog(args.progress)
     prog.start(spec["estimate"]["forks"], experiment_id=spec["id"])
 
     def tick(r: Any) -> None:
         prog.unit(game_id=r.game_id, winner=r.winner, error=r.error)
-        _say(args, f"  {r.game_id}: {r.error or r.winner}")
+        say(args, f"  {r.game_id}: {r.error or r.winner}")
 
     res = asyncio.run(run_attribution(spec, on_result=tick))
     prog.done(res["path"])
-    if args.json:
-        print_json(res)
-        return 0
-    print(f"experiment {res['experiment_id']} -> {res['path']}")
+    emit(args, res, lambda: _attribution_text(res))
+    return 0
+
+
+def _attribution_text(res: dict[str, Any]) -> Iterator[str]:
+    yield f"experiment {res['experiment_id']} -> {res['path']}"
+
     def ci(x: Any) -> str:
         return f" [{x[0]:+.3f}, {x[1]:+.3f}]" if x else ""
 
@@ -195,13 +188,12 @@ def cmd_attribution(args: argparse.Namespace) -> int:
             line += (f"; P({res['target']} out) {t['pre']['k']}/{t['pre']['n']} -> {t['post']['k']}/{t['post']['n']}, "
                      f"POST-PRE {t['diff']}{ci(t['ci95'])} (Fisher p={t['fisher_p']})")
         sus = "; ".join(f"{p} {v:+.3f}{ci(d.get('suspicion_ci95', {}).get(p))}" for p, v in d["suspicion"].items() if v is not None)
-        print(line + f"; suspicion delta {sus or 'n/a'}")
-    return 0
+        yield line + f"; suspicion delta {sus or 'n/a'}"
 
 
 @_err
 def cmd_bifurcate(args: argparse.Namespace) -> int:
-    from ...replay.experiments import run_bifurcation
+    from ...replay.bifurcation import run_bifurcation
     from ...replay.progress import ProgressLog
 
     prog = ProgressLog(None if args.dry_run else args.progress)
@@ -209,30 +201,31 @@ def cmd_bifurcate(args: argparse.Namespace) -> int:
 
     def tick(v: dict[str, Any]) -> None:
         prog.unit(variant_idx=v["variant_idx"], game_id=v.get("fork_game_id"), winner=v.get("winner"), error=v.get("error"))
-        _say(args, f"  variant {v['variant_idx']} -> {v['target']}: {v['winner']}")
+        say(args, f"  variant {v['variant_idx']} -> {v['target']}: {v['winner']}")
 
     res = asyncio.run(run_bifurcation(args.game, args.at, args.seat, samples=args.samples, select=args.select,
                                       temperature=args.temperature, probes=args.probes, logs=args.logs, parallel=args.parallel,
                                       batch_seed=args.batch_seed, dry_run=args.dry_run, continuations=args.continuations,
                                       preflight=not args.no_preflight, on_result=tick))  # fmt: skip
     prog.done(res.get("path"))
-    if args.json:
-        print_json(res)
-        return 0
+    emit(args, res, lambda: _bifurcation_text(res))
+    return 0
+
+
+def _bifurcation_text(res: dict[str, Any]) -> Iterator[str]:
     if res.get("dry_run"):
         e = res["estimate"]
-        print(f"{e['samples']} samples, {e['continuations']} continuations; about {e['act_per_continuation']} seat calls per "
-              f"continuation (from the parent's own continuation)")  # fmt: skip
-        return 0
-    print(f"experiment {res['experiment_id']} -> {res['path']}: {len(res['variants'])} variants x "
-          f"{res['continuations_per_variant']} continuation(s); winners {res['winners']}")
+        yield (f"{e['samples']} samples, {e['continuations']} continuations; about {e['act_per_continuation']} seat calls per "
+               f"continuation (from the parent's own continuation)")  # fmt: skip
+        return
+    yield (f"experiment {res['experiment_id']} -> {res['path']}: {len(res['variants'])} variants x "
+           f"{res['continuations_per_variant']} continuation(s); winners {res['winners']}")
     if res.get("shortfall"):
-        print(f"  fewer variants than asked: {res['shortfall']}")
+        yield f"  fewer variants than asked: {res['shortfall']}"
     for v in res["variants"]:
         mw = v["mafia_wins"]
-        print(f"  [{v['variant_idx']:>2}] {v['source']:<8} {str(v['target']):<16} {str(v['winner']):<10} {v['rounds']}  "
-              f"Mafia won {mw['k']}/{mw['n']}  {v['text'][:60]!r}")
-    return 0
+        yield (f"  [{v['variant_idx']:>2}] {v['source']:<8} {str(v['target']):<16} {str(v['winner']):<10} {v['rounds']}  "
+               f"Mafia won {mw['k']}/{mw['n']}  {v['text'][:60]!r}")
 
 
 @_err
@@ -249,17 +242,18 @@ def cmd_validate_ab(args: argparse.Namespace) -> int:
                              id_prefix=args.id_prefix, on_result=lambda arm, o: prog.unit(arm=arm, winner=o.get("winner"))))  # fmt: skip
     res["path"] = _save_result(args.results or args.logs, "validate-ab", res)
     prog.done(res["path"])
-    if args.json:
-        print_json(res)
-        return 0
+    emit(args, res, lambda: _ab_text(res, args.games))
+    return 0
+
+
+def _ab_text(res: dict[str, Any], games: int) -> Iterator[str]:
     m = res["mafia_wins"]
-    print(f"Mafia wins: probed {m['probed']['k']}/{m['probed']['n']}, unprobed {m['unprobed']['k']}/{m['unprobed']['n']}; "
-          f"diff {m['diff']} 95% CI {m['ci95']}; Fisher p={m['fisher_p']}")  # fmt: skip
+    yield (f"Mafia wins: probed {m['probed']['k']}/{m['probed']['n']}, unprobed {m['unprobed']['k']}/{m['unprobed']['n']}; "
+           f"diff {m['diff']} 95% CI {m['ci95']}; Fisher p={m['fisher_p']}")  # fmt: skip
     for what in ("rounds", "messages"):
         r = res[what]
-        print(f"{what}: probed mean {r['probed']['mean']}, unprobed mean {r['unprobed']['mean']}; Mann-Whitney p={r['mann_whitney_p']}")
-    print(f"identical pairs (same winner and length): {res['identical_pairs']}/{args.games}; errors {len(res['errors'])}")
-    return 0
+        yield f"{what}: probed mean {r['probed']['mean']}, unprobed mean {r['unprobed']['mean']}; Mann-Whitney p={r['mann_whitney_p']}"
+    yield f"identical pairs (same winner and length): {res['identical_pairs']}/{games}; errors {len(res['errors'])}"
 
 
 @_err
@@ -276,24 +270,25 @@ def cmd_validate_repeat(args: argparse.Namespace) -> int:
 
     def tick(p: dict[str, Any]) -> None:
         prog.unit(game_id=p["game_id"], step=p["step"], disagreements=p["disagreements"], pairs=p["pairs"])
-        _say(args, f"  {p['game_id']} {p['step']}: {p['disagreements']}/{p['pairs']}")
+        say(args, f"  {p['game_id']} {p['step']}: {p['disagreements']}/{p['pairs']}")
 
     res = asyncio.run(run_repeat(args.logs, args.states, args.repeats, seed=args.seed, preflight=not args.no_preflight,
                                  on_state=tick))  # fmt: skip
     res["path"] = _save_result(args.results or args.logs, "validate-repeat", res)
     prog.done(res["path"])
-    if args.json:
-        print_json(res)
-        return 0
+    emit(args, res, lambda: _repeat_text(res))
+    return 0
+
+
+def _repeat_text(res: dict[str, Any]) -> Iterator[str]:
     o = res["overall"]
     ci = f" [95% CI {o['ci95'][0] * 100:.1f}-{o['ci95'][1] * 100:.1f}%, clustered by state]" if o.get("ci95") else ""
-    print(f"{o['disagreements']} disagreements in {o['pairs']} parsed answer pairs ({(o['p'] or 0) * 100:.1f}%){ci}; "
-          f"{o['unparsed_pairs']} pairs with an unparsed answer counted apart; {res['states']} states x {res['repeats']} repeats")
+    yield (f"{o['disagreements']} disagreements in {o['pairs']} parsed answer pairs ({(o['p'] or 0) * 100:.1f}%){ci}; "
+           f"{o['unparsed_pairs']} pairs with an unparsed answer counted apart; {res['states']} states x {res['repeats']} repeats")
     for bucket in ("per_probe", "per_phase"):
         for name, v in res[bucket].items():
             p = "  n/a" if v["p"] is None else f"{v['p'] * 100:5.1f}%"
-            print(f"  {bucket[4:]:<6} {name:<22} {v['disagreements']:>5}/{v['pairs']:<5} {p}  unparsed pairs {v['unparsed_pairs']}")
-    return 0
+            yield f"  {bucket[4:]:<6} {name:<22} {v['disagreements']:>5}/{v['pairs']:<5} {p}  unparsed pairs {v['unparsed_pairs']}"
 
 
 # ----------------------------------------------------------------------------- resume
@@ -310,7 +305,7 @@ def cmd_resume(args: argparse.Namespace) -> int:
         raise CliError(f"{root}: no such logs directory")
     notes = repair_staging(root)
     for n in notes:
-        _say(args, "repaired " + n)
+        say(args, "repaired " + n)
     cands = find_unfinished(root, min_idle=args.min_idle)
     todo = [c for c in cands if c.point is not None][: args.limit or None]
     skipped = [c for c in cands if c.point is None]
@@ -319,32 +314,25 @@ def cmd_resume(args: argparse.Namespace) -> int:
 
         for c in [c for c in skipped if c.empty]:
             safe_rmtree(root, c.game_dir)
-            _say(args, f"removed {c.game_dir} (never started)")
+            say(args, f"removed {c.game_dir} (never started)")
         skipped = [c for c in skipped if not c.empty]
     for c in skipped:
-        _say(args, f"skip {c.game_id}: {c.reason}")
+        say(args, f"skip {c.game_id}: {c.reason}")
     if not args.dry_run and todo:
         check_backends(_resumable_configs(todo), args)
     if args.dry_run:
         out = {"to_resume": [c.as_dict() for c in todo], "skipped": [c.as_dict() for c in skipped], "repaired": notes}
-        if args.json:
-            print_json(out)
-        else:
-            for c in todo:
-                print(f"would resume {c.game_id} from {c.as_dict()['resume_point']}")
+        emit(args, out, [f"would resume {c.game_id} from {c.as_dict()['resume_point']}" for c in todo])
         return 0
 
     def tick(r: dict[str, Any]) -> None:
-        _say(args, f"  {r['game_id']}: " + (f"error: {r['error']}" if r.get("error") else f"resumed from {r['resume_point']}: {r['winner']} in {r['rounds']} rounds"))
+        say(args, f"  {r['game_id']}: " + (f"error: {r['error']}" if r.get("error") else f"resumed from {r['resume_point']}: {r['winner']} in {r['rounds']} rounds"))
 
     results = asyncio.run(resume_all(todo, parallel=args.parallel, on_result=tick))
     failed = [r for r in results if r.get("error")]
     out = {"resumed": [r for r in results if not r.get("error")], "failed": failed, "skipped": [c.as_dict() for c in skipped],
            "repaired": notes}  # fmt: skip
-    if args.json:
-        print_json(out)
-    else:
-        print(f"resumed {len(out['resumed'])} game(s), {len(failed)} failed, {len(skipped)} skipped")
+    emit(args, out, f"resumed {len(out['resumed'])} game(s), {len(failed)} failed, {len(skipped)} skipped")
     return 1 if failed else 0
 
 
@@ -383,7 +371,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     f.add_argument("--logs", help="where branches are written (default: next to the parent) and games are looked up")
     f.add_argument("--list", action="store_true", help="print the fork points of the game and exit")
     f.add_argument("--tree", action="store_true", help="print the branch tree of the game with outcomes and exit")
-    f.add_argument("--json", action="store_true", help="print one JSON object")
+    add_json_flag(f)
     add_preflight_option(f)
     f.set_defaults(func=cmd_fork)
 
@@ -395,7 +383,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     r.add_argument("--limit", type=int, help="resume at most this many games")
     r.add_argument("--dry-run", action="store_true", help="list what would be resumed")
     r.add_argument("--drop-empty", action="store_true", help="delete game directories whose log has no complete setup record")
-    r.add_argument("--json", action="store_true", help="print one JSON object")
+    add_json_flag(r)
     add_preflight_option(r)
     r.set_defaults(func=cmd_resume)
 
@@ -412,8 +400,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     a.add_argument("--batch-seed", type=int, help="seed of the rerolls' seeds (default: random, recorded)")
     a.add_argument("--logs", help="where games are looked up and forks written (default: next to the parent)")
     a.add_argument("--dry-run", action="store_true", help="estimate the calls and stop")
-    a.add_argument("--progress", metavar="FILE", help="append JSONL progress events (start, one per finished fork, done) to FILE, for a watcher such as the app")
-    a.add_argument("--json", action="store_true", help="print one JSON object")
+    add_progress_option(a, "finished fork")
+    add_json_flag(a)
     add_preflight_option(a)
     a.set_defaults(func=cmd_attribution)
     b = rsub.add_parser("bifurcate", help="sample alternative utterances of one turn, pick a diverse set, continue each")
@@ -430,8 +418,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     b.add_argument("--batch-seed", type=int, help="seed of the samples and continuations (default: random, recorded)")
     b.add_argument("--logs", help="where games are looked up and forks written (default: next to the parent)")
     b.add_argument("--dry-run", action="store_true", help="estimate the calls and stop")
-    b.add_argument("--progress", metavar="FILE", help="append JSONL progress events (start, one per finished continuation, done) to FILE, for a watcher such as the app")
-    b.add_argument("--json", action="store_true", help="print one JSON object")
+    add_progress_option(b, "finished continuation")
+    add_json_flag(b)
     add_preflight_option(b)
     b.set_defaults(func=cmd_bifurcate)
     rp.set_defaults(func=lambda args: (rp.print_help(), 1)[1])
@@ -447,8 +435,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     ab.add_argument("--parallel", type=int, default=4, help="games in flight (default: %(default)s)")
     ab.add_argument("--id-prefix", default="ab", help="game ids are PREFIX-probed-NNNN / PREFIX-unprobed-NNNN (default: %(default)s)")
     ab.add_argument("--results", metavar="DIR", help="write the result JSON under DIR/experiments/ (default: --logs)")
-    ab.add_argument("--progress", metavar="FILE", help="append JSONL progress events (start, one per finished game, done) to FILE, for a watcher such as the app")
-    ab.add_argument("--json", action="store_true", help="print one JSON object")
+    add_progress_option(ab, "finished game")
+    add_json_flag(ab)
     add_preflight_option(ab)
     ab.set_defaults(func=cmd_validate_ab, probes_file=None)
     rep = vsub.add_parser("repeat", help="re-ask the probe battery at saved states and count disagreements")
@@ -457,8 +445,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     rep.add_argument("--repeats", type=int, default=5, help="repeats per state (default: %(default)s)")
     rep.add_argument("--seed", type=int, default=0, help="seed of the state draw and of the repeats (default: %(default)s)")
     rep.add_argument("--results", metavar="DIR", help="write the result JSON under DIR/experiments/ (default: LOGS)")
-    rep.add_argument("--progress", metavar="FILE", help="append JSONL progress events (start, one per re-asked state, done) to FILE, for a watcher such as the app")
-    rep.add_argument("--json", action="store_true", help="print one JSON object")
+    add_progress_option(rep, "re-asked state")
+    add_json_flag(rep)
     add_preflight_option(rep)
     rep.set_defaults(func=cmd_validate_repeat)
     v.set_defaults(func=lambda args: (v.print_help(), 1)[1])

@@ -6,12 +6,14 @@ import argparse
 import asyncio
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from ...config import ConfigError, GameConfig, load_game_config, shipped_config
 from ...logs import kinds as K
-from .. import CliError, print_json
+from .. import CliError, emit, say
+from ..options import add_fault_budget_option, add_json_flag, add_preflight_option
 
 DEFAULT_LOGS = "logs"
 CONFIG_HELP = ("game config YAML: a path, or a shipped config by name from any directory "
@@ -24,17 +26,9 @@ def add_game_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-probes", action="store_true", help="play without the probe battery")
     p.add_argument("--no-snapshots", action="store_true", help="do not write state.jsonl")
     p.add_argument("--probes-file", help="probe battery YAML to use instead of the config's")
-    p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
-    p.add_argument("--fault-budget", type=float, metavar="SHARE",
-                   help="a game whose seats fell back on more than this share of their moves (0..1) is recorded as "
-                        "invalid (default: the config's fault_budget, 0.2)")
+    add_json_flag(p, "print one JSON object instead of text")
+    add_fault_budget_option(p, "the config's fault_budget, 0.2")
     add_preflight_option(p)
-
-
-def add_preflight_option(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--no-preflight", action="store_true",
-                   help="skip the one cheap call per distinct backend that checks, before anything is written, that "
-                        "each backend answers (for offline or exotic setups)")
 
 
 def check_backends(config_or_specs: Any, args: argparse.Namespace) -> None:
@@ -165,13 +159,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise CliError(str(exc)) from None
     out = {"game_id": res.game_id, "path": res.path, "winner": res.winner, "rounds": res.rounds, "reason": res.reason,
            "faults": res.faults, "invalid": res.invalid, "invalid_reason": res.invalid_reason}  # fmt: skip
-    if args.json:
-        print_json(out)
-    else:
-        print(f"winner: {res.winner} ({res.reason}) after {res.rounds} rounds; faults: {res.faults}")
-        if res.invalid:
-            print(f"INVALID game (left out of analytics): {res.invalid_reason}")
-        print(res.path)
+    emit(args, out, [f"winner: {res.winner} ({res.reason}) after {res.rounds} rounds; faults: {res.faults}",
+                     *([f"INVALID game (left out of analytics): {res.invalid_reason}"] if res.invalid else []), res.path])
     return 1 if res.invalid else 0
 
 
@@ -188,8 +177,7 @@ def cmd_batch(args: argparse.Namespace) -> int:
 
     def tick(res: Any) -> None:
         done[0] += 1
-        if not args.json:
-            print(f"[{done[0]}/{args.n}] {res.game_id}: {res.winner} in {res.rounds} rounds", file=sys.stderr)
+        say(args, f"[{done[0]}/{args.n}] {res.game_id}: {res.winner} in {res.rounds} rounds")
 
     if args.resume and not args.id_prefix:
         raise CliError("--resume: a batch is resumed by its --id-prefix (its ledger is <logs>/.batches/<prefix>/)")
@@ -218,19 +206,20 @@ def cmd_batch(args: argparse.Namespace) -> int:
         raise CliError(str(exc)) from None
     summary = res.summary()
     summary["logs"] = str(Path(args.logs))
-    if args.json:
-        print_json(summary)
-    else:
-        print(f"{summary['games']} games in {summary['wall_s']} s ({summary['games_per_s']} games/s); winners: {summary['winners']}; "
-              f"errors: {summary['errors']}; invalid: {len(summary['invalid'])}")  # fmt: skip
-        for e in res.errors:
-            print(f"  game {e['index']} (seed {e['seed']}): {e['error']}")
-        for e in res.skipped:
-            print(f"  skipped {e['game_id']}: {e['reason']}")
-        for r in res.results:
-            if r.invalid:
-                print(f"  invalid {r.game_id}: {r.invalid_reason}")
+    emit(args, summary, lambda: _batch_text(summary, res))
     return 1 if (res.errors and not res.results) or res.skipped or summary["invalid"] else 0
+
+
+def _batch_text(summary: dict[str, Any], res: Any) -> Iterator[str]:
+    yield (f"{summary['games']} games in {summary['wall_s']} s ({summary['games_per_s']} games/s); winners: {summary['winners']}; "
+           f"errors: {summary['errors']}; invalid: {len(summary['invalid'])}")  # fmt: skip
+    for e in res.errors:
+        yield f"  game {e['index']} (seed {e['seed']}): {e['error']}"
+    for e in res.skipped:
+        yield f"  skipped {e['game_id']}: {e['reason']}"
+    for r in res.results:
+        if r.invalid:
+            yield f"  invalid {r.game_id}: {r.invalid_reason}"
 
 
 def _batch_dry_run(args: argparse.Namespace) -> int:
@@ -249,12 +238,9 @@ def _batch_dry_run(args: argparse.Namespace) -> int:
         est = estimate_config(cfg, args.n, probes=not args.no_probes)
     except ValueError as exc:
         raise CliError(str(exc)) from None
-    if args.json:
-        print_json(est)
-    else:
-        print(f"{est['games']} games: about {est['calls']:,} calls {est['calls_90']} ({est['act_calls']:,} acting, "
-              f"{est['probe_calls']:,} probe), {est['prompt_tokens']:,} prompt + {est['completion_tokens']:,} completion tokens; "
-              f"{est['paid_share']:.0%} of seats on non-bot backends [{est['source']}]")  # fmt: skip
+    emit(args, est, f"{est['games']} games: about {est['calls']:,} calls {est['calls_90']} ({est['act_calls']:,} acting, "
+                    f"{est['probe_calls']:,} probe), {est['prompt_tokens']:,} prompt + {est['completion_tokens']:,} completion tokens; "
+                    f"{est['paid_share']:.0%} of seats on non-bot backends [{est['source']}]")  # fmt: skip
     return 0
 
 

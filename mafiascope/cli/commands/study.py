@@ -10,10 +10,12 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from .. import CliError, print_json
+from .. import CliError, emit
+from ..options import add_json_flag
 
 
 def register(sub: Any) -> None:
@@ -23,7 +25,7 @@ def register(sub: Any) -> None:
     pl = ssub.add_parser("plan", help="the schedule and the estimate (calls, tokens, money, duration) before anything runs")
     pl.add_argument("spec", help="study spec YAML (configs/studies/*.yaml)")
     pl.add_argument("--schedule", action="store_true", help="also list every scheduled game (id, seed, seating) in the text output")
-    pl.add_argument("--json", action="store_true", help="print the plan as one JSON object")
+    add_json_flag(pl, "print the plan as one JSON object")
     pl.set_defaults(func=_plan)
 
     r = ssub.add_parser("run", help="preflight, then play (or continue) every scheduled game under the budget")
@@ -33,19 +35,19 @@ def register(sub: Any) -> None:
     r.add_argument("--address", default=None, help="Ray cluster address (default: the spec's, else a local Ray instance)")
     r.add_argument("--parallel", type=int, default=None, help="games in flight at once (default: the spec's executor.parallel)")
     r.add_argument("--limit", type=int, default=None, help="start at most this many games now (resume later)")
-    r.add_argument("--json", action="store_true", help="no progress bar; print the summary as one JSON object")
+    add_json_flag(r, "no progress bar; print the summary as one JSON object")
     r.set_defaults(func=_run)
 
     s = ssub.add_parser("status", help="ledger counts, spend, faults, invalid games, estimate vs actual")
     s.add_argument("spec", help="study spec YAML or study directory")
     s.add_argument("--dir", default=None, help="study directory when SPEC is a YAML with another out:")
-    s.add_argument("--json", action="store_true", help="print the status as one JSON object")
+    add_json_flag(s, "print the status as one JSON object")
     s.set_defaults(func=_status)
 
     rep = ssub.add_parser("report", help="outcomes per arm over finished games (invalid and failed games excluded)")
     rep.add_argument("spec", help="study spec YAML or study directory")
     rep.add_argument("--dir", default=None, help="study directory when SPEC is a YAML with another out:")
-    rep.add_argument("--json", action="store_true", help="print the report as one JSON object")
+    add_json_flag(rep, "print the report as one JSON object")
     rep.set_defaults(func=_report)
 
     c = ssub.add_parser("calibrate", help="measure the bundled estimate profiles from offline bot games")
@@ -53,7 +55,7 @@ def register(sub: Any) -> None:
     c.add_argument("--rules", default=",".join(("classic", "classic_sheriff", "sport", "open_table", "imbalanced")),
                    help="comma-separated rule sets to measure (default: all five); other profiles in --out are kept")
     c.add_argument("--out", default=None, help="where to write the profiles (default: mafiascope/study/defaults.json)")
-    c.add_argument("--json", action="store_true", help="print the profiles as one JSON object")
+    add_json_flag(c, "print the profiles as one JSON object")
     c.set_defaults(func=_calibrate)
     p.set_defaults(func=lambda a: (p.print_help(), 1)[1])
 
@@ -80,25 +82,26 @@ def _plan(args: argparse.Namespace) -> int:
         plan = plan_study(spec)
     except (StudyError, ValueError) as exc:
         raise CliError(str(exc)) from None
-    if args.json:
-        print_json(plan)
-        return 0
-    est = plan["estimate"]
-    print(f"study {plan['study']}: {plan['games']} games in {len(plan['arms'])} arms (spec {plan['spec_hash'][:12]})")
-    for name, a in est["arms"].items():
-        print(f"  {name:<20} {a['games']:>5} games  {a['calls']:>9,} calls {a['calls_90']}  "
-              f"{a['prompt_tokens']:>12,} + {a['completion_tokens']:>10,} tokens  money {_money(a['money'])} {a['money_90']}  "
-              f"~{a['duration_s']:.0f} s  [{a['source']}]")  # fmt: skip
-    t = est["total"]
-    print(f"  {'total':<20} {t['games']:>5} games  {t['calls']:>9,} calls {t['calls_90']}  "
-          f"{t['prompt_tokens']:>12,} + {t['completion_tokens']:>10,} tokens  money {_money(t['money'])} {t['money_90']}  "
-          f"~{t['duration_s']:.0f} s {t['duration_s_90']}")  # fmt: skip
-    print(f"budget: {plan['budget']}; executor: {plan['executor']['kind']} x{plan['executor']['parallel']}")
-    print(f"uncertainty: {est['uncertainty']}")
-    if args.schedule:
-        for g in plan["schedule"]:
-            print(f"  {g['game_id']}  seed {g['seed']}  " + ", ".join(str(s['backend']) + (f"={s['role']}" if s['role'] else "") for s in g["seats"]))
+    emit(args, plan, lambda: _plan_text(plan, args.schedule))
     return 0
+
+
+def _plan_text(plan: dict[str, Any], schedule: bool) -> Iterator[str]:
+    est = plan["estimate"]
+    yield f"study {plan['study']}: {plan['games']} games in {len(plan['arms'])} arms (spec {plan['spec_hash'][:12]})"
+    for name, a in est["arms"].items():
+        yield (f"  {name:<20} {a['games']:>5} games  {a['calls']:>9,} calls {a['calls_90']}  "
+               f"{a['prompt_tokens']:>12,} + {a['completion_tokens']:>10,} tokens  money {_money(a['money'])} {a['money_90']}  "
+               f"~{a['duration_s']:.0f} s  [{a['source']}]")  # fmt: skip
+    t = est["total"]
+    yield (f"  {'total':<20} {t['games']:>5} games  {t['calls']:>9,} calls {t['calls_90']}  "
+           f"{t['prompt_tokens']:>12,} + {t['completion_tokens']:>10,} tokens  money {_money(t['money'])} {t['money_90']}  "
+           f"~{t['duration_s']:.0f} s {t['duration_s_90']}")  # fmt: skip
+    yield f"budget: {plan['budget']}; executor: {plan['executor']['kind']} x{plan['executor']['parallel']}"
+    yield f"uncertainty: {est['uncertainty']}"
+    if schedule:
+        for g in plan["schedule"]:
+            yield f"  {g['game_id']}  seed {g['seed']}  " + ", ".join(str(s['backend']) + (f"={s['role']}" if s['role'] else "") for s in g["seats"])
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -114,18 +117,19 @@ def _run(args: argparse.Namespace) -> int:
                             limit=args.limit, quiet=args.json)  # fmt: skip
     except StudyError as exc:
         raise CliError(str(exc)) from None
-    if args.json:
-        print_json(summary)
-    else:
-        c = summary["counts"]
-        print(f"{c['finished']} finished, {c['invalid']} invalid, {c['failed']} failed, {c['pending']} pending of "
-              f"{summary['scheduled']} in {summary['dir']} ({summary['played_now']} now, {summary['seconds_now']} s); "
-              f"spend {_money(summary['spend']['money'])}")  # fmt: skip
-        if summary["stopped"]:
-            print(f"stopped: {summary['stopped']}")
-        for f in summary["failed"]:
-            print(f"  failed {f['game_id']}: {f['error']}")
+    emit(args, summary, lambda: _run_text(summary))
     return 1 if summary["counts"]["failed"] else 0
+
+
+def _run_text(summary: dict[str, Any]) -> Iterator[str]:
+    c = summary["counts"]
+    yield (f"{c['finished']} finished, {c['invalid']} invalid, {c['failed']} failed, {c['pending']} pending of "
+           f"{summary['scheduled']} in {summary['dir']} ({summary['played_now']} now, {summary['seconds_now']} s); "
+           f"spend {_money(summary['spend']['money'])}")  # fmt: skip
+    if summary["stopped"]:
+        yield f"stopped: {summary['stopped']}"
+    for f in summary["failed"]:
+        yield f"  failed {f['game_id']}: {f['error']}"
 
 
 def _load_ran(args: argparse.Namespace) -> tuple[Any, Path]:
@@ -141,30 +145,31 @@ def _status(args: argparse.Namespace) -> int:
 
     spec, study_dir = _load_ran(args)
     st = study_status(spec, study_dir)
-    if args.json:
-        print_json(st)
-        return 0
+    emit(args, st, lambda: _status_text(st))
+    return 0
+
+
+def _status_text(st: dict[str, Any]) -> Iterator[str]:
     c = st["counts"]
-    print(f"study {st['study']} in {st['dir']}: " + ", ".join(f"{k} {v}" for k, v in c.items()) + f" of {st['scheduled']}")
+    yield f"study {st['study']} in {st['dir']}: " + ", ".join(f"{k} {v}" for k, v in c.items()) + f" of {st['scheduled']}"
     for name, a in st["arms"].items():
-        print(f"  {name:<20} finished {a['finished']}, invalid {a['invalid']}, failed {a['failed']}, pending {a['pending']}, "
-              f"running {a['running']}; spend {_money(a['money'])}, {a['calls']} calls")  # fmt: skip
-    print(f"spend: {_money(st['spend']['money'])} ({st['spend']['calls']} calls, {st['spend']['prompt_tokens']:,} + "
-          f"{st['spend']['completion_tokens']:,} tokens); faults {st['faults']}")  # fmt: skip
+        yield (f"  {name:<20} finished {a['finished']}, invalid {a['invalid']}, failed {a['failed']}, pending {a['pending']}, "
+               f"running {a['running']}; spend {_money(a['money'])}, {a['calls']} calls")  # fmt: skip
+    yield (f"spend: {_money(st['spend']['money'])} ({st['spend']['calls']} calls, {st['spend']['prompt_tokens']:,} + "
+           f"{st['spend']['completion_tokens']:,} tokens); faults {st['faults']}")  # fmt: skip
     vs = st["estimate_vs_actual"]
     if vs:
-        print(f"estimate vs actual over {vs['games']} settled games: " + "; ".join(
+        yield (f"estimate vs actual over {vs['games']} settled games: " + "; ".join(
             f"{k} {vs['planned'][k]:,.4g} planned, {vs['actual'][k]:,.4g} actual"
             + (f" ({vs['error'][k]:+.1%})" if vs["error"][k] is not None else "") for k in vs["planned"]))  # fmt: skip
     for row in st["invalid"]:
-        print(f"  invalid {row['game_id']}: {row['reason']}")
+        yield f"  invalid {row['game_id']}: {row['reason']}"
     for row in st["failed"]:
-        print(f"  failed {row['game_id']}: {row['error']}")
+        yield f"  failed {row['game_id']}: {row['error']}"
     if st["runners_alive"]:
-        print(f"running now: {', '.join(st['runners_alive'])}")
+        yield f"running now: {', '.join(st['runners_alive'])}"
     if st["last_stop"]:
-        print(f"last stop: {st['last_stop']}")
-    return 0
+        yield f"last stop: {st['last_stop']}"
 
 
 def _report(args: argparse.Namespace) -> int:
@@ -172,16 +177,17 @@ def _report(args: argparse.Namespace) -> int:
 
     spec, study_dir = _load_ran(args)
     rep = study_report(spec, study_dir)
-    if args.json:
-        print_json(rep)
-        return 0
-    print(f"study {rep['study']}: outcomes over finished games (invalid and failed excluded); games in {rep['games_dir']}")
-    for name, a in rep["arms"].items():
-        print(f"  {name:<20} {a['finished']}/{a['scheduled']} finished ({a['invalid']} invalid, {a['failed']} failed); "
-              f"Mafia won {a['mafia_wins']} ({a['mafia_win_rate']}, CI95 {a['mafia_win_ci95']}); mean rounds {a['mean_rounds']}; "
-              f"spend {_money(a['money'])}")  # fmt: skip
-    print(f"analyse the games: mafiascope analyze {rep['games_dir']}")
+    emit(args, rep, lambda: _report_text(rep))
     return 0
+
+
+def _report_text(rep: dict[str, Any]) -> Iterator[str]:
+    yield f"study {rep['study']}: outcomes over finished games (invalid and failed excluded); games in {rep['games_dir']}"
+    for name, a in rep["arms"].items():
+        yield (f"  {name:<20} {a['finished']}/{a['scheduled']} finished ({a['invalid']} invalid, {a['failed']} failed); "
+               f"Mafia won {a['mafia_wins']} ({a['mafia_win_rate']}, CI95 {a['mafia_win_ci95']}); mean rounds {a['mean_rounds']}; "
+               f"spend {_money(a['money'])}")  # fmt: skip
+    yield f"analyse the games: mafiascope analyze {rep['games_dir']}"
 
 
 def _calibrate(args: argparse.Namespace) -> int:
@@ -199,8 +205,5 @@ def _calibrate(args: argparse.Namespace) -> int:
     if bad or not names:
         raise CliError(f"--rules: unknown rule set {bad[0] if bad else '(none)'!r}; choose from classic, classic_sheriff, sport, open_table, imbalanced")
     data = calibrate(args.games, out, rule_sets=tuple(names))
-    if args.json:
-        print_json(data)
-    else:
-        print(f"measured {len(names) * 2} profiles ({args.games} games each); {out} holds {len(data['profiles'])}")
+    emit(args, data, f"measured {len(names) * 2} profiles ({args.games} games each); {out} holds {len(data['profiles'])}")
     return 0

@@ -9,9 +9,12 @@ step the reply opened, if any. The runner is the same loop for every family.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from collections.abc import Callable
 from typing import Any, Protocol
 
+from ...logs.schema import GameOver, Utterance
 from ..markers import Markers
+from ..records import event
 from ..state import GameState
 
 
@@ -77,10 +80,10 @@ class Phases(Protocol):
 
 
 def utterance_event(state: GameState, ask: Ask, reply: Reply) -> dict[str, Any]:
-    """The event dict for a seat's reply; occupies the next msg_seq of the round."""
+    """The event (a schema Utterance) for a seat's reply; occupies the next msg_seq of the round."""
     state.msg_seq += 1
     seat = state.seat(ask.seat)
-    ev: dict[str, Any] = {
+    fields: dict[str, Any] = {
         "kind": ask.kind,
         "round": state.round,
         "msg_seq": state.msg_seq,
@@ -91,17 +94,17 @@ def utterance_event(state: GameState, ask: Ask, reply: Reply) -> dict[str, Any]:
         "visible_to": ask.visible_to,
     }
     if ask.action:
-        ev.update(action=ask.action, target=reply.target, target_valid=reply.target_valid, parse_note=reply.parse_note)
+        fields.update(action=ask.action, target=reply.target, target_valid=reply.target_valid, parse_note=reply.parse_note)
     if reply.targets is not None:
-        ev["targets"] = reply.targets
+        fields["targets"] = reply.targets
     if reply.fault:
-        ev["fault"] = reply.fault
+        fields["fault"] = reply.fault
     if reply.retried_faults:
-        ev["retried_faults"] = reply.retried_faults
+        fields["retried_faults"] = reply.retried_faults
     if reply.reask:
-        ev["reask"] = True
-        ev["first_reply"] = reply.first_reply
-    return ev
+        fields["reask"] = True
+        fields["first_reply"] = reply.first_reply
+    return event(Utterance, state.game_id, **fields)
 
 
 def win_check(state: GameState) -> tuple[str, str] | None:
@@ -120,13 +123,29 @@ def game_over_event(state: GameState, winner: str, reason: str) -> dict[str, Any
     state.winner, state.reason = winner, reason
     state.pending.stage = "game_over"
     state.pending.remaining = []
-    return {
-        "kind": "game_over",
-        "round": state.round,
-        "winner": winner,
-        "reason": reason,
-        "roles": {s.name: s.role for s in state.seats},
-    }
+    return event(GameOver, state.game_id, round=state.round, winner=winner, reason=reason,
+                 roles={s.name: s.role for s in state.seats})
+
+
+def game_over(state: GameState, winner: str, reason: str) -> Outcome:
+    """The game ends: its game_over event, no probe step, no snapshot."""
+    return Outcome([game_over_event(state, winner, reason)], None, snapshot=False)
+
+
+def round_end(state: GameState, next_round: Callable[[GameState, int], object],
+              end: Callable[[GameState, str, str], Outcome] = game_over) -> Outcome:
+    """The end of a round, for every rule family: the seats are probed at the round-end step
+    (``public_msg_seq`` -1); at the round cap the game is a draw (``end``: the family's game over),
+    else ``next_round(state, round + 1)`` starts the next round."""
+    rnd = state.round
+    state.phase = "round_end"
+    probe = ProbeStep(rnd, -1, "round_end", state.alive_names())
+    if rnd >= state.rules.max_rounds:
+        out = end(state, "Draw", "round_cap")
+        out.probe = probe
+        return out
+    next_round(state, rnd + 1)
+    return Outcome([], probe)
 
 
 def plurality(votes: list[str]) -> tuple[list[str], int]:

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from ...logs.schema import DayEliminate, NightAnalysis, NightKill, NightNoKill, NightSave, NoElimination, SheriffResult, VoteTally
 from .. import prompts
 from ..markers import PROTOCOL_MARKERS, Markers
+from ..records import event
 from ..state import GameState
-from .base import Ask, Outcome, ProbeStep, Reply, Resolve, game_over_event, plurality, utterance_event, win_check
+from .base import Ask, Outcome, ProbeStep, Reply, Resolve, game_over_event, plurality, round_end, utterance_event, win_check
 
 NIGHT_ORDER = ("night_mafia", "night_doctor", "night_sheriff")
 NIGHT_ROLES = {"night_mafia": ("Mafia", "Don"), "night_doctor": ("Doctor",), "night_sheriff": ("Sheriff",)}
@@ -103,16 +105,8 @@ class ClassicPhases:
                 else:
                     verdict = "Mafia" if state.seat(reply.target).is_mafia else "Not Mafia"
                     state.sheriff_checks.setdefault(ask.seat, {})[reply.target] = verdict
-                    events.append(
-                        {
-                            "kind": "night_sheriff_result",
-                            "round": state.round,
-                            "sheriff": ask.seat,
-                            "checked": reply.target,
-                            "result": verdict,
-                            "visible_to": [ask.seat],
-                        }
-                    )
+                    events.append(event(SheriffResult, state.game_id, round=state.round, sheriff=ask.seat,
+                                        checked=reply.target, result=verdict, visible_to=[ask.seat]))  # fmt: skip
             probe = ProbeStep(state.round, state.msg_seq, "night", [ask.seat], speaker=ask.seat)
             if not pend.remaining:
                 self._enter_night_stage(state, NIGHT_ORDER.index(st) + 1)
@@ -150,13 +144,13 @@ class ClassicPhases:
             victim = top[0] if state.rules.mafia_kill_tie == "first_listed" or len(top) == 1 else state.engine_choice(top)
         if victim and victim != pend.protected:
             state.seat(victim).alive = False
-            events.append({"kind": "night_kill", "round": state.round, "victim": victim})
+            events.append(event(NightKill, state.game_id, round=state.round, victim=victim))
             result = p.kill_result.format(victim=victim)
         elif victim:
-            events.append({"kind": "night_save", "round": state.round, "saved": victim})
+            events.append(event(NightSave, state.game_id, round=state.round, saved=victim))
             result = p.save_result.format(saved=victim)
         else:
-            events.append({"kind": "night_no_kill", "round": state.round, "reason": "no_target"})
+            events.append(event(NightNoKill, state.game_id, round=state.round, reason="no_target"))
             result = p.no_kill_result
         state.night_result = result
         won = win_check(state)
@@ -165,7 +159,7 @@ class ClassicPhases:
             return Outcome(events, None, snapshot=False)
         state.msg_seq += 1
         state.phase = "night_analysis"
-        events.append({"kind": "night_analysis", "round": state.round, "msg_seq": state.msg_seq, "night_result": result})
+        events.append(event(NightAnalysis, state.game_id, round=state.round, msg_seq=state.msg_seq, night_result=result))
         self._begin_day(state)
         return Outcome(events, ProbeStep(state.round, state.msg_seq, "night_analysis", state.alive_names()))
 
@@ -176,29 +170,21 @@ class ClassicPhases:
         for t in votes.values():
             tally[t] = tally.get(t, 0) + 1
         events: list[dict[str, Any]] = [
-            {"kind": "vote_tally", "round": state.round, "tally": tally, "votes": votes, "invalid": dict(pend.invalid)}
+            event(VoteTally, state.game_id, round=state.round, tally=tally, votes=votes, invalid=dict(pend.invalid))
         ]
         top, count = plurality(list(votes.values()))
         out = None
         if not top:
-            events.append({"kind": "no_elimination", "round": state.round, "reason": "no_valid_votes"})
+            events.append(event(NoElimination, state.game_id, round=state.round, reason="no_valid_votes"))
         elif len(top) > 1 and state.rules.tie_rule == "no_elimination":
-            events.append({"kind": "no_elimination", "round": state.round, "reason": "tie", "tied": top})
+            events.append(event(NoElimination, state.game_id, round=state.round, reason="tie", tied=top))
         else:
             out = top[0] if len(top) == 1 else state.engine_choice(top)
         if out:
             seat = state.seat(out)
             seat.alive = False
-            events.append(
-                {
-                    "kind": "day_eliminate",
-                    "round": state.round,
-                    "eliminated": out,
-                    "role": seat.role,
-                    "votes": count,
-                    "revealed": state.rules.reveal_role_on_elimination,
-                }
-            )
+            events.append(event(DayEliminate, state.game_id, round=state.round, eliminated=out, role=seat.role, votes=count,
+                                revealed=state.rules.reveal_role_on_elimination))  # fmt: skip
         pend.votes, pend.invalid = {}, {}
         won = win_check(state)
         if won:
@@ -208,10 +194,4 @@ class ClassicPhases:
         return Outcome(events, None, snapshot=False)
 
     def _round_end(self, state: GameState) -> Outcome:
-        rnd = state.round
-        state.phase = "round_end"
-        probe = ProbeStep(rnd, -1, "round_end", state.alive_names())
-        if rnd >= state.rules.max_rounds:
-            return Outcome([game_over_event(state, "Draw", "round_cap")], probe, snapshot=False)
-        self._begin_night(state, rnd + 1)
-        return Outcome([], probe)
+        return round_end(state, self._begin_night)

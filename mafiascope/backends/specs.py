@@ -1,0 +1,110 @@
+"""Backend specs: the validated form of a YAML ``backends:`` entry, one pydantic model per
+``type`` (a discriminated union), so an error names the backend, the type and the field, e.g.
+``backends.gpt.openai.temperature: Input should be less than or equal to 2``.
+
+Pure data: a game config holds these (config.py) and the registry builds instances from them
+(registry.py), so the config layer needs no backend code.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
+
+class _Spec(BaseModel):
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)  # .nan / .inf in YAML are errors
+
+
+class BotSpec(_Spec):
+    type: Literal["bot"] = "bot"
+    preset: str = "balanced"
+    model: str | None = None  # label shown in logs; defaults to "bot-<preset>"
+
+
+class _Limited(_Spec):
+    max_concurrency: int | None = Field(None, ge=1, le=1024, description="calls in flight at once, across all games of the process; default: sized from the running games' seats and probe batteries")
+    rpm: float | None = Field(None, gt=0, description="at most this many call starts per minute (process-wide)")
+    burst: int = Field(1, ge=1, description="calls allowed back-to-back before rpm spacing applies")
+    label: str | None = Field(None, description="label recorded in setup.players[].model (default: model)")
+
+
+class OpenAISpec(_Limited):
+    type: Literal["openai"] = "openai"
+    model: str = Field(min_length=1)
+    base_url: str = "https://api.openai.com/v1"
+    api_key: str | None = Field(None, description='"${ENV_VAR}" (resolved by the installed key resolver: the environment, under the key policy, docs/security.md); omit for keyless local servers')
+    temperature: float | None = Field(None, ge=0, le=2)
+    top_p: float | None = Field(None, gt=0, le=1)
+    max_tokens: int | None = Field(None, ge=1, description="overrides the engine's per-call max_tokens when set")
+    max_tokens_field: Literal["max_tokens", "max_completion_tokens"] = "max_tokens"
+    reasoning_effort: str | None = None
+    extra_body: dict[str, Any] | None = None
+    send_seed: bool = True  # forward CompletionRequest.seed as the API's `seed`
+    seed_modulo: int | None = Field(None, ge=2, description="reduce seeds for servers with narrow seed types, e.g. 4294967296")
+    timeout: float = Field(60.0, gt=0, description="seconds per HTTP attempt")
+    max_retries: int = Field(2, ge=0, le=10)
+    backoff_base: float = Field(0.5, ge=0)
+    backoff_max: float = Field(8.0, ge=0)
+    max_retry_after: float = Field(120.0, ge=0)
+
+    @field_validator("base_url")
+    @classmethod
+    def _url(cls, v: str) -> str:
+        if not v.startswith(("http://", "https://")):
+            raise ValueError("base_url must start with http:// or https://")
+        return v
+
+
+class BusSpec(_Limited):
+    type: Literal["bus"] = "bus"
+    model: str = Field(min_length=1, description="routing key a worker serves (worker --serve-as)")
+    hub: str | None = Field(None, description="hub URL; default $MAFIASCOPE_BUS_URL or http://127.0.0.1:8765")
+    token: str | None = Field("${MAFIASCOPE_BUS_TOKEN}", description='bearer token, usually "${ENV_VAR}"')
+    timeout: float = Field(300.0, gt=0, le=3600, description="seconds one worker may hold a job before it is re-queued")
+    requeue: int = Field(1, ge=0, le=5, description="re-dispatches after a worker timeout before the call fails")
+    wait_for_worker: float = Field(30.0, ge=0, le=3600, description="seconds a job may wait for a live worker")
+
+
+class HumanSpec(_Spec):
+    type: Literal["human"] = "human"
+    mode: Literal["file", "stdin"] = "file"
+    timeout_s: float | None = Field(None, gt=0, description="seconds to wait for a move; None = forever")
+    logs_dir: str | None = Field(None, description="where the pending/reply files live; default: the game's logs dir")
+    label: str | None = "human"
+
+
+BackendSpec = Annotated[Union[BotSpec, OpenAISpec, BusSpec, HumanSpec], Field(discriminator="type")]
+_SPEC_ADAPTER: TypeAdapter[Any] = TypeAdapter(BackendSpec)
+
+
+def parse_backend_spec(name: str, raw: Any) -> Any:
+    """Validate one ``backends:`` entry; ValueError messages name the backend and field."""
+    if isinstance(raw, BaseModel):
+        return raw
+    if not isinstance(raw, dict):
+        raise ValueError(f"backend {name!r}: expected a mapping with a 'type' field, got {type(raw).__name__}")
+    try:
+        return _SPEC_ADAPTER.validate_python(raw)
+    except ValidationError as exc:
+        lines = []
+        for err in exc.errors():
+            loc = [str(p) for p in err["loc"]]
+            if loc and loc[0] in ("bot", "openai", "bus", "human"):
+                loc = loc[1:]
+            where = ".".join(loc) or "type"
+            lines.append(f"backend {name!r} ({raw.get('type', '?')}): field {where!r}: {err['msg']}")
+        raise ValueError("\n".join(lines)) from None
+
+
+def parse_backend_specs(raw: dict[str, Any]) -> dict[str, Any]:
+    """Validate a whole ``backends:`` mapping, collecting every error."""
+    out, errors = {}, []
+    for name, entry in (raw or {}).items():
+        try:
+            out[name] = parse_backend_spec(str(name), entry)
+        except ValueError as exc:
+            errors.append(str(exc))
+    if errors:
+        raise ValueError("\n".join(errors))
+    return out
