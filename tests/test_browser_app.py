@@ -278,9 +278,11 @@ def test_play_a_human_seat_live(browser, server):
     page.goto(f"{server}/live?mode=launch")
     _settle(page)
     page.get_by_role("combobox", name="Take a seat yourself").click()
-    page.get_by_role("option", name="seat 1").click()
+    page.get_by_role("option", name="(seat 1 at the table)").click()  # the first to speak: the engine waits on it at once
     page.get_by_role("button", name="Launch game").click()
-    page.get_by_text("Your move as").wait_for(timeout=60000)
+    # the engine waits for this seat's intro without writing to the log: the page must notice the open move itself
+    # (it once stayed on "Waiting for your turn" until a manual reload)
+    page.get_by_text("Your move as").wait_for(timeout=20000)
     _settle(page)
     _no_exception(page)
     assert "Spoiler-free" in page.inner_text("body")
