@@ -14,8 +14,8 @@ from . import analysis as A
 from . import bridge
 from .analysis_view import ci_text
 from .data import models_of
-from .text import md_escape
-from .widgets import download_chart, download_csv
+from .text import md_escape, plural
+from .widgets import dashes, download_chart, download_csv
 
 
 def _pct(x: Any) -> str:
@@ -97,7 +97,7 @@ def f3_f4(rep: dict[str, Any]) -> None:
                 rows.append({"voters": side, "measure": metric, "k": r.get("k"), "n": r.get("n"),
                              "rate": ci_text(r.get("rate"), r.get("ci95"), "{:.2f}"), "chance": r.get("chance")})
     t4 = pd.DataFrame(rows)
-    st.dataframe(t4, hide_index=True, width="stretch")
+    st.dataframe(dashes(t4, 2), hide_index=True, width="stretch")
     download_csv(t4, "f4_summary", key="dl_f4")
 
 
@@ -128,7 +128,7 @@ def compare_view(dirs: tuple[str, ...]) -> None:
     a = c1.selectbox("Model A", models, index=0, key="db_cmp_a")
     b = c2.selectbox("Model B", [m for m in models if m != a], index=0, key="db_cmp_b")
     res = A.compare(dirs, a, b)
-    st.caption(f"{res['games_shared']} games seat both · {res['seats_a']} seats of A, {res['seats_b']} of B. Each row belongs to "
+    st.caption(f"{plural(res['games_shared'], 'game')} seat{'s' if res['games_shared'] == 1 else ''} both · {plural(res['seats_a'], 'seat')} of A, {res['seats_b']:,} of B. Each row belongs to "
                "the seat that produced it; intervals resample whole games (paired where both sat); p: two-sided bootstrap, "
                "Holm-adjusted over the metrics.")
     df = F.comparison_frame([res])

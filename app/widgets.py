@@ -157,6 +157,18 @@ def game_header(gm: GameModel, *, title: str) -> None:
                    + md_escape(str(row.get("invalid_reason") or "")), icon=":material/report:")
 
 
+def dashes(df: pd.DataFrame, decimals: int = 3) -> pd.DataFrame:
+    """``df`` for display with a missing cell shown as ``—`` (st.dataframe draws None/NaN as the word "None").
+
+    A column with gaps becomes text (a float rounded to ``decimals``); columns without gaps are kept as they are."""
+    out = df.copy()
+    for c in out.columns:
+        miss = out[c].isna()
+        if miss.any():
+            out[c] = ["—" if m else (f"{v:.{decimals}f}" if isinstance(v, float) else str(v)) for v, m in zip(out[c], miss)]
+    return out
+
+
 def download_csv(df: pd.DataFrame, name: str, key: str, label: str = "⬇ CSV") -> None:
     st.download_button(label, lambda: df.to_csv(index=False).encode("utf-8"), file_name=f"{name}.csv", mime="text/csv",
                        key=key, help="Download this table as CSV", on_click="ignore")

@@ -246,3 +246,16 @@ def test_outcome_rows_inherited_from_the_parent_are_marked(logs):
             "day_eliminated": {"1": {"B": {"k": 1, "n": 2, "p": 0.5, "ci95": [0.1, 0.9]}}}}  # fmt: skip
     rows = V.outcome_rows(summ, {"night_killed": {"1": "A"}, "day_eliminated": {}})
     assert [(o["player"], o["before the fork"]) for o in rows] == [("A", "inherited"), ("B", "")]
+
+
+def test_outcome_chart_has_the_parent_as_a_bar_and_no_empty_fork_column():
+    """The parent's own result was only text under the chart; a fork before any elimination showed an empty
+    "before the fork" column."""
+    tree = {"game_id": "g", "batches": [_batch("resample01", [1, 5], None, {"Mafia": 3, "Villagers": 1})]}
+    rows = V._batches(tree)
+    data = next(iter(V.outcome_chart(rows, "Villagers").to_dict()["datasets"].values()))
+    assert data[0]["batch"] == V.PARENT_LABEL and data[0]["winner"] == "Villagers"
+    assert [d["batch"] for d in data[1:]] == ["R1.5 · resample · n=4 (resamp)"] * 2
+    assert V.outcome_chart(rows)  # no parent result (unfinished parent): the batches alone
+    outs = V.outcome_rows(rows[0]["summary"], {})
+    assert outs and all("before the fork" not in o for o in outs)
