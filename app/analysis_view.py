@@ -9,6 +9,7 @@ import streamlit as st
 
 
 from . import charts, widgets
+from .palette import HEAT_HIGH, HEAT_LOW, ink_on, lerp_hex
 from .text import plural
 
 
@@ -122,3 +123,10 @@ def no_episodes_reason(res: dict[str, Any], games: int) -> str:
         why = f"{plural(pos, 'comparison')} in {where} {'has' if pos == 1 else 'have'} D > 0 but none became a candidate"
     return (f"No collective suspicion shift: {why}. Add games with suspicion_ranking probes to the selection "
             "(sidebar: Corpora, Search games, Filters).")
+
+
+def with_cell_colours(mat: pd.DataFrame, value: str) -> pd.DataFrame:
+    """A heatmap table with each cell's ``fill`` (light to dark orange by ``value``) and the ``ink`` readable on it."""
+    top = float(mat[value].max()) if len(mat) else 0.0
+    fills = [lerp_hex(HEAT_LOW, HEAT_HIGH, float(v) / top if top else 0.0) for v in mat[value]]
+    return mat.assign(fill=fills, ink=[ink_on(f) for f in fills])

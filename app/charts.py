@@ -245,6 +245,7 @@ def metrics_strip(m: dict[str, Any], gm: GameModel, step: int) -> int | None:
 def reliability(bins: pd.DataFrame, title: str = "", height: int = 330) -> alt.LayerChart:
     """bins: lo, hi, n, acc, ci_lo, ci_hi (accuracy in 0-1); n < 10 dimmed; overconfident hatched colour."""
     df = bins.copy()
+    df[["ci_lo", "ci_hi"]] = df[["ci_lo", "ci_hi"]].clip(0.0, 1.0)  # whiskers end at 0 % and 100 %
     df["mid"] = (df["lo"] + df["hi"]) / 2.0
     df["conf_mid"] = df["mid"] / 100.0
     df["over"] = df["acc"] < df["conf_mid"] - 0.001

@@ -221,7 +221,7 @@ def belief_graph(agent: str, names: list[str], assessment: dict[str, dict[str, A
             label=(f"{n} (me)" if is_self else (f"{n} {conf:.0f}%" if a else n)) if n in alive else f"✝ {n}",
             Name=n, Guess=role if a else "no data", Confidence=f"{conf:.0f}%" if a else "-",
             Reason=(a or {}).get("reason") or "-", Suspicion=f"{suspicion[n]:.0f}/10" if n in suspicion else "-",
-            Personality=(personality or {}).get(n, "-"), Truth=(true_roles or {}).get(n, "")))
+            Personality=(personality or {}).get(n, "-"), **({"Truth": true_roles.get(n) or "?"} if true_roles is not None else {})))
     for n, s in suspicion.items():
         if n == agent or n not in pos or agent not in pos or s < threshold:
             continue
@@ -231,7 +231,8 @@ def belief_graph(agent: str, names: list[str], assessment: dict[str, dict[str, A
                       "dash": "solid", "opacity": 0.85 * fade if n in alive else 0.2,
                       "From": agent, "To": n, "Suspicion": f"{s:.0f}/10", "Reason": a.get("reason") or "-"})
     return graph_chart(pd.DataFrame(nodes), pd.DataFrame(edges), height=height,
-                       node_tooltip=["Name:N", "Guess:N", "Confidence:N", "Suspicion:N", "Reason:N", "Personality:N", "Truth:N"],
+                       node_tooltip=["Name:N", "Guess:N", "Confidence:N", "Suspicion:N", "Reason:N", "Personality:N",
+                                     *(["Truth:N"] if true_roles is not None else [])],  # no empty row without the truth
                        edge_tooltip=["From:N", "To:N", "Suspicion:N", "Reason:N"])
 
 

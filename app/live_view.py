@@ -506,7 +506,8 @@ def agent_panels(gm: GameModel, step: int, threshold: float, per_row: int = 4) -
                                else "No role assessment up to this step.")
                     continue
                 ch = graph.belief_graph(name, names, ass, sus, alive_now, threshold=threshold, carried=carried,
-                                        height=230, speaker=s.speaker, personality=personality_guesses(gm, name, step))
+                                        height=230, speaker=s.speaker, personality=personality_guesses(gm, name, step),
+                                        true_roles=gm.roles)
                 clicked = clicked or graph.render(ch, key=f"ag_{gm.game_id}_{name}")
                 if carried:
                     st.caption("beliefs carried forward from an earlier step")

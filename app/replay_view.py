@@ -217,9 +217,13 @@ def attribution_chart(res: dict[str, Any]) -> alt.FacetChart | None:
     y = alt.Y("p:Q", title=f"P({res['target']} eliminated), 95% CI", scale=alt.Scale(domain=[0, 1]))
     bars = alt.Chart().mark_bar(width=28).encode(x=x, y=y, color=alt.Color("arm:N", sort=["PRE", "POST"], legend=None),
                                                  tooltip=["utterance", "arm", "k/n", "p", "lo", "hi"])  # fmt: skip
-    rules = alt.Chart().mark_rule(color="#333").encode(x=x, y="lo:Q", y2="hi:Q")
-    label = alt.Chart().mark_text(dy=-8).encode(x=x, y="hi:Q", text="k/n:N")
-    return alt.layer(bars, rules, label, data=df).properties(width=110, height=220).facet(
+    from .charts import CI_COLOR
+    from .graph import halo_text
+
+    # grey whiskers and haloed k/n labels: "#333" and the default black text vanished on the dark theme
+    rules = alt.Chart().mark_rule(color=CI_COLOR, strokeWidth=2).encode(x=x, y="lo:Q", y2="hi:Q")
+    label = halo_text(alt.Chart(), dy=-9, fontSize=11, x=x, y="hi:Q", text="k/n:N")
+    return alt.layer(bars, rules, *label, data=df).properties(width=110, height=220).facet(
         column=alt.Column("utterance:N", title="utterance (n per arm on the bars)"))
 
 

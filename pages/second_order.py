@@ -72,11 +72,14 @@ elif split == "Mafia":
     sub = pairs[pairs["predictor_role"].isin(MAFIA_ROLES)]
 order = ["trusts", "neutral", "suspects"]
 mat = (sub.groupby(["predicted", "actual"]).size().rename("n").reset_index()) if len(sub) else pd.DataFrame(columns=["predicted", "actual", "n"])
+mat = AV.with_cell_colours(mat, "n")
 heat = alt.Chart(mat).mark_rect().encode(
     x=alt.X("actual:N", sort=order, title="actual (B's assessment of A)", axis=alt.Axis(labelAngle=0)),
     y=alt.Y("predicted:N", sort=order, title="predicted by A"),
-    color=alt.Color("n:Q", scale=alt.Scale(scheme="oranges"), legend=None), tooltip=["predicted", "actual", "n"])
-txt = alt.Chart(mat).mark_text(fontSize=14).encode(x=alt.X("actual:N", sort=order), y=alt.Y("predicted:N", sort=order), text="n:Q")
+    color=alt.Color("fill:N", scale=None, legend=None), tooltip=["predicted", "actual", "n"])
+# the count's colour follows its cell's luminance (black on the darkest orange was unreadable)
+txt = alt.Chart(mat).mark_text(fontSize=14).encode(x=alt.X("actual:N", sort=order), y=alt.Y("predicted:N", sort=order), text="n:Q",
+                                                   color=alt.Color("ink:N", scale=None, legend=None))
 mc1, mc2 = st.columns([1, 1])
 with mc1:
     ch = (heat + txt).properties(height=260)

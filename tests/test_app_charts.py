@@ -127,12 +127,53 @@ def test_dashboard_calibration_has_reference_and_shared_model_colours(logs):
 
 def test_model_colours_are_stable_for_one_and_many_models():
     from app.dashboard_view import model_colors
-    from app.palette import AGENT_PALETTE
+    from mafiascope.analytics.figures import MODEL_PALETTE, model_color_map
 
     one = model_colors(["m1"]).to_dict()
-    assert one["domain"] == ["m1"] and one["range"] == AGENT_PALETTE[:1]
+    assert one["domain"] == ["m1"] and one["range"][0] in MODEL_PALETTE
     many = model_colors([f"m{i:02d}" for i in range(15)][::-1]).to_dict()
     assert many["domain"] == sorted(many["domain"]) and len(many["range"]) == 15
+    # a model keeps its colour when another joins the selection; ten models get ten different colours
+    two = model_color_map(["deepseek-chat", "gpt-4o-mini"])
+    three = model_color_map(["deepseek-chat", "gpt-4o-mini", "bot-balanced"])
+    assert two["deepseek-chat"] == three["deepseek-chat"] or two["gpt-4o-mini"] == three["gpt-4o-mini"]
+    assert len(set(model_color_map([f"model-{i}" for i in range(10)]).values())) == 10
+
+
+def _hue_distance(a: str, b: str) -> float:
+    import colorsys
+
+    ha, hb = (colorsys.rgb_to_hsv(*(int(c[i:i + 2], 16) / 255 for i in (1, 3, 5)))[0] for c in (a, b))
+    d = abs(ha - hb)
+    return min(d, 1 - d) * 360
+
+
+def test_two_models_get_distinct_hues():
+    """Two models were drawn in near-identical oranges (#E69F00 and #D55E00, 15 degrees of hue apart)."""
+    from mafiascope.analytics.figures import MODEL_PALETTE, model_color_map
+
+    chromatic = MODEL_PALETTE[:-1]  # the last is a grey
+    # the old palette's closest pair: #E69F00 / #D55E00 (15 degrees); blues #56B4E9 / #0072B2 (0 degrees)
+    assert min(_hue_distance(a, b) for i, a in enumerate(chromatic) for b in chromatic[i + 1:]) >= 16
+    for pair in (["bot-aggressive", "bot-balanced"], ["deepseek-chat", "gpt-4o-mini"], ["m1", "m2"]):
+        a, b = model_color_map(pair).values()
+        assert a != b
+
+
+def test_intervals_are_clipped_to_0_1():
+    """Whiskers ran past 0 % and 100 % (a normal-approximation interval near the ends)."""
+    from app.charts import reliability
+    from mafiascope.analytics.figures import f1_per_model_chart
+
+    bins = pd.DataFrame({"lo": [0, 80], "hi": [20, 100], "n": [12, 30], "acc": [0.02, 0.98], "ci_lo": [-0.05, 0.9],
+                         "ci_hi": [0.1, 1.04]})
+    spec = reliability(bins).to_dict()
+    rows = [r for d in spec["datasets"].values() for r in d if "ci_lo" in r]
+    assert rows and all(0.0 <= r["ci_lo"] <= r["ci_hi"] <= 1.0 for r in rows), rows
+    f1 = pd.DataFrame({"model": ["a", "a"], "round": [1, 2], "accuracy": [0.02, 0.97], "ci_lo": [-0.1, 0.9], "ci_hi": [0.2, 1.1],
+                       "n": [10, 10], "chance": [0.3, 0.3], "mafia_recall": [0.5, 0.5], "unknown_rate": [0, 0]})
+    rows = [r for d in f1_per_model_chart(f1).to_dict()["datasets"].values() for r in d]
+    assert all(0.0 <= r["ci_lo"] <= r["ci_hi"] <= 1.0 for r in rows), rows
 
 
 @pytest.mark.slow
@@ -159,3 +200,49 @@ def test_belief_dynamics_uses_role_colours_units_and_row_steps():
     for panel in spec["hconcat"]:
         assert panel["height"] == {"step": 24}
     assert all("n" in [t.get("title") if isinstance(t, dict) else t for t in lay["encoding"]["tooltip"]] for lay in layers)
+
+
+def test_heatmap_count_colour_follows_the_cell():
+    """Second-Order's matrix wrote black counts on its darkest orange cell."""
+    from app.analysis_view import with_cell_colours
+    from app.palette import INK_DARK, INK_LIGHT, luminance
+
+    mat = with_cell_colours(pd.DataFrame({"predicted": ["trusts", "suspects"], "actual": ["trusts", "suspects"], "n": [2, 40]}), "n")
+    dark, light = mat.iloc[1], mat.iloc[0]
+    assert luminance(dark["fill"]) < luminance(light["fill"])
+    assert dark["ink"] == INK_LIGHT and light["ink"] == INK_DARK
+
+
+@pytest.mark.slow
+def test_second_order_matrix_text_uses_the_cell_ink(logs):
+    at = new_app(page="second_order").run()
+    assert_clean(at)
+    heat = [s for s in _specs(at) if any(_mark(lay)["type"] == "rect" for lay in _layers(s))]
+    assert heat, [_title(s) for s in _specs(at)]
+    text = [lay for lay in _layers(heat[0]) if _mark(lay)["type"] == "text"]
+    assert text and text[0]["encoding"]["color"]["field"] == "ink", text[0]["encoding"]
+
+
+@pytest.mark.slow
+def test_agent_view_tooltip_truth_is_filled(logs):
+    """The agent-view graphs listed a "Truth" row in their tooltip, always empty (the pages never passed the roles)."""
+    at = new_app(page="live", game="demo-classic-01", step="30").run()
+    assert_clean(at)
+    from streamlit.dataframe_util import convert_arrow_bytes_to_pandas_df
+
+    views = []
+
+    def walk(node):
+        if getattr(node, "type", "") == "vega_lite_chart":
+            spec = json.loads(node.proto.spec)
+            if any("Truth" in str(t) for lay in _layers(spec) for t in lay.get("encoding", {}).get("tooltip") or []):
+                # Streamlit sends named datasets beside the spec
+                views.append({d.name: convert_arrow_bytes_to_pandas_df(d.data.data) for d in node.proto.datasets})
+        for c in getattr(node, "children", {}).values():
+            walk(c)
+
+    walk(at._tree)
+    assert views, "no agent view with a Truth row"
+    for ds in views:
+        truth = ds["nodes"]["Truth"].tolist()
+        assert truth and all(t and t != "?" for t in truth), truth

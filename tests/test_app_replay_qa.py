@@ -148,8 +148,12 @@ def test_attribution_chart_has_intervals_pre_before_post_and_n():
     res = {"target": "Alex", "utterances": [{"utterance": {"step": "1.5", "speaker": "Indigo"},
                                               "delta_post_minus_pre": {"p_eliminate_target": {"pre": arm(0, 4), "post": arm(1, 4)}}}]}  # fmt: skip
     spec = V.attribution_chart(res).to_dict()
-    marks = [layer["mark"]["type"] if isinstance(layer["mark"], dict) else layer["mark"] for layer in spec["spec"]["layer"]]
-    assert marks == ["bar", "rule", "text"]  # the intervals are drawn, and k/n is written on each bar
+    layers = spec["spec"]["layer"]
+    marks = [layer["mark"]["type"] if isinstance(layer["mark"], dict) else layer["mark"] for layer in layers]
+    assert marks == ["bar", "rule", "text", "text"]  # the intervals are drawn, and k/n is written (halo + ink) on each bar
+    # readable on the dark theme: grey whiskers (was #333) and haloed text (was the default black)
+    assert layers[1]["mark"]["color"].lower() not in ("#333", "#333333", "black", "#000000")
+    assert layers[2]["mark"].get("stroke") and layers[3]["mark"].get("fill")
     assert spec["spec"]["layer"][0]["encoding"]["x"]["sort"] == ["PRE", "POST"]
     rows = next(iter(spec["datasets"].values()))
     assert {r["k/n"] for r in rows} == {"0/4", "1/4"}

@@ -1,0 +1,53 @@
+"""Real browser (issue 16, remaining fixes): each page changed by these fixes is shot in the light and the dark theme
+(test-output/screenshots/visual/) and checked for what only a browser shows: cut button labels."""
+
+from __future__ import annotations
+
+import pytest
+
+from .test_browser_app import _no_exception, _settle
+from .test_browser_urls import FORKABLE, GAME, ROOT, _tab, browser, results_runs, server  # noqa: F401 - fixtures
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+SHOTS = ROOT / "test-output" / "screenshots" / "visual"
+
+PAGES = {
+    "live": f"/live?game={GAME}&step=20",
+    "impersonate": f"/impersonate?game={GAME}&step=20&agent=Bailey",
+    "replay_experiments": f"/replay?game={FORKABLE}&step=12&tab=Experiments",
+    "calibration": "/calibration",
+    "second_order": "/second_order",
+    "dashboard": "/dashboard",
+    "arena": "/arena?tab=Leaderboards",
+}
+
+def _ready(page, timeout: float = 240.0) -> None:
+    """Settled and drawn: a cold server's first analysis page builds its caches for minutes on a busy machine."""
+    page.wait_for_function("""() => { const m = document.querySelector('[data-testid="stMain"]');
+        return m && m.querySelector('h1, h2, h3, h4') && !document.querySelector('[data-testid="stStatusWidget"]'); }""",
+                           timeout=timeout * 1000)
+    _settle(page)
+
+
+CUT_LABELS_JS = """() => Array.from(document.querySelectorAll('[data-testid="stDownloadButton"] button, [data-testid="stButton"] button'))
+  .filter(b => b.offsetParent !== null && b.innerText.trim())
+  .filter(b => { const p = b.querySelector('p') || b; return p.scrollWidth > p.clientWidth + 1 || b.scrollWidth > b.clientWidth + 1; })
+  .map(b => b.innerText.trim())"""
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+@pytest.mark.parametrize("name", list(PAGES))
+def test_page_shot_and_no_cut_button_labels(browser, server, name, scheme):  # noqa: F811
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    ctx = browser.new_context(viewport={"width": 1500, "height": 1800}, color_scheme=scheme)
+    page = ctx.new_page()
+    page.goto(server + PAGES[name])
+    _ready(page)
+    if name == "replay_experiments":
+        _tab(page, "Experiments")
+        _settle(page)
+    _no_exception(page)
+    page.screenshot(path=str(SHOTS / f"{name}_{scheme}.png"), full_page=True)
+    cut = page.evaluate(CUT_LABELS_JS)
+    ctx.close()
+    assert not cut, cut
