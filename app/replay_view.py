@@ -218,12 +218,12 @@ def attribution_chart(res: dict[str, Any]) -> alt.FacetChart | None:
     bars = alt.Chart().mark_bar(width=28).encode(x=x, y=y, color=alt.Color("arm:N", sort=["PRE", "POST"], legend=None),
                                                  tooltip=["utterance", "arm", "k/n", "p", "lo", "hi"])  # fmt: skip
     from .charts import CI_COLOR
-    from .graph import halo_text
+    from .graph import mid_text
 
-    # grey whiskers and haloed k/n labels: "#333" and the default black text vanished on the dark theme
+    # grey whiskers and mid-grey k/n labels above them: "#333" and the default black text vanished on the dark theme
     rules = alt.Chart().mark_rule(color=CI_COLOR, strokeWidth=2).encode(x=x, y="lo:Q", y2="hi:Q")
-    label = halo_text(alt.Chart(), dy=-9, fontSize=11, x=x, y="hi:Q", text="k/n:N")
-    return alt.layer(bars, rules, *label, data=df).properties(width=110, height=220).facet(
+    label = mid_text(alt.Chart(), dy=-10, fontSize=11, x=x, y="hi:Q", text="k/n:N")
+    return alt.layer(bars, rules, label, data=df).properties(width=110, height=220).facet(
         column=alt.Column("utterance:N", title="utterance (n per arm on the bars)"))
 
 

@@ -246,3 +246,31 @@ def test_agent_view_tooltip_truth_is_filled(logs):
     for ds in views:
         truth = ds["nodes"]["Truth"].tolist()
         assert truth and all(t and t != "?" for t in truth), truth
+
+
+def test_graphs_draw_on_a_light_card_in_both_themes():
+    """On the dark theme the graph labels' light halos smeared around dark text and dead seats (opacity 0.25 of a dark
+    role colour) vanished: a graph now carries its own light background, the one its halos and ink are made for."""
+    from app import graph
+    from app.palette import luminance
+
+    spec = graph.belief_graph("A", ["A", "B", "C"], {"B": {"role": "Mafia", "confidence": 80, "reason": "r"}}, {"B": 7.0},
+                              {"A", "B"}, threshold=5, carried=False, true_roles={"A": "Villager", "B": "Mafia", "C": "Doctor"})
+    assert luminance(spec["background"]) > 0.8
+    halo, ink = [lay for lay in _layers(spec) if _mark(lay)["type"] == "text"][-2:]
+    assert _mark(halo)["stroke"] == spec["background"] and luminance(_mark(ink)["fill"]) < 0.05
+
+
+def test_reliability_n_labels_sit_above_every_whisker_in_a_neutral_ink():
+    """The "n=" labels sat at each whisker's top (crossed by it) with a light halo that smeared on the dark theme."""
+    from app.charts import N_ROW, reliability
+    from app.palette import luminance
+
+    bins = pd.DataFrame({"lo": [0, 20, 80], "hi": [20, 40, 100], "n": [0, 67, 1207], "acc": [None, 0.55, 0.6],
+                         "ci_lo": [None, 0.43, 0.57], "ci_hi": [None, 1.0, 0.63]})
+    spec = reliability(bins).to_dict()
+    texts = [lay for lay in _layers(spec) if _mark(lay)["type"] == "text" and lay["encoding"].get("text", {}).get("field") == "ntext"]
+    assert len(texts) == 1 and not _mark(texts[0]).get("stroke"), texts  # one ink layer, no halo
+    assert 0.1 < luminance(_mark(texts[0])["fill"]) < 0.3
+    calc = {t["as"]: t["calculate"] for t in texts[0].get("transform", []) if "calculate" in t}
+    assert float(calc[texts[0]["encoding"]["y"]["field"]]) == N_ROW > 1.0  # above the highest whisker (clipped to 1)

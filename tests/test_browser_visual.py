@@ -13,6 +13,7 @@ SHOTS = ROOT / "test-output" / "screenshots" / "visual"
 
 PAGES = {
     "live": f"/live?game={GAME}&step=20",
+    "replay_tree": f"/replay?game={FORKABLE}&step=12",
     "impersonate": f"/impersonate?game={GAME}&step=20&agent=Bailey",
     "replay_experiments": f"/replay?game={FORKABLE}&step=12&tab=Experiments",
     "calibration": "/calibration",
@@ -23,10 +24,12 @@ PAGES = {
 
 def _ready(page, timeout: float = 240.0) -> None:
     """Settled and drawn: a cold server's first analysis page builds its caches for minutes on a busy machine."""
-    page.wait_for_function("""() => { const m = document.querySelector('[data-testid="stMain"]');
-        return m && m.querySelector('h1, h2, h3, h4') && !document.querySelector('[data-testid="stStatusWidget"]'); }""",
-                           timeout=timeout * 1000)
+    done = """() => { const m = document.querySelector('[data-testid="stMain"]');
+        return !!(m && m.querySelector('h1, h2, h3, h4') && !document.querySelector('[data-testid="stStatusWidget"]')
+                  && !document.querySelector('[data-testid="stSkeleton"]')); }"""
+    page.wait_for_function(done, timeout=timeout * 1000)
     _settle(page)
+    page.wait_for_function(done, timeout=timeout * 1000)  # a rerun (URL sync) may have started meanwhile
 
 
 CUT_LABELS_JS = """() => Array.from(document.querySelectorAll('[data-testid="stDownloadButton"] button, [data-testid="stButton"] button'))
