@@ -93,7 +93,7 @@ def _skeleton(height: int, node_tooltip: tuple[str, ...], edge_tooltip: tuple[st
     layers.append(pts)
     layers.extend(halo_text(nb, dy=27, fontSize=12, x=_xy("x", _DOMAIN_X), y=_xy("y", _DOMAIN_Y), text="label:N",
                             opacity=alt.Opacity("label_opacity:Q", scale=None)))
-    chart = alt.layer(*layers).properties(height=height, background=CARD, padding=6)
+    chart = alt.layer(*layers).properties(height=height, background=CARD)  # (a numeric padding broke Streamlit's frontend)
     if title:
         chart = chart.properties(title=alt.TitleParams(title, anchor="start", fontSize=13, color=CARD_INK))
     return json.dumps(chart.configure_view(strokeWidth=0).configure_axis(grid=False).to_dict())

@@ -51,6 +51,9 @@ def test_page_shot_and_no_cut_button_labels(browser, server, name, scheme):  # n
         _settle(page)
     _no_exception(page)
     page.screenshot(path=str(SHOTS / f"{name}_{scheme}.png"), full_page=True)
+    body = page.inner_text('[data-testid="stMain"]')
+    refused = [w for w in ("TypeError:", "SyntaxError:", "ReferenceError:", "Error: Invalid") if w in body]  # a spec the frontend refused
     cut = page.evaluate(CUT_LABELS_JS)
     ctx.close()
+    assert not refused, body[:400]
     assert not cut, cut
