@@ -54,7 +54,7 @@ def f1_per_model(dirs: tuple[str, ...], rep: dict[str, Any]) -> None:
     ch = F.f1_per_model_chart(df, pm)
     st.altair_chart(ch, width="stretch", key="db_f1")
     download_chart(ch, "f1_by_round_per_model", key="ex_f1")
-    st.dataframe(df, hide_index=True, width="stretch")
+    st.dataframe(dashes(df), hide_index=True, width="stretch")
     download_csv(df, "f1_by_round_per_model", key="dl_f1")
 
 
@@ -71,7 +71,7 @@ def calibration_per_model(dirs: tuple[str, ...]) -> None:
     ch = F.calibration_per_model_chart(df, pm)
     st.altair_chart(ch, width="stretch", key="db_cal")
     download_chart(ch, "calibration_per_model", key="ex_cal")
-    st.dataframe(s, hide_index=True, width="stretch")
+    st.dataframe(dashes(s), hide_index=True, width="stretch")
     download_csv(s, "calibration_per_model", key="dl_cal")
 
 
@@ -110,7 +110,7 @@ def dynamics(rep: dict[str, Any]) -> None:
     st.altair_chart(ch, key="db_dyn")
     st.caption("Suspicion volatility, top-suspect flip rate (death-forced flips excluded) and return rate, with 95% bootstrap intervals.")
     download_chart(ch, "belief_dynamics", key="ex_dyn")
-    st.dataframe(df, hide_index=True, width="stretch")
+    st.dataframe(dashes(df), hide_index=True, width="stretch")
     download_csv(df, "belief_dynamics", key="dl_dyn")
 
 
@@ -137,7 +137,7 @@ def compare_view(dirs: tuple[str, ...]) -> None:
         "A − B [95% CI]": [ci_text(d if d == d else None, [lo, hi] if lo is not None and lo == lo else None, "{:+.3f}")
                            for d, lo, hi in zip(df["diff"], df["diff_lo"], df["diff_hi"])],
         "p": df["p"], "Holm p": df["p_holm"], "n A": df["n_a"], "n B": df["n_b"]})
-    st.dataframe(show, hide_index=True, width="stretch")
+    st.dataframe(dashes(show), hide_index=True, width="stretch")
     download_csv(df, f"compare_{a}_vs_{b}", key="dl_cmp")
     if df["diff"].notna().any():
         ch = F.comparison_chart(df, a, b)

@@ -140,21 +140,28 @@ def test_model_colours_are_stable_for_one_and_many_models():
     assert len(set(model_color_map([f"model-{i}" for i in range(10)]).values())) == 10
 
 
-def _hue_distance(a: str, b: str) -> float:
+def _hue_and_lightness(c: str) -> tuple[float, float]:
     import colorsys
 
-    ha, hb = (colorsys.rgb_to_hsv(*(int(c[i:i + 2], 16) / 255 for i in (1, 3, 5)))[0] for c in (a, b))
-    d = abs(ha - hb)
-    return min(d, 1 - d) * 360
+    rgb = [int(c[i:i + 2], 16) / 255 for i in (1, 3, 5)]
+    lin = [x / 12.92 if x <= 0.04045 else ((x + 0.055) / 1.055) ** 2.4 for x in rgb]
+    y = 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+    return colorsys.rgb_to_hsv(*rgb)[0] * 360, 116 * (y ** (1 / 3) if y > 0.008856 else 7.787 * y + 16 / 116) - 16
+
+
+def _alike(a: str, b: str) -> bool:
+    (ha, la), (hb, lb) = _hue_and_lightness(a), _hue_and_lightness(b)
+    dh = abs(ha - hb)
+    return min(dh, 360 - dh) < 16 and abs(la - lb) < 20
 
 
 def test_two_models_get_distinct_hues():
-    """Two models were drawn in near-identical oranges (#E69F00 and #D55E00, 15 degrees of hue apart)."""
+    """Two models were drawn in near-identical oranges (#E69F00 and #D55E00: 15 degrees of hue, 16 points of L*)."""
     from mafiascope.analytics.figures import MODEL_PALETTE, model_color_map
 
-    chromatic = MODEL_PALETTE[:-1]  # the last is a grey
-    # the old palette's closest pair: #E69F00 / #D55E00 (15 degrees); blues #56B4E9 / #0072B2 (0 degrees)
-    assert min(_hue_distance(a, b) for i, a in enumerate(chromatic) for b in chromatic[i + 1:]) >= 16
+    assert _alike("#E69F00", "#D55E00")
+    pairs = [(a, b) for i, a in enumerate(MODEL_PALETTE) for b in MODEL_PALETTE[i + 1:]]
+    assert not [p for p in pairs if _alike(*p)]
     for pair in (["bot-aggressive", "bot-balanced"], ["deepseek-chat", "gpt-4o-mini"], ["m1", "m2"]):
         a, b = model_color_map(pair).values()
         assert a != b

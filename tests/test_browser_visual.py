@@ -14,6 +14,7 @@ SHOTS = ROOT / "test-output" / "screenshots" / "visual"
 PAGES = {
     "live": f"/live?game={GAME}&step=20",
     "replay_tree": f"/replay?game={FORKABLE}&step=12",
+    "live_narrow": f"/live?game={FORKABLE}&step=20",  # 1000 px wide: the metrics strip's last x label was once cut ("5C")
     "impersonate": f"/impersonate?game={GAME}&step=20&agent=Bailey",
     "replay_experiments": f"/replay?game={FORKABLE}&step=12&tab=Experiments",
     "calibration": "/calibration",
@@ -42,7 +43,7 @@ CUT_LABELS_JS = """() => Array.from(document.querySelectorAll('[data-testid="stD
 @pytest.mark.parametrize("name", list(PAGES))
 def test_page_shot_and_no_cut_button_labels(browser, server, name, scheme):  # noqa: F811
     SHOTS.mkdir(parents=True, exist_ok=True)
-    ctx = browser.new_context(viewport={"width": 1500, "height": 1800}, color_scheme=scheme)
+    ctx = browser.new_context(viewport={"width": 1000 if name.endswith("_narrow") else 1500, "height": 1800}, color_scheme=scheme)
     page = ctx.new_page()
     page.goto(server + PAGES[name])
     _ready(page)
