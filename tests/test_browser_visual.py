@@ -58,3 +58,30 @@ def test_page_shot_and_no_cut_button_labels(browser, server, name, scheme):  # n
     ctx.close()
     assert not refused, body[:400]
     assert not cut, cut
+
+
+def test_an_open_human_move_shows_without_a_reload(browser, server, results_runs):  # noqa: F811
+    """The engine waits on a person's move without writing to the log: the live poll must notice the open move itself
+    (the first turn once stayed on "Waiting" until a manual reload, when the page had drawn before the move opened)."""
+    import json
+    import time
+
+    gid = f"open-move-{int(time.time())}"
+    setup = json.loads((ROOT / "data" / "demo" / FORKABLE / "game.jsonl").read_text().splitlines()[0])
+    setup["game_id"] = gid
+    gdir = results_runs / gid
+    gdir.mkdir()
+    (gdir / "game.jsonl").write_text(json.dumps(setup) + "\n")  # a game that has just started: setup only, fresh mtime
+    seat = setup["players"][0]["name"]
+    page = browser.new_page(viewport={"width": 1500, "height": 1200})
+    page.goto(f"{server}/live?game={gid}")
+    page.get_by_text("Waiting for the first message").wait_for(timeout=120_000)
+    _settle(page)
+    assert "Your move as" not in page.inner_text("body")
+    (gdir / "human").mkdir()
+    (gdir / "human" / f"{seat}.pending.json").write_text(json.dumps({
+        "request_id": "r1", "seat": seat, "purpose": "intro", "kind": "act", "messages": [],
+        "instruction": "Introduce yourself.", "format": None, "created": time.time()}))
+    page.get_by_text("Your move as").wait_for(timeout=15_000)  # the poll runs every 1.5 s
+    page.screenshot(path=str(SHOTS / "open_move_light.png"), full_page=True)
+    page.close()
