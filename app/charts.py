@@ -24,6 +24,7 @@ RECALL_COLOR = "#6e7681"  # neutral grey: the crowd line never shares a hue with
 STEP_PARAM = "pick_step"
 STRIP_HEIGHT = 150  # plot height of each metrics-strip chart (legend rows come on top of it)
 STRIP_AUTOSIZE = {"type": "fit-x", "contains": "padding"}
+LEGEND_LABEL_LIMIT = 64  # px: two legend columns fit a metrics-strip chart in a third of a 1000-px page
 N_ROW = 1.05  # reliability diagram: the y of the row of "n=" labels, above 100 %
 
 
@@ -151,7 +152,10 @@ def _line(df: pd.DataFrame, title: str, step: int, colors: dict[str, str], heigh
         x=alt.X("step:Q", title="step", axis=alt.Axis(tickMinStep=1, labelFontSize=10, titleFontSize=10, titlePadding=4)),
         y=alt.Y("value:Q", title=None, scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(format="%", tickCount=3)),
         color=alt.Color("series:N", scale=alt.Scale(domain=dom, range=[colors[d] for d in dom]),
-                        legend=alt.Legend(orient="bottom", title=None, columns=3, labelLimit=140, symbolSize=60)),
+                        # a narrow legend: Vega cannot fit a view narrower than its legend, so a 3-column legend in a
+                        # third of a narrow page pushed the plot's right edge (and its last x label, "5C") out of view
+                        legend=alt.Legend(orient="bottom", title=None, columns=1 if len(dom) <= 3 else 2,
+                                          labelLimit=LEGEND_LABEL_LIMIT, symbolSize=60)),
         strokeDash=alt.condition(alt.FieldOneOfPredicate("series", sorted(dashed or [])), alt.value([4, 3]), alt.value([1, 0])),
     )
     lines = base.mark_line(strokeWidth=1.8, interpolate="linear")

@@ -281,3 +281,19 @@ def test_reliability_n_labels_sit_above_every_whisker_in_a_neutral_ink():
     assert 0.1 < luminance(_mark(texts[0])["fill"]) < 0.3
     calc = {t["as"]: t["calculate"] for t in texts[0].get("transform", []) if "calculate" in t}
     assert float(calc[texts[0]["encoding"]["y"]["field"]]) == N_ROW > 1.0  # above the highest whisker (clipped to 1)
+
+
+@pytest.mark.slow
+def test_metrics_strip_legends_fit_a_narrow_column(logs):
+    """A 3-column legend (140 px labels) is wider than a third of a 1000-px page: Vega cannot fit the view narrower than
+    its legend, so the plot's right edge and its last x label were cut ("5C" for 50)."""
+    from app.charts import LEGEND_LABEL_LIMIT
+
+    at = new_app().run()
+    assert_clean(at)
+    strip = [s for s in _specs(at) if any(k in _title(s) for k in ("1st-order", "Crowd", "2nd-order"))]
+    assert strip
+    for s in strip:
+        legend = s["layer"][0]["encoding"]["color"]["legend"]
+        assert legend["columns"] <= 2 and legend["labelLimit"] == LEGEND_LABEL_LIMIT
+        assert legend["columns"] * (LEGEND_LABEL_LIMIT + 30) <= 200  # symbol, padding: fits a ~200 px chart
