@@ -13,6 +13,7 @@ pytest.importorskip("streamlit")
 from .app_support import DEMO, ROOT, assert_clean, new_app, play  # noqa: E402
 
 
+@pytest.mark.slow
 def test_table_seats_match_the_game(tmp_path):
     """The engine shuffles names and seat order by the seed: the picker's names and order are the game's."""
     from app import launcher
@@ -29,6 +30,7 @@ def test_table_seats_match_the_game(tmp_path):
     assert table[0][0] != "seat 1"  # seed 1 puts another config seat first: the old picker's "seat 1" was not the first
 
 
+@pytest.mark.slow
 def test_seat_picker_shows_game_names(tmp_path, monkeypatch):
     from app import launcher
 
@@ -45,6 +47,7 @@ def test_seat_picker_shows_game_names(tmp_path, monkeypatch):
     assert first_label.startswith("seat ")
 
 
+@pytest.mark.slow
 def test_target_writes_the_vote_line_into_the_reply(tmp_path, monkeypatch):
     """An open VOTE move (the engine's pending file): choosing a target fills the text box before Send."""
     logs = tmp_path / "logs"
