@@ -9,6 +9,8 @@ import streamlit as st
 
 
 from . import charts, widgets
+from .palette import HEAT_HIGH, HEAT_LOW, ink_on, lerp_hex
+from .text import plural
 
 
 def page_intro(title: str, caption: str) -> tuple[str, ...]:
@@ -29,7 +31,7 @@ def page_intro(title: str, caption: str) -> tuple[str, ...]:
 
 def games_scope(probed: int, selected: int) -> str:
     """What the figures are computed over: the sidebar counts every game, the metrics only probed root games."""
-    s = f"{probed} probed root game{'s' if probed != 1 else ''}"
+    s = f"{plural(probed, 'probed root game')}"
     return s if probed == selected else f"{s} (of the {selected} selected; branches and unprobed games are left out)"
 
 
@@ -100,7 +102,7 @@ def reliability_block(f2res: dict[str, Any], title: str, key: str) -> None:
                   "vermillion = overconfident (accuracy below the bin's mid confidence), faded = fewer than 10 guesses.")
     with right.expander("Bins table and export"):
         show = df.assign(bin=df["lo"].astype(str) + "–" + (df["hi"] - (df["hi"] < 100)).astype(str)).drop(columns=["lo", "hi"])
-        st.dataframe(show, hide_index=True, width="stretch")
+        st.dataframe(widgets.dashes(show), hide_index=True, width="stretch")
         widgets.download_csv(show, f"calibration_{key}", key=f"dl_rel_{key}")
         widgets.download_chart(ch, f"reliability_{key}", key=f"ex_rel_{key}")
 
@@ -108,16 +110,23 @@ def reliability_block(f2res: dict[str, Any], title: str, key: str) -> None:
 def no_episodes_reason(res: dict[str, Any], games: int) -> str:
     """Why the Suspicion Episodes page has no candidate, and what to try (instead of a bare "none")."""
     comp, complete, pos = int(res.get("comparisons") or 0), int(res.get("complete") or 0), int(res.get("d_positive") or 0)
-    where = f"the {games} selected game{'s' if games != 1 else ''}"
+    where = f"the {plural(games, 'selected game')}"
     if not comp:
         why = (f"{where} have no pair of consecutive discussion steps with suspicion_ranking answers (transcript-only "
                "games, or a battery without suspicion_ranking)")
     elif not complete:
-        why = (f"none of the {comp} comparisons in {where} is complete (every living agent must name one unique top "
+        why = (f"none of the {plural(comp, 'comparison')} in {where} is complete (every living agent must name one unique top "
                "suspect at both steps, with the same living roster)")
     elif not pos:
         why = f"all {complete} complete comparisons in {where} have D = 0: no agent switched its top suspect"
     else:
-        why = f"{pos} comparisons in {where} have D > 0 but none became a candidate"
+        why = f"{plural(pos, 'comparison')} in {where} {'has' if pos == 1 else 'have'} D > 0 but none became a candidate"
     return (f"No collective suspicion shift: {why}. Add games with suspicion_ranking probes to the selection "
             "(sidebar: Corpora, Search games, Filters).")
+
+
+def with_cell_colours(mat: pd.DataFrame, value: str) -> pd.DataFrame:
+    """A heatmap table with each cell's ``fill`` (light to dark orange by ``value``) and the ``ink`` readable on it."""
+    top = float(mat[value].max()) if len(mat) else 0.0
+    fills = [lerp_hex(HEAT_LOW, HEAT_HIGH, float(v) / top if top else 0.0) for v in mat[value]]
+    return mat.assign(fill=fills, ink=[ink_on(f) for f in fills])

@@ -22,6 +22,7 @@ from . import arena_jobs, keys
 from .data import invalid_note
 from .paths import ARENA_DATA_DIR, default_roots, free_paths_allowed, within_roots
 from .text import md_escape, md_link, plural
+from .widgets import dashes
 
 RULE_CHOICES = {"sport": "Sport", "open_table": "Open table", "imbalanced": "Imbalanced"}
 
@@ -102,7 +103,7 @@ def roster_builder() -> dict[str, Any] | None:
         return None
     roster = _checked({"name": "app", "models": {**{k: presets.models[k] for k in chosen}, **extra}})
     if roster is not None:
-        st.caption(f"{len(roster['models'])} models. Each game seats ten of them (a model may take several seats when "
+        st.caption(f"{plural(len(roster['models']), 'model')}. Each game seats ten of them (a model may take several seats when "
                    "there are fewer than ten); seats play under human names and are never told which model sits where.")
     return roster
 
@@ -201,6 +202,29 @@ def _chart(df: pd.DataFrame, title: str) -> None:
     st.altair_chart((bars + pts + zero).properties(title=title, height=alt.Step(28)), width="stretch")
 
 
+def _won(cell: dict[str, Any], more: str = "") -> str:
+    """``3/5`` (plus ``more``), or ``—`` when the model never played that side or role."""
+    return f"{cell['wins']}/{cell['games']}{more}" if cell.get("games") else "—"
+
+
+def models_table(rep: dict[str, Any]) -> pd.DataFrame:
+    """Models by side and role: a column per rule set that was played, no column for one that was not."""
+    rows = []
+    for m in rep["models"]:
+        row: dict[str, Any] = {"model": m["model"]}
+        for rs in rep["rule_sets"]:
+            row[f"Mafia win {RULE_CHOICES.get(rs, rs)}"] = _won(m["mafia_win_rate"].get(rs) or {})
+        imb = m["town_imbalanced"]
+        if "imbalanced" in rep["rule_sets"]:
+            avg = imb.get("side_average")
+            row["town win Imbalanced"] = _won(imb, f" (town side: {avg:.0%})" if avg is not None else "")
+        don, sheriff = m["don"], m["sheriff"]
+        row["as Don"] = _won(don, f" won · found the Sheriff {don['sheriff_found']}/{don['checks']}" if don["checks"] else " won")
+        row["as Sheriff"] = _won(sheriff, f" won · found Mafia {sheriff['mafia_found']}/{sheriff['checks']}" if sheriff["checks"] else " won")
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
 def results(run_dir: str) -> None:
     path = Path(run_dir)
     rep = _report(str(path), _sig(path))
@@ -221,7 +245,7 @@ def results(run_dir: str) -> None:
     for tab, board in zip(tabs, boards):
         with tab:
             df = _board_df(board)
-            st.dataframe(df.drop(columns=["low", "high"], errors="ignore"), hide_index=True, width="stretch")
+            st.dataframe(dashes(df.drop(columns=["low", "high"], errors="ignore")), hide_index=True, width="stretch")
             _chart(df, "score ± 1.96 SE")
     if rep["spearman"]:
         st.markdown("**Rank correlation between rule sets** (Spearman): " + md_escape(", ".join(
@@ -234,16 +258,7 @@ def results(run_dir: str) -> None:
     st.markdown("#### What the rules do")
     st.dataframe(pd.DataFrame(rep["rule_measures"]), hide_index=True, width="stretch")
     st.markdown("#### Models by side and role")
-    rows = []
-    for m in rep["models"]:
-        row: dict[str, Any] = {"model": m["model"]}
-        for rs, v in m["mafia_win_rate"].items():
-            row[f"Mafia win {rs}"] = f"{v['wins']}/{v['games']}"
-        row["town imbalanced"] = f"{m['town_imbalanced']['wins']}/{m['town_imbalanced']['games']} (avg {m['town_imbalanced']['side_average']})"
-        row["Don"] = f"{m['don']['wins']}/{m['don']['games']} won · found Sheriff {m['don']['sheriff_found']}/{m['don']['checks']}"
-        row["Sheriff"] = f"{m['sheriff']['wins']}/{m['sheriff']['games']} won · found Mafia {m['sheriff']['mafia_found']}/{m['sheriff']['checks']}"
-        rows.append(row)
-    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+    st.dataframe(models_table(rep), hide_index=True, width="stretch")
     st.markdown("#### Games")
     games = sorted(p.name for p in path.iterdir() if is_game_dir(p))
     pick = st.selectbox("Open a game in Live Game", games, key="ms_arena_game", bind="query-params")

@@ -28,6 +28,8 @@ RECALL_COLOR = "#6e7681"  # neutral grey: the crowd line never shares a hue with
 STEP_PARAM = "pick_step"
 STRIP_HEIGHT = 150  # plot height of each metrics-strip chart (legend rows come on top of it)
 STRIP_AUTOSIZE = {"type": "fit-x", "contains": "padding"}
+LEGEND_LABEL_LIMIT = 64  # px: two legend columns fit a metrics-strip chart in a third of a 1000-px page
+N_ROW = 1.05  # reliability diagram: the y of the row of "n=" labels, above 100 %
 
 
 # ----------------------------------------------------------------------------- per-step viewer metrics
@@ -142,7 +144,10 @@ def _line(df: pd.DataFrame, title: str, step: int, colors: dict[str, str], heigh
         x=alt.X("step:Q", title="step", axis=alt.Axis(tickMinStep=1, labelFontSize=10, titleFontSize=10, titlePadding=4)),
         y=alt.Y("value:Q", title=None, scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(format="%", tickCount=3)),
         color=alt.Color("series:N", scale=alt.Scale(domain=dom, range=[colors[d] for d in dom]),
-                        legend=alt.Legend(orient="bottom", title=None, columns=3, labelLimit=140, symbolSize=60)),
+                        # a narrow legend: Vega cannot fit a view narrower than its legend, so a 3-column legend in a
+                        # third of a narrow page pushed the plot's right edge (and its last x label, "5C") out of view
+                        legend=alt.Legend(orient="bottom", title=None, columns=1 if len(dom) <= 3 else 2,
+                                          labelLimit=LEGEND_LABEL_LIMIT, symbolSize=60)),
         strokeDash=alt.condition(alt.FieldOneOfPredicate("series", sorted(dashed or [])), alt.value([4, 3]), alt.value([1, 0])),
     )
     lines = base.mark_line(strokeWidth=1.8, interpolate="linear")
@@ -237,6 +242,7 @@ def metrics_strip(m: dict[str, Any], gm: GameModel, step: int) -> int | None:
 def reliability(bins: pd.DataFrame, title: str = "", height: int = 330) -> alt.LayerChart:
     """bins: lo, hi, n, acc, ci_lo, ci_hi (accuracy in 0-1); n < 10 dimmed; overconfident hatched colour."""
     df = bins.copy()
+    df[["ci_lo", "ci_hi"]] = df[["ci_lo", "ci_hi"]].clip(0.0, 1.0)  # whiskers end at 0 % and 100 %
     df["mid"] = (df["lo"] + df["hi"]) / 2.0
     df["conf_mid"] = df["mid"] / 100.0
     df["over"] = df["acc"] < df["conf_mid"] - 0.001
@@ -245,8 +251,11 @@ def reliability(bins: pd.DataFrame, title: str = "", height: int = 330) -> alt.L
     df["alpha"] = df["low_n"].map({True: 0.35, False: 0.95})
     df["bin"] = df["lo"].astype(int).astype(str) + "–" + df["hi"].astype(int).astype(str)
     x = alt.X("lo:Q", title="stated confidence (%)", scale=alt.Scale(domain=[0, 100]))
+    # the y scale runs to 110 %: the band above 100 % holds the n labels, where no whisker, bar or diagonal reaches
+    y_scale = alt.Scale(domain=[0, N_ROW + 0.05], nice=False)
     bars = alt.Chart(df).mark_bar(stroke="#333333", strokeWidth=0.6).encode(
-        x=x, x2="hi:Q", y=alt.Y("acc:Q", title="accuracy", scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(format="%")),
+        x=x, x2="hi:Q", y=alt.Y("acc:Q", title="accuracy", scale=y_scale,
+                                axis=alt.Axis(format="%", values=[0, 0.2, 0.4, 0.6, 0.8, 1.0])),
         y2=alt.datum(0),
         color=alt.Color("status:N", scale=alt.Scale(domain=["overconfident", "within / under"], range=[ROLE_COLORS["Mafia"], ROLE_COLORS["Villager"]]),
                         legend=alt.Legend(orient="bottom", title=None)),
@@ -258,12 +267,12 @@ def reliability(bins: pd.DataFrame, title: str = "", height: int = 330) -> alt.L
     whisk = alt.Chart(df.dropna(subset=["ci_lo"])).mark_rule(strokeWidth=2, color=CI_COLOR).encode(  # grey: visible on both themes
         x="mid:Q", y="ci_lo:Q", y2="ci_hi:Q")
     diag = alt.Chart(pd.DataFrame({"c": [0, 100], "a": [0, 1]})).mark_line(strokeDash=[4, 4], color="#888888").encode(x="c:Q", y="a:Q")
-    from .graph import halo_text
+    from .graph import mid_text
 
-    nbase = alt.Chart(df).transform_calculate(
-        top="isValid(datum.ci_hi) ? datum.ci_hi : (isValid(datum.acc) ? datum.acc : 0)", ntext="'n=' + datum.n")
-    ntext = halo_text(nbase, dy=-9, fontSize=11, x="mid:Q", y=alt.Y("top:Q"), text="ntext:N")
-    ch = alt.layer(bars, pattern, whisk, diag, *ntext).properties(height=height)
+    # theme-neutral ink, no halo (a light halo smeared on the dark theme); above the plot, so no whisker crosses it
+    ntext = mid_text(alt.Chart(df).transform_calculate(ntext="'n=' + datum.n", row=str(N_ROW)), fontSize=11,
+                     x="mid:Q", y=alt.Y("row:Q", scale=y_scale), text="ntext:N")
+    ch = alt.layer(bars, pattern, whisk, diag, ntext).properties(height=height)
     if title:
         ch = ch.properties(title=alt.TitleParams(title, anchor="start", fontSize=13))
     return ch

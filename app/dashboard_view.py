@@ -13,8 +13,8 @@ from mafiascope.analytics.figures import dynamics_chart, model_colors  # noqa: F
 from . import analysis as A
 from .analysis_view import ci_text
 from .data import models_of
-from .text import md_escape
-from .widgets import download_chart, download_csv
+from .text import md_escape, plural
+from .widgets import dashes, download_chart, download_csv
 
 
 def _pct(x: Any) -> str:
@@ -49,7 +49,7 @@ def f1_per_model(dirs: tuple[str, ...], rep: dict[str, Any]) -> None:
     ch = F.f1_per_model_chart(df, pm)
     st.altair_chart(ch, width="stretch", key="db_f1")
     download_chart(ch, "f1_by_round_per_model", key="ex_f1")
-    st.dataframe(df, hide_index=True, width="stretch")
+    st.dataframe(dashes(df), hide_index=True, width="stretch")
     download_csv(df, "f1_by_round_per_model", key="dl_f1")
 
 
@@ -62,7 +62,7 @@ def calibration_per_model(dirs: tuple[str, ...]) -> None:
     ch = F.calibration_per_model_chart(df, pm)
     st.altair_chart(ch, width="stretch", key="db_cal")
     download_chart(ch, "calibration_per_model", key="ex_cal")
-    st.dataframe(s, hide_index=True, width="stretch")
+    st.dataframe(dashes(s), hide_index=True, width="stretch")
     download_csv(s, "calibration_per_model", key="dl_cal")
 
 
@@ -88,7 +88,7 @@ def f3_f4(rep: dict[str, Any]) -> None:
                 rows.append({"voters": side, "measure": metric, "k": r.get("k"), "n": r.get("n"),
                              "rate": ci_text(r.get("rate"), r.get("ci95"), "{:.2f}"), "chance": r.get("chance")})
     t4 = pd.DataFrame(rows)
-    st.dataframe(t4, hide_index=True, width="stretch")
+    st.dataframe(dashes(t4, 2), hide_index=True, width="stretch")
     download_csv(t4, "f4_summary", key="dl_f4")
 
 
@@ -101,7 +101,7 @@ def dynamics(rep: dict[str, Any]) -> None:
     st.altair_chart(ch, key="db_dyn")
     st.caption("Suspicion volatility, top-suspect flip rate (death-forced flips excluded) and return rate, with 95% bootstrap intervals.")
     download_chart(ch, "belief_dynamics", key="ex_dyn")
-    st.dataframe(df, hide_index=True, width="stretch")
+    st.dataframe(dashes(df), hide_index=True, width="stretch")
     download_csv(df, "belief_dynamics", key="dl_dyn")
 
 
@@ -115,7 +115,7 @@ def compare_view(dirs: tuple[str, ...]) -> None:
     a = c1.selectbox("Model A", models, index=0, key="db_cmp_a")
     b = c2.selectbox("Model B", [m for m in models if m != a], index=0, key="db_cmp_b")
     res = A.compare(dirs, a, b)
-    st.caption(f"{res['games_shared']} games seat both · {res['seats_a']} seats of A, {res['seats_b']} of B. Each row belongs to "
+    st.caption(f"{plural(res['games_shared'], 'game')} seat{'s' if res['games_shared'] == 1 else ''} both · {plural(res['seats_a'], 'seat')} of A, {res['seats_b']:,} of B. Each row belongs to "
                "the seat that produced it; intervals resample whole games (paired where both sat); p: two-sided bootstrap, "
                "Holm-adjusted over the metrics.")
     df = F.comparison_frame([res])
@@ -124,7 +124,7 @@ def compare_view(dirs: tuple[str, ...]) -> None:
         "A − B [95% CI]": [ci_text(d if d == d else None, [lo, hi] if lo is not None and lo == lo else None, "{:+.3f}")
                            for d, lo, hi in zip(df["diff"], df["diff_lo"], df["diff_hi"])],
         "p": df["p"], "Holm p": df["p_holm"], "n A": df["n_a"], "n B": df["n_b"]})
-    st.dataframe(show, hide_index=True, width="stretch")
+    st.dataframe(dashes(show), hide_index=True, width="stretch")
     download_csv(df, f"compare_{a}_vs_{b}", key="dl_cmp")
     if df["diff"].notna().any():
         ch = F.comparison_chart(df, a, b)

@@ -93,9 +93,9 @@ def _skeleton(height: int, node_tooltip: tuple[str, ...], edge_tooltip: tuple[st
     layers.append(pts)
     layers.extend(halo_text(nb, dy=27, fontSize=12, x=_xy("x", _DOMAIN_X), y=_xy("y", _DOMAIN_Y), text="label:N",
                             opacity=alt.Opacity("label_opacity:Q", scale=None)))
-    chart = alt.layer(*layers).properties(height=height)
+    chart = alt.layer(*layers).properties(height=height, background=CARD)  # (a numeric padding broke Streamlit's frontend)
     if title:
-        chart = chart.properties(title=alt.TitleParams(title, anchor="start", fontSize=13))
+        chart = chart.properties(title=alt.TitleParams(title, anchor="start", fontSize=13, color=CARD_INK))
     return json.dumps(chart.configure_view(strokeWidth=0).configure_axis(grid=False).to_dict())
 
 
@@ -116,16 +116,31 @@ def graph_chart(nodes: pd.DataFrame, edges: pd.DataFrame, *, height: int = 360, 
     return spec
 
 
+# graphs draw on their own light card in both themes: on the dark theme the dark labels' light halos smeared and
+# faded (dead) seats in dark role colours vanished into the background
+CARD = "#f7f5f1"
+CARD_INK = "#1d1b17"
+
+
 def halo_text(base: alt.Chart, *, dy: float = 0, fontSize: int = 12, **enc: Any) -> list[alt.Chart]:
     """Dark text over a light halo: readable on the light and on the dark theme alike.
 
     An ``opacity`` encoding (faded labels of dead seats) applies to the ink only: a faded halo turned
     into a grey smudge with dark-on-dark text on the dark theme."""
     halo_enc = {k: v for k, v in enc.items() if k != "opacity"}
-    halo = base.mark_text(dy=dy, fontSize=fontSize, stroke="#f7f5f1", strokeWidth=3.5, strokeJoin="round", fill="#f7f5f1",
+    halo = base.mark_text(dy=dy, fontSize=fontSize, stroke=CARD, strokeWidth=3.5, strokeJoin="round", fill=CARD,
                           strokeOpacity=0.9).encode(**halo_enc)
-    ink = base.mark_text(dy=dy, fontSize=fontSize, fill="#1d1b17").encode(**enc)
+    ink = base.mark_text(dy=dy, fontSize=fontSize, fill=CARD_INK).encode(**enc)
     return [halo, ink]
+
+
+MID_INK = "#6e7681"  # about 4.3:1 on the light (#f7f5f1) and on the dark (#0d0c0a) background alike
+
+
+def mid_text(base: alt.Chart, *, dy: float = 0, fontSize: int = 11, **enc: Any) -> alt.Chart:
+    """An annotation on the page's own background (no card), readable on both themes without a halo: a halo made
+    for one theme smears on the other. Place it clear of other marks."""
+    return base.mark_text(dy=dy, fontSize=fontSize, fill=MID_INK, fontWeight="bold").encode(**enc)
 
 
 def render(spec: dict[str, Any], key: str, *, selectable: bool = True) -> str | None:
@@ -221,7 +236,7 @@ def belief_graph(agent: str, names: list[str], assessment: dict[str, dict[str, A
             label=(f"{n} (me)" if is_self else (f"{n} {conf:.0f}%" if a else n)) if n in alive else f"✝ {n}",
             Name=n, Guess=role if a else "no data", Confidence=f"{conf:.0f}%" if a else "-",
             Reason=(a or {}).get("reason") or "-", Suspicion=f"{suspicion[n]:.0f}/10" if n in suspicion else "-",
-            Personality=(personality or {}).get(n, "-"), Truth=(true_roles or {}).get(n, "")))
+            Personality=(personality or {}).get(n, "-"), **({"Truth": true_roles.get(n) or "?"} if true_roles is not None else {})))
     for n, s in suspicion.items():
         if n == agent or n not in pos or agent not in pos or s < threshold:
             continue
@@ -231,7 +246,8 @@ def belief_graph(agent: str, names: list[str], assessment: dict[str, dict[str, A
                       "dash": "solid", "opacity": 0.85 * fade if n in alive else 0.2,
                       "From": agent, "To": n, "Suspicion": f"{s:.0f}/10", "Reason": a.get("reason") or "-"})
     return graph_chart(pd.DataFrame(nodes), pd.DataFrame(edges), height=height,
-                       node_tooltip=["Name:N", "Guess:N", "Confidence:N", "Suspicion:N", "Reason:N", "Personality:N", "Truth:N"],
+                       node_tooltip=["Name:N", "Guess:N", "Confidence:N", "Suspicion:N", "Reason:N", "Personality:N",
+                                     *(["Truth:N"] if true_roles is not None else [])],  # no empty row without the truth
                        edge_tooltip=["From:N", "To:N", "Suspicion:N", "Reason:N"])
 
 

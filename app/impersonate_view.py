@@ -68,7 +68,7 @@ def world_graph(gm: GameModel, agent: str, step: int, threshold: float) -> str |
             return None
         st.caption("Suspicion edges only (from its suspicion_ranking); nodes carry no guessed role.")
     ch = graph.belief_graph(agent, gm.names, ass, sus, alive_now, threshold=threshold, carried=carried, height=360,
-                            speaker=s.speaker, personality=personality_guesses(gm, agent, step))
+                            speaker=s.speaker, personality=personality_guesses(gm, agent, step), true_roles=gm.roles)
     clicked = graph.render(ch, key=f"imp_world_{gm.game_id}")
     if carried:
         st.caption("These beliefs are carried forward from an earlier step.")

@@ -77,6 +77,20 @@ def seat_names(config: Path) -> list[str]:
     return [f"seat {i + 1}" for i in range(int(n))] if isinstance(n, int) else []
 
 
+def table_seats(config: Path, seed: int) -> list[tuple[str, str]]:
+    """(seat label of :func:`seat_names`, the player's name in the game) in table order for ``seed``:
+    the engine names and shuffles seats by the seed, so "seat 3" of the config is not the third at the table."""
+    labels = seat_names(config)
+    try:
+        from mafiascope.config import load_game_config
+        from mafiascope.engine.seating import seating
+
+        table = seating(load_game_config(config), int(seed))
+    except Exception:  # an unreadable config: the labels alone (the launch reports the error)
+        return [(lab, lab) for lab in labels]
+    return [(labels[j], name) for j, name in table if j < len(labels)]
+
+
 def describe_config(config: Path) -> str:
     """One line about a config: roles, round cap, seat backends."""
     try:
@@ -141,7 +155,8 @@ def launch(config: Path, *, seed: int, probes: bool = True, snapshots: bool = Tr
     """Start one game (``mafiascope run``) or, with ``games`` > 1, a batch (``mafiascope batch``).
 
     ``lineup``: the config data derived by the line-up editor (app/lineup.derive), written to
-    ``<logs>/.launch/<gid>.yaml`` and launched instead of ``config``; a human seat overrides its seat."""
+    ``<logs>/.launch/<gid>.yaml`` and launched instead of ``config``; a human seat overrides its seat.
+    ``human_seat`` is a label of :func:`seat_names`; the launch records the player's name in the game."""
     logs = Path(logs or runs_dir())
     logs.mkdir(parents=True, exist_ok=True)
     gid = game_id or new_game_id()
@@ -150,6 +165,7 @@ def launch(config: Path, *, seed: int, probes: bool = True, snapshots: bool = Tr
     if games > 1 and human_seat:
         raise ValueError("a human seat plays one game at a time; launch a single game to take a seat")
     cfg = lineup_config(config, lineup, meta / f"{gid}.yaml") if lineup is not None else config
+    human_name = dict(table_seats(Path(cfg), seed)).get(human_seat, human_seat) if human_seat else None
     if human_seat:
         cfg = human_config(cfg, human_seat, meta / gid)
     if games > 1:
@@ -167,7 +183,7 @@ def launch(config: Path, *, seed: int, probes: bool = True, snapshots: bool = Tr
     log_file = meta / f"{gid}.log"
     proc = spawn(cmd, log_file, start_new_session=True)  # keys: app/keys.child_env (the policy and allowed keys only)
     first = f"{gid}-0000" if games > 1 else gid
-    item = Launch(cmd=cmd, proc=proc, log_file=str(log_file), game_id=first, logs=str(logs), human_seat=human_seat,
+    item = Launch(cmd=cmd, proc=proc, log_file=str(log_file), game_id=first, logs=str(logs), human_seat=human_name,
                   games=int(games), prefix=gid if games > 1 else None)
     registry().add(gid, item)
     return item

@@ -19,7 +19,7 @@ from .data import file_sig
 from .gamemodel import (PROBE_ROLE, PROBE_SOCIAL, PROBE_SUSPICION, GameModel, assessment, battery_has, personality_guesses,
                         probe_gap, suspicion)
 from .paths import label_root, runs_dir
-from .text import md_escape
+from .text import md_escape, plural
 from .transcript import render as render_transcript
 
 
@@ -39,8 +39,10 @@ def launch_form() -> None:
     c2.number_input("Seed", 0, 2**31 - 1, int(st.session_state.get("lf_seed_default", 1)), key="lf_seed",
                     help="Same config + same seed = same game with offline bots.")
     st.caption(md_escape(launcher.describe_config(cfgs[cfg_name])))
-    seats = launcher.seat_names(cfgs[cfg_name])
-    c3.selectbox("Take a seat yourself", ["— watch only —"] + seats, key="lf_human",
+    # the game names and orders its seats by the seed: the picker shows them as the game will
+    table = launcher.table_seats(cfgs[cfg_name], int(st.session_state.get("lf_seed", 1)))
+    shown = {lab: f"{name} (seat {i + 1} at the table)" for i, (lab, name) in enumerate(table)}
+    c3.selectbox("Take a seat yourself", [WATCH] + [lab for lab, _ in table], key="lf_human", format_func=lambda v: shown.get(v, v),
                  help="Play one seat from this page: speak, vote and act at night. Human seats are not probed.")
     c2.number_input("Games", 1, 100, 1, key="lf_games",
                     help="More than one: a batch with seeds seed, seed+1, ... played 4 at a time in one background process.")
@@ -68,6 +70,7 @@ def launch_form() -> None:
     running_list()
 
 
+WATCH = "— watch only —"
 LU_MODELS = "lu_models"  # uids of the models defined in the line-up editor, in order
 
 
@@ -277,6 +280,7 @@ def _do_launch() -> None:
     clear_index()
     S.put(S.K_GAME, item.game_id)
     S.put("ms_follow", True)
+    S.put("ms_follow_game", item.game_id)
     S.put(S.K_STEP, 10**9)
     S.set_mode(("inspect", "launch"), "inspect")
     ss["lg_mode"] = "inspect"
@@ -334,10 +338,23 @@ def is_live(gm: GameModel) -> bool:
     return time.time() - mtime < 60
 
 
+def _moves_sig(gm: GameModel) -> tuple[str, ...]:
+    """Request ids of the game's open human moves: the engine waits on one without writing to the log."""
+    item = launcher.registry().get(gm.game_id)
+    logs = item.logs if item else str(Path(gm.dir).parent)
+    return tuple(sorted(str(r.get("request_id")) for r in launcher.pending_moves(logs, gm.game_id)))
+
+
 def live_banner(gm: GameModel) -> None:
-    """While the game runs: a fragment polls the log every 1.5 s and reruns the page when it grew."""
+    """While the game runs: a fragment polls the log (and the human seat's open moves) every 1.5 s and reruns
+    the page when either changed."""
     item = launcher.registry().get(gm.game_id)
     if not is_live(gm):
+        if S.get("ms_follow_game") == gm.game_id:
+            # followed to the end (or it ended before this page saw it running): land on the last step once
+            S.put("ms_follow_game", None)
+            if S.get("ms_follow", True):
+                S.put(S.K_STEP, 10**9)
         if item is not None and item.returncode not in (None, 0):
             st.error(f"The game process exited with code {item.returncode}.")
             st.code(item.tail(30) or "(no output)", language="text")
@@ -347,13 +364,14 @@ def live_banner(gm: GameModel) -> None:
                        help="Keep the timeline on the newest step while the game runs (moving the timeline turns this off).")
     if follow:
         S.put(S.K_STEP, 10**9)  # clamped to the last step by the timeline
-    sig0 = file_sig(gm.dir)
+        S.put("ms_follow_game", gm.game_id)
+    sig0 = (file_sig(gm.dir), _moves_sig(gm))
 
     @st.fragment(run_every=1.5)
     def _tail() -> None:
-        sig = file_sig(gm.dir)
+        sig = (file_sig(gm.dir), _moves_sig(gm))
         it = launcher.registry().get(gm.game_id)
-        st.caption(f"🔴 live · {len(gm.steps)} steps so far · log {sig[0][0] / 1024:.0f} KB"
+        st.caption(f"🔴 live · {plural(len(gm.steps), 'step')} so far · log {sig[0][0][0] / 1024:.0f} KB"
                    + (f" · process {'running' if it.running else 'finished'}" if it else ""))
         if sig != sig0 or (it is not None and not it.running):
             st.rerun(scope="app")
@@ -391,17 +409,17 @@ def _move_form(gm: GameModel, logs: str, req: dict[str, Any]) -> None:
         st.text(str(req.get("instruction") or ""))
         fmt = req.get("format")
         alive = sorted(gm.steps[-1].alive) if gm.steps else gm.names
-        with st.form(key=f"hp_form_{rid}", clear_on_submit=False, border=False):
-            proto = str(fmt).split("<")[0] if fmt and "<" in str(fmt) else None
-            target = None
-            if fmt:
-                st.caption(f"End your reply with a line like: {md_escape(fmt)}")
-                if proto:
-                    target = st.selectbox("Target (adds the closing line for you)", ["—"] + [n for n in alive if n != seat],
-                                          key=f"hp_tgt_{rid}")
-            text = st.text_area("Your reply", key=f"hp_text_{rid}", height=120,
-                                placeholder="Write what your character says (Ctrl+Enter or Send to submit)")
-            sent = st.form_submit_button("Send", type="primary", icon=":material/send:")
+        proto = str(fmt).split("<")[0] if fmt and "<" in str(fmt) else None
+        target = None
+        if fmt:
+            st.caption(f"End your reply with a line like: {md_escape(fmt)}")
+            if proto:
+                # no form: a callback writes the closing line into the text box before it is drawn again
+                target = st.selectbox("Target (writes the closing line into your reply)", ["—"] + [n for n in alive if n != seat],
+                                      key=f"hp_tgt_{rid}", on_change=_fill_target, args=(rid, proto))
+        text = st.text_area("Your reply", key=f"hp_text_{rid}", height=120,
+                            placeholder="Write what your character says, then Send")
+        sent = st.button("Send", type="primary", icon=":material/send:", key=f"hp_send_{rid}")
         if sent:
             reply = (text or "").strip()
             if proto and target and target != "—" and proto.strip().rstrip(":").lower() not in reply.lower():
@@ -413,6 +431,21 @@ def _move_form(gm: GameModel, logs: str, req: dict[str, Any]) -> None:
             st.success("Sent. Waiting for the others ...")
             time.sleep(0.3)
             st.rerun()
+
+
+def with_closing_line(text: str, proto: str, target: str | None) -> str:
+    """``text`` with its closing line (``VOTE: <name>``, ``ACTION: Kill <name>``) set to ``target``: an earlier line
+    of the same kind is replaced, none is written for no target."""
+    head = proto.strip().split(":")[0].lower() + ":"
+    lines = [ln for ln in (text or "").rstrip().splitlines() if not ln.strip().lower().startswith(head)]
+    if target and target != "—":
+        lines.append(f"{proto}{target}")
+    return "\n".join(lines).strip()
+
+
+def _fill_target(rid: str, proto: str) -> None:
+    ss = st.session_state
+    ss[f"hp_text_{rid}"] = with_closing_line(str(ss.get(f"hp_text_{rid}") or ""), proto, ss.get(f"hp_tgt_{rid}"))
 
 
 # ----------------------------------------------------------------------------- inspector
@@ -474,7 +507,8 @@ def agent_panels(gm: GameModel, step: int, threshold: float, per_row: int = 4) -
                                else "No role assessment up to this step.")
                     continue
                 ch = graph.belief_graph(name, names, ass, sus, alive_now, threshold=threshold, carried=carried,
-                                        height=230, speaker=s.speaker, personality=personality_guesses(gm, name, step))
+                                        height=230, speaker=s.speaker, personality=personality_guesses(gm, name, step),
+                                        true_roles=gm.roles)
                 clicked = clicked or graph.render(ch, key=f"ag_{gm.game_id}_{name}")
                 if carried:
                     st.caption("beliefs carried forward from an earlier step")

@@ -17,6 +17,7 @@ ROLE_ICONS = {"Mafia": "▲", "Don": "◆", "Doctor": "✚", "Sheriff": "■", "
 ATTITUDE_COLORS = {"trusts": "#009E73", "neutral": "#8A8F98", "suspects": "#D55E00"}
 MISMATCH_COLOR = "#E69F00"  # amber: dashed ring on ego-panel nodes whose believed and actual attitudes differ
 CROWD_COLOR = "#f0883e"
+HEAT_LOW, HEAT_HIGH = "#fdebd3", "#a63603"  # heatmap cells: light to dark orange
 BRAND = "#a16207"
 
 
@@ -54,6 +55,22 @@ def role_scale(domain: list[str] | None = None) -> tuple[list[str], list[str]]:
 
 def agent_colors(names: list[str]) -> dict[str, str]:
     return {n: AGENT_PALETTE[i % len(AGENT_PALETTE)] for i, n in enumerate(names)}
+
+
+INK_DARK, INK_LIGHT = "#1d1b17", "#ffffff"
+
+
+def luminance(hex_colour: str) -> float:
+    """WCAG relative luminance of ``#rrggbb`` (0 black - 1 white)."""
+    lin = [(c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4)
+           for c in (int(hex_colour[i : i + 2], 16) / 255 for i in (1, 3, 5))]
+    return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+
+
+def ink_on(fill: str) -> str:
+    """Text colour with the higher WCAG contrast on ``fill``: white on dark cells, near-black on light ones."""
+    lum = luminance(fill)
+    return INK_LIGHT if (1.05) / (lum + 0.05) > (lum + 0.05) / (luminance(INK_DARK) + 0.05) else INK_DARK
 
 
 def lerp_hex(a: str, b: str, t: float) -> str:

@@ -13,7 +13,7 @@ from mafiascope.logs import step_label as _label
 from mafiascope.logs import step_order
 
 from . import branch_compare_view as BC
-from .text import md_escape, md_link
+from .text import md_escape, md_link, plural
 
 SIDE_COLOURS = {"Mafia": "#D55E00", "Villagers": "#0072B2", "Draw": "#999999"}
 
@@ -92,10 +92,19 @@ def outcome_rows(summary: dict[str, Any], inherited: dict[str, dict[str, str]] |
             for how, key in (("killed at night", "night_killed"), ("voted out", "day_eliminated"))
             for rnd, d in summary.get(key, {}).items() for name, v in d.items()]  # fmt: skip
     # a round's night comes before its day vote
-    return sorted(rows, key=lambda o: (not o["before the fork"], o["round"], o["how"] != "killed at night"))
+    rows.sort(key=lambda o: (not o["before the fork"], o["round"], o["how"] != "killed at night"))
+    if not any(o["before the fork"] for o in rows):  # a fork before any elimination: no empty column
+        for o in rows:
+            del o["before the fork"]
+    return rows
 
 
-def outcome_chart(rows: list[dict[str, Any]]) -> alt.Chart | None:
+PARENT_LABEL = "the game itself (no fork)"
+
+
+def outcome_chart(rows: list[dict[str, Any]], parent_winner: str | None = None) -> alt.Chart | None:
+    """Winner shares per batch as stacked bars, with the parent game's own result as the first bar (a finished
+    parent: one game, so one side at 100%)."""
     data = []
     for r in rows:
         n = r["summary"]["finished"]
@@ -106,6 +115,9 @@ def outcome_chart(rows: list[dict[str, Any]]) -> alt.Chart | None:
                              "share": f"{v['k']}/{n} = {v['p']:.0%} (95% CI {v['ci95'][0]:.0%}–{v['ci95'][1]:.0%})"})  # fmt: skip
     if not data:
         return None
+    if parent_winner:
+        data.insert(0, {"batch": PARENT_LABEL, "winner": parent_winner, "branches": 1, "n": 1,
+                        "share": f"the parent game was won by {parent_winner}"})
     df = pd.DataFrame(data)
     return (
         alt.Chart(df)
@@ -133,13 +145,13 @@ def _dirs_of(tree: dict[str, Any], root_dir: str | None) -> dict[str, str]:
     return out
 
 
-def branch_tree(tree: dict[str, Any], root_dir: str | None = None) -> None:
+def branch_tree(tree: dict[str, Any], root_dir: str | None = None, parent_winner: str | None = None) -> None:
     rows = _batches(tree)
     dirs = _dirs_of(tree, root_dir)
     if not rows:
         st.caption("No branches yet. Pick a step and press **Branch**.")
         return
-    chart = outcome_chart(rows)
+    chart = outcome_chart(rows, parent_winner)
     if chart is not None:
         st.altair_chart(chart, width="stretch")
     for r in rows:
@@ -156,7 +168,7 @@ def branch_tree(tree: dict[str, Any], root_dir: str | None = None) -> None:
             if outs:
                 st.dataframe(pd.DataFrame(outs), hide_index=True, width="stretch",
                              column_config={"share": st.column_config.NumberColumn(format="percent")})  # fmt: skip
-                if any(o["before the fork"] for o in outs):
+                if any(o.get("before the fork") for o in outs):
                     st.caption("Rows marked “inherited” happened in the parent before the fork point: every branch starts "
                                "with them, so their k/n is history, not an effect of the branch.")  # fmt: skip
             st.caption(f"rounds per branch: mean {s['rounds'].get('mean')}, min {s['rounds'].get('min')}, max {s['rounds'].get('max')} "
@@ -208,8 +220,12 @@ def attribution_chart(res: dict[str, Any]) -> alt.FacetChart | None:
     y = alt.Y("p:Q", title=f"P({res['target']} eliminated), 95% CI", scale=alt.Scale(domain=[0, 1]))
     bars = alt.Chart().mark_bar(width=28).encode(x=x, y=y, color=alt.Color("arm:N", sort=["PRE", "POST"], legend=None),
                                                  tooltip=["utterance", "arm", "k/n", "p", "lo", "hi"])  # fmt: skip
-    rules = alt.Chart().mark_rule(color="#333").encode(x=x, y="lo:Q", y2="hi:Q")
-    label = alt.Chart().mark_text(dy=-8).encode(x=x, y="hi:Q", text="k/n:N")
+    from .charts import CI_COLOR
+    from .graph import mid_text
+
+    # grey whiskers and mid-grey k/n labels above them: "#333" and the default black text vanished on the dark theme
+    rules = alt.Chart().mark_rule(color=CI_COLOR, strokeWidth=2).encode(x=x, y="lo:Q", y2="hi:Q")
+    label = mid_text(alt.Chart(), dy=-10, fontSize=11, x=x, y="hi:Q", text="k/n:N")
     return alt.layer(bars, rules, label, data=df).properties(width=110, height=220).facet(
         column=alt.Column("utterance:N", title="utterance (n per arm on the bars)"))
 
@@ -227,7 +243,7 @@ def bifurcation(res: dict[str, Any]) -> None:
 def validation(res: dict[str, Any]) -> None:
     if res.get("kind") == "validate_ab":
         m = res["mafia_wins"]
-        st.markdown(f"**A/B** ({res['games_per_arm']} games per arm): Mafia wins probed {m['probed']['k']}/{m['probed']['n']}, "
+        st.markdown(f"**A/B** ({plural(int(res['games_per_arm']), 'game')} per arm): Mafia wins probed {m['probed']['k']}/{m['probed']['n']}, "
                     f"unprobed {m['unprobed']['k']}/{m['unprobed']['n']}; difference {m['diff']} (95% CI {m['ci95']}), Fisher p = {m['fisher_p']}; "
                     f"rounds Mann-Whitney p = {res['rounds']['mann_whitney_p']}, messages p = {res['messages']['mann_whitney_p']}")  # fmt: skip
     elif res.get("kind") == "validate_repeat":

@@ -57,7 +57,7 @@ def render() -> None:
         st.info("No games in the selection (sidebar corpora and filters).", icon="👈")
         return
     if not query.strip():
-        st.info(f"Type a word or phrase to search {len(dirs)} game{'s' if len(dirs) != 1 else ''}.", icon="🔎")
+        st.info(f"Type a word or phrase to search {plural(len(dirs), 'game')}.", icon="🔎")
         return
     if not sources:
         st.info("Pick at least one kind of text to search in.")

@@ -13,11 +13,16 @@ from mafiascope.logs.timeline import PHASE_OF_KIND
 
 from .gamemodel import PHASE_ICONS, GameModel, plan
 from .palette import canonical_role, role_icon
-from .text import md_escape
+from .text import md_escape, plural
 
 ROLE_MD_COLOR = {"Mafia": "red", "Don": "red", "Doctor": "green", "Sheriff": "violet", "Villager": "blue", "Unknown": "gray"}
 _ACTION_LINE = re.compile(r"^\s*\**\s*(ACTION|VOTE|ДЕЙСТВИЕ|ГОЛОС)\s*:.*$", re.IGNORECASE | re.MULTILINE)
 
+
+
+def _votes(n: object) -> str:
+    """``1 vote``, ``3 votes``; a count the log got wrong is shown as it is."""
+    return plural(n, "vote") if isinstance(n, int) and not isinstance(n, bool) else f"{md_escape(n)} votes"
 
 def who(gm: GameModel, name: str | None, roles: dict[str, str] | None = None) -> str:
     if not name:
@@ -91,7 +96,7 @@ def event_line(gm: GameModel, e: dict[str, Any], step_label: str, *, current: bo
         return f"🗳️ tally: {parts or 'no valid votes'}{inv_s}"
     if kind == K.DAY_ELIMINATE:
         role = e.get("role") if roles is None or e.get("revealed") else "role hidden"
-        return f"⚖️ **{md_escape(e.get('eliminated'))}** was eliminated ({md_escape(role)}, {e.get('votes')} votes)"
+        return f"⚖️ **{md_escape(e.get('eliminated'))}** was eliminated ({md_escape(role)}, {_votes(e.get('votes'))})"
     if kind == K.NO_ELIMINATION:
         return f"⚖️ no elimination ({md_escape(e.get('reason'))})"
     # ten-seat (sport / open-table) rules: who nominated whom (the host line lists only the nominees), the Mafia's

@@ -159,6 +159,18 @@ def game_header(gm: GameModel, *, title: str) -> None:
                    + md_escape(str(row.get("invalid_reason") or "")), icon=":material/report:")
 
 
+def dashes(df: pd.DataFrame, decimals: int = 3) -> pd.DataFrame:
+    """``df`` for display with a missing cell shown as ``—`` (st.dataframe draws None/NaN as the word "None").
+
+    A column with gaps becomes text (a float rounded to ``decimals``); columns without gaps are kept as they are."""
+    out = df.copy()
+    for c in out.columns:
+        miss = out[c].isna()
+        if miss.any():
+            out[c] = ["—" if m else (f"{v:.{decimals}f}" if isinstance(v, float) else str(v)) for v, m in zip(out[c], miss)]
+    return out
+
+
 def download_csv(df: pd.DataFrame, name: str, key: str, label: str = "⬇ CSV") -> None:
     st.download_button(label, lambda: df.to_csv(index=False).encode("utf-8"), file_name=f"{name}.csv", mime="text/csv",
                        key=key, help="Download this table as CSV", on_click="ignore")
@@ -174,17 +186,18 @@ def download_chart(chart: Any, name: str, key: str) -> None:
         chart.save(buf, format="html")
         return buf.getvalue()
 
-    c1, c2, c3, c4, _ = st.columns([1, 1, 1, 1, 2])
-    c1.download_button("⬇ Vega-Lite JSON", chart.to_json, file_name=f"{name}.vl.json", mime="application/json",
-                       key=key + "_json", on_click="ignore")
-    c2.download_button("⬇ HTML", _html, file_name=f"{name}.html", mime="text/html", key=key + "_html", on_click="ignore")
+    # one wrapping row of content-wide buttons: fixed columns cut the labels in a half-width column ("⬇ Ve…")
+    row = st.container(horizontal=True, gap="small", key=f"{key}_row")
+    row.download_button("⬇ Vega-Lite JSON", chart.to_json, file_name=f"{name}.vl.json", mime="application/json",
+                        key=key + "_json", on_click="ignore")
+    row.download_button("⬇ HTML", _html, file_name=f"{name}.html", mime="text/html", key=key + "_html", on_click="ignore")
     try:
         import vl_convert  # noqa: F401 - the SVG/PNG renderer
     except ImportError:
         return
-    c3.download_button("⬇ SVG", lambda: chart_svg(chart), file_name=f"{name}.svg", mime="image/svg+xml", key=key + "_svg",
+    row.download_button("⬇ SVG", lambda: chart_svg(chart), file_name=f"{name}.svg", mime="image/svg+xml", key=key + "_svg",
                        on_click="ignore")
-    c4.download_button("⬇ PNG", lambda: chart_png(chart), file_name=f"{name}.png", mime="image/png", key=key + "_png",
+    row.download_button("⬇ PNG", lambda: chart_png(chart), file_name=f"{name}.png", mime="image/png", key=key + "_png",
                        on_click="ignore")
 
 

@@ -12,7 +12,7 @@ from app import experiment_view as EV
 from app import replay_jobs as J
 from app import replay_view as V
 from app import widgets as W
-from app.text import md_escape, md_link
+from app.text import md_escape, md_link, plural
 from mafiascope.logs import STATE_FILE
 from mafiascope.replay.source import ParentGame, ReplayError
 
@@ -77,7 +77,7 @@ if parent is not None:
             job = J.start_fork(gm.game_id, gm.dir, key, int(n), probes, replace=replace.strip() or None,
                                seat=ev["player"] if ev and replace.strip() else None,
                                override_night=night, keep_seed=keep)  # fmt: skip
-            st.success(f"Started fork batch {md_escape(job.batch_id)} ({int(n)} branches) in the background.")
+            st.success(f"Started fork batch {md_escape(job.batch_id)} ({plural(int(n), 'branch', 'branches')}) in the background.")
         except ReplayError as exc:
             st.error(md_escape(J.page_error(str(exc))), icon=":material/error:")
 
@@ -110,7 +110,7 @@ running_jobs()
 
 tab_tree, tab_exp, tab_val = st.tabs(["Branch tree", "Experiments", "Validation"], key="tab", bind="query-params")
 with tab_tree:
-    V.branch_tree(J.branch_tree_of(gm.dir, gm.game_id), str(gm.dir))
+    V.branch_tree(J.branch_tree_of(gm.dir, gm.game_id), str(gm.dir), gm.winner)
     st.caption("Branches are ordinary games (marked ↳ in the picker); corpus analytics leave them out unless forks are included.")
 with tab_exp:
     if parent is not None:

@@ -15,6 +15,7 @@ from app import analysis_view as AV
 from app import state as S
 from app import widgets as W
 from app.sidebar import context
+from app.text import plural
 
 dirs = AV.page_intro("Second-order beliefs",
                      "A pair = agent A's stated belief about how B sees A (social_map.toward_me) matched with B's latest role "
@@ -29,7 +30,7 @@ if not res.get("m"):
     st.stop()
 
 if not (res.get("canonical") or {}).get("n"):
-    st.info(f"No second-order pairs in the {res['m']} probed game(s) of this selection. A pair needs an agent's "
+    st.info(f"No second-order pairs in the {plural(res['m'], 'probed game')} of this selection. A pair needs an agent's "
             "social_map answer (toward_me) and the counterpart's role_assessment; batteries without them (the "
             "suspicion-only ten-seat configs) contribute none. Widen the selection in the sidebar.", icon="👈")
     st.stop()
@@ -66,11 +67,14 @@ elif split == "Mafia":
     sub = pairs[pairs["predictor_role"].isin(MAFIA_ROLES)]
 order = ["trusts", "neutral", "suspects"]
 mat = (sub.groupby(["predicted", "actual"]).size().rename("n").reset_index()) if len(sub) else pd.DataFrame(columns=["predicted", "actual", "n"])
+mat = AV.with_cell_colours(mat, "n")
 heat = alt.Chart(mat).mark_rect().encode(
     x=alt.X("actual:N", sort=order, title="actual (B's assessment of A)", axis=alt.Axis(labelAngle=0)),
     y=alt.Y("predicted:N", sort=order, title="predicted by A"),
-    color=alt.Color("n:Q", scale=alt.Scale(scheme="oranges"), legend=None), tooltip=["predicted", "actual", "n"])
-txt = alt.Chart(mat).mark_text(fontSize=14).encode(x=alt.X("actual:N", sort=order), y=alt.Y("predicted:N", sort=order), text="n:Q")
+    color=alt.Color("fill:N", scale=None, legend=None), tooltip=["predicted", "actual", "n"])
+# the count's colour follows its cell's luminance (black on the darkest orange was unreadable)
+txt = alt.Chart(mat).mark_text(fontSize=14).encode(x=alt.X("actual:N", sort=order), y=alt.Y("predicted:N", sort=order), text="n:Q",
+                                                   color=alt.Color("ink:N", scale=None, legend=None))
 mc1, mc2 = st.columns([1, 1])
 with mc1:
     ch = (heat + txt).properties(height=260)
@@ -90,7 +94,7 @@ if only_bad:
     view = view[~view["match"]]
 view = view.reset_index(drop=True)
 view = view.assign(open=["impersonate?" + urlencode({"game": g, "step": s, "agent": a}) for g, s, a in zip(view["game_id"], view["step"], view["predictor"])])
-st.caption(f"{len(view):,} pairs · click a row to open that agent's Impersonate view at the step, or use the link column")
+st.caption(f"{plural(len(view), 'pair')} · click a row to open that agent's Impersonate view at the step, or use the link column")
 ev = st.dataframe(view, hide_index=True, width="stretch", height=360, on_select="rerun", selection_mode="single-row", key="so_pairs",
                   column_config={"open": st.column_config.LinkColumn("open", display_text="Impersonate ↗"),
                                  "game_id": st.column_config.TextColumn("game", width="small")})

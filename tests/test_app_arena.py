@@ -84,3 +84,20 @@ def test_extra_models_bad_yaml_is_one_clear_line(runs):
     errs = [plain(e.value) for e in at.error]  # shown escaped (app/text.py)
     assert any(e.startswith("Extra models: not valid YAML at line") for e in errs), errs
     assert not any("<unicode string>" in e for e in errs), errs
+
+
+@pytest.mark.slow
+def test_sport_only_run_shows_no_internals(tmp_path, monkeypatch):
+    """After a sport-only run the models table had a "town imbalanced" column of "0/0 (avg None)" and Don/Sheriff
+    cells of "0/0": a column per rule set played, "—" where a model never held the side or role, no None anywhere."""
+    monkeypatch.setenv("MAFIASCOPE_RUNS", str(tmp_path / "runs"))
+    monkeypatch.setenv("MAFIASCOPE_LOGS", str(tmp_path / "runs"))
+    run_arena(load_roster(), "sport", 2, tmp_path / "runs" / "arena" / "sport", quiet=True)
+    at = app().run()
+    assert not at.exception
+    tables = [d.value for d in at.dataframe]
+    models = next(t for t in tables if "model" in t.columns and any(str(c).startswith("Mafia win") for c in t.columns))
+    assert list(models.columns) == ["model", "Mafia win Sport", "as Don", "as Sheriff"], list(models.columns)
+    for t in tables:
+        cells = [str(c) for c in t.to_numpy().ravel()]
+        assert not [c for c in cells if c in ("None", "nan", "<NA>") or "None" in c or "0/0" in c], (list(t.columns), cells[:20])

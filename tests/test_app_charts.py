@@ -127,12 +127,60 @@ def test_dashboard_calibration_has_reference_and_shared_model_colours(logs):
 
 def test_model_colours_are_stable_for_one_and_many_models():
     from app.dashboard_view import model_colors
-    from app.palette import AGENT_PALETTE
+    from mafiascope.analytics.figures import MODEL_PALETTE, model_color_map
 
     one = model_colors(["m1"]).to_dict()
-    assert one["domain"] == ["m1"] and one["range"] == AGENT_PALETTE[:1]
+    assert one["domain"] == ["m1"] and one["range"][0] in MODEL_PALETTE
     many = model_colors([f"m{i:02d}" for i in range(15)][::-1]).to_dict()
     assert many["domain"] == sorted(many["domain"]) and len(many["range"]) == 15
+    # a model keeps its colour when another joins the selection; ten models get ten different colours
+    two = model_color_map(["deepseek-chat", "gpt-4o-mini"])
+    three = model_color_map(["deepseek-chat", "gpt-4o-mini", "bot-balanced"])
+    assert two["deepseek-chat"] == three["deepseek-chat"] or two["gpt-4o-mini"] == three["gpt-4o-mini"]
+    assert len(set(model_color_map([f"model-{i}" for i in range(10)]).values())) == 10
+
+
+def _hue_and_lightness(c: str) -> tuple[float, float]:
+    import colorsys
+
+    rgb = [int(c[i:i + 2], 16) / 255 for i in (1, 3, 5)]
+    lin = [x / 12.92 if x <= 0.04045 else ((x + 0.055) / 1.055) ** 2.4 for x in rgb]
+    y = 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+    return colorsys.rgb_to_hsv(*rgb)[0] * 360, 116 * (y ** (1 / 3) if y > 0.008856 else 7.787 * y + 16 / 116) - 16
+
+
+def _alike(a: str, b: str) -> bool:
+    (ha, la), (hb, lb) = _hue_and_lightness(a), _hue_and_lightness(b)
+    dh = abs(ha - hb)
+    return min(dh, 360 - dh) < 16 and abs(la - lb) < 20
+
+
+def test_two_models_get_distinct_hues():
+    """Two models were drawn in near-identical oranges (#E69F00 and #D55E00: 15 degrees of hue, 16 points of L*)."""
+    from mafiascope.analytics.figures import MODEL_PALETTE, model_color_map
+
+    assert _alike("#E69F00", "#D55E00")
+    pairs = [(a, b) for i, a in enumerate(MODEL_PALETTE) for b in MODEL_PALETTE[i + 1:]]
+    assert not [p for p in pairs if _alike(*p)]
+    for pair in (["bot-aggressive", "bot-balanced"], ["deepseek-chat", "gpt-4o-mini"], ["m1", "m2"]):
+        a, b = model_color_map(pair).values()
+        assert a != b
+
+
+def test_intervals_are_clipped_to_0_1():
+    """Whiskers ran past 0 % and 100 % (a normal-approximation interval near the ends)."""
+    from app.charts import reliability
+    from mafiascope.analytics.figures import f1_per_model_chart
+
+    bins = pd.DataFrame({"lo": [0, 80], "hi": [20, 100], "n": [12, 30], "acc": [0.02, 0.98], "ci_lo": [-0.05, 0.9],
+                         "ci_hi": [0.1, 1.04]})
+    spec = reliability(bins).to_dict()
+    rows = [r for d in spec["datasets"].values() for r in d if "ci_lo" in r]
+    assert rows and all(0.0 <= r["ci_lo"] <= r["ci_hi"] <= 1.0 for r in rows), rows
+    f1 = pd.DataFrame({"model": ["a", "a"], "round": [1, 2], "accuracy": [0.02, 0.97], "ci_lo": [-0.1, 0.9], "ci_hi": [0.2, 1.1],
+                       "n": [10, 10], "chance": [0.3, 0.3], "mafia_recall": [0.5, 0.5], "unknown_rate": [0, 0]})
+    rows = [r for d in f1_per_model_chart(f1).to_dict()["datasets"].values() for r in d]
+    assert all(0.0 <= r["ci_lo"] <= r["ci_hi"] <= 1.0 for r in rows), rows
 
 
 @pytest.mark.slow
@@ -159,3 +207,93 @@ def test_belief_dynamics_uses_role_colours_units_and_row_steps():
     for panel in spec["hconcat"]:
         assert panel["height"] == {"step": 24}
     assert all("n" in [t.get("title") if isinstance(t, dict) else t for t in lay["encoding"]["tooltip"]] for lay in layers)
+
+
+def test_heatmap_count_colour_follows_the_cell():
+    """Second-Order's matrix wrote black counts on its darkest orange cell."""
+    from app.analysis_view import with_cell_colours
+    from app.palette import INK_DARK, INK_LIGHT, luminance
+
+    mat = with_cell_colours(pd.DataFrame({"predicted": ["trusts", "suspects"], "actual": ["trusts", "suspects"], "n": [2, 40]}), "n")
+    dark, light = mat.iloc[1], mat.iloc[0]
+    assert luminance(dark["fill"]) < luminance(light["fill"])
+    assert dark["ink"] == INK_LIGHT and light["ink"] == INK_DARK
+
+
+@pytest.mark.slow
+def test_second_order_matrix_text_uses_the_cell_ink(logs):
+    at = new_app(page="second_order").run()
+    assert_clean(at)
+    heat = [s for s in _specs(at) if any(_mark(lay)["type"] == "rect" for lay in _layers(s))]
+    assert heat, [_title(s) for s in _specs(at)]
+    text = [lay for lay in _layers(heat[0]) if _mark(lay)["type"] == "text"]
+    assert text and text[0]["encoding"]["color"]["field"] == "ink", text[0]["encoding"]
+
+
+@pytest.mark.slow
+def test_agent_view_tooltip_truth_is_filled(logs):
+    """The agent-view graphs listed a "Truth" row in their tooltip, always empty (the pages never passed the roles)."""
+    at = new_app(page="live", game="demo-classic-01", step="30").run()
+    assert_clean(at)
+    from streamlit.dataframe_util import convert_arrow_bytes_to_pandas_df
+
+    views = []
+
+    def walk(node):
+        if getattr(node, "type", "") == "vega_lite_chart":
+            spec = json.loads(node.proto.spec)
+            if any("Truth" in str(t) for lay in _layers(spec) for t in lay.get("encoding", {}).get("tooltip") or []):
+                # Streamlit sends named datasets beside the spec
+                views.append({d.name: convert_arrow_bytes_to_pandas_df(d.data.data) for d in node.proto.datasets})
+        for c in getattr(node, "children", {}).values():
+            walk(c)
+
+    walk(at._tree)
+    assert views, "no agent view with a Truth row"
+    for ds in views:
+        truth = ds["nodes"]["Truth"].tolist()
+        assert truth and all(t and t != "?" for t in truth), truth
+
+
+def test_graphs_draw_on_a_light_card_in_both_themes():
+    """On the dark theme the graph labels' light halos smeared around dark text and dead seats (opacity 0.25 of a dark
+    role colour) vanished: a graph now carries its own light background, the one its halos and ink are made for."""
+    from app import graph
+    from app.palette import luminance
+
+    spec = graph.belief_graph("A", ["A", "B", "C"], {"B": {"role": "Mafia", "confidence": 80, "reason": "r"}}, {"B": 7.0},
+                              {"A", "B"}, threshold=5, carried=False, true_roles={"A": "Villager", "B": "Mafia", "C": "Doctor"})
+    assert luminance(spec["background"]) > 0.8
+    halo, ink = [lay for lay in _layers(spec) if _mark(lay)["type"] == "text"][-2:]
+    assert _mark(halo)["stroke"] == spec["background"] and luminance(_mark(ink)["fill"]) < 0.05
+
+
+def test_reliability_n_labels_sit_above_every_whisker_in_a_neutral_ink():
+    """The "n=" labels sat at each whisker's top (crossed by it) with a light halo that smeared on the dark theme."""
+    from app.charts import N_ROW, reliability
+    from app.palette import luminance
+
+    bins = pd.DataFrame({"lo": [0, 20, 80], "hi": [20, 40, 100], "n": [0, 67, 1207], "acc": [None, 0.55, 0.6],
+                         "ci_lo": [None, 0.43, 0.57], "ci_hi": [None, 1.0, 0.63]})
+    spec = reliability(bins).to_dict()
+    texts = [lay for lay in _layers(spec) if _mark(lay)["type"] == "text" and lay["encoding"].get("text", {}).get("field") == "ntext"]
+    assert len(texts) == 1 and not _mark(texts[0]).get("stroke"), texts  # one ink layer, no halo
+    assert 0.1 < luminance(_mark(texts[0])["fill"]) < 0.3
+    calc = {t["as"]: t["calculate"] for t in texts[0].get("transform", []) if "calculate" in t}
+    assert float(calc[texts[0]["encoding"]["y"]["field"]]) == N_ROW > 1.0  # above the highest whisker (clipped to 1)
+
+
+@pytest.mark.slow
+def test_metrics_strip_legends_fit_a_narrow_column(logs):
+    """A 3-column legend (140 px labels) is wider than a third of a 1000-px page: Vega cannot fit the view narrower than
+    its legend, so the plot's right edge and its last x label were cut ("5C" for 50)."""
+    from app.charts import LEGEND_LABEL_LIMIT
+
+    at = new_app().run()
+    assert_clean(at)
+    strip = [s for s in _specs(at) if any(k in _title(s) for k in ("1st-order", "Crowd", "2nd-order"))]
+    assert strip
+    for s in strip:
+        legend = s["layer"][0]["encoding"]["color"]["legend"]
+        assert legend["columns"] <= 2 and legend["labelLimit"] == LEGEND_LABEL_LIMIT
+        assert legend["columns"] * (LEGEND_LABEL_LIMIT + 30) <= 200  # symbol, padding: fits a ~200 px chart

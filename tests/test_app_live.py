@@ -184,3 +184,26 @@ def test_custom_battery_is_used(runs):
         assert ids <= set(keep), (ids, keep)
     finally:
         _stop_all()
+
+
+@pytest.mark.slow
+def test_follow_reaches_the_last_step_of_a_game_that_ended(runs):
+    """A quick game ends between two reruns: following it must land on its last step (the step stayed where the
+    last live rerun had clamped it, because only a running game moved the timeline)."""
+    at = new_app(mode="launch").run()
+    at.toggle(key="lf_probes").set_value(False)
+    at.toggle(key="lf_snaps").set_value(False)
+    at.button(key="lf_go").click().run()
+    try:
+        gdir = runs / at.session_state["ms_game"]
+        assert _wait(lambda: '"game_over"' in (gdir / "game.jsonl").read_text())
+        at.run()
+        assert_clean(at)
+        slider = [s for s in at.slider if str(s.key).startswith("w_step:")][0]
+        assert slider.value == slider.max, (slider.value, slider.max)
+        # one-shot: moving back afterwards stays where the user put it
+        at.button(key="tl_first").click().run()
+        at.run()
+        assert [s for s in at.slider if str(s.key).startswith("w_step:")][0].value == 0
+    finally:
+        _stop_all()

@@ -148,8 +148,14 @@ def test_attribution_chart_has_intervals_pre_before_post_and_n():
     res = {"target": "Alex", "utterances": [{"utterance": {"step": "1.5", "speaker": "Indigo"},
                                               "delta_post_minus_pre": {"p_eliminate_target": {"pre": arm(0, 4), "post": arm(1, 4)}}}]}  # fmt: skip
     spec = V.attribution_chart(res).to_dict()
-    marks = [layer["mark"]["type"] if isinstance(layer["mark"], dict) else layer["mark"] for layer in spec["spec"]["layer"]]
+    layers = spec["spec"]["layer"]
+    marks = [layer["mark"]["type"] if isinstance(layer["mark"], dict) else layer["mark"] for layer in layers]
     assert marks == ["bar", "rule", "text"]  # the intervals are drawn, and k/n is written on each bar
+    # readable on both themes: grey whiskers (were #333) and mid-grey text (was the default black)
+    from app.palette import luminance
+
+    assert layers[1]["mark"]["color"].lower() not in ("#333", "#333333", "black", "#000000")
+    assert 0.1 < luminance(layers[2]["mark"]["fill"]) < 0.3
     assert spec["spec"]["layer"][0]["encoding"]["x"]["sort"] == ["PRE", "POST"]
     rows = next(iter(spec["datasets"].values()))
     assert {r["k/n"] for r in rows} == {"0/4", "1/4"}
@@ -246,3 +252,16 @@ def test_outcome_rows_inherited_from_the_parent_are_marked(logs):
             "day_eliminated": {"1": {"B": {"k": 1, "n": 2, "p": 0.5, "ci95": [0.1, 0.9]}}}}  # fmt: skip
     rows = V.outcome_rows(summ, {"night_killed": {"1": "A"}, "day_eliminated": {}})
     assert [(o["player"], o["before the fork"]) for o in rows] == [("A", "inherited"), ("B", "")]
+
+
+def test_outcome_chart_has_the_parent_as_a_bar_and_no_empty_fork_column():
+    """The parent's own result was only text under the chart; a fork before any elimination showed an empty
+    "before the fork" column."""
+    tree = {"game_id": "g", "batches": [_batch("resample01", [1, 5], None, {"Mafia": 3, "Villagers": 1})]}
+    rows = V._batches(tree)
+    data = next(iter(V.outcome_chart(rows, "Villagers").to_dict()["datasets"].values()))
+    assert data[0]["batch"] == V.PARENT_LABEL and data[0]["winner"] == "Villagers"
+    assert [d["batch"] for d in data[1:]] == ["R1.5 · resample · n=4 (resamp)"] * 2
+    assert V.outcome_chart(rows)  # no parent result (unfinished parent): the batches alone
+    outs = V.outcome_rows(rows[0]["summary"], {})
+    assert outs and all("before the fork" not in o for o in outs)

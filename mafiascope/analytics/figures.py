@@ -34,11 +34,39 @@ DYN_MEASURES = {  # measure -> (axis title with its unit, tick format)
 }
 
 
+# models: ten colours, any two at least 16 degrees of hue or 20 points of lightness (CIE L*) apart, none grey, none
+# too dark for the dark theme. The agent palette (Okabe-Ito) has an orange and a vermillion (15 degrees, 16 L*) that
+# looked alike for two models side by side.
+MODEL_PALETTE = ["#4E79A7", "#F28E2B", "#59A14F", "#E15759", "#8E6BB8", "#2CA6A4", "#EDC948", "#D45FB0", "#8A5A3C",
+                 "#7FC7E8"]
+
+
+def model_color_map(models: Any) -> dict[str, str]:
+    """A colour per model, stable per model: each name has a preferred slot (a hash of the name), taken in sorted
+    order, a taken slot passing to the next free one; so a model keeps its colour when others join or leave the
+    selection (unless two collide), and no two of up to ten models share one."""
+    import zlib
+
+    dom = sorted({str(m) for m in models})
+    n = len(MODEL_PALETTE)
+    taken: dict[int, str] = {}
+    out: dict[str, str] = {}
+    for m in dom:
+        slot = zlib.crc32(m.encode("utf-8")) % n
+        if len(taken) < n:
+            while slot in taken:
+                slot = (slot + 1) % n
+            taken[slot] = m
+        out[m] = MODEL_PALETTE[slot]
+    return out
+
+
 def model_colors(models: Any) -> alt.Scale:
     """One model -> colour mapping for every per-model chart: the domain is all models (sorted), so a
     model keeps its colour across charts whichever have data for it."""
-    dom = sorted({str(m) for m in models})
-    return alt.Scale(domain=dom, range=(AGENT_PALETTE * (len(dom) // len(AGENT_PALETTE) + 1))[:max(1, len(dom))])
+    cmap = model_color_map(models)
+    dom = list(cmap)
+    return alt.Scale(domain=dom, range=[cmap[m] for m in dom] or MODEL_PALETTE[:1])
 
 
 # ----------------------------------------------------------------------------- frames
@@ -126,6 +154,7 @@ def comparison_frame(cmps: list[dict[str, Any]]) -> pd.DataFrame:
 def f1_per_model_chart(df: pd.DataFrame, models: Any = None) -> alt.LayerChart:
     """Committed accuracy per round and model with interval whiskers; dashed: permutation chance."""
     df = df.copy()
+    df[["ci_lo", "ci_hi"]] = df[["ci_lo", "ci_hi"]].clip(0.0, 1.0)  # an accuracy interval ends at 0 % and 100 %
     models = sorted(df["model"].unique()) if models is None else sorted({str(m) for m in models})
     colors = model_colors(models)
     # models side by side within a round, so their interval whiskers do not hide each other
@@ -174,6 +203,8 @@ def dynamics_chart(df: pd.DataFrame) -> alt.HConcatChart:
     for i, m in enumerate(measures):
         title, fmt = DYN_MEASURES.get(m, (m, ".3f"))
         sub = df[df["measure"] == m]
+        if fmt == "%":  # a rate's interval ends at 0 % and 100 %
+            sub = sub.assign(ci_lo=sub["ci_lo"].clip(0.0, 1.0), ci_hi=sub["ci_hi"].clip(0.0, 1.0))
         base = alt.Chart(sub).encode(
             y=alt.Y("group:N", sort=order, title=None, scale=alt.Scale(domain=order), axis=alt.Axis() if i == 0 else None),
             color=alt.Color("group:N", legend=None, scale=colors))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 from .. import __version__
@@ -21,8 +22,10 @@ def new_game_id() -> str:
     return str(uuid.uuid4())
 
 
-def initial_state(cfg: GameConfig, *, seed: int, game_id: str, backends: dict[str, Backend]) -> GameState:
-    """Seat the table: names and seat order shuffled by the seed, roles assigned, personalities set."""
+def _deal(cfg: GameConfig, seed: int, label: Callable[[str], str]) -> tuple[list[Seat], list[int]]:
+    """Seats in config order (names, roles, personalities) and the table order, all drawn from the seed.
+
+    ``label`` gives a backend entry's model label. One random sequence: initial_state and seating agree."""
     import random
 
     rng = random.Random(seed)
@@ -44,21 +47,33 @@ def initial_state(cfg: GameConfig, *, seed: int, game_id: str, backends: dict[st
         elif isinstance(pers, str):
             pers = PERSONALITY_PRESETS[pers]
         personality = pers if isinstance(pers, Personality) else Personality(**pers)
-        backend = backends[spec.backend]
         seats.append(
             Seat(
                 idx=i,
                 name=name,
                 role=roles[i],
                 backend=spec.backend,
-                model_label=getattr(backend, "model_label", spec.backend),
+                model_label=label(spec.backend),
                 personality=personality,
                 language=cfg.language,
             )
         )
     order = list(range(n))
     rng.shuffle(order)
-    seats = [seats[j] for j in order]
+    return seats, order
+
+
+def seating(cfg: GameConfig, seed: int) -> list[tuple[int, str]]:
+    """(config seat index, player name) in table order, as a game of ``cfg`` with ``seed`` seats them
+    (the app's seat picker names a seat as the game will; no backend is built)."""
+    seats, order = _deal(cfg, seed, lambda b: b)
+    return [(j, seats[j].name) for j in order]
+
+
+def initial_state(cfg: GameConfig, *, seed: int, game_id: str, backends: dict[str, Backend]) -> GameState:
+    """Seat the table: names and seat order shuffled by the seed, roles assigned, personalities set."""
+    dealt, order = _deal(cfg, seed, lambda b: getattr(backends[b], "model_label", b))
+    seats = [dealt[j] for j in order]
     for i, s in enumerate(seats):
         s.idx = i
     state = GameState(game_id=game_id, rules=cfg.rules, language=cfg.language, seed=seed, seats=seats, pending=Pending(stage="init"))
