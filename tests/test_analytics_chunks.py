@@ -95,3 +95,21 @@ def test_incremental_rebuild_and_unwritable_cache(tmp_path):
     for t in TABLES:
         pd.testing.assert_frame_equal(getattr(ro, t), getattr(fresh, t), check_exact=True, obj=t)
     assert not list(tmp_path.glob("cache/*/.*.tmp"))  # no temporary table left behind
+
+
+def test_prepare_corpus_reports_progress_then_loads_warm(tmp_path):
+    """The app builds the cache with a progress bar (prepare_corpus), then loads it warm."""
+    from mafiascope.analytics.corpus import pending_corpus, prepare_corpus
+
+    src = ROOT / "data" / "demo"
+    cache = tmp_path / "cache"
+    n = len(find_game_dirs(src))
+    assert pending_corpus(src, cache_dir=cache) == n
+    seen: list[tuple[int, int]] = []
+    assert prepare_corpus(src, cache_dir=cache, workers=1, chunk=3, progress=lambda k, t: seen.append((k, t))) == n
+    assert seen == [(k, n) for k in (*range(3, n, 3), n)]  # one call per batch of 3, the last one complete
+    assert pending_corpus(src, cache_dir=cache) == 0
+    assert prepare_corpus(src, cache_dir=cache, progress=lambda k, t: seen.append((k, t))) == 0 and len(seen) == (n + 2) // 3
+    warm = load_dir_games(src, find_game_dirs(src), cache_dir=cache, workers=1)
+    assert warm.n_parsed == 0
+    _same(warm.tables, load_dir_games(src, find_game_dirs(src), cache_dir=tmp_path / "fresh", workers=1).tables)

@@ -24,14 +24,16 @@ from __future__ import annotations
 
 import gc
 import hashlib
+import itertools
 import json
 import os
 import re
 import tempfile
 from collections import Counter
+from dataclasses import dataclass
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 import pandas as pd
 import pyarrow as pa
@@ -176,22 +178,22 @@ class CacheResult:
 CHUNK = 32  # games per parsed batch (one row group each); memory holds a few batches, not the corpus
 
 
-def load_dir_games(
-    parent: Path,
-    game_dirs: list[Path],
-    *,
-    cache_dir: str | Path | None = None,
-    use_cache: bool = True,
-    with_text: bool = False,
-    workers: int | None = None,
-    chunk: int = CHUNK,
-) -> CacheResult:
-    """Tables for ``game_dirs`` (all children of ``parent``), via the cache of ``parent``.
+Progress = Callable[[int, int], None]  # (games parsed so far, games to parse), called after each batch
 
-    New and changed games are parsed in batches of ``chunk`` and streamed into the Parquet
-    tables (the previous tables' kept rows first); the result is then read back like a warm
-    load. Without a usable cache (``use_cache=False``, unwritable) the tables go to a
-    temporary directory that is removed afterwards."""
+
+@dataclass
+class _Plan:
+    """What a load must do: the cache's manifest and which games are new/changed or gone."""
+
+    cpath: Path
+    manifest: dict[str, Any]
+    wanted: dict[str, Path]
+    sigs: dict[str, Any]
+    stale: list[str]
+    vanished: list[str]
+
+
+def _plan(parent: Path, game_dirs: list[Path], cache_dir: str | Path | None, use_cache: bool) -> _Plan:
     cpath = cache_dir_for(parent, cache_dir)
     man_path = cpath / "manifest.json"
     manifest: dict[str, Any] = {"version": CACHE_VERSION, "games": {}}
@@ -207,25 +209,69 @@ def load_dir_games(
     cached = manifest["games"]
     stale = [name for name in wanted if name not in cached or cached[name]["sig"] != sigs[name]]
     vanished = [name for name in cached if not (parent / name / GAME_FILE).is_file()]
+    return _Plan(cpath, manifest, wanted, sigs, stale, vanished)
+
+
+def pending_games(parent: Path, game_dirs: list[Path], *, cache_dir: str | Path | None = None) -> int:
+    """How many of ``game_dirs`` a load would parse first (0: the cache of ``parent`` serves them all)."""
+    return len(_plan(parent, game_dirs, cache_dir, True).stale)
+
+
+def update_cache(parent: Path, game_dirs: list[Path], *, cache_dir: str | Path | None = None,
+                 workers: int | None = None, chunk: int = CHUNK, progress: Progress | None = None) -> int:
+    """Bring the cache of ``parent`` up to date for ``game_dirs`` without reading the tables back
+    (the app builds it with a progress bar, then loads it warm); the number of games parsed.
+    An unwritable cache is left alone (a load then builds the tables in a temporary directory)."""
+    p = _plan(parent, game_dirs, cache_dir, True)
+    if not (p.stale or p.vanished):
+        return 0
+    try:
+        p.cpath.mkdir(parents=True, exist_ok=True)
+        _rebuild(p.cpath, parent, p.wanted, p.stale, p.vanished, p.sigs, p.manifest, workers, chunk, progress)
+    except OSError:
+        return 0
+    return len(p.stale)
+
+
+def load_dir_games(
+    parent: Path,
+    game_dirs: list[Path],
+    *,
+    cache_dir: str | Path | None = None,
+    use_cache: bool = True,
+    with_text: bool = False,
+    workers: int | None = None,
+    chunk: int = CHUNK,
+    progress: Progress | None = None,
+) -> CacheResult:
+    """Tables for ``game_dirs`` (all children of ``parent``), via the cache of ``parent``.
+
+    New and changed games are parsed in batches of ``chunk`` and streamed into the Parquet
+    tables (the previous tables' kept rows first); the result is then read back like a warm
+    load. Without a usable cache (``use_cache=False``, unwritable) the tables go to a
+    temporary directory that is removed afterwards. ``progress`` is told after each batch."""
+    p = _plan(parent, game_dirs, cache_dir, use_cache)
+    cpath, manifest, wanted, sigs, stale, vanished = p.cpath, p.manifest, p.wanted, p.sigs, p.stale, p.vanished
     if not (stale or vanished):
         return CacheResult(read_tables(cpath, with_text), manifest, cpath, 0)
     if use_cache:
         try:
             cpath.mkdir(parents=True, exist_ok=True)
-            _rebuild(cpath, parent, wanted, stale, vanished, sigs, manifest, workers, chunk)
+            _rebuild(cpath, parent, wanted, stale, vanished, sigs, manifest, workers, chunk, progress)
             return CacheResult(read_tables(cpath, with_text), manifest, cpath, len(stale))
         except OSError:
             pass  # unwritable cache (or a full disk): build the tables in a temporary directory
         manifest = {"version": CACHE_VERSION, "games": {}}
         stale, vanished = list(wanted), []
     with tempfile.TemporaryDirectory(prefix="mafiascope-tables-") as tmp:
-        _rebuild(Path(tmp), parent, wanted, stale, vanished, sigs, manifest, workers, chunk)
+        _rebuild(Path(tmp), parent, wanted, stale, vanished, sigs, manifest, workers, chunk, progress)
         tables = read_tables(Path(tmp), with_text)
     return CacheResult(tables, manifest, cpath, len(stale))
 
 
 def _rebuild(cpath: Path, parent: Path, wanted: dict[str, Path], stale: list[str], vanished: list[str],
-             sigs: dict[str, Any], manifest: dict[str, Any], workers: int | None, chunk: int) -> None:
+             sigs: dict[str, Any], manifest: dict[str, Any], workers: int | None, chunk: int,
+             progress: Progress | None = None) -> None:
     """Write the tables of ``cpath`` anew: the kept rows of its previous tables, then the
     ``stale`` games parsed batch by batch; ``manifest`` is updated and written last."""
     cached = manifest["games"]
@@ -245,15 +291,13 @@ def _rebuild(cpath: Path, parent: Path, wanted: dict[str, Path], stale: list[str
             keep_arr = pa.array(sorted(keep), type=pa.string())
             for t in TABLES:
                 _copy_kept(cpath / f"{t}.parquet", w, t, keep_arr)
-        for item in ([first] if first is not None else []):
-            metas.extend(item[0])
-            for t in TABLES:
-                w.write(t, item[1][t])
-        for m, tables in batches:
+        for m, tables in itertools.chain([first] if first is not None else [], batches):
             metas.extend(m)
             for t in TABLES:
                 w.write(t, tables[t])
             del tables
+            if progress is not None:
+                progress(len(metas), len(stale))
         for name, (ok, audit, gid, skipped) in zip(stale, metas):
             cached[name] = {"sig": sigs[name], "ok": ok, "game_id": gid, "audit": audit, "skipped": skipped}
         w.commit(cpath / "manifest.json")
