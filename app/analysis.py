@@ -7,7 +7,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from . import bridge
+from . import bridge, disk_memo
 from .data import model_list, models_of
 from .sidebar import context
 
@@ -104,6 +104,7 @@ def episodes(dirs: tuple[str, ...], merge_gap: int = 2) -> dict[str, Any]:
 
 
 @st.cache_data(max_entries=16, show_spinner="Building the corpus report ...")
+@disk_memo.persist("report", bridge.include_invalid_choice)
 def _report(_dirs: tuple[str, ...], key: str, mode: Any) -> dict[str, Any]:
     build = bridge.need("report", "build_report")
     c = bridge.corpus(_dirs)
@@ -117,6 +118,7 @@ def report(dirs: tuple[str, ...]) -> dict[str, Any]:
 
 
 @st.cache_data(max_entries=16, show_spinner="Per-model figures ...")
+@disk_memo.persist("per_model", bridge.include_invalid_choice)
 def _per_model(_dirs: tuple[str, ...], key: str, mode: Any) -> dict[str, Any]:
     f1_by_round = bridge.need("f1", "f1_by_round")
     f2 = bridge.need("f2", "f2")
@@ -132,6 +134,7 @@ def _per_model(_dirs: tuple[str, ...], key: str, mode: Any) -> dict[str, Any]:
 
 
 @st.cache_data(max_entries=32, show_spinner="Comparing the two models ...")
+@disk_memo.persist("compare", bridge.include_invalid_choice)
 def _compare(_dirs: tuple[str, ...], key: str, mode: Any, a: str, b: str) -> dict[str, Any]:
     compare = bridge.need("seats", "compare")
     return compare(bridge.corpus(_dirs), mode, a, b)
@@ -144,6 +147,7 @@ def compare(dirs: tuple[str, ...], a: str, b: str) -> dict[str, Any]:
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
+@disk_memo.persist("seat_models", bridge.include_invalid_choice)
 def _seat_models(_dirs: tuple[str, ...], key: str, mode: Any) -> list[str]:
     return bridge.need("seats", "models_of")(bridge.corpus(_dirs))
 
@@ -160,6 +164,7 @@ def per_model(dirs: tuple[str, ...]) -> dict[str, Any]:
 
 
 @st.cache_data(max_entries=16, show_spinner="Outcomes ...")
+@disk_memo.persist("outcomes", bridge.include_invalid_choice)
 def _outcomes(_dirs: tuple[str, ...], key: str, mode: Any) -> dict[str, Any]:
     outcomes = bridge.need("accounting", "outcomes")
     parse = bridge.need("accounting", "parse_accounting")

@@ -41,6 +41,35 @@ def tiles(rep: dict[str, Any], out: dict[str, Any], sel: pd.DataFrame) -> None:
     c[5].metric("Models", len(models), help="Models seated in the games above: " + md_escape(", ".join(models)))
 
 
+def preview_tiles(sel: pd.DataFrame) -> None:
+    """What the sidebar's game index already knows (no analytics): shown while the cache builds."""
+    done = sel[sel["winner"].isin(["Mafia", "Villagers"])] if len(sel) else sel
+    c = st.columns(4)
+    c[0].metric("Games found", f"{len(sel):,}", help="Root games of the selection (sidebar index)")
+    c[1].metric("Finished", f"{len(done):,}")
+    c[2].metric("Mafia wins so far", _pct((done["winner"] == "Mafia").mean() if len(done) else None),
+                help="From the game logs' game_over records; intervals and probe figures follow once the games are parsed")
+    c[3].metric("Mean rounds (index)", f"{sel['rounds'].mean():.1f}" if len(sel) else "–")
+
+
+def build_progress(dirs: tuple[str, ...], sel: pd.DataFrame) -> None:
+    """Before a cold analysis: parse the games the analytics cache lacks under a progress bar,
+    with :func:`preview_tiles` meanwhile, instead of a blank page until every figure is ready."""
+    try:
+        n = bridge.pending(dirs)
+    except bridge.AnalyticsMissing:
+        return
+    if not n:
+        return
+    box = st.empty()
+    with box.container():
+        st.caption(f"Preparing the analytics cache: {n:,} game{'s' if n != 1 else ''} to parse (once; later visits are quick).")
+        preview_tiles(sel[sel["dir"].astype(str).isin(set(dirs))] if len(sel) else sel)
+        bar = st.progress(0.0, text=f"Parsing games: 0 of {n:,}")
+    bridge.prepare(dirs, lambda k, total: bar.progress(min(1.0, k / max(total, 1)), text=f"Parsing games: {k:,} of {total:,}"))
+    box.empty()
+
+
 def f1_per_model(dirs: tuple[str, ...], rep: dict[str, Any]) -> None:
     try:
         pm = A.per_model(dirs)
