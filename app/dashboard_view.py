@@ -18,6 +18,17 @@ from .text import md_escape
 from .widgets import download_chart, download_csv
 
 
+def _show_chart(ch: Any, key: str, stretch: bool = True) -> None:
+    """Draw an Altair chart from its Vega-Lite dict, skipping Altair's JSON-schema validation (the
+    builders in mafiascope.analytics.figures are tested; validating four dashboard charts cost a
+    good part of a fresh process's first render)."""
+    spec = ch.to_dict(validate=False)
+    if stretch:
+        st.vega_lite_chart(spec=spec, width="stretch", key=key)
+    else:
+        st.vega_lite_chart(spec=spec, key=key)
+
+
 def _pct(x: Any) -> str:
     return "–" if x is None else f"{100 * x:.0f}%"
 
@@ -81,7 +92,7 @@ def f1_per_model(dirs: tuple[str, ...], rep: dict[str, Any]) -> None:
         st.info("No first-order data.")
         return
     ch = F.f1_per_model_chart(df, pm)
-    st.altair_chart(ch, width="stretch", key="db_f1")
+    _show_chart(ch, "db_f1")
     download_chart(ch, "f1_by_round_per_model", key="ex_f1")
     st.dataframe(df, hide_index=True, width="stretch")
     download_csv(df, "f1_by_round_per_model", key="dl_f1")
@@ -98,7 +109,7 @@ def calibration_per_model(dirs: tuple[str, ...]) -> None:
         st.info("No calibration data.")
         return
     ch = F.calibration_per_model_chart(df, pm)
-    st.altair_chart(ch, width="stretch", key="db_cal")
+    _show_chart(ch, "db_cal")
     download_chart(ch, "calibration_per_model", key="ex_cal")
     st.dataframe(s, hide_index=True, width="stretch")
     download_csv(s, "calibration_per_model", key="dl_cal")
@@ -136,7 +147,7 @@ def dynamics(rep: dict[str, Any]) -> None:
         st.info("No belief-dynamics data.")
         return
     ch = dynamics_chart(df)
-    st.altair_chart(ch, key="db_dyn")
+    _show_chart(ch, "db_dyn", stretch=False)
     st.caption("Suspicion volatility, top-suspect flip rate (death-forced flips excluded) and return rate, with 95% bootstrap intervals.")
     download_chart(ch, "belief_dynamics", key="ex_dyn")
     st.dataframe(df, hide_index=True, width="stretch")
@@ -170,7 +181,7 @@ def compare_view(dirs: tuple[str, ...]) -> None:
     download_csv(df, f"compare_{a}_vs_{b}", key="dl_cmp")
     if df["diff"].notna().any():
         ch = F.comparison_chart(df, a, b)
-        st.altair_chart(ch, key="db_cmp_chart")
+        _show_chart(ch, "db_cmp_chart", stretch=False)
         download_chart(ch, f"compare_{a}_vs_{b}", key="ex_cmp")
 
 
