@@ -112,6 +112,12 @@ def _report(_dirs: tuple[str, ...], key: str, mode: Any) -> dict[str, Any]:
     return build(c, mode, sections=DASHBOARD_SECTIONS) if c.m else {"n_games": 0}
 
 
+def report_stored(dirs: tuple[str, ...]) -> bool:
+    """Whether the Dashboard's report of this selection is already on disk (no corpus load needed)."""
+    _, key, mode = _key(dirs)
+    return disk_memo.has("report", disk_memo.entry_key(key, mode, (), bridge.include_invalid_choice))
+
+
 def report(dirs: tuple[str, ...]) -> dict[str, Any]:
     bridge.need("report", "build_report")
     return _report(*_key(dirs))

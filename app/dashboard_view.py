@@ -66,6 +66,8 @@ def preview_tiles(sel: pd.DataFrame) -> None:
 def build_progress(dirs: tuple[str, ...], sel: pd.DataFrame) -> None:
     """Before a cold analysis: parse the games the analytics cache lacks under a progress bar,
     with :func:`preview_tiles` meanwhile, instead of a blank page until every figure is ready."""
+    if A.report_stored(dirs):  # figures on disk: nothing to parse before they show
+        return
     try:
         n = bridge.pending(dirs)
     except bridge.AnalyticsMissing:

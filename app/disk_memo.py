@@ -97,6 +97,16 @@ def _prune(d: Path) -> None:
         f.unlink(missing_ok=True)
 
 
+def has(name: str, key: Any) -> bool:
+    """Whether an entry is stored (not read)."""
+    return enabled() and _path(name, key).is_file()
+
+
+def entry_key(key: str, mode: Any, args: tuple, context: Callable[[], Any]) -> tuple:
+    """The key :func:`persist` stores a call under."""
+    return (key, repr(mode), args, context())
+
+
 def persist(name: str, context: Callable[[], Any] = lambda: None) -> Callable[[Callable[..., T]], Callable[..., T]]:
     """Decorate a cached analytics call ``f(_dirs, key, mode, *args)``: its result is read from
     disk when stored under (key, mode, args, ``context()``), else computed and stored. ``_dirs``
@@ -106,7 +116,7 @@ def persist(name: str, context: Callable[[], Any] = lambda: None) -> Callable[[C
     def deco(fn: Callable[..., T]) -> Callable[..., T]:
         @functools.wraps(fn)
         def wrapper(_dirs: tuple[str, ...], key: str, mode: Any, *args: Any) -> T:
-            k = (key, repr(mode), args, context())
+            k = entry_key(key, mode, args, context)
             found, value = load(name, k)
             if found:
                 return value
