@@ -22,7 +22,7 @@ from mafiascope.analytics.seats import models_of as seated_models
 from mafiascope.analytics.viewer import step_label
 from mafiascope.logs.schema import MAFIA_ROLES
 
-from . import bridge
+from . import bridge, disk_memo
 from .data import model_list, models_of
 from .sidebar import context
 
@@ -107,10 +107,17 @@ def episodes(dirs: tuple[str, ...], merge_gap: int = 2) -> dict[str, Any]:
 
 
 @st.cache_data(max_entries=16, show_spinner="Building the corpus report ...")
+@disk_memo.persist("report", bridge.include_invalid_choice)
 def _report(_dirs: tuple[str, ...], key: str, mode: Any) -> dict[str, Any]:
     c = bridge.corpus(_dirs)
     # the sections the dashboard shows (plans/personality/episodes have their own pages or the CLI report)
     return build_report(c, mode, sections=DASHBOARD_SECTIONS) if c.m else {"n_games": 0}
+
+
+def report_stored(dirs: tuple[str, ...]) -> bool:
+    """Whether the Dashboard's report of this selection is already on disk (no corpus load needed)."""
+    _, key, mode = _key(dirs)
+    return disk_memo.has("report", disk_memo.entry_key(key, mode, (), bridge.include_invalid_choice))
 
 
 def report(dirs: tuple[str, ...]) -> dict[str, Any]:
@@ -118,6 +125,7 @@ def report(dirs: tuple[str, ...]) -> dict[str, Any]:
 
 
 @st.cache_data(max_entries=16, show_spinner="Per-model figures ...")
+@disk_memo.persist("per_model", bridge.include_invalid_choice)
 def _per_model(_dirs: tuple[str, ...], key: str, mode: Any) -> dict[str, Any]:
     c = bridge.corpus(_dirs)
     models = models_of(c.games["models"])
@@ -131,6 +139,7 @@ def _per_model(_dirs: tuple[str, ...], key: str, mode: Any) -> dict[str, Any]:
 
 
 @st.cache_data(max_entries=32, show_spinner="Comparing the two models ...")
+@disk_memo.persist("compare", bridge.include_invalid_choice)
 def _compare(_dirs: tuple[str, ...], key: str, mode: Any, a: str, b: str) -> dict[str, Any]:
     return compare_models(bridge.corpus(_dirs), mode, a, b)
 
@@ -141,6 +150,7 @@ def compare(dirs: tuple[str, ...], a: str, b: str) -> dict[str, Any]:
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
+@disk_memo.persist("seat_models", bridge.include_invalid_choice)
 def _seat_models(_dirs: tuple[str, ...], key: str, mode: Any) -> list[str]:
     return seated_models(bridge.corpus(_dirs))
 
@@ -155,6 +165,7 @@ def per_model(dirs: tuple[str, ...]) -> dict[str, Any]:
 
 
 @st.cache_data(max_entries=16, show_spinner="Outcomes ...")
+@disk_memo.persist("outcomes", bridge.include_invalid_choice)
 def _outcomes(_dirs: tuple[str, ...], key: str, mode: Any) -> dict[str, Any]:
     c = bridge.corpus(_dirs)
     pl = c.players

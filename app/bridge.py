@@ -7,11 +7,12 @@ from __future__ import annotations
 import hashlib
 import time
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import streamlit as st
 
-from mafiascope.analytics.corpus import load_corpus
+from mafiascope.analytics.corpus import load_corpus, pending_corpus, prepare_corpus
 from mafiascope.analytics.modes import COMPAT_2026_07, Mode
 
 from .data import file_sig
@@ -52,14 +53,41 @@ def _corpus(_dirs: tuple[str, ...], key: str, include_forks: bool, probed_only: 
                        include_invalid=include_invalid)  # fmt: skip
 
 
+def include_invalid_choice() -> bool:
+    """The sidebar's choice to analyse games over their fault budget too (part of every corpus's key)."""
+    return bool(st.session_state.get("sb_invalid", False))
+
+
 def corpus(dirs: list[str] | tuple[str, ...], *, include_forks: bool = False, probed_only: bool = True,
            model: str | None = None, include_invalid: bool | None = None) -> Any:
     """A loaded analytics Corpus of exactly these game directories (shared, read-only). Invalid games
     (over their fault budget) are left out unless ``include_invalid`` (default: the sidebar's choice)."""
     dirs = tuple(sorted(str(d) for d in dirs))
     if include_invalid is None:
-        include_invalid = bool(st.session_state.get("sb_invalid", False))
+        include_invalid = include_invalid_choice()
     return _corpus(dirs, digest(dirs), include_forks, probed_only, model, include_invalid)
+
+
+_WARM: dict[str, bool] = {}
+
+
+def pending(dirs: tuple[str, ...]) -> int:
+    """How many of these games the analytics cache must parse before a corpus loads (0: warm);
+    a selection found warm is remembered by its digest, so reruns do not look again."""
+    key = digest(dirs)
+    if key in _WARM:
+        return 0
+    n = int(pending_corpus([Path(d) for d in dirs]))
+    if not n:
+        if len(_WARM) > 256:
+            _WARM.clear()
+        _WARM[key] = True
+    return n
+
+
+def prepare(dirs: tuple[str, ...], progress: Callable[[int, int], None]) -> int:
+    """Parse the games the cache lacks, batch by batch, calling ``progress(done, total)`` after each."""
+    return int(prepare_corpus([Path(d) for d in dirs], progress=progress))
 
 
 MODE_KEY = "sb_metric_mode"

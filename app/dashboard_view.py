@@ -11,10 +11,22 @@ from mafiascope.analytics import figures as F
 from mafiascope.analytics.figures import dynamics_chart, model_colors  # noqa: F401 - the dashboard's chart builders
 
 from . import analysis as A
+from . import bridge
 from .analysis_view import ci_text
 from .data import models_of
 from .text import md_escape, plural
 from .widgets import dashes, download_chart, download_csv
+
+
+def _show_chart(ch: Any, key: str, stretch: bool = True) -> None:
+    """Draw an Altair chart from its Vega-Lite dict, skipping Altair's JSON-schema validation (the
+    builders in mafiascope.analytics.figures are tested; validating four dashboard charts cost a
+    good part of a fresh process's first render)."""
+    spec = ch.to_dict(validate=False)
+    if stretch:
+        st.vega_lite_chart(spec=spec, width="stretch", key=key)
+    else:
+        st.vega_lite_chart(spec=spec, key=key)
 
 
 def _pct(x: Any) -> str:
@@ -40,6 +52,34 @@ def tiles(rep: dict[str, Any], out: dict[str, Any], sel: pd.DataFrame) -> None:
     c[5].metric("Models", len(models), help="Models seated in the games above: " + md_escape(", ".join(models)))
 
 
+def preview_tiles(sel: pd.DataFrame) -> None:
+    """What the sidebar's game index already knows (no analytics): shown while the cache builds."""
+    done = sel[sel["winner"].isin(["Mafia", "Villagers"])] if len(sel) else sel
+    c = st.columns(4)
+    c[0].metric("Games found", f"{len(sel):,}", help="Root games of the selection (sidebar index)")
+    c[1].metric("Finished", f"{len(done):,}")
+    c[2].metric("Mafia wins so far", _pct((done["winner"] == "Mafia").mean() if len(done) else None),
+                help="From the game logs' game_over records; intervals and probe figures follow once the games are parsed")
+    c[3].metric("Mean rounds (index)", f"{sel['rounds'].mean():.1f}" if len(sel) else "–")
+
+
+def build_progress(dirs: tuple[str, ...], sel: pd.DataFrame) -> None:
+    """Before a cold analysis: parse the games the analytics cache lacks under a progress bar,
+    with :func:`preview_tiles` meanwhile, instead of a blank page until every figure is ready."""
+    if A.report_stored(dirs):  # figures on disk: nothing to parse before they show
+        return
+    n = bridge.pending(dirs)
+    if not n:
+        return
+    box = st.empty()
+    with box.container():
+        st.caption(f"Preparing the analytics cache: {n:,} game{'s' if n != 1 else ''} to parse (once; later visits are quick).")
+        preview_tiles(sel[sel["dir"].astype(str).isin(set(dirs))] if len(sel) else sel)
+        bar = st.progress(0.0, text=f"Parsing games: 0 of {n:,}")
+    bridge.prepare(dirs, lambda k, total: bar.progress(min(1.0, k / max(total, 1)), text=f"Parsing games: {k:,} of {total:,}"))
+    box.empty()
+
+
 def f1_per_model(dirs: tuple[str, ...], rep: dict[str, Any]) -> None:
     pm = A.per_model(dirs)
     df = F.f1_frame(pm)
@@ -47,7 +87,7 @@ def f1_per_model(dirs: tuple[str, ...], rep: dict[str, Any]) -> None:
         st.info("No first-order data.")
         return
     ch = F.f1_per_model_chart(df, pm)
-    st.altair_chart(ch, width="stretch", key="db_f1")
+    _show_chart(ch, "db_f1")
     download_chart(ch, "f1_by_round_per_model", key="ex_f1")
     st.dataframe(dashes(df), hide_index=True, width="stretch")
     download_csv(df, "f1_by_round_per_model", key="dl_f1")
@@ -60,7 +100,7 @@ def calibration_per_model(dirs: tuple[str, ...]) -> None:
         st.info("No calibration data.")
         return
     ch = F.calibration_per_model_chart(df, pm)
-    st.altair_chart(ch, width="stretch", key="db_cal")
+    _show_chart(ch, "db_cal")
     download_chart(ch, "calibration_per_model", key="ex_cal")
     st.dataframe(dashes(s), hide_index=True, width="stretch")
     download_csv(s, "calibration_per_model", key="dl_cal")
@@ -98,7 +138,7 @@ def dynamics(rep: dict[str, Any]) -> None:
         st.info("No belief-dynamics data.")
         return
     ch = dynamics_chart(df)
-    st.altair_chart(ch, key="db_dyn")
+    _show_chart(ch, "db_dyn", stretch=False)
     st.caption("Suspicion volatility, top-suspect flip rate (death-forced flips excluded) and return rate, with 95% bootstrap intervals.")
     download_chart(ch, "belief_dynamics", key="ex_dyn")
     st.dataframe(dashes(df), hide_index=True, width="stretch")
@@ -128,7 +168,7 @@ def compare_view(dirs: tuple[str, ...]) -> None:
     download_csv(df, f"compare_{a}_vs_{b}", key="dl_cmp")
     if df["diff"].notna().any():
         ch = F.comparison_chart(df, a, b)
-        st.altair_chart(ch, key="db_cmp_chart")
+        _show_chart(ch, "db_cmp_chart", stretch=False)
         download_chart(ch, f"compare_{a}_vs_{b}", key="ex_cmp")
 
 

@@ -20,6 +20,7 @@ from mafiascope.logs import GameLog, LogFormatError, kinds, read_game
 from mafiascope.logs.io import GAME_FILE, PROBE_FILE, STATE_FILE, list_game_dirs
 from mafiascope.logs.schema import validate_game_id
 
+from . import disk_memo
 from .paths import label_root
 
 
@@ -161,16 +162,40 @@ def clear_index() -> None:
     _dirs_of.clear()
 
 
+_STORED_ROOTS: set[str] = set()
+
+
+def _stored_rows(root: str) -> None:
+    """Index rows of ``root`` kept on disk by an earlier server process (app/disk_memo.py), put
+    into the row memo once per process: a fresh process re-reads only the games whose files
+    changed since (their signatures differ), not every game.jsonl of the corpus."""
+    if root in _STORED_ROOTS:
+        return
+    _STORED_ROOTS.add(root)
+    found, rows = disk_memo.load("index", root)
+    if found and isinstance(rows, list):
+        for path, sig, row in rows[:ROW_MEMO_MAX]:
+            _ROW_MEMO.setdefault((path, root, sig), row)
+
+
 def _game_index(roots: tuple[str, ...]) -> pd.DataFrame:
     rows: list[dict[str, Any]] = []
     seen: set[str] = set()
     for root in roots:
+        _stored_rows(root)
+        built = 0
+        mine: list[tuple[str, tuple, dict[str, Any] | None]] = []
         for d in _dirs_of(root):
-            row = _index_row(d, root, file_sig(d))
+            sig = file_sig(d)
+            built += (d, root, sig) not in _ROW_MEMO
+            row = _index_row(d, root, sig)
+            mine.append((d, sig, row))
             if row is None or row["game_id"] in seen:
                 continue
             seen.add(row["game_id"])
             rows.append(row)
+        if built:
+            disk_memo.store("index", root, mine)
     cols = ["game_id", "dir", "corpus", "root", "ts", "players", "player_names", "models", "language", "winner",
             "rounds", "events", "probed", "probe_bytes", "is_branch", "forked_from", "fork_batch_id",
             "has_snapshots", "invalid", "invalid_reason"]

@@ -2,17 +2,25 @@
 
 Corpora: (a) en_demo (5 LLM games, bundled in data/corpus); (b) ``engine``: N probed games of our own
 engine with the offline bots, made once with
-``mafiascope batch -c configs/classic.yaml -n N --parallel 8 --logs <workdir>/engine_N --no-snapshots``
-(kept in the work directory and reused); (c) ``copies``: N copies of the en_demo games under
-new game ids (game_id rewritten in every record), the earlier synthetic corpus, for LLM-sized
-answers. ``--corpus`` picks (b), (c) or both.
+``mafiascope batch -c configs/classic.yaml -n K --parallel 8 --logs <workdir>/engine_K --no-snapshots``
+(kept in the work directory and reused); with ``--unique K`` below N, the N games are the K
+real ones and copies of them under new ids (``game.jsonl`` rewritten with the new id, the
+introspection log hard-linked: the loader reads the game id from the setup record only), so
+10,000 games take neither hours to play nor 20 GB of disk; (c) ``copies``: N copies of the
+en_demo games under new game ids (game_id rewritten in every record), for LLM-sized answers;
+(d) ``transcripts``: N transcript-only games (``game.jsonl`` only, the original corpus's
+shape), copies of the shared en_demo and ru_legacy transcripts: its figure is the fixed cost
+per game. ``--corpus`` picks them (``both`` = engine and copies, ``all`` = every one).
 
 Each measurement runs in a fresh interpreter: "cold" = no Parquet cache yet, "warm" = cache
 built. Wall and CPU seconds are both reported (the CPU figure is the steadier one on a
-shared machine). The report is ``build_report(corpus, Mode(boot=B), transcripts=False)``.
+shared machine); cold CPU counts the parent and its parser worker processes. The report is
+``build_report(corpus, Mode(boot=B), transcripts=False)``. ``--baseline DIR`` measures the
+code in DIR (e.g. a ``git archive`` of an earlier commit) in the same run, corpus by corpus,
+interleaved with the current code, and prints the ratios (current / baseline).
 
-Usage: python bench/analytics.py [--games 1000] [--boot 1000] [--corpus engine|copies|both]
-       [--json] [--workdir DIR]
+Usage: python bench/analytics.py [--games 1000] [--unique K] [--boot 1000]
+       [--corpus engine|copies|transcripts|both|all] [--baseline DIR] [--json] [--workdir DIR]
 Timed figures are printed, never asserted.
 """
 
@@ -30,6 +38,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 EN = ROOT / "data" / "corpus" / "mafiascope_en_demo"  # the bundled copy of the original en_demo corpus
+RU = ROOT / "data" / "corpus" / "mafiascope_ru_legacy"
 
 
 def make_engine(dest: Path, n: int) -> tuple[Path, float | None]:
@@ -60,9 +69,38 @@ def make_synthetic(dest: Path, n: int) -> Path:
     return dest
 
 
-def _child(args: list[str]) -> dict:
-    """Run one measurement in a fresh interpreter (peak RSS is per process)."""
-    out = subprocess.run([sys.executable, __file__, "--child", *args], capture_output=True, text=True, check=True)
+def _game_dirs(root: Path) -> list[Path]:
+    return sorted(d for d in root.iterdir() if (d / "game.jsonl").is_file())
+
+
+def make_copies(srcs: list[Path], dest: Path, n: int, *, probes: bool) -> Path:
+    """N games in ``dest`` cycling over ``srcs``: ``game.jsonl`` with the source id replaced by
+    a new one; ``introspection.jsonl`` hard-linked (copied if linking fails) when ``probes``."""
+    dest.mkdir(parents=True, exist_ok=True)
+    texts = {d: (d / "game.jsonl").read_text(encoding="utf-8") for d in srcs}
+    for i in range(n):
+        src = srcs[i % len(srcs)]
+        gd = dest / f"copy-{i:05d}"
+        if (gd / "game.jsonl").is_file():
+            continue
+        gd.mkdir(exist_ok=True)
+        if probes and (src / "introspection.jsonl").is_file():
+            try:
+                os.link(src / "introspection.jsonl", gd / "introspection.jsonl")
+            except OSError:
+                shutil.copyfile(src / "introspection.jsonl", gd / "introspection.jsonl")
+        tmp = gd / "game.jsonl.tmp"
+        tmp.write_text(texts[src].replace(src.name, gd.name), encoding="utf-8")
+        os.replace(tmp, gd / "game.jsonl")  # game.jsonl last: a half-made copy is redone
+    return dest
+
+
+def _child(args: list[str], code: Path | None = None) -> dict:
+    """Run one measurement in a fresh interpreter (peak RSS is per process) on the code in
+    ``code`` (default: this checkout)."""
+    env = {**os.environ, "PYTHONPATH": str(code or ROOT)}
+    out = subprocess.run([sys.executable, __file__, "--child", *args], capture_output=True, text=True, check=True,
+                         env=env, cwd=str(code or ROOT))
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -74,11 +112,11 @@ def child(path: str, cache: str, boot: int, what: str) -> dict:
     from mafiascope.analytics.report import build_report
 
     t0, c0 = time.perf_counter(), time.process_time()
-    c = load_corpus(path, cache_dir=cache)
+    c = load_corpus(path, cache_dir=cache, probed_only=False)  # transcript-only games count too
     t_load = time.perf_counter() - t0
     kids = resource.getrusage(resource.RUSAGE_CHILDREN)  # the parser's worker processes (cold load)
     res = {"load_s": round(t_load, 3), "load_cpu_s": round(time.process_time() - c0, 3),
-           "load_workers_cpu_s": round(kids.ru_utime + kids.ru_stime, 3), "games": c.m}
+           "load_workers_cpu_s": round(kids.ru_utime + kids.ru_stime, 3), "games": c.selection["n_found"], "selected": c.m}
     if what == "report":
         t1, c1 = time.perf_counter(), time.process_time()
         build_report(c, Mode(boot=boot), transcripts=False)
@@ -89,13 +127,35 @@ def child(path: str, cache: str, boot: int, what: str) -> dict:
     return res
 
 
+def measure(path: Path, cache: Path, boot: int, code: Path | None = None) -> dict:
+    """Cold load (cache deleted first), then warm load + report, each in a fresh interpreter."""
+    shutil.rmtree(cache, ignore_errors=True)
+    cold = _child([str(path), str(cache), str(boot), "load"], code)
+    warm = _child([str(path), str(cache), str(boot), "report"], code)
+    n = max(cold["games"], 1)
+    cold_cpu = cold["load_cpu_s"] + cold["load_workers_cpu_s"]
+    return {"games": cold["games"], "selected": cold["selected"], "cold_load_s": cold["load_s"], "cold_load_cpu_s": cold["load_cpu_s"],
+            "cold_load_workers_cpu_s": cold["load_workers_cpu_s"], "cold_cpu_ms_per_game": round(1000 * cold_cpu / n, 2),
+            "cold_peak_rss_mb": cold["peak_rss_mb"], "warm_load_s": warm["load_s"],
+            "warm_load_cpu_s": warm["load_cpu_s"], "warm_report_s": warm["report_s"],
+            "warm_report_cpu_s": warm["report_cpu_s"], "warm_load_plus_report_s": warm["load_plus_report_s"],
+            "peak_rss_mb": warm["peak_rss_mb"]}
+
+
+RATIO_KEYS = ("cold_load_s", "cold_cpu_ms_per_game", "cold_peak_rss_mb", "warm_load_cpu_s", "warm_report_cpu_s",
+              "warm_load_plus_report_s", "peak_rss_mb")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--games", type=int, default=1000)
+    ap.add_argument("--unique", type=int, help="real engine games to generate (the rest are copies); default --games")
     ap.add_argument("--boot", type=int, default=1000)
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--workdir")
-    ap.add_argument("--corpus", choices=("engine", "copies", "both"), default="engine")
+    ap.add_argument("--corpus", choices=("engine", "copies", "transcripts", "both", "all"), default="engine")
+    ap.add_argument("--baseline", help="directory holding another version of the package, measured alongside")
+    ap.add_argument("--skip-en-demo", action="store_true")
     ap.add_argument("--child", nargs=4, metavar=("PATH", "CACHE", "BOOT", "WHAT"))
     a = ap.parse_args()
     if a.child:
@@ -103,31 +163,40 @@ def main() -> int:
         return 0
     work = Path(a.workdir) if a.workdir else Path(tempfile.mkdtemp(prefix="ms-bench-"))
     work.mkdir(parents=True, exist_ok=True)
-    corpora: list[tuple[str, Path | None]] = [("en_demo", EN)]
-    if a.corpus in ("engine", "both"):
-        corpora.append((f"engine_{a.games}", None))
-    if a.corpus in ("copies", "both"):
+    unique = min(a.unique or a.games, a.games)
+    corpora: list[tuple[str, Path | None]] = [] if a.skip_en_demo else [("en_demo", EN)]
+    if a.corpus in ("engine", "both", "all"):
+        corpora.append((f"engine_{a.games}" if unique == a.games else f"engine_{a.games}_from_{unique}", None))
+    if a.corpus in ("copies", "both", "all"):
         corpora.append((f"copies_{a.games}", None))
+    if a.corpus in ("transcripts", "all"):
+        corpora.append((f"transcripts_{a.games}", None))
+    baseline = Path(a.baseline).resolve() if a.baseline else None
     results: dict = {}
     for name, path in corpora:
         gen_s = None
         if name.startswith("engine"):
-            path, gen_s = make_engine(work / name, a.games)
+            path, gen_s = make_engine(work / f"engine_{unique}", unique)
+            if unique < a.games:
+                path = make_copies(_game_dirs(path), work / name, a.games, probes=True)
         elif name.startswith("copies"):
             path = make_synthetic(work / name, a.games)
-        cache = work / f"cache-{name}"
-        shutil.rmtree(cache, ignore_errors=True)
-        cold = _child([str(path), str(cache), str(a.boot), "load"])
-        warm = _child([str(path), str(cache), str(a.boot), "report"])
-        results[name] = {"games": cold["games"], "cold_load_s": cold["load_s"], "cold_load_cpu_s": cold["load_cpu_s"],
-                         "cold_load_workers_cpu_s": cold["load_workers_cpu_s"], "warm_load_s": warm["load_s"],
-                         "warm_load_cpu_s": warm["load_cpu_s"], "warm_report_s": warm["report_s"],
-                         "warm_report_cpu_s": warm["report_cpu_s"], "warm_load_plus_report_s": warm["load_plus_report_s"],
-                         "peak_rss_mb": warm["peak_rss_mb"], "cold_peak_rss_mb": cold["peak_rss_mb"]}
+        elif name.startswith("transcripts"):
+            path = make_copies(_game_dirs(EN) + _game_dirs(RU), work / name, a.games, probes=False)
+        assert path is not None
+        res = measure(path, work / f"cache-{name}", a.boot)
         if gen_s is not None:
-            results[name]["generation_s"] = gen_s
-    results["targets"] = {"n_games_warm_full_report_s": 3.0, "n_games_peak_mb": 1024, "en_demo_warm_s": 0.2}
+            res["generation_s"] = gen_s
+        results[name] = res
+        if baseline is not None:
+            base = measure(path, work / f"cache-{name}-baseline", a.boot, baseline)
+            results[f"{name}@baseline"] = base
+            results[f"{name}:ratio"] = {k: round(res[k] / base[k], 3) if base[k] else None for k in RATIO_KEYS}
+    results["targets"] = {"1000_games_cold_s": 15, "1000_games_cold_peak_mb": 500, "1000_games_warm_full_report_s": 2,
+                          "10000_games_cold_s": 150, "10000_games_warm_s": 10, "10000_games_peak_mb": 1536,
+                          "transcripts_cold_cpu_ms_per_game": 5}
     results["cpu_count"] = os.cpu_count()
+    results["load_average"] = [round(x, 2) for x in os.getloadavg()]
     if a.json:
         print(json.dumps(results))
     else:

@@ -164,6 +164,133 @@ def bench_search(corpus: Path, reps: int) -> dict:
             "index_warm_load_s": round(warm_build, 2), "query_warm_s": _stats(times)}
 
 
+CHROMIUM = "/usr/bin/chromium"
+_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run"]
+# time from a click inside the page to the rerun's end (stApp back to notRunning with the new step in
+# the URL) plus two animation frames (the new elements painted); measured in the browser's clock
+_STEP_JS = """async ({want}) => {
+  const app = document.querySelector('[data-testid="stApp"]');
+  const btn = document.querySelector('.st-key-tl_next button') ||
+    [...document.querySelectorAll('[data-testid="stButton"] button')].find(b => b.innerText.includes('chevron_right'));
+  const t0 = performance.now();
+  let ran = false;
+  return await new Promise(resolve => {
+    const check = () => {
+      const s = app.getAttribute('data-test-script-state');
+      if (s === 'running') ran = true;
+      if (ran && s === 'notRunning' && location.href.includes(want)) {
+        obs.disconnect();
+        requestAnimationFrame(() => requestAnimationFrame(() => resolve(performance.now() - t0)));
+      }
+    };
+    const obs = new MutationObserver(check);
+    obs.observe(app, {attributes: true});
+    btn.click();
+  });
+}"""
+
+
+class _Server:
+    """``streamlit run streamlit_app.py`` on a free loopback port (a fresh server process)."""
+
+    def __init__(self, env: dict[str, str]):
+        import socket
+        import urllib.request
+
+        with socket.socket() as sk:
+            sk.bind(("127.0.0.1", 0))
+            self.port = sk.getsockname()[1]
+        self.proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "streamlit_app.py", "--server.headless", "true",
+                                      "--server.port", str(self.port), "--server.address", "127.0.0.1",
+                                      "--browser.gatherUsageStats", "false"], cwd=ROOT, env={**os.environ, **env},
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.url = f"http://127.0.0.1:{self.port}"
+        t0 = time.time()
+        while time.time() - t0 < 120:
+            try:
+                if urllib.request.urlopen(self.url + "/_stcore/health", timeout=2).status == 200:
+                    return
+            except OSError:
+                time.sleep(0.3)
+        self.close()
+        raise SystemExit("streamlit did not start")
+
+    def close(self) -> None:
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+
+
+def _wait_idle(page, timeout_s: float = 900) -> None:
+    page.wait_for_function("() => { const a = document.querySelector('[data-testid=\"stApp\"]');"
+                           " return a && a.getAttribute('data-test-script-state') === 'notRunning'; }",
+                           timeout=timeout_s * 1000)
+
+
+def _dashboard_visit(browser, url: str) -> dict:
+    """Open the Dashboard in a new tab: seconds to the first progress bar or tile, and to the full render."""
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    t0 = time.perf_counter()
+    page.goto(url + "/dashboard")
+    page.wait_for_selector('[data-testid="stProgress"], [data-testid="stMetric"]', timeout=900_000)
+    first = time.perf_counter() - t0
+    page.wait_for_selector('[data-testid="stMetric"]:has-text("Probe parse rate")', timeout=900_000)
+    _wait_idle(page)
+    full = time.perf_counter() - t0
+    page.close()
+    return {"first_content_s": round(first, 2), "full_render_s": round(full, 2)}
+
+
+def bench_browser(n: int, synth_dir: Path | None, reps: int) -> dict:
+    """In Chromium (Playwright): the Dashboard of n synthetic games in fresh server processes, cold
+    (no analytics cache) and with the caches present, and the timeline's next-step click."""
+    from playwright.sync_api import sync_playwright
+
+    if not Path(CHROMIUM).exists():
+        raise SystemExit(f"{CHROMIUM} is not installed")
+    root = synth_dir or Path(tempfile.mkdtemp(prefix="ms_synth_"))
+    build_synthetic(root / "corpus", n)
+    cache = Path(tempfile.mkdtemp(prefix="ms_cache_"))  # the analytics and app caches of this run only
+    env = {"MAFIASCOPE_LOGS": str(root / "corpus"), "MAFIASCOPE_RUNS": str(root / "runs"), "MAFIASCOPE_CACHE_DIR": str(cache)}
+    out: dict = {"games": n}
+    try:
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=_ARGS)
+            srv = _Server(env)
+            try:
+                out["dashboard_no_cache"] = _dashboard_visit(browser, srv.url)
+            finally:
+                srv.close()
+            runs = []
+            for _ in range(max(1, reps // 2)):
+                srv = _Server(env)  # a fresh process each time: only the on-disk caches remain
+                try:
+                    runs.append(_dashboard_visit(browser, srv.url))
+                finally:
+                    srv.close()
+            out["dashboard_fresh_process_with_cache"] = {k: _stats([r[k] for r in runs]) for k in runs[0]}
+            game_dir, gid = _largest_game(_demo_roots())
+            srv = _Server({**env, "MAFIASCOPE_LOGS": str(game_dir.parent)})
+            try:
+                page = browser.new_page(viewport={"width": 1500, "height": 2000})
+                page.goto(f"{srv.url}/?game={gid}&step=5")
+                page.wait_for_selector('[data-testid="stSlider"]', timeout=300_000)
+                _wait_idle(page)
+                steps = [page.evaluate(_STEP_JS, {"want": f"step={6 + i}"}) / 1000 for i in range(reps * 2)]
+                page.close()
+            finally:
+                srv.close()
+            out["timeline_step_click_to_render_s"] = {**_stats(steps), "game": gid}
+            browser.close()
+    finally:
+        shutil.rmtree(cache, ignore_errors=True)
+        if synth_dir is None:
+            shutil.rmtree(root, ignore_errors=True)
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--json", action="store_true", help="print one JSON object")
@@ -171,17 +298,34 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--synthetic-dir", type=Path, default=None, help="build/reuse the synthetic corpus here (kept)")
     ap.add_argument("--skip-dashboard", action="store_true")
+    ap.add_argument("--browser", action="store_true",
+                    help="also measure in Chromium: fresh-process Dashboard with and without caches, timeline step")
+    ap.add_argument("--only-browser", action="store_true", help="only the Chromium measurements")
     args = ap.parse_args(argv)
     import logging
 
     logging.getLogger("streamlit").setLevel(logging.ERROR)
     out = {"streamlit": __import__("streamlit").__version__, "python": sys.version.split()[0], "cpus": os.cpu_count()}
-    out["largest_demo_game"] = bench_game(args.reps)
-    if not args.skip_dashboard:
+    if args.browser or args.only_browser:
+        out["browser"] = bench_browser(args.games, args.synthetic_dir, args.reps)
+    if not args.only_browser:
+        out["largest_demo_game"] = bench_game(args.reps)
+    if not args.skip_dashboard and not args.only_browser:
         out["synthetic_dashboard"] = bench_dashboard(args.games, args.synthetic_dir, max(2, args.reps // 2))
     if args.json:
         print(json.dumps(out))
-    else:
+        return 0
+    if "browser" in out:
+        b = out["browser"]
+        print(f"Chromium, {b['games']} synthetic games, fresh server processes:")
+        print(f"  Dashboard without caches: first progress/tiles {b['dashboard_no_cache']['first_content_s']} s, "
+              f"full render {b['dashboard_no_cache']['full_render_s']} s")
+        w = b["dashboard_fresh_process_with_cache"]
+        print(f"  Dashboard with caches present: full render median {w['full_render_s']['median']} s "
+              f"(max {w['full_render_s']['max']} s, n={w['full_render_s']['n']})")
+        st_ = b["timeline_step_click_to_render_s"]
+        print(f"  timeline step, click to new step rendered: median {st_['median']} s, max {st_['max']} s (n={st_['n']})")
+    if "largest_demo_game" in out:
         g = out["largest_demo_game"]
         print(f"largest demo game {g['game']} ({g['bytes'] / 1e6:.1f} MB): first run {g['cold_first_run_s']} s, "
               f"rerun {g['warm_rerun_s']} s")

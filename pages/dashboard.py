@@ -24,6 +24,7 @@ if not dirs:
     st.info("No root games in the selection (sidebar corpora and filters). Branch games are counted but not analysed here.",
             icon="👈")
     st.stop()
+D.build_progress(dirs, sel)  # a cold cache: a progress bar and the index's tiles, not a blank page
 rep = A.report(dirs)
 out = A.outcomes(dirs)
 if not rep.get("n_games"):

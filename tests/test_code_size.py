@@ -16,7 +16,7 @@ LONG_FILES = {
     "mafiascope/probes/scheduler.py", "mafiascope/replay/forks.py",
 }  # fmt: skip
 LONG_FUNCTIONS = {
-    "mafiascope/analytics/cache.py:load_dir_games", "mafiascope/analytics/corpus.py:load_corpus",
+    "mafiascope/analytics/corpus.py:load_corpus",
     "mafiascope/analytics/f4.py:vote_units", "mafiascope/analytics/f4.py:vote_units.build", "mafiascope/analytics/load.py:_parse_game",
     "mafiascope/analytics/report.py:format_report", "mafiascope/analytics/viewer.py:step_metrics", "mafiascope/arena/run.py:run_arena",
     "mafiascope/cli/commands/replay.py:register",

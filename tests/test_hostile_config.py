@@ -174,7 +174,7 @@ def test_analytics_loader_survives_values_the_fuzz_found(tmp_path, field, value)
     """Found by tests/test_fuzz_inputs.py: a non-string kind raised TypeError, a huge round OverflowError."""
     import json
 
-    from mafiascope.analytics.cache import _parse_one
+    from mafiascope.analytics.cache import _parse_batch
 
     src = ROOT / "data" / "demo" / "demo-classic-01"
     g = tmp_path / "g"
@@ -185,5 +185,5 @@ def test_analytics_loader_survives_values_the_fuzz_found(tmp_path, field, value)
     lines[5] = json.dumps(rec)
     (g / "game.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
     (g / "introspection.jsonl").write_bytes((src / "introspection.jsonl").read_bytes())
-    _, ok, tables, audit, _, _ = _parse_one(str(g))
-    assert ok and len(tables["events"]) > 0
+    [(ok, audit, _, _)], tables = _parse_batch([str(g)])  # parsed and built into the cache's Arrow batch
+    assert ok and tables["events"].num_rows > 0

@@ -27,7 +27,8 @@ def parse_accounting(c: Corpus, mode: Mode, *, seats: np.ndarray | None = None) 
         sp = p["seat"].to_numpy(dtype=np.int64)
         p = p[(sp >= 0) & seats[p["g"].to_numpy(dtype=np.int64), np.maximum(sp, 0)]]
     all_p = p
-    custom = ~p["probe_id"].astype(str).isin(STANDARD_PROBES).to_numpy() if len(p) else np.zeros(0, dtype=bool)
+    # probe ids are strings (a categorical column): compared as they are, not converted row by row
+    custom = ~p["probe_id"].isin(STANDARD_PROBES).to_numpy() if len(p) else np.zeros(0, dtype=bool)
     if custom.any():
         p = p[~custom]
     raw_ok = (p["stored_kind"].to_numpy() != K_NONE)

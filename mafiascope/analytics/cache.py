@@ -7,6 +7,13 @@ of its ``game.jsonl`` and ``introspection.jsonl`` plus the game's audit counts;
 new or whose signature changed, drops vanished games, and rewrites the tables when
 anything changed (incremental rebuild). ``events.text`` is only read when asked for.
 
+Building streams: games are parsed in batches (worker processes for 16 or more games), each
+batch becomes one Arrow table per table (batches.py) and one Parquet row group; the kept rows
+of the previous tables are copied row group by row group first. Nothing holds every game's
+rows at once; the loaded tables are read back from the files exactly as a warm load reads
+them. Without a cache (``--no-cache``, an unwritable cache) the files go to a temporary
+directory that is removed once they are read.
+
 Where: ``<root>/<name>-<hash of the directory's resolved path>``, the root being the
 ``cache_dir`` argument, else ``$MAFIASCOPE_CACHE_DIR``, else the user's cache directory
 (``$XDG_CACHE_HOME/mafiascope``, default ``~/.cache/mafiascope``). Never inside the corpus:
@@ -15,27 +22,32 @@ a corpus may be read-only, shared between checkouts, or scanned for game directo
 
 from __future__ import annotations
 
+import gc
 import hashlib
+import itertools
 import json
 import os
 import re
 import tempfile
 from collections import Counter
+from dataclasses import dataclass
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
-import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from ..logs.io import GAME_FILE, PROBE_FILE
-from .load import DICT_COLUMNS, TABLES, hot, parse_game
+from .batches import SCHEMAS, batch_tables
+from .load import DICT_COLUMNS, TABLES, parse_rows
 
 # 7: hot dtypes (int8/int32 codes, dictionary strings) stored; 8: probes.hash is taken of
 # orjson's text of the answer (same equalities, other values), so older caches are rebuilt
-CACHE_VERSION = 12  # 9: multiple setup/game_over audit counters; 10: social_map item confidence (sm.conf); 11: games.invalid (fault budget); 12: manifest games carry "skipped" (lines the loader skipped, for stderr warnings)
+CACHE_VERSION = 13  # 9: multiple setup/game_over audit counters; 10: social_map item confidence (sm.conf); 11: games.invalid (fault budget); 12: manifest games carry "skipped" (lines the loader skipped, for stderr warnings)
+# 13: tables written batch by batch (a row group per batch of games, plain strings, no pandas metadata)
 ENV_CACHE_DIR = "MAFIASCOPE_CACHE_DIR"
 
 
@@ -69,42 +81,90 @@ def cache_dir_for(parent: Path, cache_dir: str | Path | None = None) -> Path:
     return root / f"{name}-{key}"
 
 
-def _parse_one(path: str) -> tuple[str, bool, dict[str, pd.DataFrame], dict[str, int], str, list[str]]:
-    gt = parse_game(path)
-    # compact integer dtypes already here: smaller pickles from the workers, and the parent
-    # holds a third of the memory until the games are concatenated
-    tables = {t: hot(t, df, categories=False) for t, df in gt.tables.items()}
-    return path, gt.ok, tables, dict(gt.audit), gt.game_id, gt.skipped
+Meta = tuple[bool, dict[str, int], str, list[str]]  # a parsed game's (ok, audit counts, game id, skipped-line notes)
 
 
-def _parse_all(paths: list[str], workers: int | None) -> Iterator[tuple[str, bool, dict[str, pd.DataFrame], dict[str, int], str, list[str]]]:
-    """Parsed games in ``paths`` order, one at a time (worker processes for 16 or more games)."""
+def _parse_batch(paths: list[str]) -> tuple[list[Meta], dict[str, pa.Table]]:
+    """Parse a batch of games into one Arrow table per table (see batches.py)."""
+    games = [parse_rows(p) for p in paths]
+    paused = gc.isenabled()
+    gc.disable()  # the batch's row tuples hold no cycles; the collector would rescan them all
+    try:
+        return [(g.ok, dict(g.audit), g.game_id, g.skipped) for g in games], batch_tables(games)
+    finally:
+        if paused:
+            gc.enable()
+
+
+def _parse_all(paths: list[str], workers: int | None, chunk: int) -> Iterator[tuple[list[Meta], dict[str, pa.Table]]]:
+    """Batches of ``chunk`` parsed games in ``paths`` order (worker processes for 16 or more games)."""
     n_workers = workers if workers is not None else min(8, os.cpu_count() or 1)
+    batches = [paths[i:i + chunk] for i in range(0, len(paths), chunk)]
     if n_workers > 1 and len(paths) >= 16:
         with ProcessPoolExecutor(n_workers) as ex:
-            yield from ex.map(_parse_one, paths, chunksize=8)
+            yield from ex.map(_parse_batch, batches)
     else:
-        for p in paths:
-            yield _parse_one(p)
+        for b in batches:
+            yield _parse_batch(b)
 
 
-def _stack(parts: list[tuple[str, pd.DataFrame]]) -> pd.DataFrame | None:
-    """Concatenate (game id, table) parts that have rows, with a leading ``game_id`` column
-    built once (inserting it into each game's table cost several ms a game)."""
-    parts = [(g, df) for g, df in parts if len(df)]
-    if not parts:
-        return None
-    df = pd.concat([d for _, d in parts], ignore_index=True) if len(parts) > 1 else parts[0][1].reset_index(drop=True)
-    ids = np.repeat(np.array([g for g, _ in parts], dtype=object), [len(d) for _, d in parts])
-    df.insert(0, "game_id", pd.Series(ids, dtype=object).astype(str))
-    return df
+class _Writers:
+    """One streaming Parquet writer per table (a row group per batch); files replace the
+    previous tables only when every table is complete."""
+
+    def __init__(self, cpath: Path):
+        self.cpath = cpath
+        self.tmp: dict[str, str] = {}
+        self.w: dict[str, pq.ParquetWriter] = {}
+        for t in TABLES:
+            fd, tmp = tempfile.mkstemp(dir=cpath, prefix=f".{t}.", suffix=".tmp")
+            os.close(fd)
+            self.tmp[t] = tmp
+            self.w[t] = pq.ParquetWriter(tmp, SCHEMAS[t], compression="zstd")
+
+    def write(self, t: str, table: pa.Table) -> None:
+        if table.num_rows:
+            self.w[t].write_table(table)
+
+    def commit(self, man_path: Path) -> None:
+        for w in self.w.values():
+            w.close()
+        man_path.unlink(missing_ok=True)  # no manifest pointing at half-replaced tables
+        for t, tmp in self.tmp.items():
+            os.replace(tmp, self.cpath / f"{t}.parquet")
+
+    def abort(self) -> None:
+        for t, w in self.w.items():
+            try:
+                w.close()
+            except Exception:  # noqa: BLE001 - best effort: the temporary file is removed next
+                pass
+            Path(self.tmp[t]).unlink(missing_ok=True)
 
 
-def _write_atomic(table: pa.Table, dest: Path) -> None:
-    fd, tmp = tempfile.mkstemp(dir=dest.parent, suffix=".tmp")
-    os.close(fd)
-    pq.write_table(table, tmp, compression="zstd")
-    os.replace(tmp, dest)
+def _copy_kept(src: Path, w: _Writers, t: str, keep: pa.Array) -> None:
+    """Rows of the previous table whose game is kept, row group by row group."""
+    pf = pq.ParquetFile(src)
+    for i in range(pf.num_row_groups):
+        rg = pf.read_row_group(i)
+        w.write(t, rg.filter(pc.is_in(rg.column("game_id"), value_set=keep)))
+
+
+def read_tables(cpath: Path, with_text: bool = False) -> dict[str, pd.DataFrame]:
+    """The cached tables in their hot dtypes (strings of DICT_COLUMNS and game_id as categoricals)."""
+    tables = {}
+    for t in TABLES:
+        cols = None if with_text or t != "events" else [c for c in SCHEMAS[t].names if c != "text"]
+        dict_cols = DICT_COLUMNS.get(t, [])
+        df = pq.read_table(cpath / f"{t}.parquet", columns=cols, read_dictionary=["game_id", *dict_cols]).to_pandas(
+            split_blocks=True, self_destruct=True)
+        for c in dict_cols:  # one dictionary per row group, unified in first-seen order: sort like astype does
+            cats = df[c].cat.categories
+            if not cats.is_monotonic_increasing:
+                df[c] = df[c].cat.reorder_categories(cats.sort_values())
+        tables[t] = df
+    pa.default_memory_pool().release_unused()  # hand the decode buffers back (mimalloc keeps them otherwise)
+    return tables
 
 
 class CacheResult:
@@ -115,16 +175,25 @@ class CacheResult:
         self.n_parsed = n_parsed
 
 
-def load_dir_games(
-    parent: Path,
-    game_dirs: list[Path],
-    *,
-    cache_dir: str | Path | None = None,
-    use_cache: bool = True,
-    with_text: bool = False,
-    workers: int | None = None,
-) -> CacheResult:
-    """Tables for ``game_dirs`` (all children of ``parent``), via the cache of ``parent``."""
+CHUNK = 32  # games per parsed batch (one row group each); memory holds a few batches, not the corpus
+
+
+Progress = Callable[[int, int], None]  # (games parsed so far, games to parse), called after each batch
+
+
+@dataclass
+class _Plan:
+    """What a load must do: the cache's manifest and which games are new/changed or gone."""
+
+    cpath: Path
+    manifest: dict[str, Any]
+    wanted: dict[str, Path]
+    sigs: dict[str, Any]
+    stale: list[str]
+    vanished: list[str]
+
+
+def _plan(parent: Path, game_dirs: list[Path], cache_dir: str | Path | None, use_cache: bool) -> _Plan:
     cpath = cache_dir_for(parent, cache_dir)
     man_path = cpath / "manifest.json"
     manifest: dict[str, Any] = {"version": CACHE_VERSION, "games": {}}
@@ -135,80 +204,109 @@ def load_dir_games(
                 manifest = m
         except (ValueError, OSError):
             pass
-    cached = manifest["games"]
     wanted = {d.name: d for d in game_dirs}
     sigs = {name: _sig(d) for name, d in wanted.items()}
+    cached = manifest["games"]
     stale = [name for name in wanted if name not in cached or cached[name]["sig"] != sigs[name]]
     vanished = [name for name in cached if not (parent / name / GAME_FILE).is_file()]
+    return _Plan(cpath, manifest, wanted, sigs, stale, vanished)
 
-    old: dict[str, pd.DataFrame] = {}
-    if cached and (stale or vanished or not use_cache):
-        old = {t: pq.read_table(cpath / f"{t}.parquet").to_pandas() for t in TABLES}
-    new_parts: dict[str, list[tuple[str, pd.DataFrame]]] = {t: [] for t in TABLES}
-    if stale:
-        for (p, ok, tables, audit, gid, skipped), name in zip(_parse_all([str(wanted[n]) for n in stale], workers), stale):
-            cached[name] = {"sig": sigs[name], "ok": ok, "game_id": gid, "audit": audit, "skipped": skipped}
-            if ok:
-                for t in TABLES:
-                    new_parts[t].append((gid, tables[t]))
-    for name in vanished:
-        cached.pop(name, None)
-    changed = bool(stale or vanished)
-    if changed:
-        drop_ids = {cached[n]["game_id"] for n in stale if n in cached} | set()
-        out: dict[str, pd.DataFrame] = {}
-        keep_ids = {v["game_id"] for v in cached.values() if v["ok"]}
-        for t in TABLES:
-            parts = []
-            if t in old and len(old[t]):
-                o = old[t]
-                o = o[o["game_id"].isin(keep_ids - drop_ids)]
-                parts.append(o)
-            fresh = new_parts.pop(t)
-            old.pop(t, None)
-            new = _stack(fresh)
-            if new is not None:
-                parts.append(new)
-            nonempty = [p for p in parts if len(p)]
-            if nonempty:
-                df = pd.concat(nonempty, ignore_index=True) if len(nonempty) > 1 else nonempty[0]
-            elif parts:
-                df = parts[0]
-            elif fresh:  # no rows anywhere: the first game's empty table keeps the column dtypes
-                df = fresh[0][1]
-                df.insert(0, "game_id", fresh[0][0])
-            else:
-                df = pd.DataFrame()
-            del parts, nonempty, fresh, new  # free each game's frames before the next table
-            if "game_id" in df.columns:
-                df["game_id"] = df["game_id"].astype(str)
-            out[t] = df
-        if use_cache:
-            try:
-                cpath.mkdir(parents=True, exist_ok=True)
-                for t in TABLES:
-                    out[t] = hot(t, out[t])
-                    _write_atomic(pa.Table.from_pandas(out[t], preserve_index=False), cpath / f"{t}.parquet")
-                tmp = man_path.with_suffix(".tmp")
-                tmp.write_text(json.dumps(manifest))
-                os.replace(tmp, man_path)
-            except OSError:
-                pass  # unwritable cache: still return the parsed tables
-        if not with_text:
-            out["events"] = out["events"].drop(columns=["text"], errors="ignore")
-        tables = out
-    else:
-        tables = {}
-        for t in TABLES:
-            cols = None
-            if t == "events" and not with_text:
-                schema = pq.read_schema(cpath / "events.parquet")
-                cols = [c for c in schema.names if c != "text"]
-            tables[t] = pq.read_table(cpath / f"{t}.parquet", columns=cols,
-                                      read_dictionary=["game_id", *DICT_COLUMNS.get(t, [])]).to_pandas(
-                split_blocks=True, self_destruct=True)
-        pa.default_memory_pool().release_unused()  # hand the decode buffers back (mimalloc keeps them otherwise)
+
+def pending_games(parent: Path, game_dirs: list[Path], *, cache_dir: str | Path | None = None) -> int:
+    """How many of ``game_dirs`` a load would parse first (0: the cache of ``parent`` serves them all)."""
+    return len(_plan(parent, game_dirs, cache_dir, True).stale)
+
+
+def update_cache(parent: Path, game_dirs: list[Path], *, cache_dir: str | Path | None = None,
+                 workers: int | None = None, chunk: int = CHUNK, progress: Progress | None = None) -> int:
+    """Bring the cache of ``parent`` up to date for ``game_dirs`` without reading the tables back
+    (the app builds it with a progress bar, then loads it warm); the number of games parsed.
+    An unwritable cache is left alone (a load then builds the tables in a temporary directory)."""
+    p = _plan(parent, game_dirs, cache_dir, True)
+    if not (p.stale or p.vanished):
+        return 0
+    try:
+        p.cpath.mkdir(parents=True, exist_ok=True)
+        _rebuild(p.cpath, parent, p.wanted, p.stale, p.vanished, p.sigs, p.manifest, workers, chunk, progress)
+    except OSError:
+        return 0
+    return len(p.stale)
+
+
+def load_dir_games(
+    parent: Path,
+    game_dirs: list[Path],
+    *,
+    cache_dir: str | Path | None = None,
+    use_cache: bool = True,
+    with_text: bool = False,
+    workers: int | None = None,
+    chunk: int = CHUNK,
+    progress: Progress | None = None,
+) -> CacheResult:
+    """Tables for ``game_dirs`` (all children of ``parent``), via the cache of ``parent``.
+
+    New and changed games are parsed in batches of ``chunk`` and streamed into the Parquet
+    tables (the previous tables' kept rows first); the result is then read back like a warm
+    load. Without a usable cache (``use_cache=False``, unwritable) the tables go to a
+    temporary directory that is removed afterwards. ``progress`` is told after each batch."""
+    p = _plan(parent, game_dirs, cache_dir, use_cache)
+    cpath, manifest, wanted, sigs, stale, vanished = p.cpath, p.manifest, p.wanted, p.sigs, p.stale, p.vanished
+    if not (stale or vanished):
+        return CacheResult(read_tables(cpath, with_text), manifest, cpath, 0)
+    if use_cache:
+        try:
+            cpath.mkdir(parents=True, exist_ok=True)
+            _rebuild(cpath, parent, wanted, stale, vanished, sigs, manifest, workers, chunk, progress)
+            return CacheResult(read_tables(cpath, with_text), manifest, cpath, len(stale))
+        except OSError:
+            pass  # unwritable cache (or a full disk): build the tables in a temporary directory
+        manifest = {"version": CACHE_VERSION, "games": {}}
+        stale, vanished = list(wanted), []
+    with tempfile.TemporaryDirectory(prefix="mafiascope-tables-") as tmp:
+        _rebuild(Path(tmp), parent, wanted, stale, vanished, sigs, manifest, workers, chunk, progress)
+        tables = read_tables(Path(tmp), with_text)
     return CacheResult(tables, manifest, cpath, len(stale))
+
+
+def _rebuild(cpath: Path, parent: Path, wanted: dict[str, Path], stale: list[str], vanished: list[str],
+             sigs: dict[str, Any], manifest: dict[str, Any], workers: int | None, chunk: int,
+             progress: Progress | None = None) -> None:
+    """Write the tables of ``cpath`` anew: the kept rows of its previous tables, then the
+    ``stale`` games parsed batch by batch; ``manifest`` is updated and written last."""
+    cached = manifest["games"]
+    had_tables = bool(cached)
+    w = _Writers(cpath)
+    try:
+        metas: list[Meta] = []
+        batches = _parse_all([str(wanted[n]) for n in stale], workers, max(1, chunk))
+        first = next(batches, None)  # parsing runs while the previous rows are copied
+        for name in vanished:
+            cached.pop(name, None)
+        if had_tables:
+            stale_set = set(stale)
+            keep = {v["game_id"] for n, v in cached.items() if v["ok"] and n not in stale_set}
+            # a stale game's rows go, also when another kept game shared its id (as before)
+            keep -= {cached[n]["game_id"] for n in stale if n in cached}
+            keep_arr = pa.array(sorted(keep), type=pa.string())
+            for t in TABLES:
+                _copy_kept(cpath / f"{t}.parquet", w, t, keep_arr)
+        for m, tables in itertools.chain([first] if first is not None else [], batches):
+            metas.extend(m)
+            for t in TABLES:
+                w.write(t, tables[t])
+            del tables
+            if progress is not None:
+                progress(len(metas), len(stale))
+        for name, (ok, audit, gid, skipped) in zip(stale, metas):
+            cached[name] = {"sig": sigs[name], "ok": ok, "game_id": gid, "audit": audit, "skipped": skipped}
+        w.commit(cpath / "manifest.json")
+    except BaseException:
+        w.abort()
+        raise
+    tmp = cpath / "manifest.tmp"
+    tmp.write_text(json.dumps(manifest))
+    os.replace(tmp, cpath / "manifest.json")
 
 
 def read_event_texts(parent: Path, cache_dir: str | Path | None = None) -> pd.DataFrame:

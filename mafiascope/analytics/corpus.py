@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from ..logs.io import TornLineWarning, is_game_dir, list_game_dirs
-from .cache import audits, load_dir_games, read_event_texts
+from .cache import Progress, audits, load_dir_games, pending_games, read_event_texts, update_cache
 from .load import TABLES, hot, read_probe_record
 
 
@@ -169,6 +169,36 @@ def find_game_dirs(sources: list[str | Path] | str | Path) -> list[Path]:
     return list(out.values())
 
 
+def _by_parent(sources: list[str | Path] | str | Path) -> dict[Path, list[Path]]:
+    by_parent: dict[Path, list[Path]] = {}
+    for d in find_game_dirs(sources):
+        by_parent.setdefault(d.parent, []).append(d)
+    return dict(sorted(by_parent.items()))
+
+
+def pending_corpus(sources: list[str | Path] | str | Path, *, cache_dir: str | Path | None = None) -> int:
+    """How many games a :func:`load_corpus` of ``sources`` would parse before answering (0: warm cache)."""
+    return sum(pending_games(parent, dirs, cache_dir=cache_dir) for parent, dirs in _by_parent(sources).items())
+
+
+def prepare_corpus(sources: list[str | Path] | str | Path, *, cache_dir: str | Path | None = None,
+                   workers: int | None = None, chunk: int | None = None, progress: Progress | None = None) -> int:
+    """Parse the new and changed games of ``sources`` into their caches, batch by batch, telling
+    ``progress(done, total)`` after each batch; a later :func:`load_corpus` then reads the caches
+    warm. Returns the number of games parsed."""
+    groups = _by_parent(sources)
+    todo = {parent: pending_games(parent, dirs, cache_dir=cache_dir) for parent, dirs in groups.items()}
+    total, done = sum(todo.values()), 0
+    for parent, dirs in groups.items():
+        if not todo[parent]:
+            continue
+        base = done
+        tell = None if progress is None else (lambda k, _n, base=base: progress(base + k, total))
+        done += update_cache(parent, dirs, cache_dir=cache_dir, workers=workers, progress=tell,
+                             **({} if chunk is None else {"chunk": chunk}))
+    return done
+
+
 def load_corpus(
     sources: list[str | Path] | str | Path,
     *,
@@ -184,15 +214,12 @@ def load_corpus(
     use_cache: bool = True,
     workers: int | None = None,
 ) -> Corpus:
-    dirs = find_game_dirs(sources)
-    by_parent: dict[Path, list[Path]] = {}
-    for d in dirs:
-        by_parent.setdefault(d.parent, []).append(d)
+    by_parent = _by_parent(sources)
     parts: dict[str, list[tuple[pd.DataFrame, np.ndarray, list[str]]]] = {t: [] for t in TABLES}
     games_parts: list[pd.DataFrame] = []
     audit: dict[str, Counter] = {}
     cache_dirs = {}
-    for parent, gdirs in sorted(by_parent.items()):
+    for parent, gdirs in by_parent.items():
         res = load_dir_games(parent, gdirs, cache_dir=cache_dir, use_cache=use_cache, workers=workers)
         names = {d.name for d in gdirs}
         ids = {v["game_id"] for k, v in res.manifest["games"].items() if k in names and v["ok"]}

@@ -32,7 +32,7 @@ def custom_probe_ids(c: Corpus) -> list[str]:
     """Probe ids of the selection outside the standard battery, sorted."""
     if not len(c.probes):
         return []
-    ids = {str(x) for x in pd.unique(c.probes["probe_id"].astype(str))}
+    ids = {str(x) for x in pd.unique(c.probes["probe_id"])}
     return sorted(x for x in ids if x and x not in STANDARD_PROBES)
 
 
@@ -41,7 +41,7 @@ def custom_records(c: Corpus, probe_id: str) -> pd.DataFrame:
 
     def build() -> pd.DataFrame:
         p = c.probes
-        sel = p[p["probe_id"].astype(str).to_numpy() == probe_id]
+        sel = p[(p["probe_id"] == probe_id).to_numpy()]
         rows = []
         models, roles = c.seat_array_obj("model"), c.seat_array_obj("role")
         for g, part in sel.groupby("g", sort=True):

@@ -15,7 +15,7 @@ import pandas as pd
 
 from . import labels as L
 from .corpus import Corpus
-from .frames import alive_matrix, items_with_probe, mafia_mask, true_roles
+from .frames import alive_matrix, items_with_probe, mafia_mask, played_by, true_roles
 from .modes import Mode
 from .stats import ratio_ci, round_or_none
 
@@ -73,7 +73,7 @@ def f1_by_round(c: Corpus, mode: Mode, *, model: str | None = None, seats: np.nd
     ``seats`` (an (m, seats) mask) only those observers."""
     it = f1_items(c, mode)
     if model is not None:
-        it = it[c.seat_array_obj("model")[it["g"].to_numpy(), it["obs"].to_numpy()].astype(str) == model]
+        it = it[played_by(c, it["g"].to_numpy(), it["obs"].to_numpy(), model)]
     if seats is not None:
         it = it[seats[it["g"].to_numpy(), it["obs"].to_numpy()]]
     out: dict[str, Any] = {}

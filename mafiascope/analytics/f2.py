@@ -14,6 +14,7 @@ import pandas as pd
 
 from .corpus import Corpus
 from .f1 import _ci, f1_items
+from .frames import played_by
 from .modes import Mode
 from .stats import cluster_ci, ratio_stat, round_or_none, wilson
 
@@ -136,7 +137,7 @@ def f2(c: Corpus, mode: Mode, *, breakdowns: bool = True, model: str | None = No
     ``seats`` (an (m, seats) mask) only those observers' guesses."""
     df = calibration_obs(c, mode)
     if model is not None:
-        df = df[c.seat_array_obj("model")[df["g"].to_numpy(), df["obs"].to_numpy()].astype(str) == model]
+        df = df[played_by(c, df["g"].to_numpy(), df["obs"].to_numpy(), model)]
     if seats is not None:
         df = df[seats[df["g"].to_numpy(), df["obs"].to_numpy()]]
     res = calibration_summary(df, c.m, mode, with_ci=True)

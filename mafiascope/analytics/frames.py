@@ -74,6 +74,21 @@ def death_ts(c: Corpus) -> np.ndarray:
     return c.seat_array("death_ts", fill=-np.inf)  # padding seats count as dead
 
 
+def played_by(c: Corpus, g: np.ndarray, seat: np.ndarray, model: str) -> np.ndarray:
+    """Rows whose seat (g, seat) is played by ``model``: ``str(seat's model) == model``, compared as
+    integer codes (the model strings are factorised once per corpus, not converted per row)."""
+
+    def build() -> tuple[np.ndarray, np.ndarray]:
+        names, codes = np.unique(c.seat_array_obj("model").astype(str), return_inverse=True)
+        return names, codes.reshape(c.seat_array_obj("model").shape)
+
+    names, codes = c.memo("seat_model_codes", build)
+    hit = np.flatnonzero(names == model)
+    if not len(hit):
+        return np.zeros(len(g), dtype=bool)
+    return codes[g, seat] == hit[0]
+
+
 def n_seats(c: Corpus) -> np.ndarray:
     return c.memo("n_seats", lambda: np.bincount(c.players["g"].to_numpy(), minlength=c.m))
 

@@ -99,8 +99,14 @@ def _stable_hash(v: Any, exact_json: bool = False) -> int:
 
 def _num(v: Any) -> float:
     """float() of a value like the original; NaN when not convertible."""
-    if v.__class__ is float:
+    cls = v.__class__
+    if cls is float:
         return v
+    if cls is int:  # float() of an int cannot fail but for overflow (a huge integer)
+        try:
+            return float(v)
+        except OverflowError:
+            return math.nan
     try:
         return float(v)
     except (TypeError, ValueError, OverflowError):
@@ -149,6 +155,19 @@ class GameTables:
 MAX_SKIP_NOTES = 200  # per game; the audit counts every skipped line
 
 
+
+@dataclass
+class GameRows:
+    """One parsed game as row tuples per table (columns in :data:`COLUMNS` order): the cache
+    stacks the rows of many games into one columnar batch, so no per-game table is built."""
+
+    game_id: str
+    ok: bool
+    rows: dict[str, list[tuple]] = field(default_factory=dict)
+    audit: Counter = field(default_factory=Counter)
+    skipped: list[str] = field(default_factory=list)  # as GameTables.skipped
+
+
 def _read_lines(path: Path, audit: Counter, prefix: str, skipped: list[str] | None = None) -> list[tuple[int, dict[str, Any], bool]]:
     """(byte offset, object, parsed by orjson) per good line; torn last / corrupt lines are
     counted, not raised, and noted in ``skipped`` as ``<file name>:<line>: skipping ... (why)``."""
@@ -194,7 +213,7 @@ def _frame(table: str, rows: list[tuple], columns: list[str]) -> pd.DataFrame:
     data: dict[str, Any] = {}
     for name, col in zip(columns, zip(*rows)):
         dt = spec.get(name)
-        data[name] = np.array(col, dtype=dt) if dt else pd.Series(col)
+        data[name] = np.array(col, dtype=dt) if dt else pd.Series(col, dtype=object if name == "text" else None)
     return pd.DataFrame(data)
 
 
@@ -215,6 +234,24 @@ def _expand_probe(dec: ProbeDecoder, obj: dict[str, Any], audit: Counter) -> dic
 
 
 def parse_game(path: str | Path) -> GameTables:
+    """One game's tables (wide :data:`DTYPES`), text included."""
+    gr = parse_rows(path)
+    gt = GameTables(gr.game_id, gr.ok, audit=gr.audit, skipped=gr.skipped)
+    if gr.ok:
+        gt.tables = {t: _table(t, gr.rows[t]) for t in TABLES}
+    return gt
+
+
+def _table(t: str, rows: list[tuple]) -> pd.DataFrame:
+    if t == "games":  # one row; dtypes inferred as from a record
+        return pd.DataFrame([dict(zip(COLUMNS[t], rows[0]))])
+    if t == "players":
+        return pd.DataFrame(rows, columns=COLUMNS[t])
+    return typed(t, _frame(t, rows, COLUMNS[t]))
+
+
+def parse_rows(path: str | Path) -> GameRows:
+    """One game as row tuples (:class:`GameRows`); never raises on bad input."""
     # parsed records hold no reference cycles: pause the cyclic collector, which would
     # otherwise rescan every live record many times over a large game
     paused = gc.isenabled()
@@ -226,13 +263,13 @@ def parse_game(path: str | Path) -> GameTables:
             gc.enable()
 
 
-def _parse_game(path: Path) -> GameTables:
+def _parse_game(path: Path) -> GameRows:
     audit: Counter = Counter()
     skipped: list[str] = []
     lines = _read_lines(path / GAME_FILE, audit, "game", skipped)
     setup = next((o for _, o, _ in lines if o.get("kind") == "setup"), None)
     gid = (setup or {}).get("game_id") or path.name
-    gt = GameTables(str(gid), False, audit=audit, skipped=skipped)
+    gt = GameRows(str(gid), False, audit=audit, skipped=skipped)
     if setup is None or not isinstance(setup.get("players"), list) or not setup["players"]:
         audit["game.no_setup"] += 1
         return gt
@@ -243,7 +280,6 @@ def _parse_game(path: Path) -> GameTables:
 
     # ------------------------------------------------------------------ events
     ev_rows: list[tuple] = []
-    texts: list[str | None] = []
     votes_rows: list[tuple] = []
     death_ts = [math.inf] * len(names)
     death_round = [-1] * len(names)
@@ -298,18 +334,14 @@ def _parse_game(path: Path) -> GameTables:
             tgt = seat.get(pv.target, -1) if pv.valid and pv.target else -1
         if isinstance(text, str) and cyr < 3 and _CYR.search(text):
             cyr += 1
-        ev_rows.append((ev, str(kind), rnd, ms, ts, p, tgt, o.get("visible_to") is None))
-        texts.append(text if isinstance(text, str) else None)
+        ev_rows.append((ev, str(kind), rnd, ms, ts, p, tgt, o.get("visible_to") is None,
+                        text if isinstance(text, str) else None))
 
     # two writers on one game id leave two games in one file: flagged here, excluded by the selection
     if n_setup > 1:
         audit["game.multiple_setup"] = n_setup
     if n_over > 1:
         audit["game.multiple_game_over"] = n_over
-    events = _frame("events", ev_rows, ["ev", "kind", "round", "msg_seq", "ts", "player", "target", "public"])
-    events["text"] = pd.Series(texts, dtype=object)
-    votes = _frame("votes", votes_rows, ["ev", "round", "ts", "voter", "target"])
-
     language = setup.get("language") or next((p.get("language") for p in players if p.get("language")), None)
     if not language:
         language = "ru" if cyr >= 2 else "en"
@@ -421,24 +453,11 @@ def _parse_game(path: Path) -> GameTables:
             for pos, it in enumerate(eff):
                 if isinstance(it, dict):
                     t = item_seat(it, count_unknown=False)
-                    pp.append((rec, pos, src, t, *(_num(it.get(k)) for k in TRAITS)))
+                    pp.append((rec, pos, src, t, _num(it.get("O")), _num(it.get("C")), _num(it.get("E")), _num(it.get("A")),
+                               _num(it.get("N"))))
         elif pid == "planned_action" and isinstance(eff, dict):
             tg = eff.get("target")
             pa.append((rec, src, str(eff.get("action") or ""), seat.get(tg, -1) if isinstance(tg, str) else -1))
-
-    probes = _frame(
-        "probes", probe_rows,
-        columns=[
-            "rec", "offset", "round", "pms", "seat", "probe_seq", "probe_id", "timestamp", "phase", "parse_ok",
-            "stored_kind", "eff_kind", "src", "repaired", "transport", "latency_ms", "q_chars", "a_chars",
-            "hash", "tokens_prompt", "tokens_completion",
-        ],
-    )
-    ra_df = _frame("ra", ra, ["rec", "pos", "src", "tgt", "role_en", "role", "exact", "conf"])
-    sr_df = _frame("sr", sr, ["rec", "pos", "src", "tgt", "score"])
-    sm_df = _frame("sm", sm, ["rec", "pos", "src", "tgt", "att", "att_empty", "conf"])
-    pp_df = _frame("pp", pp, ["rec", "pos", "src", "tgt", *TRAITS])
-    pa_df = _frame("pa", pa, ["rec", "src", "action", "tgt"])
 
     pl_rows = []
     for i, p in enumerate(players):
@@ -447,43 +466,53 @@ def _parse_game(path: Path) -> GameTables:
             (i, p["name"], roles[i], L.true_role_code(roles[i]), str(p.get("model", "")), str(p.get("backend", "")),
              *(_num(pers.get(k)) for k in TRAITS), death_ts[i], death_round[i], death_kind[i])
         )
-    players_df = pd.DataFrame(
-        pl_rows,
-        columns=["seat", "name", "role", "role_code", "model", "backend", *TRAITS, "death_ts", "death_round", "death_kind"],
+    rounds = [r[2] for r in ev_rows] + [r[2] for r in probe_rows]
+    game_row = (
+        str(path),
+        "mafiascope" if "schema_version" in setup else "original",
+        str(language),
+        str(setup.get("rule_set") or setup.get("game_type") or "classic"),
+        ",".join(sorted({str(p.get("model", "")) for p in players})),
+        len(players),
+        sum(1 for r in roles if r in ("Mafia", "Don")),
+        game_over is not None,
+        str(game_over.get("winner", "")) if game_over else "",
+        str(game_over.get("reason", "")) if game_over else "",
+        bool(game_over.get("invalid")) if game_over else False,  # over the fault budget
+        int(max(rounds)) if rounds else 0,
+        str(setup.get("forked_from") or ""),
+        bool(setup.get("feedback_to_context", False)),
+        _num(setup.get("ts", math.nan)),
+        has_probe_file,
+        len(probe_rows),
+        sum(1 for r in ev_rows if r[1] in GAME_CALL_KINDS),
+        (path / STATE_FILE).is_file(),
     )
-    rounds = [r for r in events["round"].tolist()] + probes["round"].tolist()
-    games = pd.DataFrame(
-        [
-            {
-                "path": str(path),
-                "format": "mafiascope" if "schema_version" in setup else "original",
-                "language": str(language),
-                "rule_set": str(setup.get("rule_set") or setup.get("game_type") or "classic"),
-                "models": ",".join(sorted({str(p.get("model", "")) for p in players})),
-                "n_players": len(players),
-                "n_mafia": sum(1 for r in roles if r in ("Mafia", "Don")),
-                "completed": game_over is not None,
-                "winner": str(game_over.get("winner", "")) if game_over else "",
-                "end_reason": str(game_over.get("reason", "")) if game_over else "",
-                "invalid": bool(game_over.get("invalid")) if game_over else False,  # over the fault budget
-                "last_round": int(max(rounds)) if rounds else 0,
-                "forked_from": str(setup.get("forked_from") or ""),
-                "feedback_to_context": bool(setup.get("feedback_to_context", False)),
-                "setup_ts": _num(setup.get("ts", math.nan)),
-                "has_probe_file": has_probe_file,
-                "n_probes": len(probe_rows),
-                "game_calls": int(events["kind"].isin(GAME_CALL_KINDS).sum()),
-                "has_state": (path / STATE_FILE).is_file(),
-            }
-        ]
-    )
-    gt.tables = {
-        "games": games, "players": players_df, "events": events, "votes": votes, "probes": probes,
-        "ra": ra_df, "sr": sr_df, "sm": sm_df, "pp": pp_df, "pa": pa_df,
+    gt.rows = {
+        "games": [game_row], "players": pl_rows, "events": ev_rows, "votes": votes_rows, "probes": probe_rows,
+        "ra": ra, "sr": sr, "sm": sm, "pp": pp, "pa": pa,
     }
-    gt.tables = {k: typed(k, v) for k, v in gt.tables.items()}
     gt.ok = True
     return gt
+
+TABLES = ("games", "players", "events", "votes", "probes", "ra", "sr", "sm", "pp", "pa")
+COLUMNS: dict[str, list[str]] = {
+    "games": ["path", "format", "language", "rule_set", "models", "n_players", "n_mafia", "completed", "winner",
+              "end_reason", "invalid", "last_round", "forked_from", "feedback_to_context", "setup_ts", "has_probe_file",
+              "n_probes", "game_calls", "has_state"],
+    "players": ["seat", "name", "role", "role_code", "model", "backend", *TRAITS, "death_ts", "death_round",
+                "death_kind"],
+    "events": ["ev", "kind", "round", "msg_seq", "ts", "player", "target", "public", "text"],
+    "votes": ["ev", "round", "ts", "voter", "target"],
+    "probes": ["rec", "offset", "round", "pms", "seat", "probe_seq", "probe_id", "timestamp", "phase", "parse_ok",
+               "stored_kind", "eff_kind", "src", "repaired", "transport", "latency_ms", "q_chars", "a_chars",
+               "hash", "tokens_prompt", "tokens_completion"],
+    "ra": ["rec", "pos", "src", "tgt", "role_en", "role", "exact", "conf"],
+    "sr": ["rec", "pos", "src", "tgt", "score"],
+    "sm": ["rec", "pos", "src", "tgt", "att", "att_empty", "conf"],
+    "pp": ["rec", "pos", "src", "tgt", *TRAITS],
+    "pa": ["rec", "src", "action", "tgt"],
+}
 
 
 _I, _F, _B = "int64", "float64", "bool"
@@ -539,5 +568,3 @@ def typed(table: str, df: pd.DataFrame) -> pd.DataFrame:
     spec = {k: v for k, v in want.items() if k in have.index and str(have[k]) != v}
     return df.astype(spec) if spec else df
 
-
-TABLES = ("games", "players", "events", "votes", "probes", "ra", "sr", "sm", "pp", "pa")

@@ -6,8 +6,9 @@ seat that states how B feels about it), F4 to the voter, dynamics and episode sw
 the agent whose ranking moved, parse accounting to the probed seat, plan-action consistency
 to the planner, the seat win rate to the seat.
 
-A metric is a (m, k) matrix of per-game sufficient statistics over the kept seats plus a
-function of the pooled columns. Seats of one game are not independent, so the uncertainty
+A metric is an (m, seats, k) array of sufficient statistics per (game, seat) cell, built once
+per report; a seat mask (a model, a model-role pair) sums its cells into the (m, k) per-game
+statistics, and a function of the pooled columns gives the figure. Seats of one game are not independent, so the uncertainty
 is the game-level cluster bootstrap of :mod:`.stats` (whole games are resampled, with every
 seat they hold). :func:`compare` resamples the games once for both models, so games in
 which both sat pair their contributions (shared game effects cancel in the difference).
@@ -15,211 +16,16 @@ which both sat pair their contributions (shared game effects cancel in the diffe
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from . import labels as L
-from .accounting import plan_rows, vote_rows
 from .corpus import Corpus
-from .dynamics import dynamics_pairs
-from .episodes import episode_seat_counts
-from .f1 import _ci, f1_by_round, f1_items
-from .f2 import bin_columns, brier_stat, calibration_obs, ece_stat, f2
-from .f3 import actual_attitude, f3_pairs
-from .f4 import vote_units
-from .frames import items_with_probe, mafia_mask
-from .load import K_NONE, TRAITS
+from .f1 import _ci, f1_by_round
+from .f2 import f2
 from .modes import Mode
-from .stats import multiplicities, percentile_ci, ratio_stat, round_or_none
-
-Stat = Callable[[np.ndarray], np.ndarray]
-
-
-@dataclass(frozen=True)
-class SeatMetric:
-    """One comparable metric: per-game statistics of the kept seats and the pooled statistic."""
-
-    key: str
-    label: str
-    needs_probes: bool
-    per_game: Callable[[Corpus, Mode, np.ndarray], np.ndarray]
-    stat: Stat
-    n_col: int  # column whose pooled sum is the metric's n
-
-
-def seat_mask(c: Corpus, model: str | None = None, role: str | None = None) -> np.ndarray:
-    """(m, seats) bool: the seats played by ``model`` (exact name) and holding ``role`` (true role name)."""
-    models = c.seat_array_obj("model")
-    keep = np.not_equal(models, None)
-    if model is not None:
-        keep &= models == model
-    if role is not None:
-        keep &= c.seat_array_obj("role") == role
-    return keep
-
-
-def _bc(g: np.ndarray, m: int, w: np.ndarray | None = None) -> np.ndarray:
-    return np.bincount(g.astype(np.int64), weights=None if w is None else w.astype(float), minlength=m).astype(float)
-
-
-def _at(mask: np.ndarray, g: np.ndarray, s: np.ndarray) -> np.ndarray:
-    g, s = np.asarray(g, dtype=np.int64), np.asarray(s, dtype=np.int64)
-    ok = (s >= 0) & (s < mask.shape[1])
-    return ok & mask[g, np.where(ok, s, 0)]
-
-
-# ----------------------------------------------------------------------------- per-game statistics
-
-
-def _f1(col_num: str, col_den: str | None) -> Callable[[Corpus, Mode, np.ndarray], np.ndarray]:
-    def f(c: Corpus, mode: Mode, mask: np.ndarray) -> np.ndarray:
-        it = f1_items(c, mode)
-        it = it[_at(mask, it["g"].to_numpy(), it["obs"].to_numpy())]
-        g = it["g"].to_numpy()
-        num = it[col_num].to_numpy()
-        den = np.ones(len(it), dtype=bool) if col_den is None else it[col_den].to_numpy()
-        return np.column_stack([_bc(g, c.m, num & den), _bc(g, c.m, den)])
-
-    return f
-
-
-def _f2(c: Corpus, mode: Mode, mask: np.ndarray) -> np.ndarray:
-    df = calibration_obs(c, mode)
-    return bin_columns(df[_at(mask, df["g"].to_numpy(), df["obs"].to_numpy())], c.m)
-
-
-def _f3(c: Corpus, mode: Mode, mask: np.ndarray, tau: float = 50) -> np.ndarray:
-    """Columns as F3's canonical summary: n, correct, actual trusts/neutral/suspects, predicted suspects."""
-    df = f3_pairs(c, mode)
-    df = df[_at(mask, df["g"].to_numpy(), df["A"].to_numpy())]
-    g, pred = df["g"].to_numpy(), df["pred"].to_numpy()
-    act = actual_attitude(df["guess"].to_numpy(), df["conf"].to_numpy(), tau)
-    cols = [_bc(g, c.m), _bc(g, c.m, pred == act)] + [_bc(g, c.m, act == a) for a in range(3)]
-    return np.column_stack(cols + [_bc(g, c.m, pred == L.SUSPECTS)])
-
-
-def _f3_acc(p: np.ndarray) -> np.ndarray:
-    return np.where(p[:, 0] > 0, p[:, 1] / np.where(p[:, 0] > 0, p[:, 0], 1), np.nan)
-
-
-def _f3_diff(p: np.ndarray) -> np.ndarray:
-    return np.where(p[:, 0] > 0, (p[:, 1] - p[:, 2:5].max(1)) / np.where(p[:, 0] > 0, p[:, 0], 1), np.nan)
-
-
-def _f4(col: str, mafia: bool, is_set: bool = False) -> Callable[[Corpus, Mode, np.ndarray], np.ndarray]:
-    def f(c: Corpus, mode: Mode, mask: np.ndarray) -> np.ndarray:
-        u = vote_units(c, mode, transcripts=False)
-        if not len(u):
-            return np.zeros((c.m, 2))
-        u = u[_at(mask, u["g"].to_numpy(), u["voter"].to_numpy()) & (u["mafia_voter"].to_numpy() == mafia)]
-        u = u[u[col].notna().to_numpy()]
-        if is_set:
-            hit = np.array([t in s for t, s in zip(u["target"], u[col])], dtype=float)
-        else:
-            hit = (u[col].to_numpy() == u["target"].to_numpy()).astype(float)
-        g = u["g"].to_numpy()
-        return np.column_stack([_bc(g, c.m, hit), _bc(g, c.m)])
-
-    return f
-
-
-def _dyn(c: Corpus, mode: Mode, mask: np.ndarray) -> np.ndarray:
-    """Columns as dynamics' group statistics: L1 sum, L1 n, flips, flip pairs, returns."""
-    df = dynamics_pairs(c, mode)
-    df = df[_at(mask, df["g"].to_numpy(), df["agent"].to_numpy())]
-    g, l1 = df["g"].to_numpy(), df["l1"].to_numpy()
-    has = ~np.isnan(l1)
-    return np.column_stack([_bc(g[has], c.m, l1[has]), _bc(g[has], c.m), _bc(g, c.m, df["flip"].to_numpy()),
-                            _bc(g, c.m, df["flip_pair"].to_numpy()), _bc(g, c.m, df["ret"].to_numpy())])
-
-
-def _episodes(c: Corpus, mode: Mode, mask: np.ndarray) -> np.ndarray:
-    slots, switches = episode_seat_counts(c)
-    S = min(mask.shape[1], slots.shape[1])
-    keep = mask[:, :S]
-    return np.column_stack([(switches[:, :S] * keep).sum(1), (slots[:, :S] * keep).sum(1)])
-
-
-def _parse(c: Corpus, mode: Mode, mask: np.ndarray) -> np.ndarray:
-    p = c.probes
-    p = p[_at(mask, p["g"].to_numpy(), p["seat"].to_numpy())]
-    g = p["g"].to_numpy()
-    return np.column_stack([_bc(g, c.m, p["eff_kind"].to_numpy() != K_NONE), _bc(g, c.m)])
-
-
-def _personality(c: Corpus, mode: Mode, mask: np.ndarray) -> np.ndarray:
-    """Absolute error summed over traits, the constant-50 baseline's, and the number of trait estimates."""
-    it = items_with_probe(c, "pp", "personality_profile")
-    it = it[(it["tgt"].to_numpy() >= 0) & (it["tgt"].to_numpy() != it["seat"].to_numpy())]
-    it = it[_at(mask, it["g"].to_numpy(), it["seat"].to_numpy())]
-    g, t = it["g"].to_numpy(dtype=np.int64), it["tgt"].to_numpy(dtype=np.int64)
-    err, base, n = np.zeros(c.m), np.zeros(c.m), np.zeros(c.m)
-    for k in TRAITS:
-        truth = c.seat_array(k)[g, t]
-        est = it[k].to_numpy()
-        ok = ~np.isnan(truth) & ~np.isnan(est)
-        err += _bc(g[ok], c.m, np.abs(est - truth)[ok])
-        base += _bc(g[ok], c.m, np.abs(50 - truth)[ok])
-        n += _bc(g[ok], c.m)
-    return np.column_stack([err, n, base])
-
-
-def _plans(c: Corpus, mode: Mode, mask: np.ndarray) -> np.ndarray:
-    j = plan_rows(c)
-    if not len(j):
-        return np.zeros((c.m, 2))
-    j = j[_at(mask, j["g"].to_numpy(), j["seat"].to_numpy())]
-    g = j["g"].to_numpy(dtype=np.int64)
-    return np.column_stack([_bc(g, c.m, j["hit"].to_numpy()), _bc(g, c.m)])
-
-
-def _votes(c: Corpus, mode: Mode, mask: np.ndarray) -> np.ndarray:
-    """Town voters' tally votes on a Mafia seat, and their tally votes."""
-    v = vote_rows(c)
-    v = v[_at(mask, v["g"].to_numpy(), v["voter"].to_numpy()) & v["town_voter"].to_numpy()]
-    g = v["g"].to_numpy()
-    return np.column_stack([_bc(g, c.m, v["on_mafia"].to_numpy()), _bc(g, c.m)])
-
-
-def _wins(c: Corpus, mode: Mode, mask: np.ndarray) -> np.ndarray:
-    """Seats of completed games on the winning side, and seats (draws count as losses)."""
-    done = c.games["completed"].to_numpy(dtype=bool)
-    winner = c.games["winner"].to_numpy(dtype=object)
-    maf = mafia_mask(c)
-    won = np.where(maf, (winner == "Mafia")[:, None], (winner == "Villagers")[:, None])
-    keep = mask & done[:, None]
-    return np.column_stack([(won & keep).sum(1).astype(float), keep.sum(1).astype(float)])
-
-
-METRICS: tuple[SeatMetric, ...] = (
-    SeatMetric("outcome.seat_win_rate", "seat win rate", False, _wins, ratio_stat(0, 1), 1),
-    SeatMetric("votes.town_on_mafia_rate", "town votes on Mafia", False, _votes, ratio_stat(0, 1), 1),
-    SeatMetric("parse.parse_rate", "probe parse rate", True, _parse, ratio_stat(0, 1), 1),
-    SeatMetric("f1.accuracy", "F1 committed accuracy", True, _f1("correct", "committed"), ratio_stat(0, 1), 1),
-    SeatMetric("f1.unknown_rate", "F1 Unknown rate", True, _f1("unknown", None), ratio_stat(0, 1), 1),
-    SeatMetric("f1.mafia_recall", "F1 Mafia recall", True, _f1("hit_mafia", "tgt_mafia"), ratio_stat(0, 1), 1),
-    SeatMetric("f2.ece", "F2 ECE", True, _f2, ece_stat, slice(1, 15, 3)),  # type: ignore[arg-type]
-    SeatMetric("f2.brier", "F2 Brier", True, _f2, brier_stat, slice(1, 15, 3)),  # type: ignore[arg-type]
-    SeatMetric("f3.ratio", "F3 spotlight ratio", True, _f3, ratio_stat(5, 4), 0),
-    SeatMetric("f3.accuracy", "F3 accuracy", True, _f3, _f3_acc, 0),
-    SeatMetric("f3.diff", "F3 accuracy - majority", True, _f3, _f3_diff, 0),
-    SeatMetric("f4.top1.innocent", "F4 top-1 hit (town voters)", True, _f4("top1", False), ratio_stat(0, 1), 1),
-    SeatMetric("f4.top1.mafia", "F4 top-1 hit (Mafia voters)", True, _f4("top1", True), ratio_stat(0, 1), 1),
-    SeatMetric("f4.committed_set.innocent", "F4 committed-set hit (town voters)", True,
-               _f4("committed_set", False, True), ratio_stat(0, 1), 1),
-    SeatMetric("dynamics.volatility", "suspicion volatility", True, _dyn, ratio_stat(0, 1), 1),
-    SeatMetric("dynamics.flip_rate", "top-suspect flip rate", True, _dyn, ratio_stat(2, 3), 3),
-    SeatMetric("dynamics.return_rate", "return rate", True, _dyn, ratio_stat(4, 2), 2),
-    SeatMetric("episodes.switch_rate", "episode switching rate", True, _episodes, ratio_stat(0, 1), 1),
-    SeatMetric("personality.mae", "personality MAE", True, _personality, ratio_stat(0, 1), 1),
-    SeatMetric("personality.mae_minus_baseline", "personality MAE - constant-50 MAE", True, _personality,
-               lambda p: np.where(p[:, 1] > 0, (p[:, 0] - p[:, 2]) / np.where(p[:, 1] > 0, p[:, 1], 1), np.nan), 1),
-    SeatMetric("plans.rate", "plan-action consistency", True, _plans, ratio_stat(0, 1), 1),
-)
-METRIC_KEYS = tuple(x.key for x in METRICS)
+from .stats import multiplicities, percentile_ci, round_or_none
+from .seat_cells import METRIC_KEYS, METRICS, SeatMetric, seat_mask  # noqa: F401  (METRIC_KEYS, seat_mask: part of this module's API)
 
 
 def _metrics(c: Corpus) -> tuple[SeatMetric, ...]:
@@ -227,17 +33,25 @@ def _metrics(c: Corpus) -> tuple[SeatMetric, ...]:
     return tuple(x for x in METRICS if has_probes or not x.needs_probes)
 
 
+def _seat_stats(c: Corpus, mode: Mode, metric: SeatMetric) -> np.ndarray:
+    """A builder's (m, S, k) statistics, built once per corpus and mode (metrics sharing a builder share them)."""
+    return c.memo(("seat_stats", metric.per_seat, mode), lambda: np.asarray(metric.per_seat(c, mode), dtype=np.float64))
+
+
 class _PerGame:
-    """Per-game statistics of each metric builder for one seat mask, built once per builder."""
+    """Per-game statistics of each metric builder for one seat mask: the sums over its seats."""
 
     def __init__(self, c: Corpus, mode: Mode, mask: np.ndarray):
-        self.c, self.mode, self.mask = c, mode, mask
+        self.c, self.mode = c, mode
+        self.mask = mask.astype(np.float64)
         self._got: dict[Any, np.ndarray] = {}
 
     def __call__(self, metric: SeatMetric) -> np.ndarray:
-        key = metric.per_game  # metrics sharing a builder (dynamics, F2, F3) share its statistics
+        key = metric.per_seat
         if key not in self._got:
-            self._got[key] = np.asarray(metric.per_game(self.c, self.mode, self.mask), dtype=np.float64)
+            cells = _seat_stats(self.c, self.mode, metric)
+            S = min(cells.shape[1], self.mask.shape[1])
+            self._got[key] = np.einsum("msk,ms->mk", cells[:, :S], self.mask[:, :S])
         return self._got[key]
 
 
@@ -256,18 +70,51 @@ def _resamples(metric: SeatMetric, pg: np.ndarray, mode: Mode) -> np.ndarray | N
         return np.asarray(metric.stat(multiplicities(pg.shape[0], mode) @ pg), dtype=np.float64)
 
 
+def _pooled_resamples(c: Corpus, mode: Mode, pers: list[_PerGame]) -> dict[tuple[int, Any], np.ndarray]:
+    """``(mask index, builder) -> (B, k)`` resampled pooled statistics, one matrix product per
+    builder for every mask at once (the multiplicity matrix is read once, not once per mask)."""
+    out: dict[tuple[int, Any], np.ndarray] = {}
+    if mode.boot == 0 or c.m == 0 or not pers:
+        return out
+    mult = multiplicities(c.m, mode)
+    seen: set[Any] = set()
+    for metric in _metrics(c):
+        key = metric.per_seat
+        if key in seen:
+            continue
+        seen.add(key)
+        pgs = [per(metric) for per in pers]
+        pooled = mult @ np.concatenate(pgs, axis=1)
+        k = pgs[0].shape[1]
+        for i in range(len(pers)):
+            out[(i, key)] = pooled[:, i * k:(i + 1) * k]
+    return out
+
+
+def seat_metrics_many(c: Corpus, mode: Mode, masks: list[np.ndarray]) -> list[dict[str, dict[str, Any]]]:
+    """:func:`seat_metrics` for several seat masks, sharing the per-seat statistics and the resampling."""
+    pers = [_PerGame(c, mode, mask) for mask in masks]
+    pooled = _pooled_resamples(c, mode, pers)
+    results = []
+    for i, (mask, per) in enumerate(zip(masks, pers)):
+        games = int(mask.any(1).sum())
+        out: dict[str, dict[str, Any]] = {}
+        for metric in _metrics(c):
+            pg = per(metric)
+            pt, n = _point(metric, pg)
+            ci = None
+            if (i, metric.per_seat) in pooled:
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    res = np.asarray(metric.stat(pooled[(i, metric.per_seat)]), dtype=np.float64)
+                ci = _ci(percentile_ci(res))
+            out[metric.key] = {"point": round_or_none(pt), "ci95": ci, "n": n, "games": games}
+        results.append(out)
+    return results
+
+
 def seat_metrics(c: Corpus, mode: Mode, mask: np.ndarray) -> dict[str, dict[str, Any]]:
     """Every comparable metric over the seats of ``mask``: ``{key: {point, ci95, n, games}}``."""
-    per = _PerGame(c, mode, mask)
-    games = int(mask.any(1).sum())
-    out: dict[str, dict[str, Any]] = {}
-    for metric in _metrics(c):
-        pg = per(metric)
-        pt, n = _point(metric, pg)
-        res = _resamples(metric, pg, mode)
-        out[metric.key] = {"point": round_or_none(pt), "ci95": _ci(percentile_ci(res)) if res is not None else None,
-                           "n": n, "games": games}
-    return out
+    return seat_metrics_many(c, mode, [mask])[0]
 
 
 def models_of(c: Corpus) -> list[str]:
@@ -283,10 +130,10 @@ def by_model(c: Corpus, mode: Mode) -> dict[str, Any]:
     """Per model: every comparable metric, F1 by round and F2 (ECE/Brier with intervals, bins); seats, games."""
     out: dict[str, Any] = {}
     has_probes = len(c.probes) > 0
-    for mdl in models_of(c):
-        mask = seat_mask(c, model=mdl)
-        entry: dict[str, Any] = {"seats": int(mask.sum()), "games": int(mask.any(1).sum()),
-                                 "metrics": seat_metrics(c, mode, mask)}
+    models = models_of(c)
+    masks = [seat_mask(c, model=mdl) for mdl in models]
+    for mdl, mask, metrics in zip(models, masks, seat_metrics_many(c, mode, masks)):
+        entry: dict[str, Any] = {"seats": int(mask.sum()), "games": int(mask.any(1).sum()), "metrics": metrics}
         if has_probes:
             entry["f1_by_round"] = f1_by_round(c, mode, model=mdl)
             entry["f2"] = f2(c, mode, breakdowns=False, model=mdl)
@@ -296,13 +143,11 @@ def by_model(c: Corpus, mode: Mode) -> dict[str, Any]:
 
 def by_model_role(c: Corpus, mode: Mode) -> dict[str, Any]:
     """``{model: {role: {seats, games, metrics}}}`` over the roles each model held."""
+    pairs = [(mdl, role, seat_mask(c, model=mdl, role=role)) for mdl in models_of(c) for role in roles_of(c)]
+    pairs = [p for p in pairs if p[2].any()]
     out: dict[str, Any] = {}
-    for mdl in models_of(c):
-        for role in roles_of(c):
-            mask = seat_mask(c, model=mdl, role=role)
-            if mask.any():
-                out.setdefault(mdl, {})[role] = {"seats": int(mask.sum()), "games": int(mask.any(1).sum()),
-                                                 "metrics": seat_metrics(c, mode, mask)}
+    for (mdl, role, mask), metrics in zip(pairs, seat_metrics_many(c, mode, [p[2] for p in pairs])):
+        out.setdefault(mdl, {})[role] = {"seats": int(mask.sum()), "games": int(mask.any(1).sum()), "metrics": metrics}
     return out
 
 

@@ -1,0 +1,243 @@
+"""What each metric counts per seat: the (m, seats, k) statistics per (game, seat) cell that
+:mod:`.seats` sums over a seat mask (a model, a model-role pair) and resamples by game."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import labels as L
+from .accounting import plan_rows, vote_rows
+from .corpus import Corpus
+from .dynamics import dynamics_pairs
+from .episodes import episode_seat_counts
+from .f1 import f1_items
+from .f2 import bin_columns, brier_stat, calibration_obs, ece_stat
+from .f3 import actual_attitude, f3_pairs
+from .f4 import vote_units
+from .frames import items_with_probe, mafia_mask
+from .load import K_NONE, TRAITS
+from .modes import Mode
+from .stats import ratio_stat
+
+
+Stat = Callable[[np.ndarray], np.ndarray]
+
+
+@dataclass(frozen=True)
+class SeatMetric:
+    """One comparable metric: per-(game, seat) statistics, summed over the kept seats, and the pooled statistic."""
+
+    key: str
+    label: str
+    needs_probes: bool
+    per_seat: Callable[[Corpus, Mode], np.ndarray]  # (m, S, k) column sums per (game, seat) cell
+    stat: Stat
+    n_col: int  # column whose pooled sum is the metric's n
+
+
+def seat_mask(c: Corpus, model: str | None = None, role: str | None = None) -> np.ndarray:
+    """(m, seats) bool: the seats played by ``model`` (exact name) and holding ``role`` (true role name)."""
+    models = c.seat_array_obj("model")
+    keep = np.not_equal(models, None)
+    if model is not None:
+        keep &= models == model
+    if role is not None:
+        keep &= c.seat_array_obj("role") == role
+    return keep
+
+
+class _Cells:
+    """Row -> (game, seat) cell keys for per-seat sufficient statistics.
+
+    A builder sums its rows into ``m x S`` cells (``S`` = the corpus's seat slots); a seat mask
+    then keeps the cells of its seats. Rows whose seat is not a seat slot count for no mask
+    (as before, where such rows failed every mask). Building the cells once serves every mask
+    of a report (each model, each model-role pair) and every comparison."""
+
+    def __init__(self, c: Corpus):
+        self.m = c.m
+        self.S = c.seat_array_obj("model").shape[1]
+        self.n = self.m * self.S
+
+    def key(self, g: np.ndarray, s: np.ndarray) -> np.ndarray:
+        """Cell index of each row; ``self.n`` (one past the last cell) for a row without a seat."""
+        g, s = np.asarray(g, dtype=np.int64), np.asarray(s, dtype=np.int64)
+        ok = (s >= 0) & (s < self.S)
+        return np.where(ok, g * self.S + np.where(ok, s, 0), self.n)
+
+    def sum(self, key: np.ndarray, w: np.ndarray | None = None) -> np.ndarray:
+        """(m, S) sums of ``w`` (or counts) per cell."""
+        out = np.bincount(key, weights=None if w is None else np.asarray(w, dtype=float), minlength=self.n + 1)
+        return out[: self.n].astype(float).reshape(self.m, self.S)
+
+
+def _cells(c: Corpus) -> _Cells:
+    return c.memo("seat_cells", lambda: _Cells(c))
+
+
+# ----------------------------------------------------------------------------- per-seat statistics
+# Each builder returns an (m, S, k) array: column sums per (game, seat) cell; a metric's per-game
+# statistics over a seat mask are the sums over the mask's cells.
+
+
+def _f1(col_num: str, col_den: str | None) -> Callable[[Corpus, Mode], np.ndarray]:
+    def f(c: Corpus, mode: Mode) -> np.ndarray:
+        it = f1_items(c, mode)
+        cl = _cells(c)
+        k = cl.key(it["g"].to_numpy(), it["obs"].to_numpy())
+        num = it[col_num].to_numpy()
+        den = np.ones(len(it), dtype=bool) if col_den is None else it[col_den].to_numpy()
+        return np.stack([cl.sum(k, num & den), cl.sum(k, den)], axis=-1)
+
+    return f
+
+
+def _f2(c: Corpus, mode: Mode) -> np.ndarray:
+    df = calibration_obs(c, mode)
+    cl = _cells(c)
+    k = cl.key(df["g"].to_numpy(), df["obs"].to_numpy())
+    cols = bin_columns(df.assign(g=k), cl.n + 1)
+    return cols[: cl.n].reshape(cl.m, cl.S, -1)
+
+
+def _f3(c: Corpus, mode: Mode, tau: float = 50) -> np.ndarray:
+    """Columns as F3's canonical summary: n, correct, actual trusts/neutral/suspects, predicted suspects."""
+    df = f3_pairs(c, mode)
+    cl = _cells(c)
+    k = cl.key(df["g"].to_numpy(), df["A"].to_numpy())
+    pred = df["pred"].to_numpy()
+    act = actual_attitude(df["guess"].to_numpy(), df["conf"].to_numpy(), tau)
+    cols = [cl.sum(k), cl.sum(k, pred == act)] + [cl.sum(k, act == a) for a in range(3)]
+    return np.stack(cols + [cl.sum(k, pred == L.SUSPECTS)], axis=-1)
+
+
+def _f3_acc(p: np.ndarray) -> np.ndarray:
+    return np.where(p[:, 0] > 0, p[:, 1] / np.where(p[:, 0] > 0, p[:, 0], 1), np.nan)
+
+
+def _f3_diff(p: np.ndarray) -> np.ndarray:
+    return np.where(p[:, 0] > 0, (p[:, 1] - p[:, 2:5].max(1)) / np.where(p[:, 0] > 0, p[:, 0], 1), np.nan)
+
+
+def _f4(col: str, mafia: bool, is_set: bool = False) -> Callable[[Corpus, Mode], np.ndarray]:
+    def f(c: Corpus, mode: Mode) -> np.ndarray:
+        cl = _cells(c)
+        u = vote_units(c, mode, transcripts=False)
+        if not len(u):
+            return np.zeros((cl.m, cl.S, 2))
+        u = u[(u["mafia_voter"].to_numpy() == mafia) & u[col].notna().to_numpy()]
+        if is_set:
+            hit = np.array([t in s for t, s in zip(u["target"], u[col])], dtype=float)
+        else:
+            hit = (u[col].to_numpy() == u["target"].to_numpy()).astype(float)
+        k = cl.key(u["g"].to_numpy(), u["voter"].to_numpy())
+        return np.stack([cl.sum(k, hit), cl.sum(k)], axis=-1)
+
+    return f
+
+
+def _dyn(c: Corpus, mode: Mode) -> np.ndarray:
+    """Columns as dynamics' group statistics: L1 sum, L1 n, flips, flip pairs, returns."""
+    df = dynamics_pairs(c, mode)
+    cl = _cells(c)
+    k = cl.key(df["g"].to_numpy(), df["agent"].to_numpy())
+    l1 = df["l1"].to_numpy()
+    has = ~np.isnan(l1)
+    return np.stack([cl.sum(k[has], l1[has]), cl.sum(k[has]), cl.sum(k, df["flip"].to_numpy()),
+                     cl.sum(k, df["flip_pair"].to_numpy()), cl.sum(k, df["ret"].to_numpy())], axis=-1)
+
+
+def _episodes(c: Corpus, mode: Mode) -> np.ndarray:
+    slots, switches = episode_seat_counts(c)
+    cl = _cells(c)
+    out = np.zeros((cl.m, cl.S, 2))
+    S = min(cl.S, slots.shape[1])
+    out[:, :S, 0], out[:, :S, 1] = switches[:, :S], slots[:, :S]
+    return out
+
+
+def _parse(c: Corpus, mode: Mode) -> np.ndarray:
+    p = c.probes
+    cl = _cells(c)
+    k = cl.key(p["g"].to_numpy(), p["seat"].to_numpy())
+    return np.stack([cl.sum(k, p["eff_kind"].to_numpy() != K_NONE), cl.sum(k)], axis=-1)
+
+
+def _personality(c: Corpus, mode: Mode) -> np.ndarray:
+    """Absolute error summed over traits, the number of trait estimates, the constant-50 baseline's error."""
+    it = items_with_probe(c, "pp", "personality_profile")
+    it = it[(it["tgt"].to_numpy() >= 0) & (it["tgt"].to_numpy() != it["seat"].to_numpy())]
+    cl = _cells(c)
+    g, t = it["g"].to_numpy(dtype=np.int64), it["tgt"].to_numpy(dtype=np.int64)
+    k = cl.key(g, it["seat"].to_numpy())
+    err, base, n = (np.zeros((cl.m, cl.S)) for _ in range(3))
+    for trait in TRAITS:
+        truth = c.seat_array(trait)[g, t]
+        est = it[trait].to_numpy()
+        ok = ~np.isnan(truth) & ~np.isnan(est)
+        err += cl.sum(k[ok], np.abs(est - truth)[ok])
+        base += cl.sum(k[ok], np.abs(50 - truth)[ok])
+        n += cl.sum(k[ok])
+    return np.stack([err, n, base], axis=-1)
+
+
+def _plans(c: Corpus, mode: Mode) -> np.ndarray:
+    j = plan_rows(c)
+    cl = _cells(c)
+    if not len(j):
+        return np.zeros((cl.m, cl.S, 2))
+    k = cl.key(j["g"].to_numpy(), j["seat"].to_numpy())
+    return np.stack([cl.sum(k, j["hit"].to_numpy()), cl.sum(k)], axis=-1)
+
+
+def _votes(c: Corpus, mode: Mode) -> np.ndarray:
+    """Town voters' tally votes on a Mafia seat, and their tally votes."""
+    v = vote_rows(c)
+    v = v[v["town_voter"].to_numpy()]
+    cl = _cells(c)
+    k = cl.key(v["g"].to_numpy(), v["voter"].to_numpy())
+    return np.stack([cl.sum(k, v["on_mafia"].to_numpy()), cl.sum(k)], axis=-1)
+
+
+def _wins(c: Corpus, mode: Mode) -> np.ndarray:
+    """Seats of completed games on the winning side, and seats (draws count as losses)."""
+    cl = _cells(c)
+    done = c.games["completed"].to_numpy(dtype=bool)
+    winner = c.games["winner"].to_numpy(dtype=object)
+    maf = mafia_mask(c)
+    won = np.where(maf, (winner == "Mafia")[:, None], (winner == "Villagers")[:, None])
+    out = np.zeros((cl.m, cl.S, 2))
+    S = min(cl.S, won.shape[1])
+    out[:, :S, 0], out[:, :S, 1] = won[:, :S] & done[:, None], done[:, None]
+    return out
+
+
+METRICS: tuple[SeatMetric, ...] = (
+    SeatMetric("outcome.seat_win_rate", "seat win rate", False, _wins, ratio_stat(0, 1), 1),
+    SeatMetric("votes.town_on_mafia_rate", "town votes on Mafia", False, _votes, ratio_stat(0, 1), 1),
+    SeatMetric("parse.parse_rate", "probe parse rate", True, _parse, ratio_stat(0, 1), 1),
+    SeatMetric("f1.accuracy", "F1 committed accuracy", True, _f1("correct", "committed"), ratio_stat(0, 1), 1),
+    SeatMetric("f1.unknown_rate", "F1 Unknown rate", True, _f1("unknown", None), ratio_stat(0, 1), 1),
+    SeatMetric("f1.mafia_recall", "F1 Mafia recall", True, _f1("hit_mafia", "tgt_mafia"), ratio_stat(0, 1), 1),
+    SeatMetric("f2.ece", "F2 ECE", True, _f2, ece_stat, slice(1, 15, 3)),  # type: ignore[arg-type]
+    SeatMetric("f2.brier", "F2 Brier", True, _f2, brier_stat, slice(1, 15, 3)),  # type: ignore[arg-type]
+    SeatMetric("f3.ratio", "F3 spotlight ratio", True, _f3, ratio_stat(5, 4), 0),
+    SeatMetric("f3.accuracy", "F3 accuracy", True, _f3, _f3_acc, 0),
+    SeatMetric("f3.diff", "F3 accuracy - majority", True, _f3, _f3_diff, 0),
+    SeatMetric("f4.top1.innocent", "F4 top-1 hit (town voters)", True, _f4("top1", False), ratio_stat(0, 1), 1),
+    SeatMetric("f4.top1.mafia", "F4 top-1 hit (Mafia voters)", True, _f4("top1", True), ratio_stat(0, 1), 1),
+    SeatMetric("f4.committed_set.innocent", "F4 committed-set hit (town voters)", True,
+               _f4("committed_set", False, True), ratio_stat(0, 1), 1),
+    SeatMetric("dynamics.volatility", "suspicion volatility", True, _dyn, ratio_stat(0, 1), 1),
+    SeatMetric("dynamics.flip_rate", "top-suspect flip rate", True, _dyn, ratio_stat(2, 3), 3),
+    SeatMetric("dynamics.return_rate", "return rate", True, _dyn, ratio_stat(4, 2), 2),
+    SeatMetric("episodes.switch_rate", "episode switching rate", True, _episodes, ratio_stat(0, 1), 1),
+    SeatMetric("personality.mae", "personality MAE", True, _personality, ratio_stat(0, 1), 1),
+    SeatMetric("personality.mae_minus_baseline", "personality MAE - constant-50 MAE", True, _personality,
+               lambda p: np.where(p[:, 1] > 0, (p[:, 0] - p[:, 2]) / np.where(p[:, 1] > 0, p[:, 1], 1), np.nan), 1),
+    SeatMetric("plans.rate", "plan-action consistency", True, _plans, ratio_stat(0, 1), 1),
+)
+METRIC_KEYS = tuple(x.key for x in METRICS)

@@ -1,0 +1,30 @@
+"""The batched Arrow loader builds the same tables as the per-game pandas loader it replaced.
+
+tests/golden/loader_tables.json holds digests (dtypes, categories, row counts, value hashes,
+audit counts, selection, skipped-line warnings) made by running tests/loader_digest.py on
+main's loader (commit b9faaf2, before the batched loader); here the same digests are taken of
+the current loader, cold (cache built) and warm (cache read), on the bundled demo games, the
+versioned log fixtures, both original corpora and a corpus of damaged games. Regenerate the
+golden file only when the tables change on purpose.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.loader_digest import corpora, corpus_digest
+
+GOLDEN = json.loads((Path(__file__).parent / "golden" / "loader_tables.json").read_text())
+
+
+@pytest.mark.parametrize("name", sorted(GOLDEN))
+def test_tables_equal_previous_loader(name, tmp_path):
+    path = corpora(tmp_path)[name]
+    got = corpus_digest(path, tmp_path / "cache")
+    for run in ("cold", "warm"):
+        want = GOLDEN[name][run]
+        for key in want:
+            assert got[run][key] == want[key], f"{name} {run} {key}"

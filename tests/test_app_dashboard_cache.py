@@ -1,0 +1,119 @@
+"""The Dashboard at scale: results kept on disk between server processes (app/disk_memo.py),
+keyed by the games' files, and a cold analytics cache built under a progress bar."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("streamlit")
+
+from .app_support import DEMO, assert_clean, new_app  # noqa: E402
+
+
+@pytest.fixture()
+def logs(tmp_path, monkeypatch):
+    root = tmp_path / "logs"
+    for d in sorted(DEMO.iterdir())[:4]:
+        if (d / "game.jsonl").is_file():
+            shutil.copytree(d, root / d.name)
+    monkeypatch.setenv("MAFIASCOPE_LOGS", str(root))
+    monkeypatch.setenv("MAFIASCOPE_RUNS", str(tmp_path / "runs"))
+    monkeypatch.setenv("MAFIASCOPE_CACHE_DIR", str(tmp_path / "cache"))
+    return root
+
+
+def _fresh_process() -> None:
+    """What a new server process starts without: Streamlit's caches and the app's in-memory memos."""
+    import streamlit as st
+
+    from app import bridge, data
+
+    st.cache_data.clear()
+    st.cache_resource.clear()
+    data._ROW_MEMO.clear()
+    data._STORED_ROOTS.clear()
+    data._INDEX_MEMO.clear()
+    bridge._SIG_MEMO.clear()
+    bridge._WARM.clear()
+
+
+def _tiles(at) -> dict[str, str]:
+    return {m.label: m.value for m in at.metric}
+
+
+def test_disk_memo_roundtrip_and_bad_entries(tmp_path, monkeypatch):
+    from app import disk_memo
+
+    monkeypatch.setenv("MAFIASCOPE_CACHE_DIR", str(tmp_path))
+    assert disk_memo.load("x", ("k", 1)) == (False, None)
+    disk_memo.store("x", ("k", 1), {"a": [1, 2.5]})
+    assert disk_memo.load("x", ("k", 1)) == (True, {"a": [1, 2.5]})
+    assert disk_memo.load("x", ("k", 2)) == (False, None)  # another key
+    assert all(p.is_relative_to(tmp_path / "app") for p in tmp_path.rglob("*.pkl"))
+    for p in (tmp_path / "app").glob("*.pkl"):
+        p.write_bytes(b"not a pickle")  # a damaged entry is recomputed, not raised
+    assert disk_memo.load("x", ("k", 1)) == (False, None)
+    monkeypatch.setattr(disk_memo, "MAX_ENTRIES", 3)
+    for i in range(6):
+        disk_memo.store("y", i, i)
+    assert len(list((tmp_path / "app").glob("*.pkl"))) == 3
+    assert disk_memo.load("y", 5) == (True, 5) and disk_memo.load("y", 0) == (False, None)  # the oldest went
+    monkeypatch.setenv(disk_memo.ENV_OFF, "0")
+    assert disk_memo.load("y", 5) == (False, None)
+
+
+@pytest.mark.slow
+def test_fresh_process_renders_from_disk_and_sees_changed_games(logs, monkeypatch):
+    import mafiascope.analytics.report as report_mod
+
+    at = new_app(page="dashboard").run()  # cold: parses the games (progress bar), computes, stores
+    assert_clean(at)
+    first = _tiles(at)
+    n_games = int(first["Games"].replace(",", ""))
+    assert n_games >= 4  # ours and any corpora the app lists by default
+    cache = Path(os.environ["MAFIASCOPE_CACHE_DIR"])
+    assert list((cache / "app").glob("report-*.pkl")) and list((cache / "app").glob("index-*.pkl"))
+
+    calls = []
+    real = report_mod.build_report
+    monkeypatch.setattr(report_mod, "build_report", lambda *a, **k: calls.append(1) or real(*a, **k))
+    _fresh_process()
+    at = new_app(page="dashboard").run()
+    assert_clean(at)
+    assert _tiles(at) == first and not calls  # every figure from disk: the report was not rebuilt
+
+    # a game's files change: its signature changes the key, so the figures are computed again
+    victim = sorted(logs.iterdir())[0] / "game.jsonl"
+    victim.write_bytes(victim.read_bytes() + b'{"kind": "note", "round": 1}\n')
+    _fresh_process()
+    at = new_app(page="dashboard").run()
+    assert_clean(at)
+    assert calls and int(_tiles(at)["Games"].replace(",", "")) == n_games
+
+
+def test_build_progress_parses_then_reports_warm(logs):
+    """The Dashboard's cold path: pending games are parsed batch by batch (progress), then none are pending."""
+    from streamlit.testing.v1 import AppTest
+
+    def script() -> None:
+        import pandas as pd
+        import streamlit as st
+
+        from app import bridge
+        from app import dashboard_view as D
+        from mafiascope.logs.io import list_game_dirs
+
+        dirs = tuple(sorted(str(d) for d in list_game_dirs(st.session_state["root"])))
+        before = bridge.pending(dirs)
+        D.build_progress(dirs, pd.DataFrame({"dir": list(dirs), "winner": "Mafia", "rounds": 3}))
+        st.write(f"pending {before} -> {bridge.pending(dirs)}")
+
+    at = AppTest.from_function(script, default_timeout=120)
+    at.session_state["root"] = str(logs)
+    at.run()
+    assert not at.exception, [e.message for e in at.exception]
+    assert "pending 4 -> 0" in [m.value for m in at.markdown]
