@@ -37,7 +37,7 @@ try:  # optional speed-up (requirements.txt); the standard library gives the sam
 except ImportError:  # pragma: no cover - exercised by monkeypatching in the tests
     _orjson = None
 
-from ..logs.io import GAME_FILE, PROBE_FILE, STATE_FILE, probe_records_at
+from ..logs.io import GAME_FILE, PROBE_FILE, STATE_FILE, probe_records_at, scan_jsonl
 from ..logs.probe_codec import ProbeDecodeError, ProbeDecoder
 from ..logs.schema import EVENT_MODELS, UTTERANCE_KINDS
 from . import labels as L
@@ -169,38 +169,15 @@ class GameRows:
 
 
 def _read_lines(path: Path, audit: Counter, prefix: str, skipped: list[str] | None = None) -> list[tuple[int, dict[str, Any], bool]]:
-    """(byte offset, object, parsed by orjson) per good line; torn last / corrupt lines are
-    counted, not raised, and noted in ``skipped`` as ``<file name>:<line>: skipping ... (why)``."""
-    data = path.read_bytes()
-    out: list[tuple[int, dict[str, Any], bool]] = []
-    fast = _orjson.loads if _orjson is not None else None
-    pos = 0
-    for lineno, raw in enumerate(data.split(b"\n"), 1):
-        if raw.strip():
-            obj: Any = None
-            exact = False
-            why = "not a JSON object"
-            if fast is not None:
-                try:
-                    obj, exact = fast(raw), True
-                except ValueError:
-                    pass
-            if not exact:
-                try:
-                    obj = json.loads(raw)
-                except UnicodeDecodeError:
-                    obj, why = None, "not UTF-8"
-                except ValueError:
-                    obj, why = None, "not JSON"
-            if isinstance(obj, dict):
-                out.append((pos, obj, exact))
-            else:
-                last = not data[pos + len(raw) + 1 :].strip()
-                audit[f"{prefix}.torn_last_line" if last else f"{prefix}.corrupt_line"] += 1
-                if skipped is not None and len(skipped) < MAX_SKIP_NOTES:
-                    skipped.append(f"{path.name}:{lineno}: skipping {'torn last' if last else 'corrupt'} line ({why})")
-        pos += len(raw) + 1
-    return out
+    """(byte offset, object, parsed by orjson) per good line, read by :func:`mafiascope.logs.io.scan_jsonl`;
+    torn last / corrupt lines are counted, not raised, and noted in ``skipped`` as
+    ``<file name>:<line>: skipping ... (why)``."""
+    rows, bad = scan_jsonl(path)
+    for lineno, last, why in bad:
+        audit[f"{prefix}.torn_last_line" if last else f"{prefix}.corrupt_line"] += 1
+        if skipped is not None and len(skipped) < MAX_SKIP_NOTES:
+            skipped.append(f"{path.name}:{lineno}: skipping {'torn last' if last else 'corrupt'} line ({why})")
+    return rows
 
 
 def _frame(table: str, rows: list[tuple], columns: list[str]) -> pd.DataFrame:

@@ -163,6 +163,42 @@ def _parse_lines(path: Path, data: bytes, skip_corrupt: bool) -> Iterator[tuple[
         yield i + 1, obj
 
 
+def scan_jsonl(path: str | Path) -> tuple[list[tuple[int, dict[str, Any], bool]], list[tuple[int, bool, str]]]:
+    """The columnar loader's view of a JSONL file: ``(byte offset, object, parsed by orjson)`` per
+    good line, and ``(line number, is the last line, why)`` per line skipped (a torn last line or a
+    corrupt one is never raised here: the caller counts it). Byte offsets let a reader fetch one
+    record again (:func:`probe_records_at`); "parsed by orjson" says the object's orjson text is
+    exact (the loader hashes answers by it)."""
+    data = Path(path).read_bytes()
+    out: list[tuple[int, dict[str, Any], bool]] = []
+    bad: list[tuple[int, bool, str]] = []
+    fast = _orjson.loads if _orjson is not None else None
+    pos = 0
+    for lineno, raw in enumerate(data.split(b"\n"), 1):
+        if raw.strip():
+            obj: Any = None
+            exact = False
+            why = "not a JSON object"
+            if fast is not None:
+                try:
+                    obj, exact = fast(raw), True
+                except ValueError:
+                    pass
+            if not exact:
+                try:
+                    obj = json.loads(raw)
+                except UnicodeDecodeError:
+                    obj, why = None, "not UTF-8"
+                except ValueError:
+                    obj, why = None, "not JSON"
+            if isinstance(obj, dict):
+                out.append((pos, obj, exact))
+            else:
+                bad.append((lineno, not data[pos + len(raw) + 1 :].strip(), why))
+        pos += len(raw) + 1
+    return out, bad
+
+
 def read_jsonl(path: str | Path, *, skip_corrupt: bool = False) -> list[dict[str, Any]]:
     return list(iter_jsonl(path, skip_corrupt=skip_corrupt))
 
