@@ -43,6 +43,7 @@ from ..logs.schema import EVENT_MODELS, UTTERANCE_KINDS
 from . import labels as L
 from .answers import extract_json, is_transport_error
 from .votes import parse_vote_target
+from ..logs import kinds as K
 
 KNOWN_KINDS = frozenset({"setup", *EVENT_MODELS})
 PUBLIC_MESSAGE_KINDS = ("intro", "day_discuss", "day_vote", "last_words", "best_move", "defence")
@@ -244,7 +245,7 @@ def _parse_game(path: Path) -> GameRows:
     audit: Counter = Counter()
     skipped: list[str] = []
     lines = _read_lines(path / GAME_FILE, audit, "game", skipped)
-    setup = next((o for _, o, _ in lines if o.get("kind") == "setup"), None)
+    setup = next((o for _, o, _ in lines if o.get("kind") == K.SETUP), None)
     gid = (setup or {}).get("game_id") or path.name
     gt = GameRows(str(gid), False, audit=audit, skipped=skipped)
     if setup is None or not isinstance(setup.get("players"), list) or not setup["players"]:
@@ -271,7 +272,7 @@ def _parse_game(path: Path) -> GameRows:
             continue
         if kind not in KNOWN_KINDS:
             audit["game.unknown_kind"] += 1
-        if kind == "setup":
+        if kind == K.SETUP:
             n_setup += 1
             continue
         ts = _num(o.get("ts", math.nan))
@@ -284,18 +285,18 @@ def _parse_game(path: Path) -> GameRows:
             audit["game.unknown_player"] += 1
         tgt = -1
         text = o.get("response") if kind in UTTERANCE_KINDS else o.get("night_result", o.get("text"))
-        if kind == "night_kill" or kind == "day_eliminate":
-            victim = o.get("victim") if kind == "night_kill" else o.get("eliminated")
+        if kind == K.NIGHT_KILL or kind == K.DAY_ELIMINATE:
+            victim = o.get("victim") if kind == K.NIGHT_KILL else o.get("eliminated")
             tgt = seat.get(victim, -1) if isinstance(victim, str) else -1
             if tgt >= 0:
                 if ts < death_ts[tgt] or math.isnan(death_ts[tgt]):
                     death_ts[tgt], death_round[tgt], death_kind[tgt] = ts, rnd, kind
             else:
                 audit["game.unknown_player"] += 1
-        elif kind == "game_over":
+        elif kind == K.GAME_OVER:
             game_over = o
             n_over += 1
-        elif kind == "vote_tally":
+        elif kind == K.VOTE_TALLY:
             vmap = o.get("votes") or {}
             if isinstance(vmap, dict):
                 for voter, target in vmap.items():
@@ -305,7 +306,7 @@ def _parse_game(path: Path) -> GameRows:
                     votes_rows.append((ev, rnd, ts, vs, ts_))
         elif isinstance(o.get("target"), str):
             tgt = seat.get(o["target"], -1)
-        elif kind == "day_vote" and isinstance(text, str):
+        elif kind == K.DAY_VOTE and isinstance(text, str):
             # original logs keep the vote target only in the tally: re-read it from the reply
             pv = parse_vote_target(text, names, None)
             tgt = seat.get(pv.target, -1) if pv.valid and pv.target else -1

@@ -11,6 +11,7 @@ from typing import Any
 from ..config import GameConfig
 from ..logs.io import game_dir
 from .runner import GameResult
+from ..logs import kinds as K
 
 
 @dataclass
@@ -65,7 +66,7 @@ def import_batch_dirs(ledger: Any, ids: list[str], logs_dir: str | Path) -> None
         gdir = Path(logs_dir) / gid
         if not (gdir / GAME_FILE).is_file() or gdir.is_symlink():
             continue
-        over = next((r for r in iter_jsonl(gdir / GAME_FILE, skip_corrupt=True) if r.get("kind") == "game_over"), None)
+        over = next((r for r in iter_jsonl(gdir / GAME_FILE, skip_corrupt=True) if r.get("kind") == K.GAME_OVER), None)
         recs.append({"event": "state", "game_id": gid, "state": "running", "runner": IMPORTED})
         if over is not None:
             state = "invalid" if over.get("invalid") else "finished"

@@ -32,6 +32,7 @@ from .phases import phases_for
 from .phases.base import Ask, Outcome, ProbeStep, Reply, Resolve
 from .seating import initial_state, new_game_id, setup_record
 from .state import GameState
+from ..logs import kinds as K
 
 WALL_CLOCK_FIELDS = ("ts", "timestamp", "latency_ms")
 SNAPSHOT_OPAQUE = ("state", "probe_memory")  # the engine's own serialised state: a mapping the schema does not look into
@@ -273,7 +274,7 @@ class GameRunner:
     def _apply(self, outcome: Outcome) -> dict[str, Any] | None:
         final = None
         for ev in outcome.events:
-            if ev["kind"] == "game_over":
+            if ev["kind"] == K.GAME_OVER:
                 final = dict(ev)
                 self.state.events.append(ev)  # logged after probes drain, with cost and provenance
                 continue

@@ -41,6 +41,7 @@ from ..logs.paths import UnsafePathError, claim_file, claim_game_dir, inside
 from ..redaction import scrub
 from .interventions import NIGHT_STAGE_ACTION, ForcedReply, Intervention, OverrideNight, ReplaceUtterance, night_action_text
 from .source import START, Key, ParentGame, ReplayError, battery_list, fmt_key, redacted_backends
+from ..logs import kinds as K
 
 MAX_N = 200
 MAX_PARALLEL = 64
@@ -388,7 +389,7 @@ async def run_branch(plan: ForkPlan, i: int, backends: dict[str, Backend]) -> Br
             bk[seat.backend] = ForcedReply(bk[seat.backend], iv.seat, iv.kind or "", iv.text)
 
         def on_event(rec: dict[str, Any]) -> None:
-            if rec.get("kind") == "setup" and inherited:
+            if rec.get("kind") == K.SETUP and inherited:
                 with JsonlWriter(out_dir / GAME_FILE) as w:
                     for ev in inherited:
                         w.write(ev)

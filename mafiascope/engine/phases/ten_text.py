@@ -16,6 +16,7 @@ from ..parsing import match_name, parse_list, strip_think
 from ..records import event
 from ..state import GameState
 from .base import Outcome
+from ...logs import kinds as K
 
 
 def names_csv(names: list[str]) -> str:
@@ -70,7 +71,7 @@ async def narrate(state: GameState, outcome: Outcome, backends: dict[str, Any]) 
         return
     p = prompts.pack(state.language)
     for ev in outcome.events:
-        if ev.get("kind") != "host" or ev.get("visible_to") is not None:
+        if ev.get("kind") != K.HOST or ev.get("visible_to") is not None:
             continue
         messages = [{"role": "system", "content": p.ten["host_system"]}, {"role": "user", "content": ev["text"]}]
         req = CompletionRequest(messages, 120, "act", "host", "host", state.derive_seed("host", state.round, ev["text"]),
