@@ -7,6 +7,7 @@ page_guard()
 import streamlit as st
 
 from app import branch_compare_view as BC
+from app import launch_form as LF
 from app import live_view as L
 from app import state as S
 from app import widgets as W
@@ -18,7 +19,7 @@ mode = W.mode_control(MODES, "inspect", key="lg_mode",
 
 if mode == "launch":
     S.report_url_errors()
-    L.launch_form()
+    LF.launch_form()
     W.finish(None, mode=mode)
     st.stop()
 

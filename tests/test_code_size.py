@@ -12,14 +12,12 @@ ROOTS = ("mafiascope", "app", "pages")
 MAX_FILE_LINES, MAX_FUNCTION_LINES = 400, 80
 
 LONG_FILES = {
-    "app/live_view.py", "mafiascope/analytics/load.py", "mafiascope/backends/bus/hub.py", "mafiascope/cli/commands/replay.py",
-    "mafiascope/probes/scheduler.py", "mafiascope/replay/forks.py",
+    "mafiascope/analytics/load.py",
 }  # fmt: skip
 LONG_FUNCTIONS = {
     "mafiascope/analytics/corpus.py:load_corpus",
     "mafiascope/analytics/f4.py:vote_units", "mafiascope/analytics/f4.py:vote_units.build", "mafiascope/analytics/load.py:_parse_game",
     "mafiascope/analytics/report.py:format_report", "mafiascope/analytics/viewer.py:step_metrics", "mafiascope/arena/run.py:run_arena",
-    "mafiascope/cli/commands/replay.py:register",
 }  # fmt: skip
 
 

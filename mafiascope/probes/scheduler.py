@@ -36,91 +36,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..backends.base import Backend, Completion, CompletionRequest, estimate_tokens
-from ..engine.observation import Context, context_for
+from ..backends.base import Backend, Completion, CompletionRequest
+from ..engine.observation import context_for
 from ..engine.phases.base import ProbeStep
 from ..engine.state import GameState
 from ..logs.io import PROBE_FILE, JsonlWriter
 from ..logs.probe_codec import ProbeEncoder
-from .answer_schema import check as check_answer
 from .dsl import Battery, Probe
-from .parsing import chain_text, finite, parse_answer
+from .probe_record import ProbeCost, probe_record
 from .render import render
-from .shapes import normalise, validate
+from .step_jobs import ChainValue, SeatJob, applies, role_options, step_kind
+
+__all__ = ["MEMORY_VERSION", "NETWORK_TYPES", "ChainValue", "ProbeCost", "ProbeEngine", "applies", "role_options", "step_kind"]
 
 MEMORY_VERSION = 1
 NETWORK_TYPES = ("openai", "bus")  # backends whose calls wait on the network (probes get their own loop)
-
-
-@dataclass(frozen=True)
-class ChainValue:
-    """What a later ``{prev_*}``/``{last_*}`` placeholder receives (text None renders N/A)."""
-
-    text: str | None
-    raw: bool = False  # the answer did not parse; text is the raw answer
-
-
-def step_kind(step: ProbeStep) -> str:
-    """The ``when`` value a step satisfies."""
-    if step.public_msg_seq == -1 or step.phase == "round_end":
-        return "after_round"
-    if step.speaker is not None and step.phase.startswith("night") and step.phase != "night_analysis":
-        return "after_night_action"
-    return "after_each_message"
-
-
-def applies(probe: Probe, kind: str, is_speaker: bool) -> bool:
-    if probe.own_turn:
-        return is_speaker and kind != "after_round"
-    return kind in probe.when
-
-
-def role_options(state: GameState) -> str:
-    """The probes' ``{roles}`` (English labels): the rule set's own roles, then ``Unknown``.
-
-    Ten-seat rules: ``Mafia|Don|Sheriff|Villager|Unknown`` (``RuleSet.role_options``); classic rules
-    keep the original battery's ``Mafia|Villager|Doctor[|Sheriff][|Don]|Unknown``.
-    """
-    if state.rules.family != "classic":
-        return "|".join([*state.rules.role_options(), "Unknown"])
-    roles = state.rules.roles
-    opts = ["Mafia", "Villager", "Doctor"]
-    opts += [r for r in ("Sheriff", "Don") if roles.get(r, 0) > 0]
-    return "|".join([*opts, "Unknown"])
-
-
-@dataclass
-class _Job:
-    step: ProbeStep
-    kind: str
-    seat: str
-    seat_idx: int
-    role: str
-    model: str
-    backend: str
-    ctx: Context
-    players: list[str]
-    seats: list[str]
-    t_step: float
-
-
-@dataclass
-class ProbeCost:
-    calls: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    estimated_calls: int = 0  # calls whose tokens are an estimate (no API usage)
-    latency_ms: int = 0
-    errors: int = 0
-    parsed: int = 0
-    valid: int = 0
-    repaired: int = 0
-    lagged: int = 0  # calls skipped because they queued longer than max_lag_s behind the backend's limits
-
-    def as_dict(self) -> dict[str, Any]:
-        d = dict(vars(self))
-        d["tokens_estimated"] = self.estimated_calls > 0
-        return d
 
 
 @dataclass
@@ -176,19 +106,19 @@ class ProbeEngine:
         # for this future where it writes the step's snapshot
         return asyncio.wrap_future(asyncio.run_coroutine_threadsafe(self._schedule_and_wait(plan), self._loop))
 
-    def _capture(self, state: GameState, step: ProbeStep) -> list[tuple[_Job, list[tuple[Probe, int, int]]]]:
+    def _capture(self, state: GameState, step: ProbeStep) -> list[tuple[SeatJob, list[tuple[Probe, int, int]]]]:
         """What each probed seat may know now, and its calls with their seeds (reads the state: game loop)."""
         kind = step_kind(step)
         t_step = time.time()
         alive = state.alive_names()
         all_seats = [s.name for s in state.seats]
-        plan: list[tuple[_Job, list[tuple[Probe, int, int]]]] = []
+        plan: list[tuple[SeatJob, list[tuple[Probe, int, int]]]] = []
         for name in step.seats:
             probes = [p for p in self.battery.active if applies(p, kind, name == step.speaker)]
             if not probes:
                 continue
             seat = state.seat(name)
-            job = _Job(step=ProbeStep(**vars(step)), kind=kind, seat=name, seat_idx=seat.idx, role=seat.role, model=seat.model_label,
+            job = SeatJob(step=ProbeStep(**vars(step)), kind=kind, seat=name, seat_idx=seat.idx, role=seat.role, model=seat.model_label,
                        backend=seat.backend, ctx=context_for(state, name), players=list(alive), seats=all_seats, t_step=t_step)  # fmt: skip
             calls = []
             for p in probes:
@@ -197,7 +127,7 @@ class ProbeEngine:
             plan.append((job, calls))
         return plan
 
-    def _schedule(self, plan: list[tuple[_Job, list[tuple[Probe, int, int]]]]) -> "asyncio.Future[Any] | None":
+    def _schedule(self, plan: list[tuple[SeatJob, list[tuple[Probe, int, int]]]]) -> "asyncio.Future[Any] | None":
         """One task per call, chained within a seat; the step's future (runs on the probe loop)."""
         if self._sem is None:
             self._sem = asyncio.Semaphore(self.max_concurrency)
@@ -226,7 +156,7 @@ class ProbeEngine:
         self._step_fut = asyncio.ensure_future(self._step_done(tasks, prev))
         return self._step_fut
 
-    async def _schedule_and_wait(self, plan: list[tuple[_Job, list[tuple[Probe, int, int]]]]) -> None:
+    async def _schedule_and_wait(self, plan: list[tuple[SeatJob, list[tuple[Probe, int, int]]]]) -> None:
         fut = self._schedule(plan)
         if fut is not None:
             await fut
@@ -337,7 +267,7 @@ class ProbeEngine:
             if limits is not None and hasattr(limits, "probes_pending"):
                 limits.add_pending(-1)
 
-    async def _skip(self, job: _Job, probe: Probe, seq: int, behind_s: float) -> ChainValue:
+    async def _skip(self, job: SeatJob, probe: Probe, seq: int, behind_s: float) -> ChainValue:
         """A step's probe not asked: its backend's probe queue would take longer than max_lag_s."""
         c = Completion(ok=False, error=f"lagged: the backend's probe queue needs ~{behind_s:.0f}s, over max_lag_s "
                                        f"{self.max_lag_s:g}s (step skipped; see probes.max_lag_s)", meta={"lagged": True})
@@ -345,7 +275,7 @@ class ProbeEngine:
         self._remember(job.seat, probe.id, job.step.step_index, cv)
         return cv
 
-    async def _run(self, job: _Job, probe: Probe, seq: int, seed: int, deps: dict[str, Any]) -> ChainValue:
+    async def _run(self, job: SeatJob, probe: Probe, seq: int, seed: int, deps: dict[str, Any]) -> ChainValue:
         try:
             cv = await self._probe(job, probe, seq, seed, deps)
         except Exception as exc:  # a bug here must not stop the game or the chain
@@ -356,7 +286,7 @@ class ProbeEngine:
         self._remember(job.seat, probe.id, job.step.step_index, cv)
         return cv
 
-    async def _probe(self, job: _Job, probe: Probe, seq: int, seed: int, deps: dict[str, Any]) -> ChainValue:
+    async def _probe(self, job: SeatJob, probe: Probe, seq: int, seed: int, deps: dict[str, Any]) -> ChainValue:
         values: dict[str, str | None] = {"player": job.seat, "players": ", ".join(job.players), "roles": self.roles}
         raw_fallback = False
         for key, d in deps.items():
@@ -385,79 +315,10 @@ class ProbeEngine:
                 self.last_finish = finished if self.last_finish is None else max(self.last_finish, finished)
         return self._write(job, probe, seq, question, c, raw_fallback, started, finished, messages, values)
 
-    def _write(self, job: _Job, probe: Probe, seq: int, question: str, c: Completion, raw_fallback: bool, started: float | None,
+    def _write(self, job: SeatJob, probe: Probe, seq: int, question: str, c: Completion, raw_fallback: bool, started: float | None,
                finished: float | None, messages: list[dict[str, str]], values: dict[str, str | None] | None) -> ChainValue:  # fmt: skip
-        shape = probe.answer_shape
-        if c.ok:
-            pa = parse_answer(c.text)
-            parsed = finite(pa.value)
-            if probe.answer is not None:  # a declared schema (custom probe)
-                valid, norm = check_answer(probe.answer, parsed, job.seats) if pa.ok else (False, None)
-            else:
-                valid = validate(shape, parsed) if pa.ok else (False if shape else None)
-                norm = normalise(shape, parsed, job.seats) if pa.ok and shape else None
-            if pa.ok:
-                cv = ChainValue(chain_text(parsed))
-            else:
-                cv = ChainValue(pa.text.strip() or None, raw=True)
-        else:
-            pa, parsed, valid, norm, cv = None, None, None, None, ChainValue(None)
-        measured = int(round((finished - started) * 1000)) if started is not None and finished is not None else 0
-        latency = c.latency_ms or measured
-        if c.prompt_tokens is None and messages:
-            tp, est = estimate_tokens("".join(m["content"] for m in messages)), True
-        else:
-            tp, est = c.prompt_tokens, c.tokens_estimated
-        if c.completion_tokens is None and c.ok:
-            tc, est = estimate_tokens(c.text or " "), True
-        else:
-            tc = c.completion_tokens
-        rec: dict[str, Any] = {
-            "timestamp": job.t_step,  # when the seat's information state was captured (see docs/probes.md)
-            "game_id": self.game_id,
-            "round": job.step.round,
-            "public_msg_seq": job.step.public_msg_seq,
-            "player_idx": job.seat_idx,
-            "player_name": job.seat,
-            "probe_seq": seq,
-            "probe_id": probe.id,
-            "question": question,
-            "answer_raw": pa.text if pa is not None else None,
-            "answer_parsed": parsed,
-            "answer_parse_ok": bool(pa and pa.ok),
-            "answer_repaired": bool(pa and pa.repaired),
-            "answer_valid": valid,
-            "model": job.model,
-            "role": job.role,
-            "phase": job.step.phase,
-            "latency_ms": latency,
-            "chain_used_raw_fallback": raw_fallback,
-            "error": None if c.ok else (c.error or "backend failure"),
-            "speaker": job.seat == job.step.speaker,
-            "tokens_prompt": tp,
-            "tokens_completion": tc,
-            "tokens_estimated": est,
-            # extensions
-            "step_index": job.step.step_index,
-            "when": job.kind,
-            "answer_norm": norm,
-            "think_stripped": bool(pa and pa.think_stripped),
-            "finished_ts": time.time(),
-            "attempts": c.attempts,
-        }
-        lagged = not c.ok and bool(c.meta.get("lagged"))
-        if lagged:
-            rec["lagged"] = True
+        rec, cv = probe_record(self.game_id, job, probe, seq, question, c, raw_fallback, started, finished, messages)
         self.writer.write_many(self.codec.encode(rec, probe.question_text() if question else None, values if question else None))
         for acc in (self.total, self.by_probe.setdefault(probe.id, ProbeCost())):
-            acc.calls += 1
-            acc.prompt_tokens += tp or 0
-            acc.completion_tokens += tc or 0
-            acc.estimated_calls += int(bool(est))
-            acc.latency_ms += latency
-            acc.errors += int(not c.ok)
-            acc.parsed += int(bool(pa and pa.ok))
-            acc.valid += int(valid is True)
-            acc.repaired += int(bool(pa and pa.repaired))
-            acc.lagged += int(lagged)
+            acc.count(rec)
         return cv

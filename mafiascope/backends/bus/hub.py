@@ -19,21 +19,18 @@ from __future__ import annotations
 import asyncio
 import collections
 import hmac
-import math
 import secrets
 import time
 import uuid
-from dataclasses import dataclass, field
 from typing import Any
 
 from aiohttp import web
 from pydantic import ValidationError
 
-from ...redaction import scrub, scrub_text
+from ...redaction import scrub_text
 
 from .protocol import (
     BODY_TIMEOUT_S,
-    DEFAULT_POLL_WAIT_S,
     IDLE_TIMEOUT_S,
     MAX_BODY_BYTES,
     MAX_POLL_WAIT_S,
@@ -46,40 +43,8 @@ from .protocol import (
     RegisterRequest,
     ResultRequest,
 )
-
-
-@dataclass
-class _Worker:
-    id: str
-    models: set[str]
-    meta: dict[str, Any]
-    last_seen: float
-    polling: int = 0
-    busy: set[str] = field(default_factory=set)  # job ids held
-    served: int = 0
-
-    def serves(self, key: str) -> bool:
-        return "*" in self.models or key in self.models
-
-
-@dataclass
-class _Request:
-    id: str
-    body: GenerateRequest
-    future: asyncio.Future
-    created: float
-    queued_since: float
-    dispatches: int = 0
-    job_id: str | None = None  # current dispatch
-    worker: str | None = None
-    deadline: float = 0.0
-    faults: list[dict[str, Any]] = field(default_factory=list)
-
-
-class _Failure(Exception):
-    def __init__(self, status: int, code: str, message: str, faults: list[dict[str, Any]] | None = None) -> None:
-        super().__init__(message)
-        self.status, self.code, self.message, self.faults = status, code, message, faults or []
+from .hub_http import clean_meta, error_response, poll_wait
+from .hub_records import HubFailure, PendingRequest, Worker, request_budget
 
 
 class Hub:
@@ -97,8 +62,8 @@ class Hub:
         self.live_s = live_s
         self.tick_s = tick_s
         self.max_body = max_body
-        self.workers: dict[str, _Worker] = {}
-        self.requests: dict[str, _Request] = {}
+        self.workers: dict[str, Worker] = {}
+        self.requests: dict[str, PendingRequest] = {}
         self.jobs: dict[str, str] = {}  # job_id -> request id (current dispatch only)
         self.queue: collections.deque[str] = collections.deque()
         self.counters = {"generated": 0, "ok": 0, "failed": 0, "requeued": 0, "timed_out": 0, "no_worker": 0,
@@ -146,7 +111,7 @@ class Hub:
             self._reaper = None
         for req in list(self.requests.values()):
             if not req.future.done():
-                req.future.set_exception(_Failure(503, "hub_stopping", "the hub is shutting down"))
+                req.future.set_exception(HubFailure(503, "hub_stopping", "the hub is shutting down"))
         self._notify()
         if self._runner is not None:
             await self._runner.cleanup()
@@ -165,13 +130,13 @@ class Hub:
         got = request.headers.get("Authorization", "")
         expected = f"Bearer {self.token}"
         if not hmac.compare_digest(got.encode(), expected.encode()):
-            return _err(401, "unauthorized", "missing or wrong bearer token", {"WWW-Authenticate": "Bearer"})
+            return error_response(401, "unauthorized", "missing or wrong bearer token", {"WWW-Authenticate": "Bearer"})
         if request.content_length is not None and request.content_length > self.max_body:
-            return _err(413, "body_too_large", f"request body exceeds {self.max_body} bytes")
+            return error_response(413, "body_too_large", f"request body exceeds {self.max_body} bytes")
         try:
             return await handler(request)
         except web.HTTPRequestEntityTooLarge:
-            return _err(413, "body_too_large", f"request body exceeds {self.max_body} bytes")
+            return error_response(413, "body_too_large", f"request body exceeds {self.max_body} bytes")
 
     async def _body(self, request: web.Request, model: Any) -> Any:
         try:
@@ -179,7 +144,7 @@ class Hub:
         except web.HTTPRequestEntityTooLarge:
             raise
         except asyncio.TimeoutError:
-            raise _Failure(408, "body_timeout", f"request body not received within {self.body_timeout_s:g}s") from None
+            raise HubFailure(408, "body_timeout", f"request body not received within {self.body_timeout_s:g}s") from None
         if len(raw) > self.max_body:
             raise web.HTTPRequestEntityTooLarge(max_size=self.max_body, actual_size=len(raw))
         try:
@@ -187,7 +152,7 @@ class Hub:
         except ValidationError as exc:
             first = exc.errors()[0]
             where = ".".join(str(p) for p in first["loc"]) or "body"
-            raise _Failure(400, "bad_request", f"{where}: {first['msg']}") from None
+            raise HubFailure(400, "bad_request", f"{where}: {first['msg']}") from None
 
     # ------------------------------------------------------------------ helpers
 
@@ -195,13 +160,13 @@ class Hub:
         self._wake.set()
         self._wake = asyncio.Event()
 
-    def _live(self, w: _Worker, now: float) -> bool:
+    def _live(self, w: Worker, now: float) -> bool:
         return w.polling > 0 or bool(w.busy) or now - w.last_seen <= self.live_s
 
     def _has_live_worker(self, key: str, now: float) -> bool:
         return any(w.serves(key) and self._live(w, now) for w in self.workers.values())
 
-    def _take(self, w: _Worker) -> Job | None:
+    def _take(self, w: Worker) -> Job | None:
         for rid in self.queue:
             req = self.requests.get(rid)
             if req is None or req.future.done():
@@ -221,7 +186,7 @@ class Hub:
                        seat=b.seat, purpose=b.purpose, game_id=b.game_id, deadline_s=b.timeout_s)
         return None
 
-    def _release_job(self, req: _Request) -> None:
+    def _release_job(self, req: PendingRequest) -> None:
         if req.job_id is not None:
             self.jobs.pop(req.job_id, None)
             w = self.workers.get(req.worker or "")
@@ -245,23 +210,23 @@ class Hub:
                     self._notify()
                 else:
                     self.counters["timed_out"] += 1
-                    req.future.set_exception(_Failure(
+                    req.future.set_exception(HubFailure(
                         504, "timeout", f"no worker answered within {req.body.timeout_s:g}s "
                         f"({req.dispatches} dispatches)", req.faults))
-            elif req.job_id is None and now - req.created > _budget(req.body):
+            elif req.job_id is None and now - req.created > request_budget(req.body):
                 # live workers exist but never got to it: bounded like the dispatches themselves
-                self._fail_queued(req, "timed_out", _Failure(
+                self._fail_queued(req, "timed_out", HubFailure(
                     504, "queue_timeout", f"waited {now - req.created:.0f}s in the queue for a free worker "
                     f"serving {req.body.model!r}", req.faults))
             elif req.job_id is None and now - req.queued_since > req.body.wait_for_worker_s \
                     and not self._has_live_worker(req.body.model, now):
-                self._fail_queued(req, "no_worker", _Failure(
+                self._fail_queued(req, "no_worker", HubFailure(
                     503, "no_worker", f"no live worker serves model {req.body.model!r}", req.faults))
         for wid, w in list(self.workers.items()):
             if not self._live(w, now) and now - w.last_seen > 10 * self.live_s:
                 del self.workers[wid]
 
-    def _fail_queued(self, req: _Request, counter: str, failure: _Failure) -> None:
+    def _fail_queued(self, req: PendingRequest, counter: str, failure: HubFailure) -> None:
         self.counters[counter] += 1
         try:
             self.queue.remove(req.id)
@@ -282,15 +247,15 @@ class Hub:
     async def _register(self, request: web.Request) -> web.Response:
         try:
             body: RegisterRequest = await self._body(request, RegisterRequest)
-        except _Failure as f:
-            return _err(f.status, f.code, f.message)
+        except HubFailure as f:
+            return error_response(f.status, f.code, f.message)
         wid = body.worker or f"w-{uuid.uuid4().hex[:10]}"
         w = self.workers.get(wid)
         if w is None:
-            self.workers[wid] = _Worker(id=wid, models=set(body.models), meta=_clean_meta(body.meta),
+            self.workers[wid] = Worker(id=wid, models=set(body.models), meta=clean_meta(body.meta),
                                         last_seen=time.monotonic())
         else:  # re-registration updates in place (long-polls in flight keep their handle)
-            w.models, w.meta, w.last_seen = set(body.models), _clean_meta(body.meta), time.monotonic()
+            w.models, w.meta, w.last_seen = set(body.models), clean_meta(body.meta), time.monotonic()
         self._notify()
         return web.json_response(RegisterReply(worker=wid, poll_wait_max_s=MAX_POLL_WAIT_S, live_s=self.live_s).model_dump())
 
@@ -298,10 +263,10 @@ class Hub:
         wid = request.query.get("worker", "")
         w = self.workers.get(wid)
         if w is None:
-            return _err(409, "unknown_worker", "unknown worker: register again")
-        wait = _poll_wait(request.query.get("wait"))
+            return error_response(409, "unknown_worker", "unknown worker: register again")
+        wait = poll_wait(request.query.get("wait"))
         if wait is None:
-            return _err(400, "bad_request", f"wait must be a finite number of seconds >= 0 (capped at {MAX_POLL_WAIT_S:g})")
+            return error_response(400, "bad_request", f"wait must be a finite number of seconds >= 0 (capped at {MAX_POLL_WAIT_S:g})")
         end = time.monotonic() + wait
         w.polling += 1
         try:
@@ -319,7 +284,7 @@ class Hub:
                 except asyncio.TimeoutError:
                     pass
                 if wid not in self.workers:
-                    return _err(409, "unknown_worker", "unknown worker: register again")
+                    return error_response(409, "unknown_worker", "unknown worker: register again")
         finally:
             w.polling -= 1
             w.last_seen = time.monotonic()
@@ -327,8 +292,8 @@ class Hub:
     async def _result(self, request: web.Request) -> web.Response:
         try:
             body: ResultRequest = await self._body(request, ResultRequest)
-        except _Failure as f:
-            return _err(f.status, f.code, f.message)
+        except HubFailure as f:
+            return error_response(f.status, f.code, f.message)
         w = self.workers.get(body.worker)
         if w is not None:
             w.last_seen = time.monotonic()
@@ -336,7 +301,7 @@ class Hub:
         req = self.requests.get(rid or "")
         if req is None or req.future.done() or req.job_id != body.job_id or req.worker != body.worker:
             self.counters["late_results"] += 1
-            return _err(410, "gone", "this job is no longer awaited (timed out, re-queued or cancelled)")
+            return error_response(410, "gone", "this job is no longer awaited (timed out, re-queued or cancelled)")
         worker_meta = w.meta if w is not None else {}
         if w is not None:
             w.served += 1
@@ -345,18 +310,18 @@ class Hub:
             ok=body.ok, text=body.text if body.ok else "", error=None if body.ok else scrub_text(body.error or "worker reported a failure"),
             request_id=req.id, worker=body.worker, worker_meta=worker_meta, dispatches=req.dispatches,
             prompt_tokens=body.prompt_tokens, completion_tokens=body.completion_tokens,
-            served_model=body.served_model, meta={**_clean_meta(body.meta), "faults": req.faults} if req.faults else _clean_meta(body.meta),
+            served_model=body.served_model, meta={**clean_meta(body.meta), "faults": req.faults} if req.faults else clean_meta(body.meta),
         ))
         return web.json_response({"accepted": True})
 
     async def _generate(self, request: web.Request) -> web.Response:
         try:
             body: GenerateRequest = await self._body(request, GenerateRequest)
-        except _Failure as f:
-            return _err(f.status, f.code, f.message)
+        except HubFailure as f:
+            return error_response(f.status, f.code, f.message)
         now = time.monotonic()
         rid = uuid.uuid4().hex[:16]
-        req = _Request(id=rid, body=body, future=asyncio.get_running_loop().create_future(), created=now, queued_since=now)
+        req = PendingRequest(id=rid, body=body, future=asyncio.get_running_loop().create_future(), created=now, queued_since=now)
         self.requests[rid] = req
         self.queue.append(rid)
         self.counters["generated"] += 1
@@ -365,9 +330,9 @@ class Hub:
             reply: GenerateReply = await asyncio.shield(req.future)
             self.counters["ok" if reply.ok else "failed"] += 1
             return web.json_response(reply.model_dump())
-        except _Failure as f:
+        except HubFailure as f:
             self.counters["failed"] += 1
-            return _err(f.status, f.code, f.message, extra={"request_id": rid, "dispatches": req.dispatches, "faults": f.faults})
+            return error_response(f.status, f.code, f.message, extra={"request_id": rid, "dispatches": req.dispatches, "faults": f.faults})
         finally:
             if not req.future.done():  # the engine went away: forget the job
                 req.future.cancel()
@@ -398,35 +363,6 @@ class Hub:
             "in_flight": sum(1 for r in self.requests.values() if r.job_id is not None),
             "counters": dict(self.counters),
         })
-
-
-def _poll_wait(raw: str | None) -> float | None:
-    """The long-poll ``wait``: default when absent, capped at the maximum; None when not a finite number >= 0."""
-    if raw is None:
-        return DEFAULT_POLL_WAIT_S
-    try:
-        wait = float(raw)
-    except ValueError:
-        return None
-    if not math.isfinite(wait) or wait < 0:
-        return None
-    return min(wait, MAX_POLL_WAIT_S)
-
-
-def _budget(body: GenerateRequest) -> float:
-    """The longest a request may take in total: every dispatch plus the wait for a worker."""
-    return body.timeout_s * (body.requeue + 1) + body.wait_for_worker_s
-
-
-def _clean_meta(meta: dict[str, Any]) -> dict[str, Any]:
-    """Keep worker meta small and scrubbed at every depth (secret-like keys such as
-    ``adapter.api_key`` or ``headers.Authorization``, URL credentials, key-shaped strings)."""
-    return scrub({str(k)[:64]: v for k, v in list(meta.items())[:32]})
-
-
-def _err(status: int, code: str, message: str, headers: dict[str, str] | None = None,
-         extra: dict[str, Any] | None = None) -> web.Response:
-    return web.json_response({"error": message, "code": code, **(extra or {})}, status=status, headers=headers)
 
 
 def new_token() -> str:
