@@ -68,7 +68,7 @@ def test_disk_memo_roundtrip_and_bad_entries(tmp_path, monkeypatch):
 
 @pytest.mark.slow
 def test_fresh_process_renders_from_disk_and_sees_changed_games(logs, monkeypatch):
-    import mafiascope.analytics.report as report_mod
+    import app.analysis as analysis_mod
 
     at = new_app(page="dashboard").run()  # cold: parses the games (progress bar), computes, stores
     assert_clean(at)
@@ -79,8 +79,8 @@ def test_fresh_process_renders_from_disk_and_sees_changed_games(logs, monkeypatc
     assert list((cache / "app").glob("report-*.pkl")) and list((cache / "app").glob("index-*.pkl"))
 
     calls = []
-    real = report_mod.build_report
-    monkeypatch.setattr(report_mod, "build_report", lambda *a, **k: calls.append(1) or real(*a, **k))
+    real = analysis_mod.build_report  # the app calls the analytics directly: patch where it is looked up
+    monkeypatch.setattr(analysis_mod, "build_report", lambda *a, **k: calls.append(1) or real(*a, **k))
     _fresh_process()
     at = new_app(page="dashboard").run()
     assert_clean(at)
