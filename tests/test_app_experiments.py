@@ -134,7 +134,7 @@ def test_ab_from_the_page_draws_arms_and_links_games(logs, tmp_path):
     ab = _wait_result(at, "validate_ab")
     at.run()
     assert not at.exception, at.exception
-    assert "**A/B** (1 games per arm)" in texts(at)
+    assert "**A/B** (1 game per arm)" in texts(at)
     links = _link_cells(at)
     ab_games = [g["game_id"] for arm in ("probed", "unprobed") for g in ab["games"][arm]]
     assert len(ab_games) == 2 and all(g.startswith("ab") and any(f"game={g}" in x for x in links) for g in ab_games)
