@@ -174,6 +174,7 @@ def test_a_copied_url_reproduces_the_view(browser, server, name, path, change, e
 def test_unknown_page_says_so(browser, server):
     page = browser.new_page()
     page.goto(server + "/nosuchpage")
+    assert _wait_url(page, "/live", 120), page.url  # the app switches to Live Game (a loaded machine may take a while)
     _settle(page)
     assert "Unknown page /nosuchpage" in page.inner_text("body")
     page.screenshot(path=str(SHOTS / "unknown_page.png"), full_page=True)
