@@ -9,6 +9,7 @@ import pytest
 
 from mafiascope.config import load_game_config
 from mafiascope.engine.runner import WALL_CLOCK_FIELDS, play_game
+from mafiascope.engine.snapshots import iter_snapshots
 from mafiascope.logs.io import read_jsonl
 from pathlib import Path
 
@@ -33,8 +34,9 @@ def test_same_seed_same_game(tmp_path, config):
     for gid in ("a", "b"):
         asyncio.run(play_game(cfg, logs_dir=tmp_path, seed=7, game_id=gid, probes=False, snapshots=True))
     assert transcript(tmp_path / "a" / "game.jsonl") == transcript(tmp_path / "b" / "game.jsonl")
-    a = [json.loads(l)["state"] for l in (tmp_path / "a" / "state.jsonl").read_text().splitlines()]
-    b = [json.loads(l)["state"] for l in (tmp_path / "b" / "state.jsonl").read_text().splitlines()]
+    # the full states, as every reader sees them (stored records are deltas: engine/snapshots.py)
+    a = [r["state"] for r in iter_snapshots(tmp_path / "a" / "state.jsonl")]
+    b = [r["state"] for r in iter_snapshots(tmp_path / "b" / "state.jsonl")]
     for x, y in zip(a, b):
         x.pop("game_id"), y.pop("game_id")
     assert a == b and len(a) > 10
