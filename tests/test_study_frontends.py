@@ -93,12 +93,12 @@ def test_two_runners_share_one_batch_through_the_ledger(tmp_path):
 
 @pytest.mark.slow
 def test_arena_run_resumes_an_old_format_run_through_the_study_ledger(tmp_path, capsys):
-    """data/arena/demo-bots was written before arena runs had a study ledger: it still loads, and a
-    resume plays exactly the games its arena ledger does not list as finished."""
+    """An arena run written before arena runs had a study ledger (data/arena/demo-bots without its
+    .study/) still loads, and a resume plays exactly the games its arena ledger does not list as finished."""
     import shutil
 
     run = tmp_path / "demo-bots"
-    shutil.copytree(REPO / "data" / "arena" / "demo-bots", run)
+    shutil.copytree(REPO / "data" / "arena" / "demo-bots", run, ignore=shutil.ignore_patterns(".study"))
     assert not (run / ".study").exists()
     lines = (run / "ledger.jsonl").read_text(encoding="utf-8").splitlines()
     fin = [i for i, line in enumerate(lines) if json.loads(line)["event"] == "finished"]
