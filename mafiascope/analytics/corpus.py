@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from ..logs.io import TornLineWarning, is_game_dir, list_game_dirs
-from .cache import Progress, audits, load_dir_games, pending_games, read_event_texts, update_cache
+from .cache import Progress, load_dir_games, pending_games, read_event_texts, update_cache
 from .load import TABLES, hot, read_probe_record
 
 

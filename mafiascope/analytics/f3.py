@@ -17,7 +17,7 @@ import pandas as pd
 from . import labels as L
 from .corpus import Corpus
 from .f1 import _ci
-from .frames import alive_at, items_with_probe, mafia_mask, order_key, pidx
+from .frames import alive_at, items_with_probe, mafia_mask, order_key
 from .modes import Mode
 from .stats import cluster_ci, ratio_stat, round_or_none
 

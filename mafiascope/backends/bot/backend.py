@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import random
-import re
 import threading
 import time
 from collections import OrderedDict
