@@ -9,7 +9,6 @@ nothing is started or written.
 
 from __future__ import annotations
 
-import asyncio
 import secrets
 import sys
 from dataclasses import dataclass
@@ -19,6 +18,7 @@ from typing import Any
 import streamlit as st
 import yaml
 
+from mafiascope.backends.registry import run_closing
 from mafiascope.logs.paths import inside
 from mafiascope.replay.forks import experiments_dir
 from mafiascope.replay.progress import Progress, read_progress
@@ -89,7 +89,7 @@ def start_bifurcation(game_id: str, game_dir: str, at: str, seat: str | None, *,
     from mafiascope.replay.bifurcation import run_bifurcation
 
     logs = branch_logs(game_dir)
-    asyncio.run(run_bifurcation(game_dir, at, seat, samples=samples, select=select, continuations=continuations,
+    run_closing(run_bifurcation(game_dir, at, seat, samples=samples, select=select, continuations=continuations,
                                 probes=probes, logs=logs, dry_run=True))  # fmt: skip  (validates, runs nothing)
     cmd = ["replay", "bifurcate", str(game_dir), "--at", at, "--samples", str(int(samples)), "--select", str(int(select)),
            "--continuations", str(int(continuations)), "--probes", probes, "--logs", str(logs), "--parallel", "2"]

@@ -88,7 +88,7 @@ class ProbesConfig(BaseModel):
     battery: str | None = None  # path to a battery YAML (relative to the config file or the repo)
     probes: list[dict[str, Any]] | None = None  # inline battery
     max_concurrency: int | None = Field(None, ge=1, le=1024, description="probe calls in flight per game; default: one step's probes of every seat")
-    max_lag_s: float = Field(10.0, gt=0, le=3600, description="longest a probe call may queue behind its backend's limits before it is skipped (counted as lagged)")
+    max_lag_s: float = Field(5.0, gt=0, le=3600, description="longest a probe call may queue behind its backend's limits before it is skipped (counted as lagged)")
 
 
 class GameConfig(BaseModel):

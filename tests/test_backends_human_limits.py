@@ -236,3 +236,17 @@ async def test_auto_cap_follows_registered_demand():
     with limits.demand(10_000):
         assert limits.concurrency.limit == AUTO_MAX
     assert Limits(3).concurrency.limit == 3
+
+
+async def test_rate_limit_never_holds_a_move_behind_the_probe_that_just_started():
+    rl = RateLimit(rpm=120)  # one start every 0.5 s
+    await rl.acquire(PROBE)  # a probe takes the rate's only start
+    t0 = time.monotonic()
+    await rl.acquire(ACT)
+    assert time.monotonic() - t0 < 0.2  # the move does not wait out the probe's interval
+    t1 = time.monotonic()
+    await rl.acquire(ACT)  # moves alone keep the spacing (the headroom is spent)
+    assert time.monotonic() - t1 >= 0.45
+    t2 = time.monotonic()
+    await rl.acquire(PROBE)  # and probes pay the headroom back: the rate stays 120 rpm
+    assert time.monotonic() - t2 >= 0.45

@@ -173,6 +173,13 @@ class RateLimit:
     Generic cell rate algorithm: a call may start once ``now >= tat - tolerance``, and each
     start moves the theoretical arrival time ``tat`` one interval on. Only the head of the
     priority queue sleeps until the next start time; the others wait to become head.
+
+    A move right after a probe start may take one interval of headroom
+    (``now >= tat - tolerance - interval``): a probe backlog keeps ``tat`` about one interval
+    ahead, and without it every move would wait up to an interval behind the probe that
+    started just before it. A stream of moves alone is spaced exactly as before; the long-run
+    rate stays ``rpm`` (every start moves ``tat`` on), and ``tat`` never runs more than one
+    interval further ahead than the burst allows.
     """
 
     def __init__(self, rpm: float, burst: int = 1) -> None:
@@ -182,15 +189,22 @@ class RateLimit:
         self.interval = 60.0 / self.rpm
         self.tolerance = max(0, int(burst) - 1) * self.interval
         self._tat = 0.0  # theoretical arrival time of the next call
+        self._last_probe = False  # the last start was a probe's (a move may then use the headroom)
         self._lock = threading.Lock()
         self._heap: list[_Waiter] = []
         self._seq = itertools.count()
         self.waited_s = 0.0
 
-    def _try_take(self, now: float) -> bool:
+    def _earliest(self, priority: int) -> float:
+        # caller holds the lock: the first time a call of this priority may start
+        headroom = self.interval if priority == ACT and self._last_probe else 0.0
+        return self._tat - self.tolerance - headroom
+
+    def _try_take(self, now: float, priority: int) -> bool:
         # caller holds the lock
-        if now >= self._tat - self.tolerance:
+        if now >= self._earliest(priority):
             self._tat = max(self._tat, now) + self.interval
+            self._last_probe = priority != ACT
             return True
         return False
 
@@ -202,7 +216,7 @@ class RateLimit:
         loop = asyncio.get_running_loop()
         t0 = time.monotonic()
         with self._lock:
-            if not self._heap and self._try_take(t0):
+            if not self._heap and self._try_take(t0, priority):
                 return
             w = _Waiter(priority, next(self._seq), loop)
             heapq.heappush(self._heap, w)
@@ -211,12 +225,12 @@ class RateLimit:
                 with self._lock:
                     now = time.monotonic()
                     head = self._heap[0] is w
-                    if head and self._try_take(now):
+                    if head and self._try_take(now, priority):
                         heapq.heappop(self._heap)
                         self.waited_s += now - t0
                         self._wake_head()
                         return
-                    sleep = (self._tat - self.tolerance - now) if head else None
+                    sleep = (self._earliest(priority) - now) if head else None
                     if not head and w.fut.done():  # woken, but a higher priority came first
                         w.fut = loop.create_future()
                 left = None if max_wait is None else max_wait - (now - t0)

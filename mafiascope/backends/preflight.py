@@ -252,15 +252,17 @@ def backends_in_use(cfg: Any) -> dict[str, Any]:
 
 
 def _run(coro: Any) -> Any:
+    from .registry import run_closing
+
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        return asyncio.run(coro)
+        return run_closing(coro)
     box: dict[str, Any] = {}  # called from inside an event loop (an app thread): run on a fresh one
 
     def target() -> None:
         try:
-            box["v"] = asyncio.run(coro)
+            box["v"] = run_closing(coro)
         except BaseException as exc:  # re-raised in the caller
             box["e"] = exc
 

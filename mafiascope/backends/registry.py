@@ -14,12 +14,16 @@ or a terminal).
 
 from __future__ import annotations
 
+import asyncio
 import os
 import threading
-from typing import Any
+from collections.abc import Coroutine
+from typing import Any, TypeVar
 
 from .base import Backend
 from .specs import BackendSpec, BotSpec, BusSpec, HumanSpec, OpenAISpec, parse_backend_spec, parse_backend_specs
+
+T = TypeVar("T")
 
 __all__ = ["BackendSpec", "BotSpec", "BusSpec", "HumanSpec", "OpenAISpec", "build_backend", "build_backends", "clear_cache",
            "close_all", "describe_backends", "get_backend", "parse_backend_spec", "parse_backend_specs"]
@@ -97,6 +101,22 @@ async def close_all() -> None:
             await b.aclose()
         except Exception:
             pass
+
+
+def run_closing(coro: Coroutine[Any, Any, T]) -> T:
+    """``asyncio.run(coro)``, then close the HTTP clients that loop opened.
+
+    The shared backends keep one HTTP client per event loop; a loop that ends without closing
+    them leaves aiohttp's "Unclosed client session" warnings on the user's terminal at exit.
+    """
+
+    async def main() -> T:
+        try:
+            return await coro
+        finally:
+            await close_all()
+
+    return asyncio.run(main())
 
 
 def clear_cache() -> None:

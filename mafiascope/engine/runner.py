@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from ..backends.base import Backend, Completion, CompletionRequest
+from ..backends.registry import run_closing
 from ..config import GameConfig
 from ..logs.io import GAME_FILE, STATE_FILE, JsonlWriter, game_dir
 from ..logs.paths import GameDirTaken, claim_game_dir
@@ -373,4 +374,4 @@ def backend_demand(state: GameState, hook: Any) -> dict[str, int]:
 
 def run_game(cfg: GameConfig, **kwargs: Any) -> GameResult:
     """Synchronous wrapper for scripts and the CLI."""
-    return asyncio.run(play_game(cfg, **kwargs))
+    return run_closing(play_game(cfg, **kwargs))

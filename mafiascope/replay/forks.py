@@ -19,7 +19,6 @@ experiment_files (the batch records); this module runs a batch.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import tempfile
 import time
@@ -28,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from ..backends.base import Backend
+from ..backends.registry import run_closing
 from ..logs.io import JsonlWriter
 from ..logs.paths import UnsafePathError, claim_file
 from .experiment_files import EXPERIMENTS_DIR, experiments_dir, write_json_atomic
@@ -116,7 +116,7 @@ class BranchFailed(RuntimeError):
 def fork(game: str | Path, at: Key | str, n: int = 1, **kwargs: Any) -> dict[str, Any]:
     """Synchronous helper: plan and run a fork batch."""
     plan = plan_fork(game, at, n, **kwargs)
-    return asyncio.run(run_fork_batch(plan))
+    return run_closing(run_fork_batch(plan))
 
 
 def night_override_options(parent: Any, key: tuple[int, int]) -> list[dict[str, Any]]:

@@ -21,13 +21,13 @@ reports every game it holds, not only those played now.
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..backends.registry import run_closing
 from ..config import GameConfig, redact
 from ..logs.paths import safe_rmtree
 from ..provenance import content_hash
@@ -231,7 +231,7 @@ def run_games(
     kw: dict[str, Any] = dict(admit=admit, limit=limit, prices=prices, owns_game_dirs=owns_game_dirs, on_claim=on_claim,
                               on_settle=on_settle, on_ledger=on_ledger)  # fmt: skip
     if executor == "local":
-        return asyncio.run(run_games_async(ledger_dir, header, jobs, cfg_of, games_dir=games_dir, parallel=parallel,
+        return run_closing(run_games_async(ledger_dir, header, jobs, cfg_of, games_dir=games_dir, parallel=parallel,
                                            backend_factory=backend_factory, **kw))  # fmt: skip
     run = _Run(ledger_dir, header, jobs, games_dir, **kw)
     try:

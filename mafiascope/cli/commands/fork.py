@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 from collections.abc import Iterator
 from typing import Any
 
+from ...backends.registry import run_closing
 from .. import CliError, emit, say
 from ..experiment_input import branch_backends, cli_errors, seat_pairs
 from ..options import add_json_flag, add_preflight_option
@@ -51,7 +51,7 @@ def cmd_fork(args: argparse.Namespace) -> int:
     def tick(r: Any) -> None:
         say(args, f"  [{r.replica_idx}] {r.game_id}: " + (f"error: {r.error}" if r.error else f"{r.winner} in {r.rounds} rounds"))
 
-    record = asyncio.run(run_fork_batch(plan, on_result=tick, backends=backends))
+    record = run_closing(run_fork_batch(plan, on_result=tick, backends=backends))
     def text() -> Iterator[str]:
         s = record["summary"]
         wins = ", ".join(f"{k} {v['k']}/{v['n']} [{v['ci95'][0]:.2f}, {v['ci95'][1]:.2f}]" for k, v in s["winner"].items() if v["n"])

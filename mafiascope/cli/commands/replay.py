@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 from collections.abc import Iterator
 from typing import Any
 
+from ...backends.registry import run_closing
 from .. import CliError, emit, say
 from ..experiment_input import branch_backends, cli_errors
 from ..options import add_json_flag, add_preflight_option, add_progress_option
@@ -40,7 +40,7 @@ def cmd_attribution(args: argparse.Namespace) -> int:
         prog.unit(game_id=r.game_id, winner=r.winner, error=r.error)
         say(args, f"  {r.game_id}: {r.error or r.winner}")
 
-    res = asyncio.run(run_attribution(spec, on_result=tick))
+    res = run_closing(run_attribution(spec, on_result=tick))
     prog.done(res["path"])
     emit(args, res, lambda: _attribution_text(res))
     return 0
@@ -77,7 +77,7 @@ def cmd_bifurcate(args: argparse.Namespace) -> int:
         prog.unit(variant_idx=v["variant_idx"], game_id=v.get("fork_game_id"), winner=v.get("winner"), error=v.get("error"))
         say(args, f"  variant {v['variant_idx']} -> {v['target']}: {v['winner']}")
 
-    res = asyncio.run(run_bifurcation(args.game, args.at, args.seat, samples=args.samples, select=args.select,
+    res = run_closing(run_bifurcation(args.game, args.at, args.seat, samples=args.samples, select=args.select,
                                       temperature=args.temperature, probes=args.probes, logs=args.logs, parallel=args.parallel,
                                       batch_seed=args.batch_seed, dry_run=args.dry_run, continuations=args.continuations,
                                       preflight=not args.no_preflight, on_result=tick))  # fmt: skip

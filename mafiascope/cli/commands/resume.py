@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 from typing import Any
 
+from ...backends.registry import run_closing
 from .. import CliError, emit, say
 from ..experiment_input import cli_errors
 from ..options import add_json_flag, add_preflight_option
@@ -46,7 +46,7 @@ def cmd_resume(args: argparse.Namespace) -> int:
     def tick(r: dict[str, Any]) -> None:
         say(args, f"  {r['game_id']}: " + (f"error: {r['error']}" if r.get("error") else f"resumed from {r['resume_point']}: {r['winner']} in {r['rounds']} rounds"))
 
-    results = asyncio.run(resume_all(todo, parallel=args.parallel, on_result=tick))
+    results = run_closing(resume_all(todo, parallel=args.parallel, on_result=tick))
     failed = [r for r in results if r.get("error")]
     out = {"resumed": [r for r in results if not r.get("error")], "failed": failed, "skipped": [c.as_dict() for c in skipped],
            "repaired": notes}  # fmt: skip

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from ...backends.registry import run_closing
 from ...config import ConfigError, GameConfig, load_game_config, shipped_config
 from ...logs import kinds as K
 from .. import CliError, emit, say
@@ -154,7 +154,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.human is not None:
         on_event = _take_human_seat(cfg, args.human, on_event)
     try:
-        res = asyncio.run(play_game(cfg, logs_dir=args.logs, seed=args.seed, game_id=args.game_id, on_event=on_event, **_flags(args)))
+        res = run_closing(play_game(cfg, logs_dir=args.logs, seed=args.seed, game_id=args.game_id, on_event=on_event, **_flags(args)))
     except (FileExistsError, UnsafePathError) as exc:
         raise CliError(str(exc)) from None
     out = {"game_id": res.game_id, "path": res.path, "winner": res.winner, "rounds": res.rounds, "reason": res.reason,
@@ -200,7 +200,7 @@ def cmd_batch(args: argparse.Namespace) -> int:
     from ...study.runner import RunnerError
 
     try:
-        res = asyncio.run(run_batch(cfg, args.n, logs_dir=args.logs, parallel=args.parallel, seed_base=args.seed_base,
+        res = run_closing(run_batch(cfg, args.n, logs_dir=args.logs, parallel=args.parallel, seed_base=args.seed_base,
                                     game_id_prefix=args.id_prefix, on_result=tick, resume=args.resume, **_flags(args)))  # fmt: skip
     except (RunnerError, BatchExists) as exc:
         raise CliError(str(exc)) from None

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 from collections.abc import Iterator
 from typing import Any
 
+from ...backends.registry import run_closing
 from .. import CliError, emit, say
 from ..experiment_input import cli_errors
 from ..options import add_json_flag, add_preflight_option, add_progress_option
@@ -35,7 +35,7 @@ def cmd_validate_ab(args: argparse.Namespace) -> int:
     cfg = load_config(args)
     prog = ProgressLog(args.progress)
     prog.start(2 * args.games)
-    res = asyncio.run(run_ab(cfg, args.games, logs=args.logs, seed_base=args.seed_base, parallel=args.parallel, order_seed=args.order_seed,
+    res = run_closing(run_ab(cfg, args.games, logs=args.logs, seed_base=args.seed_base, parallel=args.parallel, order_seed=args.order_seed,
                              id_prefix=args.id_prefix, on_result=lambda arm, o: prog.unit(arm=arm, winner=o.get("winner"))))  # fmt: skip
     res["path"] = _save_result(args.results or args.logs, "validate-ab", res)
     prog.done(res["path"])
@@ -69,7 +69,7 @@ def cmd_validate_repeat(args: argparse.Namespace) -> int:
         prog.unit(game_id=p["game_id"], step=p["step"], disagreements=p["disagreements"], pairs=p["pairs"])
         say(args, f"  {p['game_id']} {p['step']}: {p['disagreements']}/{p['pairs']}")
 
-    res = asyncio.run(run_repeat(args.logs, args.states, args.repeats, seed=args.seed, preflight=not args.no_preflight,
+    res = run_closing(run_repeat(args.logs, args.states, args.repeats, seed=args.seed, preflight=not args.no_preflight,
                                  on_state=tick))  # fmt: skip
     res["path"] = _save_result(args.results or args.logs, "validate-repeat", res)
     prog.done(res["path"])
