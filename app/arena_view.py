@@ -20,7 +20,7 @@ from mafiascope.logs.io import is_game_dir
 
 from . import arena_jobs, keys
 from .data import invalid_note
-from .paths import ARENA_DATA_DIR, default_roots, free_paths_allowed, within_roots
+from .paths import ARENA_DATA_DIR, default_roots, free_paths_allowed, public_command, public_path, within_roots
 from .text import md_escape, md_link, plural
 from .widgets import dashes
 
@@ -154,8 +154,8 @@ def launcher(roster: dict[str, Any]) -> None:
         else:
             job = arena_jobs.launch(name, roster, rules, games, parallel, seed)
             st.session_state["ms_arena_run"] = job.run_dir
-            st.session_state["ms_arena_pick"] = job.run_dir  # the Leaderboards tab (drawn below) follows the new run
-            st.success(f"Started: `{' '.join(job.cmd[1:])}`")
+            st.session_state["ms_arena_pick"] = run_label(Path(job.run_dir))  # the Leaderboards tab (drawn below) follows the new run
+            st.success(f"Started: `{public_command(job.cmd[1:])}`")
 
 
 def run_status() -> None:
@@ -277,10 +277,11 @@ def render() -> None:
             launcher(roster)
         run_status()
     with read:
-        runs = [str(p) for p in arena_jobs.known_runs()]
+        paths = {run_label(p): str(p) for p in arena_jobs.known_runs()}
         current = st.session_state.get("ms_arena_run")
-        if current and current not in runs:
-            runs.insert(0, current)
+        if current and current not in paths.values():
+            paths = {run_label(Path(current)): current, **paths}
+        runs = list(paths)
         typed = st.text_input("…or a run / logs directory", value="", key="ms_arena_path",
                               help="A directory under the app's log roots (or anywhere, when MAFIASCOPE_ALLOW_FREE_PATHS=1).")
         if typed and not free_paths_allowed() and not within_roots(Path(typed), [*default_roots(), ARENA_DATA_DIR]):
@@ -291,7 +292,8 @@ def render() -> None:
         if not options:
             st.info("No arena runs yet: launch one, or run `mafiascope arena run` and type its --logs directory.")
             return
-        run_dir = st.selectbox("Run", options, key="ms_arena_pick", bind="query-params")
+        pick = st.selectbox("Run", options, key="ms_arena_pick", bind="query-params")
+        run_dir = paths.get(pick, pick) if pick else pick  # a label names a known run; a typed path is itself
         if run_dir and Path(run_dir).is_dir():
             prog = arena_jobs.progress(run_dir)
             plan = Ledger(run_dir).plan() or {}
@@ -302,3 +304,9 @@ def render() -> None:
             results(run_dir)
         elif run_dir:
             st.error(md_escape(f"{run_dir}: not a directory"))
+
+
+
+def run_label(run_dir: Path) -> str:
+    """How the run picker (and its URL parameter) names a run (never the server's absolute path)."""
+    return public_path(run_dir, [arena_jobs.arena_root()])

@@ -83,3 +83,23 @@ def label_root(root: Path) -> str:
         return str(root.resolve().relative_to(REPO_ROOT))
     except ValueError:
         return str(root)
+
+
+def public_path(path: Path, roots: list[Path] | None = None) -> str:
+    """How the app names a server path to a visitor: relative to the checkout or to the log root
+    (or ``roots``) holding it, else its last part; never the server's absolute layout."""
+    try:
+        return str(path.resolve().relative_to(REPO_ROOT))
+    except (OSError, ValueError):
+        pass
+    for root in [*(roots or []), runs_dir(), *default_roots()]:
+        try:
+            return f"{root.name}/{path.resolve().relative_to(root.resolve())}"
+        except (OSError, ValueError):
+            continue
+    return path.name
+
+
+def public_command(cmd: list[str]) -> str:
+    """A launched command line as shown in the app: its path arguments named by :func:`public_path`."""
+    return " ".join(public_path(Path(a)) if os.path.isabs(a) else a for a in cmd)

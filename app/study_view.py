@@ -17,6 +17,7 @@ from mafiascope.study.spec import CLASSIC_RULES, parse_study_spec
 from mafiascope.engine.rules import TOURNAMENT_DEFAULTS
 
 from . import lineup, study_jobs
+from .paths import public_command
 
 RULES = [*CLASSIC_RULES, *TOURNAMENT_DEFAULTS]
 BATTERIES = ("chained", "default", "suspicion", "none")
@@ -155,7 +156,7 @@ def launch_view(name: str, data: dict[str, Any]) -> None:
             return
         job = study_jobs.save_and_launch(name, data)
         st.session_state["ms_study_pick"] = job.study_dir
-        st.success(f"Started: `{' '.join(job.cmd[1:])}`")
+        st.success(f"Started: `{public_command(job.cmd[1:])}`")
 
 
 def _link(gid: str) -> str:

@@ -12,6 +12,7 @@ import yaml
 pytest.importorskip("streamlit")
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
+from app.arena_view import run_label  # noqa: E402
 from mafiascope.arena.ledger import Ledger  # noqa: E402
 
 from .app_support import assert_clean, new_app, plain  # noqa: E402
@@ -45,7 +46,8 @@ def test_fresh_install_opens_the_bundled_run_leaderboards(fresh):
     at = new_app(page="arena").run()
     assert_clean(at)
     pick = at.selectbox(key="ms_arena_pick")
-    assert Path(pick.value) == DEMO_RUN
+    assert pick.value == "data/arena/demo-bots" == run_label(DEMO_RUN)  # named by the checkout, not the server's path
+    assert not any(str(ROOT) in str(o) for o in pick.options)
     assert "What the noise is" in " ".join(i.value for i in at.info)
     assert len(at.dataframe) >= 4
     models = set(at.dataframe[0].value["model"])
@@ -121,7 +123,8 @@ def test_fixed_seating_mode_estimates_and_launches(fresh):
         assert Counter(p["backend"] for p in setup["players"]) == {"bot-gullible": 1, "bot-balanced": 5, "bot-cautious": 4}
     at.run()
     assert_clean(at)
-    assert Path(at.selectbox(key="ms_arena_pick").value) == run_dir  # the run just launched comes first
+    assert at.selectbox(key="ms_arena_pick").value == run_label(run_dir)  # the run just launched comes first
+    assert not any(str(run_dir) in plain(m.value) for m in at.success)  # the launch line names the run, not its path
     assert any(plain(c.value).startswith("Fixed seating: 1. bot-gullible") for c in at.caption)
 
 
