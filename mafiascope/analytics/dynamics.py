@@ -21,7 +21,7 @@ from .corpus import Corpus
 from .f1 import _ci
 from .frames import death_ts, items_with_probe, mafia_mask, order_key
 from .modes import Mode
-from .stats import cluster_ci, ratio_stat, round_or_none
+from .stats import batched_cis, cluster_ci, ratio_stat, round_or_none
 
 
 def suspicion_states(c: Corpus, mode: Mode) -> dict[str, np.ndarray]:
@@ -125,6 +125,7 @@ def _group_stats(df: pd.DataFrame, m: int, mode: Mode, mult: int = 1) -> dict[st
     }
 
 
+@batched_cis
 def dynamics(c: Corpus, mode: Mode, *, seats: np.ndarray | None = None) -> dict[str, Any]:
     """Dynamics per group; ``seats`` (an (m, seats) mask) keeps only those agents' ranking pairs."""
     df = dynamics_pairs(c, mode)

@@ -17,7 +17,7 @@ from . import labels as L
 from .corpus import Corpus
 from .frames import alive_matrix, items_with_probe, mafia_mask, played_by, true_roles
 from .modes import Mode
-from .stats import ratio_ci, round_or_none
+from .stats import batched_cis, ci_list, ratio_ci, round_or_none
 
 
 def f1_items(c: Corpus, mode: Mode) -> pd.DataFrame:
@@ -68,6 +68,7 @@ def _per_game(g: np.ndarray, m: int, num: np.ndarray, den: np.ndarray) -> tuple[
     return np.bincount(g, weights=num, minlength=m), np.bincount(g, weights=den, minlength=m)
 
 
+@batched_cis
 def f1_by_round(c: Corpus, mode: Mode, *, model: str | None = None, seats: np.ndarray | None = None) -> dict[str, Any]:
     """F1 per round; ``model`` keeps only the observers played by that model (mixed-model games),
     ``seats`` (an (m, seats) mask) only those observers."""
@@ -110,5 +111,4 @@ def f1_by_round(c: Corpus, mode: Mode, *, model: str | None = None, seats: np.nd
     return out
 
 
-def _ci(ci: tuple[float, float] | None) -> list[float] | None:
-    return None if ci is None else [round_or_none(ci[0]), round_or_none(ci[1])]
+_ci = ci_list  # rounded [lo, hi] of an interval (pending inside a batch)

@@ -16,7 +16,7 @@ from .corpus import Corpus
 from .f1 import _ci, f1_items
 from .frames import played_by
 from .modes import Mode
-from .stats import cluster_ci, ratio_stat, round_or_none, wilson
+from .stats import batched_cis, cluster_ci, ratio_stat, round_or_none, wilson
 
 N_BINS = 5
 
@@ -131,6 +131,7 @@ def grouped_summaries(df: pd.DataFrame, keys: np.ndarray, n_groups: int) -> list
     ]
 
 
+@batched_cis
 def f2(c: Corpus, mode: Mode, *, breakdowns: bool = True, model: str | None = None,
        seats: np.ndarray | None = None) -> dict[str, Any]:
     """Calibration; ``model`` keeps only the guesses of seats played by that model (mixed-model games),

@@ -19,7 +19,7 @@ from .corpus import Corpus
 from .f1 import _ci
 from .frames import alive_at, items_with_probe, mafia_mask, order_key
 from .modes import Mode
-from .stats import cluster_ci, ratio_stat, round_or_none
+from .stats import batched_cis, cluster_ci, ratio_stat, round_or_none
 
 CLASSES = L.ATTITUDES  # trusts, neutral, suspects (codes 0, 1, 2)
 
@@ -175,6 +175,7 @@ def _summary(pairs: _Pairs | pd.DataFrame, tau: float, window: int | None, m: in
     return res
 
 
+@batched_cis
 def f3(c: Corpus, mode: Mode, tau: float = 50, window: int | None = None, *, seats: np.ndarray | None = None) -> dict[str, Any]:
     """F3 summaries; ``seats`` (an (m, seats) mask) keeps only the pairs whose predictor A is a kept seat."""
     allp = f3_pairs(c, mode, include_mafia_pairs=True)

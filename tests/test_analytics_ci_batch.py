@@ -1,0 +1,56 @@
+"""Batched bootstrap intervals (stats.batched_cis) give exactly the intervals computed one by one."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from mafiascope.analytics.modes import Mode
+from mafiascope.analytics.stats import PendingCI, batched_cis, ci_list, cluster_ci, ratio_stat
+
+
+def _per_game(rng: np.random.Generator, m: int, k: int) -> np.ndarray:
+    # counts and float sums, as the metrics pass them (float sums exercise the summation order)
+    return np.column_stack([rng.integers(0, 9, m).astype(float) if j % 2 else rng.random(m) * 7 for j in range(k)])
+
+
+@pytest.mark.parametrize("mode", [Mode(boot=300, seed=3), Mode(boot=200, compat="mafiascope-2026-07")])
+def test_batched_equals_one_by_one(mode: Mode) -> None:
+    rng = np.random.default_rng(7)
+    pgs = [_per_game(rng, 40, 2) for _ in range(5)] + [_per_game(rng, 13, 3)]  # two corpus sizes in one batch
+    shared = _per_game(rng, 40, 4)
+    stats = [ratio_stat(0, 1), lambda p: p[:, 1] / np.where(p[:, 0] > 0, p[:, 0], np.nan)]
+    empty = np.zeros((40, 2))  # no resample defined: None
+
+    def intervals() -> dict:
+        out = {"each": [ci_list(cluster_ci(pg, stats[i % 2], mode)) for i, pg in enumerate(pgs)]}
+        out["shared"] = [ci_list(cluster_ci(shared, ratio_stat(a, b), mode)) for a, b in ((0, 1), (2, 3), (1, 3))]
+        out["raw"] = cluster_ci(shared, ratio_stat(2, 1), mode)
+        out["none"] = {"ci": ci_list(cluster_ci(empty, ratio_stat(0, 1), mode))}
+        return out
+
+    alone = intervals()
+    batched = batched_cis(intervals)
+    inner_calls = []
+
+    @batched_cis
+    def outer() -> dict:
+        inner = batched_cis(intervals)()  # joins the outer batch: still pending here
+        inner_calls.append(any(isinstance(x, PendingCI) for x in inner["each"]))
+        return inner
+
+    assert not any(isinstance(x, PendingCI) for x in alone["each"])
+    assert batched() == alone
+    assert outer() == alone
+    assert inner_calls == [True]
+    assert alone["none"]["ci"] is None and alone["each"][0] is not None
+
+
+def test_reading_a_pending_interval_early_fails_loudly() -> None:
+    @batched_cis
+    def early() -> object:
+        ci = cluster_ci(np.ones((5, 2)), ratio_stat(0, 1), Mode(boot=10))
+        return ci.value()  # type: ignore[union-attr]
+
+    with pytest.raises(RuntimeError, match="before its batch"):
+        early()
