@@ -54,3 +54,35 @@ def test_reading_a_pending_interval_early_fails_loudly() -> None:
 
     with pytest.raises(RuntimeError, match="before its batch"):
         early()
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 60, 2000])
+def test_key_helpers_match_pandas(n: int) -> None:
+    """The numpy replacements of the pandas hashing steps (F3's last entry per key, dynamics'
+    first row per key, the episode selector's step-seat merge) give pandas' answers."""
+    import pandas as pd
+
+    from mafiascope.analytics.episodes import _step_seat_keys
+    from mafiascope.analytics.frames import first_of_key, last_of_key
+
+    rng = np.random.default_rng(n)
+    k = np.sort(rng.integers(0, max(1, n // 3), n)) * 8 + rng.integers(0, 8, n)  # nearly sorted, as item keys
+    assert (last_of_key(k) == ~pd.Series(k).duplicated(keep="last").to_numpy()).all()
+    rows = pd.DataFrame({"k": k, "i": np.arange(n)})
+    assert (first_of_key(k) == rows.groupby("k")["i"].transform("min").to_numpy()).all()
+
+    cols = ["g", "round", "pms", "seat"]
+    items = [rng.integers(0, 3, n), rng.integers(0, 4, n), rng.integers(-1, 5, n), rng.integers(0, 7, n)]
+    query = [rng.integers(0, 4, 50), rng.integers(0, 4, 50), rng.integers(-1, 6, 50), rng.integers(0, 7, 50)]
+    k_item, k_query, n_keys = _step_seat_keys(items, query)
+    sk = pd.DataFrame(dict(zip(cols, items))).drop_duplicates().reset_index(drop=True)
+    sk["k"] = np.arange(len(sk))
+    want_q = pd.DataFrame(dict(zip(cols, query))).merge(sk, on=cols, how="left")["k"]
+    assert n_keys == len(sk)
+    # the numbering differs (sorted vs first seen); the partition and the misses must agree
+    want_i = pd.DataFrame(dict(zip(cols, items))).merge(sk, on=cols, how="left")["k"].to_numpy()
+    assert len(set(zip(k_item.tolist(), want_i.tolist()))) == n_keys
+    assert ((k_query == n_keys) == want_q.isna().to_numpy()).all()
+    hit = ~want_q.isna().to_numpy()
+    mapping = dict(zip(want_i.tolist(), k_item.tolist()))
+    assert [mapping[int(x)] for x in want_q[hit]] == k_query[hit].tolist()

@@ -121,11 +121,14 @@ def personality_error(c: Corpus, *, seats: np.ndarray | None = None) -> dict[str
         out["mae"][k] = round_or_none(np.nanmean(errs[k][0]) if ok.any() else None)
         out["baseline50_mae"][k] = round_or_none(np.nanmean(errs[k][1]) if ok.any() else None)
     rnd = it["round"].to_numpy()
-    for r in sorted(set(rnd.tolist())):
-        sel = rnd == r
+    order = np.argsort(rnd, kind="stable")  # each round's rows in table order, as a mask would take them
+    rounds, starts = np.unique(rnd[order], return_index=True)
+    ends = np.r_[starts[1:], len(rnd)]
+    by_order = {k: (errs[k][0][order], errs[k][1][order]) for k in TRAITS}
+    for r, a, z in zip(rounds.tolist(), starts.tolist(), ends.tolist()):
         out["by_round"][str(r)] = {
-            "mae": round_or_none(np.nanmean(np.concatenate([errs[k][0][sel] for k in TRAITS]))),
-            "baseline50_mae": round_or_none(np.nanmean(np.concatenate([errs[k][1][sel] for k in TRAITS]))),
+            "mae": round_or_none(np.nanmean(np.concatenate([by_order[k][0][a:z] for k in TRAITS]))),
+            "baseline50_mae": round_or_none(np.nanmean(np.concatenate([by_order[k][1][a:z] for k in TRAITS]))),
         }
     return out
 

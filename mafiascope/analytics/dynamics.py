@@ -19,7 +19,7 @@ import pandas as pd
 from . import labels as L
 from .corpus import Corpus
 from .f1 import _ci
-from .frames import death_ts, items_with_probe, mafia_mask, order_key
+from .frames import death_ts, first_of_key, items_with_probe, mafia_mask, order_key
 from .modes import Mode
 from .stats import batched_cis, cluster_ci, ratio_stat, round_or_none
 
@@ -85,8 +85,7 @@ def dynamics_pairs(c: Corpus, mode: Mode) -> pd.DataFrame:
     flip = prev_top_alive & (top[cur] != top[prev])
     # return: the new top was the top of some state before prev in the same sequence
     seq_id = np.cumsum(~same) - 1
-    idx = np.arange(n)
-    first = pd.DataFrame({"s": seq_id, "t": top, "i": idx}).groupby(["s", "t"])["i"].transform("min").to_numpy()
+    first = first_of_key(seq_id.astype(np.int64) * (int(top.max(initial=0)) + 1) + top)
     ret = flip & (first[cur] <= prev - 1)
     maf = mafia_mask(c)
     roles = c.seat_array("role_code")

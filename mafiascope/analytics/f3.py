@@ -17,7 +17,7 @@ import pandas as pd
 from . import labels as L
 from .corpus import Corpus
 from .f1 import _ci
-from .frames import alive_at, items_with_probe, mafia_mask, order_key
+from .frames import alive_at, items_with_probe, last_of_key, mafia_mask, order_key
 from .modes import Mode
 from .stats import batched_cis, cluster_ci, ratio_stat, round_or_none
 
@@ -31,8 +31,7 @@ def _assessments(c: Corpus, mode: Mode) -> dict[str, np.ndarray]:
     guess = (it["role_en"] if mode.is_compat else it["role"]).to_numpy()
     pi, tgt, seat = it["pi"].to_numpy(), it["tgt"].to_numpy(), it["seat"].to_numpy()
     ok = np.flatnonzero((tgt >= 0) & (guess != L.UNUSABLE) & (seat >= 0))
-    dup = pd.Series(pi[ok].astype(np.int64) * 256 + tgt[ok]).duplicated(keep="last").to_numpy()
-    rows = ok[~dup]  # last entry per record and target
+    rows = ok[last_of_key(pi[ok].astype(np.int64) * 256 + tgt[ok])]  # last entry per record and target
     return {
         "g": it["g"].to_numpy()[rows], "B": seat[rows], "A": tgt[rows], "key": order_key(c, mode)[pi[rows]],
         "pi": pi[rows], "b_round": it["round"].to_numpy()[rows], "guess": guess[rows].astype(np.int64),
