@@ -121,7 +121,7 @@ def _items_with_probe(c: Corpus, items: pd.DataFrame, probe_id: str | None, raw_
     if raw_only:
         raw = (items["src"].to_numpy() == 0) & p["parse_ok"].to_numpy()[pi]
         keep = raw if keep is None else keep & raw
-    if keep is not None:
+    if keep is not None and not keep.all():  # all kept: the item columns stay shared with the table (copy-on-write)
         items, pi = items[keep], pi[keep]
     return items.assign(
         pi=pi,

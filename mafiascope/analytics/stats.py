@@ -48,6 +48,16 @@ def wilson(k: float, n: float, z: float = Z95) -> tuple[float, float]:
     return (max(0.0, centre - half), min(1.0, centre + half))
 
 
+def wilson_arrays(k: np.ndarray, n: np.ndarray, z: float = Z95) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`wilson` elementwise for n > 0: the same operations in the same order (same values)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p = k / n
+        den = 1 + z * z / n
+        centre = (p + z * z / (2 * n)) / den
+        half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / den
+    return np.maximum(0.0, centre - half), np.minimum(1.0, centre + half)
+
+
 def python_randrange_stream(m: int, n: int, seed: int) -> np.ndarray:
     """``[random.Random(seed).randrange(m) for _ in range(n)]``, computed with numpy.
 
