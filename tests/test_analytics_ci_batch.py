@@ -86,3 +86,14 @@ def test_key_helpers_match_pandas(n: int) -> None:
     hit = ~want_q.isna().to_numpy()
     mapping = dict(zip(want_i.tolist(), k_item.tolist()))
     assert [mapping[int(x)] for x in want_q[hit]] == k_query[hit].tolist()
+
+
+def test_wilson_arrays_equal_wilson() -> None:
+    from mafiascope.analytics.stats import wilson, wilson_arrays
+
+    rng = np.random.default_rng(5)
+    n = rng.integers(1, 400, 3000).astype(float)
+    k = np.floor(rng.random(3000) * (n + 1))
+    lo, hi = wilson_arrays(k, n)
+    want = [wilson(a, b) for a, b in zip(k, n)]
+    assert lo.tolist() == [w[0] for w in want] and hi.tolist() == [w[1] for w in want]
