@@ -29,23 +29,23 @@ def suspicion_states(c: Corpus, mode: Mode) -> dict[str, np.ndarray]:
 
     def build() -> dict[str, np.ndarray]:
         it = items_with_probe(c, "sr", "suspicion_ranking")
-        it = it[it["src"].to_numpy() < 2]  # wrapped rankings are not lists: skipped (docs/metrics.md §1.3)
         g = it["g"].to_numpy()
         seat = it["seat"].to_numpy()
         tgt = it["tgt"].to_numpy()
         sc = it["score"].to_numpy()
-        ok = (seat >= 0) & (tgt >= 0) & (tgt != seat) & ~np.isnan(sc)
-        ok &= death_ts(c)[g, np.where(tgt >= 0, tgt, 0)] > it["timestamp"].to_numpy()
-        it = it[ok]
-        pi_u, row = np.unique(it["pi"].to_numpy(), return_inverse=True)
+        ok = (it["src"].to_numpy() < 2)  # wrapped rankings are not lists: skipped (docs/metrics.md §1.3)
+        ok &= (seat >= 0) & (tgt >= 0) & (tgt != seat) & ~np.isnan(sc)
+        ok[ok] = death_ts(c)[g[ok], tgt[ok]] > it["timestamp"].to_numpy()[ok]
+        at = np.flatnonzero(ok)  # the kept items' rows (arrays, not a filtered copy of the frame)
+        pi_u, row = np.unique(it["pi"].to_numpy()[at], return_inverse=True)
         S = c.seat_array("role_code").shape[1]
         V = np.full((len(pi_u), S), np.nan)
         P = np.full((len(pi_u), S), np.inf)
-        t = it["tgt"].to_numpy()
-        s = np.maximum(it["score"].to_numpy(), 0.0)
+        t = tgt[at]
+        s = np.maximum(sc[at], 0.0)
         # max if a player repeats; first listing position for ties
         np.fmax.at(V, (row, t), s)
-        np.minimum.at(P, (row, t), it["pos"].to_numpy().astype(float))
+        np.minimum.at(P, (row, t), it["pos"].to_numpy()[at].astype(float))
         tot = np.nansum(V, 1)
         keep = tot > 0
         V, P, pi_u = V[keep] / tot[keep, None], P[keep], pi_u[keep]

@@ -33,12 +33,13 @@ def f1_items(c: Corpus, mode: Mode) -> pd.DataFrame:
         guess = (it["role_en"] if mode.is_compat else it["role"]).to_numpy()
         ok = (obs >= 0) & (tgt >= 0) & (tgt != obs) & (guess != L.UNUSABLE)
         ok &= ~maf[g, np.where(obs >= 0, obs, 0)]
-        it, g, obs, tgt, guess = it[ok], g[ok], obs[ok], tgt[ok], guess[ok]
-        alive = alive_matrix(c, g, it["timestamp"].to_numpy())
+        at = np.flatnonzero(ok)  # the kept items' rows in the item frame (only three more columns are read)
+        g, obs, tgt, guess = g[at], obs[at], tgt[at], guess[at]
+        alive = alive_matrix(c, g, it["timestamp"].to_numpy()[at])
         rows = np.arange(len(g))
         if not mode.is_compat:
             keep = alive[rows, tgt]
-            it, g, obs, tgt, guess, alive = it[keep], g[keep], obs[keep], tgt[keep], guess[keep], alive[keep]
+            at, g, obs, tgt, guess, alive = at[keep], g[keep], obs[keep], tgt[keep], guess[keep], alive[keep]
             rows = np.arange(len(g))
         alive_others = alive.copy()
         alive_others[rows, obs] = False
@@ -53,8 +54,8 @@ def f1_items(c: Corpus, mode: Mode) -> pd.DataFrame:
             rec_chance = np.where(n_others > 0, n_maf_others / n_others, np.nan)
         return pd.DataFrame(
             {
-                "g": g, "round": it["round"].to_numpy(), "obs": obs, "tgt": tgt, "guess": guess, "truth": truth,
-                "conf": it["conf"].to_numpy(), "timestamp": it["timestamp"].to_numpy(),
+                "g": g, "round": it["round"].to_numpy()[at], "obs": obs, "tgt": tgt, "guess": guess, "truth": truth,
+                "conf": it["conf"].to_numpy()[at], "timestamp": it["timestamp"].to_numpy()[at],
                 "unknown": guess == L.UNKNOWN, "committed": guess != L.UNKNOWN, "correct": guess == truth,
                 "tgt_mafia": maf_g[rows, tgt], "hit_mafia": guess == L.MAFIA,
                 "acc_chance": acc_chance, "rec_chance": rec_chance,

@@ -14,7 +14,7 @@ import pandas as pd
 
 from .corpus import Corpus
 from .f1 import _ci, f1_items
-from .frames import played_by
+from .frames import dense_groups, played_by, seat_model_codes
 from .modes import Mode
 from .stats import batched_cis, cluster_ci, ratio_stat, round_or_none, wilson, wilson_arrays
 
@@ -150,6 +150,10 @@ def grouped_summaries(df: pd.DataFrame, keys: np.ndarray, n_groups: int) -> list
 
 
 @batched_cis
+def _with_cis(df: pd.DataFrame, m: int, mode: Mode) -> dict[str, Any]:
+    return calibration_summary(df, m, mode, with_ci=True)
+
+
 def f2(c: Corpus, mode: Mode, *, breakdowns: bool = True, model: str | None = None,
        seats: np.ndarray | None = None) -> dict[str, Any]:
     """Calibration; ``model`` keeps only the guesses of seats played by that model (mixed-model games),
@@ -159,17 +163,18 @@ def f2(c: Corpus, mode: Mode, *, breakdowns: bool = True, model: str | None = No
         df = df[played_by(c, df["g"].to_numpy(), df["obs"].to_numpy(), model)]
     if seats is not None:
         df = df[seats[df["g"].to_numpy(), df["obs"].to_numpy()]]
-    res = calibration_summary(df, c.m, mode, with_ci=True)
+    res = _with_cis(df, c.m, mode)  # the breakdowns hold no intervals: added after they are pooled
     if breakdowns:
-        g, obs = df["g"].to_numpy(), df["obs"].to_numpy()
-        model = c.seat_array_obj("model")[g, obs]
-        models, mi = np.unique(model.astype(str), return_inverse=True)  # sorted, as groupby(sort=True)
-        res["by_model"] = dict(zip((str(x) for x in models), grouped_summaries(df, mi.reshape(-1), len(models))))
-        agents, ai = np.unique(g.astype(np.int64) * 1024 + obs, return_inverse=True)  # (g, seat) in sorted order
-        gid = c.games["game_id"].to_numpy()
+        g, obs = df["g"].to_numpy().astype(np.int64), df["obs"].to_numpy().astype(np.int64)
+        names_m, codes = seat_model_codes(c)
+        present, mi = dense_groups(codes[g, obs], len(names_m))  # sorted model names, as groupby(sort=True)
+        res["by_model"] = dict(zip((str(x) for x in names_m[present]), grouped_summaries(df, mi, len(present))))
         names = c.seat_array_obj("name")
+        S = names.shape[1]
+        agents, ai = dense_groups(g * S + obs, c.m * S)  # (g, seat) in sorted order
+        gid = c.games["game_id"].to_numpy()
         res["by_agent"] = [
-            {"game_id": str(gid[a // 1024]), "agent": str(names[a // 1024, a % 1024]), **summ}
-            for a, summ in zip(agents.tolist(), grouped_summaries(df, ai.reshape(-1), len(agents)))
+            {"game_id": str(gid[a // S]), "agent": str(names[a // S, a % S]), **summ}
+            for a, summ in zip(agents.tolist(), grouped_summaries(df, ai, len(agents)))
         ]
     return res

@@ -74,15 +74,28 @@ def death_ts(c: Corpus) -> np.ndarray:
     return c.seat_array("death_ts", fill=-np.inf)  # padding seats count as dead
 
 
-def played_by(c: Corpus, g: np.ndarray, seat: np.ndarray, model: str) -> np.ndarray:
-    """Rows whose seat (g, seat) is played by ``model``: ``str(seat's model) == model``, compared as
-    integer codes (the model strings are factorised once per corpus, not converted per row)."""
+def seat_model_codes(c: Corpus) -> tuple[np.ndarray, np.ndarray]:
+    """(sorted distinct ``str(model)`` of the seat slots, (m, seats) index of each slot's model in them); memoised."""
 
     def build() -> tuple[np.ndarray, np.ndarray]:
         names, codes = np.unique(c.seat_array_obj("model").astype(str), return_inverse=True)
         return names, codes.reshape(c.seat_array_obj("model").shape)
 
-    names, codes = c.memo("seat_model_codes", build)
+    return c.memo("seat_model_codes", build)
+
+
+def dense_groups(codes: np.ndarray, n_codes: int) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(codes, return_inverse=True)`` for integer codes in [0, n_codes), by counting, not sorting."""
+    present = np.flatnonzero(np.bincount(codes, minlength=n_codes))
+    rank = np.zeros(n_codes, dtype=np.int64)
+    rank[present] = np.arange(len(present))
+    return present, rank[codes]
+
+
+def played_by(c: Corpus, g: np.ndarray, seat: np.ndarray, model: str) -> np.ndarray:
+    """Rows whose seat (g, seat) is played by ``model``: ``str(seat's model) == model``, compared as
+    integer codes (the model strings are factorised once per corpus, not converted per row)."""
+    names, codes = seat_model_codes(c)
     hit = np.flatnonzero(names == model)
     if not len(hit):
         return np.zeros(len(g), dtype=bool)

@@ -11,7 +11,6 @@ from . import accounting, dynamics, episodes, f1, f2, f3, f4
 from . import seats as seat_stats
 from .corpus import Corpus
 from .modes import Mode
-from .stats import batched_cis
 
 REPORT_VERSION = 1
 
@@ -31,7 +30,6 @@ PROBE_SECTIONS = ("f1", "f2", "f3", "dynamics", "episodes", "personality", "plan
 ABSENT = {"absent": "no probe logs in the selected games"}
 
 
-@batched_cis
 def build_report(c: Corpus, mode: Mode, *, transcripts: bool = True, sections: tuple[str, ...] | None = None,
                  seats: np.ndarray | None = None, seat_filter: dict[str, Any] | None = None,
                  per_model: bool = True) -> dict[str, Any]:

@@ -24,7 +24,7 @@ from .corpus import Corpus
 from .f1 import _ci, f1_by_round
 from .f2 import f2
 from .modes import Mode
-from .stats import multiplicities, percentile_ci, round_or_none
+from .stats import batched_cis, multiplicities, percentile_ci, round_or_none
 from .seat_cells import METRIC_KEYS, METRICS, SeatMetric, seat_mask  # noqa: F401  (METRIC_KEYS, seat_mask: part of this module's API)
 
 
@@ -126,6 +126,7 @@ def roles_of(c: Corpus) -> list[str]:
     return sorted({str(x) for x in c.players["role"].tolist() if str(x)}) if len(c.players) else []
 
 
+@batched_cis
 def by_model(c: Corpus, mode: Mode) -> dict[str, Any]:
     """Per model: every comparable metric, F1 by round and F2 (ECE/Brier with intervals, bins); seats, games."""
     out: dict[str, Any] = {}

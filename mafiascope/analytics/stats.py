@@ -13,11 +13,13 @@ multiplicity matrix depends only on (number of games, B, seed, mode) and is cach
 Percentile CI: ``sorted[int(0.025 K)]``, ``sorted[min(K-1, int(0.975 K))]`` over the K
 resamples whose statistic is defined (no interpolation), in both modes.
 
-Inside :func:`batched_cis` (the report and each metric function), :func:`cluster_ci` defers:
-it returns a :class:`PendingCI` and every interval of the batch is pooled by one matrix
-product over all their columns at the end (reading the B x m multiplicity matrix once instead
-of once per interval, ~150 times a report). Each column's product is the same dot product as
-alone, so the intervals are unchanged.
+Inside :func:`batched_cis` (each metric function: F1, F2, F3, F4, dynamics, custom probes,
+the per-model section), :func:`cluster_ci` defers: it returns a :class:`PendingCI` and every
+interval of the batch is pooled by one matrix product over all their columns at the end
+(reading the B x m multiplicity matrix once per section instead of once per interval, ~150
+times a report). Each column's product is the same dot product as alone, so the intervals are
+unchanged. The report itself is not one batch: resolving walks the returned structure, and
+F2's per-agent breakdown (~10^5 containers at 10,000 games) holds no interval.
 """
 
 from __future__ import annotations
