@@ -125,23 +125,25 @@ def personality_error(c: Corpus, *, seats: np.ndarray | None = None) -> dict[str
     """MAE of personality_profile estimates vs the target's generating Big-Five vector,
     per trait and by round, against a constant-50 baseline; ``seats`` keeps only those estimators."""
     it = items_with_probe(c, "pp", "personality_profile")
-    it = it[(it["tgt"] >= 0) & (it["tgt"] != it["seat"])]
+    t, sp = it["tgt"].to_numpy(), it["seat"].to_numpy()
+    keep = (t >= 0) & (t != sp)
     if seats is not None:
-        sp = it["seat"].to_numpy(dtype=np.int64)
-        it = it[(sp >= 0) & seats[it["g"].to_numpy(dtype=np.int64), np.maximum(sp, 0)]]
-    if not len(it):
+        sp64 = sp.astype(np.int64)
+        keep &= (sp64 >= 0) & seats[it["g"].to_numpy(dtype=np.int64), np.maximum(sp64, 0)]
+    at = np.flatnonzero(keep)  # the kept rows, gathered column by column (no filtered copy of the frame)
+    if not len(at):
         return {"n": 0}
-    g, t = it["g"].to_numpy(), it["tgt"].to_numpy()
-    out: dict[str, Any] = {"n": int(len(it)), "mae": {}, "baseline50_mae": {}, "by_round": {}}
+    g, t = it["g"].to_numpy()[at], t[at]
+    out: dict[str, Any] = {"n": int(len(at)), "mae": {}, "baseline50_mae": {}, "by_round": {}}
     errs = {}
     for k in TRAITS:
         truth = c.seat_array(k)[g, t]
-        est = it[k].to_numpy()
+        est = it[k].to_numpy()[at]
         ok = ~np.isnan(truth) & ~np.isnan(est)
         errs[k] = (np.where(ok, np.abs(est - truth), np.nan), np.where(ok, np.abs(50 - truth), np.nan))
         out["mae"][k] = round_or_none(np.nanmean(errs[k][0]) if ok.any() else None)
         out["baseline50_mae"][k] = round_or_none(np.nanmean(errs[k][1]) if ok.any() else None)
-    rnd = it["round"].to_numpy()
+    rnd = it["round"].to_numpy()[at]
     order = np.argsort(rnd, kind="stable")  # each round's rows in table order, as a mask would take them
     rounds, starts = np.unique(rnd[order], return_index=True)
     ends = np.r_[starts[1:], len(rnd)]
