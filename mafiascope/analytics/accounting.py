@@ -130,11 +130,13 @@ def personality_error(c: Corpus, *, seats: np.ndarray | None = None) -> dict[str
     if seats is not None:
         sp64 = sp.astype(np.int64)
         keep &= (sp64 >= 0) & seats[it["g"].to_numpy(dtype=np.int64), np.maximum(sp64, 0)]
-    at = np.flatnonzero(keep)  # the kept rows, gathered column by column (no filtered copy of the frame)
-    if not len(at):
+    n_kept = int(keep.sum())
+    if not n_kept:
         return {"n": 0}
+    # the kept rows, gathered column by column (no filtered copy of the frame; views when all are kept)
+    at = slice(None) if n_kept == len(keep) else np.flatnonzero(keep)
     g, t = it["g"].to_numpy()[at], t[at]
-    out: dict[str, Any] = {"n": int(len(at)), "mae": {}, "baseline50_mae": {}, "by_round": {}}
+    out: dict[str, Any] = {"n": n_kept, "mae": {}, "baseline50_mae": {}, "by_round": {}}
     errs = {}
     for k in TRAITS:
         truth = c.seat_array(k)[g, t]

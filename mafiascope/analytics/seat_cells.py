@@ -169,7 +169,8 @@ def _parse(c: Corpus, mode: Mode) -> np.ndarray:
 def _personality(c: Corpus, mode: Mode) -> np.ndarray:
     """Absolute error summed over traits, the number of trait estimates, the constant-50 baseline's error."""
     it = items_with_probe(c, "pp", "personality_profile")
-    at = np.flatnonzero((it["tgt"].to_numpy() >= 0) & (it["tgt"].to_numpy() != it["seat"].to_numpy()))
+    keep = (it["tgt"].to_numpy() >= 0) & (it["tgt"].to_numpy() != it["seat"].to_numpy())
+    at = slice(None) if keep.all() else np.flatnonzero(keep)  # views when every row is kept
     cl = _cells(c)
     g, t = it["g"].to_numpy(dtype=np.int64)[at], it["tgt"].to_numpy(dtype=np.int64)[at]
     k = cl.key(g, it["seat"].to_numpy()[at])
