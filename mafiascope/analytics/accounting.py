@@ -33,10 +33,7 @@ def parse_accounting(c: Corpus, mode: Mode, *, seats: np.ndarray | None = None) 
         p = p[~custom]
     raw_ok = (p["stored_kind"].to_numpy() != K_NONE)
     rep_ok = (p["eff_kind"].to_numpy() != K_NONE)
-    by_raw, by_rep = {}, {}
-    for pid, sub in all_p.groupby("probe_id", sort=False):
-        by_raw[pid] = [int((sub["stored_kind"] != K_NONE).sum()), len(sub)]
-        by_rep[pid] = [int((sub["eff_kind"] != K_NONE).sum()), len(sub)]
+    by_raw, by_rep = _by_probe(all_p)
     tok = p["tokens_prompt"].to_numpy() + p["tokens_completion"].to_numpy()
     return {
         "calls": int(len(p)),
@@ -54,6 +51,30 @@ def parse_accounting(c: Corpus, mode: Mode, *, seats: np.ndarray | None = None) 
         "tokens_logged": int(np.nansum(tok)) if np.isfinite(tok).any() else None,
         "custom_calls": int(custom.sum()),
     }
+
+
+def _by_probe(p: pd.DataFrame) -> tuple[dict[str, list[int]], dict[str, list[int]]]:
+    """Per probe id in order of first appearance: [stored answers that parsed, calls] and
+    [repaired answers that parsed, calls] (``groupby("probe_id", sort=False)``, counted on the
+    category codes instead of materialising each group's rows)."""
+    col = p["probe_id"]
+    if not isinstance(col.dtype, pd.CategoricalDtype):
+        by_raw, by_rep = {}, {}
+        for pid, sub in p.groupby("probe_id", sort=False):
+            by_raw[pid] = [int((sub["stored_kind"] != K_NONE).sum()), len(sub)]
+            by_rep[pid] = [int((sub["eff_kind"] != K_NONE).sum()), len(sub)]
+        return by_raw, by_rep
+    codes = col.cat.codes.to_numpy().astype(np.int64)
+    has = codes >= 0  # missing ids form no group
+    codes = codes[has]
+    n_cat = len(col.cat.categories)
+    n = np.bincount(codes, minlength=n_cat)
+    raw = np.bincount(codes, weights=p["stored_kind"].to_numpy()[has] != K_NONE, minlength=n_cat)
+    rep = np.bincount(codes, weights=p["eff_kind"].to_numpy()[has] != K_NONE, minlength=n_cat)
+    present, first = np.unique(codes, return_index=True)
+    order = present[np.argsort(first, kind="stable")].tolist()
+    cats = col.cat.categories
+    return ({cats[i]: [int(raw[i]), int(n[i])] for i in order}, {cats[i]: [int(rep[i]), int(n[i])] for i in order})
 
 
 def probe_cost(c: Corpus) -> dict[str, Any]:
@@ -104,28 +125,35 @@ def personality_error(c: Corpus, *, seats: np.ndarray | None = None) -> dict[str
     """MAE of personality_profile estimates vs the target's generating Big-Five vector,
     per trait and by round, against a constant-50 baseline; ``seats`` keeps only those estimators."""
     it = items_with_probe(c, "pp", "personality_profile")
-    it = it[(it["tgt"] >= 0) & (it["tgt"] != it["seat"])]
+    t, sp = it["tgt"].to_numpy(), it["seat"].to_numpy()
+    keep = (t >= 0) & (t != sp)
     if seats is not None:
-        sp = it["seat"].to_numpy(dtype=np.int64)
-        it = it[(sp >= 0) & seats[it["g"].to_numpy(dtype=np.int64), np.maximum(sp, 0)]]
-    if not len(it):
+        sp64 = sp.astype(np.int64)
+        keep &= (sp64 >= 0) & seats[it["g"].to_numpy(dtype=np.int64), np.maximum(sp64, 0)]
+    n_kept = int(keep.sum())
+    if not n_kept:
         return {"n": 0}
-    g, t = it["g"].to_numpy(), it["tgt"].to_numpy()
-    out: dict[str, Any] = {"n": int(len(it)), "mae": {}, "baseline50_mae": {}, "by_round": {}}
+    # the kept rows, gathered column by column (no filtered copy of the frame; views when all are kept)
+    at = slice(None) if n_kept == len(keep) else np.flatnonzero(keep)
+    g, t = it["g"].to_numpy()[at], t[at]
+    out: dict[str, Any] = {"n": n_kept, "mae": {}, "baseline50_mae": {}, "by_round": {}}
     errs = {}
     for k in TRAITS:
         truth = c.seat_array(k)[g, t]
-        est = it[k].to_numpy()
+        est = it[k].to_numpy()[at]
         ok = ~np.isnan(truth) & ~np.isnan(est)
         errs[k] = (np.where(ok, np.abs(est - truth), np.nan), np.where(ok, np.abs(50 - truth), np.nan))
         out["mae"][k] = round_or_none(np.nanmean(errs[k][0]) if ok.any() else None)
         out["baseline50_mae"][k] = round_or_none(np.nanmean(errs[k][1]) if ok.any() else None)
-    rnd = it["round"].to_numpy()
-    for r in sorted(set(rnd.tolist())):
-        sel = rnd == r
+    rnd = it["round"].to_numpy()[at]
+    order = np.argsort(rnd, kind="stable")  # each round's rows in table order, as a mask would take them
+    rounds, starts = np.unique(rnd[order], return_index=True)
+    ends = np.r_[starts[1:], len(rnd)]
+    for r, a, z in zip(rounds.tolist(), starts.tolist(), ends.tolist()):
+        rows = order[a:z]  # ascending row numbers: the elements a mask would select, in its order
         out["by_round"][str(r)] = {
-            "mae": round_or_none(np.nanmean(np.concatenate([errs[k][0][sel] for k in TRAITS]))),
-            "baseline50_mae": round_or_none(np.nanmean(np.concatenate([errs[k][1][sel] for k in TRAITS]))),
+            "mae": round_or_none(np.nanmean(np.concatenate([errs[k][0][rows] for k in TRAITS]))),
+            "baseline50_mae": round_or_none(np.nanmean(np.concatenate([errs[k][1][rows] for k in TRAITS]))),
         }
     return out
 

@@ -25,7 +25,7 @@ from ..probes.answer_schema import BOT_FLAG
 from ..probes.shapes import STANDARD_PROBES
 from .corpus import Corpus
 from .modes import Mode
-from .stats import ratio_ci, round_or_none
+from .stats import batched_cis, ci_list, ratio_ci, round_or_none
 
 
 def custom_probe_ids(c: Corpus) -> list[str]:
@@ -94,10 +94,11 @@ def _rate_by_model(df: pd.DataFrame, col: str, m: int, mode: Mode) -> dict[str, 
         n = np.bincount(g, minlength=m).astype(float)
         ci = ratio_ci(k, n, mode)
         out[str(mdl)] = {"k": int(k.sum()), "n": int(n.sum()), "rate": round_or_none(k.sum() / n.sum() if n.sum() else None),
-                         "ci95": None if ci is None else [round_or_none(ci[0]), round_or_none(ci[1])]}
+                         "ci95": ci_list(ci)}
     return out
 
 
+@batched_cis
 def custom_summary(c: Corpus, mode: Mode, probe_id: str) -> dict[str, Any]:
     """Parse/validity accounting and answer distributions of one custom probe (docs/report_schema.md)."""
     df = custom_records(c, probe_id)
@@ -153,6 +154,7 @@ def custom_summary(c: Corpus, mode: Mode, probe_id: str) -> dict[str, Any]:
     return out
 
 
+@batched_cis
 def custom_probes(c: Corpus, mode: Mode) -> dict[str, Any]:
     """``{probe_id: custom_summary}`` for every custom probe of the selection."""
     return {pid: custom_summary(c, mode, pid) for pid in custom_probe_ids(c)}

@@ -19,9 +19,9 @@ import pandas as pd
 from . import labels as L
 from .corpus import Corpus
 from .f1 import _ci
-from .frames import death_ts, items_with_probe, mafia_mask, order_key
+from .frames import death_ts, first_of_key, items_with_probe, mafia_mask, order_key
 from .modes import Mode
-from .stats import cluster_ci, ratio_stat, round_or_none
+from .stats import batched_cis, cluster_ci, ratio_stat, round_or_none
 
 
 def suspicion_states(c: Corpus, mode: Mode) -> dict[str, np.ndarray]:
@@ -29,23 +29,23 @@ def suspicion_states(c: Corpus, mode: Mode) -> dict[str, np.ndarray]:
 
     def build() -> dict[str, np.ndarray]:
         it = items_with_probe(c, "sr", "suspicion_ranking")
-        it = it[it["src"].to_numpy() < 2]  # wrapped rankings are not lists: skipped (docs/metrics.md §1.3)
         g = it["g"].to_numpy()
         seat = it["seat"].to_numpy()
         tgt = it["tgt"].to_numpy()
         sc = it["score"].to_numpy()
-        ok = (seat >= 0) & (tgt >= 0) & (tgt != seat) & ~np.isnan(sc)
-        ok &= death_ts(c)[g, np.where(tgt >= 0, tgt, 0)] > it["timestamp"].to_numpy()
-        it = it[ok]
-        pi_u, row = np.unique(it["pi"].to_numpy(), return_inverse=True)
+        ok = (it["src"].to_numpy() < 2)  # wrapped rankings are not lists: skipped (docs/metrics.md §1.3)
+        ok &= (seat >= 0) & (tgt >= 0) & (tgt != seat) & ~np.isnan(sc)
+        ok[ok] = death_ts(c)[g[ok], tgt[ok]] > it["timestamp"].to_numpy()[ok]
+        at = np.flatnonzero(ok)  # the kept items' rows (arrays, not a filtered copy of the frame)
+        pi_u, row = np.unique(it["pi"].to_numpy()[at], return_inverse=True)
         S = c.seat_array("role_code").shape[1]
         V = np.full((len(pi_u), S), np.nan)
         P = np.full((len(pi_u), S), np.inf)
-        t = it["tgt"].to_numpy()
-        s = np.maximum(it["score"].to_numpy(), 0.0)
+        t = tgt[at]
+        s = np.maximum(sc[at], 0.0)
         # max if a player repeats; first listing position for ties
         np.fmax.at(V, (row, t), s)
-        np.minimum.at(P, (row, t), it["pos"].to_numpy().astype(float))
+        np.minimum.at(P, (row, t), it["pos"].to_numpy()[at].astype(float))
         tot = np.nansum(V, 1)
         keep = tot > 0
         V, P, pi_u = V[keep] / tot[keep, None], P[keep], pi_u[keep]
@@ -85,8 +85,7 @@ def dynamics_pairs(c: Corpus, mode: Mode) -> pd.DataFrame:
     flip = prev_top_alive & (top[cur] != top[prev])
     # return: the new top was the top of some state before prev in the same sequence
     seq_id = np.cumsum(~same) - 1
-    idx = np.arange(n)
-    first = pd.DataFrame({"s": seq_id, "t": top, "i": idx}).groupby(["s", "t"])["i"].transform("min").to_numpy()
+    first = first_of_key(seq_id.astype(np.int64) * (int(top.max(initial=0)) + 1) + top)
     ret = flip & (first[cur] <= prev - 1)
     maf = mafia_mask(c)
     roles = c.seat_array("role_code")
@@ -125,6 +124,7 @@ def _group_stats(df: pd.DataFrame, m: int, mode: Mode, mult: int = 1) -> dict[st
     }
 
 
+@batched_cis
 def dynamics(c: Corpus, mode: Mode, *, seats: np.ndarray | None = None) -> dict[str, Any]:
     """Dynamics per group; ``seats`` (an (m, seats) mask) keeps only those agents' ranking pairs."""
     df = dynamics_pairs(c, mode)

@@ -58,6 +58,31 @@ def shift(z_before: dict[Any, Any], z_after: dict[Any, Any]) -> tuple[Fraction, 
     return D, len(switching), switching
 
 
+def _step_seat_keys(items: list[np.ndarray], query: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray, int]:
+    """Number the distinct (g, round, pms, seat) of the items: (each item's number, each query's
+    number or the count for no match, the count). One int64 per key and a sort instead of pandas
+    merges (two of them over every ranking item)."""
+    lo = [min(int(a.min(initial=0)), int(b.min(initial=0))) for a, b in zip(items, query)]
+    span = [max(int(a.max(initial=0)), int(b.max(initial=0))) - low + 1 for a, b, low in zip(items, query, lo)]
+    if float(np.prod(np.array(span, dtype=float))) >= 2.0**62:  # pragma: no cover - keys too wide for one int64
+        keys = pd.DataFrame({f"k{i}": np.concatenate([a, b]) for i, (a, b) in enumerate(zip(items, query))})
+        both = keys.groupby(list(keys.columns), sort=True).ngroup().to_numpy(dtype=np.int64)
+        code_i, q = both[: len(items[0])], both[len(items[0]):]
+    else:
+        def code(cols: list[np.ndarray]) -> np.ndarray:
+            out = np.zeros(len(cols[0]), dtype=np.int64)
+            for x, low, w in zip(cols, lo, span):
+                out *= w
+                out += x.astype(np.int64) - low  # widened first: narrow codes would wrap
+            return out
+
+        code_i, q = code(items), code(query)
+    uniq, k_item = np.unique(code_i, return_inverse=True)
+    pos = np.minimum(np.searchsorted(uniq, q), max(len(uniq) - 1, 0))
+    hit = (uniq[pos] == q) if len(uniq) else np.zeros(len(q), dtype=bool)
+    return k_item.reshape(-1), np.where(hit, pos, len(uniq)), len(uniq)
+
+
 def _ranking_tops(c: Corpus, st: dict[str, np.ndarray], rows: np.ndarray) -> np.ndarray:
     """(len(rows), seats) top suspect of each living agent at steps ``rows`` (-1: incomplete or tied; -2: dead).
 
@@ -69,15 +94,12 @@ def _ranking_tops(c: Corpus, st: dict[str, np.ndarray], rows: np.ndarray) -> np.
     Z = np.full((len(rows), S), -2, dtype=np.int64)
     sr = items_with_probe(c, "sr", "suspicion_ranking")
     sr = sr[(sr["tgt"].to_numpy() >= 0) & ~np.isnan(sr["score"].to_numpy()) & (sr["seat"].to_numpy() >= 0)]
-    keys = ["g", "round", "pms", "seat"]
-    sk = sr[keys].drop_duplicates().reset_index(drop=True)
-    sk["k"] = np.arange(len(sk))
-    k_item = sr[keys].merge(sk, on=keys, how="left")["k"].to_numpy()
-    V = np.full((len(sk) + 1, S), np.nan)  # last row: no ranking
-    np.fmax.at(V, (k_item, sr["tgt"].to_numpy()), sr["score"].to_numpy())
     si, ag = np.nonzero(alive)
-    q = pd.DataFrame({"g": st["g"][rows][si], "round": st["round"][rows][si], "pms": st["seq"][rows][si], "seat": ag})
-    k = q.merge(sk, on=keys, how="left")["k"].fillna(len(sk)).to_numpy(dtype=np.int64)
+    items = [sr[k].to_numpy() for k in ("g", "round", "pms", "seat")]  # widened one at a time in the key
+    query = [st["g"][rows][si], st["round"][rows][si], st["seq"][rows][si], ag]
+    k_item, k, n_keys = _step_seat_keys(items, [np.asarray(x, dtype=np.int64) for x in query])
+    V = np.full((n_keys + 1, S), np.nan)  # last row: no ranking
+    np.fmax.at(V, (k_item, sr["tgt"].to_numpy()), sr["score"].to_numpy())
     others = alive[si] & (np.arange(S)[None, :] != ag[:, None])
     v = V[k]
     complete = others.any(1) & (~others | ~np.isnan(v)).all(1)

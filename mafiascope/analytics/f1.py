@@ -17,7 +17,7 @@ from . import labels as L
 from .corpus import Corpus
 from .frames import alive_matrix, items_with_probe, mafia_mask, played_by, true_roles
 from .modes import Mode
-from .stats import ratio_ci, round_or_none
+from .stats import batched_cis, ci_list, ratio_ci, round_or_none
 
 
 def f1_items(c: Corpus, mode: Mode) -> pd.DataFrame:
@@ -33,12 +33,13 @@ def f1_items(c: Corpus, mode: Mode) -> pd.DataFrame:
         guess = (it["role_en"] if mode.is_compat else it["role"]).to_numpy()
         ok = (obs >= 0) & (tgt >= 0) & (tgt != obs) & (guess != L.UNUSABLE)
         ok &= ~maf[g, np.where(obs >= 0, obs, 0)]
-        it, g, obs, tgt, guess = it[ok], g[ok], obs[ok], tgt[ok], guess[ok]
-        alive = alive_matrix(c, g, it["timestamp"].to_numpy())
+        at = np.flatnonzero(ok)  # the kept items' rows in the item frame (only three more columns are read)
+        g, obs, tgt, guess = g[at], obs[at], tgt[at], guess[at]
+        alive = alive_matrix(c, g, it["timestamp"].to_numpy()[at])
         rows = np.arange(len(g))
         if not mode.is_compat:
             keep = alive[rows, tgt]
-            it, g, obs, tgt, guess, alive = it[keep], g[keep], obs[keep], tgt[keep], guess[keep], alive[keep]
+            at, g, obs, tgt, guess, alive = at[keep], g[keep], obs[keep], tgt[keep], guess[keep], alive[keep]
             rows = np.arange(len(g))
         alive_others = alive.copy()
         alive_others[rows, obs] = False
@@ -53,8 +54,8 @@ def f1_items(c: Corpus, mode: Mode) -> pd.DataFrame:
             rec_chance = np.where(n_others > 0, n_maf_others / n_others, np.nan)
         return pd.DataFrame(
             {
-                "g": g, "round": it["round"].to_numpy(), "obs": obs, "tgt": tgt, "guess": guess, "truth": truth,
-                "conf": it["conf"].to_numpy(), "timestamp": it["timestamp"].to_numpy(),
+                "g": g, "round": it["round"].to_numpy()[at], "obs": obs, "tgt": tgt, "guess": guess, "truth": truth,
+                "conf": it["conf"].to_numpy()[at], "timestamp": it["timestamp"].to_numpy()[at],
                 "unknown": guess == L.UNKNOWN, "committed": guess != L.UNKNOWN, "correct": guess == truth,
                 "tgt_mafia": maf_g[rows, tgt], "hit_mafia": guess == L.MAFIA,
                 "acc_chance": acc_chance, "rec_chance": rec_chance,
@@ -68,6 +69,7 @@ def _per_game(g: np.ndarray, m: int, num: np.ndarray, den: np.ndarray) -> tuple[
     return np.bincount(g, weights=num, minlength=m), np.bincount(g, weights=den, minlength=m)
 
 
+@batched_cis
 def f1_by_round(c: Corpus, mode: Mode, *, model: str | None = None, seats: np.ndarray | None = None) -> dict[str, Any]:
     """F1 per round; ``model`` keeps only the observers played by that model (mixed-model games),
     ``seats`` (an (m, seats) mask) only those observers."""
@@ -110,5 +112,4 @@ def f1_by_round(c: Corpus, mode: Mode, *, model: str | None = None, seats: np.nd
     return out
 
 
-def _ci(ci: tuple[float, float] | None) -> list[float] | None:
-    return None if ci is None else [round_or_none(ci[0]), round_or_none(ci[1])]
+_ci = ci_list  # rounded [lo, hi] of an interval (pending inside a batch)

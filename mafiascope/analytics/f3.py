@@ -17,9 +17,9 @@ import pandas as pd
 from . import labels as L
 from .corpus import Corpus
 from .f1 import _ci
-from .frames import alive_at, items_with_probe, mafia_mask, order_key
+from .frames import alive_at, items_with_probe, last_of_key, mafia_mask, order_key
 from .modes import Mode
-from .stats import cluster_ci, ratio_stat, round_or_none
+from .stats import batched_cis, cluster_ci, ratio_stat, round_or_none
 
 CLASSES = L.ATTITUDES  # trusts, neutral, suspects (codes 0, 1, 2)
 
@@ -31,8 +31,7 @@ def _assessments(c: Corpus, mode: Mode) -> dict[str, np.ndarray]:
     guess = (it["role_en"] if mode.is_compat else it["role"]).to_numpy()
     pi, tgt, seat = it["pi"].to_numpy(), it["tgt"].to_numpy(), it["seat"].to_numpy()
     ok = np.flatnonzero((tgt >= 0) & (guess != L.UNUSABLE) & (seat >= 0))
-    dup = pd.Series(pi[ok].astype(np.int64) * 256 + tgt[ok]).duplicated(keep="last").to_numpy()
-    rows = ok[~dup]  # last entry per record and target
+    rows = ok[last_of_key(pi[ok].astype(np.int64) * 256 + tgt[ok])]  # last entry per record and target
     return {
         "g": it["g"].to_numpy()[rows], "B": seat[rows], "A": tgt[rows], "key": order_key(c, mode)[pi[rows]],
         "pi": pi[rows], "b_round": it["round"].to_numpy()[rows], "guess": guess[rows].astype(np.int64),
@@ -175,6 +174,7 @@ def _summary(pairs: _Pairs | pd.DataFrame, tau: float, window: int | None, m: in
     return res
 
 
+@batched_cis
 def f3(c: Corpus, mode: Mode, tau: float = 50, window: int | None = None, *, seats: np.ndarray | None = None) -> dict[str, Any]:
     """F3 summaries; ``seats`` (an (m, seats) mask) keeps only the pairs whose predictor A is a kept seat."""
     allp = f3_pairs(c, mode, include_mafia_pairs=True)

@@ -28,7 +28,7 @@ from .frames import death_ts, eq, items_with_probe, mafia_mask
 from .load import K_LIST
 from ..lexicon.names import russian_spellings
 from .modes import Mode
-from .stats import ratio_ci, round_or_none
+from .stats import batched_cis, ratio_ci, round_or_none
 
 ACCUSATION_CUES = (
     # English stems
@@ -359,6 +359,7 @@ def _rate(units: pd.DataFrame, col: str, m: int, mode: Mode, *, is_set: bool = F
     }
 
 
+@batched_cis
 def f4(c: Corpus, mode: Mode, transcripts: bool = True, *, seats: np.ndarray | None = None) -> dict[str, Any]:
     """F4 per voter group; ``seats`` (an (m, seats) mask) keeps only the votes of kept voters."""
     units = vote_units(c, mode, transcripts)

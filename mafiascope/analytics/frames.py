@@ -74,15 +74,28 @@ def death_ts(c: Corpus) -> np.ndarray:
     return c.seat_array("death_ts", fill=-np.inf)  # padding seats count as dead
 
 
-def played_by(c: Corpus, g: np.ndarray, seat: np.ndarray, model: str) -> np.ndarray:
-    """Rows whose seat (g, seat) is played by ``model``: ``str(seat's model) == model``, compared as
-    integer codes (the model strings are factorised once per corpus, not converted per row)."""
+def seat_model_codes(c: Corpus) -> tuple[np.ndarray, np.ndarray]:
+    """(sorted distinct ``str(model)`` of the seat slots, (m, seats) index of each slot's model in them); memoised."""
 
     def build() -> tuple[np.ndarray, np.ndarray]:
         names, codes = np.unique(c.seat_array_obj("model").astype(str), return_inverse=True)
         return names, codes.reshape(c.seat_array_obj("model").shape)
 
-    names, codes = c.memo("seat_model_codes", build)
+    return c.memo("seat_model_codes", build)
+
+
+def dense_groups(codes: np.ndarray, n_codes: int) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(codes, return_inverse=True)`` for integer codes in [0, n_codes), by counting, not sorting."""
+    present = np.flatnonzero(np.bincount(codes, minlength=n_codes))
+    rank = np.zeros(n_codes, dtype=np.int64)
+    rank[present] = np.arange(len(present))
+    return present, rank[codes]
+
+
+def played_by(c: Corpus, g: np.ndarray, seat: np.ndarray, model: str) -> np.ndarray:
+    """Rows whose seat (g, seat) is played by ``model``: ``str(seat's model) == model``, compared as
+    integer codes (the model strings are factorised once per corpus, not converted per row)."""
+    names, codes = seat_model_codes(c)
     hit = np.flatnonzero(names == model)
     if not len(hit):
         return np.zeros(len(g), dtype=bool)
@@ -114,9 +127,16 @@ def items_with_probe(c: Corpus, table: str, probe_id: str | None = None, raw_onl
 
 
 def _items_with_probe(c: Corpus, items: pd.DataFrame, probe_id: str | None, raw_only: bool) -> pd.DataFrame:
+    # rows are selected before the probe columns are gathered: the frame is built once, at its final size
     pi = pidx(c, items)
     p = c.probes
-    out = items.assign(
+    keep = None if probe_id is None else eq(p["probe_id"], probe_id)[pi]
+    if raw_only:
+        raw = (items["src"].to_numpy() == 0) & p["parse_ok"].to_numpy()[pi]
+        keep = raw if keep is None else keep & raw
+    if keep is not None and not keep.all():  # all kept: the item columns stay shared with the table (copy-on-write)
+        items, pi = items[keep], pi[keep]
+    return items.assign(
         pi=pi,
         seat=p["seat"].to_numpy()[pi],
         round=p["round"].to_numpy()[pi],
@@ -125,10 +145,28 @@ def _items_with_probe(c: Corpus, items: pd.DataFrame, probe_id: str | None, raw_
         timestamp=p["timestamp"].to_numpy()[pi],
         parse_ok=p["parse_ok"].to_numpy()[pi],
     )
-    if probe_id is not None:
-        out = out[eq(p["probe_id"], probe_id)[pi]]
-    if raw_only:
-        out = out[(out["src"].to_numpy() == 0) & out["parse_ok"].to_numpy()]
+
+
+def last_of_key(keys: np.ndarray) -> np.ndarray:
+    """True at the last row of each distinct key (``~Series(keys).duplicated(keep="last")``).
+
+    A stable sort groups equal keys in row order; item keys are nearly sorted already (items are
+    stored by game and record), which the sort exploits: much faster than hashing ten million keys."""
+    order = np.argsort(keys, kind="stable")
+    ks = keys[order]
+    out = np.zeros(len(keys), dtype=bool)
+    out[order[np.r_[ks[1:] != ks[:-1], True][: len(ks)]]] = True
+    return out
+
+
+def first_of_key(keys: np.ndarray) -> np.ndarray:
+    """Per row: the row number of the first row with its key (``groupby(keys).transform("min")`` of the row number)."""
+    order = np.argsort(keys, kind="stable")
+    ks = keys[order]
+    starts = np.r_[True, ks[1:] != ks[:-1]][: len(ks)]
+    first = order[starts][np.cumsum(starts) - 1]  # each sorted row -> its group's first row number
+    out = np.empty(len(keys), dtype=np.int64)
+    out[order] = first
     return out
 
 

@@ -169,14 +169,15 @@ def _parse(c: Corpus, mode: Mode) -> np.ndarray:
 def _personality(c: Corpus, mode: Mode) -> np.ndarray:
     """Absolute error summed over traits, the number of trait estimates, the constant-50 baseline's error."""
     it = items_with_probe(c, "pp", "personality_profile")
-    it = it[(it["tgt"].to_numpy() >= 0) & (it["tgt"].to_numpy() != it["seat"].to_numpy())]
+    keep = (it["tgt"].to_numpy() >= 0) & (it["tgt"].to_numpy() != it["seat"].to_numpy())
+    at = slice(None) if keep.all() else np.flatnonzero(keep)  # views when every row is kept
     cl = _cells(c)
-    g, t = it["g"].to_numpy(dtype=np.int64), it["tgt"].to_numpy(dtype=np.int64)
-    k = cl.key(g, it["seat"].to_numpy())
+    g, t = it["g"].to_numpy(dtype=np.int64)[at], it["tgt"].to_numpy(dtype=np.int64)[at]
+    k = cl.key(g, it["seat"].to_numpy()[at])
     err, base, n = (np.zeros((cl.m, cl.S)) for _ in range(3))
     for trait in TRAITS:
         truth = c.seat_array(trait)[g, t]
-        est = it[trait].to_numpy()
+        est = it[trait].to_numpy()[at]
         ok = ~np.isnan(truth) & ~np.isnan(est)
         err += cl.sum(k[ok], np.abs(est - truth)[ok])
         base += cl.sum(k[ok], np.abs(50 - truth)[ok])

@@ -24,7 +24,7 @@ from .corpus import Corpus
 from .f1 import _ci, f1_by_round
 from .f2 import f2
 from .modes import Mode
-from .stats import multiplicities, percentile_ci, round_or_none
+from .stats import batched_cis, multiplicities, percentile_ci, round_or_none
 from .seat_cells import METRIC_KEYS, METRICS, SeatMetric, seat_mask  # noqa: F401  (METRIC_KEYS, seat_mask: part of this module's API)
 
 
@@ -71,23 +71,37 @@ def _resamples(metric: SeatMetric, pg: np.ndarray, mode: Mode) -> np.ndarray | N
 
 
 def _pooled_resamples(c: Corpus, mode: Mode, pers: list[_PerGame]) -> dict[tuple[int, Any], np.ndarray]:
-    """``(mask index, builder) -> (B, k)`` resampled pooled statistics, one matrix product per
-    builder for every mask at once (the multiplicity matrix is read once, not once per mask)."""
+    """``(mask index, builder) -> (B, k)`` resampled pooled statistics: every builder's columns for
+    every mask side by side, pooled by one product (the multiplicity matrix is read once, not once
+    per builder and mask; each column's product is the same as alone)."""
     out: dict[tuple[int, Any], np.ndarray] = {}
     if mode.boot == 0 or c.m == 0 or not pers:
         return out
     mult = multiplicities(c.m, mode)
     seen: set[Any] = set()
+    blocks: list[np.ndarray] = []
+    where: list[tuple[int, Any, int, int]] = []
+    at = 0
     for metric in _metrics(c):
         key = metric.per_seat
         if key in seen:
             continue
         seen.add(key)
-        pgs = [per(metric) for per in pers]
-        pooled = mult @ np.concatenate(pgs, axis=1)
-        k = pgs[0].shape[1]
-        for i in range(len(pers)):
-            out[(i, key)] = pooled[:, i * k:(i + 1) * k]
+        for i, per in enumerate(pers):
+            pg = per(metric)
+            blocks.append(pg)
+            where.append((i, key, at, at + pg.shape[1]))
+            at += pg.shape[1]
+    pooled = np.empty((mult.shape[0], at))
+    start = 0
+    while start < len(blocks):  # ~256 columns per product: bounded (games x columns) temporaries
+        stop, lo = start, where[start][2]
+        while stop < len(blocks) and (stop == start or where[stop][3] - lo <= 256):
+            stop += 1
+        pooled[:, lo:where[stop - 1][3]] = mult @ np.concatenate(blocks[start:stop], axis=1)
+        start = stop
+    for i, key, lo, hi in where:
+        out[(i, key)] = pooled[:, lo:hi]
     return out
 
 
@@ -126,6 +140,7 @@ def roles_of(c: Corpus) -> list[str]:
     return sorted({str(x) for x in c.players["role"].tolist() if str(x)}) if len(c.players) else []
 
 
+@batched_cis
 def by_model(c: Corpus, mode: Mode) -> dict[str, Any]:
     """Per model: every comparable metric, F1 by round and F2 (ECE/Brier with intervals, bins); seats, games."""
     out: dict[str, Any] = {}

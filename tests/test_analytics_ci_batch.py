@@ -1,0 +1,99 @@
+"""Batched bootstrap intervals (stats.batched_cis) give exactly the intervals computed one by one."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from mafiascope.analytics.modes import Mode
+from mafiascope.analytics.stats import PendingCI, batched_cis, ci_list, cluster_ci, ratio_stat
+
+
+def _per_game(rng: np.random.Generator, m: int, k: int) -> np.ndarray:
+    # counts and float sums, as the metrics pass them (float sums exercise the summation order)
+    return np.column_stack([rng.integers(0, 9, m).astype(float) if j % 2 else rng.random(m) * 7 for j in range(k)])
+
+
+@pytest.mark.parametrize("mode", [Mode(boot=300, seed=3), Mode(boot=200, compat="mafiascope-2026-07")])
+def test_batched_equals_one_by_one(mode: Mode) -> None:
+    rng = np.random.default_rng(7)
+    pgs = [_per_game(rng, 40, 2) for _ in range(5)] + [_per_game(rng, 13, 3)]  # two corpus sizes in one batch
+    shared = _per_game(rng, 40, 4)
+    stats = [ratio_stat(0, 1), lambda p: p[:, 1] / np.where(p[:, 0] > 0, p[:, 0], np.nan)]
+    empty = np.zeros((40, 2))  # no resample defined: None
+
+    def intervals() -> dict:
+        out = {"each": [ci_list(cluster_ci(pg, stats[i % 2], mode)) for i, pg in enumerate(pgs)]}
+        out["shared"] = [ci_list(cluster_ci(shared, ratio_stat(a, b), mode)) for a, b in ((0, 1), (2, 3), (1, 3))]
+        out["raw"] = cluster_ci(shared, ratio_stat(2, 1), mode)
+        out["none"] = {"ci": ci_list(cluster_ci(empty, ratio_stat(0, 1), mode))}
+        return out
+
+    alone = intervals()
+    batched = batched_cis(intervals)
+    inner_calls = []
+
+    @batched_cis
+    def outer() -> dict:
+        inner = batched_cis(intervals)()  # joins the outer batch: still pending here
+        inner_calls.append(any(isinstance(x, PendingCI) for x in inner["each"]))
+        return inner
+
+    assert not any(isinstance(x, PendingCI) for x in alone["each"])
+    assert batched() == alone
+    assert outer() == alone
+    assert inner_calls == [True]
+    assert alone["none"]["ci"] is None and alone["each"][0] is not None
+
+
+def test_reading_a_pending_interval_early_fails_loudly() -> None:
+    @batched_cis
+    def early() -> object:
+        ci = cluster_ci(np.ones((5, 2)), ratio_stat(0, 1), Mode(boot=10))
+        return ci.value()  # type: ignore[union-attr]
+
+    with pytest.raises(RuntimeError, match="before its batch"):
+        early()
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 60, 2000])
+def test_key_helpers_match_pandas(n: int) -> None:
+    """The numpy replacements of the pandas hashing steps (F3's last entry per key, dynamics'
+    first row per key, the episode selector's step-seat merge) give pandas' answers."""
+    import pandas as pd
+
+    from mafiascope.analytics.episodes import _step_seat_keys
+    from mafiascope.analytics.frames import first_of_key, last_of_key
+
+    rng = np.random.default_rng(n)
+    k = np.sort(rng.integers(0, max(1, n // 3), n)) * 8 + rng.integers(0, 8, n)  # nearly sorted, as item keys
+    assert (last_of_key(k) == ~pd.Series(k).duplicated(keep="last").to_numpy()).all()
+    rows = pd.DataFrame({"k": k, "i": np.arange(n)})
+    assert (first_of_key(k) == rows.groupby("k")["i"].transform("min").to_numpy()).all()
+
+    cols = ["g", "round", "pms", "seat"]
+    items = [rng.integers(0, 3, n), rng.integers(0, 4, n), rng.integers(-1, 5, n), rng.integers(0, 7, n)]
+    query = [rng.integers(0, 4, 50), rng.integers(0, 4, 50), rng.integers(-1, 6, 50), rng.integers(0, 7, 50)]
+    k_item, k_query, n_keys = _step_seat_keys(items, query)
+    sk = pd.DataFrame(dict(zip(cols, items))).drop_duplicates().reset_index(drop=True)
+    sk["k"] = np.arange(len(sk))
+    want_q = pd.DataFrame(dict(zip(cols, query))).merge(sk, on=cols, how="left")["k"]
+    assert n_keys == len(sk)
+    # the numbering differs (sorted vs first seen); the partition and the misses must agree
+    want_i = pd.DataFrame(dict(zip(cols, items))).merge(sk, on=cols, how="left")["k"].to_numpy()
+    assert len(set(zip(k_item.tolist(), want_i.tolist()))) == n_keys
+    assert ((k_query == n_keys) == want_q.isna().to_numpy()).all()
+    hit = ~want_q.isna().to_numpy()
+    mapping = dict(zip(want_i.tolist(), k_item.tolist()))
+    assert [mapping[int(x)] for x in want_q[hit]] == k_query[hit].tolist()
+
+
+def test_wilson_arrays_equal_wilson() -> None:
+    from mafiascope.analytics.stats import wilson, wilson_arrays
+
+    rng = np.random.default_rng(5)
+    n = rng.integers(1, 400, 3000).astype(float)
+    k = np.floor(rng.random(3000) * (n + 1))
+    lo, hi = wilson_arrays(k, n)
+    want = [wilson(a, b) for a, b in zip(k, n)]
+    assert lo.tolist() == [w[0] for w in want] and hi.tolist() == [w[1] for w in want]
