@@ -305,12 +305,22 @@ def strip_gaps(gm: GameModel) -> str:
     return f"This game's probe battery asked only {asked}: " + "; ".join(out) + " (launch with the standard battery to get them)."
 
 
+K_RAW_OPEN = "ms_raw_open"
+
+
 def raw_records(gm: GameModel, step: int) -> None:
     """The step's own log records, verbatim: the message and every probe call (question, raw and parsed answer)."""
     from .data import load_raw
 
     s = gm.steps[step]
-    with st.expander(f"Raw records at {md_escape(s.label)} (message and probe calls, verbatim)", expanded=False):
+    # drawn only while open (opening it reruns the fragment): closed, a step sends none of its records. Its label
+    # names the step, so each step's expander is a new widget: whether it is open is remembered in ms_raw_open
+    box = st.expander(f"Raw records at {md_escape(s.label)} (message and probe calls, verbatim)",
+                      expanded=bool(S.get(K_RAW_OPEN, False)), key="lg_raw",
+                      on_change=lambda: S.put(K_RAW_OPEN, bool(st.session_state.get("lg_raw"))))
+    if not box.open:
+        return
+    with box:
         if s.event_idx is not None:
             st.caption("game.jsonl record")
             st.json(gm.events[s.event_idx], expanded=False)
