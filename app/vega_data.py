@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import math
+import threading
 from collections import OrderedDict
 from typing import Any
 
@@ -20,6 +21,7 @@ import streamlit as st
 
 _MEMO: OrderedDict[str, bytes] = OrderedDict()
 _MEMO_MAX = 2048
+_LOCK = threading.Lock()  # sessions run their scripts in threads of one process
 CANVAS = {"embedOptions": {"renderer": "canvas"}}  # spec["usermeta"]: one <canvas> to repaint, not hundreds of SVG nodes
 
 
@@ -64,13 +66,16 @@ def arrow_bytes(rows: list[dict[str, Any]] | bytes) -> bytes:
     if isinstance(rows, bytes):
         return rows
     key = json.dumps(rows, ensure_ascii=False, default=str)
-    hit = _MEMO.get(key)
-    if hit is None:
-        hit = _MEMO[key] = _to_arrow(rows)
+    with _LOCK:
+        hit = _MEMO.get(key)
+        if hit is not None:
+            _MEMO.move_to_end(key)
+            return hit
+    hit = _to_arrow(rows)
+    with _LOCK:
+        _MEMO[key] = hit
         if len(_MEMO) > _MEMO_MAX:
             _MEMO.popitem(last=False)
-    else:
-        _MEMO.move_to_end(key)
     return hit
 
 
