@@ -18,7 +18,7 @@ from mafiascope.analytics.modes import Mode
 from mafiascope.analytics.viewer import step_metrics
 from mafiascope.logs import StepKey, step_label
 
-from . import bridge
+from . import bridge, vega_data
 from .data import file_sig
 from .gamemodel import GameModel
 from .palette import AGENT_PALETTE, ROLE_COLORS
@@ -230,8 +230,10 @@ def metrics_strip(m: dict[str, Any], gm: GameModel, step: int) -> int | None:
             # height with the title, axis and legend, so a 7-agent legend (3 rows) shrank its plot to half the
             # crowd chart's (1 legend row) and the three side-by-side plots no longer lined up
             spec["autosize"] = STRIP_AUTOSIZE
+            spec["usermeta"] = vega_data.CANVAS
             key = f"ms_{kind}_{gm.game_id}"
-            ev = st.vega_lite_chart(spec, key=key, on_select="rerun", selection_mode=STEP_PARAM, width="stretch")
+            # datasets as memoised Arrow bytes: on a step only the one-row cursor is new
+            ev = vega_data.chart(spec, key=key, on_select="rerun", selection_mode=STEP_PARAM, width="stretch")
             picked = picked if picked is not None else _pick(ev, key)
     return picked
 

@@ -17,9 +17,9 @@ import math
 from typing import Any
 
 import altair as alt
-import pandas as pd
 import streamlit as st
 
+from . import vega_data
 from .palette import ATTITUDE_COLORS, BRAND, MISMATCH_COLOR, ROLE_COLORS, canonical_role, lerp_hex, role_color, role_shape
 
 NODE_PARAM = "node"
@@ -96,23 +96,21 @@ def _skeleton(height: int, node_tooltip: tuple[str, ...], edge_tooltip: tuple[st
     chart = alt.layer(*layers).properties(height=height, background=CARD)  # (a numeric padding broke Streamlit's frontend)
     if title:
         chart = chart.properties(title=alt.TitleParams(title, anchor="start", fontSize=13, color=CARD_INK))
-    return json.dumps(chart.configure_view(strokeWidth=0).configure_axis(grid=False).to_dict())
+    spec = chart.configure_view(strokeWidth=0).configure_axis(grid=False).to_dict()
+    spec["usermeta"] = vega_data.CANVAS  # a step repaints one canvas per graph instead of rebuilding its SVG nodes
+    return json.dumps(spec)
 
 
-def _records(df: pd.DataFrame | None) -> list[dict[str, Any]]:
-    if df is None or df.empty:
-        return []
-    return json.loads(df.to_json(orient="records"))
-
-
-def graph_chart(nodes: pd.DataFrame, edges: pd.DataFrame, *, height: int = 360, node_tooltip: list[str],
-                edge_tooltip: list[str], rings: pd.DataFrame | None = None, title: str | None = None,
+def graph_chart(nodes: list[dict[str, Any]], edges: list[dict[str, Any]], *, height: int = 360, node_tooltip: list[str],
+                edge_tooltip: list[str], rings: list[dict[str, Any]] | None = None, title: str | None = None,
                 selectable: bool = True, ring_tooltip: str = "Deception:N") -> dict[str, Any]:
     """A Vega-Lite spec (dict). Nodes: name,x,y,color,shape,size,opacity,stroke,stroke_width,label (+ tooltip fields).
-    Rings: x,y,color,dash,ring_label and the ``ring_tooltip`` field."""
+    Rings: x,y,color,dash,ring_label and the ``ring_tooltip`` field. Rows are plain dicts (no pandas: a graph is a
+    handful of rows, and building frames for them cost more than the rest of a timeline step)."""
     spec = json.loads(_skeleton(height, tuple(node_tooltip), tuple(edge_tooltip), rings is not None, selectable, title,
                                 ring_tooltip))
-    spec["datasets"] = {"nodes": _records(nodes), "edges": _records(edges), "rings": _records(rings)}
+    spec["datasets"] = {"nodes": vega_data.records(nodes), "edges": vega_data.records(edges),
+                        "rings": vega_data.records(rings or [])}
     return spec
 
 
@@ -146,9 +144,9 @@ def mid_text(base: alt.Chart, *, dy: float = 0, fontSize: int = 11, **enc: Any) 
 def render(spec: dict[str, Any], key: str, *, selectable: bool = True) -> str | None:
     """Draw a graph spec; return the clicked node's name once per click (None otherwise)."""
     if not selectable:
-        st.vega_lite_chart(spec, key=key, width="stretch")
+        vega_data.chart(spec, key=key, width="stretch")
         return None
-    event = st.vega_lite_chart(spec, key=key, on_select="rerun", selection_mode=NODE_PARAM, width="stretch")
+    event = vega_data.chart(spec, key=key, on_select="rerun", selection_mode=NODE_PARAM, width="stretch")
     return clicked_node(event, key)
 
 
@@ -213,7 +211,7 @@ def ground_truth(names: list[str], roles: dict[str, str], models: dict[str, str]
         rings.append({"x": pos[n][0], "y": pos[n][1], "color": lerp_hex(ROLE_COLORS["Mafia"], ROLE_COLORS["Villager"], hid),
                       "dash": "dashed" if hid < 0.5 else "solid", "ring_label": f"hid {round(100 * hid)}%",
                       "Deception": f"{n} hid from {round(100 * hid)}% of informed town observers"})
-    return graph_chart(pd.DataFrame(nodes), pd.DataFrame(edges), rings=pd.DataFrame(rings, columns=["x", "y"]) if not rings else pd.DataFrame(rings), height=height,
+    return graph_chart(nodes, edges, rings=rings, height=height,
                        node_tooltip=["Name:N", "Role:N", "Status:N", "Model:N", "BigFive:N"], edge_tooltip=["Link:N"])
 
 
@@ -245,7 +243,7 @@ def belief_graph(agent: str, names: list[str], assessment: dict[str, dict[str, A
                       "color": ROLE_COLORS["Mafia"], "width": 1 + 3 * (s - threshold) / max(1e-9, 10 - threshold + 1),
                       "dash": "solid", "opacity": 0.85 * fade if n in alive else 0.2,
                       "From": agent, "To": n, "Suspicion": f"{s:.0f}/10", "Reason": a.get("reason") or "-"})
-    return graph_chart(pd.DataFrame(nodes), pd.DataFrame(edges), height=height,
+    return graph_chart(nodes, edges, height=height,
                        node_tooltip=["Name:N", "Guess:N", "Confidence:N", "Suspicion:N", "Reason:N", "Personality:N",
                                      *(["Truth:N"] if true_roles is not None else [])],  # no empty row without the truth
                        edge_tooltip=["From:N", "To:N", "Suspicion:N", "Reason:N"])
@@ -287,8 +285,7 @@ def ego_graph(agent: str, others: list[dict[str, Any]], *, kind: str, height: in
                       "width": 1 + 4 * conf / 100.0, "dash": "dashed" if conf < 30 else "solid",
                       "opacity": 0.35 + 0.65 * conf / 100.0, "From": n, "View": view, "Confidence": f"{conf:.0f}%",
                       "Reason": o.get("reason") or "-"})
-    return graph_chart(pd.DataFrame(nodes), pd.DataFrame(edges), height=height,
-                       rings=pd.DataFrame(rings, columns=["x", "y", "color", "dash", "ring_label", "Mismatch"]),
+    return graph_chart(nodes, edges, height=height, rings=rings,
                        node_tooltip=["Name:N", "View:N", "Confidence:N", "Reason:N"],
                        edge_tooltip=["From:N", "View:N", "Confidence:N", "Reason:N"], ring_tooltip="Mismatch:N")
 

@@ -13,6 +13,7 @@ from mafiascope.logs import GAME_FILE
 
 from . import charts, graph, launcher
 from . import state as S
+from . import widgets as W
 from .data import file_sig
 from .gamemodel import (PROBE_ROLE, PROBE_SOCIAL, PROBE_SUSPICION, GameModel, assessment, battery_has, personality_guesses,
                         probe_gap, suspicion)
@@ -149,6 +150,58 @@ def _fill_target(rid: str, proto: str) -> None:
 # ----------------------------------------------------------------------------- inspector
 
 
+@st.fragment
+def inspector(gm: GameModel, mode: str | None, share: Any) -> None:
+    """Everything that depends on the timeline's step, as a fragment: a step change reruns (and re-sends to the
+    browser) only this part, not the sidebar, header and banners. ``gm`` and ``share`` (the share link's slot,
+    :func:`app.widgets.take_share_slot`) come from the page's last full run; the step goes to the URL each run."""
+    step = W.timeline(gm)
+    human = human_seat(gm)
+    roles = masked_roles(gm, human) if human else None
+    spoiler_free = bool(human) and not gm.winner and st.toggle(
+        f"Spoiler-free: see only what {human} knows", True, key="lg_spoiler",
+        help="You play a seat in this running game: hide the true roles, the other agents' beliefs and the metrics.")
+    metrics = metrics_for(gm) if not spoiler_free else None
+    left, right = st.columns([5, 4])
+    with left:
+        clicked = ground_truth(gm, step, metrics, roles=roles if spoiler_free else None)
+    with right:
+        transcript(gm, step, agent=human if spoiler_free else None, roles=roles if spoiler_free else None)
+    if spoiler_free:
+        W.finish(gm, step=step, share=share)
+        return
+    if gm.probes_total == 0:
+        st.info("Transcript-only game: no probe answers, so there are no per-agent beliefs or metrics to show.")
+        raw_records(gm, step)
+        W.finish(gm, step=step, mode=mode, share=share)
+        if clicked:
+            go_impersonate(gm, clicked, step)
+        return
+    with st.expander("📈 Metrics strip — click a point to move the timeline", expanded=True):
+        picked_step = metrics_strip(gm, step, metrics)
+    st.markdown("#### Each agent's view")
+    threshold = st.slider("Suspicion edges at or above (score /10)", 0, 10, 6, key="thr", bind="query-params",
+                          help="Edges show the agent's suspicion_ranking scores; hover for its verbatim reason.")
+    agent_clicked = agent_panels(gm, step, threshold)
+    raw_records(gm, step)
+    W.finish(gm, step=step, mode=mode, share=share)
+    if picked_step is not None and picked_step != step:
+        S.put(S.K_STEP, picked_step)
+        rerun_here()
+    target = clicked or agent_clicked
+    if target:
+        go_impersonate(gm, target, step)
+
+
+def rerun_here() -> None:
+    """Rerun the running fragment alone when this is a fragment rerun, else the app (a fragment-scoped rerun is
+    not allowed while a fragment runs inside a full run)."""
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    ctx = get_script_run_ctx()
+    st.rerun(scope="fragment" if ctx is not None and ctx.fragment_ids_this_run else "app")
+
+
 def human_seat(gm: GameModel) -> str | None:
     """The seat played by a person in this game (backend type human), if any."""
     for p in gm.players:
@@ -252,12 +305,22 @@ def strip_gaps(gm: GameModel) -> str:
     return f"This game's probe battery asked only {asked}: " + "; ".join(out) + " (launch with the standard battery to get them)."
 
 
+K_RAW_OPEN = "ms_raw_open"
+
+
 def raw_records(gm: GameModel, step: int) -> None:
     """The step's own log records, verbatim: the message and every probe call (question, raw and parsed answer)."""
     from .data import load_raw
 
     s = gm.steps[step]
-    with st.expander(f"Raw records at {md_escape(s.label)} (message and probe calls, verbatim)", expanded=False):
+    # drawn only while open (opening it reruns the fragment): closed, a step sends none of its records. Its label
+    # names the step, so each step's expander is a new widget: whether it is open is remembered in ms_raw_open
+    box = st.expander(f"Raw records at {md_escape(s.label)} (message and probe calls, verbatim)",
+                      expanded=bool(S.get(K_RAW_OPEN, False)), key="lg_raw",
+                      on_change=lambda: S.put(K_RAW_OPEN, bool(st.session_state.get("lg_raw"))))
+    if not box.open:
+        return
+    with box:
         if s.event_idx is not None:
             st.caption("game.jsonl record")
             st.json(gm.events[s.event_idx], expanded=False)

@@ -133,8 +133,14 @@ def share_link() -> None:
         st.session_state["_ms_share_slot"] = (slot, base, urlencode)
 
 
-def fill_share_link() -> None:
-    item = st.session_state.pop("_ms_share_slot", None)
+def take_share_slot() -> Any:
+    """The share popover's slot of this full run, for a fragment that writes the URL into it on each of its own
+    reruns (``finish(..., share=...)``); None without one."""
+    return st.session_state.pop("_ms_share_slot", None)
+
+
+def fill_share_link(item: Any = None) -> None:
+    item = item if item is not None else st.session_state.pop("_ms_share_slot", None)
     if item is None:
         return
     slot, base, urlencode = item
@@ -257,11 +263,13 @@ def load_game_or_stop() -> GameModel:
         st.stop()
 
 
-def finish(gm: GameModel | None, *, step: int | None = None, agent: str | None = None, mode: str | None = None) -> None:
-    """End of a page run: show late URL errors at the top, write the view into the URL."""
+def finish(gm: GameModel | None, *, step: int | None = None, agent: str | None = None, mode: str | None = None,
+           share: Any = None) -> None:
+    """End of a page run (or of a fragment's run: ``share`` from :func:`take_share_slot`): show late URL errors at
+    the top, write the view into the URL and the share link."""
     S.report_url_errors(st.session_state.get("_ms_err_slot"))
     S.sync_url(game=gm.game_id if gm else None, step=step, agent=agent, mode=mode)
-    fill_share_link()
+    fill_share_link(share)
 
 
 def mode_control(choices: tuple[str, ...], default: str, *, key: str, labels: dict[str, str]) -> str:

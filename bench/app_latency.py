@@ -276,7 +276,7 @@ def bench_browser(n: int, synth_dir: Path | None, reps: int) -> dict:
             try:
                 page = browser.new_page(viewport={"width": 1500, "height": 2000})
                 page.goto(f"{srv.url}/?game={gid}&step=5")
-                page.wait_for_selector('[data-testid="stSlider"]', timeout=300_000)
+                page.wait_for_selector('.st-key-tl_next button', timeout=300_000)  # the first stSlider may be the sidebar's hidden one
                 _wait_idle(page)
                 steps = [page.evaluate(_STEP_JS, {"want": f"step={6 + i}"}) / 1000 for i in range(reps * 2)]
                 page.close()

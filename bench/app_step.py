@@ -1,0 +1,246 @@
+"""A timeline step of the Live Game page in Chromium: click on "next step" to the new step drawn,
+with the server's and the browser's CPU per step, early, mid-game and late in the game.
+
+    python bench/app_step.py                          # this checkout, the largest demo game
+    python bench/app_step.py --baseline /tmp/base     # and another checkout (e.g. `git archive main | tar -x -C /tmp/base`)
+    python bench/app_step.py --json --reps 8 --game demo-classic-01
+
+Each checkout is served by its own `streamlit run` (loopback, its own data/demo, an empty cache
+directory) and driven by Playwright with Debian's Chromium; with --baseline the two servers are
+measured alternately, one round of clicks each, so both see the same machine load. Per click:
+
+* ``rendered_s``: click to the rerun's end (the page back to notRunning with the new step in the
+  URL) plus two animation frames, in the browser's clock (the figure of earlier rounds);
+* ``settled_s``: the same, then until the browser's main thread is idle (requestIdleCallback);
+* ``server_cpu_s`` / ``browser_cpu_s``: CPU seconds of the Streamlit process and of all Chromium
+  processes over the click (from /proc); on a shared machine these are the figures to trust;
+* ``ws_kb``: kilobytes the server sent over the websocket for the step.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM = "/usr/bin/chromium"
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run"]
+TICK = os.sysconf("SC_CLK_TCK")
+
+_STEP_JS = """async ({want}) => {
+  const app = document.querySelector('[data-testid="stApp"]');
+  const btn = document.querySelector('.st-key-tl_next button');
+  const t0 = performance.now();
+  let ran = false;
+  return await new Promise(resolve => {
+    const check = () => {
+      const s = app.getAttribute('data-test-script-state');
+      if (s === 'running') ran = true;
+      if (ran && s === 'notRunning' && location.href.includes(want)) {
+        obs.disconnect();
+        requestAnimationFrame(() => requestAnimationFrame(() => {
+          const rendered = performance.now() - t0;
+          requestIdleCallback(() => resolve({rendered, settled: performance.now() - t0}), {timeout: 5000});
+        }));
+      }
+    };
+    const obs = new MutationObserver(check);
+    obs.observe(app, {attributes: true});
+    btn.click();
+  });
+}"""
+
+
+def _cpu(pids: list[int]) -> float:
+    total = 0
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += int(fields[11]) + int(fields[12])  # utime + stime
+    return total / TICK
+
+
+def _descendants(root: int) -> list[int]:
+    kids: dict[int, list[int]] = {}
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                ppid = int((d / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            kids.setdefault(ppid, []).append(int(d.name))
+    out, todo = [], [root]
+    while todo:
+        for c in kids.get(todo.pop(), []):
+            out.append(c)
+            todo.append(c)
+    return out
+
+
+def _chromium_pids(exclude: set[int]) -> list[int]:
+    pids = []
+    for pid in _descendants(os.getpid()):
+        if pid in exclude:
+            continue
+        try:
+            cmd = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:
+            continue
+        if b"chrom" in cmd.split(b"\0")[0]:
+            pids.append(pid)
+    return pids
+
+
+class Server:
+    """``streamlit run streamlit_app.py`` of the checkout ``root`` on a free loopback port."""
+
+    def __init__(self, root: Path, cache: Path):
+        with socket.socket() as sk:
+            sk.bind(("127.0.0.1", 0))
+            self.port = sk.getsockname()[1]
+        env = {**os.environ, "PYTHONPATH": str(root), "MAFIASCOPE_LOGS": str(root / "data" / "demo"),
+               "MAFIASCOPE_RUNS": str(cache / "runs"), "MAFIASCOPE_CACHE_DIR": str(cache)}
+        self.proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "streamlit_app.py", "--server.headless", "true",
+                                      "--server.port", str(self.port), "--server.address", "127.0.0.1",
+                                      "--browser.gatherUsageStats", "false"], cwd=root, env=env,
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.url = f"http://127.0.0.1:{self.port}"
+        t0 = time.time()
+        while time.time() - t0 < 180:
+            try:
+                if urllib.request.urlopen(self.url + "/_stcore/health", timeout=2).status == 200:
+                    return
+            except OSError:
+                time.sleep(0.3)
+        self.close()
+        raise SystemExit(f"streamlit did not start in {root}")
+
+    def close(self) -> None:
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+
+
+def _wait_idle(page) -> None:
+    page.wait_for_function("() => { const a = document.querySelector('[data-testid=\"stApp\"]');"
+                           " return a && a.getAttribute('data-test-script-state') === 'notRunning'; }", timeout=600_000)
+
+
+def _open(browser, srv: Server, game: str, step: int):
+    page = browser.new_page(viewport={"width": 1500, "height": 2000})
+    sent: list[int] = []
+    page.on("websocket", lambda ws: ws.on("framereceived", lambda f: sent.append(len(f))))
+    page.goto(f"{srv.url}/?game={game}&step={step}")
+    page.wait_for_selector(".st-key-tl_next button", timeout=600_000)
+    _wait_idle(page)
+    time.sleep(1.0)  # the first draw's charts
+    return page, sent
+
+
+def _clicks(browser, srv: Server, game: str, start: int, reps: int) -> list[dict]:
+    page, sent = _open(browser, srv, game, start)
+    out = []
+    try:
+        for i in range(reps):
+            sent.clear()
+            c_srv, c_br = _cpu([srv.proc.pid]), _cpu(_chromium_pids({srv.proc.pid}))
+            r = page.evaluate(_STEP_JS, {"want": f"step={start + i + 1}"})
+            time.sleep(0.2)  # the step's last websocket frames are counted
+            out.append({"rendered_s": r["rendered"] / 1000, "settled_s": r["settled"] / 1000,
+                        "server_cpu_s": _cpu([srv.proc.pid]) - c_srv,
+                        "browser_cpu_s": _cpu(_chromium_pids({srv.proc.pid})) - c_br, "ws_kb": sum(sent) / 1024})
+    finally:
+        page.close()
+    return out
+
+
+def _steps_of(game_dir: Path) -> int:
+    sys.path.insert(0, str(ROOT))
+    from mafiascope.logs import read_game
+
+    return len(read_game(game_dir).timeline().steps)
+
+
+def _summary(rows: list[dict]) -> dict:
+    return {k: {"median": round(statistics.median(r[k] for r in rows), 3), "max": round(max(r[k] for r in rows), 3)}
+            for k in rows[0]} | {"n": len(rows)}
+
+
+def run(roots: dict[str, Path], game: str, reps: int, rounds: int) -> dict:
+    from playwright.sync_api import sync_playwright
+
+    if not Path(CHROMIUM).exists():
+        raise SystemExit(f"{CHROMIUM} is not installed")
+    n = _steps_of(ROOT / "data" / "demo" / game)
+    starts = {"early": 5, "mid": n // 2, "late": max(5, n - reps - 2)}
+    caches = {name: Path(tempfile.mkdtemp(prefix=f"ms_step_{name}_")) for name in roots}
+    servers: dict[str, Server] = {}
+    rows: dict[str, dict[str, list[dict]]] = {name: {w: [] for w in starts} for name in roots}
+    try:
+        servers = {name: Server(root, caches[name]) for name, root in roots.items()}
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+            for name, srv in servers.items():  # warm-up: the first visit reads the game and scores it
+                page, _ = _open(browser, srv, game, 5)
+                page.close()
+            for _ in range(rounds):
+                for where, s0 in starts.items():
+                    for name, srv in servers.items():
+                        rows[name][where] += _clicks(browser, srv, game, s0, reps)
+            browser.close()
+    finally:
+        for srv in servers.values():
+            srv.close()
+        for c in caches.values():
+            shutil.rmtree(c, ignore_errors=True)
+    return {"game": game, "steps": n, "starts": starts, "load_average": os.getloadavg(),
+            "apps": {name: {"root": str(roots[name]), **{w: _summary(r) for w, r in rows[name].items()},
+                            "all": _summary([x for r in rows[name].values() for x in r])} for name in roots}}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--json", action="store_true", help="print one JSON object")
+    ap.add_argument("--game", default="demo-ru-01", help="a game of data/demo (default: the largest, demo-ru-01)")
+    ap.add_argument("--reps", type=int, default=4, help="clicks per visit (default 4)")
+    ap.add_argument("--rounds", type=int, default=2, help="visits per place in the game (default 2)")
+    ap.add_argument("--baseline", type=Path, default=None, help="another checkout to measure alternately (e.g. main)")
+    args = ap.parse_args(argv)
+    roots = {"this": ROOT} | ({"baseline": args.baseline.resolve()} if args.baseline else {})
+    load0 = os.getloadavg()
+    out = {"load_average_before": load0, **run(roots, args.game, args.reps, args.rounds)}
+    if args.json:
+        print(json.dumps(out))
+        return 0
+    print(f"{out['game']} ({out['steps']} steps), clicks at steps {out['starts']}; load average "
+          f"{load0[0]:.1f} before, {out['load_average'][0]:.1f} after")
+    for name, a in out["apps"].items():
+        print(f"{name} ({a['root']}):")
+        for where in (*out["starts"], "all"):
+            s = a[where]
+            print(f"  {where:5s} n={s['n']:2d}  rendered {s['rendered_s']['median']:.3f} s (max {s['rendered_s']['max']:.3f})"
+                  f"  settled {s['settled_s']['median']:.3f} s  server CPU {s['server_cpu_s']['median']:.3f} s"
+                  f"  browser CPU {s['browser_cpu_s']['median']:.3f} s  websocket {s['ws_kb']['median']:.0f} KB")
+    if "baseline" in out["apps"]:
+        t, b = out["apps"]["this"]["all"], out["apps"]["baseline"]["all"]
+        print("baseline/this (medians): " + ", ".join(
+            f"{k} {b[k]['median'] / max(t[k]['median'], 1e-9):.1f}x" for k in ("rendered_s", "settled_s", "server_cpu_s", "browser_cpu_s")))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

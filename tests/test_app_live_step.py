@@ -1,0 +1,57 @@
+"""The Live Game's step-dependent part runs as one fragment (app/live_view.inspector): a step writes the URL, the
+share link and the page as a full run does; the raw records are drawn only while their expander is open."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("streamlit")
+
+from .app_support import assert_clean, demo_logs, new_app, texts, timeline  # noqa: E402
+
+GAME = "demo-classic-01"
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory):
+    return demo_logs(tmp_path_factory)
+
+
+@pytest.fixture()
+def logs(demo, monkeypatch, tmp_path):
+    monkeypatch.setenv("MAFIASCOPE_LOGS", str(demo))
+    monkeypatch.setenv("MAFIASCOPE_RUNS", str(tmp_path / "runs"))
+    return demo
+
+
+def _q(at, name):
+    v = at.query_params[name]
+    return v[0] if isinstance(v, list) else v
+
+
+@pytest.mark.slow
+def test_next_step_updates_url_share_link_and_page(logs):
+    at = new_app(page="live", game=GAME, step="12").run()
+    assert_clean(at)
+    assert _q(at, "step") == "12" and timeline(at).value == 12
+    at.button(key="tl_next").click().run()
+    assert_clean(at)
+    assert _q(at, "step") == "13" and timeline(at).value == 13
+    assert any("step=13" in c.value for c in at.code), [c.value for c in at.code]  # the share link follows the step
+    assert "Ground truth" in texts(at) and len(at.get("vega_lite_chart")) >= 1 + 3 + 5
+
+
+@pytest.mark.slow
+def test_raw_records_are_drawn_only_while_open(logs):
+    at = new_app(page="live", game=GAME, step="12").run()
+    assert_clean(at)
+    raw = [e for e in at.expander if e.label.startswith("Raw records at")]
+    assert len(raw) == 1 and not at.json, "closed: nothing of the records is sent"
+    at.session_state["ms_raw_open"] = True  # what opening it stores (its on_change)
+    at.run()
+    assert_clean(at)
+    assert at.json and "game.jsonl record" in [c.value for c in at.caption]
+    assert any(s.label == "Agent" for s in at.selectbox), "the step's probe calls are listed by agent"
+    at.button(key="tl_next").click().run()  # stays open on the next step (a new expander: its label names the step)
+    assert_clean(at)
+    assert at.json and _q(at, "step") == "13"
