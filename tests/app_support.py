@@ -51,6 +51,15 @@ def new_app(**params: str):
     return at
 
 
+def each_tab(at, key: str = "tab"):
+    """Run ``at`` (already run once) again with each tab of its URL-bound tab set open, yielding it after each run:
+    a page whose tabs are bound to the URL draws only the open tab (the Dashboard), so a check of every tab's
+    content runs once per tab."""
+    for label in [t.label for t in at.tabs]:
+        at.query_params[key] = label
+        yield at.run()
+
+
 _ESCAPED = re.compile(r"\\([!-/:-@\[-`{-~])")
 
 
