@@ -14,6 +14,8 @@ from . import analysis as A
 from . import bridge
 from . import dashboard_figures as DF
 from .analysis_view import ci_text
+from .index_progress import pct as _pct
+from .index_progress import preview_tiles
 from .data import models_of
 from .text import md_escape, plural
 from .widgets import dashes, download_chart, download_csv
@@ -37,10 +39,6 @@ def _show_chart(spec: dict[str, Any], key: str, stretch: bool = True) -> None:
         st.vega_lite_chart(spec=spec, key=key)
 
 
-def _pct(x: Any) -> str:
-    return "–" if x is None else f"{100 * x:.0f}%"
-
-
 def tiles(rep: dict[str, Any], sel: pd.DataFrame) -> None:
     o = rep.get("outcome") or {}
     p = rep.get("parse") or {}
@@ -58,17 +56,6 @@ def tiles(rep: dict[str, Any], sel: pd.DataFrame) -> None:
     used = sel[sel["game_id"].isin(set(rep.get("game_ids") or []))] if len(sel) else sel  # the games the figures use
     models = models_of(used["models"]) if len(used) else []
     c[5].metric("Models", len(models), help="Models seated in the games above: " + md_escape(", ".join(models)))
-
-
-def preview_tiles(sel: pd.DataFrame) -> None:
-    """What the sidebar's game index already knows (no analytics): shown while the cache builds."""
-    done = sel[sel["winner"].isin(["Mafia", "Villagers"])] if len(sel) else sel
-    c = st.columns(4)
-    c[0].metric("Games found", f"{len(sel):,}", help="Root games of the selection (sidebar index)")
-    c[1].metric("Finished", f"{len(done):,}")
-    c[2].metric("Mafia wins so far", _pct((done["winner"] == "Mafia").mean() if len(done) else None),
-                help="From the game logs' game_over records; intervals and probe figures follow once the games are parsed")
-    c[3].metric("Mean rounds (index)", f"{sel['rounds'].mean():.1f}" if len(sel) else "–")
 
 
 def build_progress(dirs: tuple[str, ...], sel: pd.DataFrame) -> None:
