@@ -37,6 +37,21 @@ def file_sig(game_dir: str | Path) -> tuple[tuple[int, int], ...]:
     return tuple(out)
 
 
+_SIG_SEEN: dict[str, tuple[float, tuple]] = {}  # game dir -> (monotonic time, file_sig) as the index last saw it
+SIG_SEEN_MAX = 50000
+
+
+def recent_sig(game_dir: str, max_age_s: float) -> tuple:
+    """:func:`file_sig` of a game, or the one the game index took less than ``max_age_s`` seconds ago (a page
+    run keys its analytics by the signatures the sidebar's index has just taken, instead of a second stat)."""
+    import time
+
+    hit = _SIG_SEEN.get(game_dir)
+    if hit is not None and time.monotonic() - hit[0] < max_age_s:
+        return hit[1]
+    return file_sig(game_dir)
+
+
 def read_log(path: str | Path) -> GameLog | None:
     """The game's log read tolerantly (torn and corrupt lines skipped quietly), None without a setup."""
     with warnings.catch_warnings():
@@ -194,9 +209,14 @@ def _game_index(roots: tuple[str, ...], progress: IndexProgress | None = None) -
     rows: list[dict[str, Any]] = []
     seen: set[str] = set()
     plan: list[tuple[str, list[tuple[str, tuple]]]] = []
+    if len(_SIG_SEEN) > SIG_SEEN_MAX:
+        _SIG_SEEN.clear()
     for root in roots:
         _stored_rows(root)
-        plan.append((root, [(d, file_sig(d)) for d in _dirs_of(root)]))
+        items = [(d, file_sig(d)) for d in _dirs_of(root)]
+        now = time.monotonic()
+        _SIG_SEEN.update((d, (now, sig)) for d, sig in items)
+        plan.append((root, items))
     todo = sum((d, root, sig) not in _ROW_MEMO for root, items in plan for d, sig in items)
     tell = progress if progress is not None and todo >= PROGRESS_MIN else None
     if tell is not None:

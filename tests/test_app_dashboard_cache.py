@@ -38,6 +38,7 @@ def _fresh_process() -> None:
     data._STORED_ROOTS.clear()
     data._INDEX_MEMO.clear()
     bridge._SIG_MEMO.clear()
+    data._SIG_SEEN.clear()
     bridge._WARM.clear()
 
 

@@ -84,3 +84,18 @@ def test_progress_draws_the_tiles_of_the_games_read_so_far(logs):
     tiles = {m.label: m.value for m in at.metric}
     assert tiles["Games found"] == "3" and "Mean rounds (index)" in tiles
     assert any("3 of 10" in c.value for c in at.caption)
+
+
+def test_picker_labels_are_each_rows_format(logs):
+    """The game picker's labels (built from plain records, not a Series per row) are _fmt_game of each index row."""
+    from app import data, sidebar
+
+    _fresh()
+    full = data.game_index((str(logs), str(DEMO)))
+    labels = sidebar._labels(full)
+    seen: set[str] = set()
+    for _, row in full.iterrows():
+        lab = sidebar._fmt_game(row)
+        lab = f"{lab} · {row['game_id']}" if lab in seen else lab
+        seen.add(lab)
+        assert labels[row["game_id"]] == lab
