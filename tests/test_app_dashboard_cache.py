@@ -186,3 +186,25 @@ def test_chart_exports_build_the_stored_figure(logs):
     assert not at.exception, [e.message for e in at.exception]
     said = [m.value for m in at.markdown]
     assert len(said) >= 3 and all(s.endswith(": same") for s in said), said
+
+
+def test_chart_export_buttons_build_on_click(monkeypatch):
+    """widgets.download_chart with a builder: nothing is built while the page draws; each button's callable builds
+    the chart once and exports it like a chart passed in directly."""
+    import altair as alt
+    import pandas as pd
+    from streamlit.delta_generator import DeltaGenerator
+
+    from app import widgets
+
+    chart = alt.Chart(pd.DataFrame({"x": [1, 2], "y": [3, 4]})).mark_line().encode(x="x", y="y")
+    built: list[int] = []
+    buttons: dict[str, object] = {}
+    monkeypatch.setattr(DeltaGenerator, "download_button", lambda self, label, data, **k: buttons.setdefault(label, data))
+    widgets.download_chart(lambda: built.append(1) or chart, "demo", key="ex_demo")
+    assert not built and {"⬇ Vega-Lite JSON", "⬇ HTML"} <= set(buttons)
+    assert buttons["⬇ Vega-Lite JSON"]() == chart.to_json()
+    assert "vega" in buttons["⬇ HTML"]()
+    if "⬇ SVG" in buttons:  # vl-convert installed
+        assert buttons["⬇ SVG"]().lstrip().startswith("<svg")
+    assert built == [1]  # built on the first click, reused by the others
