@@ -30,6 +30,16 @@ def play(logs: Path, gid: str, seed: int, *extra: str) -> Path:
     return logs / gid
 
 
+def copy_demo(dest: Path, n: int) -> Path:
+    """The first ``n`` bundled demo games copied under ``dest`` (a corpus a test may change)."""
+    import shutil
+
+    for d in sorted(DEMO.iterdir())[:n]:
+        if (d / "game.jsonl").is_file():
+            shutil.copytree(d, dest / d.name)
+    return dest
+
+
 def demo_logs(tmp_factory) -> Path:
     """data/demo when it holds games, else two freshly played offline games."""
     from mafiascope.logs.io import list_game_dirs

@@ -4,22 +4,18 @@ keyed by the games' files, and a cold analytics cache built under a progress bar
 from __future__ import annotations
 
 import os
-import shutil
 from pathlib import Path
 
 import pytest
 
 pytest.importorskip("streamlit")
 
-from .app_support import DEMO, assert_clean, new_app  # noqa: E402
+from .app_support import assert_clean, copy_demo, new_app  # noqa: E402
 
 
 @pytest.fixture()
 def logs(tmp_path, monkeypatch):
-    root = tmp_path / "logs"
-    for d in sorted(DEMO.iterdir())[:4]:
-        if (d / "game.jsonl").is_file():
-            shutil.copytree(d, root / d.name)
+    root = copy_demo(tmp_path / "logs", 4)
     monkeypatch.setenv("MAFIASCOPE_LOGS", str(root))
     monkeypatch.setenv("MAFIASCOPE_RUNS", str(tmp_path / "runs"))
     monkeypatch.setenv("MAFIASCOPE_CACHE_DIR", str(tmp_path / "cache"))

@@ -3,23 +3,17 @@ so far come before the index is complete (app/data.game_index's ``progress``, ap
 
 from __future__ import annotations
 
-import shutil
-
 import pytest
 
 pytest.importorskip("streamlit")
 
-from .app_support import DEMO  # noqa: E402
+from .app_support import DEMO, copy_demo  # noqa: E402
 
 
 @pytest.fixture()
 def logs(tmp_path, monkeypatch):
-    root = tmp_path / "logs"
-    for d in sorted(DEMO.iterdir())[:5]:
-        if (d / "game.jsonl").is_file():
-            shutil.copytree(d, root / d.name)
     monkeypatch.setenv("MAFIASCOPE_CACHE_DIR", str(tmp_path / "cache"))
-    return root
+    return copy_demo(tmp_path / "logs", 5)
 
 
 def _fresh() -> None:
