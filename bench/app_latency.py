@@ -358,6 +358,64 @@ def bench_browser(n: int, synth_dir: Path | None, reps: int, baseline: Path | No
     return out
 
 
+# one fresh-process Dashboard render under AppTest (run as `python -c` in the checkout): the process CPU of
+# the script run; with "first" it stops at the first progress bar drawn (a cold start's first content)
+_FRESH_JS = r"""
+import json, logging, os, sys, time
+sys.path.insert(0, os.getcwd())
+logging.getLogger("streamlit").setLevel(logging.ERROR)
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+at = AppTest.from_file(os.path.join(os.getcwd(), "streamlit_app.py"), default_timeout=1800)
+at.query_params["page"] = "dashboard"
+c0, w0 = time.process_time(), time.perf_counter()
+if sys.argv[1] == "first":
+    def first(*a, **k):
+        print(json.dumps({"cpu_s": round(time.process_time() - c0, 2), "wall_s": round(time.perf_counter() - w0, 2)}), flush=True)
+        os._exit(0)
+    st.progress = first
+at.run()
+print(json.dumps({"cpu_s": round(time.process_time() - c0, 2), "wall_s": round(time.perf_counter() - w0, 2),
+                  "altair_imported": "altair" in sys.modules, "exceptions": [e.message[:200] for e in at.exception]}))
+"""
+
+
+def _fresh_run(checkout: Path, env: dict[str, str], mode: str) -> dict:
+    r = subprocess.run([sys.executable, "-c", _FRESH_JS, mode], cwd=checkout, env={**os.environ, "PYTHONPATH": str(checkout), **env},
+                       capture_output=True, text=True, timeout=3600)
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+def bench_fresh_cpu(n: int, synth_dir: Path | None, reps: int, baseline: Path | None = None) -> dict:
+    """Process CPU of a fresh process's Dashboard render under AppTest, caches present (each checkout's cache
+    built by a first, discarded run), and of a cold start to its first progress bar; checkouts alternate."""
+    root = synth_dir or Path(tempfile.mkdtemp(prefix="ms_synth_"))
+    build_synthetic(root / "corpus", n)
+    checkouts = {"this": ROOT, **({"baseline": baseline.resolve()} if baseline else {})}
+    base_env = {"MAFIASCOPE_LOGS": str(root / "corpus"), "MAFIASCOPE_RUNS": str(root / "runs")}
+    caches = {name: Path(tempfile.mkdtemp(prefix=f"ms_cache_{name}_")) for name in checkouts}
+    out: dict = {name: {"warm": [], "cold_first_progress": []} for name in checkouts}
+    try:
+        for name, checkout in checkouts.items():
+            _fresh_run(checkout, {**base_env, "MAFIASCOPE_CACHE_DIR": str(caches[name])}, "full")  # builds the caches
+        for _ in range(max(1, reps)):
+            for name, checkout in checkouts.items():
+                out[name]["warm"].append(_fresh_run(checkout, {**base_env, "MAFIASCOPE_CACHE_DIR": str(caches[name])}, "full"))
+                empty = Path(tempfile.mkdtemp(prefix="ms_cold_"))
+                try:
+                    out[name]["cold_first_progress"].append(
+                        _fresh_run(checkout, {**base_env, "MAFIASCOPE_CACHE_DIR": str(empty)}, "first"))
+                finally:
+                    shutil.rmtree(empty, ignore_errors=True)
+        out["load_average"] = round(os.getloadavg()[0], 1)
+    finally:
+        for c in caches.values():
+            shutil.rmtree(c, ignore_errors=True)
+        if synth_dir is None:
+            shutil.rmtree(root, ignore_errors=True)
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--json", action="store_true", help="print one JSON object")
@@ -372,11 +430,25 @@ def main(argv: list[str] | None = None) -> int:
                     help="another checkout (e.g. `git archive main | tar -x -C DIR`) whose Dashboard is measured in "
                          "Chromium in the same run, visits alternating with this checkout's")
     ap.add_argument("--no-timeline", action="store_true", help="skip the Chromium timeline-step measurement")
+    ap.add_argument("--fresh-cpu", action="store_true",
+                    help="only the process CPU of fresh-process Dashboard renders under AppTest (caches present, and a "
+                         "cold start to its first progress bar), alternating with --baseline when given")
     args = ap.parse_args(argv)
     import logging
 
     logging.getLogger("streamlit").setLevel(logging.ERROR)
     out = {"streamlit": __import__("streamlit").__version__, "python": sys.version.split()[0], "cpus": os.cpu_count()}
+    if args.fresh_cpu:
+        out["fresh_cpu"] = f = bench_fresh_cpu(args.games, args.synthetic_dir, args.reps, args.baseline)
+        if args.json:
+            print(json.dumps(out))
+            return 0
+        for name in ("this", "baseline"):
+            if name in f:
+                print(f"[{name}] fresh-process Dashboard, caches present: process CPU "
+                      + ", ".join(str(r["cpu_s"]) for r in f[name]["warm"]) + " s; cold start to the first progress bar: "
+                      + ", ".join(str(r["cpu_s"]) for r in f[name]["cold_first_progress"]) + f" s (load average {f['load_average']})")
+        return 0
     if args.browser or args.only_browser:
         out["browser"] = bench_browser(args.games, args.synthetic_dir, args.reps, args.baseline, not args.no_timeline)
     if not args.only_browser:
