@@ -1,4 +1,7 @@
-"""Cached corpus-level analytics calls for the analysis pages (results are plain dicts/frames)."""
+"""Cached corpus-level analytics calls for the analysis pages (results are plain dicts/frames).
+
+The metric modules are imported inside the calls: a fresh process whose results are on disk
+(app/disk_memo.py) draws the Dashboard without importing them."""
 
 from __future__ import annotations
 
@@ -6,21 +9,6 @@ from typing import Any
 
 import pandas as pd
 import streamlit as st
-
-from mafiascope.analytics.accounting import outcomes as game_outcomes
-from mafiascope.analytics.accounting import parse_accounting
-from mafiascope.analytics.episodes import find_episodes
-from mafiascope.analytics.f1 import f1_by_round
-from mafiascope.analytics.f2 import f2 as f2_of
-from mafiascope.analytics.f3 import actual_attitude
-from mafiascope.analytics.f3 import f3 as f3_of
-from mafiascope.analytics.f3 import f3_pairs as f3_pairs_of
-from mafiascope.lexicon.labels import ATTITUDES
-from mafiascope.analytics.report import build_report
-from mafiascope.analytics.seats import compare as compare_models
-from mafiascope.analytics.seats import models_of as seated_models
-from mafiascope.analytics.viewer import step_label
-from mafiascope.logs.schema import MAFIA_ROLES
 
 from . import bridge, disk_memo
 from .data import model_list, models_of
@@ -46,6 +34,8 @@ def _key(dirs: tuple[str, ...]) -> tuple:
 
 @st.cache_data(max_entries=32, show_spinner="Computing calibration (F2) ...")
 def _f2(_dirs: tuple[str, ...], key: str, mode: Any, model: str | None) -> dict[str, Any]:
+    from mafiascope.analytics.f2 import f2 as f2_of
+
     c = bridge.corpus(_dirs, model=model)
     # a model's calibration = the guesses of the seats it played, in the games where it sat (not every seat there)
     return {"m": c.m, **f2_of(c, mode, model=model)} if c.m else {"m": 0}
@@ -57,6 +47,8 @@ def f2(dirs: tuple[str, ...], model: str | None = None) -> dict[str, Any]:
 
 @st.cache_data(max_entries=32, show_spinner="Computing second-order consistency (F3) ...")
 def _f3(_dirs: tuple[str, ...], key: str, mode: Any, tau: float) -> dict[str, Any]:
+    from mafiascope.analytics.f3 import f3 as f3_of
+
     c = bridge.corpus(_dirs)
     return {"m": c.m, **f3_of(c, mode, tau=tau)} if c.m else {"m": 0}
 
@@ -67,6 +59,11 @@ def f3(dirs: tuple[str, ...], tau: float) -> dict[str, Any]:
 
 @st.cache_data(max_entries=16, show_spinner="Collecting second-order pairs ...")
 def _f3_pairs(_dirs: tuple[str, ...], key: str, mode: Any, tau: float) -> pd.DataFrame:
+    from mafiascope.analytics.f3 import actual_attitude
+    from mafiascope.analytics.f3 import f3_pairs as f3_pairs_of
+    from mafiascope.analytics.viewer import step_label
+    from mafiascope.lexicon.labels import ATTITUDES
+
     c = bridge.corpus(_dirs)
     if not c.m:
         return pd.DataFrame()
@@ -98,6 +95,8 @@ def f3_pairs(dirs: tuple[str, ...], tau: float) -> pd.DataFrame:
 
 @st.cache_data(max_entries=16, show_spinner="Finding suspicion episodes ...")
 def _episodes(_dirs: tuple[str, ...], key: str, mode: Any, merge_gap: int) -> dict[str, Any]:
+    from mafiascope.analytics.episodes import find_episodes
+
     c = bridge.corpus(_dirs)
     return find_episodes(c, merge_gap=merge_gap) if c.m else {"candidates": [], "windows": []}
 
@@ -109,6 +108,8 @@ def episodes(dirs: tuple[str, ...], merge_gap: int = 2) -> dict[str, Any]:
 @st.cache_data(max_entries=16, show_spinner="Building the corpus report ...")
 @disk_memo.persist("report", bridge.include_invalid_choice)
 def _report(_dirs: tuple[str, ...], key: str, mode: Any) -> dict[str, Any]:
+    from mafiascope.analytics.report import build_report
+
     c = bridge.corpus(_dirs)
     # the sections the dashboard shows (plans/personality/episodes have their own pages or the CLI report)
     return build_report(c, mode, sections=DASHBOARD_SECTIONS) if c.m else {"n_games": 0}
@@ -127,6 +128,9 @@ def report(dirs: tuple[str, ...]) -> dict[str, Any]:
 @st.cache_data(max_entries=16, show_spinner="Per-model figures ...")
 @disk_memo.persist("per_model", bridge.include_invalid_choice)
 def _per_model(_dirs: tuple[str, ...], key: str, mode: Any) -> dict[str, Any]:
+    from mafiascope.analytics.f1 import f1_by_round
+    from mafiascope.analytics.f2 import f2 as f2_of
+
     c = bridge.corpus(_dirs)
     models = models_of(c.games["models"])
     out: dict[str, Any] = {}
@@ -141,6 +145,8 @@ def _per_model(_dirs: tuple[str, ...], key: str, mode: Any) -> dict[str, Any]:
 @st.cache_data(max_entries=32, show_spinner="Comparing the two models ...")
 @disk_memo.persist("compare", bridge.include_invalid_choice)
 def _compare(_dirs: tuple[str, ...], key: str, mode: Any, a: str, b: str) -> dict[str, Any]:
+    from mafiascope.analytics.seats import compare as compare_models
+
     return compare_models(bridge.corpus(_dirs), mode, a, b)
 
 
@@ -152,6 +158,8 @@ def compare(dirs: tuple[str, ...], a: str, b: str) -> dict[str, Any]:
 @st.cache_data(max_entries=32, show_spinner=False)
 @disk_memo.persist("seat_models", bridge.include_invalid_choice)
 def _seat_models(_dirs: tuple[str, ...], key: str, mode: Any) -> list[str]:
+    from mafiascope.analytics.seats import models_of as seated_models
+
     return seated_models(bridge.corpus(_dirs))
 
 
@@ -167,6 +175,10 @@ def per_model(dirs: tuple[str, ...]) -> dict[str, Any]:
 @st.cache_data(max_entries=16, show_spinner="Outcomes ...")
 @disk_memo.persist("outcomes", bridge.include_invalid_choice)
 def _outcomes(_dirs: tuple[str, ...], key: str, mode: Any) -> dict[str, Any]:
+    from mafiascope.analytics.accounting import outcomes as game_outcomes
+    from mafiascope.analytics.accounting import parse_accounting
+    from mafiascope.logs.schema import MAFIA_ROLES
+
     c = bridge.corpus(_dirs)
     pl = c.players
     # models of each game's Mafia and town seats, in one pass over the seats (games in g order)

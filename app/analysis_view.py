@@ -7,9 +7,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-
-from . import charts, widgets
-from .palette import HEAT_HIGH, HEAT_LOW, ink_on, lerp_hex
+from . import widgets
 from .text import plural
 
 
@@ -94,6 +92,8 @@ def reliability_block(f2res: dict[str, Any], title: str, key: str) -> None:
                 "answers of town-side observers; transcript-only games and batteries without role_assessment (the "
                 "suspicion-only ten-seat configs) contribute none. Widen the selection in the sidebar.")
         return
+    from . import charts  # Altair: imported by the pages that draw a reliability diagram, not by the Dashboard
+
     ch = charts.reliability(df, title=title, height=400)
     # a reliability diagram is read against its diagonal: keep it near square instead of a 6:1 strip
     left, right = st.columns([3, 2])
@@ -127,6 +127,8 @@ def no_episodes_reason(res: dict[str, Any], games: int) -> str:
 
 def with_cell_colours(mat: pd.DataFrame, value: str) -> pd.DataFrame:
     """A heatmap table with each cell's ``fill`` (light to dark orange by ``value``) and the ``ink`` readable on it."""
+    from .palette import HEAT_HIGH, HEAT_LOW, ink_on, lerp_hex  # the palette module imports Altair (analytics.figures)
+
     top = float(mat[value].max()) if len(mat) else 0.0
     fills = [lerp_hex(HEAT_LOW, HEAT_HIGH, float(v) / top if top else 0.0) for v in mat[value]]
     return mat.assign(fill=fills, ink=[ink_on(f) for f in fills])

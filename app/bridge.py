@@ -15,7 +15,7 @@ import streamlit as st
 from mafiascope.analytics.corpus import load_corpus, pending_corpus, prepare_corpus
 from mafiascope.analytics.modes import COMPAT_2026_07, Mode
 
-from .data import file_sig
+from .data import recent_sig
 
 
 _SIG_MEMO: dict[int, tuple[float, tuple[str, ...], tuple]] = {}
@@ -30,7 +30,7 @@ def sigs(dirs: tuple[str, ...]) -> tuple:
     now = time.monotonic()
     if hit is not None and hit[1] == dirs and now - hit[0] < SIG_TTL_S:
         return hit[2]
-    out = tuple(file_sig(d) for d in dirs)
+    out = tuple(recent_sig(d, SIG_TTL_S) for d in dirs)
     if len(_SIG_MEMO) > 64:
         _SIG_MEMO.clear()
     _SIG_MEMO[h] = (now, dirs, out)

@@ -1,4 +1,7 @@
-"""Cross-game dashboard blocks (numbers from analytics; this module only lays them out)."""
+"""Cross-game dashboard blocks (numbers from analytics; this module only lays them out).
+
+Charts come as stored Vega-Lite dicts (app/dashboard_figures.py): drawing the Dashboard imports
+neither Altair nor the metric modules when its results are on disk."""
 
 from __future__ import annotations
 
@@ -7,33 +10,36 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from mafiascope.analytics import figures as F
-from mafiascope.analytics.figures import dynamics_chart, model_colors  # noqa: F401 - the dashboard's chart builders
-
 from . import analysis as A
 from . import bridge
+from . import dashboard_figures as DF
 from .analysis_view import ci_text
+from .index_progress import pct as _pct
+from .index_progress import preview_tiles
 from .data import models_of
 from .text import md_escape, plural
 from .widgets import dashes, download_chart, download_csv
 
 
-def _show_chart(ch: Any, key: str, stretch: bool = True) -> None:
-    """Draw an Altair chart from its Vega-Lite dict, skipping Altair's JSON-schema validation (the
-    builders in mafiascope.analytics.figures are tested; validating four dashboard charts cost a
-    good part of a fresh process's first render)."""
-    spec = ch.to_dict(validate=False)
+def __getattr__(name: str) -> Any:
+    """The dashboard's chart builders (mafiascope.analytics.figures), imported on first use: Altair is not
+    needed to draw the Dashboard from stored figures."""
+    if name in ("dynamics_chart", "model_colors"):
+        from mafiascope.analytics import figures
+
+        return getattr(figures, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _show_chart(spec: dict[str, Any], key: str, stretch: bool = True) -> None:
+    """Draw a stored Vega-Lite dict (Altair's ``to_dict(validate=False)`` of the figure's chart)."""
     if stretch:
         st.vega_lite_chart(spec=spec, width="stretch", key=key)
     else:
         st.vega_lite_chart(spec=spec, key=key)
 
 
-def _pct(x: Any) -> str:
-    return "–" if x is None else f"{100 * x:.0f}%"
-
-
-def tiles(rep: dict[str, Any], out: dict[str, Any], sel: pd.DataFrame) -> None:
+def tiles(rep: dict[str, Any], sel: pd.DataFrame) -> None:
     o = rep.get("outcome") or {}
     p = rep.get("parse") or {}
     w = o.get("mafia_win_rate_wilson95") or [None, None]
@@ -50,17 +56,6 @@ def tiles(rep: dict[str, Any], out: dict[str, Any], sel: pd.DataFrame) -> None:
     used = sel[sel["game_id"].isin(set(rep.get("game_ids") or []))] if len(sel) else sel  # the games the figures use
     models = models_of(used["models"]) if len(used) else []
     c[5].metric("Models", len(models), help="Models seated in the games above: " + md_escape(", ".join(models)))
-
-
-def preview_tiles(sel: pd.DataFrame) -> None:
-    """What the sidebar's game index already knows (no analytics): shown while the cache builds."""
-    done = sel[sel["winner"].isin(["Mafia", "Villagers"])] if len(sel) else sel
-    c = st.columns(4)
-    c[0].metric("Games found", f"{len(sel):,}", help="Root games of the selection (sidebar index)")
-    c[1].metric("Finished", f"{len(done):,}")
-    c[2].metric("Mafia wins so far", _pct((done["winner"] == "Mafia").mean() if len(done) else None),
-                help="From the game logs' game_over records; intervals and probe figures follow once the games are parsed")
-    c[3].metric("Mean rounds (index)", f"{sel['rounds'].mean():.1f}" if len(sel) else "–")
 
 
 def build_progress(dirs: tuple[str, ...], sel: pd.DataFrame) -> None:
@@ -81,27 +76,25 @@ def build_progress(dirs: tuple[str, ...], sel: pd.DataFrame) -> None:
 
 
 def f1_per_model(dirs: tuple[str, ...], rep: dict[str, Any]) -> None:
-    pm = A.per_model(dirs)
-    df = F.f1_frame(pm)
+    fig = DF.figure(dirs, "f1")
+    df = fig["table"]
     if df.empty:
         st.info("No first-order data.")
         return
-    ch = F.f1_per_model_chart(df, pm)
-    _show_chart(ch, "db_f1")
-    download_chart(ch, "f1_by_round_per_model", key="ex_f1")
+    _show_chart(fig["spec"], "db_f1")
+    download_chart(DF.chart_builder("f1", df, A.per_model(dirs)), "f1_by_round_per_model", key="ex_f1")
     st.dataframe(dashes(df), hide_index=True, width="stretch")
     download_csv(df, "f1_by_round_per_model", key="dl_f1")
 
 
 def calibration_per_model(dirs: tuple[str, ...]) -> None:
-    pm = A.per_model(dirs)
-    df, s = F.calibration_frames(pm)
-    if df.empty:
+    fig = DF.figure(dirs, "calibration")
+    if fig["spec"] is None:
         st.info("No calibration data.")
         return
-    ch = F.calibration_per_model_chart(df, pm)
-    _show_chart(ch, "db_cal")
-    download_chart(ch, "calibration_per_model", key="ex_cal")
+    s = fig["table"]
+    _show_chart(fig["spec"], "db_cal")
+    download_chart(DF.chart_builder("calibration", s, A.per_model(dirs)), "calibration_per_model", key="ex_cal")
     st.dataframe(dashes(s), hide_index=True, width="stretch")
     download_csv(s, "calibration_per_model", key="dl_cal")
 
@@ -132,15 +125,15 @@ def f3_f4(rep: dict[str, Any]) -> None:
     download_csv(t4, "f4_summary", key="dl_f4")
 
 
-def dynamics(rep: dict[str, Any]) -> None:
-    df = F.dynamics_frame(rep)
+def dynamics(dirs: tuple[str, ...]) -> None:
+    fig = DF.figure(dirs, "dynamics")
+    df = fig["table"]
     if df.empty:
         st.info("No belief-dynamics data.")
         return
-    ch = dynamics_chart(df)
-    _show_chart(ch, "db_dyn", stretch=False)
+    _show_chart(fig["spec"], "db_dyn", stretch=False)
     st.caption("Suspicion volatility, top-suspect flip rate (death-forced flips excluded) and return rate, with 95% bootstrap intervals.")
-    download_chart(ch, "belief_dynamics", key="ex_dyn")
+    download_chart(DF.chart_builder("dynamics", df), "belief_dynamics", key="ex_dyn")
     st.dataframe(dashes(df), hide_index=True, width="stretch")
     download_csv(df, "belief_dynamics", key="dl_dyn")
 
@@ -155,10 +148,11 @@ def compare_view(dirs: tuple[str, ...]) -> None:
     a = c1.selectbox("Model A", models, index=0, key="db_cmp_a")
     b = c2.selectbox("Model B", [m for m in models if m != a], index=0, key="db_cmp_b")
     res = A.compare(dirs, a, b)
+    fig = DF.figure(dirs, "compare", a, b)
     st.caption(f"{plural(res['games_shared'], 'game')} seat{'s' if res['games_shared'] == 1 else ''} both · {plural(res['seats_a'], 'seat')} of A, {res['seats_b']:,} of B. Each row belongs to "
                "the seat that produced it; intervals resample whole games (paired where both sat); p: two-sided bootstrap, "
                "Holm-adjusted over the metrics.")
-    df = F.comparison_frame([res])
+    df = fig["table"]
     show = pd.DataFrame({
         "metric": df["label"], a: df["a"], b: df["b"],
         "A − B [95% CI]": [ci_text(d if d == d else None, [lo, hi] if lo is not None and lo == lo else None, "{:+.3f}")
@@ -166,10 +160,9 @@ def compare_view(dirs: tuple[str, ...]) -> None:
         "p": df["p"], "Holm p": df["p_holm"], "n A": df["n_a"], "n B": df["n_b"]})
     st.dataframe(dashes(show), hide_index=True, width="stretch")
     download_csv(df, f"compare_{a}_vs_{b}", key="dl_cmp")
-    if df["diff"].notna().any():
-        ch = F.comparison_chart(df, a, b)
-        _show_chart(ch, "db_cmp_chart", stretch=False)
-        download_chart(ch, f"compare_{a}_vs_{b}", key="ex_cmp")
+    if fig["spec"] is not None:
+        _show_chart(fig["spec"], "db_cmp_chart", stretch=False)
+        download_chart(DF.chart_builder("compare", df, None, a, b), f"compare_{a}_vs_{b}", key="ex_cmp")
 
 
 def matchups(out: dict[str, Any]) -> None:

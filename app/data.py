@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -34,6 +35,21 @@ def file_sig(game_dir: str | Path) -> tuple[tuple[int, int], ...]:
         except OSError:
             out.append((0, 0))
     return tuple(out)
+
+
+_SIG_SEEN: dict[str, tuple[float, tuple]] = {}  # game dir -> (monotonic time, file_sig) as the index last saw it
+SIG_SEEN_MAX = 50000
+
+
+def recent_sig(game_dir: str, max_age_s: float) -> tuple:
+    """:func:`file_sig` of a game, or the one the game index took less than ``max_age_s`` seconds ago (a page
+    run keys its analytics by the signatures the sidebar's index has just taken, instead of a second stat)."""
+    import time
+
+    hit = _SIG_SEEN.get(game_dir)
+    if hit is not None and time.monotonic() - hit[0] < max_age_s:
+        return hit[1]
+    return file_sig(game_dir)
 
 
 def read_log(path: str | Path) -> GameLog | None:
@@ -141,16 +157,25 @@ def root_problem(root: str) -> str | None:
 _INDEX_MEMO: dict[tuple[str, ...], tuple[float, pd.DataFrame]] = {}
 INDEX_TTL_S = 2.0
 
+INDEX_COLUMNS = ["game_id", "dir", "corpus", "root", "ts", "players", "player_names", "models", "language", "winner",
+                 "rounds", "events", "probed", "probe_bytes", "is_branch", "forked_from", "fork_batch_id",
+                 "has_snapshots", "invalid", "invalid_reason"]
+IndexProgress = Callable[[list[dict[str, Any]], int, int], None]  # (rows so far, games read, games to read)
+PROGRESS_MIN = 64  # fewer new or changed games than this are read without telling
+PROGRESS_EVERY_S = 0.25
 
-def game_index(roots: tuple[str, ...]) -> pd.DataFrame:
-    """One row per game under the roots (first root wins on duplicate ids); memoised for ~2 s."""
+
+def game_index(roots: tuple[str, ...], progress: IndexProgress | None = None) -> pd.DataFrame:
+    """One row per game under the roots (first root wins on duplicate ids); memoised for ~2 s. When at
+    least :data:`PROGRESS_MIN` games must be read (a cold start on a large corpus), ``progress`` is told
+    the rows found so far about every :data:`PROGRESS_EVERY_S` seconds, first before any game is read."""
     import time
 
     hit = _INDEX_MEMO.get(roots)
     now = time.monotonic()
     if hit is not None and now - hit[0] < INDEX_TTL_S:
         return hit[1]
-    df = _game_index(roots)
+    df = _game_index(roots, progress)
     if len(_INDEX_MEMO) > 16:
         _INDEX_MEMO.clear()
     _INDEX_MEMO[roots] = (now, df)
@@ -178,28 +203,44 @@ def _stored_rows(root: str) -> None:
             _ROW_MEMO.setdefault((path, root, sig), row)
 
 
-def _game_index(roots: tuple[str, ...]) -> pd.DataFrame:
+def _game_index(roots: tuple[str, ...], progress: IndexProgress | None = None) -> pd.DataFrame:
+    import time
+
     rows: list[dict[str, Any]] = []
     seen: set[str] = set()
+    plan: list[tuple[str, list[tuple[str, tuple]]]] = []
+    if len(_SIG_SEEN) > SIG_SEEN_MAX:
+        _SIG_SEEN.clear()
     for root in roots:
         _stored_rows(root)
+        items = [(d, file_sig(d)) for d in _dirs_of(root)]
+        now = time.monotonic()
+        _SIG_SEEN.update((d, (now, sig)) for d, sig in items)
+        plan.append((root, items))
+    todo = sum((d, root, sig) not in _ROW_MEMO for root, items in plan for d, sig in items)
+    tell = progress if progress is not None and todo >= PROGRESS_MIN else None
+    if tell is not None:
+        tell(rows, 0, todo)
+    done, told = 0, time.monotonic()
+    for root, items in plan:
         built = 0
         mine: list[tuple[str, tuple, dict[str, Any] | None]] = []
-        for d in _dirs_of(root):
-            sig = file_sig(d)
-            built += (d, root, sig) not in _ROW_MEMO
+        for d, sig in items:
+            new = (d, root, sig) not in _ROW_MEMO
+            built += new
             row = _index_row(d, root, sig)
             mine.append((d, sig, row))
-            if row is None or row["game_id"] in seen:
-                continue
-            seen.add(row["game_id"])
-            rows.append(row)
+            if row is not None and row["game_id"] not in seen:
+                seen.add(row["game_id"])
+                rows.append(row)
+            if new and tell is not None:
+                done += 1
+                if time.monotonic() - told >= PROGRESS_EVERY_S:
+                    tell(rows, done, todo)
+                    told = time.monotonic()
         if built:
             disk_memo.store("index", root, mine)
-    cols = ["game_id", "dir", "corpus", "root", "ts", "players", "player_names", "models", "language", "winner",
-            "rounds", "events", "probed", "probe_bytes", "is_branch", "forked_from", "fork_batch_id",
-            "has_snapshots", "invalid", "invalid_reason"]
-    df = pd.DataFrame(rows, columns=cols)
+    df = pd.DataFrame(rows, columns=INDEX_COLUMNS)
     if not df.empty:
         df = df.sort_values(["is_branch", "ts"], ascending=[True, False], kind="stable").reset_index(drop=True)
     return df

@@ -25,7 +25,6 @@ import streamlit as st
 
 from mafiascope.backends.keys import KeyPolicy, env_resolver, policy_resolver, set_key_resolver
 
-from .lineup import SESSION_PREFIX
 _SESSION = "_ms_session_keys"  # session_state: {variable name: (key, base_url)}
 
 
@@ -73,6 +72,8 @@ def available() -> set[str]:
 
 
 def session_var(uid: str) -> str:
+    from .lineup import SESSION_PREFIX  # lineup reads configs (yaml, engine rules): not needed to draw a page
+
     return SESSION_PREFIX + "".join(c if c.isalnum() else "_" for c in uid).upper()
 
 
@@ -121,6 +122,8 @@ def install() -> None:
 def child_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     """The environment of a process the app starts: the server's, with the policy in force (operator's + this
     session's keys) and exactly the allowed keys' values; any other secret name resolves to nothing there."""
+    from .lineup import SESSION_PREFIX
+
     env = {k: v for k, v in os.environ.items() if not k.startswith(SESSION_PREFIX) and not k.startswith("MAFIASCOPE_KEY_")}
     policy = operator_policy().merged(session_policy())
     env.update(policy.to_env())

@@ -184,27 +184,37 @@ def download_csv(df: pd.DataFrame, name: str, key: str, label: str = "⬇ CSV") 
 
 def download_chart(chart: Any, name: str, key: str) -> None:
     """Charts export as Vega-Lite JSON, standalone HTML, SVG and PNG (the same renderer as `mafiascope report`),
-    each built only when clicked."""
-    from mafiascope.analytics.figures import chart_png, chart_svg
+    each built only when clicked. ``chart`` is an Altair chart, or a function that builds one (the Dashboard draws
+    its charts from stored Vega-Lite dicts: Altair is imported and the chart built only on a click)."""
+    import functools
+    import importlib.util
+
+    built = functools.cache(chart if callable(chart) else lambda: chart)
 
     def _html() -> str:
         buf = io.StringIO()
-        chart.save(buf, format="html")
+        built().save(buf, format="html")
         return buf.getvalue()
+
+    def _svg() -> str:
+        from mafiascope.analytics.figures import chart_svg
+
+        return chart_svg(built())
+
+    def _png() -> bytes:
+        from mafiascope.analytics.figures import chart_png
+
+        return chart_png(built())
 
     # one wrapping row of content-wide buttons: fixed columns cut the labels in a half-width column ("⬇ Ve…")
     row = st.container(horizontal=True, gap="small", key=f"{key}_row")
-    row.download_button("⬇ Vega-Lite JSON", chart.to_json, file_name=f"{name}.vl.json", mime="application/json",
+    row.download_button("⬇ Vega-Lite JSON", lambda: built().to_json(), file_name=f"{name}.vl.json", mime="application/json",
                         key=key + "_json", on_click="ignore")
     row.download_button("⬇ HTML", _html, file_name=f"{name}.html", mime="text/html", key=key + "_html", on_click="ignore")
-    try:
-        import vl_convert  # noqa: F401 - the SVG/PNG renderer
-    except ImportError:
+    if importlib.util.find_spec("vl_convert") is None:  # the SVG/PNG renderer (found, not imported)
         return
-    row.download_button("⬇ SVG", lambda: chart_svg(chart), file_name=f"{name}.svg", mime="image/svg+xml", key=key + "_svg",
-                       on_click="ignore")
-    row.download_button("⬇ PNG", lambda: chart_png(chart), file_name=f"{name}.png", mime="image/png", key=key + "_png",
-                       on_click="ignore")
+    row.download_button("⬇ SVG", _svg, file_name=f"{name}.svg", mime="image/svg+xml", key=key + "_svg", on_click="ignore")
+    row.download_button("⬇ PNG", _png, file_name=f"{name}.png", mime="image/png", key=key + "_png", on_click="ignore")
 
 
 def agent_picker(gm: GameModel, *, label: str = "Agent", key: str = "w_agent", allow_none: bool = False) -> str | None:

@@ -5,6 +5,12 @@ game, and the Cross-Game Dashboard on a 1,000-game synthetic corpus.
     python bench/app_latency.py --json          # one JSON object
     python bench/app_latency.py --games 200     # a smaller synthetic corpus
     python bench/app_latency.py --synthetic-dir /tmp/ms_synth   # keep/reuse the synthetic corpus
+    python bench/app_latency.py --only-browser --no-timeline --baseline /tmp/base   # Chromium, this vs another checkout
+
+In Chromium each Dashboard visit is a fresh ``streamlit run`` process; besides the wall times it
+reports the server's CPU seconds for the visit and the browser's phase times (HTML, app shell,
+script start, sidebar picker, first content, tiles, first chart, idle), which say where the time
+goes; with ``--baseline`` the visits alternate between the two checkouts under the same load.
 
 The synthetic corpus is built from a few offline games (`mafiascope run`, no snapshots),
 each copied under new game ids until there are N games. Timings are wall-clock seconds of
@@ -191,9 +197,10 @@ _STEP_JS = """async ({want}) => {
 
 
 class _Server:
-    """``streamlit run streamlit_app.py`` on a free loopback port (a fresh server process)."""
+    """``streamlit run streamlit_app.py`` of a checkout (this one by default) on a free loopback port
+    (a fresh server process)."""
 
-    def __init__(self, env: dict[str, str]):
+    def __init__(self, env: dict[str, str], checkout: Path = ROOT):
         import socket
         import urllib.request
 
@@ -202,18 +209,28 @@ class _Server:
             self.port = sk.getsockname()[1]
         self.proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "streamlit_app.py", "--server.headless", "true",
                                       "--server.port", str(self.port), "--server.address", "127.0.0.1",
-                                      "--browser.gatherUsageStats", "false"], cwd=ROOT, env={**os.environ, **env},
+                                      "--browser.gatherUsageStats", "false"], cwd=checkout,
+                                     env={**os.environ, "PYTHONPATH": str(checkout), **env},
                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         self.url = f"http://127.0.0.1:{self.port}"
         t0 = time.time()
         while time.time() - t0 < 120:
             try:
                 if urllib.request.urlopen(self.url + "/_stcore/health", timeout=2).status == 200:
+                    self.start_cpu_s = self.cpu_s()
                     return
             except OSError:
                 time.sleep(0.3)
         self.close()
         raise SystemExit("streamlit did not start")
+
+    def cpu_s(self) -> float:
+        """User + system CPU seconds of the server process so far (Linux /proc; 0 elsewhere)."""
+        try:
+            fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            return 0.0
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
     def close(self) -> None:
         self.proc.terminate()
@@ -229,9 +246,35 @@ def _wait_idle(page, timeout_s: float = 900) -> None:
                            timeout=timeout_s * 1000)
 
 
+# first time (ms after navigation start, in the browser's clock) each phase of a page load is seen:
+# the HTML, Streamlit's app shell, the script run starting (the session is up), the sidebar's game picker,
+# the first Dashboard content (progress bar or a tile), the full tile row, the first chart drawn, and the run's end
+_PHASES_JS = """(() => {
+  const t = {};
+  const seen = (k) => { if (!(k in t)) t[k] = performance.now(); };
+  let ran = false;
+  const check = () => {
+    const app = document.querySelector('[data-testid="stApp"]');
+    if (app) seen('app_shell');
+    const s = app && app.getAttribute('data-test-script-state');
+    if (s === 'running') { ran = true; seen('script_running'); }
+    if (document.querySelector('[data-testid="stSidebar"] [data-testid="stSelectbox"]')) seen('sidebar_picker');
+    if (document.querySelector('[data-testid="stMain"] [data-testid="stProgress"], [data-testid="stMain"] [data-testid="stMetric"]')) seen('first_content');
+    if ([...document.querySelectorAll('[data-testid="stMetric"]')].some(m => m.innerText.includes('Probe parse rate'))) seen('tiles');
+    if (document.querySelector('[data-testid="stMain"] .vega-embed canvas, [data-testid="stMain"] .vega-embed svg')) seen('first_chart');
+    if (ran && s === 'notRunning' && 'tiles' in t) seen('idle');
+  };
+  new MutationObserver(check).observe(document, {subtree: true, childList: true, attributes: true});
+  document.addEventListener('DOMContentLoaded', () => seen('dom_ready'));
+  window.__msPhases = t;
+})();"""
+
+
 def _dashboard_visit(browser, url: str) -> dict:
-    """Open the Dashboard in a new tab: seconds to the first progress bar or tile, and to the full render."""
+    """Open the Dashboard in a new tab: seconds to the first progress bar or tile, and to the full
+    render (Python's clock, from ``goto``), and the browser's phase times (``phases_s``)."""
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page.add_init_script(_PHASES_JS)
     t0 = time.perf_counter()
     page.goto(url + "/dashboard")
     page.wait_for_selector('[data-testid="stProgress"], [data-testid="stMetric"]', timeout=900_000)
@@ -239,53 +282,135 @@ def _dashboard_visit(browser, url: str) -> dict:
     page.wait_for_selector('[data-testid="stMetric"]:has-text("Probe parse rate")', timeout=900_000)
     _wait_idle(page)
     full = time.perf_counter() - t0
+    phases = page.evaluate("() => window.__msPhases || {}")
     page.close()
-    return {"first_content_s": round(first, 2), "full_render_s": round(full, 2)}
+    return {"first_content_s": round(first, 2), "full_render_s": round(full, 2),
+            "phases_s": {k: round(v / 1000, 2) for k, v in sorted(phases.items(), key=lambda kv: kv[1])}}
 
 
-def bench_browser(n: int, synth_dir: Path | None, reps: int) -> dict:
+def _visit_fresh(browser, env: dict[str, str], checkout: Path) -> dict:
+    """One Dashboard visit in a new server process of ``checkout``, with the server's CPU seconds
+    spent from its start-up (health check answered) to the full render."""
+    srv = _Server(env, checkout)
+    try:
+        r = _dashboard_visit(browser, srv.url)
+        r["server_startup_cpu_s"] = round(srv.start_cpu_s, 2)
+        r["server_cpu_s"] = round(srv.cpu_s() - srv.start_cpu_s, 2)
+        return r
+    finally:
+        srv.close()
+
+
+def _summary(runs: list[dict]) -> dict:
+    out = {k: _stats([r[k] for r in runs]) for k in runs[0] if k != "phases_s"}
+    phases = {k for r in runs for k in r["phases_s"]}
+    out["phases_s"] = {k: _stats([r["phases_s"][k] for r in runs if k in r["phases_s"]]) for k in phases}
+    out["phases_s"] = dict(sorted(out["phases_s"].items(), key=lambda kv: kv[1]["median"]))
+    return out
+
+
+def bench_browser(n: int, synth_dir: Path | None, reps: int, baseline: Path | None = None, timeline: bool = True) -> dict:
     """In Chromium (Playwright): the Dashboard of n synthetic games in fresh server processes, cold
-    (no analytics cache) and with the caches present, and the timeline's next-step click."""
+    (no analytics cache) and with the caches present, and the timeline's next-step click. With
+    ``baseline`` (another checkout, e.g. ``git archive main | tar -x -C DIR``) the Dashboard visits
+    alternate between the two checkouts in the same run, each with its own cache directory."""
     from playwright.sync_api import sync_playwright
 
     if not Path(CHROMIUM).exists():
         raise SystemExit(f"{CHROMIUM} is not installed")
     root = synth_dir or Path(tempfile.mkdtemp(prefix="ms_synth_"))
     build_synthetic(root / "corpus", n)
-    cache = Path(tempfile.mkdtemp(prefix="ms_cache_"))  # the analytics and app caches of this run only
-    env = {"MAFIASCOPE_LOGS": str(root / "corpus"), "MAFIASCOPE_RUNS": str(root / "runs"), "MAFIASCOPE_CACHE_DIR": str(cache)}
-    out: dict = {"games": n}
+    checkouts = {"this": ROOT, **({"baseline": baseline.resolve()} if baseline else {})}
+    caches = {name: Path(tempfile.mkdtemp(prefix=f"ms_cache_{name}_")) for name in checkouts}  # this run's caches only
+    envs = {name: {"MAFIASCOPE_LOGS": str(root / "corpus"), "MAFIASCOPE_RUNS": str(root / "runs"),
+                   "MAFIASCOPE_CACHE_DIR": str(caches[name])} for name in checkouts}
+    out: dict = {"games": n, "checkouts": {k: str(v) for k, v in checkouts.items()}}
     try:
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM, args=_ARGS)
-            srv = _Server(env)
-            try:
-                out["dashboard_no_cache"] = _dashboard_visit(browser, srv.url)
-            finally:
-                srv.close()
-            runs = []
+            for name, checkout in checkouts.items():
+                out.setdefault(name, {})["dashboard_no_cache"] = _visit_fresh(browser, envs[name], checkout)
+            runs: dict[str, list[dict]] = {name: [] for name in checkouts}
             for _ in range(max(1, reps // 2)):
-                srv = _Server(env)  # a fresh process each time: only the on-disk caches remain
+                for name, checkout in checkouts.items():  # alternating, so both see the same machine load
+                    runs[name].append(_visit_fresh(browser, envs[name], checkout))
+            for name in checkouts:
+                out[name]["dashboard_fresh_process_with_cache"] = _summary(runs[name])
+            if timeline:
+                game_dir, gid = _largest_game(_demo_roots())
+                srv = _Server({**envs["this"], "MAFIASCOPE_LOGS": str(game_dir.parent)})
                 try:
-                    runs.append(_dashboard_visit(browser, srv.url))
+                    page = browser.new_page(viewport={"width": 1500, "height": 2000})
+                    page.goto(f"{srv.url}/?game={gid}&step=5")
+                    page.wait_for_selector('.st-key-tl_next button', timeout=300_000)  # the first stSlider may be the sidebar's hidden one
+                    _wait_idle(page)
+                    steps = [page.evaluate(_STEP_JS, {"want": f"step={6 + i}"}) / 1000 for i in range(reps * 2)]
+                    page.close()
                 finally:
                     srv.close()
-            out["dashboard_fresh_process_with_cache"] = {k: _stats([r[k] for r in runs]) for k in runs[0]}
-            game_dir, gid = _largest_game(_demo_roots())
-            srv = _Server({**env, "MAFIASCOPE_LOGS": str(game_dir.parent)})
-            try:
-                page = browser.new_page(viewport={"width": 1500, "height": 2000})
-                page.goto(f"{srv.url}/?game={gid}&step=5")
-                page.wait_for_selector('.st-key-tl_next button', timeout=300_000)  # the first stSlider may be the sidebar's hidden one
-                _wait_idle(page)
-                steps = [page.evaluate(_STEP_JS, {"want": f"step={6 + i}"}) / 1000 for i in range(reps * 2)]
-                page.close()
-            finally:
-                srv.close()
-            out["timeline_step_click_to_render_s"] = {**_stats(steps), "game": gid}
+                out["timeline_step_click_to_render_s"] = {**_stats(steps), "game": gid}
             browser.close()
     finally:
-        shutil.rmtree(cache, ignore_errors=True)
+        for c in caches.values():
+            shutil.rmtree(c, ignore_errors=True)
+        if synth_dir is None:
+            shutil.rmtree(root, ignore_errors=True)
+    return out
+
+
+# one fresh-process Dashboard render under AppTest (run as `python -c` in the checkout): the process CPU of
+# the script run; with "first" it stops at the first progress bar drawn (a cold start's first content)
+_FRESH_JS = r"""
+import json, logging, os, sys, time
+sys.path.insert(0, os.getcwd())
+logging.getLogger("streamlit").setLevel(logging.ERROR)
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+at = AppTest.from_file(os.path.join(os.getcwd(), "streamlit_app.py"), default_timeout=1800)
+at.query_params["page"] = "dashboard"
+c0, w0 = time.process_time(), time.perf_counter()
+if sys.argv[1] == "first":
+    def first(*a, **k):
+        print(json.dumps({"cpu_s": round(time.process_time() - c0, 2), "wall_s": round(time.perf_counter() - w0, 2)}), flush=True)
+        os._exit(0)
+    st.progress = first
+at.run()
+print(json.dumps({"cpu_s": round(time.process_time() - c0, 2), "wall_s": round(time.perf_counter() - w0, 2),
+                  "altair_imported": "altair" in sys.modules, "exceptions": [e.message[:200] for e in at.exception]}))
+"""
+
+
+def _fresh_run(checkout: Path, env: dict[str, str], mode: str) -> dict:
+    r = subprocess.run([sys.executable, "-c", _FRESH_JS, mode], cwd=checkout, env={**os.environ, "PYTHONPATH": str(checkout), **env},
+                       capture_output=True, text=True, timeout=3600)
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+def bench_fresh_cpu(n: int, synth_dir: Path | None, reps: int, baseline: Path | None = None) -> dict:
+    """Process CPU of a fresh process's Dashboard render under AppTest, caches present (each checkout's cache
+    built by a first, discarded run), and of a cold start to its first progress bar; checkouts alternate."""
+    root = synth_dir or Path(tempfile.mkdtemp(prefix="ms_synth_"))
+    build_synthetic(root / "corpus", n)
+    checkouts = {"this": ROOT, **({"baseline": baseline.resolve()} if baseline else {})}
+    base_env = {"MAFIASCOPE_LOGS": str(root / "corpus"), "MAFIASCOPE_RUNS": str(root / "runs")}
+    caches = {name: Path(tempfile.mkdtemp(prefix=f"ms_cache_{name}_")) for name in checkouts}
+    out: dict = {name: {"warm": [], "cold_first_progress": []} for name in checkouts}
+    try:
+        for name, checkout in checkouts.items():
+            _fresh_run(checkout, {**base_env, "MAFIASCOPE_CACHE_DIR": str(caches[name])}, "full")  # builds the caches
+        for _ in range(max(1, reps)):
+            for name, checkout in checkouts.items():
+                out[name]["warm"].append(_fresh_run(checkout, {**base_env, "MAFIASCOPE_CACHE_DIR": str(caches[name])}, "full"))
+                empty = Path(tempfile.mkdtemp(prefix="ms_cold_"))
+                try:
+                    out[name]["cold_first_progress"].append(
+                        _fresh_run(checkout, {**base_env, "MAFIASCOPE_CACHE_DIR": str(empty)}, "first"))
+                finally:
+                    shutil.rmtree(empty, ignore_errors=True)
+        out["load_average"] = round(os.getloadavg()[0], 1)
+    finally:
+        for c in caches.values():
+            shutil.rmtree(c, ignore_errors=True)
         if synth_dir is None:
             shutil.rmtree(root, ignore_errors=True)
     return out
@@ -301,13 +426,31 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--browser", action="store_true",
                     help="also measure in Chromium: fresh-process Dashboard with and without caches, timeline step")
     ap.add_argument("--only-browser", action="store_true", help="only the Chromium measurements")
+    ap.add_argument("--baseline", type=Path, default=None,
+                    help="another checkout (e.g. `git archive main | tar -x -C DIR`) whose Dashboard is measured in "
+                         "Chromium in the same run, visits alternating with this checkout's")
+    ap.add_argument("--no-timeline", action="store_true", help="skip the Chromium timeline-step measurement")
+    ap.add_argument("--fresh-cpu", action="store_true",
+                    help="only the process CPU of fresh-process Dashboard renders under AppTest (caches present, and a "
+                         "cold start to its first progress bar), alternating with --baseline when given")
     args = ap.parse_args(argv)
     import logging
 
     logging.getLogger("streamlit").setLevel(logging.ERROR)
     out = {"streamlit": __import__("streamlit").__version__, "python": sys.version.split()[0], "cpus": os.cpu_count()}
+    if args.fresh_cpu:
+        out["fresh_cpu"] = f = bench_fresh_cpu(args.games, args.synthetic_dir, args.reps, args.baseline)
+        if args.json:
+            print(json.dumps(out))
+            return 0
+        for name in ("this", "baseline"):
+            if name in f:
+                print(f"[{name}] fresh-process Dashboard, caches present: process CPU "
+                      + ", ".join(str(r["cpu_s"]) for r in f[name]["warm"]) + " s; cold start to the first progress bar: "
+                      + ", ".join(str(r["cpu_s"]) for r in f[name]["cold_first_progress"]) + f" s (load average {f['load_average']})")
+        return 0
     if args.browser or args.only_browser:
-        out["browser"] = bench_browser(args.games, args.synthetic_dir, args.reps)
+        out["browser"] = bench_browser(args.games, args.synthetic_dir, args.reps, args.baseline, not args.no_timeline)
     if not args.only_browser:
         out["largest_demo_game"] = bench_game(args.reps)
     if not args.skip_dashboard and not args.only_browser:
@@ -318,13 +461,18 @@ def main(argv: list[str] | None = None) -> int:
     if "browser" in out:
         b = out["browser"]
         print(f"Chromium, {b['games']} synthetic games, fresh server processes:")
-        print(f"  Dashboard without caches: first progress/tiles {b['dashboard_no_cache']['first_content_s']} s, "
-              f"full render {b['dashboard_no_cache']['full_render_s']} s")
-        w = b["dashboard_fresh_process_with_cache"]
-        print(f"  Dashboard with caches present: full render median {w['full_render_s']['median']} s "
-              f"(max {w['full_render_s']['max']} s, n={w['full_render_s']['n']})")
-        st_ = b["timeline_step_click_to_render_s"]
-        print(f"  timeline step, click to new step rendered: median {st_['median']} s, max {st_['max']} s (n={st_['n']})")
+        for name in b["checkouts"]:
+            nc, w = b[name]["dashboard_no_cache"], b[name]["dashboard_fresh_process_with_cache"]
+            print(f"  [{name}] Dashboard without caches: first progress/tiles {nc['first_content_s']} s, "
+                  f"full render {nc['full_render_s']} s (server CPU {nc['server_cpu_s']} s); phases "
+                  + ", ".join(f"{k} {v}" for k, v in nc["phases_s"].items()))
+            print(f"  [{name}] Dashboard with caches present: full render median {w['full_render_s']['median']} s "
+                  f"(max {w['full_render_s']['max']} s, n={w['full_render_s']['n']}), server CPU median "
+                  f"{w['server_cpu_s']['median']} s; phases (median) "
+                  + ", ".join(f"{k} {v['median']}" for k, v in w["phases_s"].items()))
+        if "timeline_step_click_to_render_s" in b:
+            st_ = b["timeline_step_click_to_render_s"]
+            print(f"  timeline step, click to new step rendered: median {st_['median']} s, max {st_['max']} s (n={st_['n']})")
     if "largest_demo_game" in out:
         g = out["largest_demo_game"]
         print(f"largest demo game {g['game']} ({g['bytes'] / 1e6:.1f} MB): first run {g['cold_first_run_s']} s, "

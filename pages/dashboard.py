@@ -26,28 +26,23 @@ if not dirs:
     st.stop()
 D.build_progress(dirs, sel)  # a cold cache: a progress bar and the index's tiles, not a blank page
 rep = A.report(dirs)
-out = A.outcomes(dirs)
 if not rep.get("n_games"):
     st.info(f"None of the {len(dirs)} selected root games has probe answers, so there is nothing to score. Add probed "
             "corpora in the sidebar (Corpora, Search games) or launch games with probes on.", icon="👈")
     st.stop()
 st.caption(f"Every figure is over the {AV.games_scope(int(rep.get('n_games') or 0), len(sel))} · metric mode "
            f"**{bridge.current_mode().name}** · bootstrap B = {bridge.current_mode().boot}")
-D.tiles(rep, out, sel)
-t1, t2, t3, t4, t5, t6 = st.tabs(["First-order by round", "Calibration per model", "F3 · F4", "Belief dynamics", "Matchups",
-                                  "Compare models"], key="tab", bind="query-params")
-with t1:
-    D.f1_per_model(dirs, rep)
-with t2:
-    D.calibration_per_model(dirs)
-with t3:
-    D.f3_f4(rep)
-with t4:
-    D.dynamics(rep)
-with t5:
-    D.matchups(out)
-with t6:
-    D.compare_view(dirs)
+D.tiles(rep, sel)
+tabs = st.tabs(["First-order by round", "Calibration per model", "F3 · F4", "Belief dynamics", "Matchups",
+                "Compare models"], key="tab", bind="query-params")
+# only the open tab runs (the tabs are bound to the URL, so switching tabs reruns the page): the first view
+# draws one chart and its table instead of every tab's figures
+draw = [lambda: D.f1_per_model(dirs, rep), lambda: D.calibration_per_model(dirs), lambda: D.f3_f4(rep),
+        lambda: D.dynamics(dirs), lambda: D.matchups(A.outcomes(dirs)), lambda: D.compare_view(dirs)]
+for tab, fill in zip(tabs, draw):
+    if tab.open is not False:  # None: a Streamlit that does not track the open tab draws them all
+        with tab:
+            fill()
 # serialised only when clicked (a large corpus's report takes most of a second to dump)
 st.download_button("⬇ Full report (JSON)", lambda: json.dumps(rep, default=str, indent=1), file_name="mafiascope_report.json",
                    mime="application/json", key="dl_report")

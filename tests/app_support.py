@@ -30,6 +30,16 @@ def play(logs: Path, gid: str, seed: int, *extra: str) -> Path:
     return logs / gid
 
 
+def copy_demo(dest: Path, n: int) -> Path:
+    """The first ``n`` bundled demo games copied under ``dest`` (a corpus a test may change)."""
+    import shutil
+
+    for d in sorted(DEMO.iterdir())[:n]:
+        if (d / "game.jsonl").is_file():
+            shutil.copytree(d, dest / d.name)
+    return dest
+
+
 def demo_logs(tmp_factory) -> Path:
     """data/demo when it holds games, else two freshly played offline games."""
     from mafiascope.logs.io import list_game_dirs
@@ -49,6 +59,15 @@ def new_app(**params: str):
     for k, v in params.items():
         at.query_params[k] = v
     return at
+
+
+def each_tab(at, key: str = "tab"):
+    """Run ``at`` (already run once) again with each tab of its URL-bound tab set open, yielding it after each run:
+    a page whose tabs are bound to the URL draws only the open tab (the Dashboard), so a check of every tab's
+    content runs once per tab."""
+    for label in [t.label for t in at.tabs]:
+        at.query_params[key] = label
+        yield at.run()
 
 
 _ESCAPED = re.compile(r"\\([!-/:-@\[-`{-~])")

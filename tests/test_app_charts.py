@@ -11,7 +11,7 @@ import pytest
 
 pytest.importorskip("streamlit")
 
-from .app_support import assert_clean, demo_logs, new_app  # noqa: E402
+from .app_support import assert_clean, demo_logs, each_tab, new_app  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -102,7 +102,10 @@ def test_dashboard_calibration_has_reference_and_shared_model_colours(logs):
     with no domain (a model without calibration bins shifted every other model's colour against the F1 tab)."""
     at = new_app(page="dashboard").run()
     assert_clean(at)
-    specs = _specs(at)
+    specs = []
+    for at in each_tab(at):  # only the open tab is drawn: collect every tab's charts
+        assert_clean(at)
+        specs += _specs(at)
     cal = [s for s in specs if "confidence bin" in _title(s)]
     f1 = [s for s in specs if "per round" in _title(s)]
     assert cal and f1, [_title(s) for s in specs]

@@ -4,22 +4,18 @@ keyed by the games' files, and a cold analytics cache built under a progress bar
 from __future__ import annotations
 
 import os
-import shutil
 from pathlib import Path
 
 import pytest
 
 pytest.importorskip("streamlit")
 
-from .app_support import DEMO, assert_clean, new_app  # noqa: E402
+from .app_support import assert_clean, copy_demo, new_app  # noqa: E402
 
 
 @pytest.fixture()
 def logs(tmp_path, monkeypatch):
-    root = tmp_path / "logs"
-    for d in sorted(DEMO.iterdir())[:4]:
-        if (d / "game.jsonl").is_file():
-            shutil.copytree(d, root / d.name)
+    root = copy_demo(tmp_path / "logs", 4)
     monkeypatch.setenv("MAFIASCOPE_LOGS", str(root))
     monkeypatch.setenv("MAFIASCOPE_RUNS", str(tmp_path / "runs"))
     monkeypatch.setenv("MAFIASCOPE_CACHE_DIR", str(tmp_path / "cache"))
@@ -38,6 +34,7 @@ def _fresh_process() -> None:
     data._STORED_ROOTS.clear()
     data._INDEX_MEMO.clear()
     bridge._SIG_MEMO.clear()
+    data._SIG_SEEN.clear()
     bridge._WARM.clear()
 
 
@@ -68,7 +65,7 @@ def test_disk_memo_roundtrip_and_bad_entries(tmp_path, monkeypatch):
 
 @pytest.mark.slow
 def test_fresh_process_renders_from_disk_and_sees_changed_games(logs, monkeypatch):
-    import app.analysis as analysis_mod
+    import mafiascope.analytics.report as report_mod
 
     at = new_app(page="dashboard").run()  # cold: parses the games (progress bar), computes, stores
     assert_clean(at)
@@ -79,8 +76,8 @@ def test_fresh_process_renders_from_disk_and_sees_changed_games(logs, monkeypatc
     assert list((cache / "app").glob("report-*.pkl")) and list((cache / "app").glob("index-*.pkl"))
 
     calls = []
-    real = analysis_mod.build_report  # the app calls the analytics directly: patch where it is looked up
-    monkeypatch.setattr(analysis_mod, "build_report", lambda *a, **k: calls.append(1) or real(*a, **k))
+    real = report_mod.build_report  # the app imports it when a report is computed: patch it in its module
+    monkeypatch.setattr(report_mod, "build_report", lambda *a, **k: calls.append(1) or real(*a, **k))
     _fresh_process()
     at = new_app(page="dashboard").run()
     assert_clean(at)
@@ -117,3 +114,93 @@ def test_build_progress_parses_then_reports_warm(logs):
     at.run()
     assert not at.exception, [e.message for e in at.exception]
     assert "pending 4 -> 0" in [m.value for m in at.markdown]
+
+
+def _drawn_specs(at) -> list[str]:
+    out: list[str] = []
+
+    def walk(node) -> None:
+        if getattr(node, "type", "") == "vega_lite_chart":
+            out.append(node.proto.spec)
+        for c in getattr(node, "children", {}).values():
+            walk(c)
+
+    walk(at._tree)
+    return out
+
+
+@pytest.mark.slow
+def test_figures_drawn_from_disk_are_the_charts_drawn_cold(logs, monkeypatch):
+    """A fresh process draws every Dashboard figure from its stored Vega-Lite dict, identical to the one drawn
+    when the figures were first computed, without building an Altair chart."""
+    from mafiascope.analytics import figures
+
+    from .app_support import each_tab
+
+    at = new_app(page="dashboard").run()
+    cold = [spec for at in each_tab(at) for spec in _drawn_specs(at)]
+    assert len(cold) >= 3  # F1, calibration, belief dynamics, the comparison (when two models sit)
+    built = []
+    for name in ("f1_per_model_chart", "calibration_per_model_chart", "dynamics_chart", "comparison_chart"):
+        real = getattr(figures, name)
+        monkeypatch.setattr(figures, name, lambda *a, _real=real, **k: built.append(1) or _real(*a, **k))
+    _fresh_process()
+    at = new_app(page="dashboard").run()
+    warm = [spec for at in each_tab(at) for spec in _drawn_specs(at)]
+    assert warm == cold and not built
+
+
+def test_chart_exports_build_the_stored_figure(logs):
+    """The export buttons build the chart on a click (app/dashboard_figures.chart_builder): its Vega-Lite JSON is
+    the stored figure the page draws."""
+    from streamlit.testing.v1 import AppTest
+
+    def script() -> None:
+        import json
+
+        import streamlit as st
+
+        from app import analysis as A
+        from app import dashboard_figures as DF
+        from mafiascope.logs.io import list_game_dirs
+
+        dirs = tuple(sorted(str(d) for d in list_game_dirs(st.session_state["root"])))
+        pm = A.per_model(dirs)
+        models = A.seat_models(dirs)
+        cases = [("f1", (), pm), ("calibration", (), pm), ("dynamics", (), None)]
+        cases += [("compare", (models[0], models[1]), None)] if len(models) > 1 else []
+        for name, args, inputs in cases:
+            fig = DF.figure(dirs, name, *args)
+            if fig["spec"] is None:
+                continue
+            exported = json.loads(DF.chart_builder(name, fig["table"], inputs, *args)().to_json())
+            st.write(f"{name}: {'same' if exported == fig['spec'] else 'DIFFERENT'}")
+
+    at = AppTest.from_function(script, default_timeout=120)
+    at.session_state["root"] = str(logs)
+    at.run()
+    assert not at.exception, [e.message for e in at.exception]
+    said = [m.value for m in at.markdown]
+    assert len(said) >= 3 and all(s.endswith(": same") for s in said), said
+
+
+def test_chart_export_buttons_build_on_click(monkeypatch):
+    """widgets.download_chart with a builder: nothing is built while the page draws; each button's callable builds
+    the chart once and exports it like a chart passed in directly."""
+    import altair as alt
+    import pandas as pd
+    from streamlit.delta_generator import DeltaGenerator
+
+    from app import widgets
+
+    chart = alt.Chart(pd.DataFrame({"x": [1, 2], "y": [3, 4]})).mark_line().encode(x="x", y="y")
+    built: list[int] = []
+    buttons: dict[str, object] = {}
+    monkeypatch.setattr(DeltaGenerator, "download_button", lambda self, label, data, **k: buttons.setdefault(label, data))
+    widgets.download_chart(lambda: built.append(1) or chart, "demo", key="ex_demo")
+    assert not built and {"⬇ Vega-Lite JSON", "⬇ HTML"} <= set(buttons)
+    assert buttons["⬇ Vega-Lite JSON"]() == chart.to_json()
+    assert "vega" in buttons["⬇ HTML"]()
+    if "⬇ SVG" in buttons:  # vl-convert installed
+        assert buttons["⬇ SVG"]().lstrip().startswith("<svg")
+    assert built == [1]  # built on the first click, reused by the others

@@ -6,7 +6,7 @@ import pytest
 
 pytest.importorskip("streamlit")
 
-from .app_support import assert_clean, demo_logs, new_app  # noqa: E402
+from .app_support import assert_clean, demo_logs, each_tab, new_app  # noqa: E402
 
 
 @pytest.fixture
@@ -34,6 +34,9 @@ def test_tables_show_no_none(logs, page):
     assert_clean(at)
     assert at.dataframe, "no table drawn"
     assert not _internal_cells(at), _internal_cells(at)[:5]
+    for at in each_tab(at) if page == "dashboard" else ():  # the Dashboard draws only its open tab (F4 is in the third)
+        assert_clean(at)
+        assert not _internal_cells(at), _internal_cells(at)[:5]
 
 
 def test_dashes_keeps_full_columns():

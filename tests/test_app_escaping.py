@@ -49,7 +49,7 @@ def test_the_corpus_is_live_markdown_unescaped_and_text_escaped(s):
 
 st = pytest.importorskip("streamlit")
 
-from .app_support import assert_clean, new_app  # noqa: E402
+from .app_support import assert_clean, each_tab, new_app  # noqa: E402
 from .injection import injection_logs  # noqa: E402
 
 
@@ -78,6 +78,10 @@ def test_page_with_injected_logs_renders_only_text(inj_env, page):
     assert_clean(at)
     found = injected(at)
     assert not found, "\n".join(found[:20])
+    for at in each_tab(at) if page == "dashboard" else ():  # the Dashboard draws only its open tab: check them all
+        assert_clean(at)
+        found = injected(at)
+        assert not found, "\n".join(found[:20])
 
 
 @pytest.mark.parametrize("param", ["agent", "mode", "step", "game", "page"])

@@ -132,7 +132,7 @@ def test_search_and_filters(corpus):
 def test_dashboard_compare_view(demo, monkeypatch, tmp_path):
     monkeypatch.setenv("MAFIASCOPE_LOGS", str(demo))
     monkeypatch.setenv("MAFIASCOPE_RUNS", str(tmp_path / "runs"))
-    at = new_app(page="dashboard").run()
+    at = new_app(page="dashboard", tab="Compare models").run()  # only the open tab is drawn
     assert_clean(at)
     a, b = at.selectbox(key="db_cmp_a"), at.selectbox(key="db_cmp_b")
     assert a.value != b.value and len(a.options) >= 3
