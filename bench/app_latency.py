@@ -143,7 +143,6 @@ def bench_dashboard(n: int, synth_dir: Path | None, reps: int) -> dict:
         back = [_timed(lambda: at.switch_page("pages/dashboard.py").run()) for _ in range(reps)]
         live = _timed(lambda: at.switch_page("pages/live.py").run())
         assert not at.exception, [e.message for e in at.exception]
-        games = [m.value for m in at.metric if m.label == "Games"]
         search = bench_search(root / "corpus", reps)
         return {
             "search": search,
