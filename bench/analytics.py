@@ -19,8 +19,14 @@ shared machine); cold CPU counts the parent and its parser worker processes. The
 code in DIR (e.g. a ``git archive`` of an earlier commit) in the same run, corpus by corpus,
 interleaved with the current code, and prints the ratios (current / baseline).
 
+``--cold-only`` skips the warm load and report; ``--engine-from DIR`` takes the real engine games
+from DIR (games an older version wrote, e.g. schema-2 logs) instead of playing them. Cold CPU is
+also given per game for the parent and for the workers (``cold_parent_ms_per_game``,
+``cold_workers_ms_per_game``).
+
 Usage: python bench/analytics.py [--games 1000] [--unique K] [--boot 1000]
        [--corpus engine|copies|transcripts|both|all] [--baseline DIR] [--json] [--workdir DIR]
+       [--cold-only] [--engine-from DIR]
 Timed figures are printed, never asserted.
 """
 
@@ -127,23 +133,26 @@ def child(path: str, cache: str, boot: int, what: str) -> dict:
     return res
 
 
-def measure(path: Path, cache: Path, boot: int, code: Path | None = None) -> dict:
+def measure(path: Path, cache: Path, boot: int, code: Path | None = None, cold_only: bool = False) -> dict:
     """Cold load (cache deleted first), then warm load + report, each in a fresh interpreter."""
     shutil.rmtree(cache, ignore_errors=True)
     cold = _child([str(path), str(cache), str(boot), "load"], code)
-    warm = _child([str(path), str(cache), str(boot), "report"], code)
     n = max(cold["games"], 1)
     cold_cpu = cold["load_cpu_s"] + cold["load_workers_cpu_s"]
-    return {"games": cold["games"], "selected": cold["selected"], "cold_load_s": cold["load_s"], "cold_load_cpu_s": cold["load_cpu_s"],
-            "cold_load_workers_cpu_s": cold["load_workers_cpu_s"], "cold_cpu_ms_per_game": round(1000 * cold_cpu / n, 2),
-            "cold_peak_rss_mb": cold["peak_rss_mb"], "warm_load_s": warm["load_s"],
-            "warm_load_cpu_s": warm["load_cpu_s"], "warm_report_s": warm["report_s"],
+    res = {"games": cold["games"], "selected": cold["selected"], "cold_load_s": cold["load_s"], "cold_load_cpu_s": cold["load_cpu_s"],
+           "cold_load_workers_cpu_s": cold["load_workers_cpu_s"], "cold_cpu_ms_per_game": round(1000 * cold_cpu / n, 2),
+           "cold_parent_ms_per_game": round(1000 * cold["load_cpu_s"] / n, 2),
+           "cold_workers_ms_per_game": round(1000 * cold["load_workers_cpu_s"] / n, 2), "cold_peak_rss_mb": cold["peak_rss_mb"]}
+    if cold_only:
+        return res
+    warm = _child([str(path), str(cache), str(boot), "report"], code)
+    return {**res, "warm_load_s": warm["load_s"], "warm_load_cpu_s": warm["load_cpu_s"], "warm_report_s": warm["report_s"],
             "warm_report_cpu_s": warm["report_cpu_s"], "warm_load_plus_report_s": warm["load_plus_report_s"],
             "peak_rss_mb": warm["peak_rss_mb"]}
 
 
-RATIO_KEYS = ("cold_load_s", "cold_cpu_ms_per_game", "cold_peak_rss_mb", "warm_load_cpu_s", "warm_report_cpu_s",
-              "warm_load_plus_report_s", "peak_rss_mb")
+RATIO_KEYS = ("cold_load_s", "cold_cpu_ms_per_game", "cold_parent_ms_per_game", "cold_workers_ms_per_game",
+              "cold_peak_rss_mb", "warm_load_cpu_s", "warm_report_cpu_s", "warm_load_plus_report_s", "peak_rss_mb")
 
 
 def main() -> int:
@@ -156,6 +165,9 @@ def main() -> int:
     ap.add_argument("--corpus", choices=("engine", "copies", "transcripts", "both", "all"), default="engine")
     ap.add_argument("--baseline", help="directory holding another version of the package, measured alongside")
     ap.add_argument("--skip-en-demo", action="store_true")
+    ap.add_argument("--cold-only", action="store_true", help="measure the cold load only (no warm load and report)")
+    ap.add_argument("--engine-from", help="take the --unique real engine games from this directory instead of playing "
+                                          "them (e.g. games an older version wrote: a schema-2 corpus)")
     ap.add_argument("--child", nargs=4, metavar=("PATH", "CACHE", "BOOT", "WHAT"))
     a = ap.parse_args()
     if a.child:
@@ -176,22 +188,26 @@ def main() -> int:
     for name, path in corpora:
         gen_s = None
         if name.startswith("engine"):
-            path, gen_s = make_engine(work / f"engine_{unique}", unique)
-            if unique < a.games:
-                path = make_copies(_game_dirs(path), work / name, a.games, probes=True)
+            if a.engine_from:
+                path = Path(a.engine_from)
+                name = f"{name}_{path.parent.name}_{path.name}"
+            else:
+                path, gen_s = make_engine(work / f"engine_{unique}", unique)
+            if unique < a.games or a.engine_from:
+                path = make_copies(_game_dirs(path)[:unique], work / name, a.games, probes=True)
         elif name.startswith("copies"):
             path = make_synthetic(work / name, a.games)
         elif name.startswith("transcripts"):
             path = make_copies(_game_dirs(EN) + _game_dirs(RU), work / name, a.games, probes=False)
         assert path is not None
-        res = measure(path, work / f"cache-{name}", a.boot)
+        res = measure(path, work / f"cache-{name}", a.boot, cold_only=a.cold_only)
         if gen_s is not None:
             res["generation_s"] = gen_s
         results[name] = res
         if baseline is not None:
-            base = measure(path, work / f"cache-{name}-baseline", a.boot, baseline)
+            base = measure(path, work / f"cache-{name}-baseline", a.boot, baseline, cold_only=a.cold_only)
             results[f"{name}@baseline"] = base
-            results[f"{name}:ratio"] = {k: round(res[k] / base[k], 3) if base[k] else None for k in RATIO_KEYS}
+            results[f"{name}:ratio"] = {k: round(res[k] / base[k], 3) if base.get(k) else None for k in RATIO_KEYS if k in res}
     results["targets"] = {"1000_games_cold_s": 15, "1000_games_cold_peak_mb": 500, "1000_games_warm_full_report_s": 2,
                           "10000_games_cold_s": 150, "10000_games_warm_s": 10, "10000_games_peak_mb": 1536,
                           "transcripts_cold_cpu_ms_per_game": 5}

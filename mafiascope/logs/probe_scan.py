@@ -235,17 +235,14 @@ class ProbeScanner:
             "answer_repaired": repaired, "phase": step["phase"], "latency_ms": core.get("l"), "error": core.get("e"),
             "tokens_prompt": core.get("tp"), "tokens_completion": core.get("tc"), "step_index": k,
         }  # fmt: skip
-        overridden = False
-        for drop in core.get("-") or ():
-            rec.pop(drop, None)
-            overridden = True
-        for key, v in core.items():
-            if key not in _RESERVED:
-                rec[key] = v
-                overridden = True
-        extra = core.get("x") or {}
-        rec.update(extra)
-        overridden = overridden or bool(extra)
+        overridden = not _RESERVED.issuperset(core) or "-" in core or "x" in core
+        if overridden:  # fields the line states itself (rare): applied as probe_codec._expand does
+            for drop in core.get("-") or ():
+                rec.pop(drop, None)
+            for key, v in core.items():
+                if key not in _RESERVED:
+                    rec[key] = v
+            rec.update(core.get("x") or {})
         a_chars = raw.raw_len if plain else len(raw) if isinstance(raw, str) else 0  # type: ignore[union-attr]
         if overridden:  # the record's own fields replace derived ones: resolve both placeholders
             if rec.get("answer_raw") is _RAW:
