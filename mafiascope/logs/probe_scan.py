@@ -13,6 +13,7 @@ tests/test_probe_scan.py compares the loader's tables built either way.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any, NamedTuple
@@ -22,7 +23,7 @@ try:  # optional speed-up (requirements.txt): the memo key of an answer value
 except ImportError:  # pragma: no cover
     _orjson = None
 
-from .answers import parse_answer
+from .answers import chain_text, parse_answer
 from .probe_codec import _RESERVED, MARK, ProbeDecodeError, _ABSENT, _Tables, _chain_names, apply_patch, dumps_answer, finite
 from .templates import NA, PLACEHOLDER
 
@@ -273,10 +274,6 @@ class _Odd:
         self.raw = raw
 
     def quote_len(self) -> int:
-        import json
-
-        from .answers import chain_text
-
         hit = (chain_text(json.loads(self.raw)), False) if isinstance(self.raw, str) else self.raw
         hit[1]  # noqa: B018 -- the full decoder reads it (and fails where it fails)
         return _value_len(hit[0])
@@ -284,8 +281,6 @@ class _Odd:
 
 def _chain_len(rec: Mapping[str, Any], raw: Any) -> int:
     """Rendered length of probe_lines.chain_value(rec) (a missing text renders as N/A)."""
-    from .answers import chain_text
-
     if rec.get("error") is not None:
         return len(NA)
     if rec.get("answer_parse_ok"):
