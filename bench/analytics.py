@@ -22,9 +22,14 @@ interleaved with the current code, and prints the ratios (current / baseline).
 ``--warm-only`` reuses a cache already built in the work directory (else builds it cold first)
 and measures the warm load + report only; with ``--baseline`` both versions read that cache.
 ``--repeat N`` takes N warm measurements per version, interleaved, keeping the least report CPU.
+``--cold-only`` skips the warm load and report; ``--engine-from DIR`` takes the real engine games
+from DIR (games an older version wrote, e.g. schema-2 logs) instead of playing them. Cold CPU is
+also given per game for the parent and for the workers (``cold_parent_ms_per_game``,
+``cold_workers_ms_per_game``).
+
 Usage: python bench/analytics.py [--games 1000] [--unique K] [--boot 1000]
        [--corpus engine|copies|transcripts|both|all] [--baseline DIR] [--json] [--workdir DIR]
-       [--warm-only] [--repeat N]
+       [--warm-only] [--repeat N] [--cold-only] [--engine-from DIR]
 Timed figures are printed, never asserted.
 """
 
@@ -131,9 +136,11 @@ def child(path: str, cache: str, boot: int, what: str) -> dict:
     return res
 
 
-def measure(path: Path, cache: Path, boot: int, code: Path | None = None, warm_only: bool = False) -> dict:
+def measure(path: Path, cache: Path, boot: int, code: Path | None = None, warm_only: bool = False,
+            cold_only: bool = False) -> dict:
     """Cold load (cache deleted first), then warm load + report, each in a fresh interpreter.
-    ``warm_only`` with a cache present: the warm measurement alone (the cache is only read)."""
+    ``warm_only`` with a cache present: the warm measurement alone (the cache is only read);
+    ``cold_only``: the cold load alone."""
     if warm_only and any(cache.glob("*/manifest.json")):
         warm = _child([str(path), str(cache), str(boot), "report"], code)
         return {"games": warm["games"], "selected": warm["selected"], "warm_load_s": warm["load_s"],
@@ -142,19 +149,22 @@ def measure(path: Path, cache: Path, boot: int, code: Path | None = None, warm_o
                 "peak_rss_mb": warm["peak_rss_mb"]}
     shutil.rmtree(cache, ignore_errors=True)
     cold = _child([str(path), str(cache), str(boot), "load"], code)
-    warm = _child([str(path), str(cache), str(boot), "report"], code)
     n = max(cold["games"], 1)
     cold_cpu = cold["load_cpu_s"] + cold["load_workers_cpu_s"]
-    return {"games": cold["games"], "selected": cold["selected"], "cold_load_s": cold["load_s"], "cold_load_cpu_s": cold["load_cpu_s"],
-            "cold_load_workers_cpu_s": cold["load_workers_cpu_s"], "cold_cpu_ms_per_game": round(1000 * cold_cpu / n, 2),
-            "cold_peak_rss_mb": cold["peak_rss_mb"], "warm_load_s": warm["load_s"],
-            "warm_load_cpu_s": warm["load_cpu_s"], "warm_report_s": warm["report_s"],
+    res = {"games": cold["games"], "selected": cold["selected"], "cold_load_s": cold["load_s"], "cold_load_cpu_s": cold["load_cpu_s"],
+           "cold_load_workers_cpu_s": cold["load_workers_cpu_s"], "cold_cpu_ms_per_game": round(1000 * cold_cpu / n, 2),
+           "cold_parent_ms_per_game": round(1000 * cold["load_cpu_s"] / n, 2),
+           "cold_workers_ms_per_game": round(1000 * cold["load_workers_cpu_s"] / n, 2), "cold_peak_rss_mb": cold["peak_rss_mb"]}
+    if cold_only:
+        return res
+    warm = _child([str(path), str(cache), str(boot), "report"], code)
+    return {**res, "warm_load_s": warm["load_s"], "warm_load_cpu_s": warm["load_cpu_s"], "warm_report_s": warm["report_s"],
             "warm_report_cpu_s": warm["report_cpu_s"], "warm_load_plus_report_s": warm["load_plus_report_s"],
             "peak_rss_mb": warm["peak_rss_mb"]}
 
 
-RATIO_KEYS = ("cold_load_s", "cold_cpu_ms_per_game", "cold_peak_rss_mb", "warm_load_cpu_s", "warm_report_cpu_s",
-              "warm_load_plus_report_s", "peak_rss_mb")
+RATIO_KEYS = ("cold_load_s", "cold_cpu_ms_per_game", "cold_parent_ms_per_game", "cold_workers_ms_per_game",
+              "cold_peak_rss_mb", "warm_load_cpu_s", "warm_report_cpu_s", "warm_load_plus_report_s", "peak_rss_mb")
 
 
 def main() -> int:
@@ -170,6 +180,9 @@ def main() -> int:
     ap.add_argument("--warm-only", action="store_true",
                     help="reuse a built cache and measure the warm load + report only (baseline reads the same cache)")
     ap.add_argument("--repeat", type=int, default=1, help="warm measurements per code version, interleaved (best CPU kept)")
+    ap.add_argument("--cold-only", action="store_true", help="measure the cold load only (no warm load and report)")
+    ap.add_argument("--engine-from", help="take the --unique real engine games from this directory instead of playing "
+                                          "them (e.g. games an older version wrote: a schema-2 corpus)")
     ap.add_argument("--child", nargs=4, metavar=("PATH", "CACHE", "BOOT", "WHAT"))
     a = ap.parse_args()
     if a.child:
@@ -190,19 +203,24 @@ def main() -> int:
     for name, path in corpora:
         gen_s = None
         if name.startswith("engine"):
-            path, gen_s = make_engine(work / f"engine_{unique}", unique)
-            if unique < a.games:
-                path = make_copies(_game_dirs(path), work / name, a.games, probes=True)
+            if a.engine_from:
+                path = Path(a.engine_from)
+                name = f"{name}_{path.parent.name}_{path.name}"
+            else:
+                path, gen_s = make_engine(work / f"engine_{unique}", unique)
+            if unique < a.games or a.engine_from:
+                path = make_copies(_game_dirs(path)[:unique], work / name, a.games, probes=True)
         elif name.startswith("copies"):
             path = make_synthetic(work / name, a.games)
         elif name.startswith("transcripts"):
             path = make_copies(_game_dirs(EN) + _game_dirs(RU), work / name, a.games, probes=False)
         assert path is not None
         cache = work / f"cache-{name}"
-        res = measure(path, cache, a.boot, warm_only=a.warm_only)
+        res = measure(path, cache, a.boot, warm_only=a.warm_only, cold_only=a.cold_only)
         base = None
         if baseline is not None:  # warm-only: the baseline reads the same cache (same format), interleaved
-            base = measure(path, cache if a.warm_only else work / f"cache-{name}-baseline", a.boot, baseline, a.warm_only)
+            base = measure(path, cache if a.warm_only else work / f"cache-{name}-baseline", a.boot, baseline, a.warm_only,
+                           cold_only=a.cold_only)
         for _ in range(a.repeat - 1):  # warm again, alternating; the run with the least report CPU is kept
             again = measure(path, cache, a.boot, warm_only=True)
             res = min(res, {**res, **again}, key=lambda r: r["warm_report_cpu_s"])

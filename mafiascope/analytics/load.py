@@ -39,8 +39,11 @@ except ImportError:  # pragma: no cover - exercised by monkeypatching in the tes
 
 from ..logs.io import GAME_FILE, PROBE_FILE, STATE_FILE, probe_records_at, scan_jsonl
 from ..logs.probe_codec import ProbeDecodeError, ProbeDecoder
+from ..logs.probe_scan import ProbeScanner
 from ..logs.schema import EVENT_MODELS, UTTERANCE_KINDS
 from . import labels as L
+from .answer_rows import TABLE_OF, TRAITS, answer_rows
+from .answer_rows import num as _num
 from .answers import extract_json, is_transport_error
 from .votes import parse_vote_target
 from ..logs import kinds as K
@@ -48,8 +51,6 @@ from ..logs import kinds as K
 KNOWN_KINDS = frozenset({"setup", *EVENT_MODELS})
 PUBLIC_MESSAGE_KINDS = ("intro", "day_discuss", "day_vote", "last_words", "best_move", "defence")
 GAME_CALL_KINDS = ("intro", "night_mafia", "night_doctor", "day_discuss", "day_vote")
-LIST_PROBES = ("role_assessment", "suspicion_ranking", "personality_profile")
-TRAITS = ("O", "C", "E", "A", "N")
 NO_SEQ = -99  # msg_seq absent
 _CYR = re.compile(r"[А-Яа-яЁё]")
 
@@ -65,14 +66,6 @@ def _kind(v: Any) -> int:
     if isinstance(v, dict):
         return K_DICT
     return K_OTHER
-
-
-def _wrapped_list(v: Any) -> list | None:
-    """The single list value of an object answer, if it has exactly one."""
-    if not isinstance(v, dict):
-        return None
-    lists = [x for x in v.values() if isinstance(x, list)]
-    return lists[0] if len(lists) == 1 else None
 
 
 def _digest(b: bytes) -> int:
@@ -98,28 +91,14 @@ def _stable_hash(v: Any, exact_json: bool = False) -> int:
     return _digest(b"\0" + json.dumps(v, ensure_ascii=False).encode("utf-8", "surrogatepass"))
 
 
-def _num(v: Any) -> float:
-    """float() of a value like the original; NaN when not convertible."""
-    cls = v.__class__
-    if cls is float:
-        return v
-    if cls is int:  # float() of an int cannot fail but for overflow (a huge integer)
-        try:
-            return float(v)
-        except OverflowError:
-            return math.nan
-    try:
-        return float(v)
-    except (TypeError, ValueError, OverflowError):
-        return math.nan
-
-
 INT_LIMIT = 2**31 - 1  # counters are int32 in memory: a larger |value| (or inf) is not a counter
 
 
 def _int(v: Any, default: int) -> int:
     """int(float(v)) like the original's ``int(float(...))``; ``default`` when not a number, not
     finite or beyond :data:`INT_LIMIT` (found by tests/test_fuzz_inputs.py: ``"round": 1e30``)."""
+    if v.__class__ is int and -INT_LIMIT <= v <= INT_LIMIT:  # int(float(v)) is v
+        return v
     f = _num(v)
     return default if f != f or abs(f) > INT_LIMIT else int(f)
 
@@ -129,19 +108,6 @@ def _count(v: Any, default: int) -> int:
     if isinstance(v, bool) or not isinstance(v, (int, float)):
         return default
     return _int(v, default)
-
-
-_ROLE_MEMO: dict[str, tuple[int, int, int]] = {}
-
-
-def _role_codes(lab: Any) -> tuple[int, int, int]:
-    """(English-only normalised, normalised, exact) codes of a guessed-role label (memoised)."""
-    hit = _ROLE_MEMO.get(lab) if lab.__class__ is str else None
-    if hit is None:
-        hit = (L.normalise_role(lab, russian=False), L.normalise_role(lab), L.exact_role(lab))
-        if lab.__class__ is str and len(_ROLE_MEMO) < 4096:
-            _ROLE_MEMO[lab] = hit
-    return hit
 
 
 @dataclass
@@ -203,17 +169,41 @@ def read_probe_record(game_path: str | Path, offset: int) -> dict[str, Any]:
     return rec
 
 
-def _expand_probe(dec: ProbeDecoder, obj: dict[str, Any], audit: Counter) -> dict[str, Any] | None:
-    try:
-        return dec.feed(obj)
-    except ProbeDecodeError:
-        audit["probes.undecodable"] += 1
-        return None
+ProbeRow = tuple[int, dict[str, Any], bool, int, int, "bytes | None"]  # offset, record, exact, q_chars, a_chars, parsed_json
 
 
-def parse_game(path: str | Path) -> GameTables:
+def _probe_records(lines: list[tuple[int, dict[str, Any], bool]], audit: Counter, full_decode: bool) -> list[ProbeRow]:
+    """The probe records of a file's lines (table lines drop out, undecodable ones are counted):
+    by :class:`~mafiascope.logs.probe_scan.ProbeScanner` (the loader's fields only), or with
+    ``full_decode`` by the full decoder (every field rebuilt; the tests compare the two)."""
+    out: list[ProbeRow] = []
+    if full_decode:
+        dec = ProbeDecoder()
+        for off, o, exact in lines:
+            try:
+                rec = dec.feed(o)
+            except ProbeDecodeError:
+                audit["probes.undecodable"] += 1
+                continue
+            if rec is not None:
+                q, raw = rec.get("question"), rec.get("answer_raw")
+                out.append((off, rec, exact, len(q) if isinstance(q, str) else 0, len(raw) if isinstance(raw, str) else 0, None))
+        return out
+    scan = ProbeScanner()
+    for off, o, exact in lines:
+        try:
+            got = scan.feed(o, exact)
+        except ProbeDecodeError:
+            audit["probes.undecodable"] += 1
+            continue
+        if got is not None:
+            out.append((off, got.rec, exact, got.q_chars, got.a_chars, got.parsed_json))
+    return out
+
+
+def parse_game(path: str | Path, full_decode: bool = False) -> GameTables:
     """One game's tables (wide :data:`DTYPES`), text included."""
-    gr = parse_rows(path)
+    gr = parse_rows(path, full_decode)
     gt = GameTables(gr.game_id, gr.ok, audit=gr.audit, skipped=gr.skipped)
     if gr.ok:
         gt.tables = {t: _table(t, gr.rows[t]) for t in TABLES}
@@ -228,20 +218,21 @@ def _table(t: str, rows: list[tuple]) -> pd.DataFrame:
     return typed(t, _frame(t, rows, COLUMNS[t]))
 
 
-def parse_rows(path: str | Path) -> GameRows:
-    """One game as row tuples (:class:`GameRows`); never raises on bad input."""
+def parse_rows(path: str | Path, full_decode: bool = False) -> GameRows:
+    """One game as row tuples (:class:`GameRows`); never raises on bad input. ``full_decode``
+    decodes compact probe records with the full decoder (same rows, slower: for the tests)."""
     # parsed records hold no reference cycles: pause the cyclic collector, which would
     # otherwise rescan every live record many times over a large game
     paused = gc.isenabled()
     gc.disable()
     try:
-        return _parse_game(Path(path))
+        return _parse_game(Path(path), full_decode)
     finally:
         if paused:
             gc.enable()
 
 
-def _parse_game(path: Path) -> GameRows:
+def _parse_game(path: Path, full_decode: bool = False) -> GameRows:
     audit: Counter = Counter()
     skipped: list[str] = []
     lines = _read_lines(path / GAME_FILE, audit, "game", skipped)
@@ -326,29 +317,17 @@ def _parse_game(path: Path) -> GameRows:
 
     # ------------------------------------------------------------------ probes
     probe_rows: list[tuple] = []
-    ra: list[tuple] = []
-    sr: list[tuple] = []
-    sm: list[tuple] = []
-    pp: list[tuple] = []
-    pa: list[tuple] = []
+    items: dict[str, list[tuple]] = {t: [] for t in ("ra", "sr", "sm", "pp", "pa")}
+    memo: dict[tuple[str, bytes], tuple[list[tuple], Counter]] = {}
     probe_path = path / PROBE_FILE
     has_probe_file = probe_path.is_file()
     if not has_probe_file:
         audit["probes.missing_file"] += 1
     plines = _read_lines(probe_path, audit, "probes", skipped) if has_probe_file else []
-    # compact records (schema_version 3) become full ones; table lines drop out (mafiascope.logs.probe_codec)
-    pdec = ProbeDecoder()
-    plines = [(off, full, exact) for off, o, exact in plines if (full := _expand_probe(pdec, o, audit)) is not None]
+    # compact records (schema_version 3) are decoded; table lines drop out (mafiascope.logs.probe_codec)
+    precs = _probe_records(plines, audit, full_decode)
 
-    def item_seat(it: dict[str, Any], count_unknown: bool = True) -> int:
-        """Seat of an answer item's ``player`` (exact name match, docs/metrics.md §3.3); -1 if none."""
-        who = it.get("player")
-        t = seat.get(who, -1) if isinstance(who, str) else -1
-        if t < 0 and count_unknown:
-            audit["answers.unknown_player"] += 1
-        return t
-
-    for rec, (off, o, exact) in enumerate(plines):
+    for rec, (off, o, exact, q_chars, a_chars, parsed_json) in enumerate(precs):
         who = o.get("player_name")
         s = seat.get(who, -1) if isinstance(who, str) else -1
         if s < 0:
@@ -368,74 +347,35 @@ def _parse_game(path: Path) -> GameRows:
         ts = _num(o.get("timestamp", math.nan))
         if math.isnan(ts):
             ts = math.inf  # missing timestamp = +infinity (docs/metrics.md §1.4)
-        q = o.get("question")
-        stored_hash = _stable_hash(stored, exact) if stored is not None else 0
+        stored_hash = (_digest(parsed_json) if parsed_json is not None else _stable_hash(stored, exact)) if stored is not None else 0
         probe_rows.append(
             (
                 rec, off, _int(o.get("round", 0), 0), _int(o.get("public_msg_seq", NO_SEQ), NO_SEQ),
                 s, _int(o.get("probe_seq", 0), 0),
                 pid, ts, str(o.get("phase") or ""), parse_ok, _kind(stored), _kind(eff), src, repaired_flag,
-                transport, _num(o.get("latency_ms")), len(q) if isinstance(q, str) else 0,
-                len(raw) if isinstance(raw, str) else 0, stored_hash,
+                transport, _num(o.get("latency_ms")), q_chars, a_chars, stored_hash,
                 _num(o.get("tokens_prompt")), _num(o.get("tokens_completion")),
             )
         )
         if eff is None:
             continue
-        if pid in LIST_PROBES and not isinstance(eff, list):
-            audit[f"answers.non_list.{pid}"] += 1
-        if pid == "role_assessment" and isinstance(eff, list):
-            for pos, it in enumerate(eff):
-                if not isinstance(it, dict):
-                    audit["answers.non_dict_item"] += 1
-                    continue
-                t = item_seat(it)
-                lab = it.get("guessed_role")
-                c_raw = it.get("confidence")
-                c = _num(c_raw)
-                if isinstance(c_raw, float) and math.isnan(c_raw):
-                    audit["answers.nan_confidence"] += 1
-                elif "confidence" in it and math.isnan(c):
-                    audit["answers.non_numeric_confidence"] += 1
-                elif not math.isnan(c) and not 0 <= c <= 100:
-                    audit["answers.out_of_range_confidence"] += 1
-                ra.append((rec, pos, src, t, *_role_codes(lab), c))
-        elif pid == "role_beliefs" and isinstance(eff, dict):  # legacy battery (viewer fallback)
-            for pos, (name, v) in enumerate(eff.items()):
-                if isinstance(v, dict):
-                    t = seat.get(name, -1)
-                    lab = v.get("role")
-                    ra.append((rec, pos, src, t, *_role_codes(lab), _num(v.get("confidence"))))
-        elif pid == "suspicion_ranking" and (isinstance(eff, list) or _wrapped_list(eff) is not None):
-            # src 2 = a list wrapped in an object ({"thoughts": ..., "ranking": [...]}); only the
-            # episode selector reads those, every original metric requires a bare list
-            lst, src = (eff, src) if isinstance(eff, list) else (_wrapped_list(eff), 2)
-            for pos, it in enumerate(lst):
-                if not isinstance(it, dict):
-                    continue
-                t = item_seat(it)
-                sr.append((rec, pos, src, t, _num(it.get("score"))))
-        elif pid == "social_map":
-            tm = eff.get("toward_me") if isinstance(eff, dict) else None
-            if not isinstance(tm, list):
-                audit["answers.bad_shape.social_map"] += 1
-                continue
-            for pos, it in enumerate(tm):
-                if not isinstance(it, dict):
-                    continue
-                t = item_seat(it)
-                a = it.get("attitude")
-                sm.append((rec, pos, src, t, L.ATT_CODES.get(a, -1) if isinstance(a, str) else -1, not a,
-                           _num(it.get("confidence", math.nan))))
-        elif pid == "personality_profile" and isinstance(eff, list):
-            for pos, it in enumerate(eff):
-                if isinstance(it, dict):
-                    t = item_seat(it, count_unknown=False)
-                    pp.append((rec, pos, src, t, _num(it.get("O")), _num(it.get("C")), _num(it.get("E")), _num(it.get("A")),
-                               _num(it.get("N"))))
-        elif pid == "planned_action" and isinstance(eff, dict):
-            tg = eff.get("target")
-            pa.append((rec, src, str(eff.get("action") or ""), seat.get(tg, -1) if isinstance(tg, str) else -1))
+        table = TABLE_OF.get(pid)
+        if table is None:
+            continue
+        if parsed_json is not None:  # the same answer again (bots repeat themselves): its rows once
+            hit = memo.get((pid, parsed_json))
+            if hit is None:
+                delta: Counter = Counter()
+                hit = memo[(pid, parsed_json)] = (answer_rows(pid, eff, src, seat, delta), delta)
+            rows, delta = hit
+            if delta:
+                audit.update(delta)
+        else:
+            rows = answer_rows(pid, eff, src, seat, audit)
+        if rows:
+            out = items[table]
+            for r in rows:
+                out.append((rec, *r))
 
     pl_rows = []
     for i, p in enumerate(players):
@@ -468,7 +408,7 @@ def _parse_game(path: Path) -> GameRows:
     )
     gt.rows = {
         "games": [game_row], "players": pl_rows, "events": ev_rows, "votes": votes_rows, "probes": probe_rows,
-        "ra": ra, "sr": sr, "sm": sm, "pp": pp, "pa": pa,
+        **items,
     }
     gt.ok = True
     return gt

@@ -211,7 +211,7 @@ class ProbeDecoder:
             else:
                 self.tables.table(line)
                 return None
-        except (KeyError, TypeError, ValueError) as exc:
+        except (LookupError, TypeError, ValueError) as exc:  # LookupError: a patch that does not fit its base
             if isinstance(exc, ProbeDecodeError):
                 raise
             raise ProbeDecodeError(f"malformed compact line ({type(exc).__name__}: {str(exc)[:120]})") from None

@@ -104,9 +104,27 @@ def chain_value(rec: Mapping[str, Any]) -> tuple[str | None, bool]:
     return (raw.strip() or None) if isinstance(raw, str) else None, True
 
 
+def _default_encoder() -> Any:
+    """``json.dumps(value, ensure_ascii=False)``'s C encoder, built once instead of per call (the
+    same call JSONEncoder.iterencode makes, without the circular-reference markers: parsed JSON
+    holds no cycles); None where the C accelerator is missing."""
+    from json import encoder
+
+    if encoder.c_make_encoder is None:  # pragma: no cover - CPython always has it
+        return None
+    e = json.JSONEncoder(ensure_ascii=False)
+    return encoder.c_make_encoder(None, e.default, encoder.encode_basestring, e.indent, e.key_separator,
+                                  e.item_separator, e.sort_keys, e.skipkeys, e.allow_nan)  # fmt: skip
+
+
+_DUMPS = _default_encoder()
+
+
 def dumps_answer(value: Any) -> str:
     """The text ``json.dumps`` gives by default (how JSON answers are usually written)."""
-    return json.dumps(value, ensure_ascii=False)
+    if _DUMPS is None:  # pragma: no cover
+        return json.dumps(value, ensure_ascii=False)
+    return "".join(_DUMPS(value, 0))
 
 
 def _no_constant(name: str) -> Any:

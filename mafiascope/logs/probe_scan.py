@@ -1,0 +1,289 @@
+"""The probe records as the columnar analytics loader reads them, decoded without what it never reads.
+
+The full decoder (:class:`.probe_codec.ProbeDecoder`) rebuilds every field of a compact record:
+it renders the question, serialises the stored answer value to its raw text and parses that text
+back, and normalises the answer against the seats. The loader reads the question and the raw
+answer only for their lengths and never reads ``answer_norm``, ``chain_used_raw_fallback`` or
+``think_stripped``. :class:`ProbeScanner` gives it each record's other fields exactly as the full
+decoder does, plus the two lengths: the question's from its template's literal text and the
+lengths of the values it quotes, the raw answer's from its text computed once per distinct answer
+value in the file. It raises :class:`ProbeDecodeError` on the same lines as the full decoder.
+tests/test_probe_scan.py compares the loader's tables built either way.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from functools import lru_cache
+from typing import Any, NamedTuple
+
+try:  # optional speed-up (requirements.txt): the memo key of an answer value
+    import orjson as _orjson
+except ImportError:  # pragma: no cover
+    _orjson = None
+
+from .answers import chain_text, parse_answer
+from .probe_codec import _RESERVED, MARK, ProbeDecodeError, _ABSENT, _Tables, _chain_names, apply_patch, dumps_answer, finite
+from .templates import NA, PLACEHOLDER
+
+_RAW = object()  # the record's raw answer is the JSON text of its value (Scanned.a_chars holds its length)
+_EAGER_KEYS = ("answer_parsed", "answer_parse_ok", "answer_raw", "e", "error")  # as probe_codec._EAGER
+
+
+class Scanned(NamedTuple):
+    """One probe record for the loader: its fields (``question`` and ``answer_raw`` may be left out
+    for their lengths), the two lengths, and the orjson text of ``answer_parsed`` when it is exact."""
+
+    rec: dict[str, Any]
+    q_chars: int
+    a_chars: int
+    parsed_json: bytes | None
+
+
+@lru_cache(maxsize=64)
+def _template_parts(template: str) -> tuple[int, tuple[tuple[str, int], ...], tuple[tuple[str, int], ...]]:
+    """(length of the literal text, then (name, length of ``{name}``) per placeholder occurrence:
+    the other placeholders', the quoting ones' (``{prev_*}``/``{last_*}``))."""
+    occ = [(m.group(1), m.end() - m.start()) for m in PLACEHOLDER.finditer(template)]
+    chain = set(_chain_names(template))
+    return (len(template) - sum(n for _, n in occ), tuple(x for x in occ if x[0] not in chain),
+            tuple(x for x in occ if x[0] in chain))  # fmt: skip
+
+
+def _value_len(v: Any) -> int:
+    """Length of what :func:`.templates.render` puts for a value (TypeError where it would fail)."""
+    if v is None or v == "":
+        return len(NA)
+    if v.__class__ is not str:
+        raise TypeError(f"expected str instance, {type(v).__name__} found")
+    return len(v)
+
+
+def _separators(v: Any) -> int:
+    """How many item and key separators ``json.dumps`` writes for ``v`` (each one character longer
+    with the default separators than with the compact ones)."""
+    cls = v.__class__
+    if cls is list:
+        n = len(v) - 1 if v else 0
+        for x in v:
+            if x.__class__ is list or x.__class__ is dict:
+                n += _separators(x)
+        return n
+    if cls is dict:
+        n = 2 * len(v) - 1 if v else 0
+        for x in v.values():
+            if x.__class__ is list or x.__class__ is dict:
+                n += _separators(x)
+        return n
+    return 0
+
+
+class _Text:
+    """A stored answer value and the facts about its raw text that the loader and later quotes use."""
+
+    __slots__ = ("value", "raw_len", "plain", "text", "key")
+
+    def __init__(self, value: Any, raw_len: int, plain: bool, text: str | None, key: bytes | None) -> None:
+        self.value, self.raw_len, self.plain, self.text, self.key = value, raw_len, plain, text, key
+
+    def raw(self) -> str:
+        if self.text is None:
+            self.text = dumps_answer(self.value)
+        return self.text
+
+
+class ProbeScanner:
+    """Feeds the lines of one ``introspection.jsonl`` in order, like :class:`.probe_codec.ProbeDecoder`.
+
+    :meth:`feed` takes a line's object and whether orjson parsed it (its orjson text is then exact)
+    and returns a :class:`Scanned` record, or None for a table line."""
+
+    def __init__(self) -> None:
+        self.tables = _Tables()
+        # (player_name, probe_id) -> {step_index: length a quote of it renders to | _Text | full record}
+        self.chain: dict[tuple[Any, Any], dict[int, Any]] = {}
+        self.clean = _orjson is not None  # every line so far parsed by orjson: no NaN/Infinity in any value
+        # orjson text of a value -> [raw length, plain, separators or -1] (see _Text)
+        self.texts: dict[bytes, list[Any]] = {}
+        self.bases: dict[tuple[str, str, str | None, str | None], int] = {}  # question length without its quotes
+
+    def feed(self, line: Mapping[str, Any], exact: bool) -> Scanned | None:
+        if not exact:
+            self.clean = False
+        kind = line.get(MARK)
+        try:
+            if kind is None:  # a full record (schema_version <= 2, imported, or kept whole)
+                self.tables.set_answer(line, _ABSENT)
+                self._remember(line, line)
+                q, raw = line.get("question"), line.get("answer_raw")
+                return Scanned(line, len(q) if isinstance(q, str) else 0, len(raw) if isinstance(raw, str) else 0, None)  # type: ignore[arg-type]
+            if kind == "p":
+                return self._record(line)
+            self.tables.table(line)
+            return None
+        except (LookupError, TypeError, ValueError) as exc:  # LookupError: a patch that does not fit its base
+            if isinstance(exc, ProbeDecodeError):
+                raise
+            raise ProbeDecodeError(f"malformed compact line ({type(exc).__name__}: {str(exc)[:120]})") from None
+
+    # ------------------------------------------------------------------ chain values
+    def _remember(self, rec: Mapping[str, Any], entry: Any) -> None:
+        name, pid, k = rec.get("player_name"), rec.get("probe_id"), rec.get("step_index")
+        if isinstance(name, str) and isinstance(pid, str) and isinstance(k, int):
+            self.chain.setdefault((name, pid), {})[k] = entry
+
+    def _quote_len(self, name: Any, pid: str, k: int) -> int | None:
+        """Length of the text a ``{prev_*}``/``{last_*}`` quote of the seat's record at step ``k``
+        renders to (None: the file does not hold it); probe_lines.chain_value's rule."""
+        per = self.chain.get((name, pid))
+        hit = per.get(k) if per is not None else None
+        if hit is None or hit.__class__ is int:
+            return hit
+        if hit.__class__ is _Text:  # parsed, no error: the compact text of the value
+            memo = self.texts.get(hit.key) if hit.key is not None else None
+            if memo is None:
+                n = hit.raw_len - _separators(hit.value)
+            else:
+                if memo[2] < 0:
+                    memo[2] = _separators(hit.value)
+                n = hit.raw_len - memo[2]
+        elif hit.__class__ is _Odd:
+            n = hit.quote_len()
+        else:  # a record: its chain value, as probe_lines.chain_value gives it
+            n = _chain_len(hit, hit.get("answer_raw"))
+        per[k] = n  # type: ignore[index]
+        return n
+
+    # ------------------------------------------------------------------ records
+    def _question_len(self, name: Any, step: Mapping[str, Any], template: str, core: Mapping[str, Any]) -> int:
+        """Length of :func:`.templates.render` of the record's question (probe_codec._Tables.derive)."""
+        k, i = core["k"], core["i"]
+        values: dict[str, Any] = {"player": name, "players": step.get("players"), "roles": step.get("roles")}
+        literal, fixed, chain = _template_parts(template)
+        key = (template, name, values["players"], values["roles"]) if name.__class__ is str else None
+        base = self.bases.get(key) if key is not None else None
+        if base is None:  # the text around the quotes, the same for a seat's probe at every step of a round
+            base = literal
+            for ph, n in fixed:
+                base += _value_len(values[ph]) if ph in values else n
+            if key is not None:
+                self.bases[key] = base
+        if not chain:
+            return base
+        lens: dict[str, int] = {}
+        for ph, c in zip(_chain_names(template), core.get("c") or ()):
+            if isinstance(c, int) and not isinstance(c, bool):
+                n = self._quote_len(name, ph.split("_", 1)[1], c)
+                if n is None:
+                    raise ProbeDecodeError(f"record of step {k}, seat {i}: {{{ph}}} quotes step {c}, which the file does not hold")
+                lens[ph] = n
+            else:
+                lens[ph] = _value_len(c)
+        for ph, n in chain:
+            base += lens.get(ph, n)
+        return base
+
+    def _answer(self, name: Any, pid: Any, core: Mapping[str, Any]) -> tuple[Any, Any]:
+        """(raw answer or a _Text of its stored value, the value or _ABSENT), as _Tables.answer_value."""
+        if "A" in core:
+            value = core["A"]
+        elif "D" in core:
+            base_k, patch = core["D"]
+            base = self.tables.answer.get((name, pid))
+            if base is None or base[0] != base_k:
+                raise ProbeDecodeError(f"answer of {name!r:.40} to {pid!r:.40} patches its answer at step {base_k}, which the file does not hold")
+            value = apply_patch(base[1], patch)
+        else:
+            raw = core.get("a")
+            return (raw if isinstance(raw, str) else None), _ABSENT
+        key = _orjson.dumps(value) if self.clean else None  # type: ignore[union-attr]
+        hit = self.texts.get(key) if key is not None else None
+        if hit is not None:
+            return _Text(value, hit[0], hit[1], None, key), value
+        text = dumps_answer(value)
+        t = _Text(value, len(text), "```" not in text and "<think" not in text.lower(), text, key)
+        if key is not None:
+            self.texts[key] = [t.raw_len, t.plain, -1]
+        return t, value
+
+    def _record(self, core: Mapping[str, Any]) -> Scanned:
+        k, i, s = core["k"], core["i"], core["s"]
+        tables = self.tables
+        if not tables.has_header:
+            raise ProbeDecodeError(f"record of step {k}, seat {i}, probe {s}: the file's header line is missing")
+        step, seat, probe = tables.step.get(k), tables.seat.get(i), tables.probe.get(s)
+        if step is None or seat is None or probe is None:
+            missing = "step" if step is None else "seat" if seat is None else "probe"
+            raise ProbeDecodeError(f"record of step {k}, seat {i}, probe {s}: its {missing} table line is missing")
+        name, pid, template = seat["player_name"], probe["probe_id"], probe["template"]
+        q_len = self._question_len(name, step, template, core) if isinstance(template, str) else None
+        raw, value = self._answer(name, pid, core)
+        plain = raw.__class__ is _Text and raw.plain
+        if plain:  # the JSON text of a stored value: re-parsing it gives the value back, unrepaired
+            parsed, ok, repaired = value, True, False
+        else:
+            if raw.__class__ is _Text:
+                raw = raw.raw()
+            pa = parse_answer(raw) if isinstance(raw, str) else None
+            ok = bool(pa and pa.ok)
+            parsed = finite(pa.value) if pa is not None and ok else None
+            repaired = bool(pa and pa.repaired)
+        rec: dict[str, Any] = {
+            "timestamp": step["timestamp"], "round": step["round"], "public_msg_seq": step["public_msg_seq"],
+            "player_name": name, "probe_seq": s, "probe_id": pid, "question": _RAW if q_len is not None else None,
+            "answer_raw": _RAW if plain else raw, "answer_parsed": parsed, "answer_parse_ok": ok,
+            "answer_repaired": repaired, "phase": step["phase"], "latency_ms": core.get("l"), "error": core.get("e"),
+            "tokens_prompt": core.get("tp"), "tokens_completion": core.get("tc"), "step_index": k,
+        }  # fmt: skip
+        overridden = not _RESERVED.issuperset(core) or "-" in core or "x" in core
+        if overridden:  # fields the line states itself (rare): applied as probe_codec._expand does
+            for drop in core.get("-") or ():
+                rec.pop(drop, None)
+            for key, v in core.items():
+                if key not in _RESERVED:
+                    rec[key] = v
+            rec.update(core.get("x") or {})
+        a_chars = raw.raw_len if plain else len(raw) if isinstance(raw, str) else 0  # type: ignore[union-attr]
+        if overridden:  # the record's own fields replace derived ones: resolve both placeholders
+            if rec.get("answer_raw") is _RAW:
+                rec["answer_raw"] = raw.raw()  # type: ignore[union-attr]
+            have = rec.get("answer_raw")
+            a_chars = len(have) if isinstance(have, str) else 0
+        q = rec.get("question")
+        q_chars = q_len if q is _RAW else len(q) if isinstance(q, str) else 0
+        if q is _RAW:
+            del rec["question"]
+        if plain and not any(x in core for x in _EAGER_KEYS):  # probe_codec stores the raw text: quoted lazily
+            have = rec["answer_raw"]
+            self._remember(rec, raw if have is _RAW else _Odd(have))
+        else:
+            self._remember(rec, _chain_len(rec, raw.raw() if rec.get("answer_raw") is _RAW else rec.get("answer_raw")))  # type: ignore[union-attr]
+        tables.set_answer(rec, value)
+        exact_json = raw.key if plain and rec.get("answer_parsed") is value else None  # type: ignore[union-attr]
+        return Scanned(rec, q_chars, a_chars, exact_json)  # type: ignore[arg-type]
+
+
+class _Odd:
+    """A lazily quoted record whose ``answer_raw`` its line replaced (only a hand-made line does):
+    quoted as probe_codec._Tables.lookup quotes it."""
+
+    __slots__ = ("raw",)
+
+    def __init__(self, raw: Any) -> None:
+        self.raw = raw
+
+    def quote_len(self) -> int:
+        hit = (chain_text(json.loads(self.raw)), False) if isinstance(self.raw, str) else self.raw
+        hit[1]  # noqa: B018 -- the full decoder reads it (and fails where it fails)
+        return _value_len(hit[0])
+
+
+def _chain_len(rec: Mapping[str, Any], raw: Any) -> int:
+    """Rendered length of probe_lines.chain_value(rec) (a missing text renders as N/A)."""
+    if rec.get("error") is not None:
+        return len(NA)
+    if rec.get("answer_parse_ok"):
+        return _value_len(chain_text(rec.get("answer_parsed")))
+    text = (raw.strip() or None) if isinstance(raw, str) else None
+    return _value_len(text)
