@@ -123,3 +123,12 @@ def test_names_matched_case_insensitively():
     assert norm == [{"player": "Alex", "role": "Mafia", "confidence": 70.0}]
     norm = normalise("social_map", {"toward_me": [{"player": "casey", "attitude": " Trusts", "confidence": 5}]}, seats)
     assert norm == [{"player": "Casey", "attitude": "trusts", "confidence": 5.0}]
+
+
+def test_an_integer_too_large_for_a_float_is_an_invalid_answer_not_a_crash():
+    from mafiascope.logs.answer_norm import normalise
+    from mafiascope.probes.shapes import validate
+
+    huge = [{"player": "Alex", "score": 10**400}]  # a model (or a crafted log) may write any integer
+    assert validate("suspicion_ranking", huge) is False
+    assert normalise("suspicion_ranking", huge, ["Alex", "Blake"]) == [{"player": "Alex", "score": None}]

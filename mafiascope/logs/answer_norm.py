@@ -28,7 +28,10 @@ def number(v: Any) -> float:
     """A float from a number or a numeric string (``"70"``, ``"70%"``); booleans are refused."""
     if isinstance(v, bool):
         raise ValueError("a number is required")
-    return float(str(v).strip().rstrip("%")) if isinstance(v, str) else float(v)
+    try:
+        return float(str(v).strip().rstrip("%")) if isinstance(v, str) else float(v)
+    except OverflowError:  # an integer too large for a float: a bad value, as any other (pydantic reports ValueErrors)
+        raise ValueError("the number is too large") from None
 
 
 def _f(v: Any) -> float | None:
