@@ -121,8 +121,8 @@ class _Tables:
             hit = per[k] = (chain_text(json.loads(hit)), False)  # type: ignore[index]
         return hit
 
-    def derive(self, core: Mapping[str, Any]) -> dict[str, Any]:
-        """The full record a compact one stands for, before its explicit fields are applied."""
+    def rows(self, core: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+        """The step, seat and probe table lines a compact record refers to; a missing one is an error."""
         k, i, s = core["k"], core["i"], core["s"]
         if not self.has_header:
             raise ProbeDecodeError(f"record of step {k}, seat {i}, probe {s}: the file's header line is missing")
@@ -130,6 +130,12 @@ class _Tables:
         if step is None or seat is None or probe is None:
             missing = "step" if step is None else "seat" if seat is None else "probe"
             raise ProbeDecodeError(f"record of step {k}, seat {i}, probe {s}: its {missing} table line is missing")
+        return step, seat, probe
+
+    def derive(self, core: Mapping[str, Any]) -> dict[str, Any]:
+        """The full record a compact one stands for, before its explicit fields are applied."""
+        k, i, s = core["k"], core["i"], core["s"]
+        step, seat, probe = self.rows(core)
         name, pid, template = seat["player_name"], probe["probe_id"], probe["template"]
         question: str | None = None
         fallback = False

@@ -208,14 +208,9 @@ class ProbeScanner:
         return t, value
 
     def _record(self, core: Mapping[str, Any]) -> Scanned:
-        k, i, s = core["k"], core["i"], core["s"]
+        k, s = core["k"], core["s"]
         tables = self.tables
-        if not tables.has_header:
-            raise ProbeDecodeError(f"record of step {k}, seat {i}, probe {s}: the file's header line is missing")
-        step, seat, probe = tables.step.get(k), tables.seat.get(i), tables.probe.get(s)
-        if step is None or seat is None or probe is None:
-            missing = "step" if step is None else "seat" if seat is None else "probe"
-            raise ProbeDecodeError(f"record of step {k}, seat {i}, probe {s}: its {missing} table line is missing")
+        step, seat, probe = tables.rows(core)
         name, pid, template = seat["player_name"], probe["probe_id"], probe["template"]
         q_len = self._question_len(name, step, template, core) if isinstance(template, str) else None
         raw, value = self._answer(name, pid, core)
