@@ -15,9 +15,12 @@ if str(ROOT) not in sys.path:  # Community Cloud runs the repo without `pip inst
 
 import streamlit as st  # noqa: E402
 
-from app import keys, nav, sidebar  # noqa: E402
-from app.frame import framed  # noqa: E402
-from app.state import add_url_error, qp, quoted  # noqa: E402
+from app.boot import first_imports  # noqa: E402
+
+with first_imports("app.sidebar"):  # a new server process: pandas, pyarrow, pydantic and the app
+    from app import keys, nav, sidebar
+    from app.frame import framed
+    from app.state import add_url_error, qp, quoted
 
 st.set_page_config(page_title="mafiascope", page_icon="🕵️", layout="wide", initial_sidebar_state="expanded")
 keys.install()  # ${VAR} keys resolve through the operator's policy (app/keys.py), in this process and in the games it starts

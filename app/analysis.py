@@ -5,6 +5,8 @@ The metric modules are imported inside the calls: a fresh process whose results 
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
 from typing import Any
 
 import pandas as pd
@@ -118,11 +120,46 @@ def _report(_dirs: tuple[str, ...], key: str, mode: Any) -> dict[str, Any]:
 def report_stored(dirs: tuple[str, ...]) -> bool:
     """Whether the Dashboard's report of this selection is already on disk (no corpus load needed)."""
     _, key, mode = _key(dirs)
-    return disk_memo.has("report", disk_memo.entry_key(key, mode, (), bridge.include_invalid_choice))
+    return any(disk_memo.has(name, disk_memo.entry_key(key, mode, (), bridge.include_invalid_choice))
+               for name in ("report_summary", "report"))
 
 
 def report(dirs: tuple[str, ...]) -> dict[str, Any]:
     return _report(*_key(dirs))
+
+
+def summary_of(rep: dict[str, Any]) -> dict[str, Any]:
+    """The report without F2's per-agent rows (about 1 MB of the 1.3 MB at 1,000 games), which only the
+    report's JSON download uses."""
+    f2 = rep.get("f2")
+    if not isinstance(f2, dict) or "by_agent" not in f2:
+        return rep
+    return {**rep, "f2": {k: v for k, v in f2.items() if k != "by_agent"}}
+
+
+@st.cache_data(max_entries=16, show_spinner="Building the corpus report ...")
+@disk_memo.persist("report_summary", bridge.include_invalid_choice)
+def _report_summary(_dirs: tuple[str, ...], key: str, mode: Any) -> dict[str, Any]:
+    return summary_of(_report(_dirs, key, mode))
+
+
+def report_summary(dirs: tuple[str, ...]) -> dict[str, Any]:
+    """What the Dashboard draws of the report (:func:`summary_of`); a fresh process with it on disk reads
+    this small entry instead of the whole report, and st.cache_data copies it on every rerun."""
+    return _report_summary(*_key(dirs))
+
+
+def report_json(dirs: tuple[str, ...]) -> Callable[[], str]:
+    """The whole report as JSON, serialised when called: a download button's callable, which runs outside
+    the script run (no session state), so the selection's key and the invalid-games choice are taken now."""
+    args = _key(dirs)
+    entry = disk_memo.entry_key(args[1], args[2], (), lambda inv=bridge.include_invalid_choice(): inv)
+
+    def dump() -> str:
+        found, rep = disk_memo.load("report", entry)
+        return json.dumps(rep if found else _report(*args), default=str, indent=1)
+
+    return dump
 
 
 @st.cache_data(max_entries=16, show_spinner="Per-model figures ...")

@@ -1,5 +1,8 @@
 """The app's cached access to mafiascope.analytics: corpora keyed by the state of their files,
 the sidebar's metric mode. No metric is computed here.
+
+The corpus loader (pandas, pyarrow, the columnar cache) is imported by the calls that load: a page drawn
+from results on disk (app/disk_memo.py) does not import it.
 """
 
 from __future__ import annotations
@@ -12,7 +15,6 @@ from typing import Any
 
 import streamlit as st
 
-from mafiascope.analytics.corpus import load_corpus, pending_corpus, prepare_corpus
 from mafiascope.analytics.modes import COMPAT_2026_07, Mode
 
 from .data import recent_sig
@@ -49,6 +51,8 @@ def mode(compat: bool = False, boot: int = 1000, seed: int = 0) -> Mode:
 @st.cache_resource(max_entries=16, show_spinner="Loading the corpus (columnar cache) ...")
 def _corpus(_dirs: tuple[str, ...], key: str, include_forks: bool, probed_only: bool, model: str | None,
             include_invalid: bool = False) -> Any:  # fmt: skip
+    from mafiascope.analytics.corpus import load_corpus
+
     return load_corpus([Path(d) for d in _dirs], include_forks=include_forks, probed_only=probed_only, model=model,
                        include_invalid=include_invalid)  # fmt: skip
 
@@ -77,6 +81,8 @@ def pending(dirs: tuple[str, ...]) -> int:
     key = digest(dirs)
     if key in _WARM:
         return 0
+    from mafiascope.analytics.corpus import pending_corpus
+
     n = int(pending_corpus([Path(d) for d in dirs]))
     if not n:
         if len(_WARM) > 256:
@@ -87,6 +93,8 @@ def pending(dirs: tuple[str, ...]) -> int:
 
 def prepare(dirs: tuple[str, ...], progress: Callable[[int, int], None]) -> int:
     """Parse the games the cache lacks, batch by batch, calling ``progress(done, total)`` after each."""
+    from mafiascope.analytics.corpus import prepare_corpus
+
     return int(prepare_corpus([Path(d) for d in dirs], progress=progress))
 
 

@@ -44,7 +44,7 @@ def _calibration(dirs: tuple[str, ...]) -> Figure:
 def _dynamics(dirs: tuple[str, ...]) -> Figure:
     from mafiascope.analytics import figures as F
 
-    df = F.dynamics_frame(A.report(dirs))
+    df = F.dynamics_frame(A.report_summary(dirs))
     return {"table": df, "spec": None if df.empty else _spec(F.dynamics_chart(df))}
 
 

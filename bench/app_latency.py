@@ -308,7 +308,16 @@ def _summary(runs: list[dict]) -> dict:
     return out
 
 
-def bench_browser(n: int, synth_dir: Path | None, reps: int, baseline: Path | None = None, timeline: bool = True) -> dict:
+def compile_checkout(checkout: Path) -> None:
+    """Byte-compile a checkout's packages, as a deployed server's first start leaves them: with
+    PYTHONDONTWRITEBYTECODE set (as in this machine's shells) every fresh process would otherwise compile
+    the app and the package from source, about 0.4 s of CPU that no deploy pays twice."""
+    subprocess.run([sys.executable, "-m", "compileall", "-q", *(str(checkout / d) for d in ("app", "pages", "mafiascope"))],
+                   check=True, stdout=subprocess.DEVNULL)
+
+
+def bench_browser(n: int, synth_dir: Path | None, reps: int, baseline: Path | None = None, timeline: bool = True,
+                  bytecode: bool = False) -> dict:
     """In Chromium (Playwright): the Dashboard of n synthetic games in fresh server processes, cold
     (no analytics cache) and with the caches present, and the timeline's next-step click. With
     ``baseline`` (another checkout, e.g. ``git archive main | tar -x -C DIR``) the Dashboard visits
@@ -320,10 +329,13 @@ def bench_browser(n: int, synth_dir: Path | None, reps: int, baseline: Path | No
     root = synth_dir or Path(tempfile.mkdtemp(prefix="ms_synth_"))
     build_synthetic(root / "corpus", n)
     checkouts = {"this": ROOT, **({"baseline": baseline.resolve()} if baseline else {})}
+    if bytecode:
+        for checkout in checkouts.values():
+            compile_checkout(checkout)
     caches = {name: Path(tempfile.mkdtemp(prefix=f"ms_cache_{name}_")) for name in checkouts}  # this run's caches only
     envs = {name: {"MAFIASCOPE_LOGS": str(root / "corpus"), "MAFIASCOPE_RUNS": str(root / "runs"),
                    "MAFIASCOPE_CACHE_DIR": str(caches[name])} for name in checkouts}
-    out: dict = {"games": n, "checkouts": {k: str(v) for k, v in checkouts.items()}}
+    out: dict = {"games": n, "checkouts": {k: str(v) for k, v in checkouts.items()}, "load_average_start": os.getloadavg()}
     try:
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM, args=_ARGS)
@@ -349,6 +361,7 @@ def bench_browser(n: int, synth_dir: Path | None, reps: int, baseline: Path | No
                     srv.close()
                 out["timeline_step_click_to_render_s"] = {**_stats(steps), "game": gid}
             browser.close()
+        out["load_average_end"] = os.getloadavg()
     finally:
         for c in caches.values():
             shutil.rmtree(c, ignore_errors=True)
@@ -429,6 +442,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="another checkout (e.g. `git archive main | tar -x -C DIR`) whose Dashboard is measured in "
                          "Chromium in the same run, visits alternating with this checkout's")
     ap.add_argument("--no-timeline", action="store_true", help="skip the Chromium timeline-step measurement")
+    ap.add_argument("--bytecode", action="store_true",
+                    help="byte-compile each checkout's app, pages and package first (writes __pycache__ there), as a "
+                         "deployed server has them; without it a shell with PYTHONDONTWRITEBYTECODE compiles them in every process")
     ap.add_argument("--fresh-cpu", action="store_true",
                     help="only the process CPU of fresh-process Dashboard renders under AppTest (caches present, and a "
                          "cold start to its first progress bar), alternating with --baseline when given")
@@ -449,7 +465,8 @@ def main(argv: list[str] | None = None) -> int:
                       + ", ".join(str(r["cpu_s"]) for r in f[name]["cold_first_progress"]) + f" s (load average {f['load_average']})")
         return 0
     if args.browser or args.only_browser:
-        out["browser"] = bench_browser(args.games, args.synthetic_dir, args.reps, args.baseline, not args.no_timeline)
+        out["browser"] = bench_browser(args.games, args.synthetic_dir, args.reps, args.baseline, not args.no_timeline,
+                                       args.bytecode)
     if not args.only_browser:
         out["largest_demo_game"] = bench_game(args.reps)
     if not args.skip_dashboard and not args.only_browser:
@@ -459,7 +476,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if "browser" in out:
         b = out["browser"]
-        print(f"Chromium, {b['games']} synthetic games, fresh server processes:")
+        print(f"Chromium, {b['games']} synthetic games, fresh server processes (load average at start "
+              f"{'/'.join(f'{x:.1f}' for x in b['load_average_start'])}, at end {'/'.join(f'{x:.1f}' for x in b['load_average_end'])}):")
         for name in b["checkouts"]:
             nc, w = b[name]["dashboard_no_cache"], b[name]["dashboard_fresh_process_with_cache"]
             print(f"  [{name}] Dashboard without caches: first progress/tiles {nc['first_content_s']} s, "

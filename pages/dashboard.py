@@ -5,16 +5,17 @@ from app.frame import page_guard
 
 page_guard()
 
-import json
-
 import streamlit as st
 
-from app import analysis as A
-from app import analysis_view as AV
-from app import bridge
-from app import dashboard_view as D
-from app import state as S
-from app.sidebar import context
+from app.boot import first_imports
+
+with first_imports("app.dashboard_view", freeze=False):
+    from app import analysis as A
+    from app import analysis_view as AV
+    from app import bridge
+    from app import dashboard_view as D
+    from app import state as S
+    from app.sidebar import context
 
 st.markdown("### Cross-game dashboard")
 S.report_url_errors()
@@ -25,7 +26,7 @@ if not dirs:
             icon="👈")
     st.stop()
 D.build_progress(dirs, sel)  # a cold cache: a progress bar and the index's tiles, not a blank page
-rep = A.report(dirs)
+rep = A.report_summary(dirs)  # the whole report (F2's per-agent rows too) only for the JSON download
 if not rep.get("n_games"):
     st.info(f"None of the {len(dirs)} selected root games has probe answers, so there is nothing to score. Add probed "
             "corpora in the sidebar (Corpora, Search games) or launch games with probes on.", icon="👈")
@@ -43,6 +44,6 @@ for tab, fill in zip(tabs, draw):
     if tab.open is not False:  # None: a Streamlit that does not track the open tab draws them all
         with tab:
             fill()
-# serialised only when clicked (a large corpus's report takes most of a second to dump)
-st.download_button("⬇ Full report (JSON)", lambda: json.dumps(rep, default=str, indent=1), file_name="mafiascope_report.json",
+# read and serialised only when clicked (a large corpus's report takes most of a second to dump)
+st.download_button("⬇ Full report (JSON)", A.report_json(dirs), file_name="mafiascope_report.json",
                    mime="application/json", key="dl_report")

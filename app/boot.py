@@ -1,0 +1,33 @@
+"""A server process's first imports without the cyclic garbage collector.
+
+The first script run of a fresh ``streamlit run`` process imports pandas, pyarrow, pydantic and the app
+(about a thousand modules). The collector's full passes keep walking every object those imports create;
+with it off during the imports they take about a quarter less CPU (docs/benchmarks.md, issue 17 item 4,
+third pass). ``gc.freeze()`` afterwards moves the imported objects out of the collector's view, so later
+collections (every script run allocates) do not walk them either. Later runs import nothing: no effect.
+"""
+
+from __future__ import annotations
+
+import gc
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+
+@contextmanager
+def first_imports(marker: str, freeze: bool = True) -> Iterator[None]:
+    """Run the block's imports with the collector off when module ``marker`` is not imported yet; then
+    freeze what exists (``freeze=False`` in a page, whose run already holds objects that may become garbage)."""
+    if marker in sys.modules:
+        yield
+        return
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if freeze:
+            gc.freeze()
+        if collecting:
+            gc.enable()
