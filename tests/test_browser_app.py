@@ -233,6 +233,7 @@ def test_dashboard_report_download(browser, server):
     rep = json.loads(Path(dl.value.path()).read_text(encoding="utf-8"))
     assert dl.value.suggested_filename == "mafiascope_report.json"
     assert rep["n_games"] >= 1 and "f2" in rep and "f4" in rep
+    assert "by_agent" in rep["f2"]  # the whole report, not the summary the page draws from
     page.close()
 
 
