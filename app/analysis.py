@@ -110,9 +110,13 @@ def episodes(dirs: tuple[str, ...], merge_gap: int = 2) -> dict[str, Any]:
 @st.cache_data(max_entries=16, show_spinner="Building the corpus report ...")
 @disk_memo.persist("report", bridge.include_invalid_choice)
 def _report(_dirs: tuple[str, ...], key: str, mode: Any) -> dict[str, Any]:
+    return _compute_report(_dirs, mode)
+
+
+def _compute_report(dirs: tuple[str, ...], mode: Any, include_invalid: bool | None = None) -> dict[str, Any]:
     from mafiascope.analytics.report import build_report
 
-    c = bridge.corpus(_dirs)
+    c = bridge.corpus(dirs, include_invalid=include_invalid)
     # the sections the dashboard shows (plans/personality/episodes have their own pages or the CLI report)
     return build_report(c, mode, sections=DASHBOARD_SECTIONS) if c.m else {"n_games": 0}
 
@@ -152,12 +156,13 @@ def report_summary(dirs: tuple[str, ...]) -> dict[str, Any]:
 def report_json(dirs: tuple[str, ...]) -> Callable[[], str]:
     """The whole report as JSON, serialised when called: a download button's callable, which runs outside
     the script run (no session state), so the selection's key and the invalid-games choice are taken now."""
-    args = _key(dirs)
-    entry = disk_memo.entry_key(args[1], args[2], (), lambda inv=bridge.include_invalid_choice(): inv)
+    _, key, mode = _key(dirs)
+    invalid = bridge.include_invalid_choice()
+    entry = disk_memo.entry_key(key, mode, (), lambda: invalid)
 
     def dump() -> str:
         found, rep = disk_memo.load("report", entry)
-        return json.dumps(rep if found else _report(*args), default=str, indent=1)
+        return json.dumps(rep if found else _compute_report(dirs, mode, invalid), default=str, indent=1)
 
     return dump
 

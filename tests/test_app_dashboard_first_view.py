@@ -85,6 +85,8 @@ def test_summary_is_the_report_less_f2_agents_and_the_download_is_the_whole_repo
 
     def script() -> None:
         import json
+        import os
+        import threading
 
         import streamlit as st
 
@@ -97,6 +99,18 @@ def test_summary_is_the_report_less_f2_agents_and_the_download_is_the_whole_repo
         st.write(f"agents {len(full['f2']['by_agent'])} -> {'by_agent' in summary['f2']}")
         st.write(f"summary {summary == A.summary_of(full)}, rest {all(summary[k] == full[k] for k in full if k != 'f2')}")
         st.write(f"download {A.report_json(dirs)() == json.dumps(full, default=str, indent=1)}")
+        # as a download button runs it: in another thread, without the script run's session (the report kept in
+        # memory only, so it is computed there from the choices taken when the button was drawn)
+        os.environ["MAFIASCOPE_APP_DISK_CACHE"] = "0"
+        try:
+            out: list[str] = []
+            dump = A.report_json(dirs)
+            worker = threading.Thread(target=lambda: out.append(dump()))
+            worker.start()
+            worker.join()
+        finally:
+            del os.environ["MAFIASCOPE_APP_DISK_CACHE"]
+        st.write(f"thread {out == [json.dumps(full, default=str, indent=1)]}")
 
     at = AppTest.from_function(script, default_timeout=120)
     at.session_state["root"] = str(logs)
@@ -104,7 +118,7 @@ def test_summary_is_the_report_less_f2_agents_and_the_download_is_the_whole_repo
     assert not at.exception, [e.message for e in at.exception]
     said = [m.value for m in at.markdown]
     assert said[0].startswith("agents ") and not said[0].startswith("agents 0 ") and said[0].endswith("-> False")
-    assert said[1:] == ["summary True, rest True", "download True"]
+    assert said[1:] == ["summary True, rest True", "download True", "thread True"]
 
 
 # one Dashboard render in a new interpreter (a fresh server process's first script run)
