@@ -15,9 +15,8 @@ if str(ROOT) not in sys.path:  # Community Cloud runs the repo without `pip inst
 
 import streamlit as st  # noqa: E402
 
-from app.boot import first_imports, skip_repl_probe  # noqa: E402
+from app.boot import first_imports  # noqa: E402
 
-skip_repl_probe()
 with first_imports("app.sidebar"):  # a new server process: pandas, pyarrow, pydantic and the app
     from app import keys, nav, sidebar
     from app.frame import framed

@@ -63,23 +63,6 @@ def test_first_imports_turn_the_collector_off_once():
         gc.enable()
 
 
-def test_repl_probe_is_skipped_under_a_server_only(monkeypatch):
-    """Under a running server the REPL hint can never be printed: its probe (inspect.stack over every imported
-    module, 0.2 s) is marked done; without a runtime (bare mode) Streamlit still decides."""
-    import streamlit.delta_generator as dg
-    from streamlit import runtime
-
-    from app.boot import skip_repl_probe
-
-    monkeypatch.setattr(dg, "_use_warning_has_been_displayed", False)
-    monkeypatch.setattr(runtime, "exists", lambda: False)
-    skip_repl_probe()
-    assert dg._use_warning_has_been_displayed is False
-    monkeypatch.setattr(runtime, "exists", lambda: True)
-    skip_repl_probe()
-    assert dg._use_warning_has_been_displayed is True
-
-
 def test_summary_is_the_report_less_f2_agents_and_the_download_is_the_whole_report(logs):
     from streamlit.testing.v1 import AppTest
 
