@@ -22,7 +22,8 @@ def parse_accounting(c: Corpus, mode: Mode, *, seats: np.ndarray | None = None) 
     The headline figures count the standard battery's probes only; a custom probe's calls and
     failures are in ``custom_calls`` and ``by_probe_*`` (and in the ``custom_probes`` section),
     so trying a new probe does not move the headline parse rate."""
-    p = c.probes
+    p = c.cols("probes", ["g", "seat", "probe_id", "stored_kind", "eff_kind", "repaired", "transport",
+                          "tokens_prompt", "tokens_completion"])
     if seats is not None:
         sp = p["seat"].to_numpy(dtype=np.int64)
         p = p[(sp >= 0) & seats[p["g"].to_numpy(dtype=np.int64), np.maximum(sp, 0)]]
@@ -78,7 +79,7 @@ def _by_probe(p: pd.DataFrame) -> tuple[dict[str, list[int]], dict[str, list[int
 
 
 def probe_cost(c: Corpus) -> dict[str, Any]:
-    p = c.probes
+    p = c.cols("probes", ["q_chars", "a_chars", "latency_ms"])
     calls = int(c.games["game_calls"].sum())
     n = len(p)
     chars = p["q_chars"].sum() + p["a_chars"].sum()
@@ -175,10 +176,10 @@ def plan_rows(c: Corpus) -> pd.DataFrame:
     that required the same round left n = 0 (docs/metrics.md).
     """
     pa = items_with_probe(c, "pa")
-    ev = c.events
     empty = pd.DataFrame({"g": [], "seat": [], "kind": [], "round": [], "hit": [], "same_round": []})
-    if not len(pa) or "target" not in ev:
+    if not len(pa) or not c.has_column("events", "target"):
         return empty
+    ev = c.cols("events", ["g", "player", "kind", "round", "ts", "target"])
     kind = pa["action"].astype(str).str.strip().str.lower().map(ACTION_KIND)
     plans = pd.DataFrame({"o": np.arange(len(pa)), "g": pa["g"].to_numpy(), "player": pa["seat"].to_numpy(),
                           "kind": kind.to_numpy(dtype=object), "round": pa["round"].to_numpy(),
@@ -220,7 +221,7 @@ def plan_action_consistency(c: Corpus, seats: np.ndarray | None = None) -> dict[
 
 def vote_rows(c: Corpus) -> pd.DataFrame:
     """Tally votes with a known voter and target: ``g``, ``voter``, ``target``, ``town_voter``, ``on_mafia``."""
-    v = c.votes
+    v = c.cols("votes", ["g", "voter", "target"])
     voter, target = v["voter"].to_numpy(dtype=np.int64), v["target"].to_numpy(dtype=np.int64)
     ok = (voter >= 0) & (target >= 0)
     g, voter, target = v["g"].to_numpy(dtype=np.int64)[ok], voter[ok], target[ok]

@@ -63,6 +63,9 @@ class Corpus:
         """Only these columns of a table (read on their own when the whole table is not loaded)."""
         return self._tables[table].cols(columns)
 
+    def has_column(self, table: str, column: str) -> bool:
+        return column in self._tables[table].columns
+
     def n_rows(self, table: str) -> int:
         """A table's row count without reading its columns."""
         return len(self._tables[table])

@@ -41,7 +41,7 @@ def build_report(c: Corpus, mode: Mode, *, transcripts: bool = True, sections: t
     the F4 transcript baselines, with the probe-based sections marked ``absent``.
     """
     want = (lambda s: True) if sections is None else (lambda s: s in sections)
-    has_probes = len(c.probes) > 0
+    has_probes = c.n_rows("probes") > 0
     if not has_probes:
         transcripts = True
     rep: dict[str, Any] = {"report_version": REPORT_VERSION, "mode": mode.name, "boot": mode.boot, "seed": mode.seed,

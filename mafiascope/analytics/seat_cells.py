@@ -160,7 +160,7 @@ def _episodes(c: Corpus, mode: Mode) -> np.ndarray:
 
 
 def _parse(c: Corpus, mode: Mode) -> np.ndarray:
-    p = c.probes
+    p = c.cols("probes", ["g", "seat", "eff_kind"])
     cl = _cells(c)
     k = cl.key(p["g"].to_numpy(), p["seat"].to_numpy())
     return np.stack([cl.sum(k, p["eff_kind"].to_numpy() != K_NONE), cl.sum(k)], axis=-1)

@@ -29,7 +29,7 @@ from .seat_cells import METRIC_KEYS, METRICS, SeatMetric, seat_mask  # noqa: F40
 
 
 def _metrics(c: Corpus) -> tuple[SeatMetric, ...]:
-    has_probes = len(c.probes) > 0
+    has_probes = c.n_rows("probes") > 0
     return tuple(x for x in METRICS if has_probes or not x.needs_probes)
 
 
@@ -133,18 +133,18 @@ def seat_metrics(c: Corpus, mode: Mode, mask: np.ndarray) -> dict[str, dict[str,
 
 def models_of(c: Corpus) -> list[str]:
     """Models seated in the corpus, sorted."""
-    return sorted({str(x) for x in c.players["model"].tolist()}) if len(c.players) else []
+    return sorted({str(x) for x in c.cols("players", ["model"])["model"].tolist()}) if c.n_rows("players") else []
 
 
 def roles_of(c: Corpus) -> list[str]:
-    return sorted({str(x) for x in c.players["role"].tolist() if str(x)}) if len(c.players) else []
+    return sorted({str(x) for x in c.cols("players", ["role"])["role"].tolist() if str(x)}) if c.n_rows("players") else []
 
 
 @batched_cis
 def by_model(c: Corpus, mode: Mode) -> dict[str, Any]:
     """Per model: every comparable metric, F1 by round and F2 (ECE/Brier with intervals, bins); seats, games."""
     out: dict[str, Any] = {}
-    has_probes = len(c.probes) > 0
+    has_probes = c.n_rows("probes") > 0
     models = models_of(c)
     masks = [seat_mask(c, model=mdl) for mdl in models]
     for mdl, mask, metrics in zip(models, masks, seat_metrics_many(c, mode, masks)):
