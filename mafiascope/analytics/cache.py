@@ -181,6 +181,7 @@ def read_columns(pf: pq.ParquetFile, table: str, columns: list[str]) -> pd.DataF
             cats = df[c].cat.categories
             if not cats.is_monotonic_increasing:
                 df[c] = df[c].cat.reorder_categories(cats.sort_values())
+    pa.default_memory_pool().release_unused()  # hand the decode buffers back (mimalloc keeps them otherwise)
     return df
 
 

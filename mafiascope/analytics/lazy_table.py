@@ -15,6 +15,7 @@ from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 import pyarrow.parquet as pq
 
 from .cache import read_columns
@@ -117,6 +118,8 @@ class LazyTable:
             full = [s for s in ser if len(s)]
             if not full:
                 s = ser[0].iloc[:0] if ser else pd.Series(dtype=np.int64)
+            elif len(full) == 1:  # one cache directory: its column as it is (no copy)
+                s = full[0].reset_index(drop=True)
             else:
                 s = pd.concat(full, ignore_index=True)
             out[c] = hot(self.name, s.to_frame(c))[c]
@@ -136,6 +139,8 @@ class LazyTable:
                     if order is not None:
                         s = s.take(order).reset_index(drop=True)
                     self._cols[c] = s
+                if order is not None:  # the unordered columns were Arrow's buffers: hand them back
+                    pa.default_memory_pool().release_unused()
             return pd.DataFrame({c: self._cols[c] for c in cols}, copy=False)
 
     def frame(self) -> pd.DataFrame:
