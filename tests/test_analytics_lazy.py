@@ -91,3 +91,26 @@ def test_calibration_obs_narrow_equals_the_committed_items(tmp_path):
         assert len(new) > 20
         for col in new.columns:
             np.testing.assert_array_equal(new[col].to_numpy(), old[col].to_numpy(), err_msg=col)
+
+
+def test_find_game_dirs_resolves_like_path_resolve(tmp_path):
+    from mafiascope.analytics.corpus import find_game_dirs
+
+    src = tmp_path / "real"
+    shutil.copytree(DEMO, src)
+    (tmp_path / "link").symlink_to(src, target_is_directory=True)
+    (src / "linked-game").symlink_to(src / "demo-classic-01", target_is_directory=True)
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    for sources in ([tmp_path / "link"], [src], [str(tmp_path / "link" / "demo-*")], [tmp_path / "sub" / ".." / "real"],
+                    [src / "demo-classic-02"]):
+        want: dict[str, Path] = {}
+        from mafiascope.logs.io import is_game_dir, list_game_dirs
+        import glob
+
+        for s in sources:
+            paths = [Path(p) for p in sorted(glob.glob(str(s)))] if "*" in str(s) else [Path(s)]
+            for p in paths:
+                for d in list_game_dirs(p) if not is_game_dir(p) else [p]:
+                    want[str(d.resolve())] = d.resolve()
+        assert find_game_dirs(sources) == list(want.values()), sources

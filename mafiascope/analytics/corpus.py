@@ -203,12 +203,19 @@ def find_game_dirs(sources: list[str | Path] | str | Path) -> list[Path]:
     if isinstance(sources, (str, Path)):
         sources = [sources]
     out: dict[str, Path] = {}
+    parents: dict[Path, Path] = {}  # each parent resolved once: a game directory that is no symlink is its child
     for src in sources:
         s = str(src)
         paths = [Path(p) for p in sorted(_glob.glob(s))] if any(ch in s for ch in "*?[") else [Path(s)]
         for p in paths:
             for d in list_game_dirs(p) if not is_game_dir(p) else [p]:
-                out[str(d.resolve())] = d.resolve()
+                if d.name in ("", ".", "..") or d.is_symlink():
+                    r = d.resolve()
+                else:
+                    if d.parent not in parents:
+                        parents[d.parent] = d.parent.resolve()
+                    r = parents[d.parent] / d.name
+                out[str(r)] = r
     return list(out.values())
 
 

@@ -28,6 +28,26 @@ class _Part:
 
     def __init__(self, source: pq.ParquetFile | pd.DataFrame, table: str, gmap: dict[str, int], ids: set[str]):
         self.source, self.table = source, table
+        self._gmap, self._ids = gmap, ids
+        self._rows: tuple[np.ndarray | None, np.ndarray] | None = None
+
+    @property
+    def sel(self) -> np.ndarray | None:
+        """Which rows are selected (None: all)."""
+        return self._select()[0]
+
+    @property
+    def g(self) -> np.ndarray:
+        """The selected rows' game index."""
+        return self._select()[1]
+
+    def _select(self) -> tuple[np.ndarray | None, np.ndarray]:
+        if self._rows is None:  # read on first use: a load opens the tables without reading them
+            self._rows = self._game_of_rows()
+        return self._rows
+
+    def _game_of_rows(self) -> tuple[np.ndarray | None, np.ndarray]:
+        gmap, ids = self._gmap, self._ids
         gid = self._columns(["game_id"])["game_id"]
         if isinstance(gid.dtype, pd.CategoricalDtype):
             codes, cats = gid.cat.codes.to_numpy(), [str(x) for x in gid.cat.categories]
@@ -39,8 +59,7 @@ class _Part:
         g_of = np.array([gmap.get(x, -1) if x in ids else -1 for x in cats] + [-1], dtype=np.int64)
         g = g_of[codes]
         sel = g >= 0
-        self.sel: np.ndarray | None = None if sel.all() else sel
-        self.g = g if self.sel is None else g[sel]
+        return (None, g) if sel.all() else (sel, g[sel])
 
     @property
     def names(self) -> list[str]:
@@ -53,7 +72,8 @@ class _Part:
 
     def read(self, columns: list[str]) -> pd.DataFrame:
         df = self._columns(columns)
-        return df if self.sel is None else df[self.sel]
+        sel = self.sel
+        return df if sel is None else df[sel]
 
 
 class LazyTable:
@@ -84,9 +104,10 @@ class LazyTable:
         return table
 
     def __len__(self) -> int:
-        if self._frame is not None:
-            return len(self._frame)
-        return int(sum(len(p.g) for p in self._parts))
+        with self._lock:
+            if self._frame is not None:
+                return len(self._frame)
+            return int(sum(len(p.g) for p in self._parts))
 
     def _rows_order(self) -> np.ndarray | None:
         """Probe rows are kept in (g, rec) order (the cache holds them in parse order)."""
