@@ -122,31 +122,50 @@ def outcomes(c: Corpus) -> dict[str, Any]:
     }
 
 
+def personality_rows(c: Corpus) -> dict[str, np.ndarray]:
+    """The personality_profile estimates of another seat (target known, not the estimator):
+    ``g``, ``seat`` (the estimator), ``tgt``, ``round`` and each trait's estimate, in item order.
+    Memoised: the personality section and its per-seat statistics share it (the items frame is
+    let go of once these columns are gathered)."""
+
+    def build() -> dict[str, np.ndarray]:
+        it = items_with_probe(c, "pp", "personality_profile")
+        t, sp = it["tgt"].to_numpy(), it["seat"].to_numpy()
+        keep = (t >= 0) & (t != sp)
+        at = np.flatnonzero(keep)
+        out = {"g": it["g"].to_numpy()[at], "seat": sp[at], "tgt": t[at], "round": it["round"].to_numpy()[at]}
+        for k in TRAITS:
+            out[k] = it[k].to_numpy()[at]
+        return out
+
+    return c.memo("personality_rows", build)
+
+
 def personality_error(c: Corpus, *, seats: np.ndarray | None = None) -> dict[str, Any]:
     """MAE of personality_profile estimates vs the target's generating Big-Five vector,
     per trait and by round, against a constant-50 baseline; ``seats`` keeps only those estimators."""
-    it = items_with_probe(c, "pp", "personality_profile")
-    t, sp = it["tgt"].to_numpy(), it["seat"].to_numpy()
-    keep = (t >= 0) & (t != sp)
+    r = personality_rows(c)
+    sp = r["seat"]
+    keep = np.ones(len(sp), dtype=bool)
     if seats is not None:
         sp64 = sp.astype(np.int64)
-        keep &= (sp64 >= 0) & seats[it["g"].to_numpy(dtype=np.int64), np.maximum(sp64, 0)]
+        keep &= (sp64 >= 0) & seats[r["g"].astype(np.int64), np.maximum(sp64, 0)]
     n_kept = int(keep.sum())
     if not n_kept:
         return {"n": 0}
-    # the kept rows, gathered column by column (no filtered copy of the frame; views when all are kept)
+    # the kept rows, gathered column by column (views when all are kept)
     at = slice(None) if n_kept == len(keep) else np.flatnonzero(keep)
-    g, t = it["g"].to_numpy()[at], t[at]
+    g, t = r["g"][at], r["tgt"][at]
     out: dict[str, Any] = {"n": n_kept, "mae": {}, "baseline50_mae": {}, "by_round": {}}
     errs = {}
     for k in TRAITS:
         truth = c.seat_array(k)[g, t]
-        est = it[k].to_numpy()[at]
+        est = r[k][at]
         ok = ~np.isnan(truth) & ~np.isnan(est)
         errs[k] = (np.where(ok, np.abs(est - truth), np.nan), np.where(ok, np.abs(50 - truth), np.nan))
         out["mae"][k] = round_or_none(np.nanmean(errs[k][0]) if ok.any() else None)
         out["baseline50_mae"][k] = round_or_none(np.nanmean(errs[k][1]) if ok.any() else None)
-    rnd = it["round"].to_numpy()[at]
+    rnd = r["round"][at]
     order = np.argsort(rnd, kind="stable")  # each round's rows in table order, as a mask would take them
     rounds, starts = np.unique(rnd[order], return_index=True)
     ends = np.r_[starts[1:], len(rnd)]

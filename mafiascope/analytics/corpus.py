@@ -23,7 +23,7 @@ import pyarrow.parquet as pq
 from ..logs.io import TornLineWarning, is_game_dir, list_game_dirs
 from .cache import Progress, load_dir_games, open_warm, pending_games, read_columns, read_event_texts, update_cache
 from .lazy_table import LazyTable
-from .load import TABLES, hot, read_probe_record
+from .load import TABLES, read_probe_record
 
 
 LAZY_TABLES = tuple(t for t in TABLES if t != "games")
