@@ -29,6 +29,19 @@ from .load import TABLES, read_probe_record
 LAZY_TABLES = tuple(t for t in TABLES if t != "games")
 
 
+def _table(name: str) -> property:
+    """A table attribute: read on first use; assigning a frame replaces the table (tests, what-ifs)."""
+
+    def get(self: Corpus) -> pd.DataFrame:
+        return self._tables[name].frame()
+
+    def set(self: Corpus, df: pd.DataFrame) -> None:
+        self._tables[name] = LazyTable(name, list(df.columns), frame=df)
+        self.forget(("game_rows", name))
+
+    return property(get, set)
+
+
 class Corpus:
     """Loaded tables. Every table has ``g`` (game index, 0..m-1 in game-id order).
 
@@ -49,15 +62,15 @@ class Corpus:
     def __repr__(self) -> str:
         return f"Corpus(m={self.m}, tables={sorted(self._tables)})"
 
-    players = property(lambda self: self._tables["players"].frame())
-    events = property(lambda self: self._tables["events"].frame())
-    votes = property(lambda self: self._tables["votes"].frame())
-    probes = property(lambda self: self._tables["probes"].frame())
-    ra = property(lambda self: self._tables["ra"].frame())
-    sr = property(lambda self: self._tables["sr"].frame())
-    sm = property(lambda self: self._tables["sm"].frame())
-    pp = property(lambda self: self._tables["pp"].frame())
-    pa = property(lambda self: self._tables["pa"].frame())
+    players = _table("players")
+    events = _table("events")
+    votes = _table("votes")
+    probes = _table("probes")
+    ra = _table("ra")
+    sr = _table("sr")
+    sm = _table("sm")
+    pp = _table("pp")
+    pa = _table("pa")
 
     def cols(self, table: str, columns: list[str]) -> pd.DataFrame:
         """Only these columns of a table (read on their own when the whole table is not loaded)."""
