@@ -185,6 +185,11 @@ ACTION_KIND = {"vote": "day_vote", "accuse": "day_vote", "kill": "night_mafia", 
 
 
 def plan_rows(c: Corpus) -> pd.DataFrame:
+    """:func:`_plan_rows`, memoised (the plans section and its per-seat statistics share it)."""
+    return c.memo("plan_rows", lambda: _plan_rows(c))
+
+
+def _plan_rows(c: Corpus) -> pd.DataFrame:
     """One row per scored plan: ``g``, ``seat`` (the planner), ``kind``, ``round``, ``hit``, ``same_round``.
 
     A plan (``planned_action`` with an action of a known kind and a seat as target) is scored
@@ -239,7 +244,12 @@ def plan_action_consistency(c: Corpus, seats: np.ndarray | None = None) -> dict[
 
 
 def vote_rows(c: Corpus) -> pd.DataFrame:
-    """Tally votes with a known voter and target: ``g``, ``voter``, ``target``, ``town_voter``, ``on_mafia``."""
+    """Tally votes with a known voter and target: ``g``, ``voter``, ``target``, ``town_voter``, ``on_mafia``
+    (memoised: the votes section and its per-seat statistics share it)."""
+    return c.memo("vote_rows", lambda: _vote_rows(c))
+
+
+def _vote_rows(c: Corpus) -> pd.DataFrame:
     v = c.cols("votes", ["g", "voter", "target"])
     voter, target = v["voter"].to_numpy(dtype=np.int64), v["target"].to_numpy(dtype=np.int64)
     ok = (voter >= 0) & (target >= 0)

@@ -38,7 +38,8 @@ LEAN_GROUPS: tuple[tuple[frozenset[str], tuple[str, ...]], ...] = (
     (frozenset({"personality"}), ("pp",)),
     (frozenset({"plans"}), ("pa", "events", "votes", "probes")),
 )
-LEAN_KEEP = {"seat_stats", "seat_array", "seat_array_obj", "seat_cells", "seat_names", "by_model_entries"}
+LEAN_KEEP = {"seat_stats", "seat_array", "seat_array_obj", "seat_cells", "seat_names", "by_model_entries", "models_of",
+             "roles_of", "probe_start", "n_seats", "seat_model_codes"}
 
 
 class _Lean:

@@ -134,11 +134,18 @@ def seat_metrics(c: Corpus, mode: Mode, mask: np.ndarray) -> dict[str, dict[str,
 
 def models_of(c: Corpus) -> list[str]:
     """Models seated in the corpus, sorted."""
-    return sorted({str(x) for x in c.cols("players", ["model"])["model"].tolist()}) if c.n_rows("players") else []
+
+    def build() -> list[str]:
+        return sorted({str(x) for x in c.cols("players", ["model"])["model"].tolist()}) if c.n_rows("players") else []
+
+    return list(c.memo("models_of", build))
 
 
 def roles_of(c: Corpus) -> list[str]:
-    return sorted({str(x) for x in c.cols("players", ["role"])["role"].tolist() if str(x)}) if c.n_rows("players") else []
+    def build() -> list[str]:
+        return sorted({str(x) for x in c.cols("players", ["role"])["role"].tolist() if str(x)}) if c.n_rows("players") else []
+
+    return list(c.memo("roles_of", build))
 
 
 @batched_cis
