@@ -114,3 +114,25 @@ def test_find_game_dirs_resolves_like_path_resolve(tmp_path):
                 for d in list_game_dirs(p) if not is_game_dir(p) else [p]:
                     want[str(d.resolve())] = d.resolve()
         assert find_game_dirs(sources) == list(want.values()), sources
+
+
+@pytest.mark.parametrize("compat", [None, "mafiascope-2026-07"])
+def test_lean_report_equals_the_full_memo_report(tmp_path, compat):
+    """A lean report (intermediates dropped after each group, tables released) gives the same values;
+    afterwards the corpus holds none of the big intermediates, only small per-seat arrays."""
+    import json
+
+    from mafiascope.analytics.modes import Mode
+    from mafiascope.analytics.report import LEAN_KEEP, build_report
+
+    mode = Mode(boot=200, compat=compat)
+    a = load_corpus([DEMO, EN], cache_dir=tmp_path / "cache", probed_only=False)
+    b = load_corpus([DEMO, EN], cache_dir=tmp_path / "cache", probed_only=False)
+    lean = build_report(a, mode, transcripts=compat is not None)
+    full = build_report(b, mode, transcripts=compat is not None, lean=False)
+    assert json.dumps(lean, sort_keys=True, default=str) == json.dumps(full, sort_keys=True, default=str)
+    heads = {k[0] if isinstance(k, tuple) else k for k in a._memo}
+    assert heads <= LEAN_KEEP and "f1_items" in {k[0] if isinstance(k, tuple) else k for k in b._memo}
+    assert a._tables["pp"]._frame is None and not a._tables["pp"]._cols
+    # the report again on the lean corpus: the dropped intermediates are rebuilt the same way
+    assert build_report(a, mode, transcripts=compat is not None) == lean
