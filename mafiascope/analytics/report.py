@@ -108,15 +108,7 @@ def build_report(c: Corpus, mode: Mode, *, transcripts: bool = True, sections: t
         rep["f2"] = f2.f2(c, mode, seats=seats)
     ln.after("f2")
     if want("f3"):
-        full = f3.f3(c, mode, seats=seats)
-        can = full["canonical"]
-        rep["f3"] = {
-            "ratio": can["suspects_ratio"], "ratio_ci95": can.get("ratio_ci95"), "n_pairs": can["n"],
-            "accuracy": can["accuracy"], "majority_baseline": can["majority_baseline"], "diff": can["diff"],
-            "ratio_innocent": full["innocent_predictors"]["suspects_ratio"],
-            "ratio_mafia": full["mafia_predictors"]["suspects_ratio"],
-            **full,
-        }
+        rep["f3"] = _f3_entry(c, mode, seats)
     ln.after("f3")
     if want("f4"):
         rep["f4"] = f4.f4(c, mode, transcripts=transcripts, seats=seats)
@@ -129,13 +121,7 @@ def build_report(c: Corpus, mode: Mode, *, transcripts: bool = True, sections: t
         }
     ln.after("dynamics")
     if want("episodes"):
-        e = episodes.find_episodes(c)
-        rep["episodes"] = {"comparisons": e["comparisons"], "complete": e["complete"], "d_positive": e["d_positive"],
-                           "windows": len(e["windows"])}
-        if seats is not None:
-            slots, switches = episodes.episode_seat_counts(c)
-            k = seats[:, : slots.shape[1]]
-            rep["episodes"]["seat_slots"], rep["episodes"]["seat_switches"] = int((slots * k).sum()), int((switches * k).sum())
+        rep["episodes"] = _episodes_entry(c, seats)
     ln.after("episodes")
     if want("personality"):
         rep["personality"] = accounting.personality_error(c, seats=seats)
@@ -158,6 +144,29 @@ def build_report(c: Corpus, mode: Mode, *, transcripts: bool = True, sections: t
         rep["by_model_role"] = seat_stats.by_model_role(c, mode)
     rep["audit"] = audit_section(c)
     return rep
+
+
+def _f3_entry(c: Corpus, mode: Mode, seats: np.ndarray | None) -> dict[str, Any]:
+    full = f3.f3(c, mode, seats=seats)
+    can = full["canonical"]
+    return {
+        "ratio": can["suspects_ratio"], "ratio_ci95": can.get("ratio_ci95"), "n_pairs": can["n"],
+        "accuracy": can["accuracy"], "majority_baseline": can["majority_baseline"], "diff": can["diff"],
+        "ratio_innocent": full["innocent_predictors"]["suspects_ratio"],
+        "ratio_mafia": full["mafia_predictors"]["suspects_ratio"],
+        **full,
+    }
+
+
+def _episodes_entry(c: Corpus, seats: np.ndarray | None) -> dict[str, Any]:
+    e = episodes.find_episodes(c)
+    out = {"comparisons": e["comparisons"], "complete": e["complete"], "d_positive": e["d_positive"],
+           "windows": len(e["windows"])}
+    if seats is not None:
+        slots, switches = episodes.episode_seat_counts(c)
+        k = seats[:, : slots.shape[1]]
+        out["seat_slots"], out["seat_switches"] = int((slots * k).sum()), int((switches * k).sum())
+    return out
 
 
 def format_report(rep: dict[str, Any]) -> str:
