@@ -22,7 +22,8 @@ def parse_accounting(c: Corpus, mode: Mode, *, seats: np.ndarray | None = None) 
     The headline figures count the standard battery's probes only; a custom probe's calls and
     failures are in ``custom_calls`` and ``by_probe_*`` (and in the ``custom_probes`` section),
     so trying a new probe does not move the headline parse rate."""
-    p = c.probes
+    p = c.cols("probes", ["g", "seat", "probe_id", "stored_kind", "eff_kind", "repaired", "transport",
+                          "tokens_prompt", "tokens_completion"])
     if seats is not None:
         sp = p["seat"].to_numpy(dtype=np.int64)
         p = p[(sp >= 0) & seats[p["g"].to_numpy(dtype=np.int64), np.maximum(sp, 0)]]
@@ -78,7 +79,7 @@ def _by_probe(p: pd.DataFrame) -> tuple[dict[str, list[int]], dict[str, list[int
 
 
 def probe_cost(c: Corpus) -> dict[str, Any]:
-    p = c.probes
+    p = c.cols("probes", ["q_chars", "a_chars", "latency_ms"])
     calls = int(c.games["game_calls"].sum())
     n = len(p)
     chars = p["q_chars"].sum() + p["a_chars"].sum()
@@ -121,31 +122,50 @@ def outcomes(c: Corpus) -> dict[str, Any]:
     }
 
 
+def personality_rows(c: Corpus) -> dict[str, np.ndarray]:
+    """The personality_profile estimates of another seat (target known, not the estimator):
+    ``g``, ``seat`` (the estimator), ``tgt``, ``round`` and each trait's estimate, in item order.
+    Memoised: the personality section and its per-seat statistics share it (the items frame is
+    let go of once these columns are gathered)."""
+
+    def build() -> dict[str, np.ndarray]:
+        it = items_with_probe(c, "pp", "personality_profile")
+        t, sp = it["tgt"].to_numpy(), it["seat"].to_numpy()
+        keep = (t >= 0) & (t != sp)
+        at = np.flatnonzero(keep)
+        out = {"g": it["g"].to_numpy()[at], "seat": sp[at], "tgt": t[at], "round": it["round"].to_numpy()[at]}
+        for k in TRAITS:
+            out[k] = it[k].to_numpy()[at]
+        return out
+
+    return c.memo("personality_rows", build)
+
+
 def personality_error(c: Corpus, *, seats: np.ndarray | None = None) -> dict[str, Any]:
     """MAE of personality_profile estimates vs the target's generating Big-Five vector,
     per trait and by round, against a constant-50 baseline; ``seats`` keeps only those estimators."""
-    it = items_with_probe(c, "pp", "personality_profile")
-    t, sp = it["tgt"].to_numpy(), it["seat"].to_numpy()
-    keep = (t >= 0) & (t != sp)
+    r = personality_rows(c)
+    sp = r["seat"]
+    keep = np.ones(len(sp), dtype=bool)
     if seats is not None:
         sp64 = sp.astype(np.int64)
-        keep &= (sp64 >= 0) & seats[it["g"].to_numpy(dtype=np.int64), np.maximum(sp64, 0)]
+        keep &= (sp64 >= 0) & seats[r["g"].astype(np.int64), np.maximum(sp64, 0)]
     n_kept = int(keep.sum())
     if not n_kept:
         return {"n": 0}
-    # the kept rows, gathered column by column (no filtered copy of the frame; views when all are kept)
+    # the kept rows, gathered column by column (views when all are kept)
     at = slice(None) if n_kept == len(keep) else np.flatnonzero(keep)
-    g, t = it["g"].to_numpy()[at], t[at]
+    g, t = r["g"][at], r["tgt"][at]
     out: dict[str, Any] = {"n": n_kept, "mae": {}, "baseline50_mae": {}, "by_round": {}}
     errs = {}
     for k in TRAITS:
         truth = c.seat_array(k)[g, t]
-        est = it[k].to_numpy()[at]
+        est = r[k][at]
         ok = ~np.isnan(truth) & ~np.isnan(est)
         errs[k] = (np.where(ok, np.abs(est - truth), np.nan), np.where(ok, np.abs(50 - truth), np.nan))
         out["mae"][k] = round_or_none(np.nanmean(errs[k][0]) if ok.any() else None)
         out["baseline50_mae"][k] = round_or_none(np.nanmean(errs[k][1]) if ok.any() else None)
-    rnd = it["round"].to_numpy()[at]
+    rnd = r["round"][at]
     order = np.argsort(rnd, kind="stable")  # each round's rows in table order, as a mask would take them
     rounds, starts = np.unique(rnd[order], return_index=True)
     ends = np.r_[starts[1:], len(rnd)]
@@ -165,6 +185,11 @@ ACTION_KIND = {"vote": "day_vote", "accuse": "day_vote", "kill": "night_mafia", 
 
 
 def plan_rows(c: Corpus) -> pd.DataFrame:
+    """:func:`_plan_rows`, memoised (the plans section and its per-seat statistics share it)."""
+    return c.memo("plan_rows", lambda: _plan_rows(c))
+
+
+def _plan_rows(c: Corpus) -> pd.DataFrame:
     """One row per scored plan: ``g``, ``seat`` (the planner), ``kind``, ``round``, ``hit``, ``same_round``.
 
     A plan (``planned_action`` with an action of a known kind and a seat as target) is scored
@@ -175,10 +200,10 @@ def plan_rows(c: Corpus) -> pd.DataFrame:
     that required the same round left n = 0 (docs/metrics.md).
     """
     pa = items_with_probe(c, "pa")
-    ev = c.events
     empty = pd.DataFrame({"g": [], "seat": [], "kind": [], "round": [], "hit": [], "same_round": []})
-    if not len(pa) or "target" not in ev:
+    if not len(pa) or not c.has_column("events", "target"):
         return empty
+    ev = c.cols("events", ["g", "player", "kind", "round", "ts", "target"])
     kind = pa["action"].astype(str).str.strip().str.lower().map(ACTION_KIND)
     plans = pd.DataFrame({"o": np.arange(len(pa)), "g": pa["g"].to_numpy(), "player": pa["seat"].to_numpy(),
                           "kind": kind.to_numpy(dtype=object), "round": pa["round"].to_numpy(),
@@ -219,8 +244,13 @@ def plan_action_consistency(c: Corpus, seats: np.ndarray | None = None) -> dict[
 
 
 def vote_rows(c: Corpus) -> pd.DataFrame:
-    """Tally votes with a known voter and target: ``g``, ``voter``, ``target``, ``town_voter``, ``on_mafia``."""
-    v = c.votes
+    """Tally votes with a known voter and target: ``g``, ``voter``, ``target``, ``town_voter``, ``on_mafia``
+    (memoised: the votes section and its per-seat statistics share it)."""
+    return c.memo("vote_rows", lambda: _vote_rows(c))
+
+
+def _vote_rows(c: Corpus) -> pd.DataFrame:
+    v = c.cols("votes", ["g", "voter", "target"])
     voter, target = v["voter"].to_numpy(dtype=np.int64), v["target"].to_numpy(dtype=np.int64)
     ok = (voter >= 0) & (target >= 0)
     g, voter, target = v["g"].to_numpy(dtype=np.int64)[ok], voter[ok], target[ok]

@@ -167,6 +167,37 @@ def read_tables(cpath: Path, with_text: bool = False) -> dict[str, pd.DataFrame]
     return tables
 
 
+def open_table(path: Path, table: str) -> pq.ParquetFile:
+    """One cached table, opened for reads of chosen columns (:func:`read_columns`). The open file
+    keeps these rows readable even when a later rebuild replaces the file."""
+    return pq.ParquetFile(pa.OSFile(str(path)), read_dictionary=["game_id", *DICT_COLUMNS.get(table, [])])
+
+
+def read_columns(pf: pq.ParquetFile, table: str, columns: list[str]) -> pd.DataFrame:
+    """Columns of an opened cached table in their hot dtypes, exactly as :func:`read_tables` reads them."""
+    df = pf.read(columns=columns).to_pandas(split_blocks=True, self_destruct=True)
+    for c in DICT_COLUMNS.get(table, []):
+        if c in df.columns:
+            cats = df[c].cat.categories
+            if not cats.is_monotonic_increasing:
+                df[c] = df[c].cat.reorder_categories(cats.sort_values())
+    pa.default_memory_pool().release_unused()  # hand the decode buffers back (mimalloc keeps them otherwise)
+    return df
+
+
+def open_warm(parent: Path, game_dirs: list[Path], cache_dir: str | Path | None = None
+              ) -> tuple[dict[str, Any], dict[str, pq.ParquetFile]] | None:
+    """The manifest and opened tables of the cache of ``parent`` when it serves ``game_dirs`` as
+    they are (nothing to parse or drop), else None (a load must build it first)."""
+    p = _plan(parent, game_dirs, cache_dir, True)
+    if p.stale or p.vanished or not (p.cpath / "manifest.json").is_file():
+        return None
+    try:
+        return p.manifest, {t: open_table(p.cpath / f"{t}.parquet", t) for t in TABLES}
+    except OSError:
+        return None
+
+
 class CacheResult:
     def __init__(self, tables: dict[str, pd.DataFrame], manifest: dict[str, Any], cache_path: Path, n_parsed: int):
         self.tables = tables

@@ -10,38 +10,90 @@ from __future__ import annotations
 
 import glob as _glob
 import json
+import threading
 import warnings
 from collections import Counter
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow.parquet as pq
 
 from ..logs.io import TornLineWarning, is_game_dir, list_game_dirs
-from .cache import Progress, load_dir_games, pending_games, read_event_texts, update_cache
-from .load import TABLES, hot, read_probe_record
+from .cache import Progress, load_dir_games, open_warm, pending_games, read_columns, read_event_texts, update_cache
+from .lazy_table import LazyTable
+from .load import TABLES, read_probe_record
 
 
-@dataclass
+LAZY_TABLES = tuple(t for t in TABLES if t != "games")
+
+
+def _table(name: str) -> property:
+    """A table attribute: read on first use; assigning a frame replaces the table (tests, what-ifs)."""
+
+    def get(self: Corpus) -> pd.DataFrame:
+        return self._tables[name].frame()
+
+    def set(self: Corpus, df: pd.DataFrame) -> None:
+        self._tables[name] = LazyTable(name, list(df.columns), frame=df)
+        self.forget(("game_rows", name))
+
+    return property(get, set)
+
+
 class Corpus:
-    """Loaded tables. Every table has ``g`` (game index, 0..m-1 in game-id order)."""
+    """Loaded tables. Every table has ``g`` (game index, 0..m-1 in game-id order).
 
-    games: pd.DataFrame
-    players: pd.DataFrame
-    events: pd.DataFrame
-    votes: pd.DataFrame
-    probes: pd.DataFrame
-    ra: pd.DataFrame
-    sr: pd.DataFrame
-    sm: pd.DataFrame
-    pp: pd.DataFrame
-    pa: pd.DataFrame
-    audit: dict[str, Counter] = field(default_factory=dict)
-    selection: dict[str, Any] = field(default_factory=dict)
-    _cache_dirs: dict[str, tuple[Path, Any]] = field(default_factory=dict, repr=False)
-    _memo: dict[Any, Any] = field(default_factory=dict, repr=False)
+    ``games`` is loaded at once; every other table (``c.probes``, ``c.pp``, ...) is read from the
+    columnar cache on first use, and :meth:`cols` reads only the columns asked for. Shared
+    between threads (the app): reads and :meth:`memo` builds are serialised per corpus."""
+
+    def __init__(self, games: pd.DataFrame, tables: dict[str, LazyTable], *, audit: dict[str, Counter] | None = None,
+                 selection: dict[str, Any] | None = None, cache_dirs: dict[str, tuple[Path, Any]] | None = None):
+        self.games = games
+        self._tables = tables
+        self.audit: dict[str, Counter] = audit or {}
+        self.selection: dict[str, Any] = selection or {}
+        self._cache_dirs = cache_dirs or {}
+        self._memo: dict[Any, Any] = {}
+        self._lock = threading.RLock()
+
+    def __repr__(self) -> str:
+        return f"Corpus(m={self.m}, tables={sorted(self._tables)})"
+
+    players = _table("players")
+    events = _table("events")
+    votes = _table("votes")
+    probes = _table("probes")
+    ra = _table("ra")
+    sr = _table("sr")
+    sm = _table("sm")
+    pp = _table("pp")
+    pa = _table("pa")
+
+    def cols(self, table: str, columns: list[str]) -> pd.DataFrame:
+        """Only these columns of a table (read on their own when the whole table is not loaded)."""
+        return self._tables[table].cols(columns)
+
+    def has_column(self, table: str, column: str) -> bool:
+        return column in self._tables[table].columns
+
+    def n_rows(self, table: str) -> int:
+        """A table's row count without reading its columns."""
+        return len(self._tables[table])
+
+    def release(self, *tables: str) -> None:
+        """Let go of the tables' loaded columns (read again on the next use) and their row indexes."""
+        for t in tables:
+            self._tables[t].release()
+            self.forget(("game_rows", t))
+
+    def forget(self, *keys: Any) -> None:
+        """Drop memoised intermediates (built again if asked for)."""
+        with self._lock:
+            for k in keys:
+                self._memo.pop(k, None)
 
     @property
     def m(self) -> int:
@@ -57,22 +109,25 @@ class Corpus:
 
     def seat_array(self, col: str, fill: float = np.nan) -> np.ndarray:
         """(m, max_seats) array of a players column."""
-        key = ("seat_array", col)
-        if key not in self._memo:
-            ns = int(self.players["seat"].max()) + 1 if len(self.players) else 0
-            dtype = np.float64 if self.players[col].dtype.kind == "f" else np.int64
+
+        def build() -> np.ndarray:
+            p = self.cols("players", ["g", "seat", col])
+            ns = int(p["seat"].max()) + 1 if len(p) else 0
+            dtype = np.float64 if p[col].dtype.kind == "f" else np.int64
             arr = np.full((self.m, ns), fill if dtype == np.float64 else -1, dtype=dtype)
-            arr[self.players["g"].to_numpy(), self.players["seat"].to_numpy()] = self.players[col].to_numpy()
-            self._memo[key] = arr
-        return self._memo[key]
+            arr[p["g"].to_numpy(), p["seat"].to_numpy()] = p[col].to_numpy()
+            return arr
+
+        return self.memo(("seat_array", col), build)
 
     def seat_array_obj(self, col: str) -> np.ndarray:
         """(m, max_seats) object array of a players column (None for padding seats)."""
 
         def build() -> np.ndarray:
-            ns = int(self.players["seat"].max()) + 1 if len(self.players) else 0
+            p = self.cols("players", ["g", "seat", col])
+            ns = int(p["seat"].max()) + 1 if len(p) else 0
             arr = np.full((self.m, ns), None, dtype=object)
-            arr[self.players["g"].to_numpy(), self.players["seat"].to_numpy()] = self.players[col].to_numpy(dtype=object)
+            arr[p["g"].to_numpy(), p["seat"].to_numpy()] = p[col].to_numpy(dtype=object)
             return arr
 
         return self.memo(("seat_array_obj", col), build)
@@ -139,9 +194,10 @@ class Corpus:
         return read_probe_record(self.games["path"].iat[g], int(row["offset"].iat[0]))
 
     def memo(self, key: Any, fn):  # small per-corpus cache of derived arrays
-        if key not in self._memo:
-            self._memo[key] = fn()
-        return self._memo[key]
+        with self._lock:
+            if key not in self._memo:
+                self._memo[key] = fn()
+            return self._memo[key]
 
 
 def read_manifest(path: str | Path) -> list[str]:
@@ -160,12 +216,19 @@ def find_game_dirs(sources: list[str | Path] | str | Path) -> list[Path]:
     if isinstance(sources, (str, Path)):
         sources = [sources]
     out: dict[str, Path] = {}
+    parents: dict[Path, Path] = {}  # each parent resolved once: a game directory that is no symlink is its child
     for src in sources:
         s = str(src)
         paths = [Path(p) for p in sorted(_glob.glob(s))] if any(ch in s for ch in "*?[") else [Path(s)]
         for p in paths:
             for d in list_game_dirs(p) if not is_game_dir(p) else [p]:
-                out[str(d.resolve())] = d.resolve()
+                if d.name in ("", ".", "..") or d.is_symlink():
+                    r = d.resolve()
+                else:
+                    if d.parent not in parents:
+                        parents[d.parent] = d.parent.resolve()
+                    r = parents[d.parent] / d.name
+                out[str(r)] = r
     return list(out.values())
 
 
@@ -215,28 +278,35 @@ def load_corpus(
     workers: int | None = None,
 ) -> Corpus:
     by_parent = _by_parent(sources)
-    parts: dict[str, list[tuple[pd.DataFrame, np.ndarray, list[str]]]] = {t: [] for t in TABLES}
+    sources_of: list[tuple[Any, set[str]]] = []  # per parent: (opened tables or loaded frames, its ok game ids)
     games_parts: list[pd.DataFrame] = []
     audit: dict[str, Counter] = {}
     cache_dirs = {}
     for parent, gdirs in by_parent.items():
-        res = load_dir_games(parent, gdirs, cache_dir=cache_dir, use_cache=use_cache, workers=workers)
+        opened = None
+        if use_cache:  # build what is missing, then read the cache lazily
+            opened = open_warm(parent, gdirs, cache_dir)
+            if opened is None:
+                update_cache(parent, gdirs, cache_dir=cache_dir, workers=workers)
+                opened = open_warm(parent, gdirs, cache_dir)
+        if opened is not None:
+            man, files = opened
+            src: Any = files
+            games_df = read_columns(files["games"], "games", files["games"].schema_arrow.names)
+        else:  # no usable cache: the tables are built in a temporary directory and read at once
+            res = load_dir_games(parent, gdirs, cache_dir=cache_dir, use_cache=use_cache, workers=workers)
+            man, src = res.manifest, res.tables
+            games_df = res.tables["games"]
         names = {d.name for d in gdirs}
-        ids = {v["game_id"] for k, v in res.manifest["games"].items() if k in names and v["ok"]}
-        for k, v in res.manifest["games"].items():
+        ids = {v["game_id"] for k, v in man["games"].items() if k in names and v["ok"]}
+        for k, v in man["games"].items():
             if k in names:
                 audit[v["game_id"]] = Counter(v.get("audit", {}))
                 for note in v.get("skipped", []):  # fresh or cached: every run says what it skipped
                     warnings.warn(f"{parent / k}/{note}", TornLineWarning, stacklevel=2)
-        for t in TABLES:
-            df = res.tables[t]
-            if "game_id" not in df.columns:
-                continue
-            if t == "games":
-                games_parts.append(df[df["game_id"].astype(str).isin(ids)])
-                continue
-            codes, cats = _game_codes(df["game_id"])
-            parts[t].append((df.drop(columns=["game_id"]), codes, [x if x in ids else None for x in cats]))
+        if "game_id" in games_df.columns:
+            games_parts.append(games_df[games_df["game_id"].astype(str).isin(ids)])
+        sources_of.append((src, ids))
         if use_cache:
             cache_dirs[str(parent)] = (parent, cache_dir)
     tables = {"games": pd.concat(games_parts, ignore_index=True) if games_parts else pd.DataFrame({"game_id": []})}
@@ -276,27 +346,10 @@ def load_corpus(
     games = games[keep].sort_values("game_id").reset_index(drop=True)
     gmap = {gid: i for i, gid in enumerate(games["game_id"])}
     games.insert(0, "g", np.arange(len(games)))
-    out: dict[str, pd.DataFrame] = {"games": games}
-    for t in TABLES:
-        if t == "games":
-            continue
-        pieces = []
-        for df, codes, cats in parts[t]:
-            # game of each row: its game id's index in the selection (-1 = not selected)
-            g_of = np.array([gmap.get(x, -1) if x is not None else -1 for x in cats] + [-1], dtype=np.int64)
-            g = g_of[codes]  # code -1 (missing id) -> the trailing -1
-            sel = g >= 0
-            pieces.append(df[sel].assign(g=g[sel]) if not sel.all() else df.assign(g=g))
-        if not pieces or not sum(len(p) for p in pieces):
-            empty = pieces[0].iloc[:0] if pieces else pd.DataFrame()
-            out[t] = hot(t, empty.assign(g=pd.Series(dtype=np.int64)))
-            continue
-        df = pd.concat([p for p in pieces if len(p)], ignore_index=True)
-        if t == "probes":
-            key = df["g"].to_numpy() * (1 << 32) + df["rec"].to_numpy()
-            if len(key) > 1 and not bool((key[1:] >= key[:-1]).all()):
-                df = df.sort_values(["g", "rec"], kind="stable").reset_index(drop=True)
-        out[t] = hot(t, df)
+    lazy: dict[str, LazyTable] = {}
+    for t in LAZY_TABLES:
+        srcs = [(src[t], ids) for src, ids in sources_of if isinstance(src[t], pq.ParquetFile) or "game_id" in src[t]]
+        lazy[t] = LazyTable.opened(t, srcs, gmap, skip=("text",))
     selection = {
         "sources": [str(s) for s in (sources if isinstance(sources, list) else [sources])],
         "n_found": int(len(tables["games"])),
@@ -310,7 +363,7 @@ def load_corpus(
         "unparseable_games": sorted(k for k, v in audit.items() if v.get("game.no_setup")),
         "doubled_games": doubled,
     }
-    return Corpus(**out, audit=audit, selection=selection, _cache_dirs=cache_dirs)
+    return Corpus(games, lazy, audit=audit, selection=selection, cache_dirs=cache_dirs)
 
 
 DOUBLED = "multiple_setup_or_game_over"  # the selection's exclusion reason for a game written by two writers
@@ -326,11 +379,3 @@ def doubled_games(audit: dict[str, Counter]) -> list[dict[str, Any]]:
         if n_setup or n_over:
             out.append({"game_id": gid, "setup": n_setup or None, "game_over": n_over or None})
     return out
-
-
-def _game_codes(gid: pd.Series) -> tuple[np.ndarray, list[str]]:
-    """(row codes, distinct game ids) of a game_id column (dictionary-encoded when read from the cache)."""
-    if isinstance(gid.dtype, pd.CategoricalDtype):
-        return gid.cat.codes.to_numpy(), [str(x) for x in gid.cat.categories]
-    codes, uniques = pd.factorize(gid, use_na_sentinel=True)
-    return codes, [str(x) for x in uniques]

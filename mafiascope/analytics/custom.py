@@ -30,9 +30,9 @@ from .stats import batched_cis, ci_list, ratio_ci, round_or_none
 
 def custom_probe_ids(c: Corpus) -> list[str]:
     """Probe ids of the selection outside the standard battery, sorted."""
-    if not len(c.probes):
+    if not c.n_rows("probes"):
         return []
-    ids = {str(x) for x in pd.unique(c.probes["probe_id"])}
+    ids = {str(x) for x in pd.unique(c.cols("probes", ["probe_id"])["probe_id"])}
     return sorted(x for x in ids if x and x not in STANDARD_PROBES)
 
 
@@ -40,7 +40,7 @@ def custom_records(c: Corpus, probe_id: str) -> pd.DataFrame:
     """One row per record of ``probe_id``: g, seat, round, pms, model, role, parsed, valid, bot, fields (dict)."""
 
     def build() -> pd.DataFrame:
-        p = c.probes
+        p = c.cols("probes", ["g", "probe_id", "offset", "seat", "round", "pms"])
         sel = p[(p["probe_id"] == probe_id).to_numpy()]
         rows = []
         models, roles = c.seat_array_obj("model"), c.seat_array_obj("role")

@@ -22,12 +22,21 @@ N_BINS = 5
 
 
 def calibration_obs(c: Corpus, mode: Mode) -> pd.DataFrame:
-    it = f1_items(c, mode)
-    conf = it["conf"].to_numpy()
-    keep = it["committed"].to_numpy() & ~np.isnan(conf) & (conf >= 0) & (conf <= 100)
-    df = it[keep]
-    conf = df["conf"].to_numpy()
-    return df.assign(bin=np.minimum(N_BINS - 1, np.floor(conf / 20).astype(int)), outcome=df["correct"].astype(float))
+    """F1's committed items with a confidence in [0, 100]: ``g``, ``obs``, ``conf``, ``correct``,
+    ``bin``, ``outcome`` (only the columns F2 reads; built once per corpus and mode)."""
+
+    def build() -> pd.DataFrame:
+        it = f1_items(c, mode)
+        conf = it["conf"].to_numpy()
+        keep = it["committed"].to_numpy() & ~np.isnan(conf) & (conf >= 0) & (conf <= 100)
+        at = np.flatnonzero(keep)
+        conf = conf[at]
+        correct = it["correct"].to_numpy()[at]
+        return pd.DataFrame({"g": it["g"].to_numpy()[at], "obs": it["obs"].to_numpy()[at], "conf": conf,
+                             "correct": correct, "bin": np.minimum(N_BINS - 1, np.floor(conf / 20).astype(int)),
+                             "outcome": correct.astype(float)})
+
+    return c.memo(("calibration_obs", mode), build)
 
 
 def _bins_ece_brier(k: np.ndarray, n: np.ndarray, cs: np.ndarray, bsum: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -202,11 +202,11 @@ def vote_units(c: Corpus, mode: Mode, transcripts: bool = True) -> pd.DataFrame:
         maf = mafia_mask(c)
         dts = death_ts(c)
         S = dts.shape[1]
-        ev = c.event_texts() if transcripts else c.events
+        ev = c.event_texts() if transcripts else c.cols("events", ["g", "ev", "kind", "round", "ts", "player", "msg_seq"])
         kind = ev["kind"].to_numpy()
         tal = ev.loc[kind == K.VOTE_TALLY, ["g", "ev", "round", "ts"]].sort_values(["g", "ts", "ev"], kind="stable")
         tal = tal.reset_index(drop=True).assign(t=lambda d: np.arange(len(d)))
-        vv = c.votes[["g", "ev", "voter", "target"]].merge(tal, on=["g", "ev"])  # votes of each tally, log order
+        vv = c.cols("votes", ["g", "ev", "voter", "target"]).merge(tal, on=["g", "ev"])  # votes of each tally, log order
         vv = vv[vv["voter"].to_numpy() >= 0].sort_values("t", kind="stable").reset_index(drop=True)
         if not len(vv):
             return pd.DataFrame([])
@@ -245,7 +245,7 @@ def vote_units(c: Corpus, mode: Mode, transcripts: bool = True) -> pd.DataFrame:
             return (tgt >= 0) & (tgt != voter[ui]) & alive[t[ui], np.maximum(tgt, 0)]
 
         # pre-vote and post-vote probe states: last parse-ok record strictly before the reply / the tally
-        p = c.probes
+        p = c.cols("probes", ["g", "seat", "timestamp", "probe_id", "parse_ok", "stored_kind"])
         ok = p["parse_ok"].to_numpy()
         stored_list = p["stored_kind"].to_numpy() == K_LIST
         recs = {k: pd.DataFrame({"g": p["g"].to_numpy()[sel], "seat": p["seat"].to_numpy()[sel],

@@ -27,21 +27,64 @@ def audit_section(c: Corpus) -> dict[str, Any]:
 
 
 PROBE_SECTIONS = ("f1", "f2", "f3", "dynamics", "episodes", "personality", "plans")
+# a lean report's groups of consecutive sections (sections of a group share intermediates) and the
+# tables no later section reads; after each group the per-seat statistics of its metrics are built,
+# then its intermediates dropped (only these small derived arrays are kept)
+LEAN_GROUPS: tuple[tuple[frozenset[str], tuple[str, ...]], ...] = (
+    (frozenset({"parse", "outcome", "votes"}), ()),
+    (frozenset({"f1", "f2"}), ()),
+    (frozenset({"f3"}), ()),
+    (frozenset({"f4", "dynamics", "episodes"}), ("ra", "sr", "sm")),
+    (frozenset({"personality"}), ("pp",)),
+    (frozenset({"plans"}), ("pa", "events", "votes", "probes")),
+)
+LEAN_KEEP = {"seat_stats", "seat_array", "seat_array_obj", "seat_cells", "seat_names", "by_model_entries", "models_of",
+             "roles_of", "probe_start", "n_seats", "seat_model_codes"}
+
+
+class _Lean:
+    """After each group of :data:`LEAN_GROUPS`: prime the seat-level statistics, drop what the group
+    memoised, release the tables no later section reads. Values are unchanged (anything dropped is
+    rebuilt the same way if asked for again); memory holds one group's intermediates at a time."""
+
+    def __init__(self, c: Corpus, mode: Mode, on: bool, per_model: bool):
+        self.c, self.mode, self.on, self.per_model = c, mode, on, per_model
+        self.before = set(c._memo)
+
+    def after(self, section: str) -> None:
+        if not self.on:
+            return
+        for group, tables in LEAN_GROUPS:
+            if section in group and section == max(group, key=_ORDER.index):
+                if self.per_model:
+                    seat_stats.prime(self.c, self.mode, set(group))
+                head = (lambda k: k[0] if isinstance(k, tuple) else k)
+                self.c.forget(*[k for k in list(self.c._memo) if k not in self.before and head(k) not in LEAN_KEEP])
+                self.c.release(*tables)
+
+
+_ORDER = ["parse", "outcome", "votes", "f1", "f2", "f3", "f4", "dynamics", "episodes", "personality", "plans"]
 ABSENT = {"absent": "no probe logs in the selected games"}
 
 
 def build_report(c: Corpus, mode: Mode, *, transcripts: bool = True, sections: tuple[str, ...] | None = None,
                  seats: np.ndarray | None = None, seat_filter: dict[str, Any] | None = None,
-                 per_model: bool = True) -> dict[str, Any]:
+                 per_model: bool = True, lean: bool | None = None) -> dict[str, Any]:
     """Every corpus metric. ``seats``: an (m, seats) mask; every seat-attributable figure then
     counts only those seats' rows (described by ``seat_filter``). ``per_model``: add
     ``by_model`` and ``by_model_role`` (seat-level attribution, docs/report_schema.md).
 
     A corpus without probe logs (transcript-only games) is analysed too: outcomes, votes and
     the F4 transcript baselines, with the probe-based sections marked ``absent``.
+
+    ``lean`` (default: for the full report, ``sections`` None) keeps memory to one group of
+    sections' intermediates at a time (:data:`LEAN_GROUPS`); the corpus then holds none of them
+    afterwards (a caller reusing it for other views may pass ``lean=False``). Same values either way.
     """
     want = (lambda s: True) if sections is None else (lambda s: s in sections)
-    has_probes = len(c.probes) > 0
+    lean_on = sections is None if lean is None else lean
+    ln = _Lean(c, mode, lean_on and (sections is None), per_model)
+    has_probes = c.n_rows("probes") > 0
     if not has_probes:
         transcripts = True
     rep: dict[str, Any] = {"report_version": REPORT_VERSION, "mode": mode.name, "boot": mode.boot, "seed": mode.seed,
@@ -51,44 +94,41 @@ def build_report(c: Corpus, mode: Mode, *, transcripts: bool = True, sections: t
     if want("parse"):
         rep["parse"] = accounting.parse_accounting(c, mode, seats=seats)
         rep["cost"] = accounting.probe_cost(c)
+    ln.after("parse")
     if want("outcome"):
         rep["outcome"] = accounting.outcomes(c)
+    ln.after("outcome")
     if want("votes"):
         rep["votes"] = accounting.vote_summary(c, seats=seats)
+    ln.after("votes")
     if want("f1"):
         rep["f1"] = {"by_round": f1.f1_by_round(c, mode, seats=seats)}
+    ln.after("f1")
     if want("f2"):
         rep["f2"] = f2.f2(c, mode, seats=seats)
+    ln.after("f2")
     if want("f3"):
-        full = f3.f3(c, mode, seats=seats)
-        can = full["canonical"]
-        rep["f3"] = {
-            "ratio": can["suspects_ratio"], "ratio_ci95": can.get("ratio_ci95"), "n_pairs": can["n"],
-            "accuracy": can["accuracy"], "majority_baseline": can["majority_baseline"], "diff": can["diff"],
-            "ratio_innocent": full["innocent_predictors"]["suspects_ratio"],
-            "ratio_mafia": full["mafia_predictors"]["suspects_ratio"],
-            **full,
-        }
+        rep["f3"] = _f3_entry(c, mode, seats)
+    ln.after("f3")
     if want("f4"):
         rep["f4"] = f4.f4(c, mode, transcripts=transcripts, seats=seats)
+    ln.after("f4")
     if want("dynamics"):
         d = dynamics.dynamics(c, mode, seats=seats)
         rep["dynamics"] = {
             "volatility": d["all"]["volatility"]["point"], "flip_rate": d["all"]["flip_rate"]["point"],
             "return_rate": d["all"]["return_rate"]["point"], "groups": d,
         }
+    ln.after("dynamics")
     if want("episodes"):
-        e = episodes.find_episodes(c)
-        rep["episodes"] = {"comparisons": e["comparisons"], "complete": e["complete"], "d_positive": e["d_positive"],
-                           "windows": len(e["windows"])}
-        if seats is not None:
-            slots, switches = episodes.episode_seat_counts(c)
-            k = seats[:, : slots.shape[1]]
-            rep["episodes"]["seat_slots"], rep["episodes"]["seat_switches"] = int((slots * k).sum()), int((switches * k).sum())
+        rep["episodes"] = _episodes_entry(c, seats)
+    ln.after("episodes")
     if want("personality"):
         rep["personality"] = accounting.personality_error(c, seats=seats)
+    ln.after("personality")
     if want("plans"):
         rep["plans"] = accounting.plan_action_consistency(c, seats=seats)
+    ln.after("plans")
     if not has_probes:
         for key in PROBE_SECTIONS:
             if key in rep:
@@ -104,6 +144,29 @@ def build_report(c: Corpus, mode: Mode, *, transcripts: bool = True, sections: t
         rep["by_model_role"] = seat_stats.by_model_role(c, mode)
     rep["audit"] = audit_section(c)
     return rep
+
+
+def _f3_entry(c: Corpus, mode: Mode, seats: np.ndarray | None) -> dict[str, Any]:
+    full = f3.f3(c, mode, seats=seats)
+    can = full["canonical"]
+    return {
+        "ratio": can["suspects_ratio"], "ratio_ci95": can.get("ratio_ci95"), "n_pairs": can["n"],
+        "accuracy": can["accuracy"], "majority_baseline": can["majority_baseline"], "diff": can["diff"],
+        "ratio_innocent": full["innocent_predictors"]["suspects_ratio"],
+        "ratio_mafia": full["mafia_predictors"]["suspects_ratio"],
+        **full,
+    }
+
+
+def _episodes_entry(c: Corpus, seats: np.ndarray | None) -> dict[str, Any]:
+    e = episodes.find_episodes(c)
+    out = {"comparisons": e["comparisons"], "complete": e["complete"], "d_positive": e["d_positive"],
+           "windows": len(e["windows"])}
+    if seats is not None:
+        slots, switches = episodes.episode_seat_counts(c)
+        k = seats[:, : slots.shape[1]]
+        out["seat_slots"], out["seat_switches"] = int((slots * k).sum()), int((switches * k).sum())
+    return out
 
 
 def format_report(rep: dict[str, Any]) -> str:

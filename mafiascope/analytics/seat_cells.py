@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import labels as L
-from .accounting import plan_rows, vote_rows
+from .accounting import personality_rows, plan_rows, vote_rows
 from .corpus import Corpus
 from .dynamics import dynamics_pairs
 from .episodes import episode_seat_counts
@@ -17,7 +17,7 @@ from .f1 import f1_items
 from .f2 import bin_columns, brier_stat, calibration_obs, ece_stat
 from .f3 import actual_attitude, f3_pairs
 from .f4 import vote_units
-from .frames import items_with_probe, mafia_mask
+from .frames import mafia_mask
 from .load import K_NONE, TRAITS
 from .modes import Mode
 from .stats import ratio_stat
@@ -160,7 +160,7 @@ def _episodes(c: Corpus, mode: Mode) -> np.ndarray:
 
 
 def _parse(c: Corpus, mode: Mode) -> np.ndarray:
-    p = c.probes
+    p = c.cols("probes", ["g", "seat", "eff_kind"])
     cl = _cells(c)
     k = cl.key(p["g"].to_numpy(), p["seat"].to_numpy())
     return np.stack([cl.sum(k, p["eff_kind"].to_numpy() != K_NONE), cl.sum(k)], axis=-1)
@@ -168,16 +168,14 @@ def _parse(c: Corpus, mode: Mode) -> np.ndarray:
 
 def _personality(c: Corpus, mode: Mode) -> np.ndarray:
     """Absolute error summed over traits, the number of trait estimates, the constant-50 baseline's error."""
-    it = items_with_probe(c, "pp", "personality_profile")
-    keep = (it["tgt"].to_numpy() >= 0) & (it["tgt"].to_numpy() != it["seat"].to_numpy())
-    at = slice(None) if keep.all() else np.flatnonzero(keep)  # views when every row is kept
+    r = personality_rows(c)
     cl = _cells(c)
-    g, t = it["g"].to_numpy(dtype=np.int64)[at], it["tgt"].to_numpy(dtype=np.int64)[at]
-    k = cl.key(g, it["seat"].to_numpy()[at])
+    g, t = r["g"].astype(np.int64), r["tgt"].astype(np.int64)
+    k = cl.key(g, r["seat"])
     err, base, n = (np.zeros((cl.m, cl.S)) for _ in range(3))
     for trait in TRAITS:
         truth = c.seat_array(trait)[g, t]
-        est = it[trait].to_numpy()[at]
+        est = r[trait]
         ok = ~np.isnan(truth) & ~np.isnan(est)
         err += cl.sum(k[ok], np.abs(est - truth)[ok])
         base += cl.sum(k[ok], np.abs(50 - truth)[ok])

@@ -16,6 +16,7 @@ which both sat pair their contributions (shared game effects cancel in the diffe
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import numpy as np
@@ -24,12 +25,12 @@ from .corpus import Corpus
 from .f1 import _ci, f1_by_round
 from .f2 import f2
 from .modes import Mode
-from .stats import batched_cis, multiplicities, percentile_ci, round_or_none
+from .stats import batched_cis, isolated, multiplicities, percentile_ci, round_or_none
 from .seat_cells import METRIC_KEYS, METRICS, SeatMetric, seat_mask  # noqa: F401  (METRIC_KEYS, seat_mask: part of this module's API)
 
 
 def _metrics(c: Corpus) -> tuple[SeatMetric, ...]:
-    has_probes = len(c.probes) > 0
+    has_probes = c.n_rows("probes") > 0
     return tuple(x for x in METRICS if has_probes or not x.needs_probes)
 
 
@@ -133,25 +134,54 @@ def seat_metrics(c: Corpus, mode: Mode, mask: np.ndarray) -> dict[str, dict[str,
 
 def models_of(c: Corpus) -> list[str]:
     """Models seated in the corpus, sorted."""
-    return sorted({str(x) for x in c.players["model"].tolist()}) if len(c.players) else []
+
+    def build() -> list[str]:
+        return sorted({str(x) for x in c.cols("players", ["model"])["model"].tolist()}) if c.n_rows("players") else []
+
+    return list(c.memo("models_of", build))
 
 
 def roles_of(c: Corpus) -> list[str]:
-    return sorted({str(x) for x in c.players["role"].tolist() if str(x)}) if len(c.players) else []
+    def build() -> list[str]:
+        return sorted({str(x) for x in c.cols("players", ["role"])["role"].tolist() if str(x)}) if c.n_rows("players") else []
+
+    return list(c.memo("roles_of", build))
 
 
 @batched_cis
+def _model_entries(c: Corpus, mode: Mode) -> dict[str, dict[str, Any]]:
+    # one batch holding each model's F1 and F2 intervals in model order, as by_model pooled them
+    return {mdl: {"f1_by_round": f1_by_round(c, mode, model=mdl), "f2": f2(c, mode, breakdowns=False, model=mdl)}
+            for mdl in models_of(c)}
+
+
+def model_entries(c: Corpus, mode: Mode) -> dict[str, dict[str, Any]]:
+    """F1 by round and F2 of each model's seats (memoised; a copy each call)."""
+    return copy.deepcopy(c.memo(("by_model_entries", mode), lambda: isolated(_model_entries, c, mode)))
+
+
+def prime(c: Corpus, mode: Mode, sections: set[str]) -> None:
+    """Build now the per-seat statistics of the metrics of these report sections (and, with F1 and
+    F2, each model's F1 by round and F2), while the sections' intermediates are still memoised; a
+    lean report then drops those intermediates (:func:`.report.build_report`)."""
+    for metric in _metrics(c):
+        if metric.key.split(".")[0] in sections:
+            _seat_stats(c, mode, metric)
+    if {"f1", "f2"} <= sections and c.n_rows("probes"):
+        c.memo(("by_model_entries", mode), lambda: isolated(_model_entries, c, mode))
+
+
 def by_model(c: Corpus, mode: Mode) -> dict[str, Any]:
     """Per model: every comparable metric, F1 by round and F2 (ECE/Brier with intervals, bins); seats, games."""
     out: dict[str, Any] = {}
-    has_probes = len(c.probes) > 0
+    has_probes = c.n_rows("probes") > 0
     models = models_of(c)
     masks = [seat_mask(c, model=mdl) for mdl in models]
+    entries = model_entries(c, mode) if has_probes else {}
     for mdl, mask, metrics in zip(models, masks, seat_metrics_many(c, mode, masks)):
         entry: dict[str, Any] = {"seats": int(mask.sum()), "games": int(mask.any(1).sum()), "metrics": metrics}
         if has_probes:
-            entry["f1_by_round"] = f1_by_round(c, mode, model=mdl)
-            entry["f2"] = f2(c, mode, breakdowns=False, model=mdl)
+            entry.update(entries[mdl])
         out[mdl] = entry
     return out
 

@@ -240,6 +240,16 @@ def batched_cis(fn: F) -> F:
     return run  # type: ignore[return-value]
 
 
+def isolated(fn: Callable[..., Any], *args: Any) -> Any:
+    """``fn(*args)`` (a :func:`batched_cis` function) in a batch of its own: its result holds values
+    even when called inside another batch (a memoised result must not hold pending intervals)."""
+    token = _BATCH.set(None)
+    try:
+        return fn(*args)
+    finally:
+        _BATCH.reset(token)
+
+
 def ci_list(ci: Any, nd: int = 6) -> Any:
     """``[lo, hi]`` rounded (None stays None); a pending interval gives a pending list."""
     if isinstance(ci, PendingCI):

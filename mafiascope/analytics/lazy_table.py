@@ -1,0 +1,180 @@
+"""A loaded table of the selected games, read from the cache's Parquet files column by column.
+
+A warm :func:`~.corpus.load_corpus` opens the cached tables and reads nothing but the games
+table; a column is read (Parquet column projection), restricted to the selected games' rows and
+given its game index ``g`` on first use. The whole frame (``corpus.probes``) is built from the
+same columns, so a column read through :meth:`LazyTable.frame` and one read on its own are the
+same values in the same rows, exactly as the eager load built them (same dtypes, categories,
+row order, a RangeIndex).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from .cache import read_columns
+from .load import hot
+
+
+class _Part:
+    """One cache directory's table (an opened Parquet file, or frames a cold load without a cache
+    read): which of its rows belong to selected games, and their ``g``."""
+
+    def __init__(self, source: pq.ParquetFile | pd.DataFrame, table: str, gmap: dict[str, int], ids: set[str]):
+        self.source, self.table = source, table
+        self._gmap, self._ids = gmap, ids
+        self._rows: tuple[np.ndarray | None, np.ndarray] | None = None
+
+    @property
+    def sel(self) -> np.ndarray | None:
+        """Which rows are selected (None: all)."""
+        return self._select()[0]
+
+    @property
+    def g(self) -> np.ndarray:
+        """The selected rows' game index."""
+        return self._select()[1]
+
+    def _select(self) -> tuple[np.ndarray | None, np.ndarray]:
+        if self._rows is None:  # read on first use: a load opens the tables without reading them
+            self._rows = self._game_of_rows()
+        return self._rows
+
+    def _game_of_rows(self) -> tuple[np.ndarray | None, np.ndarray]:
+        gmap, ids = self._gmap, self._ids
+        gid = self._columns(["game_id"])["game_id"]
+        if isinstance(gid.dtype, pd.CategoricalDtype):
+            codes, cats = gid.cat.codes.to_numpy(), [str(x) for x in gid.cat.categories]
+        else:
+            codes, uniques = pd.factorize(gid, use_na_sentinel=True)
+            cats = [str(x) for x in uniques]
+        # game of each row: its game id's index in the selection (-1: not selected, or not a parsed
+        # game of this directory; the trailing -1 serves code -1, a row without an id)
+        g_of = np.array([gmap.get(x, -1) if x in ids else -1 for x in cats] + [-1], dtype=np.int64)
+        g = g_of[codes]
+        sel = g >= 0
+        return (None, g) if sel.all() else (sel, g[sel])
+
+    @property
+    def names(self) -> list[str]:
+        return list(self.source.schema_arrow.names if isinstance(self.source, pq.ParquetFile) else self.source.columns)
+
+    def _columns(self, columns: list[str]) -> pd.DataFrame:
+        if isinstance(self.source, pq.ParquetFile):
+            return read_columns(self.source, self.table, columns)
+        return self.source[columns]
+
+    def read(self, columns: list[str]) -> pd.DataFrame:
+        df = self._columns(columns)
+        sel = self.sel
+        return df if sel is None else df[sel]
+
+
+class LazyTable:
+    """The rows of the selected games of one table; columns materialised on first use and kept
+    until :meth:`release`. ``columns``: the frame's columns in order (``g`` last)."""
+
+    def __init__(self, name: str, columns: Sequence[str], parts: list[_Part] | None = None,
+                 frame: pd.DataFrame | None = None):
+        self.name = name
+        self.columns = list(columns)
+        self._parts = parts or []
+        self._frame = frame
+        self._cols: dict[str, pd.Series] = {}
+        self._order: np.ndarray | None | bool = False  # False: not decided yet; None: rows already in order
+        self._lock = threading.RLock()
+
+    @classmethod
+    def opened(cls, name: str, sources: list[tuple[pq.ParquetFile | pd.DataFrame, set[str]]], gmap: dict[str, int],
+               skip: tuple[str, ...] = ()) -> LazyTable:
+        """The selected games' rows of ``sources`` (per cache directory: its table and its parsed
+        game ids). Frames (no cache) are gathered at once and let go of."""
+        parts = [_Part(src, name, gmap, ids) for src, ids in sources]
+        cols = [c for c in parts[0].names if c != "game_id" and c not in skip] if parts else []
+        table = cls(name, cols + ["g"], parts=parts)
+        if any(not isinstance(p.source, pq.ParquetFile) for p in parts):
+            table.frame()
+            table._parts = []
+        return table
+
+    def __len__(self) -> int:
+        with self._lock:
+            if self._frame is not None:
+                return len(self._frame)
+            return int(sum(len(p.g) for p in self._parts))
+
+    def _rows_order(self) -> np.ndarray | None:
+        """Probe rows are kept in (g, rec) order (the cache holds them in parse order)."""
+        if self._order is False:
+            self._order = None
+            if self.name == "probes" and len(self):
+                g = self._raw("g").to_numpy()
+                rec = self._raw("rec").to_numpy()
+                key = g.astype(np.int64) * (1 << 32) + rec
+                if len(key) > 1 and not bool((key[1:] >= key[:-1]).all()):
+                    self._order = np.lexsort((rec, g))
+        return self._order  # type: ignore[return-value]
+
+    def _raw(self, col: str) -> pd.Series:
+        """A column over the selected rows in cache order, in its hot dtype (before the row order)."""
+        return self._read([col])[col]
+
+    def _read(self, cols: list[str]) -> dict[str, pd.Series]:
+        pieces: list[dict[str, pd.Series]] = []
+        data_cols = [c for c in cols if c != "g"]
+        for p in self._parts:
+            got = dict(p.read(data_cols).items()) if data_cols else {}
+            if "g" in cols:
+                got["g"] = pd.Series(p.g, index=got[data_cols[0]].index if data_cols else None)
+            pieces.append(got)
+        out: dict[str, pd.Series] = {}
+        for c in cols:
+            ser = [pc[c] for pc in pieces]
+            full = [s for s in ser if len(s)]
+            if not full:
+                s = ser[0].iloc[:0] if ser else pd.Series(dtype=np.int64)
+            elif len(full) == 1:  # one cache directory: its column as it is (no copy)
+                s = full[0].reset_index(drop=True)
+            else:
+                s = pd.concat(full, ignore_index=True)
+            out[c] = hot(self.name, s.to_frame(c))[c]
+        return out
+
+    def cols(self, cols: Sequence[str]) -> pd.DataFrame:
+        """These columns (a frame sharing the kept columns; no copy of the other columns)."""
+        with self._lock:
+            if self._frame is not None:
+                return self._frame[list(cols)]
+            missing = [c for c in cols if c not in self._cols]
+            if missing:
+                if any(c not in self.columns for c in missing):
+                    raise KeyError(f"{self.name}: no column {[c for c in missing if c not in self.columns]}")
+                order = self._rows_order()
+                for c, s in self._read(missing).items():
+                    if order is not None:
+                        s = s.take(order).reset_index(drop=True)
+                    self._cols[c] = s
+                if order is not None:  # the unordered columns were Arrow's buffers: hand them back
+                    pa.default_memory_pool().release_unused()
+            return pd.DataFrame({c: self._cols[c] for c in cols}, copy=False)
+
+    def frame(self) -> pd.DataFrame:
+        """Every column, in the table's column order (built once)."""
+        with self._lock:
+            if self._frame is None:
+                self._frame = self.cols(self.columns)
+                self._cols.clear()  # the frame holds them now
+            return self._frame
+
+    def release(self) -> None:
+        """Drop the columns read so far (they are read again on the next use); a cold load's frame stays."""
+        with self._lock:
+            if self._parts:
+                self._frame = None
+                self._cols.clear()

@@ -1,0 +1,138 @@
+"""The warm Corpus reads its tables lazily from the Parquet cache, column by column: every table,
+every column and every derived frame must equal what an eager load (no cache) builds."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from mafiascope.analytics.corpus import LAZY_TABLES, load_corpus, prepare_corpus
+
+ROOT = Path(__file__).resolve().parents[1]
+DEMO = ROOT / "data" / "demo"
+EN = ROOT / "data" / "corpus" / "mafiascope_en_demo"
+
+
+def _same_tables(a, b) -> None:
+    pd.testing.assert_frame_equal(a.games, b.games, check_exact=True)
+    for t in LAZY_TABLES:
+        pd.testing.assert_frame_equal(getattr(a, t), getattr(b, t), check_exact=True, obj=t)
+
+
+@pytest.mark.parametrize("kw", [{"probed_only": False}, {"probed_only": True, "include_forks": True},
+                                {"manifest": ["demo-classic-02", "demo-classic-01"], "probed_only": False}])
+def test_lazy_tables_equal_eager_tables(tmp_path, kw):
+    sources = [DEMO, EN]
+    eager = load_corpus(sources, use_cache=False, **kw)
+    prepare_corpus(sources, cache_dir=tmp_path / "cache")
+    lazy = load_corpus(sources, cache_dir=tmp_path / "cache", **kw)
+    assert all(lazy._tables[t]._frame is None for t in LAZY_TABLES)  # nothing but games read yet
+    for t in LAZY_TABLES:
+        assert lazy.n_rows(t) == len(getattr(eager, t))
+    assert all(lazy._tables[t]._frame is None for t in LAZY_TABLES)
+    # columns asked for on their own equal the eager table's, before and after the whole table is read
+    cols = ["g", "seat", "probe_id", "eff_kind", "timestamp"]
+    pd.testing.assert_frame_equal(lazy.cols("probes", cols), eager.probes[cols], check_exact=True)
+    _same_tables(lazy, eager)
+    pd.testing.assert_frame_equal(lazy.cols("probes", cols), eager.probes[cols], check_exact=True)
+    np.testing.assert_array_equal(lazy.seat_array("role_code"), eager.seat_array("role_code"))
+    # (the text column's dtype differs without a cache, as before: values compared)
+    pd.testing.assert_frame_equal(lazy.event_texts(), eager.event_texts(), check_exact=True, check_dtype=False)
+
+
+def test_release_reads_the_same_rows_again(tmp_path):
+    c = load_corpus(DEMO, cache_dir=tmp_path / "cache", probed_only=False)
+    before = {t: getattr(c, t) for t in LAZY_TABLES}
+    rows = c.game_rows("probes", 3)
+    c.release(*LAZY_TABLES)
+    assert all(c._tables[t]._frame is None for t in LAZY_TABLES)
+    for t in LAZY_TABLES:
+        pd.testing.assert_frame_equal(getattr(c, t), before[t], check_exact=True)
+    pd.testing.assert_frame_equal(c.game_rows("probes", 3), rows, check_exact=True)
+
+
+def test_loaded_corpus_keeps_its_rows_when_the_cache_is_rebuilt(tmp_path):
+    """The cache files a corpus opened stay readable (and unchanged) when a later load replaces them."""
+    src = tmp_path / "games"
+    shutil.copytree(DEMO, src)
+    cache = tmp_path / "cache"
+    eager = load_corpus(src, use_cache=False, probed_only=False)
+    c = load_corpus(src, cache_dir=cache, probed_only=False)
+    shutil.rmtree(src / "demo-classic-01")
+    assert prepare_corpus(src, cache_dir=cache) == 0  # nothing to parse: the vanished game's rows are dropped
+    later = load_corpus(src, cache_dir=cache, probed_only=False)
+    assert later.m == c.m - 1
+    _same_tables(c, eager)
+
+
+def test_unknown_column_is_named(tmp_path):
+    c = load_corpus(DEMO, cache_dir=tmp_path / "cache", probed_only=False)
+    with pytest.raises(KeyError, match="probes: no column"):
+        c.cols("probes", ["g", "no_such_column"])
+
+
+def test_calibration_obs_narrow_equals_the_committed_items(tmp_path):
+    from mafiascope.analytics.f1 import f1_items
+    from mafiascope.analytics.f2 import N_BINS, calibration_obs
+    from mafiascope.analytics.modes import Mode
+
+    c = load_corpus([DEMO, EN], cache_dir=tmp_path / "cache", probed_only=False)
+    for mode in (Mode(boot=0), Mode(boot=0, compat="mafiascope-2026-07")):
+        it = f1_items(c, mode)
+        conf = it["conf"].to_numpy()
+        df = it[it["committed"].to_numpy() & ~np.isnan(conf) & (conf >= 0) & (conf <= 100)]
+        old = df.assign(bin=np.minimum(N_BINS - 1, np.floor(df["conf"].to_numpy() / 20).astype(int)),
+                        outcome=df["correct"].astype(float))
+        new = calibration_obs(c, mode)
+        assert len(new) > 20
+        for col in new.columns:
+            np.testing.assert_array_equal(new[col].to_numpy(), old[col].to_numpy(), err_msg=col)
+
+
+def test_find_game_dirs_resolves_like_path_resolve(tmp_path):
+    from mafiascope.analytics.corpus import find_game_dirs
+
+    src = tmp_path / "real"
+    shutil.copytree(DEMO, src)
+    (tmp_path / "link").symlink_to(src, target_is_directory=True)
+    (src / "linked-game").symlink_to(src / "demo-classic-01", target_is_directory=True)
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    for sources in ([tmp_path / "link"], [src], [str(tmp_path / "link" / "demo-*")], [tmp_path / "sub" / ".." / "real"],
+                    [src / "demo-classic-02"]):
+        want: dict[str, Path] = {}
+        from mafiascope.logs.io import is_game_dir, list_game_dirs
+        import glob
+
+        for s in sources:
+            paths = [Path(p) for p in sorted(glob.glob(str(s)))] if "*" in str(s) else [Path(s)]
+            for p in paths:
+                for d in list_game_dirs(p) if not is_game_dir(p) else [p]:
+                    want[str(d.resolve())] = d.resolve()
+        assert find_game_dirs(sources) == list(want.values()), sources
+
+
+@pytest.mark.parametrize("compat", [None, "mafiascope-2026-07"])
+def test_lean_report_equals_the_full_memo_report(tmp_path, compat):
+    """A lean report (intermediates dropped after each group, tables released) gives the same values;
+    afterwards the corpus holds none of the big intermediates, only small per-seat arrays."""
+    import json
+
+    from mafiascope.analytics.modes import Mode
+    from mafiascope.analytics.report import LEAN_KEEP, build_report
+
+    mode = Mode(boot=200, compat=compat)
+    a = load_corpus([DEMO, EN], cache_dir=tmp_path / "cache", probed_only=False)
+    b = load_corpus([DEMO, EN], cache_dir=tmp_path / "cache", probed_only=False)
+    lean = build_report(a, mode, transcripts=compat is not None)
+    full = build_report(b, mode, transcripts=compat is not None, lean=False)
+    assert json.dumps(lean, sort_keys=True, default=str) == json.dumps(full, sort_keys=True, default=str)
+    heads = {k[0] if isinstance(k, tuple) else k for k in a._memo}
+    assert heads <= LEAN_KEEP and "f1_items" in {k[0] if isinstance(k, tuple) else k for k in b._memo}
+    assert a._tables["pp"]._frame is None and not a._tables["pp"]._cols
+    # the report again on the lean corpus: the dropped intermediates are rebuilt the same way
+    assert build_report(a, mode, transcripts=compat is not None) == lean
