@@ -19,7 +19,7 @@ import pandas as pd
 from . import labels as L
 from .corpus import Corpus
 from .f1 import _ci
-from .frames import death_ts, first_of_key, item_arrays, items_with_probe, mafia_mask, order_key
+from .frames import cell_max, death_ts, first_of_key, item_arrays, items_with_probe, mafia_mask, order_key
 from .modes import Mode
 from .stats import batched_cis, cluster_ci, ratio_stat, round_or_none
 
@@ -39,7 +39,8 @@ def suspicion_states(c: Corpus, mode: Mode) -> dict[str, np.ndarray]:
         V = np.full((len(pi_u), S), np.nan)
         P = np.full((len(pi_u), S), np.inf)
         # max if a player repeats; first listing position for ties
-        _cell_reduce(V, P, row, tgt[at], np.maximum(sc[at], 0.0), it["pos"][at].astype(float))
+        cell_max(V, row, tgt[at], np.maximum(sc[at], 0.0))
+        cell_max(P, row, tgt[at], it["pos"][at].astype(float), np.minimum)
         tot = np.nansum(V, 1)
         keep = tot > 0
         V, P, pi_u = V[keep] / tot[keep, None], P[keep], pi_u[keep]
@@ -66,17 +67,6 @@ def _codes(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         return x[new], np.cumsum(new) - 1
     u, inv = np.unique(x, return_inverse=True)
     return u, inv.reshape(-1)
-
-
-def _cell_reduce(V: np.ndarray, P: np.ndarray, row: np.ndarray, col: np.ndarray, v: np.ndarray, pos: np.ndarray) -> None:
-    """``np.fmax.at(V, (row, col), v)`` and ``np.minimum.at(P, (row, col), pos)`` on fresh (NaN / inf) cells, for
-    non-NaN ``v``: cells named once are assigned, the rest reduced (max and min do not depend on the order)."""
-    cell = row.astype(np.int64) * V.shape[1] + col
-    order = np.argsort(cell, kind="stable")
-    cs = cell[order]
-    start = np.flatnonzero(np.r_[True, cs[1:] != cs[:-1]]) if len(cs) else np.zeros(0, dtype=np.int64)
-    V.flat[cs[start]] = np.maximum.reduceat(v[order], start) if len(cs) else v[:0]
-    P.flat[cs[start]] = np.minimum.reduceat(pos[order], start) if len(cs) else pos[:0]
 
 
 _PAIR_COLS = ("g", "agent", "l1", "flip_pair", "flip", "ret", "mafia", "role")
