@@ -34,7 +34,7 @@ def suspicion_states(c: Corpus, mode: Mode) -> dict[str, np.ndarray]:
         ok &= (seat >= 0) & (tgt >= 0) & (tgt != seat) & ~np.isnan(sc)
         ok[ok] = death_ts(c)[g[ok], tgt[ok]] > it["timestamp"][ok]
         at = np.flatnonzero(ok)  # the kept items' rows
-        pi_u, row = _codes(it["pi"][at])
+        pi_u, row = _codes(it["pi"][at].astype(np.int64))
         S = c.seat_array("role_code").shape[1]
         V = np.full((len(pi_u), S), np.nan)
         P = np.full((len(pi_u), S), np.inf)

@@ -17,7 +17,7 @@ import pandas as pd
 from . import labels as L
 from .corpus import Corpus
 from .f1 import _ci
-from .frames import alive_at, item_arrays, last_of_key, mafia_mask, order_key
+from .frames import alive_at, item_arrays, item_col as _item_col, last_of_key, mafia_mask, order_key
 from .modes import Mode
 from .stats import batched_cis, cluster_ci, ratio_stat, round_or_none
 
@@ -25,19 +25,17 @@ CLASSES = L.ATTITUDES  # trusts, neutral, suspects (codes 0, 1, 2)
 
 
 def _assessments(c: Corpus, mode: Mode) -> dict[str, np.ndarray]:
-    """B's assessment entries as arrays: g, B, A, key, pi, b_round, guess, conf; the last entry
-    per record and target (built once per :func:`f3_pairs`, which is memoised)."""
+    """B's assessment entries: g, B, A, key, pi and ``rows`` (their rows in the role-assessment items);
+    the last entry per record and target. Their round, guess and confidence are read for the matched
+    pairs only (:func:`_pair_arrays`)."""
     col = "role_en" if mode.is_compat else "role"
-    it = item_arrays(c, "ra", "role_assessment", ("g", "tgt", col, "conf"), ("seat", "round"))
+    it = item_arrays(c, "ra", "role_assessment", ("g", "tgt", col), ("seat",))
     guess = it[col]
     pi, tgt, seat = it["pi"], it["tgt"], it["seat"]
     ok = np.flatnonzero((tgt >= 0) & (guess != L.UNUSABLE) & (seat >= 0))
     rows = ok[last_of_key(pi[ok].astype(np.int64) * 256 + tgt[ok])]  # last entry per record and target
-    return {
-        "g": it["g"][rows], "B": seat[rows], "A": tgt[rows], "key": order_key(c, mode)[pi[rows]],
-        "pi": pi[rows], "b_round": it["round"][rows], "guess": guess[rows].astype(np.int64),
-        "conf": np.nan_to_num(it["conf"][rows], nan=0.0),
-    }
+    return {"g": it["g"][rows], "B": seat[rows], "A": tgt[rows], "key": order_key(c, mode)[pi[rows]], "pi": pi[rows],
+            "rows": rows}
 
 
 def _pair_group(g: np.ndarray, B: np.ndarray, A: np.ndarray) -> np.ndarray:
@@ -84,6 +82,7 @@ def _pair_arrays(c: Corpus, mode: Mode) -> dict[str, np.ndarray]:
         ok = (A >= 0) & (B >= 0) & (A != B) & (it["att"] >= 0)
         if not mode.is_compat:
             ok &= alive_at(c, g, np.maximum(B, 0), it["timestamp"])
+        del it["timestamp"]
         rows = np.flatnonzero(ok)
         g, A, B = g[rows], A[rows], B[rows]
         key = order_key(c, mode)[it["pi"][rows]]
@@ -91,14 +90,19 @@ def _pair_arrays(c: Corpus, mode: Mode) -> dict[str, np.ndarray]:
         j = _last_at_or_before(_pair_group(g, B, A), key, _pair_group(ass["g"], ass["B"], ass["A"]), ass["key"], ass["pi"])
         m = j >= 0
         jj = j[m]
+        b_pi, b_rows = ass["pi"][jj], ass["rows"][jj]  # the matched assessments' probe and item rows
+        del ass, j
         maf = mafia_mask(c)
         a_maf = maf[g[m], A[m]]
-        rnd = it["round"][rows][m]
+        qrows = rows[m]
+        rnd = it["round"][qrows]
         return {
             "g": g[m], "A": A[m], "B": B[m], "key": key[m], "a_round": rnd,
-            "round": rnd, "public_msg_seq": it["pms"][rows][m],
-            "pred": it["att"][rows][m], "qi": np.flatnonzero(m),
-            "b_round": ass["b_round"][jj], "guess": ass["guess"][jj], "conf": ass["conf"][jj],
+            "round": rnd, "public_msg_seq": it["pms"][qrows],
+            "pred": it["att"][qrows], "qi": np.flatnonzero(m),
+            "b_round": c.probes["round"].to_numpy()[b_pi],
+            "guess": _item_col(c, "ra", "role_assessment", "role_en" if mode.is_compat else "role", b_rows).astype(np.int64),
+            "conf": np.nan_to_num(_item_col(c, "ra", "role_assessment", "conf", b_rows), nan=0.0),
             "a_mafia": a_maf, "mm": a_maf & maf[g[m], B[m]],
         }
 

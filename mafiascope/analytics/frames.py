@@ -153,6 +153,8 @@ def item_rows(c: Corpus, table: str, probe_id: str | None) -> tuple[np.ndarray |
 
     def build() -> tuple[np.ndarray | None, np.ndarray]:
         pi = pidx(c, getattr(c, table))
+        if len(c.probes) < 2**31:  # kept for the whole report: four bytes a row
+            pi = pi.astype(np.int32)
         if probe_id is None:
             return None, pi
         keep = eq(c.probes["probe_id"], probe_id)[pi]
@@ -164,7 +166,7 @@ def item_rows(c: Corpus, table: str, probe_id: str | None) -> tuple[np.ndarray |
 def item_arrays(c: Corpus, table: str, probe_id: str | None, cols: tuple[str, ...],
                 probe_cols: tuple[str, ...] = ()) -> dict[str, np.ndarray]:
     """The items of ``probe_id`` as arrays: the item columns ``cols`` (views when every row is kept),
-    their probe's ``probe_cols`` (``c.probes`` columns, gathered) and ``pi`` (probe row).
+    their probe's ``probe_cols`` (``c.probes`` columns, gathered) and ``pi`` (probe row; int32 when it fits).
 
     The same rows and values as :func:`items_with_probe`'s frame (probe column ``pms`` and the
     others by their ``c.probes`` names), without building a frame of every column."""
@@ -188,6 +190,12 @@ def cell_max(V: np.ndarray, row: np.ndarray, col: np.ndarray, v: np.ndarray, red
         return
     start = np.flatnonzero(np.r_[True, cs[1:] != cs[:-1]])
     V.flat[cs[start]] = reduce.reduceat(v[order], start)
+
+
+def item_col(c: Corpus, table: str, probe_id: str | None, col: str, at: np.ndarray) -> np.ndarray:
+    """Column ``col`` of the items of ``probe_id`` at positions ``at`` of :func:`item_arrays`' rows."""
+    rows, _ = item_rows(c, table, probe_id)
+    return getattr(c, table)[col].to_numpy()[at if rows is None else rows[at]]
 
 
 def last_of_key(keys: np.ndarray) -> np.ndarray:
