@@ -24,18 +24,16 @@ from .stats import batched_cis, cluster_ci, ratio_stat, round_or_none
 CLASSES = L.ATTITUDES  # trusts, neutral, suspects (codes 0, 1, 2)
 
 
-def _assessments(c: Corpus, mode: Mode) -> dict[str, np.ndarray]:
-    """B's assessment entries: g, B, A, key, pi and ``rows`` (their rows in the role-assessment items);
-    the last entry per record and target. Their round, guess and confidence are read for the matched
-    pairs only (:func:`_pair_arrays`)."""
-    col = "role_en" if mode.is_compat else "role"
-    it = item_arrays(c, "ra", "role_assessment", ("g", "tgt", col), ("seat",))
-    guess = it[col]
-    pi, tgt, seat = it["pi"], it["tgt"], it["seat"]
-    ok = np.flatnonzero((tgt >= 0) & (guess != L.UNUSABLE) & (seat >= 0))
-    rows = ok[last_of_key(pi[ok].astype(np.int64) * 256 + tgt[ok])]  # last entry per record and target
-    return {"g": it["g"][rows], "B": seat[rows], "A": tgt[rows], "key": order_key(c, mode)[pi[rows]], "pi": pi[rows],
-            "rows": rows}
+_BLOCK_ITEMS = 2_000_000  # items matched at a time: bounds the matching's temporaries (games never split)
+
+
+def _game_blocks(m: int, *gs: np.ndarray) -> list[tuple[int, int]]:
+    """Consecutive game ranges [lo, hi) holding about ``_BLOCK_ITEMS`` rows of ``gs`` each."""
+    cum = np.cumsum(sum(np.bincount(g, minlength=m) for g in gs)) if m else np.zeros(0, dtype=np.int64)
+    total = int(cum[-1]) if m else 0
+    cuts = np.searchsorted(cum, np.arange(1, -(-total // _BLOCK_ITEMS)) * _BLOCK_ITEMS, side="left") + 1
+    edges = [0, *sorted(set(np.minimum(cuts, m).tolist()) - {0, m}), m]
+    return list(zip(edges[:-1], edges[1:]))
 
 
 def _pair_group(g: np.ndarray, B: np.ndarray, A: np.ndarray) -> np.ndarray:
@@ -78,32 +76,43 @@ def _pair_arrays(c: Corpus, mode: Mode) -> dict[str, np.ndarray]:
 
     def build() -> dict[str, np.ndarray]:
         it = item_arrays(c, "sm", "social_map", ("g", "tgt", "att"), ("seat", "timestamp", "round", "pms"))
-        g, A, B = it["g"], it["seat"], it["tgt"]
-        ok = (A >= 0) & (B >= 0) & (A != B) & (it["att"] >= 0)
+        ok = (it["seat"] >= 0) & (it["tgt"] >= 0) & (it["seat"] != it["tgt"]) & (it["att"] >= 0)
         if not mode.is_compat:
-            ok &= alive_at(c, g, np.maximum(B, 0), it["timestamp"])
+            ok &= alive_at(c, it["g"], np.maximum(it["tgt"], 0), it["timestamp"])
         del it["timestamp"]
-        rows = np.flatnonzero(ok)
-        g, A, B = g[rows], A[rows], B[rows]
-        key = order_key(c, mode)[it["pi"][rows]]
-        ass = _assessments(c, mode)
-        j = _last_at_or_before(_pair_group(g, B, A), key, _pair_group(ass["g"], ass["B"], ass["A"]), ass["key"], ass["pi"])
-        m = j >= 0
-        jj = j[m]
-        b_pi, b_rows = ass["pi"][jj], ass["rows"][jj]  # the matched assessments' probe and item rows
-        del ass, j
+        rows = np.flatnonzero(ok)  # the usable social-map items
+        del ok
+        col = "role_en" if mode.is_compat else "role"
+        ra = item_arrays(c, "ra", "role_assessment", ("g", "tgt", col), ("seat",))
+        r_ok = np.flatnonzero((ra["tgt"] >= 0) & (ra[col] != L.UNUSABLE) & (ra["seat"] >= 0))  # usable assessments
+        okey = order_key(c, mode)
+        q_g, r_g = it["g"][rows], ra["g"][r_ok]
+        q_parts, r_parts = [], []
+        for lo, hi in _game_blocks(c.m, q_g, r_g):  # pairs never cross games: match a block of games at a time
+            q = rows[(q_g >= lo) & (q_g < hi)]
+            r = r_ok[(r_g >= lo) & (r_g < hi)]
+            r = r[last_of_key(ra["pi"][r].astype(np.int64) * 256 + ra["tgt"][r])]  # last entry per record and target
+            j = _last_at_or_before(_pair_group(it["g"][q], it["tgt"][q], it["seat"][q]), okey[it["pi"][q]],
+                                   _pair_group(ra["g"][r], ra["seat"][r], ra["tgt"][r]), okey[ra["pi"][r]], ra["pi"][r])
+            q_parts.append(q[j >= 0])
+            r_parts.append(r[j[j >= 0]])
+        del q_g, r_g
+        qrows, brows = np.concatenate(q_parts), np.concatenate(r_parts)  # matched (social map, assessment) items
+        if len(qrows) > 1 and not bool((qrows[1:] > qrows[:-1]).all()):  # item rows not in game order: table order
+            order = np.argsort(qrows, kind="stable")
+            qrows, brows = qrows[order], brows[order]
+        g, A, B = it["g"][qrows], it["seat"][qrows], it["tgt"][qrows]
         maf = mafia_mask(c)
-        a_maf = maf[g[m], A[m]]
-        qrows = rows[m]
+        a_maf = maf[g, A]
         rnd = it["round"][qrows]
         return {
-            "g": g[m], "A": A[m], "B": B[m], "key": key[m], "a_round": rnd,
+            "g": g, "A": A, "B": B, "key": okey[it["pi"][qrows]], "a_round": rnd,
             "round": rnd, "public_msg_seq": it["pms"][qrows],
-            "pred": it["att"][qrows], "qi": np.flatnonzero(m),
-            "b_round": c.probes["round"].to_numpy()[b_pi],
-            "guess": _item_col(c, "ra", "role_assessment", "role_en" if mode.is_compat else "role", b_rows).astype(np.int64),
-            "conf": np.nan_to_num(_item_col(c, "ra", "role_assessment", "conf", b_rows), nan=0.0),
-            "a_mafia": a_maf, "mm": a_maf & maf[g[m], B[m]],
+            "pred": it["att"][qrows], "qi": np.searchsorted(rows, qrows),
+            "b_round": c.probes["round"].to_numpy()[ra["pi"][brows]],
+            "guess": _item_col(c, "ra", "role_assessment", col, brows).astype(np.int64),
+            "conf": np.nan_to_num(_item_col(c, "ra", "role_assessment", "conf", brows), nan=0.0),
+            "a_mafia": a_maf, "mm": a_maf & maf[g, B],
         }
 
     return c.memo(("f3_pair_arrays", mode), build)
