@@ -2,7 +2,7 @@
 computations they replaced gave: the step table (integer step codes vs pandas group-by and
 joins), the episode selector's top suspects (vs the definition, :func:`episodes.top_suspects`),
 F3's summaries from (predicted, actual) histograms (vs the per-pair sums they replaced), the
-item arrays (vs ``items_with_probe``'s frame) and the cell reductions (vs ``ufunc.at``)."""
+item arrays (vs ``items_with_probe``'s frame) and the sorted-run codes (vs ``np.unique``)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from mafiascope.analytics import episodes, f3
 from mafiascope.analytics import labels as L
 from mafiascope.analytics.corpus import load_corpus
 from mafiascope.analytics.dynamics import _codes
-from mafiascope.analytics.frames import cell_max, item_arrays, items_with_probe
+from mafiascope.analytics.frames import item_arrays, items_with_probe
 from mafiascope.analytics.modes import COMPAT, Mode
 from mafiascope.analytics.step_keys import fast_step_table
 from mafiascope.analytics.stats import cluster_ci, ratio_stat, round_or_none
@@ -163,20 +163,6 @@ def test_item_arrays_equal_the_joined_frame(loaded, name: str) -> None:
             w = want[k].to_numpy()
             assert np.array_equal(got[k], w, equal_nan=w.dtype.kind == "f"), (table, pid, k)
         assert all(got[k].dtype == want[k].dtype for k in cols + ("seat", "timestamp", "round", "pms")), (table, pid)
-
-
-@pytest.mark.parametrize("reduce,at_fn,fill", [(np.maximum, np.fmax, np.nan), (np.minimum, np.fmin, np.inf)])
-def test_cell_max_equals_ufunc_at(reduce: np.ufunc, at_fn: np.ufunc, fill: float) -> None:
-    rng = np.random.default_rng(7)
-    rows, cols = rng.integers(0, 50, 3000), rng.integers(0, 7, 3000)
-    v = rng.choice([-1.5, 0.0, 0.25, 1.0, 3.0], 3000)
-    want = np.full((50, 7), fill)
-    at_fn.at(want, (rows, cols), v)
-    got = np.full((50, 7), fill)
-    cell_max(got, rows, cols, v, reduce)
-    assert np.array_equal(got, want, equal_nan=True)
-    cell_max(got, rows[:0], cols[:0], v[:0], reduce)  # nothing to reduce
-    assert np.array_equal(got, want, equal_nan=True)
 
 
 @pytest.mark.parametrize("x", [np.array([3, 3, 5, 9, 9, 9]), np.array([5, 3, 9, 3]), np.array([], dtype=np.int64)])

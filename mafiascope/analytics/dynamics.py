@@ -19,7 +19,7 @@ import pandas as pd
 from . import labels as L
 from .corpus import Corpus
 from .f1 import _ci
-from .frames import cell_max, death_ts, first_of_key, item_arrays, items_with_probe, mafia_mask, order_key
+from .frames import death_ts, first_of_key, item_arrays, items_with_probe, mafia_mask, order_key
 from .modes import Mode
 from .stats import batched_cis, cluster_ci, ratio_stat, round_or_none
 
@@ -39,8 +39,9 @@ def suspicion_states(c: Corpus, mode: Mode) -> dict[str, np.ndarray]:
         V = np.full((len(pi_u), S), np.nan)
         P = np.full((len(pi_u), S), np.inf)
         # max if a player repeats; first listing position for ties
-        cell_max(V, row, tgt[at], np.maximum(sc[at], 0.0))
-        cell_max(P, row, tgt[at], it["pos"][at].astype(float), np.minimum)
+        t = tgt[at]
+        np.fmax.at(V, (row, t), np.maximum(sc[at], 0.0))
+        np.minimum.at(P, (row, t), it["pos"][at].astype(float))
         tot = np.nansum(V, 1)
         keep = tot > 0
         V, P, pi_u = V[keep] / tot[keep, None], P[keep], pi_u[keep]

@@ -29,7 +29,7 @@ import numpy as np
 
 from .corpus import Corpus
 from ..logs.steps import ROUND_END, step_label
-from .frames import cell_max, item_arrays
+from .frames import item_arrays
 from .step_keys import step_codes
 from .viewer import step_table
 
@@ -91,7 +91,7 @@ def _ranking_tops(c: Corpus, st: dict[str, np.ndarray], rows: np.ndarray) -> np.
     hit = (pos < len(qs)) & (qs[pos_c] == i_code) if len(qs) else np.zeros(len(i_code), dtype=bool)
     k = pos_c[hit] if order is None else order[pos_c[hit]]  # each matching item's query
     V = np.full((len(si), S), np.nan)  # a query without items: no ranking
-    cell_max(V, k, sr["tgt"][at][hit], sr["score"][at][hit])
+    np.fmax.at(V, (k, sr["tgt"][at][hit]), sr["score"][at][hit])
     others = alive[si] & (np.arange(S)[None, :] != ag[:, None])
     v = V
     complete = others.any(1) & (~others | ~np.isnan(v)).all(1)

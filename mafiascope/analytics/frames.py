@@ -179,19 +179,6 @@ def item_arrays(c: Corpus, table: str, probe_id: str | None, cols: tuple[str, ..
     return out
 
 
-def cell_max(V: np.ndarray, row: np.ndarray, col: np.ndarray, v: np.ndarray, reduce: np.ufunc = np.maximum) -> None:
-    """``np.fmax.at(V, (row, col), v)`` (``reduce=np.minimum``: ``np.fmin.at``) into cells that are all NaN (or
-    the reduction's identity, e.g. inf for the minimum) before, for non-NaN ``v``: one sort of the cell numbers and
-    one ``reduceat`` per cell instead of an unbuffered scatter (max and min do not depend on the order)."""
-    cell = row.astype(np.int64) * V.shape[1] + col
-    order = np.argsort(cell, kind="stable")
-    cs = cell[order]
-    if not len(cs):
-        return
-    start = np.flatnonzero(np.r_[True, cs[1:] != cs[:-1]])
-    V.flat[cs[start]] = reduce.reduceat(v[order], start)
-
-
 def item_col(c: Corpus, table: str, probe_id: str | None, col: str, at: np.ndarray) -> np.ndarray:
     """Column ``col`` of the items of ``probe_id`` at positions ``at`` of :func:`item_arrays`' rows."""
     rows, _ = item_rows(c, table, probe_id)
