@@ -69,21 +69,22 @@ def _ranking_tops(c: Corpus, st: dict[str, np.ndarray], rows: np.ndarray) -> np.
     S = st["alive"].shape[1]
     alive = st["alive"][rows]
     Z = np.full((len(rows), S), -2, dtype=np.int64)
-    sr = item_arrays(c, "sr", "suspicion_ranking", ("g", "tgt", "score"), ("seat", "round", "pms"))
-    ok = (sr["tgt"] >= 0) & ~np.isnan(sr["score"]) & (sr["seat"] >= 0) & (sr["seat"] < S)
-    at = np.flatnonzero(ok)
+    sr = item_arrays(c, "sr", "suspicion_ranking", ("g", "tgt", "score"))
+    seat = c.probes["seat"].to_numpy()[sr["pi"]]
+    at = np.flatnonzero((sr["tgt"] >= 0) & ~np.isnan(sr["score"]) & (seat >= 0) & (seat < S))
+    pi = sr["pi"][at]  # the kept items' probe rows: their step columns are gathered for these only
     si, ag = np.nonzero(alive)
     q = [st["g"][rows][si], st["round"][rows][si], st["seq"][rows][si]]
-    it = [sr["g"][at], sr["round"][at], sr["pms"][at]]
-    rnd = np.concatenate([q[1], it[1]]).astype(np.int64)
-    seq = np.concatenate([q[2], it[2]]).astype(np.int64)
-    seq = seq[seq != ROUND_END]
-    lo = (int(rnd.min(initial=0)), min(int(seq.min(initial=0)), 0))
-    span = (int(rnd.max(initial=0)) - lo[0] + 1, int(seq.max(initial=0)) - lo[1] + 2)
+    it = [sr["g"][at], c.probes["round"].to_numpy()[pi], c.probes["pms"].to_numpy()[pi]]
+    rnds, seqs = [q[1], it[1]], [x[x != ROUND_END] for x in (q[2], it[2])]
+    lo = (min(int(x.min(initial=0)) for x in rnds), min(0, *(int(x.min(initial=0)) for x in seqs)))
+    span = (max(int(x.max(initial=0)) for x in rnds) - lo[0] + 1, max(int(x.max(initial=0)) for x in seqs) - lo[1] + 2)
+    del seqs
     if float(c.m + 1) * span[0] * span[1] * max(S, 1) >= 2.0**62:  # pragma: no cover - absurd round / message numbers
         raise ValueError("step codes do not fit an int64")
     q_code = step_codes(*q, lo, span) * S + ag
-    i_code = step_codes(*it, lo, span) * S + sr["seat"][at]
+    i_code = step_codes(*it, lo, span) * S + seat[at]
+    del it, seat
     order = None if bool((q_code[1:] >= q_code[:-1]).all()) else np.argsort(q_code, kind="stable")
     qs = q_code if order is None else q_code[order]
     pos = np.searchsorted(qs, i_code)
