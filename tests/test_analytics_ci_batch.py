@@ -59,11 +59,11 @@ def test_reading_a_pending_interval_early_fails_loudly() -> None:
 @pytest.mark.parametrize("n", [0, 1, 2, 60, 2000])
 def test_key_helpers_match_pandas(n: int) -> None:
     """The numpy replacements of the pandas hashing steps (F3's last entry per key, dynamics'
-    first row per key, the episode selector's step-seat merge) give pandas' answers."""
+    first row per key, the episode selector's step codes) give pandas' answers."""
     import pandas as pd
 
-    from mafiascope.analytics.episodes import _step_seat_keys
     from mafiascope.analytics.frames import first_of_key, last_of_key
+    from mafiascope.analytics.step_keys import step_codes
 
     rng = np.random.default_rng(n)
     k = np.sort(rng.integers(0, max(1, n // 3), n)) * 8 + rng.integers(0, 8, n)  # nearly sorted, as item keys
@@ -71,21 +71,15 @@ def test_key_helpers_match_pandas(n: int) -> None:
     rows = pd.DataFrame({"k": k, "i": np.arange(n)})
     assert (first_of_key(k) == rows.groupby("k")["i"].transform("min").to_numpy()).all()
 
-    cols = ["g", "round", "pms", "seat"]
-    items = [rng.integers(0, 3, n), rng.integers(0, 4, n), rng.integers(-1, 5, n), rng.integers(0, 7, n)]
-    query = [rng.integers(0, 4, 50), rng.integers(0, 4, 50), rng.integers(-1, 6, 50), rng.integers(0, 7, 50)]
-    k_item, k_query, n_keys = _step_seat_keys(items, query)
-    sk = pd.DataFrame(dict(zip(cols, items))).drop_duplicates().reset_index(drop=True)
-    sk["k"] = np.arange(len(sk))
-    want_q = pd.DataFrame(dict(zip(cols, query))).merge(sk, on=cols, how="left")["k"]
-    assert n_keys == len(sk)
-    # the numbering differs (sorted vs first seen); the partition and the misses must agree
-    want_i = pd.DataFrame(dict(zip(cols, items))).merge(sk, on=cols, how="left")["k"].to_numpy()
-    assert len(set(zip(k_item.tolist(), want_i.tolist()))) == n_keys
-    assert ((k_query == n_keys) == want_q.isna().to_numpy()).all()
-    hit = ~want_q.isna().to_numpy()
-    mapping = dict(zip(want_i.tolist(), k_item.tolist()))
-    assert [mapping[int(x)] for x in want_q[hit]] == k_query[hit].tolist()
+    # the episode selector's steps: one code per distinct (game, round, message number), in step order
+    g, rnd, seq = rng.integers(0, 3, n), rng.integers(0, 4, n), rng.integers(-1, 5, n)  # -1: the round end
+    lo = (int(rnd.min(initial=0)), min(int(seq[seq != -1].min(initial=0)), 0))
+    span = (int(rnd.max(initial=0)) - lo[0] + 1, int(seq[seq != -1].max(initial=0)) - lo[1] + 2)
+    codes = step_codes(g, rnd, seq, lo, span)
+    want = pd.DataFrame({"g": g, "r": rnd, "s": seq}).groupby(["g", "r", "s"]).ngroup().to_numpy()
+    assert len(set(zip(codes.tolist(), want.tolist()))) == len(set(want.tolist())) == len(set(codes.tolist()))
+    order = np.lexsort((np.where(seq == -1, np.inf, seq), rnd, g))  # round end after every message
+    assert (np.diff(codes[order]) >= 0).all()
 
 
 def test_wilson_arrays_equal_wilson() -> None:

@@ -19,7 +19,7 @@ import pandas as pd
 from . import labels as L
 from .corpus import Corpus
 from .f1 import _ci
-from .frames import death_ts, first_of_key, items_with_probe, mafia_mask, order_key
+from .frames import death_ts, first_of_key, item_arrays, items_with_probe, mafia_mask, order_key
 from .modes import Mode
 from .stats import batched_cis, cluster_ci, ratio_stat, round_or_none
 
@@ -28,24 +28,20 @@ def suspicion_states(c: Corpus, mode: Mode) -> dict[str, np.ndarray]:
     """Usable suspicion vectors sorted per agent by the ordering key."""
 
     def build() -> dict[str, np.ndarray]:
-        it = items_with_probe(c, "sr", "suspicion_ranking")
-        g = it["g"].to_numpy()
-        seat = it["seat"].to_numpy()
-        tgt = it["tgt"].to_numpy()
-        sc = it["score"].to_numpy()
-        ok = (it["src"].to_numpy() < 2)  # wrapped rankings are not lists: skipped (docs/metrics.md §1.3)
+        it = item_arrays(c, "sr", "suspicion_ranking", ("g", "tgt", "score", "src", "pos"), ("seat", "timestamp"))
+        g, seat, tgt, sc = it["g"], it["seat"], it["tgt"], it["score"]
+        ok = (it["src"] < 2)  # wrapped rankings are not lists: skipped (docs/metrics.md §1.3)
         ok &= (seat >= 0) & (tgt >= 0) & (tgt != seat) & ~np.isnan(sc)
-        ok[ok] = death_ts(c)[g[ok], tgt[ok]] > it["timestamp"].to_numpy()[ok]
-        at = np.flatnonzero(ok)  # the kept items' rows (arrays, not a filtered copy of the frame)
-        pi_u, row = np.unique(it["pi"].to_numpy()[at], return_inverse=True)
+        ok[ok] = death_ts(c)[g[ok], tgt[ok]] > it["timestamp"][ok]
+        at = np.flatnonzero(ok)  # the kept items' rows
+        pi_u, row = _codes(it["pi"][at].astype(np.int64))
         S = c.seat_array("role_code").shape[1]
         V = np.full((len(pi_u), S), np.nan)
         P = np.full((len(pi_u), S), np.inf)
-        t = tgt[at]
-        s = np.maximum(sc[at], 0.0)
         # max if a player repeats; first listing position for ties
-        np.fmax.at(V, (row, t), s)
-        np.minimum.at(P, (row, t), it["pos"].to_numpy()[at].astype(float))
+        t = tgt[at]
+        np.fmax.at(V, (row, t), np.maximum(sc[at], 0.0))
+        np.minimum.at(P, (row, t), it["pos"][at].astype(float))
         tot = np.nansum(V, 1)
         keep = tot > 0
         V, P, pi_u = V[keep] / tot[keep, None], P[keep], pi_u[keep]
@@ -65,7 +61,35 @@ def suspicion_states(c: Corpus, mode: Mode) -> dict[str, np.ndarray]:
     return c.memo(("dyn_states", mode), build)
 
 
+def _codes(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(x, return_inverse=True)``; by runs when ``x`` is already sorted (item rows are in probe order)."""
+    if len(x) and bool((x[1:] >= x[:-1]).all()):
+        new = np.r_[True, x[1:] != x[:-1]]
+        return x[new], np.cumsum(new) - 1
+    u, inv = np.unique(x, return_inverse=True)
+    return u, inv.reshape(-1)
+
+
+_PAIR_COLS = ("g", "agent", "l1", "flip_pair", "flip", "ret", "mafia", "role")
+
+
 def dynamics_pairs(c: Corpus, mode: Mode) -> pd.DataFrame:
+    """Consecutive usable rankings of one agent: L1 change, flip, return, the agent's group; memoised."""
+
+    def build() -> pd.DataFrame:
+        arrays = _pair_arrays(c, mode)
+        df = pd.DataFrame({k: arrays[k] for k in _PAIR_COLS})
+        arrays.update({k: df[k].to_numpy() for k in _PAIR_COLS})  # the memoised arrays become views of the frame
+        return df
+
+    return c.memo(("dyn_pairs", mode), build)
+
+
+def _pair_arrays(c: Corpus, mode: Mode) -> dict[str, np.ndarray]:
+    return c.memo(("dyn_pair_arrays", mode), lambda: _build_pairs(c, mode))
+
+
+def _build_pairs(c: Corpus, mode: Mode) -> dict[str, np.ndarray]:
     st = suspicion_states(c, mode)
     V, top, g, ag, ts = st["V"], st["top"], st["g"], st["agent"], st["ts"]
     n = len(g)
@@ -89,24 +113,22 @@ def dynamics_pairs(c: Corpus, mode: Mode) -> pd.DataFrame:
     ret = flip & (first[cur] <= prev - 1)
     maf = mafia_mask(c)
     roles = c.seat_array("role_code")
-    return pd.DataFrame(
-        {
-            "g": g[cur], "agent": ag[cur], "l1": l1, "flip_pair": prev_top_alive, "flip": flip, "ret": ret,
-            "mafia": maf[g[cur], ag[cur]], "role": roles[g[cur], ag[cur]],
-        }
-    )
+    return {
+        "g": g[cur], "agent": ag[cur], "l1": l1, "flip_pair": prev_top_alive, "flip": flip, "ret": ret,
+        "mafia": maf[g[cur], ag[cur]], "role": roles[g[cur], ag[cur]],
+    }
 
 
-def _group_stats(df: pd.DataFrame, m: int, mode: Mode, mult: int = 1) -> dict[str, Any]:
-    g = df["g"].to_numpy()
-    l1 = df["l1"].to_numpy()
+def _group_stats(d: dict[str, np.ndarray], rows: np.ndarray | None, m: int, mode: Mode, mult: int = 1) -> dict[str, Any]:
+    """The group's volatility, flip and return rates over the pair ``rows`` (None: every pair), in row order."""
+    g, l1, flip, flip_pair, ret = (d[k] if rows is None else d[k][rows] for k in ("g", "l1", "flip", "flip_pair", "ret"))
     has = ~np.isnan(l1)
     cols = np.column_stack(
         [
             np.bincount(g[has], weights=l1[has], minlength=m), np.bincount(g[has], minlength=m),
-            np.bincount(g, weights=df["flip"].to_numpy().astype(float), minlength=m),
-            np.bincount(g, weights=df["flip_pair"].to_numpy().astype(float), minlength=m),
-            np.bincount(g, weights=df["ret"].to_numpy().astype(float), minlength=m),
+            np.bincount(g, weights=flip.astype(float), minlength=m),
+            np.bincount(g, weights=flip_pair.astype(float), minlength=m),
+            np.bincount(g, weights=ret.astype(float), minlength=m),
         ]
     ).astype(float)
     tot = cols.sum(0)
@@ -127,20 +149,24 @@ def _group_stats(df: pd.DataFrame, m: int, mode: Mode, mult: int = 1) -> dict[st
 @batched_cis
 def dynamics(c: Corpus, mode: Mode, *, seats: np.ndarray | None = None) -> dict[str, Any]:
     """Dynamics per group; ``seats`` (an (m, seats) mask) keeps only those agents' ranking pairs."""
-    df = dynamics_pairs(c, mode)
+    d = _pair_arrays(c, mode)
     if seats is not None:
-        df = df[seats[df["g"].to_numpy(dtype=np.int64), df["agent"].to_numpy(dtype=np.int64)]]
+        at = np.flatnonzero(seats[d["g"].astype(np.int64), d["agent"].astype(np.int64)])
+        d = {k: d[k][at] for k in ("g", "l1", "flip", "flip_pair", "ret", "mafia", "role")}
+    maf = d["mafia"]
     out: dict[str, Any] = {
-        "Mafia": _group_stats(df[df["mafia"]], c.m, mode, 2 if mode.is_compat else 1),
-        "non-Mafia": _group_stats(df[~df["mafia"]], c.m, mode),
+        "Mafia": _group_stats(d, np.flatnonzero(maf), c.m, mode, 2 if mode.is_compat else 1),
+        "non-Mafia": _group_stats(d, np.flatnonzero(~maf), c.m, mode),
     }
     if mode.is_compat:
         out["Mafia"]["_note"] = "n doubled as in the original (QUIRK); points and CIs unaffected"
-    for code in sorted(set(df["role"].tolist())):
+    role = d["role"]
+    present = np.flatnonzero(np.bincount(role - role.min(initial=0))) + role.min(initial=0) if len(role) else []
+    for code in present:
         name = L.CODE_NAMES.get(int(code))
         if name and name not in out:
-            out[name] = _group_stats(df[df["role"] == code], c.m, mode)
-    out["all"] = _group_stats(df, c.m, mode)
+            out[name] = _group_stats(d, np.flatnonzero(role == code), c.m, mode)
+    out["all"] = _group_stats(d, None, c.m, mode)
     return out
 
 

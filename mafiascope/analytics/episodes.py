@@ -26,11 +26,11 @@ from fractions import Fraction
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from .corpus import Corpus
-from .frames import items_with_probe
-from ..logs.steps import step_label
+from ..logs.steps import ROUND_END, step_label
+from .frames import item_arrays
+from .step_keys import step_codes
 from .viewer import step_table
 
 
@@ -58,50 +58,43 @@ def shift(z_before: dict[Any, Any], z_after: dict[Any, Any]) -> tuple[Fraction, 
     return D, len(switching), switching
 
 
-def _step_seat_keys(items: list[np.ndarray], query: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray, int]:
-    """Number the distinct (g, round, pms, seat) of the items: (each item's number, each query's
-    number or the count for no match, the count). One int64 per key and a sort instead of pandas
-    merges (two of them over every ranking item)."""
-    lo = [min(int(a.min(initial=0)), int(b.min(initial=0))) for a, b in zip(items, query)]
-    span = [max(int(a.max(initial=0)), int(b.max(initial=0))) - low + 1 for a, b, low in zip(items, query, lo)]
-    if float(np.prod(np.array(span, dtype=float))) >= 2.0**62:  # pragma: no cover - keys too wide for one int64
-        keys = pd.DataFrame({f"k{i}": np.concatenate([a, b]) for i, (a, b) in enumerate(zip(items, query))})
-        both = keys.groupby(list(keys.columns), sort=True).ngroup().to_numpy(dtype=np.int64)
-        code_i, q = both[: len(items[0])], both[len(items[0]):]
-    else:
-        def code(cols: list[np.ndarray]) -> np.ndarray:
-            out = np.zeros(len(cols[0]), dtype=np.int64)
-            for x, low, w in zip(cols, lo, span):
-                out *= w
-                out += x.astype(np.int64) - low  # widened first: narrow codes would wrap
-            return out
-
-        code_i, q = code(items), code(query)
-    uniq, k_item = np.unique(code_i, return_inverse=True)
-    pos = np.minimum(np.searchsorted(uniq, q), max(len(uniq) - 1, 0))
-    hit = (uniq[pos] == q) if len(uniq) else np.zeros(len(q), dtype=bool)
-    return k_item.reshape(-1), np.where(hit, pos, len(uniq)), len(uniq)
-
-
 def _ranking_tops(c: Corpus, st: dict[str, np.ndarray], rows: np.ndarray) -> np.ndarray:
     """(len(rows), seats) top suspect of each living agent at steps ``rows`` (-1: incomplete or tied; -2: dead).
 
     An agent's scores at a step: its ``suspicion_ranking`` items at exactly that step (every
     record, repaired parse, wrapped lists included), the highest score per named player.
+    Items and (step, agent) queries meet by one int64 code per (game, round, message number, seat)
+    in step order: the queries are sorted already, each item finds its query by binary search.
     """
     S = st["alive"].shape[1]
     alive = st["alive"][rows]
     Z = np.full((len(rows), S), -2, dtype=np.int64)
-    sr = items_with_probe(c, "sr", "suspicion_ranking")
-    sr = sr[(sr["tgt"].to_numpy() >= 0) & ~np.isnan(sr["score"].to_numpy()) & (sr["seat"].to_numpy() >= 0)]
+    sr = item_arrays(c, "sr", "suspicion_ranking", ("g", "tgt", "score"))
+    seat = c.probes["seat"].to_numpy()[sr["pi"]]
+    at = np.flatnonzero((sr["tgt"] >= 0) & ~np.isnan(sr["score"]) & (seat >= 0) & (seat < S))
+    pi = sr["pi"][at]  # the kept items' probe rows: their step columns are gathered for these only
     si, ag = np.nonzero(alive)
-    items = [sr[k].to_numpy() for k in ("g", "round", "pms", "seat")]  # widened one at a time in the key
-    query = [st["g"][rows][si], st["round"][rows][si], st["seq"][rows][si], ag]
-    k_item, k, n_keys = _step_seat_keys(items, [np.asarray(x, dtype=np.int64) for x in query])
-    V = np.full((n_keys + 1, S), np.nan)  # last row: no ranking
-    np.fmax.at(V, (k_item, sr["tgt"].to_numpy()), sr["score"].to_numpy())
+    q = [st["g"][rows][si], st["round"][rows][si], st["seq"][rows][si]]
+    it = [sr["g"][at], c.probes["round"].to_numpy()[pi], c.probes["pms"].to_numpy()[pi]]
+    rnds, seqs = [q[1], it[1]], [x[x != ROUND_END] for x in (q[2], it[2])]
+    lo = (min(int(x.min(initial=0)) for x in rnds), min(0, *(int(x.min(initial=0)) for x in seqs)))
+    span = (max(int(x.max(initial=0)) for x in rnds) - lo[0] + 1, max(int(x.max(initial=0)) for x in seqs) - lo[1] + 2)
+    del seqs
+    if float(c.m + 1) * span[0] * span[1] * max(S, 1) >= 2.0**62:  # pragma: no cover - absurd round / message numbers
+        raise ValueError("step codes do not fit an int64")
+    q_code = step_codes(*q, lo, span) * S + ag
+    i_code = step_codes(*it, lo, span) * S + seat[at]
+    del it, seat
+    order = None if bool((q_code[1:] >= q_code[:-1]).all()) else np.argsort(q_code, kind="stable")
+    qs = q_code if order is None else q_code[order]
+    pos = np.searchsorted(qs, i_code)
+    pos_c = np.minimum(pos, max(len(qs) - 1, 0))
+    hit = (pos < len(qs)) & (qs[pos_c] == i_code) if len(qs) else np.zeros(len(i_code), dtype=bool)
+    k = pos_c[hit] if order is None else order[pos_c[hit]]  # each matching item's query
+    V = np.full((len(si), S), np.nan)  # a query without items: no ranking
+    np.fmax.at(V, (k, sr["tgt"][at][hit]), sr["score"][at][hit])
     others = alive[si] & (np.arange(S)[None, :] != ag[:, None])
-    v = V[k]
+    v = V
     complete = others.any(1) & (~others | ~np.isnan(v)).all(1)
     vo = np.where(others & ~np.isnan(v), v, -np.inf)
     mx = vo.max(1) if S else np.zeros(len(si))

@@ -15,52 +15,72 @@ import pandas as pd
 
 from . import labels as L
 from .corpus import Corpus
-from .frames import alive_matrix, items_with_probe, mafia_mask, played_by, true_roles
+from .frames import alive_matrix, item_arrays, mafia_mask, played_by, true_roles
 from .modes import Mode
 from .stats import batched_cis, ci_list, ratio_ci, round_or_none
+
+
+_F1_COLS = ("g", "round", "obs", "tgt", "guess", "truth", "conf", "timestamp", "unknown", "committed", "correct",
+            "tgt_mafia", "hit_mafia", "acc_chance", "rec_chance")
+
+
+def f1_arrays(c: Corpus, mode: Mode) -> dict[str, np.ndarray]:
+    """The usable (observer, target) items' outcome columns as arrays (:func:`f1_items`'s columns); memoised.
+
+    Read from the role-assessment items' few columns (no joined item frame); the per-item dense
+    (items, seats) passes use one-byte roles."""
+
+    def build() -> dict[str, np.ndarray]:
+        it = item_arrays(c, "ra", "role_assessment", ("g", "tgt", "role_en" if mode.is_compat else "role", "conf"),
+                         ("seat", "timestamp", "round"))
+        roles = true_roles(c, mode)
+        maf = mafia_mask(c)
+        g = it["g"]
+        obs = it["seat"]
+        tgt = it["tgt"]
+        guess = it["role_en" if mode.is_compat else "role"]
+        ok = (obs >= 0) & (tgt >= 0) & (tgt != obs) & (guess != L.UNUSABLE)
+        ok &= ~maf[g, np.where(obs >= 0, obs, 0)]
+        at = np.flatnonzero(ok)  # the kept items' rows (only three more columns are read)
+        g, obs, tgt, guess = g[at], obs[at], tgt[at], guess[at]
+        alive = alive_matrix(c, g, it["timestamp"][at])
+        rows = np.arange(len(g))
+        if not mode.is_compat:
+            keep = alive[rows, tgt]
+            at, g, obs, tgt, guess, alive = at[keep], g[keep], obs[keep], tgt[keep], guess[keep], alive[keep]
+            rows = np.arange(len(g))
+        alive_others = alive
+        alive_others[rows, obs] = False  # alive is not read again
+        n_others = alive_others.sum(1)
+        truth = roles[g, tgt]
+        small = roles.min(initial=0) >= -128 and roles.max(initial=0) < 128  # role codes: one byte per (item, seat)
+        rg = roles.astype(np.int8)[g] if small else roles[g]
+        same = (alive_others & (rg == truth[:, None])).sum(1)
+        del rg
+        maf_g = maf[g]
+        n_maf_others = (alive_others & maf_g).sum(1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            acc_chance = np.where(n_others > 0, same / n_others, np.nan)
+            rec_chance = np.where(n_others > 0, n_maf_others / n_others, np.nan)
+        return {
+            "g": g, "round": it["round"][at], "obs": obs, "tgt": tgt, "guess": guess, "truth": truth,
+            "conf": it["conf"][at], "timestamp": it["timestamp"][at],
+            "unknown": guess == L.UNKNOWN, "committed": guess != L.UNKNOWN, "correct": guess == truth,
+            "tgt_mafia": maf_g[rows, tgt], "hit_mafia": guess == L.MAFIA,
+            "acc_chance": acc_chance, "rec_chance": rec_chance,
+        }
+
+    return c.memo(("f1_arrays", mode), build)
 
 
 def f1_items(c: Corpus, mode: Mode) -> pd.DataFrame:
     """One row per usable (observer, target) item with outcome columns; memoised."""
 
     def build() -> pd.DataFrame:
-        it = items_with_probe(c, "ra", "role_assessment")
-        roles = true_roles(c, mode)
-        maf = mafia_mask(c)
-        g = it["g"].to_numpy()
-        obs = it["seat"].to_numpy()
-        tgt = it["tgt"].to_numpy()
-        guess = (it["role_en"] if mode.is_compat else it["role"]).to_numpy()
-        ok = (obs >= 0) & (tgt >= 0) & (tgt != obs) & (guess != L.UNUSABLE)
-        ok &= ~maf[g, np.where(obs >= 0, obs, 0)]
-        at = np.flatnonzero(ok)  # the kept items' rows in the item frame (only three more columns are read)
-        g, obs, tgt, guess = g[at], obs[at], tgt[at], guess[at]
-        alive = alive_matrix(c, g, it["timestamp"].to_numpy()[at])
-        rows = np.arange(len(g))
-        if not mode.is_compat:
-            keep = alive[rows, tgt]
-            at, g, obs, tgt, guess, alive = at[keep], g[keep], obs[keep], tgt[keep], guess[keep], alive[keep]
-            rows = np.arange(len(g))
-        alive_others = alive.copy()
-        alive_others[rows, obs] = False
-        n_others = alive_others.sum(1)
-        rg = roles[g]
-        truth = rg[rows, tgt]
-        same = (alive_others & (rg == truth[:, None])).sum(1)
-        maf_g = maf[g]
-        n_maf_others = (alive_others & maf_g).sum(1)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            acc_chance = np.where(n_others > 0, same / n_others, np.nan)
-            rec_chance = np.where(n_others > 0, n_maf_others / n_others, np.nan)
-        return pd.DataFrame(
-            {
-                "g": g, "round": it["round"].to_numpy()[at], "obs": obs, "tgt": tgt, "guess": guess, "truth": truth,
-                "conf": it["conf"].to_numpy()[at], "timestamp": it["timestamp"].to_numpy()[at],
-                "unknown": guess == L.UNKNOWN, "committed": guess != L.UNKNOWN, "correct": guess == truth,
-                "tgt_mafia": maf_g[rows, tgt], "hit_mafia": guess == L.MAFIA,
-                "acc_chance": acc_chance, "rec_chance": rec_chance,
-            }
-        )
+        arrays = f1_arrays(c, mode)
+        df = pd.DataFrame({k: arrays[k] for k in _F1_COLS})
+        arrays.update({k: df[k].to_numpy() for k in _F1_COLS})  # the memoised arrays become views of the frame: one copy
+        return df
 
     return c.memo(("f1_items", mode), build)
 
@@ -73,16 +93,24 @@ def _per_game(g: np.ndarray, m: int, num: np.ndarray, den: np.ndarray) -> tuple[
 def f1_by_round(c: Corpus, mode: Mode, *, model: str | None = None, seats: np.ndarray | None = None) -> dict[str, Any]:
     """F1 per round; ``model`` keeps only the observers played by that model (mixed-model games),
     ``seats`` (an (m, seats) mask) only those observers."""
-    it = f1_items(c, mode)
+    it = f1_arrays(c, mode)
+    keep = None
     if model is not None:
-        it = it[played_by(c, it["g"].to_numpy(), it["obs"].to_numpy(), model)]
+        keep = played_by(c, it["g"], it["obs"], model)
     if seats is not None:
-        it = it[seats[it["g"].to_numpy(), it["obs"].to_numpy()]]
+        sk = seats[it["g"], it["obs"]]
+        keep = sk if keep is None else keep & sk
+    at = slice(None) if keep is None else np.flatnonzero(keep)
+    cols = {k: it[k][at] for k in ("g", "round", "committed", "correct", "unknown", "tgt_mafia", "hit_mafia",
+                                   "acc_chance", "rec_chance")}
     out: dict[str, Any] = {}
-    cols = {k: it[k].to_numpy() for k in ("g", "round", "committed", "correct", "unknown", "tgt_mafia", "hit_mafia",
-                                          "acc_chance", "rec_chance")}
-    for rnd in np.unique(cols["round"]).tolist():
-        sel = np.flatnonzero(cols["round"] == rnd)  # the round's items in table order (as groupby)
+    # each round's rows in table order (as a groupby): one stable sort by round, then slices
+    order = np.argsort(cols["round"], kind="stable")
+    rs = cols["round"][order]
+    bounds = np.flatnonzero(np.r_[True, rs[1:] != rs[:-1]]) if len(rs) else np.zeros(0, dtype=np.int64)
+    for lo, hi in zip(bounds.tolist(), [*bounds[1:].tolist(), len(rs)]):
+        rnd = rs[lo]
+        sel = order[lo:hi]
         g = cols["g"][sel]
         com = cols["committed"][sel]
         corr = cols["correct"][sel] & com

@@ -17,26 +17,23 @@ import pandas as pd
 from . import labels as L
 from .corpus import Corpus
 from .f1 import _ci
-from .frames import alive_at, items_with_probe, last_of_key, mafia_mask, order_key
+from .frames import alive_at, item_arrays, item_col as _item_col, last_of_key, mafia_mask, order_key
 from .modes import Mode
 from .stats import batched_cis, cluster_ci, ratio_stat, round_or_none
 
 CLASSES = L.ATTITUDES  # trusts, neutral, suspects (codes 0, 1, 2)
 
 
-def _assessments(c: Corpus, mode: Mode) -> dict[str, np.ndarray]:
-    """B's assessment entries as arrays: g, B, A, key, pi, b_round, guess, conf; the last entry
-    per record and target (built once per :func:`f3_pairs`, which is memoised)."""
-    it = items_with_probe(c, "ra", "role_assessment")
-    guess = (it["role_en"] if mode.is_compat else it["role"]).to_numpy()
-    pi, tgt, seat = it["pi"].to_numpy(), it["tgt"].to_numpy(), it["seat"].to_numpy()
-    ok = np.flatnonzero((tgt >= 0) & (guess != L.UNUSABLE) & (seat >= 0))
-    rows = ok[last_of_key(pi[ok].astype(np.int64) * 256 + tgt[ok])]  # last entry per record and target
-    return {
-        "g": it["g"].to_numpy()[rows], "B": seat[rows], "A": tgt[rows], "key": order_key(c, mode)[pi[rows]],
-        "pi": pi[rows], "b_round": it["round"].to_numpy()[rows], "guess": guess[rows].astype(np.int64),
-        "conf": np.nan_to_num(it["conf"].to_numpy()[rows], nan=0.0),
-    }
+_BLOCK_ITEMS = 2_000_000  # items matched at a time: bounds the matching's temporaries (games never split)
+
+
+def _game_blocks(m: int, *gs: np.ndarray) -> list[tuple[int, int]]:
+    """Consecutive game ranges [lo, hi) holding about ``_BLOCK_ITEMS`` rows of ``gs`` each."""
+    cum = np.cumsum(sum(np.bincount(g, minlength=m) for g in gs)) if m else np.zeros(0, dtype=np.int64)
+    total = int(cum[-1]) if m else 0
+    cuts = np.searchsorted(cum, np.arange(1, -(-total // _BLOCK_ITEMS)) * _BLOCK_ITEMS, side="left") + 1
+    edges = [0, *sorted(set(np.minimum(cuts, m).tolist()) - {0, m}), m]
+    return list(zip(edges[:-1], edges[1:]))
 
 
 def _pair_group(g: np.ndarray, B: np.ndarray, A: np.ndarray) -> np.ndarray:
@@ -70,6 +67,57 @@ def _last_at_or_before(q_grp: np.ndarray, q_key: np.ndarray, r_grp: np.ndarray, 
     return np.where((pos >= 0) & (r_grp[hit] == q_grp), hit, -1)
 
 
+_PAIR_COLS = ("g", "A", "B", "key", "a_round", "round", "public_msg_seq", "pred", "qi", "b_round", "guess", "conf",
+              "a_mafia", "mm")
+
+
+def _pair_arrays(c: Corpus, mode: Mode) -> dict[str, np.ndarray]:
+    """Every matched pair (Mafia-Mafia pairs included) as arrays, :func:`f3_pairs`'s columns; memoised."""
+
+    def build() -> dict[str, np.ndarray]:
+        it = item_arrays(c, "sm", "social_map", ("g", "tgt", "att"), ("seat", "timestamp", "round", "pms"))
+        ok = (it["seat"] >= 0) & (it["tgt"] >= 0) & (it["seat"] != it["tgt"]) & (it["att"] >= 0)
+        if not mode.is_compat:
+            ok &= alive_at(c, it["g"], np.maximum(it["tgt"], 0), it["timestamp"])
+        del it["timestamp"]
+        rows = np.flatnonzero(ok)  # the usable social-map items
+        del ok
+        col = "role_en" if mode.is_compat else "role"
+        ra = item_arrays(c, "ra", "role_assessment", ("g", "tgt", col), ("seat",))
+        r_ok = np.flatnonzero((ra["tgt"] >= 0) & (ra[col] != L.UNUSABLE) & (ra["seat"] >= 0))  # usable assessments
+        okey = order_key(c, mode)
+        q_g, r_g = it["g"][rows], ra["g"][r_ok]
+        q_parts, r_parts = [], []
+        for lo, hi in _game_blocks(c.m, q_g, r_g):  # pairs never cross games: match a block of games at a time
+            q = rows[(q_g >= lo) & (q_g < hi)]
+            r = r_ok[(r_g >= lo) & (r_g < hi)]
+            r = r[last_of_key(ra["pi"][r].astype(np.int64) * 256 + ra["tgt"][r])]  # last entry per record and target
+            j = _last_at_or_before(_pair_group(it["g"][q], it["tgt"][q], it["seat"][q]), okey[it["pi"][q]],
+                                   _pair_group(ra["g"][r], ra["seat"][r], ra["tgt"][r]), okey[ra["pi"][r]], ra["pi"][r])
+            q_parts.append(q[j >= 0])
+            r_parts.append(r[j[j >= 0]])
+        del q_g, r_g
+        qrows, brows = np.concatenate(q_parts), np.concatenate(r_parts)  # matched (social map, assessment) items
+        if len(qrows) > 1 and not bool((qrows[1:] > qrows[:-1]).all()):  # item rows not in game order: table order
+            order = np.argsort(qrows, kind="stable")
+            qrows, brows = qrows[order], brows[order]
+        g, A, B = it["g"][qrows], it["seat"][qrows], it["tgt"][qrows]
+        maf = mafia_mask(c)
+        a_maf = maf[g, A]
+        rnd = it["round"][qrows]
+        return {
+            "g": g, "A": A, "B": B, "key": okey[it["pi"][qrows]], "a_round": rnd,
+            "round": rnd, "public_msg_seq": it["pms"][qrows],
+            "pred": it["att"][qrows], "qi": np.searchsorted(rows, qrows),
+            "b_round": c.probes["round"].to_numpy()[ra["pi"][brows]],
+            "guess": _item_col(c, "ra", "role_assessment", col, brows).astype(np.int64),
+            "conf": np.nan_to_num(_item_col(c, "ra", "role_assessment", "conf", brows), nan=0.0),
+            "a_mafia": a_maf, "mm": a_maf & maf[g, B],
+        }
+
+    return c.memo(("f3_pair_arrays", mode), build)
+
+
 def f3_pairs(c: Corpus, mode: Mode, *, include_mafia_pairs: bool = False) -> pd.DataFrame:
     """Matched (A, B) pairs with A's stated attitude and B's guess/confidence; memoised.
 
@@ -78,27 +126,10 @@ def f3_pairs(c: Corpus, mode: Mode, *, include_mafia_pairs: bool = False) -> pd.
     """
 
     def build() -> pd.DataFrame:
-        it = items_with_probe(c, "sm", "social_map")
-        g, A, B = it["g"].to_numpy(), it["seat"].to_numpy(), it["tgt"].to_numpy()
-        ok = (A >= 0) & (B >= 0) & (A != B) & (it["att"].to_numpy() >= 0)
-        if not mode.is_compat:
-            ok &= alive_at(c, g, np.maximum(B, 0), it["timestamp"].to_numpy())
-        rows = np.flatnonzero(ok)
-        g, A, B = g[rows], A[rows], B[rows]
-        key = order_key(c, mode)[it["pi"].to_numpy()[rows]]
-        ass = _assessments(c, mode)
-        j = _last_at_or_before(_pair_group(g, B, A), key, _pair_group(ass["g"], ass["B"], ass["A"]), ass["key"], ass["pi"])
-        m = j >= 0
-        jj = j[m]
-        maf = mafia_mask(c)
-        a_maf = maf[g[m], A[m]]
-        return pd.DataFrame({
-            "g": g[m], "A": A[m], "B": B[m], "key": key[m], "a_round": it["round"].to_numpy()[rows][m],
-            "round": it["round"].to_numpy()[rows][m], "public_msg_seq": it["pms"].to_numpy()[rows][m],
-            "pred": it["att"].to_numpy()[rows][m], "qi": np.flatnonzero(m),
-            "b_round": ass["b_round"][jj], "guess": ass["guess"][jj], "conf": ass["conf"][jj],
-            "a_mafia": a_maf, "mm": a_maf & maf[g[m], B[m]],
-        })
+        arrays = _pair_arrays(c, mode)
+        df = pd.DataFrame({k: arrays[k] for k in _PAIR_COLS})
+        arrays.update({k: df[k].to_numpy() for k in _PAIR_COLS})  # the memoised arrays become views of the frame
+        return df
 
     df = c.memo(("f3_pairs", mode), build)
     return df if include_mafia_pairs else df[~df["mm"].to_numpy()]
@@ -108,47 +139,57 @@ def actual_attitude(guess: np.ndarray, conf: np.ndarray, tau: float) -> np.ndarr
     sure = conf >= tau
     out = np.full(len(guess), L.NEUTRAL, dtype=np.int64)
     out[sure & ((guess == L.MAFIA) | (guess == L.DON))] = L.SUSPECTS
-    out[sure & np.isin(guess, (L.VILLAGER, L.DOCTOR, L.SHERIFF))] = L.TRUSTS
+    out[sure & ((guess == L.VILLAGER) | (guess == L.DOCTOR) | (guess == L.SHERIFF))] = L.TRUSTS
     return out
 
 
-def _first_seen(x: np.ndarray, values: range) -> list[int]:
-    """The values present in ``x`` in order of first occurrence (``pd.unique`` order)."""
-    firsts = [(int(np.argmax(hit)), v) for v in values for hit in [x == v] if hit.any()]
-    return [v for _, v in sorted(firsts)]
-
-
 class _Pairs:
-    """Columns of the pairs as arrays, with the actual attitude per threshold computed once."""
+    """Columns of the pairs as arrays, with each pair's (predicted, actual) attitude per threshold
+    as one small code (``pred * 3 + actual``) computed once: a summary is then a histogram of codes."""
 
-    def __init__(self, df: pd.DataFrame):
-        self.g, self.pred = df["g"].to_numpy(), df["pred"].to_numpy()
-        self.guess, self.conf = df["guess"].to_numpy(), df["conf"].to_numpy()
-        self.a_round, self.b_round = df["a_round"].to_numpy(), df["b_round"].to_numpy()
-        self._act: dict[float, np.ndarray] = {}
+    def __init__(self, cols: Any):  # a pairs frame or the pair arrays
+        self.g = np.asarray(cols["g"]).astype(np.int64)
+        self.pred = np.asarray(cols["pred"])
+        self.guess, self.conf = np.asarray(cols["guess"]), np.asarray(cols["conf"])
+        self.a_round, self.b_round = np.asarray(cols["a_round"]), np.asarray(cols["b_round"])
+        self.k = int(self.pred.max(initial=0)) + 1  # predicted classes (attitude codes are 0..2)
+        self._code: dict[float, np.ndarray] = {}
 
-    def act(self, tau: float) -> np.ndarray:
-        if tau not in self._act:
-            self._act[tau] = actual_attitude(self.guess, self.conf, tau)
-        return self._act[tau]
+    def code(self, tau: float) -> np.ndarray:
+        if tau not in self._code:
+            code = self.pred.astype(np.int64) * 3 + actual_attitude(self.guess, self.conf, tau)
+            self._code[tau] = code.astype(np.int8) if self.k * 3 <= 127 else code
+        return self._code[tau]
+
+
+def _first_seen(first: dict[int, int], values: range) -> list[int]:
+    """The values present in order of first occurrence (``pd.unique`` order); ``first``: value -> first row."""
+    return sorted((v for v in values if v in first), key=lambda v: first[v])
 
 
 def _summary(pairs: _Pairs | pd.DataFrame, tau: float, window: int | None, m: int, mode: Mode, with_ci: bool,
              sel: np.ndarray | None = None) -> dict[str, Any]:
     P = pairs if isinstance(pairs, _Pairs) else _Pairs(pairs)
-    keep = np.ones(len(P.g), dtype=bool) if sel is None else sel
+    keep = sel
     if window is not None:
-        keep = keep & (P.b_round >= P.a_round - window)
-    pred = P.pred[keep]
-    act = P.act(tau)[keep]
-    n = len(pred)
-    correct = pred == act
-    act_counts = {CLASSES[a]: int((act == a).sum()) for a in _first_seen(act, range(3))}
-    pred_counts = {CLASSES[p]: int((pred == p).sum()) for p in _first_seen(pred, range(3))}
+        win = P.b_round >= P.a_round - window
+        keep = win if keep is None else keep & win
+    code = P.code(tau) if keep is None else P.code(tau)[keep]
+    n = len(code)
+    nc = P.k * 3
+    h = np.bincount(code, minlength=nc).reshape(P.k, 3)  # [predicted, actual] counts
+    at_code = {v: int(np.argmax(code == v)) for v in np.flatnonzero(h.ravel()).tolist()}  # each code's first row
+    first_act = {a: min(at_code[p * 3 + a] for p in range(P.k) if h[p, a]) for a in range(3) if h[:, a].any()}
+    first_pred = {p: min(at_code[p * 3 + a] for a in range(3) if h[p, a]) for p in range(min(P.k, 3)) if h[p].any()}
+    act_n, pred_n = h.sum(0), h.sum(1)
+    n_correct = int(sum(h[i, i] for i in range(min(P.k, 3))))
+    act_counts = {CLASSES[a]: int(act_n[a]) for a in _first_seen(first_act, range(3))}
+    pred_counts = {CLASSES[p]: int(pred_n[p]) for p in _first_seen(first_pred, range(3))}
     maj_class = max(act_counts, key=lambda k: act_counts[k]) if act_counts else None  # first-seen wins ties
-    acc = correct.mean() if n else None
+    acc = np.float64(n_correct) / n if n else None  # as the mean of the per-pair hits (an exact sum, one division)
     maj = act_counts[maj_class] / n if n else None
-    ps, as_ = int((pred == L.SUSPECTS).sum()), int((act == L.SUSPECTS).sum())
+    ps = int(pred_n[L.SUSPECTS]) if P.k > L.SUSPECTS else 0
+    as_ = int(act_n[L.SUSPECTS])
     res: dict[str, Any] = {
         "n": n,
         "accuracy": round_or_none(acc),
@@ -162,11 +203,11 @@ def _summary(pairs: _Pairs | pd.DataFrame, tau: float, window: int | None, m: in
         "actual_suspects": as_,
     }
     if with_ci:
-        g = P.g[keep]
-        cols = [np.bincount(g, minlength=m).astype(float), np.bincount(g, weights=correct.astype(float), minlength=m)]
-        cols += [np.bincount(g, weights=(act == a).astype(float), minlength=m) for a in range(3)]
-        cols.append(np.bincount(g, weights=(pred == L.SUSPECTS).astype(float), minlength=m))
-        pg = np.column_stack(cols)
+        g = P.g if keep is None else P.g[keep]
+        hg = np.bincount(g * nc + code, minlength=m * nc).reshape(m, P.k, 3)  # per game [predicted, actual] counts
+        cols = [hg.sum((1, 2)), sum(hg[:, i, i] for i in range(min(P.k, 3)))] + [hg[:, :, a].sum(1) for a in range(3)]
+        cols.append(hg[:, L.SUSPECTS].sum(1) if P.k > L.SUSPECTS else np.zeros(m, dtype=np.int64))
+        pg = np.column_stack(cols).astype(float)  # integer counts: the same floats as summed 0/1 weights
         nz = lambda p: np.where(p[:, 0] > 0, p[:, 0], np.nan)  # noqa: E731
         res["acc_ci95"] = _ci(cluster_ci(pg, lambda p: p[:, 1] / nz(p), mode))
         res["diff_ci95"] = _ci(cluster_ci(pg, lambda p: (p[:, 1] - p[:, 2:5].max(1)) / nz(p), mode))
@@ -177,12 +218,13 @@ def _summary(pairs: _Pairs | pd.DataFrame, tau: float, window: int | None, m: in
 @batched_cis
 def f3(c: Corpus, mode: Mode, tau: float = 50, window: int | None = None, *, seats: np.ndarray | None = None) -> dict[str, Any]:
     """F3 summaries; ``seats`` (an (m, seats) mask) keeps only the pairs whose predictor A is a kept seat."""
-    allp = f3_pairs(c, mode, include_mafia_pairs=True)
+    allp = _pair_arrays(c, mode)
     if seats is not None:
-        allp = allp[seats[allp["g"].to_numpy(), allp["A"].to_numpy()]]
+        at = np.flatnonzero(seats[allp["g"], allp["A"]])
+        allp = {k: allp[k][at] for k in ("g", "pred", "guess", "conf", "a_round", "b_round", "mm", "a_mafia")}
     P = _Pairs(allp)
-    mm = allp["mm"].to_numpy()
-    a_maf = allp["a_mafia"].to_numpy()
+    mm = allp["mm"]
+    a_maf = allp["a_mafia"]
     can = ~mm
     out: dict[str, Any] = {
         "canonical": _summary(P, tau, window, c.m, mode, True, can),

@@ -147,6 +147,44 @@ def _items_with_probe(c: Corpus, items: pd.DataFrame, probe_id: str | None, raw_
     )
 
 
+def item_rows(c: Corpus, table: str, probe_id: str | None) -> tuple[np.ndarray | None, np.ndarray]:
+    """(kept rows of ``table`` or None when every row is kept, each kept row's probe row) for the
+    items of ``probe_id`` (all items: None); memoised: F1, F3, dynamics and episodes share it."""
+
+    def build() -> tuple[np.ndarray | None, np.ndarray]:
+        pi = pidx(c, getattr(c, table))
+        if len(c.probes) < 2**31:  # kept for the whole report: four bytes a row
+            pi = pi.astype(np.int32)
+        if probe_id is None:
+            return None, pi
+        keep = eq(c.probes["probe_id"], probe_id)[pi]
+        return (None, pi) if keep.all() else (np.flatnonzero(keep), pi[keep])
+
+    return c.memo(("item_rows", table, probe_id), build)
+
+
+def item_arrays(c: Corpus, table: str, probe_id: str | None, cols: tuple[str, ...],
+                probe_cols: tuple[str, ...] = ()) -> dict[str, np.ndarray]:
+    """The items of ``probe_id`` as arrays: the item columns ``cols`` (views when every row is kept),
+    their probe's ``probe_cols`` (``c.probes`` columns, gathered) and ``pi`` (probe row; int32 when it fits).
+
+    The same rows and values as :func:`items_with_probe`'s frame (probe column ``pms`` and the
+    others by their ``c.probes`` names), without building a frame of every column."""
+    rows, pi = item_rows(c, table, probe_id)
+    df = getattr(c, table)
+    out = {k: df[k].to_numpy() if rows is None else df[k].to_numpy()[rows] for k in cols}
+    p = c.probes
+    out.update({k: p[k].to_numpy()[pi] for k in probe_cols})
+    out["pi"] = pi
+    return out
+
+
+def item_col(c: Corpus, table: str, probe_id: str | None, col: str, at: np.ndarray) -> np.ndarray:
+    """Column ``col`` of the items of ``probe_id`` at positions ``at`` of :func:`item_arrays`' rows."""
+    rows, _ = item_rows(c, table, probe_id)
+    return getattr(c, table)[col].to_numpy()[at if rows is None else rows[at]]
+
+
 def last_of_key(keys: np.ndarray) -> np.ndarray:
     """True at the last row of each distinct key (``~Series(keys).duplicated(keep="last")``).
 

@@ -30,6 +30,7 @@ from .frames import eq, items_with_probe, n_seats
 from .load import K_LIST, NO_SEQ
 from .modes import Mode
 from .stats import wilson
+from .step_keys import fast_step_table
 
 VIEWER_Z = 1.96
 
@@ -76,40 +77,46 @@ def step_table(c: Corpus) -> dict[str, np.ndarray]:
     """
 
     def build() -> dict[str, np.ndarray]:
-        keys = ["g", "round", "seq"]
-        p = c.probes
-        pk = pd.DataFrame({"g": p["g"].to_numpy(), "round": p["round"].to_numpy(), "seq": p["pms"].to_numpy(),
-                           "ts": p["timestamp"].to_numpy(), "phase": p["phase"], "disc": eq(p["phase"], "day_discuss")})
-        pk = pk.groupby(keys, sort=False).agg(ts=("ts", "min"), phase=("phase", "first"), disc=("disc", "any"))
-        ev = c.events
-        ms = ev[ev["msg_seq"].to_numpy() != NO_SEQ]
-        mk = pd.DataFrame({"g": ms["g"].to_numpy(), "round": ms["round"].to_numpy(), "seq": ms["msg_seq"].to_numpy(),
-                           "msg_ts": ms["ts"].to_numpy(), "kind": ms["kind"].to_numpy(), "who": ms["player"].to_numpy()})
-        first = mk.drop_duplicates(keys, keep="first").set_index(keys)[["msg_ts", "kind"]]
-        spk = mk[mk["who"].to_numpy() >= 0].drop_duplicates(keys, keep="last").set_index(keys)["who"]
-        t = pk.join(first, how="outer").join(spk, how="left").reset_index()
-        in_p = t["phase"].notna().to_numpy()
-        has_msg = t["kind"].notna().to_numpy()
-        pts = t["ts"].to_numpy(dtype=np.float64)
-        mts = t["msg_ts"].to_numpy(dtype=np.float64)
-        ts = np.where(in_p & np.isfinite(pts), pts, np.where(has_msg, mts, np.inf))
-        phase = np.where(in_p, t["phase"].to_numpy(dtype=object), t["kind"].to_numpy(dtype=object))
-        g = t["g"].to_numpy(dtype=np.int64)
-        rnd = t["round"].to_numpy(dtype=np.int64)
-        seq = t["seq"].to_numpy(dtype=np.int64)
-        order = np.lexsort((np.where(seq == END, np.inf, seq), rnd, g))
-        g, rnd, seq, ts, phase = g[order], rnd[order], seq[order], ts[order], phase[order]
-        starts = np.searchsorted(g, g, side="left")
-        dts = c.seat_array("death_ts", fill=-np.inf)
-        seats = np.arange(dts.shape[1])
-        alive = ~(dts[g] < ts[:, None]) & (seats < n_seats(c)[g][:, None])
-        return {
-            "g": g, "round": rnd, "seq": seq, "idx": np.arange(len(g)) - starts, "ts": ts, "phase": phase,
-            "speaker": t["who"].fillna(-1).to_numpy(dtype=np.int64)[order], "has_message": has_msg[order],
-            "disc": t["disc"].eq(True).to_numpy()[order], "alive": alive,
-        }
+        fast = fast_step_table(c)
+        return fast if fast is not None else frame_step_table(c)
 
     return c.memo("step_table", build)
+
+
+def frame_step_table(c: Corpus) -> dict[str, np.ndarray]:
+    """:func:`step_table` by pandas group-by and joins (the reference for :mod:`.step_keys`' fast build)."""
+    keys = ["g", "round", "seq"]
+    p = c.probes
+    pk = pd.DataFrame({"g": p["g"].to_numpy(), "round": p["round"].to_numpy(), "seq": p["pms"].to_numpy(),
+                       "ts": p["timestamp"].to_numpy(), "phase": p["phase"], "disc": eq(p["phase"], "day_discuss")})
+    pk = pk.groupby(keys, sort=False).agg(ts=("ts", "min"), phase=("phase", "first"), disc=("disc", "any"))
+    ev = c.events
+    ms = ev[ev["msg_seq"].to_numpy() != NO_SEQ]
+    mk = pd.DataFrame({"g": ms["g"].to_numpy(), "round": ms["round"].to_numpy(), "seq": ms["msg_seq"].to_numpy(),
+                       "msg_ts": ms["ts"].to_numpy(), "kind": ms["kind"].to_numpy(), "who": ms["player"].to_numpy()})
+    first = mk.drop_duplicates(keys, keep="first").set_index(keys)[["msg_ts", "kind"]]
+    spk = mk[mk["who"].to_numpy() >= 0].drop_duplicates(keys, keep="last").set_index(keys)["who"]
+    t = pk.join(first, how="outer").join(spk, how="left").reset_index()
+    in_p = t["phase"].notna().to_numpy()
+    has_msg = t["kind"].notna().to_numpy()
+    pts = t["ts"].to_numpy(dtype=np.float64)
+    mts = t["msg_ts"].to_numpy(dtype=np.float64)
+    ts = np.where(in_p & np.isfinite(pts), pts, np.where(has_msg, mts, np.inf))
+    phase = np.where(in_p, t["phase"].to_numpy(dtype=object), t["kind"].to_numpy(dtype=object))
+    g = t["g"].to_numpy(dtype=np.int64)
+    rnd = t["round"].to_numpy(dtype=np.int64)
+    seq = t["seq"].to_numpy(dtype=np.int64)
+    order = np.lexsort((np.where(seq == END, np.inf, seq), rnd, g))
+    g, rnd, seq, ts, phase = g[order], rnd[order], seq[order], ts[order], phase[order]
+    starts = np.searchsorted(g, g, side="left")
+    dts = c.seat_array("death_ts", fill=-np.inf)
+    seats = np.arange(dts.shape[1])
+    alive = ~(dts[g] < ts[:, None]) & (seats < n_seats(c)[g][:, None])
+    return {
+        "g": g, "round": rnd, "seq": seq, "idx": np.arange(len(g)) - starts, "ts": ts, "phase": phase,
+        "speaker": t["who"].fillna(-1).to_numpy(dtype=np.int64)[order], "has_message": has_msg[order],
+        "disc": t["disc"].eq(True).to_numpy()[order], "alive": alive,
+    }
 
 
 def _game_records(c: Corpus, g: int, names: list[str]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
