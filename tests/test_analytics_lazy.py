@@ -136,3 +136,20 @@ def test_lean_report_equals_the_full_memo_report(tmp_path, compat):
     assert a._tables["pp"]._frame is None and not a._tables["pp"]._cols
     # the report again on the lean corpus: the dropped intermediates are rebuilt the same way
     assert build_report(a, mode, transcripts=compat is not None) == lean
+
+
+def test_with_tables_replaces_only_the_named_tables(tmp_path) -> None:
+    """A what-if corpus: the named tables replaced, the rest shared, a fresh memo; unknown names refused."""
+    import pytest as _pytest
+
+    from mafiascope.analytics.corpus import load_corpus
+
+    c = load_corpus("data/demo", cache_dir=tmp_path)
+    c.memo("x", lambda: 1)
+    ev = c.events.iloc[::2].reset_index(drop=True)
+    d = c.with_tables(events=ev)
+    assert len(d.events) == len(ev) < len(c.events)
+    assert d.probes is c.probes and d.m == c.m
+    assert "x" not in d._memo
+    with _pytest.raises(KeyError, match="nope"):
+        c.with_tables(nope=ev)

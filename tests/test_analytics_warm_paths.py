@@ -63,9 +63,7 @@ def test_step_table_equals_frame_build_with_gaps(loaded) -> None:
     msg = ev[ev["msg_seq"].to_numpy() >= 0].iloc[::3]  # second messages at some steps: first and last differ
     ev = pd.concat([ev, msg.assign(player=(msg["player"] + 1) % 5, ts=msg["ts"] + 0.5, kind=msg["kind"].iloc[::-1].to_numpy())])
     ev = ev.iloc[np.random.default_rng(3).permutation(len(ev))]
-    from dataclasses import replace
-
-    d = replace(c, probes=probes, events=ev, _memo={})
+    d = c.with_tables(probes=probes, events=ev)
     want, got = frame_step_table(d), fast_step_table(d)
     for k in want:
         assert _same(got[k], want[k]), k

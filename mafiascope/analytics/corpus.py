@@ -72,6 +72,18 @@ class Corpus:
     pp = _table("pp")
     pa = _table("pa")
 
+    def with_tables(self, **frames: pd.DataFrame) -> Corpus:
+        """A corpus of the same games whose named tables are replaced by ``frames`` (what-if analyses,
+        tests); the other tables are shared, the memo starts empty."""
+        unknown = sorted(set(frames) - set(self._tables))
+        if unknown:
+            raise KeyError(f"not a corpus table: {', '.join(unknown)}")
+        out = Corpus(self.games, dict(self._tables), audit=self.audit, selection=self.selection,
+                     cache_dirs=self._cache_dirs)
+        for name, df in frames.items():
+            setattr(out, name, df)
+        return out
+
     def cols(self, table: str, columns: list[str]) -> pd.DataFrame:
         """Only these columns of a table (read on their own when the whole table is not loaded)."""
         return self._tables[table].cols(columns)
