@@ -86,10 +86,10 @@ Meta = tuple[bool, dict[str, int], str, list[str]]  # a parsed game's (ok, audit
 
 def _parse_batch(paths: list[str]) -> tuple[list[Meta], dict[str, pa.Table]]:
     """Parse a batch of games into one Arrow table per table (see batches.py)."""
-    games = [parse_rows(p) for p in paths]
     paused = gc.isenabled()
     gc.disable()  # the batch's row tuples hold no cycles; the collector would rescan them all
     try:
+        games = [parse_rows(p) for p in paths]
         return [(g.ok, dict(g.audit), g.game_id, g.skipped) for g in games], batch_tables(games)
     finally:
         if paused:
