@@ -214,16 +214,14 @@ def _probe_rows(precs: list[ProbeRow], seat: dict[str, int], audit: Counter) -> 
     for rec, (off, exact, sc) in enumerate(precs):
         f = sc.fast
         if f is not None:  # a compact record's fields, read without a record dict
-            st = steps.get(id(f.step))
+            row, who, pid, probe_seq, stored, raw, parse_ok, repaired_flag, error, latency, tp, tc = f
+            st = steps.get(id(row))
             if st is None:  # the row is kept in the value, so its id is never reused meanwhile
-                row = f.step
                 ts = _num(row["timestamp"])
                 st = steps[id(row)] = (row, _int(row["round"], 0), _int(row["public_msg_seq"], NO_SEQ),
                                        math.inf if math.isnan(ts) else ts, str(row["phase"] or ""))
             _, rnd, pms, ts, phase = st
-            who, pid, stored, raw = f.player_name, f.probe_id, f.parsed, f.raw
-            parse_ok, repaired_flag, error = bool(f.parse_ok), bool(f.repaired), f.error
-            probe_seq, latency, tp, tc = f.probe_seq, f.latency_ms, f.tokens_prompt, f.tokens_completion
+            parse_ok, repaired_flag = bool(parse_ok), bool(repaired_flag)
         else:
             o = sc.rec
             ts = _num(o.get("timestamp", math.nan))

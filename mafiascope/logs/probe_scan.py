@@ -43,7 +43,7 @@ class Scanned(NamedTuple):
     q_chars: int
     a_chars: int
     parsed_json: bytes | None
-    fast: "Fast | None" = None
+    fast: "Fast | None" = None  # a plain tuple in Fast's field order
 
 
 class Fast(NamedTuple):
@@ -66,13 +66,15 @@ class Fast(NamedTuple):
 
 
 @lru_cache(maxsize=64)
-def _template_parts(template: str) -> tuple[int, tuple[tuple[str, int], ...], tuple[tuple[str, int], ...]]:
+def _template_parts(template: str) -> tuple[int, tuple[tuple[str, int], ...], tuple[tuple[str, int], ...], tuple[tuple[str, str], ...]]:
     """(length of the literal text, then (name, length of ``{name}``) per placeholder occurrence:
-    the other placeholders', the quoting ones' (``{prev_*}``/``{last_*}``))."""
+    the other placeholders', the quoting ones' (``{prev_*}``/``{last_*}``), then (name, quoted probe
+    id) per quoting placeholder, in the order of the record's ``c``)."""
     occ = [(m.group(1), m.end() - m.start()) for m in PLACEHOLDER.finditer(template)]
-    chain = set(_chain_names(template))
+    names = _chain_names(template)
+    chain = set(names)
     return (len(template) - sum(n for _, n in occ), tuple(x for x in occ if x[0] not in chain),
-            tuple(x for x in occ if x[0] in chain))  # fmt: skip
+            tuple(x for x in occ if x[0] in chain), tuple((ph, ph.split("_", 1)[1]) for ph in names))  # fmt: skip
 
 
 def _value_len(v: Any) -> int:
@@ -137,12 +139,14 @@ def _shape(v: Any) -> int:
 
 
 class _Text:
-    """A stored answer value and the facts about its raw text that the loader and later quotes use."""
+    """A stored answer value and the facts about its raw text that the loader and later quotes use:
+    one per distinct value in a file (equal orjson texts give equal ``json.dumps`` texts)."""
 
-    __slots__ = ("value", "raw_len", "plain", "text", "key")
+    __slots__ = ("value", "raw_len", "plain", "text", "key", "seps")
 
-    def __init__(self, value: Any, raw_len: int, plain: bool, text: str | None, key: bytes | None) -> None:
+    def __init__(self, value: Any, raw_len: int, plain: bool, text: str | None, key: bytes | None, seps: int) -> None:
         self.value, self.raw_len, self.plain, self.text, self.key = value, raw_len, plain, text, key
+        self.seps = seps  # _separators(value), or -1 until a quote needs it
 
     def raw(self) -> str:
         if self.text is None:
@@ -161,8 +165,7 @@ class ProbeScanner:
         # (player_name, probe_id) -> {step_index: length a quote of it renders to | _Text | full record}
         self.chain: dict[tuple[Any, Any], dict[int, Any]] = {}
         self.clean = _orjson is not None  # every line so far parsed by orjson: no NaN/Infinity in any value
-        # orjson text of a value -> [raw length, plain, separators or -1] (see _Text)
-        self.texts: dict[bytes, list[Any]] = {}
+        self.texts: dict[bytes, _Text] = {}  # orjson text of a value -> its _Text
         self.bases: dict[tuple[str, str, str | None, str | None], int] = {}  # question length without its quotes
 
     def feed(self, line: Mapping[str, Any], exact: bool) -> Scanned | None:
@@ -198,13 +201,9 @@ class ProbeScanner:
         if hit is None or hit.__class__ is int:
             return hit
         if hit.__class__ is _Text:  # parsed, no error: the compact text of the value
-            memo = self.texts.get(hit.key) if hit.key is not None else None
-            if memo is None:
-                n = hit.raw_len - _separators(hit.value)
-            else:
-                if memo[2] < 0:
-                    memo[2] = _separators(hit.value)
-                n = hit.raw_len - memo[2]
+            if hit.seps < 0:
+                hit.seps = _separators(hit.value)
+            n = hit.raw_len - hit.seps
         elif hit.__class__ is _Odd:
             n = hit.quote_len()
         else:  # a record: its chain value, as probe_lines.chain_value gives it
@@ -215,12 +214,12 @@ class ProbeScanner:
     # ------------------------------------------------------------------ records
     def _question_len(self, name: Any, step: Mapping[str, Any], template: str, core: Mapping[str, Any]) -> int:
         """Length of :func:`.templates.render` of the record's question (probe_codec._Tables.derive)."""
-        k, i = core["k"], core["i"]
-        values: dict[str, Any] = {"player": name, "players": step.get("players"), "roles": step.get("roles")}
-        literal, fixed, chain = _template_parts(template)
-        key = (template, name, values["players"], values["roles"]) if name.__class__ is str else None
+        players, roles = step.get("players"), step.get("roles")
+        literal, fixed, chain, quoting = _template_parts(template)
+        key = (template, name, players, roles) if name.__class__ is str else None
         base = self.bases.get(key) if key is not None else None
         if base is None:  # the text around the quotes, the same for a seat's probe at every step of a round
+            values: dict[str, Any] = {"player": name, "players": players, "roles": roles}
             base = literal
             for ph, n in fixed:
                 base += _value_len(values[ph]) if ph in values else n
@@ -229,11 +228,11 @@ class ProbeScanner:
         if not chain:
             return base
         lens: dict[str, int] = {}
-        for ph, c in zip(_chain_names(template), core.get("c") or ()):
+        for (ph, quoted), c in zip(quoting, core.get("c") or ()):
             if isinstance(c, int) and not isinstance(c, bool):
-                n = self._quote_len(name, ph.split("_", 1)[1], c)
+                n = self._quote_len(name, quoted, c)
                 if n is None:
-                    raise ProbeDecodeError(f"record of step {k}, seat {i}: {{{ph}}} quotes step {c}, which the file does not hold")
+                    raise ProbeDecodeError(f"record of step {core['k']}, seat {core['i']}: {{{ph}}} quotes step {c}, which the file does not hold")
                 lens[ph] = n
             else:
                 lens[ph] = _value_len(c)
@@ -257,7 +256,7 @@ class ProbeScanner:
         key = _orjson.dumps(value) if self.clean else None  # type: ignore[union-attr]
         hit = self.texts.get(key) if key is not None else None
         if hit is not None:
-            return _Text(value, hit[0], hit[1], None, key), value
+            return hit, value
         seps = _shape(value) if key is not None else -1
         if seps >= 0:  # the text is the orjson text with spaced separators: its facts from the key
             if key.isascii():  # type: ignore[union-attr]
@@ -265,12 +264,12 @@ class ProbeScanner:
             else:  # the same characters (every string escaped alike); "<think" never spans a separator
                 s = key.decode()  # type: ignore[union-attr]
                 n, plain = len(s) + seps, "```" not in s and "<think" not in s.lower()
-            t = _Text(value, n, plain, None, key)
+            t = _Text(value, n, plain, None, key, seps)
         else:
             text = dumps_answer(value)
-            t = _Text(value, len(text), "```" not in text and "<think" not in text.lower(), text, key)
+            t = _Text(value, len(text), "```" not in text and "<think" not in text.lower(), text, key, -1)
         if key is not None:
-            self.texts[key] = [t.raw_len, t.plain, seps]
+            self.texts[key] = t
         return t, value
 
     def _record(self, core: Mapping[str, Any]) -> Scanned:
@@ -334,7 +333,7 @@ class ProbeScanner:
         error = core.get("e")
         if plain:
             a_chars = raw.raw_len
-            if not any(x in core for x in _EAGER_KEYS):  # probe_codec stores the raw text: quoted lazily
+            if "e" not in core:  # (the line states no other field of _EAGER_KEYS) probe_codec stores the raw text: quoted lazily
                 entry: Any = raw
             else:
                 entry = _chain_len_of(error, ok, parsed, raw.raw())
@@ -344,9 +343,10 @@ class ProbeScanner:
         if isinstance(name, str) and isinstance(pid, str) and isinstance(k, int):
             self.chain.setdefault((name, pid), {})[k] = entry
         self.tables.set_answer_of(name, pid, k, value)
-        fast = Fast(step, name, pid, s, parsed, _RAW if plain else raw, ok, repaired, error, core.get("l"),
-                    core.get("tp"), core.get("tc"))  # fmt: skip
-        return Scanned(None, q_len if q_len is not None else 0, a_chars, raw.key if plain else None, fast)
+        # a plain tuple in Fast's field order (a NamedTuple's constructor costs a Python call per record)
+        fast = (step, name, pid, s, parsed, _RAW if plain else raw, ok, repaired, error, core.get("l"),
+                core.get("tp"), core.get("tc"))  # fmt: skip
+        return Scanned(None, q_len if q_len is not None else 0, a_chars, raw.key if plain else None, fast)  # type: ignore[arg-type]
 
 
 class _Odd:
