@@ -9,6 +9,8 @@ holds one batch, not every game.
 
 from __future__ import annotations
 
+from array import array
+
 import numpy as np
 import pyarrow as pa
 
@@ -45,8 +47,14 @@ def _column(values: tuple, dtypes: tuple[str, str] | None) -> pa.Array:
     if dtypes is None:
         return pa.array(values, type=_STR)
     wide, narrow = dtypes
-    # through the wide dtype first: the narrowing wraps exactly like pandas' astype did
-    arr = np.array(values, dtype=wide)
+    arr = None
+    if wide == "float64":  # the array module converts a tuple of floats ~2x faster than numpy
+        try:
+            arr = np.frombuffer(array("d", values), dtype=np.float64)
+        except TypeError:  # not a float or int (numpy's rules then decide, as before)
+            arr = None
+    if arr is None:  # through the wide dtype first: the narrowing wraps exactly like pandas' astype did
+        arr = np.array(values, dtype=wide)
     return pa.array(arr if wide == narrow else arr.astype(narrow))
 
 
