@@ -10,6 +10,7 @@ holds one batch, not every game.
 from __future__ import annotations
 
 from array import array
+from itertools import chain
 
 import numpy as np
 import pyarrow as pa
@@ -43,7 +44,7 @@ SCHEMAS: dict[str, pa.Schema] = {
 }
 
 
-def _column(values: tuple, dtypes: tuple[str, str] | None) -> pa.Array:
+def _column(values: list, dtypes: tuple[str, str] | None) -> pa.Array:
     if dtypes is None:
         return pa.array(values, type=_STR)
     wide, narrow = dtypes
@@ -63,13 +64,19 @@ def batch_tables(games: list[GameRows]) -> dict[str, pa.Table]:
     out: dict[str, pa.Table] = {}
     ok = [g for g in games if g.ok]
     for t in TABLES:
-        rows: list[tuple] = []
         ids: list[str] = []
+        per_game = []
         for g in ok:
-            r = g.rows[t]
-            rows.extend(r)
-            ids.extend([g.game_id] * len(r))
-        cols = list(zip(*rows)) if rows else [()] * len(COLUMNS[t])
+            cols = g.columns(t)
+            if cols:
+                per_game.append(cols)
+                ids.extend([g.game_id] * len(cols[0]))
+        if len(per_game) == 1:
+            cols = per_game[0]
+        elif per_game:
+            cols = [list(chain.from_iterable(c[j] for c in per_game)) for j in range(len(COLUMNS[t]))]
+        else:
+            cols = [[] for _ in COLUMNS[t]]
         arrays = [pa.array(ids, type=_STR)] + [_column(v, NUMERIC[t].get(c)) for c, v in zip(COLUMNS[t], cols)]
         out[t] = pa.Table.from_arrays(arrays, schema=SCHEMAS[t])
     return out

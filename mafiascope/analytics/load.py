@@ -26,6 +26,7 @@ import math
 import re
 from collections import Counter
 from dataclasses import dataclass, field
+from itertools import chain, repeat
 from pathlib import Path
 from typing import Any
 
@@ -123,16 +124,49 @@ MAX_SKIP_NOTES = 200  # per game; the audit counts every skipped line
 
 
 
+ITEM_TABLES = ("ra", "sr", "sm", "pp", "pa")
+ItemBlock = tuple[int, tuple[tuple, ...]]  # (rec, the rows one answer adds to an item table, as columns after rec)
+
+
 @dataclass
 class GameRows:
     """One parsed game as row tuples per table (columns in :data:`COLUMNS` order): the cache
-    stacks the rows of many games into one columnar batch, so no per-game table is built."""
+    stacks the rows of many games into one columnar batch, so no per-game table is built.
+
+    The item tables (ra, sr, sm, pp, pa) are held as one block per answer (:data:`ItemBlock`:
+    the columns of an answer's rows are built once per distinct answer and shared by its repeats);
+    :attr:`rows` gives their row tuples too, and :meth:`columns` every table's columns."""
 
     game_id: str
     ok: bool
-    rows: dict[str, list[tuple]] = field(default_factory=dict)
+    base: dict[str, list[tuple]] = field(default_factory=dict)  # games, players, events, votes, probes
+    items: dict[str, list[ItemBlock]] = field(default_factory=dict)
     audit: Counter = field(default_factory=Counter)
     skipped: list[str] = field(default_factory=list)  # as GameTables.skipped
+
+    @property
+    def rows(self) -> dict[str, list[tuple]]:
+        """Every table's row tuples (the item tables' built from their blocks)."""
+        out = dict(self.base)
+        for t, blocks in self.items.items():
+            out[t] = [(rec, *r) for rec, cols in blocks for r in zip(*cols)]
+        return out
+
+    def n_rows(self, t: str) -> int:
+        if t in self.base:
+            return len(self.base[t])
+        return sum(len(cols[0]) for _, cols in self.items.get(t, ()))
+
+    def columns(self, t: str) -> list[list[Any]]:
+        """The table's columns (:data:`COLUMNS` order) as lists; [] for no rows."""
+        if t in self.base:
+            rows = self.base[t]
+            return [list(c) for c in zip(*rows)] if rows else []
+        blocks = self.items.get(t, ())
+        if not blocks:
+            return []
+        recs = list(chain.from_iterable(repeat(rec, len(cols[0])) for rec, cols in blocks))
+        return [recs] + [list(chain.from_iterable(cols[j] for _, cols in blocks)) for j in range(len(blocks[0][1]))]
 
 
 def _read_lines(path: Path, audit: Counter, prefix: str, skipped: list[str] | None = None) -> list[tuple[int, dict[str, Any], bool]]:
@@ -208,8 +242,8 @@ def _probe_rows(precs: list[ProbeRow], seat: dict[str, int], audit: Counter) -> 
     row, and what depends only on a stored answer value (its hash and kind, its item rows and audit
     counts) once per distinct (probe, value) in the game: bots repeat ~45% of their answers."""
     probe_rows: list[tuple] = []
-    items: dict[str, list[tuple]] = {t: [] for t in ("ra", "sr", "sm", "pp", "pa")}
-    memo: dict[tuple[str, bytes], tuple[int, int, str | None, list[tuple], Counter]] = {}
+    items: dict[str, list[ItemBlock]] = {t: [] for t in ITEM_TABLES}
+    memo: dict[tuple[str, bytes], tuple[int, int, str | None, tuple[tuple, ...], Counter]] = {}
     steps: dict[int, tuple[dict[str, Any], int, int, float, str]] = {}  # id(step row) -> (row, its facts)
     for rec, (off, exact, sc) in enumerate(precs):
         f = sc.fast
@@ -244,7 +278,7 @@ def _probe_rows(precs: list[ProbeRow], seat: dict[str, int], audit: Counter) -> 
             if hit is None:
                 table = TABLE_OF.get(pid) if stored is not None else None
                 delta: Counter = Counter()
-                got = answer_rows(pid, stored, 0, seat, delta) if table is not None else []
+                got = tuple(zip(*answer_rows(pid, stored, 0, seat, delta))) if table is not None else ()
                 hit = memo[(pid, parsed_json)] = (_digest(parsed_json) if stored is not None else 0, _kind(stored), table, got, delta)
             stored_hash, kind, table, rows, delta = hit
             probe_rows.append((rec, off, rnd, pms, s, _int(probe_seq, 0), pid, ts, phase, parse_ok, kind, kind, 0,
@@ -253,7 +287,7 @@ def _probe_rows(precs: list[ProbeRow], seat: dict[str, int], audit: Counter) -> 
             if delta:
                 audit.update(delta)
             if rows:
-                items[table].extend([(rec, *r) for r in rows])  # type: ignore[index]
+                items[table].append((rec, rows))  # type: ignore[index]
             continue
         src = 0
         eff = stored
@@ -272,7 +306,7 @@ def _probe_rows(precs: list[ProbeRow], seat: dict[str, int], audit: Counter) -> 
             continue
         rows = answer_rows(pid, eff, src, seat, audit)
         if rows:
-            items[table].extend([(rec, *r) for r in rows])
+            items[table].append((rec, tuple(zip(*rows))))
     return probe_rows, items
 
 
@@ -281,7 +315,8 @@ def parse_game(path: str | Path, full_decode: bool = False) -> GameTables:
     gr = parse_rows(path, full_decode)
     gt = GameTables(gr.game_id, gr.ok, audit=gr.audit, skipped=gr.skipped)
     if gr.ok:
-        gt.tables = {t: _table(t, gr.rows[t]) for t in TABLES}
+        rows = gr.rows
+        gt.tables = {t: _table(t, rows[t]) for t in TABLES}
     return gt
 
 
@@ -428,10 +463,8 @@ def _parse_game(path: Path, full_decode: bool = False) -> GameRows:
         sum(1 for r in ev_rows if r[1] in GAME_CALL_KINDS),
         (path / STATE_FILE).is_file(),
     )
-    gt.rows = {
-        "games": [game_row], "players": pl_rows, "events": ev_rows, "votes": votes_rows, "probes": probe_rows,
-        **items,
-    }
+    gt.base = {"games": [game_row], "players": pl_rows, "events": ev_rows, "votes": votes_rows, "probes": probe_rows}
+    gt.items = items
     gt.ok = True
     return gt
 
