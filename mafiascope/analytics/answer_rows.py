@@ -75,10 +75,13 @@ def answer_rows(pid: str, eff: Any, src: int, seat: dict[str, int], audit: Count
             if not isinstance(it, dict):
                 audit["answers.non_dict_item"] += 1
                 continue
-            t = item_seat(it, seat, audit)
+            who = it.get("player")  # item_seat, in line (the hottest loop of the cold load)
+            t = seat.get(who, -1) if isinstance(who, str) else -1
+            if t < 0:
+                audit["answers.unknown_player"] += 1
             lab = it.get("guessed_role")
             c_raw = it.get("confidence")
-            c = num(c_raw)
+            c = c_raw if c_raw.__class__ is float else num(c_raw)
             if isinstance(c_raw, float) and math.isnan(c_raw):
                 audit["answers.nan_confidence"] += 1
             elif "confidence" in it and math.isnan(c):

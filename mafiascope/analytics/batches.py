@@ -9,6 +9,9 @@ holds one batch, not every game.
 
 from __future__ import annotations
 
+from array import array
+from itertools import chain
+
 import numpy as np
 import pyarrow as pa
 
@@ -41,12 +44,18 @@ SCHEMAS: dict[str, pa.Schema] = {
 }
 
 
-def _column(values: tuple, dtypes: tuple[str, str] | None) -> pa.Array:
+def _column(values: list, dtypes: tuple[str, str] | None) -> pa.Array:
     if dtypes is None:
         return pa.array(values, type=_STR)
     wide, narrow = dtypes
-    # through the wide dtype first: the narrowing wraps exactly like pandas' astype did
-    arr = np.array(values, dtype=wide)
+    arr = None
+    if wide == "float64":  # the array module converts a tuple of floats ~2x faster than numpy
+        try:
+            arr = np.frombuffer(array("d", values), dtype=np.float64)
+        except TypeError:  # not a float or int (numpy's rules then decide, as before)
+            arr = None
+    if arr is None:  # through the wide dtype first: the narrowing wraps exactly like pandas' astype did
+        arr = np.array(values, dtype=wide)
     return pa.array(arr if wide == narrow else arr.astype(narrow))
 
 
@@ -55,13 +64,19 @@ def batch_tables(games: list[GameRows]) -> dict[str, pa.Table]:
     out: dict[str, pa.Table] = {}
     ok = [g for g in games if g.ok]
     for t in TABLES:
-        rows: list[tuple] = []
         ids: list[str] = []
+        per_game = []
         for g in ok:
-            r = g.rows[t]
-            rows.extend(r)
-            ids.extend([g.game_id] * len(r))
-        cols = list(zip(*rows)) if rows else [()] * len(COLUMNS[t])
+            cols = g.columns(t)
+            if cols:
+                per_game.append(cols)
+                ids.extend([g.game_id] * len(cols[0]))
+        if len(per_game) == 1:
+            cols = per_game[0]
+        elif per_game:
+            cols = [list(chain.from_iterable(c[j] for c in per_game)) for j in range(len(COLUMNS[t]))]
+        else:
+            cols = [[] for _ in COLUMNS[t]]
         arrays = [pa.array(ids, type=_STR)] + [_column(v, NUMERIC[t].get(c)) for c, v in zip(COLUMNS[t], cols)]
         out[t] = pa.Table.from_arrays(arrays, schema=SCHEMAS[t])
     return out

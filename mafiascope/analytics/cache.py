@@ -29,7 +29,7 @@ import json
 import os
 import re
 import tempfile
-from collections import Counter
+from collections import Counter, deque
 from dataclasses import dataclass
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -86,10 +86,10 @@ Meta = tuple[bool, dict[str, int], str, list[str]]  # a parsed game's (ok, audit
 
 def _parse_batch(paths: list[str]) -> tuple[list[Meta], dict[str, pa.Table]]:
     """Parse a batch of games into one Arrow table per table (see batches.py)."""
-    games = [parse_rows(p) for p in paths]
     paused = gc.isenabled()
     gc.disable()  # the batch's row tuples hold no cycles; the collector would rescan them all
     try:
+        games = [parse_rows(p) for p in paths]
         return [(g.ok, dict(g.audit), g.game_id, g.skipped) for g in games], batch_tables(games)
     finally:
         if paused:
@@ -102,7 +102,20 @@ def _parse_all(paths: list[str], workers: int | None, chunk: int) -> Iterator[tu
     batches = [paths[i:i + chunk] for i in range(0, len(paths), chunk)]
     if n_workers > 1 and len(paths) >= 16:
         with ProcessPoolExecutor(n_workers) as ex:
-            yield from ex.map(_parse_batch, batches)
+            # at most two batches a worker in flight: finished batches wait for the parent's writer in
+            # memory, and with unbounded submission they piled up whenever the workers ran ahead
+            todo = iter(batches)
+            pending = deque(ex.submit(_parse_batch, b) for b in itertools.islice(todo, 2 * n_workers))
+            try:
+                while pending:
+                    got = pending.popleft().result()
+                    nxt = next(todo, None)
+                    if nxt is not None:
+                        pending.append(ex.submit(_parse_batch, nxt))
+                    yield got
+            finally:
+                for f in pending:
+                    f.cancel()
     else:
         for b in batches:
             yield _parse_batch(b)

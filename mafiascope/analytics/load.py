@@ -26,6 +26,7 @@ import math
 import re
 from collections import Counter
 from dataclasses import dataclass, field
+from itertools import chain, repeat
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +40,7 @@ except ImportError:  # pragma: no cover - exercised by monkeypatching in the tes
 
 from ..logs.io import GAME_FILE, PROBE_FILE, STATE_FILE, probe_records_at, scan_jsonl
 from ..logs.probe_codec import ProbeDecodeError, ProbeDecoder
-from ..logs.probe_scan import ProbeScanner
+from ..logs.probe_scan import ProbeScanner, Scanned
 from ..logs.schema import EVENT_MODELS, UTTERANCE_KINDS
 from . import labels as L
 from .answer_rows import TABLE_OF, TRAITS, answer_rows
@@ -123,16 +124,49 @@ MAX_SKIP_NOTES = 200  # per game; the audit counts every skipped line
 
 
 
+ITEM_TABLES = ("ra", "sr", "sm", "pp", "pa")
+ItemBlock = tuple[int, tuple[tuple, ...]]  # (rec, the rows one answer adds to an item table, as columns after rec)
+
+
 @dataclass
 class GameRows:
     """One parsed game as row tuples per table (columns in :data:`COLUMNS` order): the cache
-    stacks the rows of many games into one columnar batch, so no per-game table is built."""
+    stacks the rows of many games into one columnar batch, so no per-game table is built.
+
+    The item tables (ra, sr, sm, pp, pa) are held as one block per answer (:data:`ItemBlock`:
+    the columns of an answer's rows are built once per distinct answer and shared by its repeats);
+    :attr:`rows` gives their row tuples too, and :meth:`columns` every table's columns."""
 
     game_id: str
     ok: bool
-    rows: dict[str, list[tuple]] = field(default_factory=dict)
+    base: dict[str, list[tuple]] = field(default_factory=dict)  # games, players, events, votes, probes
+    items: dict[str, list[ItemBlock]] = field(default_factory=dict)
     audit: Counter = field(default_factory=Counter)
     skipped: list[str] = field(default_factory=list)  # as GameTables.skipped
+
+    @property
+    def rows(self) -> dict[str, list[tuple]]:
+        """Every table's row tuples (the item tables' built from their blocks)."""
+        out = dict(self.base)
+        for t, blocks in self.items.items():
+            out[t] = [(rec, *r) for rec, cols in blocks for r in zip(*cols)]
+        return out
+
+    def n_rows(self, t: str) -> int:
+        if t in self.base:
+            return len(self.base[t])
+        return sum(len(cols[0]) for _, cols in self.items.get(t, ()))
+
+    def columns(self, t: str) -> list[list[Any]]:
+        """The table's columns (:data:`COLUMNS` order) as lists; [] for no rows."""
+        if t in self.base:
+            rows = self.base[t]
+            return [list(c) for c in zip(*rows)] if rows else []
+        blocks = self.items.get(t, ())
+        if not blocks:
+            return []
+        recs = list(chain.from_iterable(repeat(rec, len(cols[0])) for rec, cols in blocks))
+        return [recs] + [list(chain.from_iterable(cols[j] for _, cols in blocks)) for j in range(len(blocks[0][1]))]
 
 
 def _read_lines(path: Path, audit: Counter, prefix: str, skipped: list[str] | None = None) -> list[tuple[int, dict[str, Any], bool]]:
@@ -169,7 +203,7 @@ def read_probe_record(game_path: str | Path, offset: int) -> dict[str, Any]:
     return rec
 
 
-ProbeRow = tuple[int, dict[str, Any], bool, int, int, "bytes | None"]  # offset, record, exact, q_chars, a_chars, parsed_json
+ProbeRow = tuple[int, bool, Scanned]  # offset, exact (orjson parsed the line), the record
 
 
 def _probe_records(lines: list[tuple[int, dict[str, Any], bool]], audit: Counter, full_decode: bool) -> list[ProbeRow]:
@@ -187,7 +221,7 @@ def _probe_records(lines: list[tuple[int, dict[str, Any], bool]], audit: Counter
                 continue
             if rec is not None:
                 q, raw = rec.get("question"), rec.get("answer_raw")
-                out.append((off, rec, exact, len(q) if isinstance(q, str) else 0, len(raw) if isinstance(raw, str) else 0, None))
+                out.append((off, exact, Scanned(rec, len(q) if isinstance(q, str) else 0, len(raw) if isinstance(raw, str) else 0, None)))
         return out
     scan = ProbeScanner()
     for off, o, exact in lines:
@@ -197,8 +231,83 @@ def _probe_records(lines: list[tuple[int, dict[str, Any], bool]], audit: Counter
             audit["probes.undecodable"] += 1
             continue
         if got is not None:
-            out.append((off, got.rec, exact, got.q_chars, got.a_chars, got.parsed_json))
+            out.append((off, exact, got))
     return out
+
+
+def _probe_rows(precs: list[ProbeRow], seat: dict[str, int], audit: Counter) -> tuple[list[tuple], dict[str, list[tuple]]]:
+    """The probes table's rows and the item tables' rows (ra, sr, sm, pp, pa) of a game's records.
+
+    What depends only on a record's step (round, message, time, phase) is computed once per step
+    row, and what depends only on a stored answer value (its hash and kind, its item rows and audit
+    counts) once per distinct (probe, value) in the game: bots repeat ~45% of their answers."""
+    probe_rows: list[tuple] = []
+    items: dict[str, list[ItemBlock]] = {t: [] for t in ITEM_TABLES}
+    memo: dict[tuple[str, bytes], tuple[int, int, str | None, tuple[tuple, ...], Counter]] = {}
+    steps: dict[int, tuple[dict[str, Any], int, int, float, str]] = {}  # id(step row) -> (row, its facts)
+    for rec, (off, exact, sc) in enumerate(precs):
+        f = sc.fast
+        if f is not None:  # a compact record's fields, read without a record dict
+            row, who, pid, probe_seq, stored, raw, parse_ok, repaired_flag, error, latency, tp, tc = f
+            st = steps.get(id(row))
+            if st is None:  # the row is kept in the value, so its id is never reused meanwhile
+                ts = _num(row["timestamp"])
+                st = steps[id(row)] = (row, _int(row["round"], 0), _int(row["public_msg_seq"], NO_SEQ),
+                                       math.inf if math.isnan(ts) else ts, str(row["phase"] or ""))
+            _, rnd, pms, ts, phase = st
+            parse_ok, repaired_flag = bool(parse_ok), bool(repaired_flag)
+        else:
+            o = sc.rec
+            ts = _num(o.get("timestamp", math.nan))
+            if math.isnan(ts):
+                ts = math.inf  # missing timestamp = +infinity (docs/metrics.md §1.4)
+            rnd, pms = _int(o.get("round", 0), 0), _int(o.get("public_msg_seq", NO_SEQ), NO_SEQ)
+            phase = str(o.get("phase") or "")
+            who, pid, stored, raw = o.get("player_name"), o.get("probe_id"), o.get("answer_parsed"), o.get("answer_raw")
+            parse_ok, repaired_flag, error = bool(o.get("answer_parse_ok")), bool(o.get("answer_repaired", False)), o.get("error")
+            probe_seq, latency, tp, tc = o.get("probe_seq", 0), o.get("latency_ms"), o.get("tokens_prompt"), o.get("tokens_completion")
+        s = seat.get(who, -1) if isinstance(who, str) else -1
+        if s < 0:
+            audit["probes.unknown_prober"] += 1
+        if not isinstance(pid, str):
+            pid = ""
+        transport = is_transport_error(raw) or (raw is None and bool(error))
+        parsed_json = sc.parsed_json
+        if parsed_json is not None and (stored is not None or not isinstance(raw, str)):  # eff is stored, src 0
+            hit = memo.get((pid, parsed_json))
+            if hit is None:
+                table = TABLE_OF.get(pid) if stored is not None else None
+                delta: Counter = Counter()
+                got = tuple(zip(*answer_rows(pid, stored, 0, seat, delta))) if table is not None else ()
+                hit = memo[(pid, parsed_json)] = (_digest(parsed_json) if stored is not None else 0, _kind(stored), table, got, delta)
+            stored_hash, kind, table, rows, delta = hit
+            probe_rows.append((rec, off, rnd, pms, s, _int(probe_seq, 0), pid, ts, phase, parse_ok, kind, kind, 0,
+                               repaired_flag, transport, _num(latency), sc.q_chars, sc.a_chars, stored_hash, _num(tp),
+                               _num(tc)))  # fmt: skip
+            if delta:
+                audit.update(delta)
+            if rows:
+                items[table].append((rec, rows))  # type: ignore[index]
+            continue
+        src = 0
+        eff = stored
+        if eff is None and isinstance(raw, str):
+            eff, rep = extract_json(raw)
+            src = 1 if eff is not None else 0
+            repaired_flag = repaired_flag or rep
+        stored_hash = _stable_hash(stored, exact) if stored is not None else 0
+        probe_rows.append((rec, off, rnd, pms, s, _int(probe_seq, 0), pid, ts, phase, parse_ok, _kind(stored), _kind(eff),
+                           src, repaired_flag, transport, _num(latency), sc.q_chars, sc.a_chars, stored_hash, _num(tp),
+                           _num(tc)))  # fmt: skip
+        if eff is None:
+            continue
+        table = TABLE_OF.get(pid)
+        if table is None:
+            continue
+        rows = answer_rows(pid, eff, src, seat, audit)
+        if rows:
+            items[table].append((rec, tuple(zip(*rows))))
+    return probe_rows, items
 
 
 def parse_game(path: str | Path, full_decode: bool = False) -> GameTables:
@@ -206,7 +315,8 @@ def parse_game(path: str | Path, full_decode: bool = False) -> GameTables:
     gr = parse_rows(path, full_decode)
     gt = GameTables(gr.game_id, gr.ok, audit=gr.audit, skipped=gr.skipped)
     if gr.ok:
-        gt.tables = {t: _table(t, gr.rows[t]) for t in TABLES}
+        rows = gr.rows
+        gt.tables = {t: _table(t, rows[t]) for t in TABLES}
     return gt
 
 
@@ -316,66 +426,13 @@ def _parse_game(path: Path, full_decode: bool = False) -> GameRows:
         language = "ru" if cyr >= 2 else "en"
 
     # ------------------------------------------------------------------ probes
-    probe_rows: list[tuple] = []
-    items: dict[str, list[tuple]] = {t: [] for t in ("ra", "sr", "sm", "pp", "pa")}
-    memo: dict[tuple[str, bytes], tuple[list[tuple], Counter]] = {}
     probe_path = path / PROBE_FILE
     has_probe_file = probe_path.is_file()
     if not has_probe_file:
         audit["probes.missing_file"] += 1
     plines = _read_lines(probe_path, audit, "probes", skipped) if has_probe_file else []
     # compact records (schema_version 3) are decoded; table lines drop out (mafiascope.logs.probe_codec)
-    precs = _probe_records(plines, audit, full_decode)
-
-    for rec, (off, o, exact, q_chars, a_chars, parsed_json) in enumerate(precs):
-        who = o.get("player_name")
-        s = seat.get(who, -1) if isinstance(who, str) else -1
-        if s < 0:
-            audit["probes.unknown_prober"] += 1
-        pid = o.get("probe_id") if isinstance(o.get("probe_id"), str) else ""
-        stored = o.get("answer_parsed")
-        raw = o.get("answer_raw")
-        parse_ok = bool(o.get("answer_parse_ok"))
-        transport = is_transport_error(raw) or (raw is None and bool(o.get("error")))
-        src = 0
-        eff = stored
-        repaired_flag = bool(o.get("answer_repaired", False))
-        if eff is None and isinstance(raw, str):
-            eff, rep = extract_json(raw)
-            src = 1 if eff is not None else 0
-            repaired_flag = repaired_flag or rep
-        ts = _num(o.get("timestamp", math.nan))
-        if math.isnan(ts):
-            ts = math.inf  # missing timestamp = +infinity (docs/metrics.md §1.4)
-        stored_hash = (_digest(parsed_json) if parsed_json is not None else _stable_hash(stored, exact)) if stored is not None else 0
-        probe_rows.append(
-            (
-                rec, off, _int(o.get("round", 0), 0), _int(o.get("public_msg_seq", NO_SEQ), NO_SEQ),
-                s, _int(o.get("probe_seq", 0), 0),
-                pid, ts, str(o.get("phase") or ""), parse_ok, _kind(stored), _kind(eff), src, repaired_flag,
-                transport, _num(o.get("latency_ms")), q_chars, a_chars, stored_hash,
-                _num(o.get("tokens_prompt")), _num(o.get("tokens_completion")),
-            )
-        )
-        if eff is None:
-            continue
-        table = TABLE_OF.get(pid)
-        if table is None:
-            continue
-        if parsed_json is not None:  # the same answer again (bots repeat themselves): its rows once
-            hit = memo.get((pid, parsed_json))
-            if hit is None:
-                delta: Counter = Counter()
-                hit = memo[(pid, parsed_json)] = (answer_rows(pid, eff, src, seat, delta), delta)
-            rows, delta = hit
-            if delta:
-                audit.update(delta)
-        else:
-            rows = answer_rows(pid, eff, src, seat, audit)
-        if rows:
-            out = items[table]
-            for r in rows:
-                out.append((rec, *r))
+    probe_rows, items = _probe_rows(_probe_records(plines, audit, full_decode), seat, audit)
 
     pl_rows = []
     for i, p in enumerate(players):
@@ -406,10 +463,8 @@ def _parse_game(path: Path, full_decode: bool = False) -> GameRows:
         sum(1 for r in ev_rows if r[1] in GAME_CALL_KINDS),
         (path / STATE_FILE).is_file(),
     )
-    gt.rows = {
-        "games": [game_row], "players": pl_rows, "events": ev_rows, "votes": votes_rows, "probes": probe_rows,
-        **items,
-    }
+    gt.base = {"games": [game_row], "players": pl_rows, "events": ev_rows, "votes": votes_rows, "probes": probe_rows}
+    gt.items = items
     gt.ok = True
     return gt
 

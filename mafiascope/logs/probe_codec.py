@@ -93,7 +93,9 @@ class _Tables:
             self.chain.setdefault((name, pid), {})[k] = rec["answer_raw"] if lazy else chain_value(rec)
 
     def set_answer(self, rec: Mapping[str, Any], value: Any) -> None:
-        name, pid, k = rec.get("player_name"), rec.get("probe_id"), rec.get("step_index")
+        self.set_answer_of(rec.get("player_name"), rec.get("probe_id"), rec.get("step_index"), value)
+
+    def set_answer_of(self, name: Any, pid: Any, k: Any, value: Any) -> None:
         if isinstance(name, str) and isinstance(pid, str):
             if value is _ABSENT or not isinstance(k, int):
                 self.answer.pop((name, pid), None)

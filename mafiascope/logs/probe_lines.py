@@ -163,10 +163,24 @@ def make_patch(base: Any, new: Any) -> Any:
     return None
 
 
+_INDEX = {str(i): i for i in range(256)}  # canonical list-patch keys -> index (a patch's usual keys)
+
+
 def apply_patch(base: Any, patch: Any) -> Any:
     if isinstance(base, list):
         got = patch["set"]
-        return [got[str(i)] if str(i) in got else base[i] for i in range(int(patch["n"]))]
+        n = int(patch["n"])
+        if 0 <= n <= len(base) and got.__class__ is dict:  # usual case: copy, then set the patched items
+            out = base[:n]
+            for key, x in got.items():
+                i = _INDEX.get(key) if key.__class__ is str else None
+                if i is None:  # a key written otherwise (or past 255): the general rule below decides
+                    break
+                if i < n:
+                    out[i] = x
+            else:
+                return out
+        return [got[str(i)] if str(i) in got else base[i] for i in range(n)]
     if isinstance(base, dict):
         keys = patch.get("keys") or list(base)
         out = {}

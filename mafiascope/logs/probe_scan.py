@@ -28,27 +28,53 @@ from .probe_codec import _RESERVED, MARK, ProbeDecodeError, _ABSENT, _Tables, _c
 from .templates import NA, PLACEHOLDER
 
 _RAW = object()  # the record's raw answer is the JSON text of its value (Scanned.a_chars holds its length)
+RAW = _RAW
 _EAGER_KEYS = ("answer_parsed", "answer_parse_ok", "answer_raw", "e", "error")  # as probe_codec._EAGER
 
 
 class Scanned(NamedTuple):
     """One probe record for the loader: its fields (``question`` and ``answer_raw`` may be left out
-    for their lengths), the two lengths, and the orjson text of ``answer_parsed`` when it is exact."""
+    for their lengths), the two lengths, and the orjson text of ``answer_parsed`` when it is exact.
 
-    rec: dict[str, Any]
+    A compact record that states none of its fields itself (the common case) comes as ``rec=None``
+    and its fields as ``fast`` (:class:`Fast`), so no per-record dict is built and read back."""
+
+    rec: dict[str, Any] | None
     q_chars: int
     a_chars: int
     parsed_json: bytes | None
+    fast: "Fast | None" = None  # a plain tuple in Fast's field order
+
+
+class Fast(NamedTuple):
+    """The fields of a compact record with nothing of its own (``rec`` of :class:`Scanned` is None):
+    ``step`` is its step table row (timestamp, round, public_msg_seq, phase), ``raw`` the raw answer,
+    or :data:`RAW` when it is the JSON text of ``parsed`` (then ``parsed_json`` is that value's key)."""
+
+    step: dict[str, Any]
+    player_name: str
+    probe_id: str
+    probe_seq: Any
+    parsed: Any
+    raw: Any
+    parse_ok: bool
+    repaired: bool
+    error: Any
+    latency_ms: Any
+    tokens_prompt: Any
+    tokens_completion: Any
 
 
 @lru_cache(maxsize=64)
-def _template_parts(template: str) -> tuple[int, tuple[tuple[str, int], ...], tuple[tuple[str, int], ...]]:
+def _template_parts(template: str) -> tuple[int, tuple[tuple[str, int], ...], tuple[tuple[str, int], ...], tuple[tuple[str, str], ...]]:
     """(length of the literal text, then (name, length of ``{name}``) per placeholder occurrence:
-    the other placeholders', the quoting ones' (``{prev_*}``/``{last_*}``))."""
+    the other placeholders', the quoting ones' (``{prev_*}``/``{last_*}``), then (name, quoted probe
+    id) per quoting placeholder, in the order of the record's ``c``)."""
     occ = [(m.group(1), m.end() - m.start()) for m in PLACEHOLDER.finditer(template)]
-    chain = set(_chain_names(template))
+    names = _chain_names(template)
+    chain = set(names)
     return (len(template) - sum(n for _, n in occ), tuple(x for x in occ if x[0] not in chain),
-            tuple(x for x in occ if x[0] in chain))  # fmt: skip
+            tuple(x for x in occ if x[0] in chain), tuple((ph, ph.split("_", 1)[1]) for ph in names))  # fmt: skip
 
 
 def _value_len(v: Any) -> int:
@@ -79,13 +105,61 @@ def _separators(v: Any) -> int:
     return 0
 
 
+def _shape(v: Any) -> int:
+    """:func:`_separators` of ``v``, or -1 when ``v`` holds a float (orjson and ``json.dumps`` may
+    write a float differently, e.g. ``1e-05``): without floats the default ``json.dumps`` text of a
+    value parsed by orjson is its orjson text with a space after each separator (the two escape
+    every string alike), so its length needs no serialising. The objects of a list (the usual
+    answer: a list of flat objects) are walked in line rather than by a call each."""
+    cls = v.__class__
+    if cls is list:
+        n = len(v) - 1 if v else 0
+        for x in v:
+            c = x.__class__
+            if c is dict:
+                if x:
+                    n += 2 * len(x) - 1
+                    for y in x.values():
+                        c = y.__class__
+                        if c is dict or c is list:
+                            m = _shape(y)
+                            if m < 0:
+                                return -1
+                            n += m
+                        elif c is float:
+                            return -1
+            elif c is list:
+                m = _shape(x)
+                if m < 0:
+                    return -1
+                n += m
+            elif c is float:
+                return -1
+        return n
+    if cls is dict:
+        n = 2 * len(v) - 1 if v else 0
+        for x in v.values():
+            c = x.__class__
+            if c is dict or c is list:
+                m = _shape(x)
+                if m < 0:
+                    return -1
+                n += m
+            elif c is float:
+                return -1
+        return n
+    return -1 if cls is float else 0
+
+
 class _Text:
-    """A stored answer value and the facts about its raw text that the loader and later quotes use."""
+    """A stored answer value and the facts about its raw text that the loader and later quotes use:
+    one per distinct value in a file (equal orjson texts give equal ``json.dumps`` texts)."""
 
-    __slots__ = ("value", "raw_len", "plain", "text", "key")
+    __slots__ = ("value", "raw_len", "plain", "text", "key", "seps")
 
-    def __init__(self, value: Any, raw_len: int, plain: bool, text: str | None, key: bytes | None) -> None:
+    def __init__(self, value: Any, raw_len: int, plain: bool, text: str | None, key: bytes | None, seps: int) -> None:
         self.value, self.raw_len, self.plain, self.text, self.key = value, raw_len, plain, text, key
+        self.seps = seps  # _separators(value), or -1 until a quote needs it
 
     def raw(self) -> str:
         if self.text is None:
@@ -104,8 +178,7 @@ class ProbeScanner:
         # (player_name, probe_id) -> {step_index: length a quote of it renders to | _Text | full record}
         self.chain: dict[tuple[Any, Any], dict[int, Any]] = {}
         self.clean = _orjson is not None  # every line so far parsed by orjson: no NaN/Infinity in any value
-        # orjson text of a value -> [raw length, plain, separators or -1] (see _Text)
-        self.texts: dict[bytes, list[Any]] = {}
+        self.texts: dict[bytes, _Text] = {}  # orjson text of a value -> its _Text
         self.bases: dict[tuple[str, str, str | None, str | None], int] = {}  # question length without its quotes
 
     def feed(self, line: Mapping[str, Any], exact: bool) -> Scanned | None:
@@ -141,13 +214,9 @@ class ProbeScanner:
         if hit is None or hit.__class__ is int:
             return hit
         if hit.__class__ is _Text:  # parsed, no error: the compact text of the value
-            memo = self.texts.get(hit.key) if hit.key is not None else None
-            if memo is None:
-                n = hit.raw_len - _separators(hit.value)
-            else:
-                if memo[2] < 0:
-                    memo[2] = _separators(hit.value)
-                n = hit.raw_len - memo[2]
+            if hit.seps < 0:
+                hit.seps = _separators(hit.value)
+            n = hit.raw_len - hit.seps
         elif hit.__class__ is _Odd:
             n = hit.quote_len()
         else:  # a record: its chain value, as probe_lines.chain_value gives it
@@ -158,12 +227,12 @@ class ProbeScanner:
     # ------------------------------------------------------------------ records
     def _question_len(self, name: Any, step: Mapping[str, Any], template: str, core: Mapping[str, Any]) -> int:
         """Length of :func:`.templates.render` of the record's question (probe_codec._Tables.derive)."""
-        k, i = core["k"], core["i"]
-        values: dict[str, Any] = {"player": name, "players": step.get("players"), "roles": step.get("roles")}
-        literal, fixed, chain = _template_parts(template)
-        key = (template, name, values["players"], values["roles"]) if name.__class__ is str else None
+        players, roles = step.get("players"), step.get("roles")
+        literal, fixed, chain, quoting = _template_parts(template)
+        key = (template, name, players, roles) if name.__class__ is str else None
         base = self.bases.get(key) if key is not None else None
         if base is None:  # the text around the quotes, the same for a seat's probe at every step of a round
+            values: dict[str, Any] = {"player": name, "players": players, "roles": roles}
             base = literal
             for ph, n in fixed:
                 base += _value_len(values[ph]) if ph in values else n
@@ -172,11 +241,11 @@ class ProbeScanner:
         if not chain:
             return base
         lens: dict[str, int] = {}
-        for ph, c in zip(_chain_names(template), core.get("c") or ()):
+        for (ph, quoted), c in zip(quoting, core.get("c") or ()):
             if isinstance(c, int) and not isinstance(c, bool):
-                n = self._quote_len(name, ph.split("_", 1)[1], c)
+                n = self._quote_len(name, quoted, c)
                 if n is None:
-                    raise ProbeDecodeError(f"record of step {k}, seat {i}: {{{ph}}} quotes step {c}, which the file does not hold")
+                    raise ProbeDecodeError(f"record of step {core['k']}, seat {core['i']}: {{{ph}}} quotes step {c}, which the file does not hold")
                 lens[ph] = n
             else:
                 lens[ph] = _value_len(c)
@@ -200,11 +269,20 @@ class ProbeScanner:
         key = _orjson.dumps(value) if self.clean else None  # type: ignore[union-attr]
         hit = self.texts.get(key) if key is not None else None
         if hit is not None:
-            return _Text(value, hit[0], hit[1], None, key), value
-        text = dumps_answer(value)
-        t = _Text(value, len(text), "```" not in text and "<think" not in text.lower(), text, key)
+            return hit, value
+        seps = _shape(value) if key is not None else -1
+        if seps >= 0:  # the text is the orjson text with spaced separators: its facts from the key
+            if key.isascii():  # type: ignore[union-attr]
+                n, plain = len(key) + seps, b"```" not in key and b"<think" not in key.lower()  # type: ignore[union-attr,operator]
+            else:  # the same characters (every string escaped alike); "<think" never spans a separator
+                s = key.decode()  # type: ignore[union-attr]
+                n, plain = len(s) + seps, "```" not in s and "<think" not in s.lower()
+            t = _Text(value, n, plain, None, key, seps)
+        else:
+            text = dumps_answer(value)
+            t = _Text(value, len(text), "```" not in text and "<think" not in text.lower(), text, key, -1)
         if key is not None:
-            self.texts[key] = [t.raw_len, t.plain, -1]
+            self.texts[key] = t
         return t, value
 
     def _record(self, core: Mapping[str, Any]) -> Scanned:
@@ -224,6 +302,9 @@ class ProbeScanner:
             ok = bool(pa and pa.ok)
             parsed = finite(pa.value) if pa is not None and ok else None
             repaired = bool(pa and pa.repaired)
+        overridden = not _RESERVED.issuperset(core) or "-" in core or "x" in core
+        if not overridden:
+            return self._plain_record(core, k, s, step, name, pid, q_len, raw, value, plain, parsed, ok, repaired)
         rec: dict[str, Any] = {
             "timestamp": step["timestamp"], "round": step["round"], "public_msg_seq": step["public_msg_seq"],
             "player_name": name, "probe_seq": s, "probe_id": pid, "question": _RAW if q_len is not None else None,
@@ -231,20 +312,18 @@ class ProbeScanner:
             "answer_repaired": repaired, "phase": step["phase"], "latency_ms": core.get("l"), "error": core.get("e"),
             "tokens_prompt": core.get("tp"), "tokens_completion": core.get("tc"), "step_index": k,
         }  # fmt: skip
-        overridden = not _RESERVED.issuperset(core) or "-" in core or "x" in core
-        if overridden:  # fields the line states itself (rare): applied as probe_codec._expand does
-            for drop in core.get("-") or ():
-                rec.pop(drop, None)
-            for key, v in core.items():
-                if key not in _RESERVED:
-                    rec[key] = v
-            rec.update(core.get("x") or {})
-        a_chars = raw.raw_len if plain else len(raw) if isinstance(raw, str) else 0  # type: ignore[union-attr]
-        if overridden:  # the record's own fields replace derived ones: resolve both placeholders
-            if rec.get("answer_raw") is _RAW:
-                rec["answer_raw"] = raw.raw()  # type: ignore[union-attr]
-            have = rec.get("answer_raw")
-            a_chars = len(have) if isinstance(have, str) else 0
+        # fields the line states itself (rare): applied as probe_codec._expand does
+        for drop in core.get("-") or ():
+            rec.pop(drop, None)
+        for key, v in core.items():
+            if key not in _RESERVED:
+                rec[key] = v
+        rec.update(core.get("x") or {})
+        # the record's own fields replace derived ones: resolve both placeholders
+        if rec.get("answer_raw") is _RAW:
+            rec["answer_raw"] = raw.raw()  # type: ignore[union-attr]
+        have = rec.get("answer_raw")
+        a_chars = len(have) if isinstance(have, str) else 0
         q = rec.get("question")
         q_chars = q_len if q is _RAW else len(q) if isinstance(q, str) else 0
         if q is _RAW:
@@ -257,6 +336,30 @@ class ProbeScanner:
         tables.set_answer(rec, value)
         exact_json = raw.key if plain and rec.get("answer_parsed") is value else None  # type: ignore[union-attr]
         return Scanned(rec, q_chars, a_chars, exact_json)  # type: ignore[arg-type]
+
+
+    def _plain_record(self, core: Mapping[str, Any], k: Any, s: Any, step: dict[str, Any], name: Any, pid: Any,
+                      q_len: int | None, raw: Any, value: Any, plain: bool, parsed: Any, ok: bool,
+                      repaired: bool) -> Scanned:
+        """:meth:`_record`'s result for a line that states no field itself: the same fields, lengths
+        and remembered values, without building the record."""
+        error = core.get("e")
+        if plain:
+            a_chars = raw.raw_len
+            if "e" not in core:  # (the line states no other field of _EAGER_KEYS) probe_codec stores the raw text: quoted lazily
+                entry: Any = raw
+            else:
+                entry = _chain_len_of(error, ok, parsed, raw.raw())
+        else:
+            a_chars = len(raw) if isinstance(raw, str) else 0
+            entry = _chain_len_of(error, ok, parsed, raw)
+        if isinstance(name, str) and isinstance(pid, str) and isinstance(k, int):
+            self.chain.setdefault((name, pid), {})[k] = entry
+        self.tables.set_answer_of(name, pid, k, value)
+        # a plain tuple in Fast's field order (a NamedTuple's constructor costs a Python call per record)
+        fast = (step, name, pid, s, parsed, _RAW if plain else raw, ok, repaired, error, core.get("l"),
+                core.get("tp"), core.get("tc"))  # fmt: skip
+        return Scanned(None, q_len if q_len is not None else 0, a_chars, raw.key if plain else None, fast)  # type: ignore[arg-type]
 
 
 class _Odd:
@@ -276,9 +379,13 @@ class _Odd:
 
 def _chain_len(rec: Mapping[str, Any], raw: Any) -> int:
     """Rendered length of probe_lines.chain_value(rec) (a missing text renders as N/A)."""
-    if rec.get("error") is not None:
+    return _chain_len_of(rec.get("error"), rec.get("answer_parse_ok"), rec.get("answer_parsed"), raw)
+
+
+def _chain_len_of(error: Any, parse_ok: Any, parsed: Any, raw: Any) -> int:
+    if error is not None:
         return len(NA)
-    if rec.get("answer_parse_ok"):
-        return _value_len(chain_text(rec.get("answer_parsed")))
+    if parse_ok:
+        return _value_len(chain_text(parsed))
     text = (raw.strip() or None) if isinstance(raw, str) else None
     return _value_len(text)
