@@ -2,7 +2,7 @@
 processes, so a fresh process renders the Dashboard of a 1,000-game corpus from files instead
 of recomputing every figure (st.cache_data only lives as long as the process).
 
-Entries live under ``<user cache root>/app`` (the root of mafiascope.analytics.cache.user_cache_root:
+Entries live under ``<user cache root>/app`` (the root of mafiascope.cache_root.user_cache_root:
 ``$MAFIASCOPE_CACHE_DIR``, else ``$XDG_CACHE_HOME/mafiascope``, else ``~/.cache/mafiascope``),
 never in a corpus or the checkout. A key holds the caller's digest of the games' files (paths
 and (size, mtime) signatures), the metric mode and a fingerprint of the analytics code, so a
@@ -21,6 +21,8 @@ import tempfile
 from pathlib import Path
 from typing import Any, Callable, TypeVar
 
+from mafiascope.cache_root import user_cache_root
+
 MAX_ENTRIES = 256
 ENV_OFF = "MAFIASCOPE_APP_DISK_CACHE"  # "0": keep results in memory only
 
@@ -31,20 +33,8 @@ def enabled() -> bool:
     return os.environ.get(ENV_OFF, "1") != "0"
 
 
-def _cache_root() -> Path:
-    """mafiascope.analytics.cache.user_cache_root without importing that module (pandas, pyarrow and the
-    loader: most of a second of a fresh process's first Dashboard view, which reads only these files);
-    tests/test_app_dashboard_cache.py keeps the two equal."""
-    env = os.environ.get("MAFIASCOPE_CACHE_DIR")
-    if env:
-        return Path(env).expanduser()
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    base = Path(xdg).expanduser() if xdg and Path(xdg).is_absolute() else Path.home() / ".cache"
-    return base / "mafiascope"
-
-
 def root() -> Path:
-    return _cache_root() / "app"
+    return user_cache_root() / "app"
 
 
 @functools.lru_cache(maxsize=1)

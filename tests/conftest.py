@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from mafiascope.analytics.cache import ENV_CACHE_DIR, user_cache_root
+from mafiascope.cache_root import ENV_CACHE_DIR, user_cache_root
 
 # Hypothesis keeps its example database and caches in ./.hypothesis by default: scratch files
 # belong in the user's cache dir, never in the checkout (and no test depends on replayed examples)

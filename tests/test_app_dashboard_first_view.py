@@ -27,18 +27,26 @@ def logs(tmp_path, monkeypatch):
     return root
 
 
-@pytest.mark.parametrize("env", [{"MAFIASCOPE_CACHE_DIR": "/tmp/x-ms-cache"}, {"MAFIASCOPE_CACHE_DIR": "~/ms"},
-                                 {"XDG_CACHE_HOME": "/tmp/xdg"}, {"XDG_CACHE_HOME": "relative/xdg"}, {}])
-def test_disk_memo_root_is_the_analytics_cache_root(env, monkeypatch):
-    """app/disk_memo.py does not import mafiascope.analytics.cache for its directory: both say the same."""
+@pytest.mark.parametrize(("env", "want"), [
+    ({"MAFIASCOPE_CACHE_DIR": "/tmp/x-ms-cache", "XDG_CACHE_HOME": "/tmp/xdg"}, "/tmp/x-ms-cache"),
+    ({"MAFIASCOPE_CACHE_DIR": "~/ms"}, "~/ms"),
+    ({"XDG_CACHE_HOME": "/tmp/xdg"}, "/tmp/xdg/mafiascope"),
+    ({"XDG_CACHE_HOME": "relative/xdg"}, "~/.cache/mafiascope"),  # a relative XDG path is ignored (spec)
+    ({}, "~/.cache/mafiascope"),
+])
+def test_disk_memo_lives_under_the_user_cache_root(env, want, monkeypatch):
+    """The app's memo sits in the one user cache root the analytics cache uses (mafiascope.cache_root)."""
+    from pathlib import Path
+
     from app import disk_memo
-    from mafiascope.analytics.cache import user_cache_root
+    from mafiascope.analytics import cache
 
     for name in ("MAFIASCOPE_CACHE_DIR", "XDG_CACHE_HOME"):
         monkeypatch.delenv(name, raising=False)
     for name, value in env.items():
         monkeypatch.setenv(name, value)
-    assert disk_memo.root() == user_cache_root() / "app"
+    assert disk_memo.root() == Path(want).expanduser() / "app"
+    assert cache.cache_dir_for(Path("/x/corpus")).parent == Path(want).expanduser()
 
 
 def test_first_imports_turn_the_collector_off_once():

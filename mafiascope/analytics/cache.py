@@ -40,6 +40,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from ..cache_root import user_cache_root
 from ..logs.io import GAME_FILE, PROBE_FILE
 from .batches import SCHEMAS, batch_tables
 from .load import DICT_COLUMNS, TABLES, parse_rows
@@ -48,7 +49,6 @@ from .load import DICT_COLUMNS, TABLES, parse_rows
 # orjson's text of the answer (same equalities, other values), so older caches are rebuilt
 CACHE_VERSION = 13  # 9: multiple setup/game_over audit counters; 10: social_map item confidence (sm.conf); 11: games.invalid (fault budget); 12: manifest games carry "skipped" (lines the loader skipped, for stderr warnings)
 # 13: tables written batch by batch (a row group per batch of games, plain strings, no pandas metadata)
-ENV_CACHE_DIR = "MAFIASCOPE_CACHE_DIR"
 
 
 def _sig(game_dir: Path) -> list[list[int]]:
@@ -60,16 +60,6 @@ def _sig(game_dir: Path) -> list[list[int]]:
         except FileNotFoundError:
             out.append([-1, -1])
     return out
-
-
-def user_cache_root() -> Path:
-    """``$MAFIASCOPE_CACHE_DIR``, else ``$XDG_CACHE_HOME/mafiascope``, else ``~/.cache/mafiascope``."""
-    env = os.environ.get(ENV_CACHE_DIR)
-    if env:
-        return Path(env).expanduser()
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    base = Path(xdg).expanduser() if xdg and Path(xdg).is_absolute() else Path.home() / ".cache"
-    return base / "mafiascope"
 
 
 def cache_dir_for(parent: Path, cache_dir: str | Path | None = None) -> Path:
