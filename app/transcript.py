@@ -120,6 +120,11 @@ def event_line(gm: GameModel, e: dict[str, Any], step_label: str, *, current: bo
     return None
 
 
+ROWS_KEY = "ms_transcript_rows"  # the inner container whose chunks the CSS below shows in reverse order
+CHUNK = 8  # transcript blocks per markdown element
+NEWEST_FIRST_CSS = f"<style>.st-key-{ROWS_KEY} {{flex-direction: column-reverse}}</style>"
+
+
 def render(gm: GameModel, step: int, *, agent: str | None = None, newest_first: bool = True, height: int = 520,
            show_plans: bool = True, roles: dict[str, str] | None = None) -> None:
     """Transcript up to ``step``; with ``agent`` only what that agent could see."""
@@ -152,9 +157,18 @@ def render(gm: GameModel, step: int, *, agent: str | None = None, newest_first: 
     if not blocks:
         st.caption("Nothing has happened yet at this step.")
         return
-    if newest_first:
-        blocks = blocks[::-1]
+    texts = ["  \n".join(b) for b in blocks]
     box = st.container(height=height, border=True)
-    with box:
-        for b in blocks:
-            st.markdown("  \n".join(b))
+    if not newest_first:
+        with box:
+            for t in texts:
+                st.markdown(t)
+        return
+    # The browser re-renders every element of the page on each of a rerun's commits, so the blocks go in chunks of
+    # CHUNK blocks per markdown element. The chunks are sent oldest first (Streamlit matches a rerun's elements to
+    # the page's by position: a step changes only the last one or two, the browser keeps the others) and shown
+    # newest first by CSS; inside a chunk the blocks are written newest first.
+    st.html(NEWEST_FIRST_CSS)
+    with box.container(key=ROWS_KEY):
+        for i in range(0, len(texts), CHUNK):
+            st.markdown("\n\n".join(reversed(texts[i:i + CHUNK])))

@@ -14,7 +14,10 @@ measured alternately, one round of clicks each, so both see the same machine loa
 * ``settled_s``: the same, then until the browser's main thread is idle (requestIdleCallback);
 * ``server_cpu_s`` / ``browser_cpu_s``: CPU seconds of the Streamlit process and of all Chromium
   processes over the click (from /proc); on a shared machine these are the figures to trust;
-* ``ws_kb``: kilobytes the server sent over the websocket for the step.
+* ``ws_kb``: kilobytes the server sent over the websocket for the step;
+* ``react_commits`` / ``react_renders``: React commits and components re-rendered for the step (a minimal
+  React devtools hook injected before the page loads counts fibers whose PerformedWork flag is set, walking
+  only subtrees that did work): the browser's work does not follow what changed but the page's element count.
 """
 
 from __future__ import annotations
@@ -59,6 +62,23 @@ _STEP_JS = """async ({want}) => {
     btn.click();
   });
 }"""
+
+
+# a minimal React devtools hook: react-dom calls onCommitFiberRoot after each commit when it finds one
+_REACT_HOOK = """
+window.__msReact = {commits: 0, renders: 0};
+window.__REACT_DEVTOOLS_GLOBAL_HOOK__ = {supportsFiber: true, renderers: new Map(), isDisabled: false,
+  inject() { return 1; }, onScheduleFiberRoot() {}, onCommitFiberUnmount() {}, onPostCommitFiberRoot() {}, checkDCE() {},
+  onCommitFiberRoot(id, root) {
+    const rc = window.__msReact; rc.commits++;
+    const todo = [root.current];
+    while (todo.length) {
+      const f = todo.pop();
+      if ((f.flags & 1) && (typeof f.type === 'function' || (f.type && typeof f.type === 'object'))) rc.renders++;
+      if (f.subtreeFlags & 1) for (let c = f.child; c; c = c.sibling) todo.push(c);
+    }
+  }};
+"""
 
 
 def _cpu(pids: list[int]) -> float:
@@ -141,7 +161,9 @@ def _wait_idle(page) -> None:
 
 
 def _open(browser, srv: Server, game: str, step: int):
-    page = browser.new_page(viewport={"width": 1500, "height": 2000})
+    ctx = browser.new_context(viewport={"width": 1500, "height": 2000})
+    ctx.add_init_script(_REACT_HOOK)
+    page = ctx.new_page()
     sent: list[int] = []
     page.on("websocket", lambda ws: ws.on("framereceived", lambda f: sent.append(len(f))))
     page.goto(f"{srv.url}/?game={game}&step={step}")
@@ -158,13 +180,15 @@ def _clicks(browser, srv: Server, game: str, start: int, reps: int) -> list[dict
         for i in range(reps):
             sent.clear()
             c_srv, c_br = _cpu([srv.proc.pid]), _cpu(_chromium_pids({srv.proc.pid}))
+            page.evaluate("() => { window.__msReact = {commits: 0, renders: 0}; }")
             r = page.evaluate(_STEP_JS, {"want": f"step={start + i + 1}"})
             time.sleep(0.2)  # the step's last websocket frames are counted
             out.append({"rendered_s": r["rendered"] / 1000, "settled_s": r["settled"] / 1000,
                         "server_cpu_s": _cpu([srv.proc.pid]) - c_srv,
-                        "browser_cpu_s": _cpu(_chromium_pids({srv.proc.pid})) - c_br, "ws_kb": sum(sent) / 1024})
+                        "browser_cpu_s": _cpu(_chromium_pids({srv.proc.pid})) - c_br, "ws_kb": sum(sent) / 1024,
+                        **{f"react_{k}": v for k, v in page.evaluate("() => window.__msReact").items()}})
     finally:
-        page.close()
+        page.context.close()
     return out
 
 
@@ -196,7 +220,7 @@ def run(roots: dict[str, Path], game: str, reps: int, rounds: int) -> dict:
             browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
             for name, srv in servers.items():  # warm-up: the first visit reads the game and scores it
                 page, _ = _open(browser, srv, game, 5)
-                page.close()
+                page.context.close()
             for _ in range(rounds):
                 for where, s0 in starts.items():
                     for name, srv in servers.items():
@@ -234,7 +258,8 @@ def main(argv: list[str] | None = None) -> int:
             s = a[where]
             print(f"  {where:5s} n={s['n']:2d}  rendered {s['rendered_s']['median']:.3f} s (max {s['rendered_s']['max']:.3f})"
                   f"  settled {s['settled_s']['median']:.3f} s  server CPU {s['server_cpu_s']['median']:.3f} s"
-                  f"  browser CPU {s['browser_cpu_s']['median']:.3f} s  websocket {s['ws_kb']['median']:.0f} KB")
+                  f"  browser CPU {s['browser_cpu_s']['median']:.3f} s  websocket {s['ws_kb']['median']:.0f} KB"
+                  f"  React {s['react_commits']['median']:.0f} commits, {s['react_renders']['median']:.0f} renders")
     if "baseline" in out["apps"]:
         t, b = out["apps"]["this"]["all"], out["apps"]["baseline"]["all"]
         print("baseline/this (medians): " + ", ".join(

@@ -13,6 +13,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+from app.transcript import NEWEST_FIRST_CSS
+
 from .app_support import play
 
 HOST = "example.invalid"
@@ -108,6 +110,7 @@ def problems(md: str) -> list[str]:
 
 
 _LITERAL = {"json", "code", "text"}
+APP_STYLES = {NEWEST_FIRST_CSS}
 _STRING_FIELDS = {"body", "label", "help", "placeholder", "captions"}
 
 
@@ -131,6 +134,8 @@ def rendered_markdown(at: Any) -> list[str]:
             df = node.value
             out.extend(str(v) for v in [*df.index, *df.columns, *df.to_numpy().ravel()] if isinstance(v, str))
         proto = getattr(node, "proto", None)
+        if getattr(node, "type", "") == "html" and proto is not None and proto.body in APP_STYLES:
+            proto = None  # the app's own fixed stylesheets (no model text in them); any other st.html is checked
         if getattr(node, "type", "") in _LITERAL:
             proto = None  # shown verbatim, never as Markdown
         if proto is not None and hasattr(proto, "ListFields"):
