@@ -41,7 +41,7 @@ from .answer_norm import NORM_VERSION, Underivable, normalise
 from .answers import PARSER_VERSION, ParsedAnswer, chain_text, finite, parse_answer
 from .templates import render
 from .probe_lines import (  # noqa: F401  (some re-exported: the codec's public pieces)
-    CODEC_VERSION, SCHEMA_VERSION_COMPACT, MARK, STANDARD_SHAPES, CHAIN_PREFIXES, FULL_FIELDS, _STEP_FIELDS, _SEAT_FIELDS, _SHORT, _RESERVED, _ABSENT, _EAGER, ProbeDecodeError, Header, SeatLine, ProbeLine, StepLine, TABLE_LINES, chain_value, dumps_answer, loads_answer, make_patch, apply_patch, same, _chain_names, _template_re,
+    CODEC_VERSION, SCHEMA_VERSION_COMPACT, MARK, STANDARD_SHAPES, CHAIN_PREFIXES, FULL_FIELDS, _STEP_FIELDS, _SEAT_FIELDS, _SHORT, _RESERVED, _ABSENT, _EAGER, ProbeDecodeError, Header, SeatLine, ProbeLine, StepLine, TABLE_LINES, chain_value, dumps_answer, loads_answer, make_patch, apply_patch, same, _chain_names, _template_re, malformed,
 )
 
 
@@ -219,10 +219,8 @@ class ProbeDecoder:
             else:
                 self.tables.table(line)
                 return None
-        except (LookupError, TypeError, ValueError) as exc:  # LookupError: a patch that does not fit its base
-            if isinstance(exc, ProbeDecodeError):
-                raise
-            raise ProbeDecodeError(f"malformed compact line ({type(exc).__name__}: {str(exc)[:120]})") from None
+        except (LookupError, TypeError, ValueError) as exc:
+            raise malformed(exc) from None
         self.tables.remember(rec)
         return rec
 

@@ -41,6 +41,14 @@ class ProbeDecodeError(ValueError):
     """A compact record refers to a table entry or an earlier record the file does not hold."""
 
 
+def malformed(exc: LookupError | TypeError | ValueError) -> ProbeDecodeError:
+    """A compact line's failure as the decode error the readers report (a ProbeDecodeError as it is);
+    LookupError covers a patch that does not fit its base."""
+    if isinstance(exc, ProbeDecodeError):
+        return exc
+    return ProbeDecodeError(f"malformed compact line ({type(exc).__name__}: {str(exc)[:120]})")
+
+
 class _Line(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True, strict=True)
 

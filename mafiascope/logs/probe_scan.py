@@ -25,6 +25,7 @@ except ImportError:  # pragma: no cover
 
 from .answers import chain_text, parse_answer
 from .probe_codec import _RESERVED, MARK, ProbeDecodeError, _ABSENT, _Tables, _chain_names, apply_patch, dumps_answer, finite
+from .probe_lines import malformed
 from .templates import NA, PLACEHOLDER
 
 _RAW = object()  # the record's raw answer is the JSON text of its value (Scanned.a_chars holds its length)
@@ -195,10 +196,8 @@ class ProbeScanner:
                 return self._record(line)
             self.tables.table(line)
             return None
-        except (LookupError, TypeError, ValueError) as exc:  # LookupError: a patch that does not fit its base
-            if isinstance(exc, ProbeDecodeError):
-                raise
-            raise ProbeDecodeError(f"malformed compact line ({type(exc).__name__}: {str(exc)[:120]})") from None
+        except (LookupError, TypeError, ValueError) as exc:
+            raise malformed(exc) from None
 
     # ------------------------------------------------------------------ chain values
     def _remember(self, rec: Mapping[str, Any], entry: Any) -> None:
