@@ -40,6 +40,26 @@ def copy_demo(dest: Path, n: int) -> Path:
     return dest
 
 
+def dashboard_logs(tmp_path: Path, monkeypatch) -> Path:
+    """Four demo games copied under ``tmp_path`` as the app's log root, with its runs and caches beside them."""
+    root = copy_demo(tmp_path / "logs", 4)
+    monkeypatch.setenv("MAFIASCOPE_LOGS", str(root))
+    monkeypatch.setenv("MAFIASCOPE_RUNS", str(tmp_path / "runs"))
+    monkeypatch.setenv("MAFIASCOPE_CACHE_DIR", str(tmp_path / "cache"))
+    return root
+
+
+def script_says(script, root: Path) -> list[str]:
+    """Run a function as a Streamlit script with ``root`` as the session's log root; what it wrote."""
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_function(script, default_timeout=120)
+    at.session_state["root"] = str(root)
+    at.run()
+    assert not at.exception, [e.message for e in at.exception]
+    return [m.value for m in at.markdown]
+
+
 def demo_logs(tmp_factory) -> Path:
     """data/demo when it holds games, else two freshly played offline games."""
     from mafiascope.logs.io import list_game_dirs

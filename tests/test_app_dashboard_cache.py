@@ -10,16 +10,12 @@ import pytest
 
 pytest.importorskip("streamlit")
 
-from .app_support import assert_clean, copy_demo, new_app  # noqa: E402
+from .app_support import assert_clean, dashboard_logs, new_app, script_says  # noqa: E402
 
 
 @pytest.fixture()
 def logs(tmp_path, monkeypatch):
-    root = copy_demo(tmp_path / "logs", 4)
-    monkeypatch.setenv("MAFIASCOPE_LOGS", str(root))
-    monkeypatch.setenv("MAFIASCOPE_RUNS", str(tmp_path / "runs"))
-    monkeypatch.setenv("MAFIASCOPE_CACHE_DIR", str(tmp_path / "cache"))
-    return root
+    return dashboard_logs(tmp_path, monkeypatch)
 
 
 def _fresh_process() -> None:
@@ -94,7 +90,6 @@ def test_fresh_process_renders_from_disk_and_sees_changed_games(logs, monkeypatc
 
 def test_build_progress_parses_then_reports_warm(logs):
     """The Dashboard's cold path: pending games are parsed batch by batch (progress), then none are pending."""
-    from streamlit.testing.v1 import AppTest
 
     def script() -> None:
         import pandas as pd
@@ -109,11 +104,7 @@ def test_build_progress_parses_then_reports_warm(logs):
         D.build_progress(dirs, pd.DataFrame({"dir": list(dirs), "winner": "Mafia", "rounds": 3}))
         st.write(f"pending {before} -> {bridge.pending(dirs)}")
 
-    at = AppTest.from_function(script, default_timeout=120)
-    at.session_state["root"] = str(logs)
-    at.run()
-    assert not at.exception, [e.message for e in at.exception]
-    assert "pending 4 -> 0" in [m.value for m in at.markdown]
+    assert "pending 4 -> 0" in script_says(script, logs)
 
 
 def _drawn_specs(at) -> list[str]:
@@ -153,7 +144,6 @@ def test_figures_drawn_from_disk_are_the_charts_drawn_cold(logs, monkeypatch):
 def test_chart_exports_build_the_stored_figure(logs):
     """The export buttons build the chart on a click (app/dashboard_figures.chart_builder): its Vega-Lite JSON is
     the stored figure the page draws."""
-    from streamlit.testing.v1 import AppTest
 
     def script() -> None:
         import json
@@ -176,11 +166,7 @@ def test_chart_exports_build_the_stored_figure(logs):
             exported = json.loads(DF.chart_builder(name, fig["table"], inputs, *args)().to_json())
             st.write(f"{name}: {'same' if exported == fig['spec'] else 'DIFFERENT'}")
 
-    at = AppTest.from_function(script, default_timeout=120)
-    at.session_state["root"] = str(logs)
-    at.run()
-    assert not at.exception, [e.message for e in at.exception]
-    said = [m.value for m in at.markdown]
+    said = script_says(script, logs)
     assert len(said) >= 3 and all(s.endswith(": same") for s in said), said
 
 

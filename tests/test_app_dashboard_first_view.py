@@ -15,16 +15,12 @@ import pytest
 
 pytest.importorskip("streamlit")
 
-from .app_support import ROOT, copy_demo  # noqa: E402
+from .app_support import ROOT, dashboard_logs, script_says  # noqa: E402
 
 
 @pytest.fixture()
 def logs(tmp_path, monkeypatch):
-    root = copy_demo(tmp_path / "logs", 4)
-    monkeypatch.setenv("MAFIASCOPE_LOGS", str(root))
-    monkeypatch.setenv("MAFIASCOPE_RUNS", str(tmp_path / "runs"))
-    monkeypatch.setenv("MAFIASCOPE_CACHE_DIR", str(tmp_path / "cache"))
-    return root
+    return dashboard_logs(tmp_path, monkeypatch)
 
 
 @pytest.mark.parametrize(("env", "want"), [
@@ -72,8 +68,6 @@ def test_first_imports_turn_the_collector_off_once():
 
 
 def test_summary_is_the_report_less_f2_agents_and_the_download_is_the_whole_report(logs):
-    from streamlit.testing.v1 import AppTest
-
     def script() -> None:
         import json
         import os
@@ -103,11 +97,7 @@ def test_summary_is_the_report_less_f2_agents_and_the_download_is_the_whole_repo
             del os.environ["MAFIASCOPE_APP_DISK_CACHE"]
         st.write(f"thread {out == [json.dumps(full, default=str, indent=1)]}")
 
-    at = AppTest.from_function(script, default_timeout=120)
-    at.session_state["root"] = str(logs)
-    at.run()
-    assert not at.exception, [e.message for e in at.exception]
-    said = [m.value for m in at.markdown]
+    said = script_says(script, logs)
     assert said[0].startswith("agents ") and not said[0].startswith("agents 0 ") and said[0].endswith("-> False")
     assert said[1:] == ["summary True, rest True", "download True", "thread True"]
 
