@@ -88,17 +88,27 @@ def browser(server):
         b.close()
 
 
-def _settle(page, timeout: float = 60.0) -> None:
-    """Wait until Streamlit has finished running the script (no running indicator) and charts drew."""
+RUN_STATE_JS = """() => { const a = document.querySelector('[data-testid="stApp"]');
+  return a ? a.getAttribute('data-test-script-state') : null; }"""
+
+
+def _settle(page, timeout: float = 60.0, quiet: float = 1.0) -> None:
+    """Wait until Streamlit has finished running the script and no new run followed for ``quiet`` seconds, then
+    let the charts draw. The app root's ``data-test-script-state`` says whether a run is going on; the status
+    widget alone is not enough: on a loaded machine it has not appeared yet when a page's first run begins, and
+    a click on a fragment's button during the page's full run is dropped by Streamlit."""
     page.wait_for_selector('[data-testid="stApp"]', timeout=timeout * 1000)
-    time.sleep(0.8)
-    t0 = time.time()
+    t0, since = time.time(), None
     while time.time() - t0 < timeout:
-        running = page.locator('[data-testid="stStatusWidget"]').count()
-        if not running:
+        idle = page.evaluate(RUN_STATE_JS) == "notRunning" and not page.locator('[data-testid="stStatusWidget"]').count()
+        if not idle:
+            since = None
+        elif since is None:
+            since = time.time()
+        elif time.time() - since >= quiet:
             break
-        time.sleep(0.3)
-    time.sleep(1.5)
+        time.sleep(0.2)
+    time.sleep(1.0)
 
 
 def _wait_url(page, fragment: str, timeout: float = 30.0) -> bool:
