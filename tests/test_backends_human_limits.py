@@ -66,7 +66,7 @@ async def test_human_is_not_probed(tmp_path):
     b = HumanBackend("me", tmp_path)
     t0 = time.monotonic()
     c = await b.complete(act(kind="probe"))
-    assert not c.ok and c.error == NOT_PROBED and time.monotonic() - t0 < 0.1
+    assert not c.ok and c.error == NOT_PROBED and time.monotonic() - t0 < 2  # no wait for a reply (that waits minutes)
     assert not (tmp_path / "g1").exists()
 
 
@@ -243,7 +243,7 @@ async def test_rate_limit_never_holds_a_move_behind_the_probe_that_just_started(
     await rl.acquire(PROBE)  # a probe takes the rate's only start
     t0 = time.monotonic()
     await rl.acquire(ACT)
-    assert time.monotonic() - t0 < 0.2  # the move does not wait out the probe's interval
+    assert time.monotonic() - t0 < 0.4  # the move does not wait out the probe's 0.5 s interval
     t1 = time.monotonic()
     await rl.acquire(ACT)  # moves alone keep the spacing (the headroom is spent)
     assert time.monotonic() - t1 >= 0.45
