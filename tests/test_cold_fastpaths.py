@@ -151,3 +151,55 @@ def test_scanner_reuse_of_unchanged_answers_matches_the_general_path(monkeypatch
     monkeypatch.setattr(probe_scan, "unchanged", lambda base, patch: False)
     general = [_scanned(g / "introspection.jsonl") for g in games]
     assert fast == general
+
+
+def _batch_general(games: list) -> dict:
+    """batch_tables' result built the plain way: each game's columns (GameRows.columns) joined, numbers
+    through numpy in the wide dtype, then narrowed."""
+    import numpy as np
+    import pyarrow as pa
+
+    from mafiascope.analytics.batches import NUMERIC, SCHEMAS
+    from mafiascope.analytics.load import COLUMNS, TABLES
+
+    out = {}
+    ok = [g for g in games if g.ok]
+    for t in TABLES:
+        ids: list[str] = []
+        cols: list[list] = [[] for _ in COLUMNS[t]]
+        for g in ok:
+            got = g.columns(t)
+            if got:
+                ids += [g.game_id] * len(got[0])
+                for j, c in enumerate(got):
+                    cols[j] += c
+        arrays = [pa.array(ids, type=pa.string())]
+        for c, v in zip(COLUMNS[t], cols):
+            dt = NUMERIC[t].get(c)
+            arrays.append(pa.array(v, type=pa.string()) if dt is None else pa.array(np.array(v, dtype=dt[0]).astype(dt[1])))
+        out[t] = pa.Table.from_arrays(arrays, schema=SCHEMAS[t])
+    return out
+
+
+def test_batch_tables_match_the_per_game_columns(tmp_path):
+    from mafiascope.analytics.batches import batch_tables
+    from mafiascope.analytics.load import parse_rows
+    from tests.test_probe_scan import EN_DEMO, _damage, _encode_demo, _games
+
+    dirs = _games(ROOT / "data" / "demo") + _games(EN_DEMO)
+    dirs.append(_encode_demo(dirs[0], tmp_path / "compact"))
+    dirs.append(_damage(_encode_demo(dirs[1], tmp_path / "damaged")) or tmp_path / "damaged")
+    odd = tmp_path / "odd"  # out-of-range counters and times, an unknown victim
+    odd.mkdir()
+    lines = (dirs[0] / "game.jsonl").read_text(encoding="utf-8").splitlines()
+    lines.append(json.dumps({"kind": "night_kill", "round": 2**40, "ts": 1e300, "victim": "nobody", "msg_seq": 2**62}))
+    (odd / "game.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    dirs.append(odd)
+    games = [parse_rows(d) for d in dirs]
+    assert sum(g.n_rows("ra") for g in games) > 1000
+    for batch in (games, games[:1], games[-1:], [g for g in games if g.n_rows("pa") == 0] or games[:0]):
+        got, want = batch_tables(batch), _batch_general(batch)
+        for t, table in want.items():  # schema, then values with NaN equal to NaN (Table.equals says NaN != NaN)
+            assert got[t].schema == table.schema, t
+            for c in table.column_names:
+                assert got[t][c].to_pandas().equals(table[c].to_pandas()), (t, c)
