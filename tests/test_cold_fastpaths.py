@@ -203,3 +203,17 @@ def test_batch_tables_match_the_per_game_columns(tmp_path):
             assert got[t].schema == table.schema, t
             for c in table.column_names:
                 assert got[t][c].to_pandas().equals(table[c].to_pandas()), (t, c)
+
+
+@pytest.mark.parametrize("value", [
+    ["a<b", "c"], {"x": "<think>"}, {"x": "<THINK"}, {"x": "<ThInK>é"}, ["<tHink", 1], ["é<", "<"], ["```"], ["é```"],
+    [{"player": "Riley", "reason": "x < y"}], "<", "plain", ["é", "ü"], {"k": "\u0130<think"}, {"k": "\u0130 < think"},
+])
+def test_plain_answer_flag_matches_its_text(value):
+    """A stored value's raw text holds no fence or ``<think`` (any case): the scanner's shortcut (no "<"
+    at all, or the bytes lowered) agrees with the rule on the text itself."""
+    from mafiascope.logs.probe_lines import dumps_answer
+
+    t, _ = probe_scan.ProbeScanner()._answer("Riley", "role_assessment", {"A": value})
+    text = dumps_answer(value)
+    assert (t.plain, t.raw_len) == ("```" not in text and "<think" not in text.lower(), len(text))

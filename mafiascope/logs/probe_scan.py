@@ -298,10 +298,11 @@ class ProbeScanner:
         seps = _shape(value) if key is not None else -1
         if seps >= 0:  # the text is the orjson text with spaced separators: its facts from the key
             if key.isascii():  # type: ignore[union-attr]
-                n, plain = len(key) + seps, b"```" not in key and b"<think" not in key.lower()  # type: ignore[union-attr,operator]
+                # (no "<" at all: no "<think" in any case, without lowering a copy of the text)
+                n, plain = len(key) + seps, b"```" not in key and (b"<" not in key or b"<think" not in key.lower())  # type: ignore[union-attr,operator]
             else:  # the same characters (every string escaped alike); "<think" never spans a separator
                 s = key.decode()  # type: ignore[union-attr]
-                n, plain = len(s) + seps, "```" not in s and "<think" not in s.lower()
+                n, plain = len(s) + seps, "```" not in s and ("<" not in s or "<think" not in s.lower())
             t = _Text(value, n, plain, None, key, seps)
         else:
             text = dumps_answer(value)
