@@ -77,8 +77,8 @@ def _stacked(ok: list[GameRows], t: str) -> tuple[list[str], list[Sequence[Any]]
                 ids.extend([g.game_id] * sum(len(cols[0]) for _, cols in got))
         if not blocks:
             return ids, [() for _ in COLUMNS[t]]
-        recs, colss = zip(*blocks)  # map/itemgetter below: C loops, no Python frame per block
-        recs = list(chain.from_iterable(map(repeat, recs, map(len, map(_first, colss)))))
+        block_recs, colss = zip(*blocks)  # map/itemgetter below: C loops, no Python frame per block
+        recs = list(chain.from_iterable(map(repeat, block_recs, map(len, map(_first, colss)))))
         return ids, [recs] + [list(chain.from_iterable(map(itemgetter(j), colss))) for j in range(len(COLUMNS[t]) - 1)]
     rows: list[tuple] = []
     for g in ok:
