@@ -10,12 +10,15 @@ holds one batch, not every game.
 from __future__ import annotations
 
 from array import array
-from itertools import chain
+from collections.abc import Sequence
+from itertools import chain, repeat
+from operator import itemgetter
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
 
-from .load import COLUMNS, DTYPES, HOT_DTYPES, TABLES, GameRows
+from .load import COLUMNS, DTYPES, HOT_DTYPES, ITEM_TABLES, TABLES, GameRows
 
 _STR = pa.string()
 # columns outside DTYPES (games and players are built from records; their dtypes are pandas' inference)
@@ -44,39 +47,55 @@ SCHEMAS: dict[str, pa.Schema] = {
 }
 
 
-def _column(values: list, dtypes: tuple[str, str] | None) -> pa.Array:
+def _column(values: Sequence[Any], dtypes: tuple[str, str] | None) -> pa.Array:
     if dtypes is None:
         return pa.array(values, type=_STR)
     wide, narrow = dtypes
     arr = None
-    if wide == "float64":  # the array module converts a tuple of floats ~2x faster than numpy
+    if wide == "float64" or wide == "int64":  # the array module converts a sequence of numbers ~2x faster than numpy
         try:
-            arr = np.frombuffer(array("d", values), dtype=np.float64)
-        except TypeError:  # not a float or int (numpy's rules then decide, as before)
+            arr = np.frombuffer(array("d" if wide == "float64" else "q", values), dtype=wide)
+        except (TypeError, OverflowError):  # not all ints (or floats), or past 64 bits: numpy's rules decide, as before
             arr = None
     if arr is None:  # through the wide dtype first: the narrowing wraps exactly like pandas' astype did
         arr = np.array(values, dtype=wide)
     return pa.array(arr if wide == narrow else arr.astype(narrow))
 
 
+_first = itemgetter(0)
+
+
+def _stacked(ok: list[GameRows], t: str) -> tuple[list[str], list[Sequence[Any]]]:
+    """(game id per row, the table's columns) of the batch's games, transposed once for the batch."""
+    ids: list[str] = []
+    if t in ITEM_TABLES:  # one block per answer: (rec, the columns of its rows)
+        blocks = []
+        for g in ok:
+            got = g.items.get(t, ())
+            if got:
+                blocks.extend(got)
+                ids.extend([g.game_id] * sum(len(cols[0]) for _, cols in got))
+        if not blocks:
+            return ids, [() for _ in COLUMNS[t]]
+        block_recs, colss = zip(*blocks)  # map/itemgetter below: C loops, no Python frame per block
+        recs = list(chain.from_iterable(map(repeat, block_recs, map(len, map(_first, colss)))))
+        return ids, [recs] + [list(chain.from_iterable(map(itemgetter(j), colss))) for j in range(len(COLUMNS[t]) - 1)]
+    rows: list[tuple] = []
+    for g in ok:
+        got = g.base.get(t, ())
+        if got:
+            rows.extend(got)
+            ids.extend([g.game_id] * len(got))
+    return ids, (list(zip(*rows)) if rows else [() for _ in COLUMNS[t]])
+
+
 def batch_tables(games: list[GameRows]) -> dict[str, pa.Table]:
-    """One Arrow table per table holding the rows of every ok game in ``games``, in order."""
+    """One Arrow table per table holding the rows of every ok game in ``games``, in order
+    (tests/test_cold_fastpaths.py holds it to the tables built from each game's :meth:`GameRows.columns`)."""
     out: dict[str, pa.Table] = {}
     ok = [g for g in games if g.ok]
     for t in TABLES:
-        ids: list[str] = []
-        per_game = []
-        for g in ok:
-            cols = g.columns(t)
-            if cols:
-                per_game.append(cols)
-                ids.extend([g.game_id] * len(cols[0]))
-        if len(per_game) == 1:
-            cols = per_game[0]
-        elif per_game:
-            cols = [list(chain.from_iterable(c[j] for c in per_game)) for j in range(len(COLUMNS[t]))]
-        else:
-            cols = [[] for _ in COLUMNS[t]]
+        ids, cols = _stacked(ok, t)
         arrays = [pa.array(ids, type=_STR)] + [_column(v, NUMERIC[t].get(c)) for c, v in zip(COLUMNS[t], cols)]
         out[t] = pa.Table.from_arrays(arrays, schema=SCHEMAS[t])
     return out

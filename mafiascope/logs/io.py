@@ -175,15 +175,19 @@ def scan_jsonl(path: str | Path) -> tuple[list[tuple[int, dict[str, Any], bool]]
     fast = _orjson.loads if _orjson is not None else None
     pos = 0
     for lineno, raw in enumerate(data.split(b"\n"), 1):
+        obj: Any = None
+        exact = False
+        if fast is not None and raw:  # orjson first (whitespace-only lines fail here and are skipped below)
+            try:
+                obj, exact = fast(raw), True
+            except ValueError:
+                pass
+            if exact and obj.__class__ is dict:  # the usual line
+                out.append((pos, obj, True))
+                pos += len(raw) + 1
+                continue
         if raw.strip():
-            obj: Any = None
-            exact = False
             why = "not a JSON object"
-            if fast is not None:
-                try:
-                    obj, exact = fast(raw), True
-                except ValueError:
-                    pass
             if not exact:
                 try:
                     obj = json.loads(raw)

@@ -152,6 +152,24 @@ def _shape(v: Any) -> int:
     return -1 if cls is float else 0
 
 
+def unchanged(base: Any, patch: Any) -> bool:
+    """True when :func:`.probe_lines.apply_patch` of ``patch`` gives a copy of ``base`` (equal, same
+    key order): a list patch setting nothing at the base's length, or an object patch setting and
+    replacing nothing without a new key order. False says nothing (apply it)."""
+    if patch.__class__ is not dict:
+        return False
+    got = patch.get("set")
+    if got.__class__ is not dict or got:
+        return False
+    if base.__class__ is list:
+        n = patch.get("n")
+        return n.__class__ is int and n == len(base)
+    if base.__class__ is dict:
+        sub = patch.get("sub")
+        return sub.__class__ is dict and not sub and not patch.get("keys")
+    return False
+
+
 class _Text:
     """A stored answer value and the facts about its raw text that the loader and later quotes use:
     one per distinct value in a file (equal orjson texts give equal ``json.dumps`` texts)."""
@@ -181,6 +199,9 @@ class ProbeScanner:
         self.clean = _orjson is not None  # every line so far parsed by orjson: no NaN/Infinity in any value
         self.texts: dict[bytes, _Text] = {}  # orjson text of a value -> its _Text
         self.bases: dict[tuple[str, str, str | None, str | None], int] = {}  # question length without its quotes
+        # (player_name, probe_id) -> (the value _answer returned last, its _Text): a patch that changes
+        # nothing gives an equal value, so the same _Text (held by identity: the value is kept alive)
+        self.last: dict[tuple[Any, Any], tuple[Any, _Text]] = {}
 
     def feed(self, line: Mapping[str, Any], exact: bool) -> Scanned | None:
         if not exact:
@@ -261,6 +282,10 @@ class ProbeScanner:
             base = self.tables.answer.get((name, pid))
             if base is None or base[0] != base_k:
                 raise ProbeDecodeError(f"answer of {name!r:.40} to {pid!r:.40} patches its answer at step {base_k}, which the file does not hold")
+            if self.clean and unchanged(base[1], patch):  # ~40% of an engine log's records repeat the answer
+                last = self.last.get((name, pid))
+                if last is not None and last[0] is base[1]:  # the base's own facts, for an equal value
+                    return last[1], base[1]
             value = apply_patch(base[1], patch)
         else:
             raw = core.get("a")
@@ -268,20 +293,23 @@ class ProbeScanner:
         key = _orjson.dumps(value) if self.clean else None  # type: ignore[union-attr]
         hit = self.texts.get(key) if key is not None else None
         if hit is not None:
+            self.last[(name, pid)] = (value, hit)
             return hit, value
         seps = _shape(value) if key is not None else -1
         if seps >= 0:  # the text is the orjson text with spaced separators: its facts from the key
             if key.isascii():  # type: ignore[union-attr]
-                n, plain = len(key) + seps, b"```" not in key and b"<think" not in key.lower()  # type: ignore[union-attr,operator]
+                # (no "<" at all: no "<think" in any case, without lowering a copy of the text)
+                n, plain = len(key) + seps, b"```" not in key and (b"<" not in key or b"<think" not in key.lower())  # type: ignore[union-attr,operator]
             else:  # the same characters (every string escaped alike); "<think" never spans a separator
                 s = key.decode()  # type: ignore[union-attr]
-                n, plain = len(s) + seps, "```" not in s and "<think" not in s.lower()
+                n, plain = len(s) + seps, "```" not in s and ("<" not in s or "<think" not in s.lower())
             t = _Text(value, n, plain, None, key, seps)
         else:
             text = dumps_answer(value)
             t = _Text(value, len(text), "```" not in text and "<think" not in text.lower(), text, key, -1)
         if key is not None:
             self.texts[key] = t
+            self.last[(name, pid)] = (value, t)
         return t, value
 
     def _record(self, core: Mapping[str, Any]) -> Scanned:
