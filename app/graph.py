@@ -298,9 +298,12 @@ def _panels_skeleton(rows: int, per_row: int, graph_px: int, node_tooltip: tuple
     heads = alt.Chart(alt.NamedData("cards"))
     text = {"x": alt.X("tx:Q", scale=alt.Scale(domain=list(dx)), axis=None),
             "y": alt.Y("y2:Q", scale=alt.Scale(domain=list(dy)), axis=None)}
-    head = heads.mark_text(align="left", baseline="top", dx=8, dy=6, fontSize=13, fontWeight="bold", fill=CARD_INK).encode(
-        text="head:N", **text)
-    note = heads.mark_text(align="left", baseline="top", dx=8, dy=23, fontSize=11, fill=MID_INK).encode(text="note:N", **text)
+    # a line longer than its card (a narrow page) ends in "…" at the card's edge; hovering it shows it whole
+    limit = {"expr": f"width / {per_row} - 16"}
+    head = heads.mark_text(align="left", baseline="top", dx=8, dy=6, fontSize=13, fontWeight="bold", fill=CARD_INK,
+                           limit=limit).encode(text="head:N", tooltip=["head:N"], **text)
+    note = heads.mark_text(align="left", baseline="top", dx=8, dy=23, fontSize=11, fill=MID_INK, limit=limit).encode(
+        text="note:N", tooltip=["note:N"], **text)
     layers = [cards, head, note, *_edge_layers(list(BELIEF_EDGE_TOOLTIP), dx, dy), *_node_layers(list(node_tooltip), True, dx, dy)]
     height = round((dy[1] - dy[0]) / unit)
     spec = alt.layer(*layers).properties(height=height, background="transparent").configure_view(

@@ -257,7 +257,7 @@ def agent_panels(gm: GameModel, step: int, threshold: float, per_row: int = 4) -
         nodes, edges = graph.belief_rows(name, names, ass, sus, alive_now, threshold=threshold, carried=carried,
                                          speaker=s.speaker, personality=personality_guesses(gm, name, step), true_roles=gm.roles)
         if carried:
-            status.append("beliefs carried forward from an earlier step")
+            status.append("carried forward from an earlier step")
         panels.append(graph.BeliefPanel(head=head, note=" · ".join(status), nodes=nodes, edges=edges))
     return graph.render(graph.belief_panels(panels, truth=True, per_row=per_row), key=f"ag_{gm.game_id}")
 
