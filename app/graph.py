@@ -18,6 +18,7 @@ from typing import Any
 
 import altair as alt
 import streamlit as st
+from pydantic import BaseModel
 
 from . import vega_data
 from .palette import ATTITUDE_COLORS, BRAND, MISMATCH_COLOR, ROLE_COLORS, canonical_role, lerp_hex, role_color, role_shape
@@ -43,10 +44,10 @@ def _xy(field: str, domain: tuple[float, float]) -> alt.X | alt.Y:
     return cls(f"{field}:Q", scale=alt.Scale(domain=list(domain)), axis=None)
 
 
-def _edge_layers(tooltip: list[str]) -> list[alt.Chart]:
+def _edge_layers(tooltip: list[str], dx: tuple[float, float] = _DOMAIN_X, dy: tuple[float, float] = _DOMAIN_Y) -> list[alt.Chart]:
     base = alt.Chart(alt.NamedData("edges"))
     rule = base.mark_rule(strokeCap="round").encode(
-        x=_xy("x", _DOMAIN_X), y=_xy("y", _DOMAIN_Y), x2="x2:Q", y2="y2:Q",
+        x=_xy("x", dx), y=_xy("y", dy), x2="x2:Q", y2="y2:Q",
         color=alt.Color("color:N", scale=None),
         strokeWidth=alt.StrokeWidth("width:Q", scale=None),
         strokeDash=alt.StrokeDash("dash:N", scale=_DASH, legend=None),
@@ -56,10 +57,27 @@ def _edge_layers(tooltip: list[str]) -> list[alt.Chart]:
     # arrow heads / hover targets at 72 % of the way to the target
     heads = base.transform_calculate(hx="datum.x + 0.72*(datum.x2-datum.x)", hy="datum.y + 0.72*(datum.y2-datum.y)").mark_point(
         filled=True, size=70, shape="circle").encode(
-        x=alt.X("hx:Q", scale=alt.Scale(domain=list(_DOMAIN_X)), axis=None),
-        y=alt.Y("hy:Q", scale=alt.Scale(domain=list(_DOMAIN_Y)), axis=None),
+        x=alt.X("hx:Q", scale=alt.Scale(domain=list(dx)), axis=None),
+        y=alt.Y("hy:Q", scale=alt.Scale(domain=list(dy)), axis=None),
         color=alt.Color("color:N", scale=None), opacity=alt.Opacity("opacity:Q", scale=None), tooltip=tooltip)
     return [rule, heads]
+
+
+def _node_layers(tooltip: list[str], selectable: bool, dx: tuple[float, float] = _DOMAIN_X,
+                 dy: tuple[float, float] = _DOMAIN_Y) -> list[alt.Chart]:
+    """The nodes (named dataset ``nodes``; a click selects the node's name) and their labels."""
+    nb = alt.Chart(alt.NamedData("nodes"))
+    pts = nb.mark_point(filled=True).encode(
+        x=_xy("x", dx), y=_xy("y", dy),
+        color=alt.Color("color:N", scale=None), shape=alt.Shape("shape:N", scale=None),
+        size=alt.Size("size:Q", scale=None), opacity=alt.Opacity("opacity:Q", scale=None),
+        stroke=alt.Stroke("stroke:N", scale=None), strokeWidth=alt.StrokeWidth("stroke_width:Q", scale=None),
+        tooltip=tooltip,
+    )
+    if selectable:
+        pts = pts.add_params(alt.selection_point(name=NODE_PARAM, fields=["name"], on="click", clear="dblclick", empty=False))
+    return [pts, *halo_text(nb, dy=27, fontSize=12, x=_xy("x", dx), y=_xy("y", dy), text="label:N",
+                            opacity=alt.Opacity("label_opacity:Q", scale=None))]
 
 
 @functools.lru_cache(maxsize=32)
@@ -79,20 +97,7 @@ def _skeleton(height: int, node_tooltip: tuple[str, ...], edge_tooltip: tuple[st
             strokeDash=alt.StrokeDash("dash:N", scale=_DASH, legend=None), tooltip=[ring_tooltip]))
         layers.append(rb.mark_text(dy=-34, fontSize=11, fontWeight="bold").encode(
             x=_xy("x", _DOMAIN_X), y=_xy("y", _DOMAIN_Y), text="ring_label:N", color=alt.Color("color:N", scale=None)))
-    nb = alt.Chart(alt.NamedData("nodes"))
-    sel = alt.selection_point(name=NODE_PARAM, fields=["name"], on="click", clear="dblclick", empty=False)
-    pts = nb.mark_point(filled=True).encode(
-        x=_xy("x", _DOMAIN_X), y=_xy("y", _DOMAIN_Y),
-        color=alt.Color("color:N", scale=None), shape=alt.Shape("shape:N", scale=None),
-        size=alt.Size("size:Q", scale=None), opacity=alt.Opacity("opacity:Q", scale=None),
-        stroke=alt.Stroke("stroke:N", scale=None), strokeWidth=alt.StrokeWidth("stroke_width:Q", scale=None),
-        tooltip=list(node_tooltip),
-    )
-    if selectable:
-        pts = pts.add_params(sel)
-    layers.append(pts)
-    layers.extend(halo_text(nb, dy=27, fontSize=12, x=_xy("x", _DOMAIN_X), y=_xy("y", _DOMAIN_Y), text="label:N",
-                            opacity=alt.Opacity("label_opacity:Q", scale=None)))
+    layers.extend(_node_layers(list(node_tooltip), selectable))
     chart = alt.layer(*layers).properties(height=height, background=CARD)  # (a numeric padding broke Streamlit's frontend)
     if title:
         chart = chart.properties(title=alt.TitleParams(title, anchor="start", fontSize=13, color=CARD_INK))
@@ -219,6 +224,25 @@ def belief_graph(agent: str, names: list[str], assessment: dict[str, dict[str, A
                  alive: set[str], *, threshold: float, carried: bool, height: int = 300, speaker: str | None = None,
                  true_roles: dict[str, str] | None = None, personality: dict[str, str] | None = None) -> dict[str, Any]:
     """The agent's subjective graph: guessed roles (opacity ∝ confidence) and suspicion edges ≥ threshold."""
+    nodes, edges = belief_rows(agent, names, assessment, suspicion, alive, threshold=threshold, carried=carried,
+                               speaker=speaker, true_roles=true_roles, personality=personality)
+    return graph_chart(nodes, edges, height=height, node_tooltip=list(_belief_node_tooltip(true_roles is not None)),
+                       edge_tooltip=list(BELIEF_EDGE_TOOLTIP))
+
+
+BELIEF_EDGE_TOOLTIP = ("From:N", "To:N", "Suspicion:N", "Reason:N")
+
+
+def _belief_node_tooltip(truth: bool) -> tuple[str, ...]:
+    return ("Name:N", "Guess:N", "Confidence:N", "Suspicion:N", "Reason:N", "Personality:N",
+            *(("Truth:N",) if truth else ()))  # no empty row without the truth
+
+
+def belief_rows(agent: str, names: list[str], assessment: dict[str, dict[str, Any]], suspicion: dict[str, float],
+                alive: set[str], *, threshold: float, carried: bool, speaker: str | None = None,
+                true_roles: dict[str, str] | None = None,
+                personality: dict[str, str] | None = None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The node and edge rows of :func:`belief_graph` (seats on the unit ellipse)."""
     pos = ellipse_positions(names)
     nodes, edges = [], []
     fade = 0.5 if carried else 1.0
@@ -243,10 +267,70 @@ def belief_graph(agent: str, names: list[str], assessment: dict[str, dict[str, A
                       "color": ROLE_COLORS["Mafia"], "width": 1 + 3 * (s - threshold) / max(1e-9, 10 - threshold + 1),
                       "dash": "solid", "opacity": 0.85 * fade if n in alive else 0.2,
                       "From": agent, "To": n, "Suspicion": f"{s:.0f}/10", "Reason": a.get("reason") or "-"})
-    return graph_chart(nodes, edges, height=height,
-                       node_tooltip=["Name:N", "Guess:N", "Confidence:N", "Suspicion:N", "Reason:N", "Personality:N",
-                                     *(["Truth:N"] if true_roles is not None else [])],  # no empty row without the truth
-                       edge_tooltip=["From:N", "To:N", "Suspicion:N", "Reason:N"])
+    return nodes, edges
+
+
+class BeliefPanel(BaseModel):
+    """One agent's graph among :func:`belief_panels`: its head line, a note under it, and its rows (from
+    :func:`belief_rows`; none when the agent has no answer yet)."""
+
+    head: str
+    note: str = ""
+    nodes: list[dict[str, Any]] = []
+    edges: list[dict[str, Any]] = []
+
+
+PANEL_X = 2.9 + 0.16  # a panel's pitch in data units: its graph's x domain and a gap of ~16 px
+PANEL_HEAD_PX = 40  # the head line and the note above each graph
+PANEL_GAP_PX = 16
+
+
+@functools.lru_cache(maxsize=16)
+def _panels_skeleton(rows: int, per_row: int, graph_px: int, node_tooltip: tuple[str, ...]) -> str:
+    """The spec of :func:`belief_panels` without data: per-graph layers over one coordinate space."""
+    unit = (_DOMAIN_Y[1] - _DOMAIN_Y[0]) / graph_px  # data units per pixel, as in one graph of ``graph_px``
+    pitch_y = (graph_px + PANEL_HEAD_PX + PANEL_GAP_PX) * unit
+    top = _DOMAIN_Y[1] + PANEL_HEAD_PX * unit
+    dx = (_DOMAIN_X[0], _DOMAIN_X[0] + per_row * PANEL_X - (PANEL_X - (_DOMAIN_X[1] - _DOMAIN_X[0])))
+    dy = (_DOMAIN_Y[0] - (rows - 1) * pitch_y, top)
+    cards = alt.Chart(alt.NamedData("cards")).mark_rect(fill=CARD, strokeWidth=0).encode(
+        x=_xy("x", dx), y=_xy("y", dy), x2="x2:Q", y2="y2:Q")
+    heads = alt.Chart(alt.NamedData("cards"))
+    text = {"x": alt.X("tx:Q", scale=alt.Scale(domain=list(dx)), axis=None),
+            "y": alt.Y("y2:Q", scale=alt.Scale(domain=list(dy)), axis=None)}
+    # a line longer than its card (a narrow page) ends in "…" at the card's edge; hovering it shows it whole
+    limit = {"expr": f"width / {per_row} - 16"}
+    head = heads.mark_text(align="left", baseline="top", dx=8, dy=6, fontSize=13, fontWeight="bold", fill=CARD_INK,
+                           limit=limit).encode(text="head:N", tooltip=["head:N"], **text)
+    note = heads.mark_text(align="left", baseline="top", dx=8, dy=23, fontSize=11, fill=MID_INK, limit=limit).encode(
+        text="note:N", tooltip=["note:N"], **text)
+    layers = [cards, head, note, *_edge_layers(list(BELIEF_EDGE_TOOLTIP), dx, dy), *_node_layers(list(node_tooltip), True, dx, dy)]
+    height = round((dy[1] - dy[0]) / unit)
+    spec = alt.layer(*layers).properties(height=height, background="transparent").configure_view(
+        strokeWidth=0).configure_axis(grid=False).to_dict()
+    spec["usermeta"] = vega_data.CANVAS
+    return json.dumps(spec)
+
+
+def belief_panels(panels: list[BeliefPanel], *, truth: bool, per_row: int = 4, graph_px: int = 230) -> dict[str, Any]:
+    """Several agents' belief graphs as ONE chart: panel i sits in row i // per_row, column i % per_row, each on its
+    own light card with its head line, so a timeline step updates one chart's data instead of redrawing one chart
+    (with its head and caption elements) per agent. Nodes keep their tooltips and the click on a node (its name)."""
+    rows = max(1, -(-len(panels) // per_row))
+    unit = (_DOMAIN_Y[1] - _DOMAIN_Y[0]) / graph_px
+    pitch_y = (graph_px + PANEL_HEAD_PX + PANEL_GAP_PX) * unit
+    spec = json.loads(_panels_skeleton(rows, per_row, graph_px, _belief_node_tooltip(truth)))
+    cards, nodes, edges = [], [], []
+    for i, p in enumerate(panels):
+        ox, oy = (i % per_row) * PANEL_X, -(i // per_row) * pitch_y
+        cards.append({"x": _DOMAIN_X[0] + ox, "x2": _DOMAIN_X[1] + ox, "y": _DOMAIN_Y[0] + oy,
+                      "y2": _DOMAIN_Y[1] + PANEL_HEAD_PX * unit + oy, "tx": _DOMAIN_X[0] + ox,
+                      "head": p.head, "note": p.note})
+        nodes += [{**r, "x": r["x"] + ox, "y": r["y"] + oy} for r in p.nodes]
+        edges += [{**r, "x": r["x"] + ox, "y": r["y"] + oy, "x2": r["x2"] + ox, "y2": r["y2"] + oy} for r in p.edges]
+    spec["datasets"] = {"cards": vega_data.records(cards), "nodes": vega_data.records(nodes),
+                        "edges": vega_data.records(edges)}
+    return spec
 
 
 def ego_graph(agent: str, others: list[dict[str, Any]], *, kind: str, height: int = 300,

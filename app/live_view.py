@@ -234,36 +234,32 @@ def ground_truth(gm: GameModel, step: int, metrics: Any, *, roles: dict[str, str
 
 
 def agent_panels(gm: GameModel, step: int, threshold: float, per_row: int = 4) -> str | None:
+    """Every agent's belief graph at ``step``, drawn as one chart (:func:`app.graph.belief_panels`); returns a node
+    clicked in any of them (once per click)."""
     s = gm.steps[step]
     alive_now = gm.alive_at(step)
-    clicked = None
     names = gm.names
     role_less = bool(gm.probes_total) and not battery_has(gm, PROBE_ROLE)
     if role_less:
         st.caption(md_escape(probe_gap(gm, PROBE_ROLE)) + (" The graphs show suspicion edges only; nodes are not coloured by a guessed role."
                                if PROBE_SUSPICION in gm.probes_by_id else ""))
-    for r0 in range(0, len(names), per_row):
-        cols = st.columns(per_row)
-        for c, name in zip(cols, names[r0:r0 + per_row]):
-            with c:
-                ass, carried = assessment(gm, name, step)
-                sus, _ = suspicion(gm, name, step)
-                dead = name not in alive_now
-                head = f"**{md_escape(name)}** · {md_escape(gm.roles.get(name, '?'))}" + (" · :gray[ELIMINATED]" if dead else "")
-                if name == s.speaker:
-                    head += " · 🗣️"
-                st.markdown(head)
-                if not ass and not sus:
-                    st.caption("No suspicion_ranking answer up to this step." if role_less
-                               else "No role assessment up to this step.")
-                    continue
-                ch = graph.belief_graph(name, names, ass, sus, alive_now, threshold=threshold, carried=carried,
-                                        height=230, speaker=s.speaker, personality=personality_guesses(gm, name, step),
-                                        true_roles=gm.roles)
-                clicked = clicked or graph.render(ch, key=f"ag_{gm.game_id}_{name}")
-                if carried:
-                    st.caption("beliefs carried forward from an earlier step")
-    return clicked
+    panels = []
+    for name in names:
+        ass, carried = assessment(gm, name, step)
+        sus, _ = suspicion(gm, name, step)
+        dead = name not in alive_now
+        head = f"{name} · {gm.roles.get(name, '?')}" + (" · 🗣️" if name == s.speaker else "")
+        status = ["ELIMINATED"] if dead else []
+        if not ass and not sus:
+            note = "No suspicion_ranking answer up to this step." if role_less else "No role assessment up to this step."
+            panels.append(graph.BeliefPanel(head=head, note=" · ".join([*status, note])))
+            continue
+        nodes, edges = graph.belief_rows(name, names, ass, sus, alive_now, threshold=threshold, carried=carried,
+                                         speaker=s.speaker, personality=personality_guesses(gm, name, step), true_roles=gm.roles)
+        if carried:
+            status.append("carried forward from an earlier step")
+        panels.append(graph.BeliefPanel(head=head, note=" · ".join(status), nodes=nodes, edges=edges))
+    return graph.render(graph.belief_panels(panels, truth=True, per_row=per_row), key=f"ag_{gm.game_id}")
 
 
 def go_impersonate(gm: GameModel, agent: str, step: int) -> None:

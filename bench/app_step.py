@@ -60,6 +60,7 @@ _STEP_JS = """async ({want}) => {
     const obs = new MutationObserver(check);
     obs.observe(app, {attributes: true});
     btn.click();
+    setTimeout(() => { obs.disconnect(); resolve(null); }, 120000);  // a lost click: reported, not waited on forever
   });
 }"""
 
@@ -181,7 +182,11 @@ def _clicks(browser, srv: Server, game: str, start: int, reps: int) -> list[dict
             sent.clear()
             c_srv, c_br = _cpu([srv.proc.pid]), _cpu(_chromium_pids({srv.proc.pid}))
             page.evaluate("() => { window.__msReact = {commits: 0, renders: 0}; }")
+            _wait_idle(page)  # a click while a run is under way may be dropped by Streamlit
             r = page.evaluate(_STEP_JS, {"want": f"step={start + i + 1}"})
+            if r is None:
+                print(f"{srv.url}: the click to step {start + i + 1} drew nothing in 120 s; visit abandoned", file=sys.stderr)
+                break
             time.sleep(0.2)  # the step's last websocket frames are counted
             out.append({"rendered_s": r["rendered"] / 1000, "settled_s": r["settled"] / 1000,
                         "server_cpu_s": _cpu([srv.proc.pid]) - c_srv,

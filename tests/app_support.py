@@ -113,3 +113,11 @@ def texts(at) -> str:
 def timeline(at):
     """The timeline slider (its key carries the game and the step count)."""
     return next(s for s in at.slider if str(s.key or "").startswith("w_step:"))
+
+
+def panel_heads(chart) -> list[str]:
+    """The head line of each panel of the chart that draws every agent's graph on the Live Game (app/graph.belief_panels)."""
+    from streamlit.dataframe_util import convert_arrow_bytes_to_pandas_df
+
+    data = {d.name: convert_arrow_bytes_to_pandas_df(d.data.data) for d in chart.proto.datasets}
+    return data["cards"]["head"].tolist()

@@ -7,7 +7,7 @@ import pytest
 
 pytest.importorskip("streamlit")
 
-from .app_support import assert_clean, demo_logs, new_app, texts, timeline  # noqa: E402
+from .app_support import assert_clean, demo_logs, new_app, panel_heads, texts, timeline  # noqa: E402
 
 GAME = "demo-classic-01"
 
@@ -38,7 +38,11 @@ def test_next_step_updates_url_share_link_and_page(logs):
     assert_clean(at)
     assert _q(at, "step") == "13" and timeline(at).value == 13
     assert any("step=13" in c.value for c in at.code), [c.value for c in at.code]  # the share link follows the step
-    assert "Ground truth" in texts(at) and len(at.get("vega_lite_chart")) >= 1 + 3 + 5
+    charts = {c.key: c for c in at.get("vega_lite_chart")}
+    assert "Ground truth" in texts(at) and f"gt_{GAME}" in charts and sum(k.startswith("ms_") for k in charts) >= 3
+    # every agent's graph, drawn as the panels of one chart (app/graph.belief_panels), at the new step
+    assert len(panel_heads(charts[f"ag_{GAME}"])) == 7
+
 
 
 @pytest.mark.slow

@@ -13,7 +13,7 @@ import pytest
 
 pytest.importorskip("streamlit")
 
-from .app_support import DEMO, assert_clean, errors, new_app, texts  # noqa: E402
+from .app_support import DEMO, assert_clean, errors, new_app, panel_heads, texts  # noqa: E402
 
 SPORT = "demo-sport-01"
 CLASSIC = "demo-classic-01"
@@ -43,9 +43,9 @@ def test_suspicion_only_battery_is_explained_not_yet(demo):
     assert "No data yet" not in body
     assert "probe battery has no role_assessment probe" in body and "suspicion_ranking" in body
     assert "need role_assessment answers" in body  # why the metrics strip is empty
-    # the agents' suspicion rankings are drawn (one belief graph per seat besides the ground truth)
-    charts = at.get("vega_lite_chart")
-    assert len(charts) >= 1 + 10
+    # the agents' suspicion rankings are drawn (one belief graph per seat, as the panels of one chart)
+    charts = {c.key: c for c in at.get("vega_lite_chart")}
+    assert f"gt_{SPORT}" in charts and len(panel_heads(charts[f"ag_{SPORT}"])) == 10
 
 
 @pytest.mark.slow

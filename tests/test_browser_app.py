@@ -211,6 +211,32 @@ def test_timeline_and_impersonate_by_click(browser, server):
     page.close()
 
 
+def test_agents_graph_node_click_opens_impersonate(browser, server):
+    """The agents' graphs are the panels of one chart: a click on a node of the first panel (the first seat's own
+    node, at the top of its ellipse) opens Impersonate for that seat at the step."""
+    from app import graph
+
+    page = browser.new_page(viewport={"width": 1500, "height": 2000})
+    page.goto(f"{server}/?game={GAME}&step=20")
+    _settle(page)
+    chart = page.locator(f'.st-key-ag_{GAME} [data-testid="stVegaLiteChart"]')
+    chart.scroll_into_view_if_needed()
+    box = chart.locator("canvas").first.bounding_box()
+    spec = graph.belief_panels([graph.BeliefPanel(head="")] * 7, truth=True)
+    (x0, x1), (y0, y1) = spec["layer"][0]["encoding"]["x"]["scale"]["domain"], spec["layer"][0]["encoding"]["y"]["scale"]["domain"]
+    pad = 5  # Vega-Lite's default padding around the plot
+    seat0 = graph.ellipse_positions(["a", "b"])["a"]
+    x = box["x"] + pad + (seat0[0] - x0) / (x1 - x0) * (box["width"] - 2 * pad)
+    y = box["y"] + pad + (y1 - seat0[1]) / (y1 - y0) * (box["height"] - 2 * pad)
+    page.mouse.click(x, y)
+    page.wait_for_function("() => window.location.href.includes('impersonate')", timeout=60000)
+    _settle(page)
+    _no_exception(page)
+    assert "agent=" in page.url and "step=20" in page.url, page.url
+    assert "How I think they see me" in page.inner_text("body")
+    page.close()
+
+
 def test_metrics_strip_click_moves_timeline(browser, server):
     page = browser.new_page(viewport={"width": 1500, "height": 2000})
     page.goto(f"{server}/?game={GAME}&step=30")
