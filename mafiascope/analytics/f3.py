@@ -109,13 +109,16 @@ def _pair_arrays(c: Corpus, mode: Mode) -> dict[str, np.ndarray]:
             "g": g, "A": A, "B": B, "key": okey[it["pi"][qrows]], "a_round": rnd,
             "round": rnd, "public_msg_seq": it["pms"][qrows],
             "pred": it["att"][qrows], "qi": np.searchsorted(rows, qrows),
-            "b_round": c.probes["round"].to_numpy()[ra["pi"][brows]],
+            "b_round": c.cols("probes", ["round"])["round"].to_numpy()[ra["pi"][brows]],
             "guess": _item_col(c, "ra", "role_assessment", col, brows).astype(np.int64),
             "conf": np.nan_to_num(_item_col(c, "ra", "role_assessment", "conf", brows), nan=0.0),
             "a_mafia": a_maf, "mm": a_maf & maf[g, B],
         }
 
     return c.memo(("f3_pair_arrays", mode), build)
+
+
+pair_arrays = _pair_arrays  # the seat cells read the pairs' arrays (no frame)
 
 
 def f3_pairs(c: Corpus, mode: Mode, *, include_mafia_pairs: bool = False) -> pd.DataFrame:
