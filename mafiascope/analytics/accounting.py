@@ -131,7 +131,8 @@ def personality_rows(c: Corpus) -> dict[str, np.ndarray]:
     def build() -> dict[str, np.ndarray]:
         it = item_arrays(c, "pp", "personality_profile", ("g", "tgt", *TRAITS), ("seat", "round"))
         t, sp = it["tgt"], it["seat"]
-        at = np.flatnonzero((t >= 0) & (t != sp))
+        keep = (t >= 0) & (t != sp)
+        at = slice(None) if keep.all() else np.flatnonzero(keep)  # all kept: views of the table's columns
         return {"g": it["g"][at], "seat": sp[at], "tgt": t[at], "round": it["round"][at],
                 **{k: it[k][at] for k in TRAITS}}
 
@@ -154,12 +155,19 @@ def personality_error(c: Corpus, *, seats: np.ndarray | None = None) -> dict[str
     at = slice(None) if n_kept == len(keep) else np.flatnonzero(keep)
     g, t = r["g"][at], r["tgt"][at]
     out: dict[str, Any] = {"n": n_kept, "mae": {}, "baseline50_mae": {}, "by_round": {}}
+    shape = c.seat_array(TRAITS[0]).shape
+    cell = g.astype(np.int64) * shape[1] + t  # each estimate's (game, target) cell in the flat seat arrays
+    ests = {k: r[k][at] for k in TRAITS}
 
     def errors(k: str, rows: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        truth = c.seat_array(k)[g[rows], t[rows]]
-        est = r[k][at][rows]
+        truth = c.seat_array(k).ravel().take(cell[rows])
+        est = ests[k][rows]
         ok = ~np.isnan(truth) & ~np.isnan(est)
-        return np.where(ok, np.abs(est - truth), np.nan), np.where(ok, np.abs(50 - truth), np.nan), ok
+        err = np.abs(est - truth)
+        err[~ok] = np.nan  # np.where(ok, |est - truth|, nan) without a second array
+        base = np.abs(50 - truth, out=truth)
+        base[~ok] = np.nan
+        return err, base, ok
 
     # one trait's errors at a time, then each round's (the same values in the same order as
     # every trait's errors kept at once: five pairs of float columns over every estimate)
@@ -170,7 +178,10 @@ def personality_error(c: Corpus, *, seats: np.ndarray | None = None) -> dict[str
         del err, base, ok
     rnd = r["round"][at]
     order = np.argsort(rnd, kind="stable")  # each round's rows in table order, as a mask would take them
-    rounds, starts = np.unique(rnd[order], return_index=True)
+    rs = rnd[order]
+    starts = np.flatnonzero(np.r_[True, rs[1:] != rs[:-1]])  # np.unique's first indices of the sorted rounds
+    rounds = rs[starts]
+    del rs
     ends = np.r_[starts[1:], len(rnd)]
     for rd, a, z in zip(rounds.tolist(), starts.tolist(), ends.tolist()):
         rows = order[a:z]  # ascending row numbers: the elements a mask would select, in its order
