@@ -185,11 +185,12 @@ def personality_error(c: Corpus, *, seats: np.ndarray | None = None) -> dict[str
     ends = np.r_[starts[1:], len(rnd)]
     for rd, a, z in zip(rounds.tolist(), starts.tolist(), ends.tolist()):
         rows = order[a:z]  # ascending row numbers: the elements a mask would select, in its order
-        per = [errors(k, rows) for k in TRAITS]
-        out["by_round"][str(rd)] = {
-            "mae": round_or_none(np.nanmean(np.concatenate([e[0] for e in per]))),
-            "baseline50_mae": round_or_none(np.nanmean(np.concatenate([e[1] for e in per]))),
-        }
+        n = len(rows)
+        eb, bb = np.empty(len(TRAITS) * n), np.empty(len(TRAITS) * n)  # the traits' errors one after the other
+        for i, k in enumerate(TRAITS):
+            eb[i * n:(i + 1) * n], bb[i * n:(i + 1) * n], _ = errors(k, rows)
+        out["by_round"][str(rd)] = {"mae": round_or_none(np.nanmean(eb)), "baseline50_mae": round_or_none(np.nanmean(bb))}
+        del eb, bb
     return out
 
 

@@ -33,8 +33,9 @@ PROBE_SECTIONS = ("f1", "f2", "f3", "dynamics", "episodes", "personality", "plan
 LEAN_GROUPS: tuple[tuple[frozenset[str], tuple[str, ...]], ...] = (
     (frozenset({"parse", "outcome", "votes"}), ()),
     (frozenset({"f1", "f2"}), ()),
-    (frozenset({"f3"}), ()),
-    (frozenset({"f4", "dynamics", "episodes"}), ("ra", "sr", "sm")),
+    (frozenset({"f3"}), ("sm",)),  # social maps: F3 alone reads them
+    (frozenset({"f4"}), ("ra",)),  # role assessments: read last by F4
+    (frozenset({"dynamics", "episodes"}), ("sr",)),
     (frozenset({"personality"}), ("pp",)),
     (frozenset({"plans"}), ("pa", "events", "votes", "probes")),
 )
