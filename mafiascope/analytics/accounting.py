@@ -125,8 +125,8 @@ def outcomes(c: Corpus) -> dict[str, Any]:
 def personality_rows(c: Corpus) -> dict[str, np.ndarray]:
     """The personality_profile estimates of another seat (target known, not the estimator):
     ``g``, ``seat`` (the estimator), ``tgt``, ``round`` and each trait's estimate, in item order.
-    Memoised: the personality section and its per-seat statistics share it (the items frame is
-    let go of once these columns are gathered)."""
+    Memoised: the personality section and its per-seat statistics share it. Read from the item
+    arrays (no joined frame); when every estimate is kept the columns are views of the table's."""
 
     def build() -> dict[str, np.ndarray]:
         it = item_arrays(c, "pp", "personality_profile", ("g", "tgt", *TRAITS), ("seat", "round"))

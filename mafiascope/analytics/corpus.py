@@ -13,8 +13,8 @@ import json
 import threading
 import warnings
 from collections import Counter
-from pathlib import Path
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
