@@ -155,15 +155,15 @@ def personality_error(c: Corpus, *, seats: np.ndarray | None = None) -> dict[str
     at = slice(None) if n_kept == len(keep) else np.flatnonzero(keep)
     g, t = r["g"][at], r["tgt"][at]
     out: dict[str, Any] = {"n": n_kept, "mae": {}, "baseline50_mae": {}, "by_round": {}}
-    shape = c.seat_array(TRAITS[0]).shape
-    cell = g.astype(np.int64) * shape[1] + t  # each estimate's (game, target) cell in the flat seat arrays
+    cell = np.ravel_multi_index((g, t), c.seat_array(TRAITS[0]).shape)  # each estimate's (game, target) in the flat seat arrays
     ests = {k: r[k][at] for k in TRAITS}
 
     def errors(k: str, rows: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         truth = c.seat_array(k).ravel().take(cell[rows])
         est = ests[k][rows]
         ok = ~np.isnan(truth) & ~np.isnan(est)
-        err = np.abs(est - truth)
+        err = est - truth
+        np.abs(err, out=err)
         err[~ok] = np.nan  # np.where(ok, |est - truth|, nan) without a second array
         base = np.abs(50 - truth, out=truth)
         base[~ok] = np.nan
@@ -186,11 +186,14 @@ def personality_error(c: Corpus, *, seats: np.ndarray | None = None) -> dict[str
     for rd, a, z in zip(rounds.tolist(), starts.tolist(), ends.tolist()):
         rows = order[a:z]  # ascending row numbers: the elements a mask would select, in its order
         n = len(rows)
-        eb, bb = np.empty(len(TRAITS) * n), np.empty(len(TRAITS) * n)  # the traits' errors one after the other
-        for i, k in enumerate(TRAITS):
-            eb[i * n:(i + 1) * n], bb[i * n:(i + 1) * n], _ = errors(k, rows)
-        out["by_round"][str(rd)] = {"mae": round_or_none(np.nanmean(eb)), "baseline50_mae": round_or_none(np.nanmean(bb))}
-        del eb, bb
+        means = []
+        for kind in (0, 1):  # |estimate - truth|, then |50 - truth|: one buffer of the traits' errors at a time
+            buf = np.empty(len(TRAITS) * n)
+            for i, k in enumerate(TRAITS):
+                buf[i * n:(i + 1) * n] = errors(k, rows)[kind]
+            means.append(round_or_none(np.nanmean(buf)))
+            del buf
+        out["by_round"][str(rd)] = {"mae": means[0], "baseline50_mae": means[1]}
     return out
 
 

@@ -171,16 +171,18 @@ def _personality(c: Corpus, mode: Mode) -> np.ndarray:
     """Absolute error summed over traits, the number of trait estimates, the constant-50 baseline's error."""
     r = personality_rows(c)
     cl = _cells(c)
-    g, t = r["g"].astype(np.int64), r["tgt"].astype(np.int64)
-    k = cl.key(g, r["seat"])
+    k = cl.key(r["g"], r["seat"])
+    cell = np.ravel_multi_index((r["g"], r["tgt"]), c.seat_array(TRAITS[0]).shape)  # (game, target) in the flat seat arrays
     err, base, n = (np.zeros((cl.m, cl.S)) for _ in range(3))
     for trait in TRAITS:
-        truth = c.seat_array(trait)[g, t]
+        truth = c.seat_array(trait).ravel().take(cell)
         est = r[trait]
-        ok = ~np.isnan(truth) & ~np.isnan(est)
-        err += cl.sum(k[ok], np.abs(est - truth)[ok])
-        base += cl.sum(k[ok], np.abs(50 - truth)[ok])
-        n += cl.sum(k[ok])
+        ok = np.flatnonzero(~np.isnan(truth) & ~np.isnan(est))  # the rows summed, once per trait
+        kk, truth, est = k[ok], truth[ok], est[ok]
+        err += cl.sum(kk, np.abs(est - truth))
+        base += cl.sum(kk, np.abs(50 - truth))
+        n += cl.sum(kk)
+        del kk, truth, est, ok
     return np.stack([err, n, base], axis=-1)
 
 
