@@ -132,7 +132,7 @@ def test_lean_report_equals_the_full_memo_report(tmp_path, compat):
     full = build_report(b, mode, transcripts=compat is not None, lean=False)
     assert json.dumps(lean, sort_keys=True, default=str) == json.dumps(full, sort_keys=True, default=str)
     heads = {k[0] if isinstance(k, tuple) else k for k in a._memo}
-    assert heads <= LEAN_KEEP and "f1_items" in {k[0] if isinstance(k, tuple) else k for k in b._memo}
+    assert heads <= LEAN_KEEP and "f1_arrays" in {k[0] if isinstance(k, tuple) else k for k in b._memo}
     assert a._tables["pp"]._frame is None and not a._tables["pp"]._cols
     # the report again on the lean corpus: the dropped intermediates are rebuilt the same way
     assert build_report(a, mode, transcripts=compat is not None) == lean

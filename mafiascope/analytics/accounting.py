@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from .corpus import Corpus
-from .frames import items_with_probe, mafia_mask
+from .frames import item_arrays, items_with_probe, mafia_mask
 from ..probes.shapes import STANDARD_PROBES
 from .load import K_NONE, TRAITS
 from .modes import Mode
@@ -125,18 +125,16 @@ def outcomes(c: Corpus) -> dict[str, Any]:
 def personality_rows(c: Corpus) -> dict[str, np.ndarray]:
     """The personality_profile estimates of another seat (target known, not the estimator):
     ``g``, ``seat`` (the estimator), ``tgt``, ``round`` and each trait's estimate, in item order.
-    Memoised: the personality section and its per-seat statistics share it (the items frame is
-    let go of once these columns are gathered)."""
+    Memoised: the personality section and its per-seat statistics share it. Read from the item
+    arrays (no joined frame); when every estimate is kept the columns are views of the table's."""
 
     def build() -> dict[str, np.ndarray]:
-        it = items_with_probe(c, "pp", "personality_profile")
-        t, sp = it["tgt"].to_numpy(), it["seat"].to_numpy()
+        it = item_arrays(c, "pp", "personality_profile", ("g", "tgt", *TRAITS), ("seat", "round"))
+        t, sp = it["tgt"], it["seat"]
         keep = (t >= 0) & (t != sp)
-        at = np.flatnonzero(keep)
-        out = {"g": it["g"].to_numpy()[at], "seat": sp[at], "tgt": t[at], "round": it["round"].to_numpy()[at]}
-        for k in TRAITS:
-            out[k] = it[k].to_numpy()[at]
-        return out
+        at = slice(None) if keep.all() else np.flatnonzero(keep)  # all kept: views of the table's columns
+        return {"g": it["g"][at], "seat": sp[at], "tgt": t[at], "round": it["round"][at],
+                **{k: it[k][at] for k in TRAITS}}
 
     return c.memo("personality_rows", build)
 
@@ -157,24 +155,45 @@ def personality_error(c: Corpus, *, seats: np.ndarray | None = None) -> dict[str
     at = slice(None) if n_kept == len(keep) else np.flatnonzero(keep)
     g, t = r["g"][at], r["tgt"][at]
     out: dict[str, Any] = {"n": n_kept, "mae": {}, "baseline50_mae": {}, "by_round": {}}
-    errs = {}
-    for k in TRAITS:
-        truth = c.seat_array(k)[g, t]
-        est = r[k][at]
+    cell = np.ravel_multi_index((g, t), c.seat_array(TRAITS[0]).shape)  # each estimate's (game, target) in the flat seat arrays
+    ests = {k: r[k][at] for k in TRAITS}
+
+    def errors(k: str, rows: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        truth = c.seat_array(k).ravel().take(cell[rows])
+        est = ests[k][rows]
         ok = ~np.isnan(truth) & ~np.isnan(est)
-        errs[k] = (np.where(ok, np.abs(est - truth), np.nan), np.where(ok, np.abs(50 - truth), np.nan))
-        out["mae"][k] = round_or_none(np.nanmean(errs[k][0]) if ok.any() else None)
-        out["baseline50_mae"][k] = round_or_none(np.nanmean(errs[k][1]) if ok.any() else None)
+        err = est - truth
+        np.abs(err, out=err)
+        err[~ok] = np.nan  # np.where(ok, |est - truth|, nan) without a second array
+        base = np.abs(50 - truth, out=truth)
+        base[~ok] = np.nan
+        return err, base, ok
+
+    # one trait's errors at a time, then each round's (the same values in the same order as
+    # every trait's errors kept at once: five pairs of float columns over every estimate)
+    for k in TRAITS:
+        err, base, ok = errors(k, slice(None))
+        out["mae"][k] = round_or_none(np.nanmean(err) if ok.any() else None)
+        out["baseline50_mae"][k] = round_or_none(np.nanmean(base) if ok.any() else None)
+        del err, base, ok
     rnd = r["round"][at]
     order = np.argsort(rnd, kind="stable")  # each round's rows in table order, as a mask would take them
-    rounds, starts = np.unique(rnd[order], return_index=True)
+    rs = rnd[order]
+    starts = np.flatnonzero(np.r_[True, rs[1:] != rs[:-1]])  # np.unique's first indices of the sorted rounds
+    rounds = rs[starts]
+    del rs
     ends = np.r_[starts[1:], len(rnd)]
-    for r, a, z in zip(rounds.tolist(), starts.tolist(), ends.tolist()):
+    for rd, a, z in zip(rounds.tolist(), starts.tolist(), ends.tolist()):
         rows = order[a:z]  # ascending row numbers: the elements a mask would select, in its order
-        out["by_round"][str(r)] = {
-            "mae": round_or_none(np.nanmean(np.concatenate([errs[k][0][rows] for k in TRAITS]))),
-            "baseline50_mae": round_or_none(np.nanmean(np.concatenate([errs[k][1][rows] for k in TRAITS]))),
-        }
+        n = len(rows)
+        means = []
+        for kind in (0, 1):  # |estimate - truth|, then |50 - truth|: one buffer of the traits' errors at a time
+            buf = np.empty(len(TRAITS) * n)
+            for i, k in enumerate(TRAITS):
+                buf[i * n:(i + 1) * n] = errors(k, rows)[kind]
+            means.append(round_or_none(np.nanmean(buf)))
+            del buf
+        out["by_round"][str(rd)] = {"mae": means[0], "baseline50_mae": means[1]}
     return out
 
 
@@ -199,7 +218,7 @@ def _plan_rows(c: Corpus) -> pd.DataFrame:
     same round rarely has a later action of the same kind (one vote per day): an earlier rule
     that required the same round left n = 0 (docs/metrics.md).
     """
-    pa = items_with_probe(c, "pa")
+    pa = items_with_probe(c, "pa", cols=["tgt", "action"])
     empty = pd.DataFrame({"g": [], "seat": [], "kind": [], "round": [], "hit": [], "same_round": []})
     if not len(pa) or not c.has_column("events", "target"):
         return empty

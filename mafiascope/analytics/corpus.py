@@ -13,6 +13,7 @@ import json
 import threading
 import warnings
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -100,6 +101,11 @@ class Corpus:
         for t in tables:
             self._tables[t].release()
             self.forget(("game_rows", t))
+
+    def release_columns(self, table: str, keep: Sequence[str]) -> None:
+        """Let go of a table's loaded columns other than ``keep`` (read again on the next use)."""
+        self._tables[table].release(keep)
+        self.forget(("game_rows", table))
 
     def forget(self, *keys: Any) -> None:
         """Drop memoised intermediates (built again if asked for)."""

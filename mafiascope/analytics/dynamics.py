@@ -47,7 +47,7 @@ def suspicion_states(c: Corpus, mode: Mode) -> dict[str, np.ndarray]:
         V, P, pi_u = V[keep] / tot[keep, None], P[keep], pi_u[keep]
         mx = np.nanmax(V, 1)
         top = np.argmin(np.where(V == mx[:, None], P, np.inf), 1)
-        pr = c.probes
+        pr = c.cols("probes", ["g", "seat", "timestamp", "round", "pms"])
         key = order_key(c, mode)[pi_u]
         gg = pr["g"].to_numpy()[pi_u]
         ag = pr["seat"].to_numpy()[pi_u]

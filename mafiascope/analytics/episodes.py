@@ -70,12 +70,13 @@ def _ranking_tops(c: Corpus, st: dict[str, np.ndarray], rows: np.ndarray) -> np.
     alive = st["alive"][rows]
     Z = np.full((len(rows), S), -2, dtype=np.int64)
     sr = item_arrays(c, "sr", "suspicion_ranking", ("g", "tgt", "score"))
-    seat = c.probes["seat"].to_numpy()[sr["pi"]]
+    pr = c.cols("probes", ["seat", "round", "pms"])
+    seat = pr["seat"].to_numpy()[sr["pi"]]
     at = np.flatnonzero((sr["tgt"] >= 0) & ~np.isnan(sr["score"]) & (seat >= 0) & (seat < S))
     pi = sr["pi"][at]  # the kept items' probe rows: their step columns are gathered for these only
     si, ag = np.nonzero(alive)
     q = [st["g"][rows][si], st["round"][rows][si], st["seq"][rows][si]]
-    it = [sr["g"][at], c.probes["round"].to_numpy()[pi], c.probes["pms"].to_numpy()[pi]]
+    it = [sr["g"][at], pr["round"].to_numpy()[pi], pr["pms"].to_numpy()[pi]]
     rnds, seqs = [q[1], it[1]], [x[x != ROUND_END] for x in (q[2], it[2])]
     lo = (min(int(x.min(initial=0)) for x in rnds), min(0, *(int(x.min(initial=0)) for x in seqs)))
     span = (max(int(x.max(initial=0)) for x in rnds) - lo[0] + 1, max(int(x.max(initial=0)) for x in seqs) - lo[1] + 2)

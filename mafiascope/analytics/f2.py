@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from .corpus import Corpus
-from .f1 import _ci, f1_items
+from .f1 import _ci, f1_arrays
 from .frames import dense_groups, played_by, seat_model_codes
 from .modes import Mode
 from .stats import batched_cis, cluster_ci, ratio_stat, round_or_none, wilson, wilson_arrays
@@ -26,13 +26,13 @@ def calibration_obs(c: Corpus, mode: Mode) -> pd.DataFrame:
     ``bin``, ``outcome`` (only the columns F2 reads; built once per corpus and mode)."""
 
     def build() -> pd.DataFrame:
-        it = f1_items(c, mode)
-        conf = it["conf"].to_numpy()
-        keep = it["committed"].to_numpy() & ~np.isnan(conf) & (conf >= 0) & (conf <= 100)
+        it = f1_arrays(c, mode)  # f1_items' columns, without building its frame
+        conf = it["conf"]
+        keep = it["committed"] & ~np.isnan(conf) & (conf >= 0) & (conf <= 100)
         at = np.flatnonzero(keep)
         conf = conf[at]
-        correct = it["correct"].to_numpy()[at]
-        return pd.DataFrame({"g": it["g"].to_numpy()[at], "obs": it["obs"].to_numpy()[at], "conf": conf,
+        correct = it["correct"][at]
+        return pd.DataFrame({"g": it["g"][at], "obs": it["obs"][at], "conf": conf,
                              "correct": correct, "bin": np.minimum(N_BINS - 1, np.floor(conf / 20).astype(int)),
                              "outcome": correct.astype(float)})
 

@@ -98,24 +98,40 @@ def _pair_arrays(c: Corpus, mode: Mode) -> dict[str, np.ndarray]:
             r_parts.append(r[j[j >= 0]])
         del q_g, r_g
         qrows, brows = np.concatenate(q_parts), np.concatenate(r_parts)  # matched (social map, assessment) items
+        del q_parts, r_parts, r_ok
         if len(qrows) > 1 and not bool((qrows[1:] > qrows[:-1]).all()):  # item rows not in game order: table order
             order = np.argsort(qrows, kind="stable")
             qrows, brows = qrows[order], brows[order]
+            del order
+        # the pair columns one after the other, each input let go of after its last use (the
+        # items' gathered columns are as long as the tables)
+        qi = np.searchsorted(rows, qrows)
+        del rows
+        b_round = c.cols("probes", ["round"])["round"].to_numpy()[ra["pi"][brows]]
+        del ra
+        guess = _item_col(c, "ra", "role_assessment", col, brows).astype(np.int64)
+        conf = np.nan_to_num(_item_col(c, "ra", "role_assessment", "conf", brows), nan=0.0)
+        del brows
         g, A, B = it["g"][qrows], it["seat"][qrows], it["tgt"][qrows]
         maf = mafia_mask(c)
         a_maf = maf[g, A]
         rnd = it["round"][qrows]
+        pms, key, pred = it["pms"][qrows], okey[it["pi"][qrows]], it["att"][qrows]
+        del it, qrows
         return {
-            "g": g, "A": A, "B": B, "key": okey[it["pi"][qrows]], "a_round": rnd,
-            "round": rnd, "public_msg_seq": it["pms"][qrows],
-            "pred": it["att"][qrows], "qi": np.searchsorted(rows, qrows),
-            "b_round": c.probes["round"].to_numpy()[ra["pi"][brows]],
-            "guess": _item_col(c, "ra", "role_assessment", col, brows).astype(np.int64),
-            "conf": np.nan_to_num(_item_col(c, "ra", "role_assessment", "conf", brows), nan=0.0),
+            "g": g, "A": A, "B": B, "key": key, "a_round": rnd,
+            "round": rnd, "public_msg_seq": pms,
+            "pred": pred, "qi": qi,
+            "b_round": b_round,
+            "guess": guess,
+            "conf": conf,
             "a_mafia": a_maf, "mm": a_maf & maf[g, B],
         }
 
     return c.memo(("f3_pair_arrays", mode), build)
+
+
+pair_arrays = _pair_arrays  # the seat cells read the pairs' arrays (no frame)
 
 
 def f3_pairs(c: Corpus, mode: Mode, *, include_mafia_pairs: bool = False) -> pd.DataFrame:

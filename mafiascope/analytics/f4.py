@@ -252,8 +252,9 @@ def vote_units(c: Corpus, mode: Mode, transcripts: bool = True) -> pd.DataFrame:
                                  "timestamp": p["timestamp"].to_numpy()[sel], "pi": np.flatnonzero(sel)})
                 for k in ("suspicion_ranking", "role_assessment") for sel in [ok & eq(p["probe_id"], k)]}
         u = u.rename(columns={"ts": "tally_ts"})
-        sr = items_with_probe(c, "sr", raw_only=True)[["pi", "pos", "tgt"]]
-        ra = items_with_probe(c, "ra", raw_only=True)
+        sr = items_with_probe(c, "sr", raw_only=True, cols=["pos", "tgt"])[["pi", "pos", "tgt"]]
+        lab_col, mafia_labels = ("exact", [L.MAFIA]) if mode.is_compat else ("role", [L.MAFIA, L.DON])
+        ra = items_with_probe(c, "ra", raw_only=True, cols=["tgt", lab_col])
         r: dict[str, Any] = {
             "g": u["g"].tolist(), "round": u["round"].tolist(), "voter": voter.tolist(), "target": u["target"].tolist(),
             "mafia_voter": maf[u["g"].to_numpy(), voter].tolist(), "n_others": (alive[t].sum(1) - alive[t, voter]).tolist(),
@@ -269,7 +270,6 @@ def vote_units(c: Corpus, mode: Mode, transcripts: bool = True) -> pd.DataFrame:
             r[tag] = pred
         pis = _last_probe_before(u, recs["role_assessment"], "v_ts")
         pis = _listed(pis, stored_list)
-        lab_col, mafia_labels = ("exact", [L.MAFIA]) if mode.is_compat else ("role", [L.MAFIA, L.DON])
         it = _unit_items(pis, ra[["pi", "tgt", lab_col]], in_others)
         it = it[it[lab_col].isin(mafia_labels).to_numpy()]
         it = it.drop_duplicates(["u", "tgt"]).sort_values(["u", "tgt"], kind="stable")

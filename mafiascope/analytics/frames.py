@@ -3,6 +3,8 @@ alive tests. Memoised per corpus and mode; no metric logic here."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 import pandas as pd
 
@@ -26,7 +28,7 @@ def probe_start(c: Corpus) -> np.ndarray:
     """Row offset of each game's first probe in ``c.probes`` (probes sorted by g, rec)."""
 
     def f() -> np.ndarray:
-        counts = np.bincount(c.probes["g"].to_numpy(), minlength=c.m)
+        counts = np.bincount(c.cols("probes", ["g"])["g"].to_numpy(), minlength=c.m)
         return np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
 
     return c.memo("probe_start", f)
@@ -44,7 +46,7 @@ def order_key(c: Corpus, mode: Mode) -> np.ndarray:
     """
 
     def f() -> np.ndarray:
-        p = c.probes
+        p = c.cols("probes", ["round", "pms", "probe_seq"])
         pms = p["pms"].to_numpy().astype(np.int64)
         if not mode.is_compat:
             pms = np.where(pms == ROUND_END, _END_LAST, pms)
@@ -112,24 +114,34 @@ _SHARED_ITEMS = {("ra", "role_assessment", False), ("sr", "suspicion_ranking", F
 
 
 def items_with_probe(c: Corpus, table: str, probe_id: str | None = None, raw_only: bool = False,
-                     game: int | None = None) -> pd.DataFrame:
+                     game: int | None = None, cols: Sequence[str] | None = None) -> pd.DataFrame:
     """Item rows joined with their probe's g, seat, round, pms, probe_seq, timestamp, parse_ok, rec.
 
     ``raw_only``: only items of the stored answer of parse-ok records (raw parse mode).
     ``game``: only that game's items (reads the game's rows only).
+    ``cols``: only these item columns (with ``g`` and ``rec``), read on their own instead of the
+    whole table; the rows and the values of those columns are the same.
     """
     if game is not None:
         return _items_with_probe(c, c.game_rows(table, game), probe_id, raw_only)
     key = (table, probe_id, raw_only)
-    if key in _SHARED_ITEMS:  # pandas copy-on-write keeps the shared frame unchanged
-        return c.memo(("items", *key), lambda: _items_with_probe(c, getattr(c, table), probe_id, raw_only))
-    return _items_with_probe(c, getattr(c, table), probe_id, raw_only)
+    if cols is None:
+        get = lambda: getattr(c, table)  # noqa: E731
+    else:
+        want = ["g", "rec", *(["src"] if raw_only else []), *cols]
+        get = lambda: c.cols(table, list(dict.fromkeys(want)))  # noqa: E731
+    if key in _SHARED_ITEMS and cols is None:  # pandas copy-on-write keeps the shared frame unchanged
+        return c.memo(("items", *key), lambda: _items_with_probe(c, get(), probe_id, raw_only))
+    return _items_with_probe(c, get(), probe_id, raw_only)
+
+
+_PROBE_COLS = ["seat", "round", "pms", "probe_seq", "timestamp", "parse_ok"]
 
 
 def _items_with_probe(c: Corpus, items: pd.DataFrame, probe_id: str | None, raw_only: bool) -> pd.DataFrame:
     # rows are selected before the probe columns are gathered: the frame is built once, at its final size
     pi = pidx(c, items)
-    p = c.probes
+    p = c.cols("probes", [*(["probe_id"] if probe_id is not None else []), *_PROBE_COLS])
     keep = None if probe_id is None else eq(p["probe_id"], probe_id)[pi]
     if raw_only:
         raw = (items["src"].to_numpy() == 0) & p["parse_ok"].to_numpy()[pi]
@@ -152,12 +164,12 @@ def item_rows(c: Corpus, table: str, probe_id: str | None) -> tuple[np.ndarray |
     items of ``probe_id`` (all items: None); memoised: F1, F3, dynamics and episodes share it."""
 
     def build() -> tuple[np.ndarray | None, np.ndarray]:
-        pi = pidx(c, getattr(c, table))
-        if len(c.probes) < 2**31:  # kept for the whole report: four bytes a row
+        pi = pidx(c, c.cols(table, ["g", "rec"]))
+        if c.n_rows("probes") < 2**31:  # kept for the whole report: four bytes a row
             pi = pi.astype(np.int32)
         if probe_id is None:
             return None, pi
-        keep = eq(c.probes["probe_id"], probe_id)[pi]
+        keep = eq(c.cols("probes", ["probe_id"])["probe_id"], probe_id)[pi]
         return (None, pi) if keep.all() else (np.flatnonzero(keep), pi[keep])
 
     return c.memo(("item_rows", table, probe_id), build)
@@ -171,9 +183,9 @@ def item_arrays(c: Corpus, table: str, probe_id: str | None, cols: tuple[str, ..
     The same rows and values as :func:`items_with_probe`'s frame (probe column ``pms`` and the
     others by their ``c.probes`` names), without building a frame of every column."""
     rows, pi = item_rows(c, table, probe_id)
-    df = getattr(c, table)
+    df = c.cols(table, list(cols))
     out = {k: df[k].to_numpy() if rows is None else df[k].to_numpy()[rows] for k in cols}
-    p = c.probes
+    p = c.cols("probes", list(probe_cols))
     out.update({k: p[k].to_numpy()[pi] for k in probe_cols})
     out["pi"] = pi
     return out
@@ -182,7 +194,7 @@ def item_arrays(c: Corpus, table: str, probe_id: str | None, cols: tuple[str, ..
 def item_col(c: Corpus, table: str, probe_id: str | None, col: str, at: np.ndarray) -> np.ndarray:
     """Column ``col`` of the items of ``probe_id`` at positions ``at`` of :func:`item_arrays`' rows."""
     rows, _ = item_rows(c, table, probe_id)
-    return getattr(c, table)[col].to_numpy()[at if rows is None else rows[at]]
+    return c.cols(table, [col])[col].to_numpy()[at if rows is None else rows[at]]
 
 
 def last_of_key(keys: np.ndarray) -> np.ndarray:

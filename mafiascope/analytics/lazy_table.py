@@ -172,9 +172,12 @@ class LazyTable:
                 self._cols.clear()  # the frame holds them now
             return self._frame
 
-    def release(self) -> None:
-        """Drop the columns read so far (they are read again on the next use); a cold load's frame stays."""
+    def release(self, keep: Sequence[str] = ()) -> None:
+        """Drop the columns read so far except ``keep`` (they are read again on the next use); a cold
+        load's frame stays."""
         with self._lock:
             if self._parts:
-                self._frame = None
-                self._cols.clear()
+                if self._frame is not None:
+                    self._cols = {c: self._frame[c] for c in self.columns}
+                    self._frame = None
+                self._cols = {c: s for c, s in self._cols.items() if c in keep}

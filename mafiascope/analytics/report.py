@@ -33,11 +33,14 @@ PROBE_SECTIONS = ("f1", "f2", "f3", "dynamics", "episodes", "personality", "plan
 LEAN_GROUPS: tuple[tuple[frozenset[str], tuple[str, ...]], ...] = (
     (frozenset({"parse", "outcome", "votes"}), ()),
     (frozenset({"f1", "f2"}), ()),
-    (frozenset({"f3"}), ()),
-    (frozenset({"f4", "dynamics", "episodes"}), ("ra", "sr", "sm")),
+    (frozenset({"f3"}), ("sm",)),  # social maps: F3 alone reads them
+    (frozenset({"f4"}), ("ra",)),  # role assessments: read last by F4
+    (frozenset({"dynamics", "episodes"}), ("sr",)),
     (frozenset({"personality"}), ("pp",)),
     (frozenset({"plans"}), ("pa", "events", "votes", "probes")),
 )
+# the probe columns most groups read: the others (the parse section's and cost's) are let go of after each group
+LEAN_PROBE_COLUMNS = ("g", "seat", "round", "pms", "probe_seq", "timestamp", "probe_id", "parse_ok")
 LEAN_KEEP = {"seat_stats", "seat_array", "seat_array_obj", "seat_cells", "seat_names", "by_model_entries", "models_of",
              "roles_of", "probe_start", "n_seats", "seat_model_codes"}
 
@@ -61,6 +64,8 @@ class _Lean:
                 head = (lambda k: k[0] if isinstance(k, tuple) else k)
                 self.c.forget(*[k for k in list(self.c._memo) if k not in self.before and head(k) not in LEAN_KEEP])
                 self.c.release(*tables)
+                if "probes" not in tables:
+                    self.c.release_columns("probes", LEAN_PROBE_COLUMNS)
 
 
 _ORDER = ["parse", "outcome", "votes", "f1", "f2", "f3", "f4", "dynamics", "episodes", "personality", "plans"]

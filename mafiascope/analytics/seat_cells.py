@@ -13,9 +13,9 @@ from .accounting import personality_rows, plan_rows, vote_rows
 from .corpus import Corpus
 from .dynamics import dynamics_pairs
 from .episodes import episode_seat_counts
-from .f1 import f1_items
+from .f1 import f1_arrays
 from .f2 import bin_columns, brier_stat, calibration_obs, ece_stat
-from .f3 import actual_attitude, f3_pairs
+from .f3 import actual_attitude, pair_arrays as f3_pair_arrays
 from .f4 import vote_units
 from .frames import mafia_mask
 from .load import K_NONE, TRAITS
@@ -85,11 +85,11 @@ def _cells(c: Corpus) -> _Cells:
 
 def _f1(col_num: str, col_den: str | None) -> Callable[[Corpus, Mode], np.ndarray]:
     def f(c: Corpus, mode: Mode) -> np.ndarray:
-        it = f1_items(c, mode)
+        it = f1_arrays(c, mode)  # f1_items' columns, without building its frame
         cl = _cells(c)
-        k = cl.key(it["g"].to_numpy(), it["obs"].to_numpy())
-        num = it[col_num].to_numpy()
-        den = np.ones(len(it), dtype=bool) if col_den is None else it[col_den].to_numpy()
+        k = cl.key(it["g"], it["obs"])
+        num = it[col_num]
+        den = np.ones(len(it["g"]), dtype=bool) if col_den is None else it[col_den]
         return np.stack([cl.sum(k, num & den), cl.sum(k, den)], axis=-1)
 
     return f
@@ -105,11 +105,12 @@ def _f2(c: Corpus, mode: Mode) -> np.ndarray:
 
 def _f3(c: Corpus, mode: Mode, tau: float = 50) -> np.ndarray:
     """Columns as F3's canonical summary: n, correct, actual trusts/neutral/suspects, predicted suspects."""
-    df = f3_pairs(c, mode)
+    p = f3_pair_arrays(c, mode)  # f3_pairs' rows (no Mafia-Mafia pair), without building its frame
+    at = np.flatnonzero(~p["mm"])
     cl = _cells(c)
-    k = cl.key(df["g"].to_numpy(), df["A"].to_numpy())
-    pred = df["pred"].to_numpy()
-    act = actual_attitude(df["guess"].to_numpy(), df["conf"].to_numpy(), tau)
+    k = cl.key(p["g"][at], p["A"][at])
+    pred = p["pred"][at]
+    act = actual_attitude(p["guess"][at], p["conf"][at], tau)
     cols = [cl.sum(k), cl.sum(k, pred == act)] + [cl.sum(k, act == a) for a in range(3)]
     return np.stack(cols + [cl.sum(k, pred == L.SUSPECTS)], axis=-1)
 
@@ -170,16 +171,18 @@ def _personality(c: Corpus, mode: Mode) -> np.ndarray:
     """Absolute error summed over traits, the number of trait estimates, the constant-50 baseline's error."""
     r = personality_rows(c)
     cl = _cells(c)
-    g, t = r["g"].astype(np.int64), r["tgt"].astype(np.int64)
-    k = cl.key(g, r["seat"])
+    k = cl.key(r["g"], r["seat"])
+    cell = np.ravel_multi_index((r["g"], r["tgt"]), c.seat_array(TRAITS[0]).shape)  # (game, target) in the flat seat arrays
     err, base, n = (np.zeros((cl.m, cl.S)) for _ in range(3))
     for trait in TRAITS:
-        truth = c.seat_array(trait)[g, t]
+        truth = c.seat_array(trait).ravel().take(cell)
         est = r[trait]
-        ok = ~np.isnan(truth) & ~np.isnan(est)
-        err += cl.sum(k[ok], np.abs(est - truth)[ok])
-        base += cl.sum(k[ok], np.abs(50 - truth)[ok])
-        n += cl.sum(k[ok])
+        ok = np.flatnonzero(~np.isnan(truth) & ~np.isnan(est))  # the rows summed, once per trait
+        kk, truth, est = k[ok], truth[ok], est[ok]
+        err += cl.sum(kk, np.abs(est - truth))
+        base += cl.sum(kk, np.abs(50 - truth))
+        n += cl.sum(kk)
+        del kk, truth, est, ok
     return np.stack([err, n, base], axis=-1)
 
 

@@ -63,8 +63,8 @@ def step_codes(g: np.ndarray, rnd: np.ndarray, seq: np.ndarray, lo: tuple[int, i
 
 def fast_step_table(c: Corpus) -> dict[str, np.ndarray] | None:
     """:func:`.viewer.step_table`'s arrays by step codes; None when the codes would not fit an int64."""
-    p = c.probes
-    ev = c.events
+    p = c.cols("probes", ["g", "round", "pms", "probe_seq", "timestamp", "phase"])
+    ev = c.cols("events", ["g", "round", "msg_seq", "player", "kind", "ts"])
     is_msg = ev["msg_seq"].to_numpy() != NO_SEQ
     pg, pr, ps = p["g"].to_numpy(), p["round"].to_numpy(), p["pms"].to_numpy()
     mg, mr, msq = (ev[k].to_numpy()[is_msg] for k in ("g", "round", "msg_seq"))

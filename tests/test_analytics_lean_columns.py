@@ -1,0 +1,165 @@
+"""The 10,000-game report's memory paths give what the computations they replaced gave: item frames
+built from only the item columns a metric uses (vs the whole table), personality rows from the
+item arrays (vs the joined frame), personality errors one trait and one round at a time (vs every
+trait's errors kept at once), F1's and F3's seat cells and F2's observations from the memoised
+arrays (vs the item and pair frames), and a table's columns released except a kept few."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from mafiascope.analytics import accounting, seat_cells
+from mafiascope.analytics import labels as L
+from mafiascope.analytics.corpus import LAZY_TABLES, load_corpus
+from mafiascope.analytics.f1 import f1_items
+from mafiascope.analytics.f2 import N_BINS, calibration_obs
+from mafiascope.analytics.f3 import actual_attitude, f3_pairs
+from mafiascope.analytics.frames import items_with_probe
+from mafiascope.analytics.load import TRAITS
+from mafiascope.analytics.modes import COMPAT, Mode
+from mafiascope.analytics.stats import round_or_none
+from tests.loader_digest import corpora
+
+NAMES = ("demo", "fixtures_v2", "mafiascope_en_demo", "malformed")
+
+
+@pytest.fixture(scope="module")
+def loaded(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    tmp = tmp_path_factory.mktemp("lean_columns")
+    paths = corpora(tmp)
+    return {n: load_corpus(paths[n], cache_dir=tmp / "cache", probed_only=False, include_forks=True, workers=1)
+            for n in NAMES}
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_items_with_probe_on_some_columns_equals_the_whole_frame(loaded, name: str) -> None:
+    c = loaded[name]
+    cases = [("sr", None, True, ["pos", "tgt"]), ("ra", None, True, ["tgt", "role"]), ("ra", None, True, ["tgt", "exact"]),
+             ("pp", "personality_profile", False, ["tgt", *TRAITS]), ("pa", None, False, ["tgt", "action"]),
+             ("sm", "social_map", False, ["att"])]
+    for table, pid, raw, cols in cases:
+        c.release(*LAZY_TABLES)
+        some = items_with_probe(c, table, pid, raw_only=raw, cols=cols)
+        assert c._tables[table]._frame is None  # the whole table was not read
+        whole = items_with_probe(c, table, pid, raw_only=raw)
+        assert len(some) and len(some) == len(whole) or not len(whole), (name, table)
+        pd.testing.assert_frame_equal(some, whole[list(some.columns)], check_exact=True, obj=f"{name} {table}")
+        assert {"g", "rec", "pi", "seat", "round", "pms", "timestamp", "parse_ok", *cols} <= set(some.columns)
+
+
+def _personality_rows_by_frame(c) -> dict[str, np.ndarray]:
+    """The definition: the joined item frame of every column, filtered."""
+    it = items_with_probe(c, "pp", "personality_profile")
+    t, sp = it["tgt"].to_numpy(), it["seat"].to_numpy()
+    at = np.flatnonzero((t >= 0) & (t != sp))
+    out = {"g": it["g"].to_numpy()[at], "seat": sp[at], "tgt": t[at], "round": it["round"].to_numpy()[at]}
+    for k in TRAITS:
+        out[k] = it[k].to_numpy()[at]
+    return out
+
+
+def _personality_error_all_traits(c, seats: np.ndarray | None) -> dict[str, Any]:
+    """The computation the per-trait, per-round one replaced: every trait's errors kept at once."""
+    r = accounting.personality_rows(c)
+    sp = r["seat"]
+    keep = np.ones(len(sp), dtype=bool)
+    if seats is not None:
+        sp64 = sp.astype(np.int64)
+        keep &= (sp64 >= 0) & seats[r["g"].astype(np.int64), np.maximum(sp64, 0)]
+    n_kept = int(keep.sum())
+    if not n_kept:
+        return {"n": 0}
+    at = slice(None) if n_kept == len(keep) else np.flatnonzero(keep)
+    g, t = r["g"][at], r["tgt"][at]
+    out: dict[str, Any] = {"n": n_kept, "mae": {}, "baseline50_mae": {}, "by_round": {}}
+    errs = {}
+    for k in TRAITS:
+        truth = c.seat_array(k)[g, t]
+        est = r[k][at]
+        ok = ~np.isnan(truth) & ~np.isnan(est)
+        errs[k] = (np.where(ok, np.abs(est - truth), np.nan), np.where(ok, np.abs(50 - truth), np.nan))
+        out["mae"][k] = round_or_none(np.nanmean(errs[k][0]) if ok.any() else None)
+        out["baseline50_mae"][k] = round_or_none(np.nanmean(errs[k][1]) if ok.any() else None)
+    rnd = r["round"][at]
+    order = np.argsort(rnd, kind="stable")
+    rounds, starts = np.unique(rnd[order], return_index=True)
+    ends = np.r_[starts[1:], len(rnd)]
+    for rd, a, z in zip(rounds.tolist(), starts.tolist(), ends.tolist()):
+        rows = order[a:z]
+        out["by_round"][str(rd)] = {
+            "mae": round_or_none(np.nanmean(np.concatenate([errs[k][0][rows] for k in TRAITS]))),
+            "baseline50_mae": round_or_none(np.nanmean(np.concatenate([errs[k][1][rows] for k in TRAITS]))),
+        }
+    return out
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_personality_rows_and_errors_equal_their_definitions(loaded, name: str) -> None:
+    c = loaded[name]
+    c.forget("personality_rows")
+    got, want = accounting.personality_rows(c), _personality_rows_by_frame(c)
+    assert list(got) == list(want)
+    for k in want:
+        assert got[k].dtype == want[k].dtype and np.array_equal(got[k], want[k], equal_nan=True), (name, k)
+    rng = np.random.default_rng(7)
+    shape = c.seat_array("role_code").shape
+    for seats in (None, rng.random(shape) < 0.5, np.zeros(shape, dtype=bool), rng.random(shape) < 0.1):
+        assert accounting.personality_error(c, seats=seats) == _personality_error_all_traits(c, seats), name
+
+
+def test_release_columns_keeps_the_named_and_reads_the_rest_again(loaded) -> None:
+    c = loaded["demo"]
+    c.release(*LAZY_TABLES)
+    whole = c.probes.copy()
+    kept = c.cols("probes", ["g", "seat"])["seat"]
+    c.release_columns("probes", ["g", "seat"])
+    t = c._tables["probes"]
+    assert t._frame is None and set(t._cols) == {"g", "seat"} and np.shares_memory(t._cols["seat"].to_numpy(), kept.to_numpy())
+    pd.testing.assert_frame_equal(c.probes, whole, check_exact=True)  # the others read again, same values
+    c.release_columns("probes", [])
+    assert not t._cols and t._frame is None
+
+
+def _f1_cells_by_frame(c, mode, col_num: str, col_den: str | None) -> np.ndarray:
+    it = f1_items(c, mode)
+    cl = seat_cells._cells(c)
+    k = cl.key(it["g"].to_numpy(), it["obs"].to_numpy())
+    num = it[col_num].to_numpy()
+    den = np.ones(len(it), dtype=bool) if col_den is None else it[col_den].to_numpy()
+    return np.stack([cl.sum(k, num & den), cl.sum(k, den)], axis=-1)
+
+
+def _f3_cells_by_frame(c, mode, tau: float = 50) -> np.ndarray:
+    df = f3_pairs(c, mode)
+    cl = seat_cells._cells(c)
+    k = cl.key(df["g"].to_numpy(), df["A"].to_numpy())
+    pred = df["pred"].to_numpy()
+    act = actual_attitude(df["guess"].to_numpy(), df["conf"].to_numpy(), tau)
+    cols = [cl.sum(k), cl.sum(k, pred == act)] + [cl.sum(k, act == a) for a in range(3)]
+    return np.stack(cols + [cl.sum(k, pred == L.SUSPECTS)], axis=-1)
+
+
+def _calibration_obs_by_frame(c, mode) -> pd.DataFrame:
+    it = f1_items(c, mode)
+    conf = it["conf"].to_numpy()
+    at = np.flatnonzero(it["committed"].to_numpy() & ~np.isnan(conf) & (conf >= 0) & (conf <= 100))
+    conf, correct = conf[at], it["correct"].to_numpy()[at]
+    return pd.DataFrame({"g": it["g"].to_numpy()[at], "obs": it["obs"].to_numpy()[at], "conf": conf, "correct": correct,
+                         "bin": np.minimum(N_BINS - 1, np.floor(conf / 20).astype(int)), "outcome": correct.astype(float)})
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_seat_cells_and_calibration_from_arrays_equal_the_frames(loaded, name: str) -> None:
+    """F1's and F3's seat cells and F2's observations read the memoised arrays, not the item/pair frames."""
+    c = loaded[name]
+    for mode in (Mode(), COMPAT):
+        for num, den in (("correct", "committed"), ("unknown", None), ("hit_mafia", "tgt_mafia")):
+            got = seat_cells._f1(num, den)(c, mode)
+            assert np.array_equal(got, _f1_cells_by_frame(c, mode, num, den)), (name, mode.name, num)
+        assert np.array_equal(seat_cells._f3(c, mode), _f3_cells_by_frame(c, mode)), (name, mode.name)
+        c.forget(("calibration_obs", mode))
+        pd.testing.assert_frame_equal(calibration_obs(c, mode), _calibration_obs_by_frame(c, mode), check_exact=True)
