@@ -4,7 +4,7 @@
   offsets, exactness flags and skipped-line reasons as the general rule (strip, orjson, then the
   standard library), on lines of every kind.
 - ``ProbeScanner`` reuses the base answer's facts for a patch that changes nothing
-  (``probe_scan.unchanged``): the same scanned records as with the fast path switched off, and
+  (``probe_lines.unchanged``, called by the scanner): the same scanned records as with the fast path switched off, and
   ``unchanged`` is true only where ``apply_patch`` gives an equal copy (same JSON text).
 """
 

@@ -238,3 +238,21 @@ def _template_re(template: str) -> re.Pattern[str]:
         pos = m.end()
     parts.append(re.escape(template[pos:]))
     return re.compile("".join(parts), re.S)
+
+
+def unchanged(base: Any, patch: Any) -> bool:
+    """True when :func:`apply_patch` of ``patch`` gives a copy of ``base`` (equal, same
+    key order): a list patch setting nothing at the base's length, or an object patch setting and
+    replacing nothing without a new key order. False says nothing (apply it)."""
+    if patch.__class__ is not dict:
+        return False
+    got = patch.get("set")
+    if got.__class__ is not dict or got:
+        return False
+    if base.__class__ is list:
+        n = patch.get("n")
+        return n.__class__ is int and n == len(base)
+    if base.__class__ is dict:
+        sub = patch.get("sub")
+        return sub.__class__ is dict and not sub and not patch.get("keys")
+    return False

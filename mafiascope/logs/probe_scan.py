@@ -25,7 +25,8 @@ except ImportError:  # pragma: no cover
 
 from .answers import chain_text, parse_answer
 from .probe_codec import _RESERVED, MARK, ProbeDecodeError, _ABSENT, _Tables, _chain_names, apply_patch, dumps_answer, finite
-from .probe_lines import malformed
+from .json_shape import json_shape, separators
+from .probe_lines import malformed, unchanged
 from .templates import NA, PLACEHOLDER
 
 _RAW = object()  # the record's raw answer is the JSON text of its value (Scanned.a_chars holds its length)
@@ -87,89 +88,6 @@ def _value_len(v: Any) -> int:
     return len(v)
 
 
-def _separators(v: Any) -> int:
-    """How many item and key separators ``json.dumps`` writes for ``v`` (each one character longer
-    with the default separators than with the compact ones)."""
-    cls = v.__class__
-    if cls is list:
-        n = len(v) - 1 if v else 0
-        for x in v:
-            if x.__class__ is list or x.__class__ is dict:
-                n += _separators(x)
-        return n
-    if cls is dict:
-        n = 2 * len(v) - 1 if v else 0
-        for x in v.values():
-            if x.__class__ is list or x.__class__ is dict:
-                n += _separators(x)
-        return n
-    return 0
-
-
-def _shape(v: Any) -> int:
-    """:func:`_separators` of ``v``, or -1 when ``v`` holds a float (orjson and ``json.dumps`` may
-    write a float differently, e.g. ``1e-05``): without floats the default ``json.dumps`` text of a
-    value parsed by orjson is its orjson text with a space after each separator (the two escape
-    every string alike), so its length needs no serialising. The objects of a list (the usual
-    answer: a list of flat objects) are walked in line rather than by a call each."""
-    cls = v.__class__
-    if cls is list:
-        n = len(v) - 1 if v else 0
-        for x in v:
-            c = x.__class__
-            if c is dict:
-                if x:
-                    n += 2 * len(x) - 1
-                    for y in x.values():
-                        c = y.__class__
-                        if c is dict or c is list:
-                            m = _shape(y)
-                            if m < 0:
-                                return -1
-                            n += m
-                        elif c is float:
-                            return -1
-            elif c is list:
-                m = _shape(x)
-                if m < 0:
-                    return -1
-                n += m
-            elif c is float:
-                return -1
-        return n
-    if cls is dict:
-        n = 2 * len(v) - 1 if v else 0
-        for x in v.values():
-            c = x.__class__
-            if c is dict or c is list:
-                m = _shape(x)
-                if m < 0:
-                    return -1
-                n += m
-            elif c is float:
-                return -1
-        return n
-    return -1 if cls is float else 0
-
-
-def unchanged(base: Any, patch: Any) -> bool:
-    """True when :func:`.probe_lines.apply_patch` of ``patch`` gives a copy of ``base`` (equal, same
-    key order): a list patch setting nothing at the base's length, or an object patch setting and
-    replacing nothing without a new key order. False says nothing (apply it)."""
-    if patch.__class__ is not dict:
-        return False
-    got = patch.get("set")
-    if got.__class__ is not dict or got:
-        return False
-    if base.__class__ is list:
-        n = patch.get("n")
-        return n.__class__ is int and n == len(base)
-    if base.__class__ is dict:
-        sub = patch.get("sub")
-        return sub.__class__ is dict and not sub and not patch.get("keys")
-    return False
-
-
 class _Text:
     """A stored answer value and the facts about its raw text that the loader and later quotes use:
     one per distinct value in a file (equal orjson texts give equal ``json.dumps`` texts)."""
@@ -178,7 +96,7 @@ class _Text:
 
     def __init__(self, value: Any, raw_len: int, plain: bool, text: str | None, key: bytes | None, seps: int) -> None:
         self.value, self.raw_len, self.plain, self.text, self.key = value, raw_len, plain, text, key
-        self.seps = seps  # _separators(value), or -1 until a quote needs it
+        self.seps = seps  # separators(value), or -1 until a quote needs it
 
     def raw(self) -> str:
         if self.text is None:
@@ -235,7 +153,7 @@ class ProbeScanner:
             return hit
         if hit.__class__ is _Text:  # parsed, no error: the compact text of the value
             if hit.seps < 0:
-                hit.seps = _separators(hit.value)
+                hit.seps = separators(hit.value)
             n = hit.raw_len - hit.seps
         elif hit.__class__ is _Odd:
             n = hit.quote_len()
@@ -295,7 +213,7 @@ class ProbeScanner:
         if hit is not None:
             self.last[(name, pid)] = (value, hit)
             return hit, value
-        seps = _shape(value) if key is not None else -1
+        seps = json_shape(value) if key is not None else -1
         if seps >= 0:  # the text is the orjson text with spaced separators: its facts from the key
             if key.isascii():  # type: ignore[union-attr]
                 # (no "<" at all: no "<think" in any case, without lowering a copy of the text)
