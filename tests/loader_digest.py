@@ -59,6 +59,16 @@ def corpora(tmp: Path) -> dict[str, Path]:
     return out
 
 
+def loaded_corpora(tmp: Path, names: tuple[str, ...]) -> dict[str, Any]:
+    """The named corpora of :func:`corpora`, loaded with forks, unprobed games and one worker, their
+    analytics cache under ``tmp``."""
+    from mafiascope.analytics.corpus import load_corpus
+
+    paths = corpora(tmp)
+    return {n: load_corpus(paths[n], cache_dir=tmp / "cache", probed_only=False, include_forks=True, workers=1)
+            for n in names}
+
+
 def _frame_digest(df: pd.DataFrame, root: str) -> dict[str, Any]:
     df = df.reset_index(drop=True)
     if "path" in df.columns:

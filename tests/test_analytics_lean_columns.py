@@ -14,7 +14,7 @@ import pytest
 
 from mafiascope.analytics import accounting, seat_cells
 from mafiascope.analytics import labels as L
-from mafiascope.analytics.corpus import LAZY_TABLES, load_corpus
+from mafiascope.analytics.corpus import LAZY_TABLES
 from mafiascope.analytics.f1 import f1_items
 from mafiascope.analytics.f2 import N_BINS, calibration_obs
 from mafiascope.analytics.f3 import actual_attitude, f3_pairs
@@ -22,17 +22,14 @@ from mafiascope.analytics.frames import items_with_probe
 from mafiascope.analytics.load import TRAITS
 from mafiascope.analytics.modes import COMPAT, Mode
 from mafiascope.analytics.stats import round_or_none
-from tests.loader_digest import corpora
+from tests.loader_digest import loaded_corpora
 
 NAMES = ("demo", "fixtures_v2", "mafiascope_en_demo", "malformed")
 
 
 @pytest.fixture(scope="module")
 def loaded(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    tmp = tmp_path_factory.mktemp("lean_columns")
-    paths = corpora(tmp)
-    return {n: load_corpus(paths[n], cache_dir=tmp / "cache", probed_only=False, include_forks=True, workers=1)
-            for n in NAMES}
+    return loaded_corpora(tmp_path_factory.mktemp("lean_columns"), NAMES)
 
 
 @pytest.mark.parametrize("name", NAMES)

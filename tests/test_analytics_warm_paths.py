@@ -15,24 +15,20 @@ import pytest
 
 from mafiascope.analytics import episodes, f3
 from mafiascope.analytics import labels as L
-from mafiascope.analytics.corpus import load_corpus
 from mafiascope.analytics.dynamics import _codes
 from mafiascope.analytics.frames import item_arrays, items_with_probe
 from mafiascope.analytics.modes import COMPAT, Mode
 from mafiascope.analytics.step_keys import fast_step_table
 from mafiascope.analytics.stats import cluster_ci, ratio_stat, round_or_none
 from mafiascope.analytics.viewer import frame_step_table, step_table
-from tests.loader_digest import corpora
+from tests.loader_digest import loaded_corpora
 
 NAMES = ("demo", "fixtures_v0", "fixtures_v1", "fixtures_v2", "mafiascope_en_demo", "mafiascope_ru_legacy", "malformed")
 
 
 @pytest.fixture(scope="module")
 def loaded(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    tmp = tmp_path_factory.mktemp("warm_paths")
-    paths = corpora(tmp)
-    return {n: load_corpus(paths[n], cache_dir=tmp / "cache", probed_only=False, include_forks=True, workers=1)
-            for n in NAMES}
+    return loaded_corpora(tmp_path_factory.mktemp("warm_paths"), NAMES)
 
 
 def _same(a: np.ndarray, b: np.ndarray) -> bool:
