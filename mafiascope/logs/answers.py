@@ -72,31 +72,31 @@ def _repair_truncated(cleaned: str) -> Any:
     return _repair_from(cleaned[min(starts):])
 
 
+# a string (to its closing quote, or to the end of a truncated text) or a bracket outside strings:
+# the tokens _repair_from reads, found by the regex engine rather than a Python loop per character
+_TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"?|([\[\]{}])', re.S)
+
+
 def _repair_from(s: str) -> Any:
-    """Scan ``s`` (starting at a bracket): the first complete value, else the complete prefix."""
+    """Scan ``s`` (starting at a bracket): the first complete value, else the complete prefix.
+    Brackets inside strings do not count; a backslash escapes the next character
+    (tests/test_cold_fastpaths.py holds it to the per-character scan it replaced)."""
     stack: list[str] = []
-    in_str = esc = False
     cut: tuple[int, list[str]] | None = None
-    for i, ch in enumerate(s):
-        if in_str:
-            if esc:
-                esc = False
-            elif ch == "\\":
-                esc = True
-            elif ch == '"':
-                in_str = False
+    for m in _TOKEN.finditer(s):
+        ch = m.group(1)
+        if ch is None:  # a string
             continue
-        if ch == '"':
-            in_str = True
-        elif ch in _OPEN:
+        if ch in _OPEN:
             stack.append(ch)
-        elif ch in _CLOSE:
+        else:
             if not stack or stack[-1] != _CLOSE[ch]:
                 return _FAIL  # malformed, not truncated
             stack.pop()
+            i = m.end()
             if not stack:
-                return _loads(s[: i + 1])
-            cut = (i + 1, list(stack))
+                return _loads(s[:i])
+            cut = (i, list(stack))
     if cut is None:
         return _FAIL
     end, still_open = cut
