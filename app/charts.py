@@ -186,8 +186,7 @@ def metrics_strip(m: dict[str, Any], gm: GameModel, step: int) -> int | None:
     ck = (gm.game_id, file_sig(gm.dir), bridge.current_mode().name)
     if ck not in _STRIP_SPECS:
         spec, offsets = strip_spec(_strip_frames(m, gm), STRIP_TITLES, len(gm.steps) - 1)
-        # the line data as Arrow bytes once: a step re-sends the same bytes, which the browser's view skips
-        _STRIP_SPECS[ck] = (vega_data.with_arrow(spec), offsets)
+        _STRIP_SPECS[ck] = (spec, offsets)
         if len(_STRIP_SPECS) > 100:
             _STRIP_SPECS.pop(next(iter(_STRIP_SPECS)))
     spec, offsets = _STRIP_SPECS[ck]
@@ -195,7 +194,7 @@ def metrics_strip(m: dict[str, Any], gm: GameModel, step: int) -> int | None:
         st.caption("Metrics strip: no data")
         return None
     key = f"ms_strip_{gm.game_id}"
-    spec = {**spec, "datasets": {**spec["datasets"], "cursor": cursor_rows(step, offsets)}}
+    spec = {**spec, "datasets": {"cursor": cursor_rows(step, offsets)}}
     ev = vega_data.chart(spec, key=key, on_select="rerun", selection_mode=STEP_PARAM, width="stretch")
     return _pick(ev, key)
 

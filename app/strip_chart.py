@@ -4,7 +4,7 @@ Three charts in three columns cost the browser three elements, four containers a
 timeline step's whole-page React commits, and their line data was re-sent with each step. Here the panels, their
 titles, axes' labels and legends are marks over one x scale (panel ``i`` occupies ``[i * pitch, i * pitch + last
 step]``), so the spec and its ``lines`` and ``frame`` datasets are fixed for a game; a step sends the one-row-per-
-panel ``cursor`` dataset (an unchanged dataset reaches the browser byte-identical and the view skips it). A click
+panel ``cursor`` dataset (the fixed data sit inline in the spec, whose unchanged string the browser keeps parsed). A click
 picks the nearest point of any panel (its ``step``), as the three charts' clicks did.
 """
 
@@ -49,17 +49,17 @@ def _skeleton(legend_rows: int, pitch: float, last: int, colors: tuple[tuple[str
     # one colour per series over the three panels (an agent has the same colour in each; "X hid" is X's colour)
     color = {"field": "series", "type": "nominal", "legend": None,
              "scale": {"domain": [c[0] for c in colors], "range": [c[1] for c in colors]}}
-    lines = {"data": {"name": "lines"}, "mark": {"type": "line", "strokeWidth": 1.8, "interpolate": "linear"},
+    lines = {"mark": {"type": "line", "strokeWidth": 1.8, "interpolate": "linear"},
              "encoding": {"x": x, "y": yv, "color": color, "detail": {"field": "panel", "type": "nominal"}, "strokeDash": dash}}
     tip = [{"field": "label", "type": "nominal", "title": "step"}, {"field": "series", "type": "nominal"},
            {"field": "value", "type": "quantitative", "format": ".0%"}]
-    points = {"data": {"name": "lines"}, "mark": {"type": "point", "size": 26, "filled": True, "opacity": 0.9},
+    points = {"mark": {"type": "point", "size": 26, "filled": True, "opacity": 0.9},
               "params": [{"name": STEP_PARAM, "select": {"type": "point", "fields": ["step"], "on": "click", "nearest": True}}],
               "encoding": {"x": x, "y": yv, "color": color, "tooltip": tip}}
     cursor = {"data": {"name": "cursor"}, "mark": {"type": "rule", "color": CURSOR, "strokeWidth": 2},
               "encoding": {"x": x, "y": {"datum": 0, "type": "quantitative", "scale": y["scale"], "axis": None},
                            "y2": {"datum": 1}}}
-    frame = {"data": {"name": "frame"}}
+    frame: dict[str, Any] = {}
 
     def where(kind: str) -> dict[str, Any]:
         return {"transform": [{"filter": f"datum.kind === '{kind}'"}]}
@@ -80,7 +80,11 @@ def _skeleton(legend_rows: int, pitch: float, last: int, colors: tuple[tuple[str
                       "encoding": {"x": x, "y": y, "text": {"field": "text", "type": "nominal"}}})
     height = round((y_dom[1] - y_dom[0]) / u)
     spec = {"$schema": "https://vega.github.io/schema/vega-lite/v6.json", "height": height, "background": "transparent",
-            "config": {"view": {"strokeWidth": 0}}, "layer": [grid, *texts[:4], lines, points, cursor, swatch, *texts[4:]],
+            "config": {"view": {"strokeWidth": 0}},
+            # the fixed data go inline into two layer groups (filled by strip_spec), not into named datasets: a step
+            # then sends the same spec string, which the browser keeps parsed, and decodes only the cursor's Arrow rows
+            "layer": [{"name": "frame", "layer": [grid, *texts[:4], swatch, *texts[4:]]},
+                      {"name": "lines", "layer": [lines, points]}, cursor],
             "usermeta": vega_data.CANVAS, "autosize": {"type": "fit-x", "contains": "padding"}}
     return json.dumps(spec)
 
@@ -127,8 +131,14 @@ def strip_spec(frames: dict[str, tuple[pd.DataFrame, dict[str, str], set[str]]],
         if row["kind"] == "legend":
             row["y"] = -(AXIS_PX + (row.pop("row") + 0.5) * LEGEND_ROW_PX + 6) * u
     spec = json.loads(_skeleton(legend_rows, pitch, last, tuple(palette.items())))
-    spec["datasets"] = {"lines": vega_data.records(lines), "frame": vega_data.records(frame)}
+    for group, rows in zip(spec["layer"], (frame, lines)):
+        group["data"] = {"values": vega_data.records(rows)}
     return spec, offsets
+
+
+def fixed_data(spec: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    """The rows of the strip's fixed layer groups by name (``frame``, ``lines``)."""
+    return {g["name"]: g["data"]["values"] for g in spec["layer"] if "name" in g}
 
 
 def cursor_rows(step: int, offsets: list[float]) -> list[dict[str, Any]]:
