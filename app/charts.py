@@ -22,13 +22,11 @@ from . import bridge, vega_data
 from .data import file_sig
 from .gamemodel import GameModel
 from .palette import AGENT_PALETTE, ROLE_COLORS
+from .strip_chart import STEP_PARAM
 
 RECALL_COLOR = "#6e7681"  # neutral grey: the crowd line never shares a hue with a Mafioso's agent colour
 
-STEP_PARAM = "pick_step"
 STRIP_HEIGHT = 150  # plot height of each metrics-strip chart (legend rows come on top of it)
-STRIP_AUTOSIZE = {"type": "fit-x", "contains": "padding"}
-LEGEND_LABEL_LIMIT = 64  # px: two legend columns fit a metrics-strip chart in a third of a 1000-px page
 N_ROW = 1.05  # reliability diagram: the y of the row of "n=" labels, above 100 %
 
 
@@ -136,28 +134,6 @@ def deception_at(m: dict[str, Any], label: str) -> dict[str, float | None] | Non
     return {str(k): (None if v is None else float(v)) for k, v in (ps.get("deception") or {}).items()}
 
 
-def _line(df: pd.DataFrame, title: str, step: int, colors: dict[str, str], height: int = 170,
-          dashed: set[str] | None = None) -> alt.LayerChart:
-    dom = list(colors)
-    sel = alt.selection_point(name=STEP_PARAM, fields=["step"], on="click", nearest=True, empty=False)
-    base = alt.Chart(df).encode(
-        x=alt.X("step:Q", title="step", axis=alt.Axis(tickMinStep=1, labelFontSize=10, titleFontSize=10, titlePadding=4)),
-        y=alt.Y("value:Q", title=None, scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(format="%", tickCount=3)),
-        color=alt.Color("series:N", scale=alt.Scale(domain=dom, range=[colors[d] for d in dom]),
-                        # a narrow legend: Vega cannot fit a view narrower than its legend, so a 3-column legend in a
-                        # third of a narrow page pushed the plot's right edge (and its last x label, "5C") out of view
-                        legend=alt.Legend(orient="bottom", title=None, columns=1 if len(dom) <= 3 else 2,
-                                          labelLimit=LEGEND_LABEL_LIMIT, symbolSize=60)),
-        strokeDash=alt.condition(alt.FieldOneOfPredicate("series", sorted(dashed or [])), alt.value([4, 3]), alt.value([1, 0])),
-    )
-    lines = base.mark_line(strokeWidth=1.8, interpolate="linear")
-    # points carry the click selection: nearest=True picks the closest point anywhere in the plot
-    pts = base.mark_point(size=26, filled=True, opacity=0.9).encode(
-        tooltip=[alt.Tooltip("label:N", title="step"), "series:N", alt.Tooltip("value:Q", format=".0%")]).add_params(sel)
-    cursor = alt.Chart(alt.NamedData("cursor")).mark_rule(color="#a16207", strokeWidth=2).encode(x="step:Q")
-    return alt.layer(lines, pts, cursor).properties(height=height, title=alt.TitleParams(title, anchor="start", fontSize=12))
-
-
 def _pick(event: Any, key: str) -> int | None:
     from .graph import selection_value
 
@@ -165,7 +141,7 @@ def _pick(event: Any, key: str) -> int | None:
     return int(val) if val is not None else None
 
 
-_STRIP_SPECS: dict[tuple, str] = {}
+_STRIP_SPECS: dict[tuple, tuple[dict[str, Any], list[float]]] = {}
 
 
 def _strip_frames(m: dict[str, Any], gm: GameModel) -> dict[str, tuple[pd.DataFrame, dict[str, str], set[str]]]:
@@ -197,45 +173,30 @@ def _strip_frames(m: dict[str, Any], gm: GameModel) -> dict[str, tuple[pd.DataFr
     return out
 
 
-def metrics_strip(m: dict[str, Any], gm: GameModel, step: int) -> int | None:
-    """Three step-indexed charts; the spec of a game is built once, only the cursor moves."""
-    import json
+STRIP_TITLES = {"first_order": "1st-order accuracy per agent",
+                "crowd": "Crowd Mafia recall · dashed: each Mafioso hid",
+                "second_order": "2nd-order consistency per agent"}
 
-    picked = None
-    cols = st.columns(3)
-    titles = {"first_order": "1st-order accuracy per agent",
-              "crowd": "Crowd Mafia recall · dashed: each Mafioso hid",
-              "second_order": "2nd-order consistency per agent"}
-    sig = (gm.game_id, file_sig(gm.dir), bridge.current_mode().name)
-    frames = None
-    specs: dict[str, dict[str, Any] | None] = {}
-    for kind in titles:
-        ck = (*sig, kind)
-        if ck not in _STRIP_SPECS:
-            frames = frames or _strip_frames(m, gm)
-            df, colors, dashed = frames[kind]
-            _STRIP_SPECS[ck] = "" if df.empty else json.dumps(
-                _line(df, titles[kind], step, colors, dashed=dashed, height=STRIP_HEIGHT).to_dict())
-            if len(_STRIP_SPECS) > 300:
-                _STRIP_SPECS.pop(next(iter(_STRIP_SPECS)))
-        specs[kind] = json.loads(_STRIP_SPECS[ck]) if _STRIP_SPECS[ck] else None
-    for col, kind in zip(cols, titles):
-        with col:
-            spec = specs[kind]
-            if spec is None:
-                st.caption(f"{titles[kind]}: no data")
-                continue
-            spec.setdefault("datasets", {})["cursor"] = [{"step": step}]
-            # fit the width only: the spec's height is the plot's. Streamlit's default "fit" shared a fixed pixel
-            # height with the title, axis and legend, so a 7-agent legend (3 rows) shrank its plot to half the
-            # crowd chart's (1 legend row) and the three side-by-side plots no longer lined up
-            spec["autosize"] = STRIP_AUTOSIZE
-            spec["usermeta"] = vega_data.CANVAS
-            key = f"ms_{kind}_{gm.game_id}"
-            # datasets as memoised Arrow bytes: on a step only the one-row cursor is new
-            ev = vega_data.chart(spec, key=key, on_select="rerun", selection_mode=STEP_PARAM, width="stretch")
-            picked = picked if picked is not None else _pick(ev, key)
-    return picked
+
+def metrics_strip(m: dict[str, Any], gm: GameModel, step: int) -> int | None:
+    """The three step-indexed panels as one chart (app/strip_chart.py): its spec and line data are built once per
+    game, a step moves the cursor; returns a step clicked on it (or None)."""
+    from .strip_chart import cursor_rows, strip_spec
+
+    ck = (gm.game_id, file_sig(gm.dir), bridge.current_mode().name)
+    if ck not in _STRIP_SPECS:
+        spec, offsets = strip_spec(_strip_frames(m, gm), STRIP_TITLES, len(gm.steps) - 1)
+        _STRIP_SPECS[ck] = (spec, offsets)
+        if len(_STRIP_SPECS) > 100:
+            _STRIP_SPECS.pop(next(iter(_STRIP_SPECS)))
+    spec, offsets = _STRIP_SPECS[ck]
+    if not offsets:
+        st.caption("Metrics strip: no data")
+        return None
+    key = f"ms_strip_{gm.game_id}"
+    spec = {**spec, "datasets": {"cursor": cursor_rows(step, offsets)}}
+    ev = vega_data.chart(spec, key=key, on_select="rerun", selection_mode=STEP_PARAM, width="stretch")
+    return _pick(ev, key)
 
 
 # ----------------------------------------------------------------------------- calibration

@@ -72,17 +72,18 @@ def timeline(gm: GameModel) -> int:
     # always written: after a page switch Streamlit drops a page-scoped widget's value when it mounts on the
     # new page although session_state still reads the old one, so "write only if different" left the slider at 0
     st.session_state[wkey] = step
-    # the first/last buttons carry their shortcut hint ("Home", "End"): wide enough not to clip in the 3/4 column of Impersonate
-    cols = st.columns([1.5, 1.2, 8, 1.2, 1.5], vertical_alignment="top")
-    cols[0].button("", icon=":material/first_page:", key="tl_first", on_click=_set_step, args=(0,), disabled=step == 0, help="First step", shortcut="Home")
-    cols[1].button("", icon=":material/chevron_left:", key="tl_prev", on_click=_shift, args=(-1, n), disabled=step == 0, help="Previous step", shortcut="Left")
-    with cols[2]:
+    # one horizontal row, not five columns: every element and container on the page is re-rendered by the browser
+    # on each of a step's whole-page React commits, so the same controls in fewer containers make a step cheaper
+    row = st.container(horizontal=True, vertical_alignment="top", gap="small", key="tl_row")
+    row.button("", icon=":material/first_page:", key="tl_first", on_click=_set_step, args=(0,), disabled=step == 0, help="First step", shortcut="Home")
+    row.button("", icon=":material/chevron_left:", key="tl_prev", on_click=_shift, args=(-1, n), disabled=step == 0, help="Previous step", shortcut="Left")
+    with row.container(gap=None):
         if n > 1:
             st.slider("Timeline", 0, n - 1, key=wkey, on_change=_on_slider, args=(wkey,), label_visibility="collapsed",
                       help="Drag to move through the game: one tick per message or probe step.")
         st.caption(md_escape(step_caption(gm, step)))
-    cols[3].button("", icon=":material/chevron_right:", key="tl_next", on_click=_shift, args=(1, n), disabled=step >= n - 1, help="Next step", shortcut="Right")
-    cols[4].button("", icon=":material/last_page:", key="tl_last", on_click=_set_step, args=(n - 1,), disabled=step >= n - 1, help="Last step", shortcut="End")
+    row.button("", icon=":material/chevron_right:", key="tl_next", on_click=_shift, args=(1, n), disabled=step >= n - 1, help="Next step", shortcut="Right")
+    row.button("", icon=":material/last_page:", key="tl_last", on_click=_set_step, args=(n - 1,), disabled=step >= n - 1, help="Last step", shortcut="End")
     return int(S.get(S.K_STEP, step))
 
 

@@ -59,22 +59,56 @@ def _mark(layer: dict) -> dict:
     return m if isinstance(m, dict) else {"type": m}
 
 
+def _leaves(spec: dict) -> list[dict]:
+    out = []
+    for lay in spec.get("layer", []):
+        out += _leaves(lay) if "layer" in lay else [lay]
+    return out
+
+
+def _strip(at) -> dict:
+    """The metrics strip: one chart with a layer group ``lines`` (app/strip_chart.py); its named datasets (sent beside
+    the spec as Arrow bytes: the cursor) as lists of rows."""
+    from streamlit.dataframe_util import convert_arrow_bytes_to_pandas_df
+
+    found = []
+
+    def walk(node):
+        if getattr(node, "type", "") == "vega_lite_chart":
+            spec = json.loads(node.proto.spec)
+            if any(lay.get("name") == "lines" for lay in spec.get("layer", [])):
+                spec["datasets"] = {d.name: convert_arrow_bytes_to_pandas_df(d.data.data).to_dict("records")
+                                    for d in node.proto.datasets}
+                found.append(spec)
+        for c in getattr(node, "children", {}).values():
+            walk(c)
+
+    walk(at._tree)
+    assert len(found) == 1, [_title(s) for s in _specs(at)]
+    return found[0]
+
+
 @pytest.mark.slow
 def test_metrics_strip_plots_have_one_height(logs):
-    """The three strip charts sit side by side; with a fixed pixel height shared with the legend, the 7-agent
-    legend (3 rows) halved the 1st-order plot next to the crowd chart (1 legend row)."""
-    from app import charts
+    """The three strip panels sit side by side; with a fixed pixel height shared with the legend, the 7-agent
+    legend (3 rows) halved the 1st-order plot next to the crowd chart (1 legend row). Now the three panels share
+    one y scale whose [0, 1] spans PLOT_PX pixels, each panel with its "step" axis title."""
+    from app import strip_chart
+    from app.strip_chart import fixed_data
 
-    plot_height = getattr(charts, "STRIP_HEIGHT", 150)
     at = new_app().run()
     assert_clean(at)
-    strip = [s for s in _specs(at) if any(k in _title(s) for k in ("1st-order", "Crowd", "2nd-order"))]
-    assert len(strip) >= 2, [_title(s) for s in _specs(at)]
-    for s in strip:
-        assert s.get("autosize", {}).get("type") == "fit-x", (_title(s), s.get("autosize"))
-        assert s.get("height") == plot_height, (_title(s), s.get("height"))
-        x = s["layer"][0]["encoding"]["x"]
-        assert x.get("title") == "step"  # an axis title, not a bare tick row
+    s = _strip(at)
+    assert s.get("autosize", {}).get("type") == "fit-x", s.get("autosize")
+    ys = {json.dumps(lay["encoding"]["y"]["scale"]) for lay in _leaves(s) if "scale" in lay["encoding"].get("y", {})}
+    assert len(ys) == 1  # one y scale for every layer: the panels' plots have one height
+    y = json.loads(ys.pop())["domain"]
+    assert s["height"] == pytest.approx((y[1] - y[0]) * strip_chart.PLOT_PX, abs=1)
+    frame = fixed_data(s)["frame"]
+    titles = [r["text"] for r in frame if r["kind"] == "title"]
+    assert [t.split(" ")[0] for t in titles] == ["1st-order", "Crowd", "2nd-order"]
+    n_plots = len([t for t in frame if t["kind"] == "xtitle"])
+    assert n_plots >= 2 and all(r["text"] == "step" for r in frame if r["kind"] == "xtitle")  # an axis title per plot
 
 
 @pytest.mark.slow
@@ -289,14 +323,19 @@ def test_reliability_n_labels_sit_above_every_whisker_in_a_neutral_ink():
 @pytest.mark.slow
 def test_metrics_strip_legends_fit_a_narrow_column(logs):
     """A 3-column legend (140 px labels) is wider than a third of a 1000-px page: Vega cannot fit the view narrower than
-    its legend, so the plot's right edge and its last x label were cut ("5C" for 50)."""
-    from app.charts import LEGEND_LABEL_LIMIT
+    its legend, so the plot's right edge and its last x label were cut ("5C" for 50). The strip's legends are at most
+    two columns of labels cut at LEGEND_LABEL_LIMIT px in each panel."""
+    from app.strip_chart import LEGEND_LABEL_LIMIT, fixed_data
 
     at = new_app().run()
     assert_clean(at)
-    strip = [s for s in _specs(at) if any(k in _title(s) for k in ("1st-order", "Crowd", "2nd-order"))]
-    assert strip
-    for s in strip:
-        legend = s["layer"][0]["encoding"]["color"]["legend"]
-        assert legend["columns"] <= 2 and legend["labelLimit"] == LEGEND_LABEL_LIMIT
-        assert legend["columns"] * (LEGEND_LABEL_LIMIT + 30) <= 200  # symbol, padding: fits a ~200 px chart
+    s = _strip(at)
+    label = next(lay for lay in _leaves(s) if "datum.kind === 'legend'" in json.dumps(lay.get("transform", []))
+                 and lay["mark"]["type"] == "text")
+    assert label["mark"]["limit"] == LEGEND_LABEL_LIMIT
+    legend = [r for r in fixed_data(s)["frame"] if r["kind"] == "legend"]
+    titles = sorted(r["gx"] for r in fixed_data(s)["frame"] if r["kind"] == "title")
+    for lo, hi in zip(titles, [*titles[1:], float("inf")]):
+        cols = {r["gx"] for r in legend if lo <= r["gx"] < hi}
+        assert len(cols) <= 2
+    assert 2 * (LEGEND_LABEL_LIMIT + 30) <= 200  # symbol, padding: fits a ~200 px panel

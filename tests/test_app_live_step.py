@@ -39,7 +39,12 @@ def test_next_step_updates_url_share_link_and_page(logs):
     assert _q(at, "step") == "13" and timeline(at).value == 13
     assert any("step=13" in c.value for c in at.code), [c.value for c in at.code]  # the share link follows the step
     charts = {c.key: c for c in at.get("vega_lite_chart")}
-    assert "Ground truth" in texts(at) and f"gt_{GAME}" in charts and sum(k.startswith("ms_") for k in charts) >= 3
+    assert "Ground truth" in texts(at) and f"gt_{GAME}" in charts and f"ms_strip_{GAME}" in charts
+    # the metrics strip (its three panels as one chart, app/strip_chart.py): the cursor (its one named dataset) moved
+    from streamlit.dataframe_util import convert_arrow_bytes_to_pandas_df
+
+    strip = {d.name: convert_arrow_bytes_to_pandas_df(d.data.data) for d in charts[f"ms_strip_{GAME}"].proto.datasets}
+    assert len(strip["cursor"]) == 3 and strip["cursor"]["gx"].iloc[0] == 13
     # every agent's graph, drawn as the panels of one chart (app/graph.belief_panels), at the new step
     assert len(panel_heads(charts[f"ag_{GAME}"])) == 7
 

@@ -250,6 +250,13 @@ def test_metrics_strip_click_moves_timeline(browser, server):
     moved = page.wait_for_function("() => !window.location.href.includes('step=30')", timeout=30000)
     _settle(page)
     assert moved and "step=" in page.url
+    # the three panels are one chart (app/strip_chart.py): a click in the last panel picks a point there too
+    before = page.url
+    box = strip.locator("canvas, svg").first.bounding_box()
+    page.mouse.click(box["x"] + box["width"] * 0.86, box["y"] + box["height"] * 0.3)
+    page.wait_for_function("(u) => window.location.href !== u", arg=before, timeout=30000)
+    _settle(page)
+    assert "step=" in page.url and page.url != before
     _no_exception(page)
     page.close()
 
