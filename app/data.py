@@ -203,6 +203,15 @@ def _stored_rows(root: str) -> None:
             _ROW_MEMO.setdefault((path, root, sig), row)
 
 
+def index_stored(roots: tuple[str, ...]) -> bool:
+    """Whether every game under ``roots`` has its index row in this process or on disk (no game.jsonl to read)."""
+    for root in roots:
+        _stored_rows(root)
+        if any((d, root, file_sig(d)) not in _ROW_MEMO for d in _dirs_of(root)):
+            return False
+    return True
+
+
 def _game_index(roots: tuple[str, ...], progress: IndexProgress | None = None) -> pd.DataFrame:
     import time
 
