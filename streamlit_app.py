@@ -19,7 +19,7 @@ if str(ROOT) not in sys.path:  # Community Cloud runs the repo without `pip inst
 
 import streamlit as st  # noqa: E402
 
-if __name__ != "__main__":  # the server process: Streamlit >= 1.67 serves the app through st.App
+if __name__ != "__main__" and hasattr(st, "App"):  # the server process (Streamlit >= 1.67 has st.App)
     from app.warm import lifespan
 
     app = st.App(__file__, lifespan=lifespan)
