@@ -21,11 +21,7 @@ DASHBOARD_SECTIONS = ("parse", "outcome", "f1", "f2", "f3", "f4", "dynamics")
 
 
 def selection_dirs(include_forks: bool = False) -> tuple[str, ...]:
-    return dirs_of(context().selection, include_forks)
-
-
-def dirs_of(sel: pd.DataFrame | None, include_forks: bool = False) -> tuple[str, ...]:
-    """The game directories of an index selection, sorted (root games only unless ``include_forks``)."""
+    sel = context().selection
     if sel is None or sel.empty:
         return ()
     if not include_forks:

@@ -203,13 +203,11 @@ def _stored_rows(root: str) -> None:
             _ROW_MEMO.setdefault((path, root, sig), row)
 
 
-def index_stored(roots: tuple[str, ...]) -> bool:
-    """Whether every game under ``roots`` has its index row in this process or on disk (no game.jsonl to read)."""
+def load_stored_rows(roots: tuple[str, ...]) -> None:
+    """Put the index rows kept on disk for ``roots`` into the row memo now (a server's warm-up, app/warm.py):
+    plain file reads, no Streamlit call, so it runs outside a script run."""
     for root in roots:
         _stored_rows(root)
-        if any((d, root, file_sig(d)) not in _ROW_MEMO for d in _dirs_of(root)):
-            return False
-    return True
 
 
 def _game_index(roots: tuple[str, ...], progress: IndexProgress | None = None) -> pd.DataFrame:

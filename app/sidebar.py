@@ -155,11 +155,6 @@ class _Slot:
             self.box.empty()
 
 
-def default_corpora(full: pd.DataFrame) -> list[str]:
-    """The corpora picked when the sidebar opens: all of the index's but the bundled arena runs (opt in)."""
-    return [c for c in dict.fromkeys(full["corpus"]) if not is_bundled_arena(c)] if len(full) else []
-
-
 def render() -> Context:
     with st.sidebar:
         roots = _roots()
@@ -178,7 +173,8 @@ def render() -> Context:
     slot.clear()
     with st.sidebar:
         corpora = list(dict.fromkeys(full["corpus"])) if len(full) else []
-        picked_corpora = st.multiselect("Corpora", corpora, default=default_corpora(full), key="sb_corpora",
+        default_corpora = [c for c in corpora if not is_bundled_arena(c)]  # bundled arena runs: opt in
+        picked_corpora = st.multiselect("Corpora", corpora, default=default_corpora, key="sb_corpora",
                                         format_func=lambda c: Path(c).name or c,
                                         help="Which log roots make up the corpus the analysis pages use. The bundled "
                                              "arena run (data/arena: ten-seat bot games, no probes) is off by default; "
