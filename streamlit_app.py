@@ -1,7 +1,11 @@
 """mafiascope Streamlit app: entrypoint (``streamlit run streamlit_app.py``).
 
-The entrypoint frames every page: it sets up the page, draws the shared sidebar (log
-directories, corpus selection, game picker) and runs the page chosen by st.navigation.
+Each script run (``__name__ == "__main__"``) frames every page: it sets up the page, draws the shared sidebar
+(log directories, corpus selection, game picker) and runs the page chosen by st.navigation (app/entry.py).
+
+Imported as a module (``streamlit run`` finds the ``st.App`` below and serves it with uvicorn, Streamlit's
+ASGI mode), this file is the server: the same routes and config as Streamlit's own server, plus a lifespan
+hook that warms the first view in a thread while the first visitor's browser loads (app/warm.py).
 """
 
 from __future__ import annotations
@@ -15,66 +19,14 @@ if str(ROOT) not in sys.path:  # Community Cloud runs the repo without `pip inst
 
 import streamlit as st  # noqa: E402
 
-from app.boot import first_imports  # noqa: E402
+if __name__ != "__main__" and hasattr(st, "App"):  # the server process (Streamlit >= 1.67 has st.App)
+    from app.warm import lifespan
 
-with first_imports("app.sidebar"):  # a new server process: pandas, pyarrow, pydantic and the app
-    from app import keys, nav, sidebar
-    from app.frame import framed
-    from app.state import add_url_error, qp, quoted
+    app = st.App(__file__, lifespan=lifespan)
+else:
+    from app.boot import first_imports
 
-st.set_page_config(page_title="mafiascope", page_icon="🕵️", layout="wide", initial_sidebar_state="expanded")
-keys.install()  # ${VAR} keys resolve through the operator's policy (app/keys.py), in this process and in the games it starts
+    with first_imports("app.sidebar"):  # a new server process: pandas, pyarrow, pydantic and the app
+        from app.entry import main
 
-pages: dict[str, list[st.Page]] = {}
-objs: dict[str, st.Page] = {}
-for p in nav.PAGES:
-    page = st.Page(str(ROOT / p.file), title=p.title, icon=p.icon, url_path=p.url, help=p.help)
-    pages.setdefault(p.section, []).append(page)
-    objs[p.url] = page
-
-
-def _requested_path() -> str:
-    """The page path the browser asked for ('' for the root), without the server's base path."""
-    from urllib.parse import urlparse
-
-    try:
-        path = urlparse(str(st.context.url or "")).path
-    except Exception:  # no browser context (tests, bare mode)
-        return ""
-    base = str(st.get_option("server.baseUrlPath") or "").strip("/")
-    path = path.strip("/")
-    if base and (path == base or path.startswith(base + "/")):
-        path = path[len(base):].strip("/")
-    return path
-
-
-def _home() -> None:
-    """The root URL opens Live Game at /live, keeping the query parameters (so every page has a named path).
-    Streamlit runs this default page for an unknown path too (/nosuchpage): that is said on Live Game."""
-    asked = _requested_path()
-    if asked and asked != "home" and asked not in objs:
-        add_url_error(f"Unknown page /{asked} (pages: {', '.join('/' + u for u in objs)}); showing Live Game instead.")
-    params = st.query_params.to_dict()
-    target = objs.get(params.pop("page", nav.PAGES[0].url), objs[nav.PAGES[0].url])
-    st.switch_page(target, query_params=params)
-
-
-pages.setdefault("Games", []).insert(0, st.Page(_home, title="mafiascope", url_path="home", default=True, visibility="hidden"))
-
-current = st.navigation(pages, position="sidebar", expanded=True)
-
-# ?page=<name> on any page jumps to that page, keeping the other parameters
-want = qp("page")
-if want is not None:
-    rest = {k: v for k, v in st.query_params.to_dict().items() if k != "page"}
-    if want in objs:
-        if objs[want].url_path != current.url_path:
-            st.switch_page(objs[want], query_params=rest)
-        del st.query_params["page"]
-    else:
-        add_url_error(f"URL parameter page={quoted(want)}: unknown page (choose one of {', '.join(objs)}).")
-        del st.query_params["page"]
-
-sidebar.render()
-with framed():  # the page's page_guard sees it runs inside this frame
-    current.run()
+    main()

@@ -11,14 +11,22 @@ from __future__ import annotations
 
 import gc
 import sys
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+IMPORTED = threading.Event()  # cleared while app/warm.py imports the first view's modules in a server's lifespan
+IMPORTED.set()
+IMPORT_WAIT_S = 120.0
+
 
 @contextmanager
-def first_imports(marker: str, freeze: bool = True) -> Iterator[None]:
+def first_imports(marker: str, freeze: bool = True, wait: bool = True) -> Iterator[None]:
     """Run the block's imports with the collector off when module ``marker`` is not imported yet; then
-    freeze what exists (``freeze=False`` in a page, whose run already holds objects that may become garbage)."""
+    freeze what exists (``freeze=False`` in a page, whose run already holds objects that may become garbage).
+    With ``wait``, first let a warm-up that is importing the same modules finish (app/warm.py)."""
+    if wait:
+        IMPORTED.wait(IMPORT_WAIT_S)
     if marker in sys.modules:
         yield
         return

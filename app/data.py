@@ -203,6 +203,13 @@ def _stored_rows(root: str) -> None:
             _ROW_MEMO.setdefault((path, root, sig), row)
 
 
+def load_stored_rows(roots: tuple[str, ...]) -> None:
+    """Put the index rows kept on disk for ``roots`` into the row memo now (a server's warm-up, app/warm.py):
+    plain file reads, no Streamlit call, so it runs outside a script run."""
+    for root in roots:
+        _stored_rows(root)
+
+
 def _game_index(roots: tuple[str, ...], progress: IndexProgress | None = None) -> pd.DataFrame:
     import time
 

@@ -287,14 +287,17 @@ def _dashboard_visit(browser, url: str) -> dict:
             "phases_s": {k: round(v / 1000, 2) for k, v in sorted(phases.items(), key=lambda kv: kv[1])}}
 
 
-def _visit_fresh(browser, env: dict[str, str], checkout: Path) -> dict:
-    """One Dashboard visit in a new server process of ``checkout``, with the server's CPU seconds
-    spent from its start-up (health check answered) to the full render."""
+def _visit_fresh(browser, env: dict[str, str], checkout: Path, settle_s: float = 0.0) -> dict:
+    """One Dashboard visit in a new server process of ``checkout``, ``settle_s`` seconds after its health check
+    answered, with the server's CPU seconds spent from that answer, and from the request, to the full render."""
     srv = _Server(env, checkout)
     try:
+        time.sleep(settle_s)
+        asked_cpu_s = srv.cpu_s()
         r = _dashboard_visit(browser, srv.url)
         r["server_startup_cpu_s"] = round(srv.start_cpu_s, 2)
         r["server_cpu_s"] = round(srv.cpu_s() - srv.start_cpu_s, 2)
+        r["server_cpu_from_request_s"] = round(srv.cpu_s() - asked_cpu_s, 2)  # without what a warm-up did while settling
         return r
     finally:
         srv.close()
@@ -317,7 +320,7 @@ def compile_checkout(checkout: Path) -> None:
 
 
 def bench_browser(n: int, synth_dir: Path | None, reps: int, baseline: Path | None = None, timeline: bool = True,
-                  bytecode: bool = False) -> dict:
+                  bytecode: bool = False, settle_s: float = 0.0) -> dict:
     """In Chromium (Playwright): the Dashboard of n synthetic games in fresh server processes, cold
     (no analytics cache) and with the caches present, and the timeline's next-step click. With
     ``baseline`` (another checkout, e.g. ``git archive main | tar -x -C DIR``) the Dashboard visits
@@ -335,16 +338,17 @@ def bench_browser(n: int, synth_dir: Path | None, reps: int, baseline: Path | No
     caches = {name: Path(tempfile.mkdtemp(prefix=f"ms_cache_{name}_")) for name in checkouts}  # this run's caches only
     envs = {name: {"MAFIASCOPE_LOGS": str(root / "corpus"), "MAFIASCOPE_RUNS": str(root / "runs"),
                    "MAFIASCOPE_CACHE_DIR": str(caches[name])} for name in checkouts}
-    out: dict = {"games": n, "checkouts": {k: str(v) for k, v in checkouts.items()}, "load_average_start": os.getloadavg()}
+    out: dict = {"games": n, "checkouts": {k: str(v) for k, v in checkouts.items()}, "settle_s": settle_s,
+                 "load_average_start": os.getloadavg()}
     try:
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM, args=_ARGS)
             for name, checkout in checkouts.items():
-                out.setdefault(name, {})["dashboard_no_cache"] = _visit_fresh(browser, envs[name], checkout)
+                out.setdefault(name, {})["dashboard_no_cache"] = _visit_fresh(browser, envs[name], checkout, settle_s)
             runs: dict[str, list[dict]] = {name: [] for name in checkouts}
             for _ in range(max(1, reps // 2)):
                 for name, checkout in checkouts.items():  # alternating, so both see the same machine load
-                    runs[name].append(_visit_fresh(browser, envs[name], checkout))
+                    runs[name].append(_visit_fresh(browser, envs[name], checkout, settle_s))
             for name in checkouts:
                 out[name]["dashboard_fresh_process_with_cache"] = _summary(runs[name])
             if timeline:
@@ -445,6 +449,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--bytecode", action="store_true",
                     help="byte-compile each checkout's app, pages and package first (writes __pycache__ there), as a "
                          "deployed server has them; without it a shell with PYTHONDONTWRITEBYTECODE compiles them in every process")
+    ap.add_argument("--settle", type=float, default=0.0,
+                    help="seconds each fresh server process stays up after its health check before the Dashboard is "
+                         "requested (default 0: at once; a server that started before its first visitor has warmed its "
+                         "first view, app/warm.py)")
     ap.add_argument("--fresh-cpu", action="store_true",
                     help="only the process CPU of fresh-process Dashboard renders under AppTest (caches present, and a "
                          "cold start to its first progress bar), alternating with --baseline when given")
@@ -466,7 +474,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.browser or args.only_browser:
         out["browser"] = bench_browser(args.games, args.synthetic_dir, args.reps, args.baseline, not args.no_timeline,
-                                       args.bytecode)
+                                       args.bytecode, args.settle)
     if not args.only_browser:
         out["largest_demo_game"] = bench_game(args.reps)
     if not args.skip_dashboard and not args.only_browser:
