@@ -18,8 +18,9 @@ from .f2 import bin_columns, brier_stat, calibration_obs, ece_stat
 from .f3 import actual_attitude, pair_arrays as f3_pair_arrays
 from .f4 import vote_units
 from .frames import mafia_mask
-from .load import K_NONE, TRAITS
+from .load import K_NONE
 from .modes import Mode
+from .personality_blocks import seat_sums
 from .stats import ratio_stat
 
 
@@ -171,18 +172,7 @@ def _personality(c: Corpus, mode: Mode) -> np.ndarray:
     """Absolute error summed over traits, the number of trait estimates, the constant-50 baseline's error."""
     r = personality_rows(c)
     cl = _cells(c)
-    k = cl.key(r["g"], r["seat"])
-    cell = np.ravel_multi_index((r["g"], r["tgt"]), c.seat_array(TRAITS[0]).shape)  # (game, target) in the flat seat arrays
-    err, base, n = (np.zeros((cl.m, cl.S)) for _ in range(3))
-    for trait in TRAITS:
-        truth = c.seat_array(trait).ravel().take(cell)
-        est = r[trait]
-        ok = np.flatnonzero(~np.isnan(truth) & ~np.isnan(est))  # the rows summed, once per trait
-        kk, truth, est = k[ok], truth[ok], est[ok]
-        err += cl.sum(kk, np.abs(est - truth))
-        base += cl.sum(kk, np.abs(50 - truth))
-        n += cl.sum(kk)
-        del kk, truth, est, ok
+    err, n, base = (x[: cl.n].reshape(cl.m, cl.S) for x in seat_sums(c, r, cl.key, cl.n))  # by blocks of games
     return np.stack([err, n, base], axis=-1)
 
 
