@@ -144,12 +144,28 @@ def test_f3_report_pair_columns_equal_the_full_pairs(loaded, name: str) -> None:
             assert lean[k].dtype == full[k].dtype or k == "guess", (name, k)
 
 
+def _l1_whole(c, mode: Mode) -> np.ndarray:
+    """The computation the blocks replaced: every pair's dense rows at once."""
+    st = dynamics.suspicion_states(c, mode)
+    V, g, ag = st["V"], st["g"], st["agent"]
+    same = np.zeros(len(g), dtype=bool)
+    same[1:] = (g[1:] == g[:-1]) & (ag[1:] == ag[:-1])
+    cur = np.flatnonzero(same)
+    a, b = V[cur - 1], V[cur]
+    common = ~np.isnan(a) & ~np.isnan(b)
+    sa, sb = np.where(common, a, 0).sum(1), np.where(common, b, 0).sum(1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        l1 = np.abs(np.where(common, a, 0) / sa[:, None] - np.where(common, b, 0) / sb[:, None]).sum(1)
+    return np.where(common.any(1) & (sa > 0) & (sb > 0), l1, np.nan)
+
+
 @pytest.mark.parametrize("name", NAMES)
 def test_dynamics_pairs_by_blocks_equal_one_block(loaded, name: str, monkeypatch: pytest.MonkeyPatch) -> None:
     c = loaded[name]
     for mode in (Mode(), COMPAT):
         monkeypatch.setattr(dynamics, "_BLOCK", 1 << 40)
         whole = dynamics._build_pairs(c, mode)
+        assert np.array_equal(whole["l1"], _l1_whole(c, mode), equal_nan=True), name
         for block in (1, 3, 50):
             monkeypatch.setattr(dynamics, "_BLOCK", block)
             got = dynamics._build_pairs(c, mode)
