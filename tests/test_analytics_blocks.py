@@ -172,3 +172,18 @@ def test_dynamics_pairs_by_blocks_equal_one_block(loaded, name: str, monkeypatch
             assert list(got) == list(whole)
             for k in whole:
                 assert got[k].dtype == whole[k].dtype and np.array_equal(got[k], whole[k], equal_nan=True), (name, k)
+
+
+def test_f3_first_rows_equal_argmax() -> None:
+    rng = np.random.default_rng(3)
+    for n, k, late in ((0, 3, 0), (5, 3, 0), (20_000, 9, 0), (200_000, 9, 150_000), (70_000, 4, 69_999)):
+        code = rng.integers(0, k, n).astype(np.int8)
+        if late and n:
+            code[code == k - 1] = 0
+            code[late] = k - 1  # a value seen first far into the pairs
+        values = np.flatnonzero(np.bincount(code, minlength=k)).tolist()
+        assert f3.first_rows(code, values) == {v: int(np.argmax(code == v)) for v in values}, (n, k, late)
+    for pos in (0, 1, 4095, 4096, 4097, 20479, 20480, 20481, 86015, 86016, 86017, 349_000):
+        code = np.zeros(350_000, dtype=np.int8)
+        code[pos] = 2
+        assert f3.first_rows(code, [0, 2]) == {0: int(pos == 0), 2: pos}, pos  # slice edges

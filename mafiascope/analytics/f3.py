@@ -177,6 +177,23 @@ class _Pairs:
         return self._code[tau]
 
 
+def first_rows(code: np.ndarray, values: list[int]) -> dict[int, int]:
+    """Each value's first row in ``code`` (every value occurs): ``int(np.argmax(code == v))``, read
+    in growing slices from the start (the values all occur early in a corpus's pairs) instead of
+    one pass over every pair per value."""
+    out: dict[int, int] = {}
+    need, lo, step = set(values), 0, 4096
+    while need and lo < len(code):
+        part = code[lo:lo + step]
+        for v in sorted(need):
+            hit = np.flatnonzero(part == v)
+            if len(hit):
+                out[v] = lo + int(hit[0])
+                need.discard(v)
+        lo, step = lo + step, step * 4
+    return {v: out[v] for v in values}
+
+
 def _first_seen(first: dict[int, int], values: range) -> list[int]:
     """The values present in order of first occurrence (``pd.unique`` order); ``first``: value -> first row."""
     return sorted((v for v in values if v in first), key=lambda v: first[v])
@@ -193,7 +210,7 @@ def _summary(pairs: _Pairs | pd.DataFrame, tau: float, window: int | None, m: in
     n = len(code)
     nc = P.k * 3
     h = np.bincount(code, minlength=nc).reshape(P.k, 3)  # [predicted, actual] counts
-    at_code = {v: int(np.argmax(code == v)) for v in np.flatnonzero(h.ravel()).tolist()}  # each code's first row
+    at_code = first_rows(code, np.flatnonzero(h.ravel()).tolist())  # each code's first row
     first_act = {a: min(at_code[p * 3 + a] for p in range(P.k) if h[p, a]) for a in range(3) if h[:, a].any()}
     first_pred = {p: min(at_code[p * 3 + a] for a in range(3) if h[p, a]) for p in range(min(P.k, 3)) if h[p].any()}
     act_n, pred_n = h.sum(0), h.sum(1)
