@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from mafiascope.analytics import accounting, dynamics, f1, f3, personality_blocks as pb, seat_cells
+from mafiascope.analytics import accounting, dynamics, episodes, f1, f3, personality_blocks as pb, seat_cells
 from mafiascope.analytics.load import TRAITS
 from mafiascope.analytics.modes import COMPAT, Mode
 from tests.loader_digest import loaded_corpora
@@ -187,3 +187,16 @@ def test_f3_first_rows_equal_argmax() -> None:
         code = np.zeros(350_000, dtype=np.int8)
         code[pos] = 2
         assert f3.first_rows(code, [0, 2]) == {0: int(pos == 0), 2: pos}, pos  # slice edges
+
+
+def test_episode_counts_equal_the_episode_records(loaded) -> None:
+    merged = 0
+    for name in NAMES:
+        c = loaded[name]
+        for gap in (0, 1, 2, 5, 100):
+            e = episodes.find_episodes(c, merge_gap=gap)
+            want = {"comparisons": e["comparisons"], "complete": e["complete"], "d_positive": e["d_positive"],
+                    "windows": len(e["windows"])}
+            assert episodes.episode_counts(c, merge_gap=gap) == want, (name, gap)
+            merged += want["windows"] < want["d_positive"]
+    assert merged  # some windows merge candidates: the rule is exercised

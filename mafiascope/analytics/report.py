@@ -164,9 +164,7 @@ def _f3_entry(c: Corpus, mode: Mode, seats: np.ndarray | None) -> dict[str, Any]
 
 
 def _episodes_entry(c: Corpus, seats: np.ndarray | None) -> dict[str, Any]:
-    e = episodes.find_episodes(c)
-    out = {"comparisons": e["comparisons"], "complete": e["complete"], "d_positive": e["d_positive"],
-           "windows": len(e["windows"])}
+    out: dict[str, Any] = dict(episodes.episode_counts(c))  # the counts only: no candidate records
     if seats is not None:
         slots, switches = episodes.episode_seat_counts(c)
         k = seats[:, : slots.shape[1]]
