@@ -86,9 +86,9 @@ def test_personality_pooled_declines_fractional_estimates(loaded) -> None:
     assert pb.pooled_errors(c, r, slice(None), len(r["g"])) is None
 
 
-def _personality_cells_whole(c) -> np.ndarray:
+def _personality_cells_whole(c, r: dict[str, np.ndarray] | None = None) -> np.ndarray:
     """The computation the game blocks replaced: every row of a trait at once."""
-    r = accounting.personality_rows(c)
+    r = accounting.personality_rows(c) if r is None else r
     cl = seat_cells._cells(c)
     k = cl.key(r["g"], r["seat"])
     cell = np.ravel_multi_index((r["g"], r["tgt"]), c.seat_array(TRAITS[0]).shape)
@@ -200,3 +200,22 @@ def test_episode_counts_equal_the_episode_records(loaded) -> None:
             assert episodes.episode_counts(c, merge_gap=gap) == want, (name, gap)
             merged += want["windows"] < want["d_positive"]
     assert merged  # some windows merge candidates: the rule is exercised
+
+
+@pytest.mark.parametrize("frac", [False, True])
+def test_personality_blocks_with_missing_estimates(loaded, frac: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Estimates missing here and there (and fractional ones): both block paths skip exactly those rows."""
+    c = loaded["demo"]
+    r = dict(accounting.personality_rows(c))
+    rng = np.random.default_rng(5)
+    for k in TRAITS:
+        v = r[k].astype(float) + (0.5 if frac else 0.0)
+        v[rng.random(len(v)) < 0.3] = np.nan
+        r[k] = v
+    monkeypatch.setattr(accounting, "personality_rows", lambda c: r)
+    monkeypatch.setattr(pb, "BLOCK_ROWS", 4)
+    monkeypatch.setattr(pb.game_blocks, "__defaults__", (4,))
+    assert accounting.personality_error(c) == _ordered(c, None)
+    assert (pb.pooled_errors(c, r, slice(None), len(r["g"])) is None) == frac
+    monkeypatch.setattr(seat_cells, "personality_rows", lambda c: r)
+    assert np.array_equal(seat_cells._personality(c, Mode()), _personality_cells_whole(c, r))

@@ -29,6 +29,22 @@ def _whole(x: np.ndarray) -> bool:
     return bool(np.isfinite(x).all() and (x == np.rint(x)).all())
 
 
+def _terms(truth: np.ndarray, base50: np.ndarray, cell: np.ndarray, est: np.ndarray
+           ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per estimate: |estimate - truth| and |50 - truth| (0 where either value is missing), and
+    whether both are present. Summing the zeros leaves every sum as the sum over the present rows
+    alone (x + 0.0 == x), without gathering those rows first."""
+    t = truth.take(cell)
+    ok = ~np.isnan(t) & ~np.isnan(est)
+    err = np.subtract(est, t, out=t)
+    np.abs(err, out=err)
+    miss = ~ok
+    err[miss] = 0.0
+    base = base50.take(cell)
+    base[miss] = 0.0
+    return err, base, ok
+
+
 def _rows(col: np.ndarray, at: Any, lo: int, hi: int) -> np.ndarray:
     """Rows ``lo:hi`` of ``col[at]`` without gathering the whole column."""
     return col[lo:hi] if isinstance(at, slice) else col[at[lo:hi]]
@@ -55,6 +71,7 @@ def pooled_errors(c: Any, r: dict[str, np.ndarray], at: Any, n_kept: int) -> dic
     if not all(_whole(v[~np.isnan(v)]) for v in truths):
         return None
     shape = truths[0].shape
+    base50 = [np.abs(50 - v).ravel() for v in truths]
     rounds, ridx = _round_index(r["round"][at])
     R = len(rounds)
     err, base = np.zeros((len(TRAITS), R)), np.zeros((len(TRAITS), R))
@@ -64,14 +81,12 @@ def pooled_errors(c: Any, r: dict[str, np.ndarray], at: Any, n_kept: int) -> dic
         cell = np.ravel_multi_index((_rows(r["g"], at, lo, hi), _rows(r["tgt"], at, lo, hi)), shape)
         ri = ridx[lo:hi]
         for i, k in enumerate(TRAITS):
-            truth, est = truths[i].ravel().take(cell), _rows(r[k], at, lo, hi)
-            ok = np.flatnonzero(~np.isnan(truth) & ~np.isnan(est))
-            truth, est, rk = truth[ok], est[ok], ri[ok]
-            if not _whole(est):
+            e, b, ok = _terms(truths[i].ravel(), base50[i], cell, _rows(r[k], at, lo, hi))
+            if not _whole(e):
                 return None
-            err[i] += np.bincount(rk, weights=np.abs(est - truth), minlength=R)
-            base[i] += np.bincount(rk, weights=np.abs(50 - truth), minlength=R)
-            n[i] += np.bincount(rk, minlength=R)
+            err[i] += np.bincount(ri, weights=e, minlength=R)
+            base[i] += np.bincount(ri, weights=b, minlength=R)
+            n[i] += np.bincount(ri, weights=ok, minlength=R).astype(np.int64)
     out: dict[str, Any] = {"n": n_kept, "mae": {}, "baseline50_mae": {}, "by_round": {}}
     tot_n = n.sum(1)
     for i, k in enumerate(TRAITS):
@@ -107,15 +122,15 @@ def seat_sums(c: Any, r: dict[str, np.ndarray], key: Any, n_cells: int) -> tuple
     """Per cell (``key(g, seat)`` in [0, n_cells], the last = no cell): the absolute errors summed
     over traits, the estimate pairs, the constant-50 baseline's errors (cells' sums in row order)."""
     shape = c.seat_array(TRAITS[0]).shape
+    truths = [c.seat_array(t).ravel() for t in TRAITS]
+    base50 = [np.abs(50 - t) for t in truths]
     err, base, n = (np.zeros(n_cells + 1) for _ in range(3))
     for lo, hi in game_blocks(r["g"]):
         k = key(r["g"][lo:hi], r["seat"][lo:hi])
         cell = np.ravel_multi_index((r["g"][lo:hi], r["tgt"][lo:hi]), shape)
-        for trait in TRAITS:
-            truth, est = c.seat_array(trait).ravel().take(cell), r[trait][lo:hi]
-            ok = np.flatnonzero(~np.isnan(truth) & ~np.isnan(est))  # the rows summed, once per trait
-            kk, truth, est = k[ok], truth[ok], est[ok]
-            err += np.bincount(kk, weights=np.abs(est - truth), minlength=n_cells + 1)
-            base += np.bincount(kk, weights=np.abs(50 - truth), minlength=n_cells + 1)
-            n += np.bincount(kk, minlength=n_cells + 1)
+        for truth, b50, trait in zip(truths, base50, TRAITS):
+            e, b, ok = _terms(truth, b50, cell, r[trait][lo:hi])
+            err += np.bincount(k, weights=e, minlength=n_cells + 1)
+            base += np.bincount(k, weights=b, minlength=n_cells + 1)
+            n += np.bincount(k, weights=ok, minlength=n_cells + 1)
     return err, n, base
