@@ -137,7 +137,12 @@ def test_f3_report_pair_columns_equal_the_full_pairs(loaded, name: str) -> None:
     """The report's pairs (no key, qi, B, step columns; ``guess`` in its stored dtype) are the full pairs' columns."""
     c = loaded[name]
     for mode in (Mode(), COMPAT):
-        full, lean = f3._pair_arrays(c, mode), f3.pair_arrays(c, mode)
+        c.forget(("f3_pair_arrays", mode), ("f3_lean_pair_arrays", mode))
+        lean = f3.pair_arrays(c, mode)
+        by_lean = f3.f3(c, mode)
+        full = f3._pair_arrays(c, mode)
+        assert f3.pair_arrays(c, mode) is full  # memoised full pairs are reused, not matched again
+        assert f3.f3(c, mode) == by_lean, (name, mode.name)
         assert set(lean) == set(f3._LEAN_PAIR_COLS) < set(full)
         for k in lean:
             assert np.array_equal(lean[k].astype(full[k].dtype), full[k], equal_nan=True), (name, mode.name, k)

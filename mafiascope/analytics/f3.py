@@ -129,8 +129,10 @@ def _pair_arrays(c: Corpus, mode: Mode, full: bool = True) -> dict[str, np.ndarr
 
 
 def pair_arrays(c: Corpus, mode: Mode) -> dict[str, np.ndarray]:
-    """The report's columns of the pairs (the seat cells and :func:`f3` read them; no frame)."""
-    return _pair_arrays(c, mode, full=False)
+    """The report's columns of the pairs (the seat cells and :func:`f3` read them; no frame): the full
+    pairs' when they are memoised already (the app's pairs view), else only these columns."""
+    full = c._memo.get(("f3_pair_arrays", mode))
+    return full if full is not None else _pair_arrays(c, mode, full=False)
 
 
 def f3_pairs(c: Corpus, mode: Mode, *, include_mafia_pairs: bool = False) -> pd.DataFrame:
