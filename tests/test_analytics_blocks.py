@@ -1,7 +1,8 @@
 """The warm report's block-wise reductions give exactly what the whole-corpus computations they
 replaced gave: F1's item arrays built a block of items at a time, personality's pooled errors from
 per-(trait, round) sums of blocks, its seat cells summed over blocks cut at game boundaries.
-F3's report pairs without the columns only the app reads, dynamics' L1 changes by blocks of pairs.
+F3's report pairs without the columns only the app reads, dynamics' L1 changes by blocks of pairs,
+the report's episode counts without the candidates' records, item frames with few probe columns.
 Blocks are made tiny here so that every corpus is split into many."""
 
 from __future__ import annotations
@@ -9,9 +10,11 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from mafiascope.analytics import accounting, dynamics, episodes, f1, f3, personality_blocks as pb, seat_cells
+from mafiascope.analytics.frames import _PROBE_COLS, items_with_probe
 from mafiascope.analytics.load import TRAITS
 from mafiascope.analytics.modes import COMPAT, Mode
 from tests.loader_digest import loaded_corpora
@@ -224,3 +227,16 @@ def test_personality_blocks_with_missing_estimates(loaded, frac: bool, monkeypat
     assert (pb.pooled_errors(c, r, slice(None), len(r["g"])) is None) == frac
     monkeypatch.setattr(seat_cells, "personality_rows", lambda c: r)
     assert np.array_equal(seat_cells._personality(c, Mode()), _personality_cells_whole(c, r))
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_items_with_few_probe_columns_equal_the_whole_frame(loaded, name: str) -> None:
+    """F4's and plans' item frames gather only the probe columns they read: the same rows and values."""
+    c = loaded[name]
+    cases = [("sr", True, ["pos", "tgt"], ()), ("ra", True, ["tgt", "role"], ()), ("ra", True, ["tgt", "exact"], ()),
+             ("pa", False, ["tgt", "action"], ("seat", "round", "timestamp"))]
+    for table, raw, cols, probe_cols in cases:
+        some = items_with_probe(c, table, raw_only=raw, cols=cols, probe_cols=probe_cols)
+        whole = items_with_probe(c, table, raw_only=raw, cols=cols)
+        assert list(some.columns) == [k for k in whole.columns if k not in _PROBE_COLS or k in probe_cols]
+        pd.testing.assert_frame_equal(some, whole[list(some.columns)], check_exact=True, obj=f"{name} {table}")

@@ -222,7 +222,7 @@ def _plan_rows(c: Corpus) -> pd.DataFrame:
     same round rarely has a later action of the same kind (one vote per day): an earlier rule
     that required the same round left n = 0 (docs/metrics.md).
     """
-    pa = items_with_probe(c, "pa", cols=["tgt", "action"])
+    pa = items_with_probe(c, "pa", cols=["tgt", "action"], probe_cols=("seat", "round", "timestamp"))
     empty = pd.DataFrame({"g": [], "seat": [], "kind": [], "round": [], "hit": [], "same_round": []})
     if not len(pa) or not c.has_column("events", "target"):
         return empty
