@@ -240,3 +240,19 @@ def test_items_with_few_probe_columns_equal_the_whole_frame(loaded, name: str) -
         whole = items_with_probe(c, table, raw_only=raw, cols=cols)
         assert list(some.columns) == [k for k in whole.columns if k not in _PROBE_COLS or k in probe_cols]
         pd.testing.assert_frame_equal(some, whole[list(some.columns)], check_exact=True, obj=f"{name} {table}")
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_dynamics_seat_cells_from_arrays_equal_the_frame(loaded, name: str) -> None:
+    c = loaded[name]
+    for mode in (Mode(), COMPAT):
+        df = dynamics.dynamics_pairs(c, mode)
+        cl = seat_cells._cells(c)
+        k = cl.key(df["g"].to_numpy(), df["agent"].to_numpy())
+        l1 = df["l1"].to_numpy()
+        has = ~np.isnan(l1)
+        want = np.stack([cl.sum(k[has], l1[has]), cl.sum(k[has]), cl.sum(k, df["flip"].to_numpy()),
+                         cl.sum(k, df["flip_pair"].to_numpy()), cl.sum(k, df["ret"].to_numpy())], axis=-1)
+        c.forget(("dyn_pairs", mode), ("dyn_pair_arrays", mode))
+        assert np.array_equal(seat_cells._dyn(c, mode), want), (name, mode.name)
+        assert ("dyn_pairs", mode) not in c._memo  # no frame built

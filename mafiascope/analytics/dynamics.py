@@ -89,6 +89,9 @@ def _pair_arrays(c: Corpus, mode: Mode) -> dict[str, np.ndarray]:
     return c.memo(("dyn_pair_arrays", mode), lambda: _build_pairs(c, mode))
 
 
+pair_arrays = _pair_arrays  # the seat cells read the pairs' arrays (no frame)
+
+
 _BLOCK = 1 << 17  # pairs per block of the dense (pairs, seats) passes (each row's value depends on its row only)
 
 

@@ -11,7 +11,7 @@ import numpy as np
 from . import labels as L
 from .accounting import personality_rows, plan_rows, vote_rows
 from .corpus import Corpus
-from .dynamics import dynamics_pairs
+from .dynamics import pair_arrays as dynamics_arrays
 from .episodes import episode_seat_counts
 from .f1 import f1_arrays
 from .f2 import bin_columns, brier_stat, calibration_obs, ece_stat
@@ -143,13 +143,13 @@ def _f4(col: str, mafia: bool, is_set: bool = False) -> Callable[[Corpus, Mode],
 
 def _dyn(c: Corpus, mode: Mode) -> np.ndarray:
     """Columns as dynamics' group statistics: L1 sum, L1 n, flips, flip pairs, returns."""
-    df = dynamics_pairs(c, mode)
+    d = dynamics_arrays(c, mode)  # dynamics_pairs' columns, without building its frame
     cl = _cells(c)
-    k = cl.key(df["g"].to_numpy(), df["agent"].to_numpy())
-    l1 = df["l1"].to_numpy()
+    k = cl.key(d["g"], d["agent"])
+    l1 = d["l1"]
     has = ~np.isnan(l1)
-    return np.stack([cl.sum(k[has], l1[has]), cl.sum(k[has]), cl.sum(k, df["flip"].to_numpy()),
-                     cl.sum(k, df["flip_pair"].to_numpy()), cl.sum(k, df["ret"].to_numpy())], axis=-1)
+    return np.stack([cl.sum(k[has], l1[has]), cl.sum(k[has]), cl.sum(k, d["flip"]),
+                     cl.sum(k, d["flip_pair"]), cl.sum(k, d["ret"])], axis=-1)
 
 
 def _episodes(c: Corpus, mode: Mode) -> np.ndarray:
