@@ -35,7 +35,8 @@ LEAN_GROUPS: tuple[tuple[frozenset[str], tuple[str, ...]], ...] = (
     (frozenset({"f1", "f2"}), ()),
     (frozenset({"f3"}), ("sm",)),  # social maps: F3 alone reads them
     (frozenset({"f4"}), ("ra",)),  # role assessments: read last by F4
-    (frozenset({"dynamics", "episodes"}), ("sr",)),
+    (frozenset({"dynamics"}), ()),  # its suspicion states are let go of before the episodes' step table is built
+    (frozenset({"episodes"}), ("sr",)),
     (frozenset({"personality"}), ("pp",)),
     (frozenset({"plans"}), ("pa", "events", "votes", "probes")),
 )
