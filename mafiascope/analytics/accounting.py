@@ -13,6 +13,7 @@ from .frames import item_arrays, items_with_probe, mafia_mask
 from ..probes.shapes import STANDARD_PROBES
 from .load import K_NONE, TRAITS
 from .modes import Mode
+from .personality_blocks import pooled_errors
 from .stats import round_or_none, wilson
 
 
@@ -153,6 +154,9 @@ def personality_error(c: Corpus, *, seats: np.ndarray | None = None) -> dict[str
         return {"n": 0}
     # the kept rows, gathered column by column (views when all are kept)
     at = slice(None) if n_kept == len(keep) else np.flatnonzero(keep)
+    pooled = pooled_errors(c, r, at, n_kept)  # whole-number estimates (all engine games): block by block
+    if pooled is not None:
+        return pooled
     g, t = r["g"][at], r["tgt"][at]
     out: dict[str, Any] = {"n": n_kept, "mae": {}, "baseline50_mae": {}, "by_round": {}}
     cell = np.ravel_multi_index((g, t), c.seat_array(TRAITS[0]).shape)  # each estimate's (game, target) in the flat seat arrays
@@ -218,7 +222,7 @@ def _plan_rows(c: Corpus) -> pd.DataFrame:
     same round rarely has a later action of the same kind (one vote per day): an earlier rule
     that required the same round left n = 0 (docs/metrics.md).
     """
-    pa = items_with_probe(c, "pa", cols=["tgt", "action"])
+    pa = items_with_probe(c, "pa", cols=["tgt", "action"], probe_cols=("seat", "round", "timestamp"))
     empty = pd.DataFrame({"g": [], "seat": [], "kind": [], "round": [], "hit": [], "same_round": []})
     if not len(pa) or not c.has_column("events", "target"):
         return empty

@@ -89,6 +89,24 @@ def _pair_arrays(c: Corpus, mode: Mode) -> dict[str, np.ndarray]:
     return c.memo(("dyn_pair_arrays", mode), lambda: _build_pairs(c, mode))
 
 
+pair_arrays = _pair_arrays  # the seat cells read the pairs' arrays (no frame)
+
+
+_BLOCK = 1 << 17  # pairs per block of the dense (pairs, seats) passes (each row's value depends on its row only)
+
+
+def _l1(V: np.ndarray, prev: np.ndarray, cur: np.ndarray) -> np.ndarray:
+    """L1 change between the normalised common parts of states ``prev`` and ``cur`` (NaN: nothing in common)."""
+    a, b = V[prev], V[cur]
+    common = ~np.isnan(a) & ~np.isnan(b)
+    a, b = np.where(common, a, 0), np.where(common, b, 0)
+    sa, sb = a.sum(1), b.sum(1)
+    has_l1 = common.any(1) & (sa > 0) & (sb > 0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        l1 = np.abs(a / sa[:, None] - b / sb[:, None]).sum(1)
+    return np.where(has_l1, l1, np.nan)
+
+
 def _build_pairs(c: Corpus, mode: Mode) -> dict[str, np.ndarray]:
     st = suspicion_states(c, mode)
     V, top, g, ag, ts = st["V"], st["top"], st["g"], st["agent"], st["ts"]
@@ -97,14 +115,8 @@ def _build_pairs(c: Corpus, mode: Mode) -> dict[str, np.ndarray]:
     same[1:] = (g[1:] == g[:-1]) & (ag[1:] == ag[:-1])
     cur = np.flatnonzero(same)
     prev = cur - 1
-    a, b = V[prev], V[cur]
-    common = ~np.isnan(a) & ~np.isnan(b)
-    sa = np.where(common, a, 0).sum(1)
-    sb = np.where(common, b, 0).sum(1)
-    has_l1 = common.any(1) & (sa > 0) & (sb > 0)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        l1 = np.abs(np.where(common, a, 0) / sa[:, None] - np.where(common, b, 0) / sb[:, None]).sum(1)
-    l1 = np.where(has_l1, l1, np.nan)
+    l1 = np.concatenate([_l1(V, prev[lo:lo + _BLOCK], cur[lo:lo + _BLOCK]) for lo in range(0, len(cur), _BLOCK)]
+                        or [np.zeros(0)])
     prev_top_alive = death_ts(c)[g[cur], top[prev]] > ts[cur]
     flip = prev_top_alive & (top[cur] != top[prev])
     # return: the new top was the top of some state before prev in the same sequence

@@ -140,18 +140,39 @@ def episode_seat_counts(c: Corpus) -> tuple[np.ndarray, np.ndarray]:
     return slots, switches
 
 
+def _total_variation(e: dict[str, Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The eligible comparisons (i0, i1), twice the total variation between their top-suspect
+    distributions, and their living agents."""
+    alive, Z, eligible = e["alive"], e["Z"], e["eligible"]
+    i0, i1 = e["i0"][eligible], e["i1"][eligible]
+    z0, z1 = Z[i0], Z[i1]
+    live = alive[i0]
+    tv = np.zeros(len(i0), dtype=np.int64)
+    for j in range(alive.shape[1]):
+        tv += np.abs(((z0 == j) & live).sum(1) - ((z1 == j) & live).sum(1))
+    return i0, i1, tv, live.sum(1)
+
+
+def episode_counts(c: Corpus, *, merge_gap: int = 2) -> dict[str, int]:
+    """:func:`find_episodes`' counts (comparisons, complete, d_positive, windows) without building
+    each candidate's record: a candidate opens a window unless the one before it is of the same
+    game and round and ended at most ``merge_gap`` messages before it starts."""
+    e = _comparisons(c)
+    i0, i1, tv, _ = _total_variation(e)
+    a, b = i0[tv > 0], i1[tv > 0]
+    gid = c.games["game_id"].to_numpy().astype(str)[e["g"][a]]  # compared as the records compare them
+    rnd, seq = e["round"], e["seq"].astype(np.int64)
+    opens = np.ones(len(a), dtype=bool)
+    opens[1:] = (gid[1:] != gid[:-1]) | (rnd[a][1:] != rnd[a][:-1]) | (seq[a][1:] - seq[b][:-1] > merge_gap)
+    return {"comparisons": len(e["eligible"]), "complete": int(e["eligible"].sum()), "d_positive": len(a),
+            "windows": int(opens.sum())}
+
+
 def find_episodes(c: Corpus, *, merge_gap: int = 2) -> dict[str, Any]:
     e = _comparisons(c)
     st, disc, g, rnd, seq, alive, Z = e["st"], e["disc"], e["g"], e["round"], e["seq"], e["alive"], e["Z"]
     eligible = e["eligible"]
-    i0, i1 = e["i0"][eligible], e["i1"][eligible]
-    S = alive.shape[1]
-    z0, z1 = Z[i0], Z[i1]
-    live = alive[i0]
-    tv = np.zeros(len(i0), dtype=np.int64)
-    for j in range(S):
-        tv += np.abs(((z0 == j) & live).sum(1) - ((z1 == j) & live).sum(1))
-    n = live.sum(1)
+    i0, i1, tv, n = _total_variation(e)
     candidates: list[dict[str, Any]] = []
     names_of: dict[int, list[str]] = {}
     gids = c.games["game_id"].to_numpy()

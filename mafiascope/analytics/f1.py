@@ -24,6 +24,41 @@ _F1_COLS = ("g", "round", "obs", "tgt", "guess", "truth", "conf", "timestamp", "
             "tgt_mafia", "hit_mafia", "acc_chance", "rec_chance")
 
 
+_BLOCK = 1 << 18  # kept items per block of F1's row-wise passes (a 1/4 M x seats bool is ~2 MB per seat)
+
+
+def _f1_block(c: Corpus, mode: Mode, roles: np.ndarray, maf: np.ndarray, g_all: np.ndarray, obs_all: np.ndarray,
+              tgt_all: np.ndarray, guess_all: np.ndarray, ts_all: np.ndarray, at: np.ndarray) -> dict[str, np.ndarray]:
+    """F1's outcome columns of the kept items ``at`` (rows of the item arrays), ``at`` itself after
+    default mode's alive filter; each row's values depend on that row only."""
+    g, obs, tgt, guess = g_all[at], obs_all[at], tgt_all[at], guess_all[at]
+    alive = alive_matrix(c, g, ts_all[at])
+    rows = np.arange(len(g))
+    if not mode.is_compat:
+        keep = alive[rows, tgt]
+        at, g, obs, tgt, guess, alive = at[keep], g[keep], obs[keep], tgt[keep], guess[keep], alive[keep]
+        rows = np.arange(len(g))
+    alive_others = alive
+    alive_others[rows, obs] = False  # alive is not read again
+    n_others = alive_others.sum(1)
+    truth = roles[g, tgt]
+    small = roles.min(initial=0) >= -128 and roles.max(initial=0) < 128  # role codes: one byte per (item, seat)
+    rg = roles.astype(np.int8)[g] if small else roles[g]
+    same = (alive_others & (rg == truth[:, None])).sum(1)
+    del rg
+    maf_g = maf[g]
+    n_maf_others = (alive_others & maf_g).sum(1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        acc_chance = np.where(n_others > 0, same / n_others, np.nan)
+        rec_chance = np.where(n_others > 0, n_maf_others / n_others, np.nan)
+    return {
+        "at": at, "g": g, "obs": obs, "tgt": tgt, "guess": guess, "truth": truth,
+        "unknown": guess == L.UNKNOWN, "committed": guess != L.UNKNOWN, "correct": guess == truth,
+        "tgt_mafia": maf_g[rows, tgt], "hit_mafia": guess == L.MAFIA,
+        "acc_chance": acc_chance, "rec_chance": rec_chance,
+    }
+
+
 def f1_arrays(c: Corpus, mode: Mode) -> dict[str, np.ndarray]:
     """The usable (observer, target) items' outcome columns as arrays (:func:`f1_items`'s columns); memoised.
 
@@ -35,40 +70,22 @@ def f1_arrays(c: Corpus, mode: Mode) -> dict[str, np.ndarray]:
                          ("seat", "timestamp", "round"))
         roles = true_roles(c, mode)
         maf = mafia_mask(c)
-        g = it["g"]
-        obs = it["seat"]
-        tgt = it["tgt"]
+        g, obs, tgt = it["g"], it["seat"], it["tgt"]
         guess = it["role_en" if mode.is_compat else "role"]
         ok = (obs >= 0) & (tgt >= 0) & (tgt != obs) & (guess != L.UNUSABLE)
         ok &= ~maf[g, np.where(obs >= 0, obs, 0)]
         at = np.flatnonzero(ok)  # the kept items' rows (only three more columns are read)
-        g, obs, tgt, guess = g[at], obs[at], tgt[at], guess[at]
-        alive = alive_matrix(c, g, it["timestamp"][at])
-        rows = np.arange(len(g))
-        if not mode.is_compat:
-            keep = alive[rows, tgt]
-            at, g, obs, tgt, guess, alive = at[keep], g[keep], obs[keep], tgt[keep], guess[keep], alive[keep]
-            rows = np.arange(len(g))
-        alive_others = alive
-        alive_others[rows, obs] = False  # alive is not read again
-        n_others = alive_others.sum(1)
-        truth = roles[g, tgt]
-        small = roles.min(initial=0) >= -128 and roles.max(initial=0) < 128  # role codes: one byte per (item, seat)
-        rg = roles.astype(np.int8)[g] if small else roles[g]
-        same = (alive_others & (rg == truth[:, None])).sum(1)
-        del rg
-        maf_g = maf[g]
-        n_maf_others = (alive_others & maf_g).sum(1)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            acc_chance = np.where(n_others > 0, same / n_others, np.nan)
-            rec_chance = np.where(n_others > 0, n_maf_others / n_others, np.nan)
-        return {
-            "g": g, "round": it["round"][at], "obs": obs, "tgt": tgt, "guess": guess, "truth": truth,
-            "conf": it["conf"][at], "timestamp": it["timestamp"][at],
-            "unknown": guess == L.UNKNOWN, "committed": guess != L.UNKNOWN, "correct": guess == truth,
-            "tgt_mafia": maf_g[rows, tgt], "hit_mafia": guess == L.MAFIA,
-            "acc_chance": acc_chance, "rec_chance": rec_chance,
-        }
+        del ok
+        # every step below is row by row: a block of kept items at a time bounds the dense
+        # (items, seats) temporaries; the blocks' results are concatenated in row order
+        parts = [_f1_block(c, mode, roles, maf, g, obs, tgt, guess, it["timestamp"], at[lo:lo + _BLOCK])
+                 for lo in range(0, len(at), _BLOCK)] or [_f1_block(c, mode, roles, maf, g, obs, tgt, guess,
+                                                                     it["timestamp"], at)]
+        out = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
+        del parts
+        at = out.pop("at")
+        out.update({"round": it["round"][at], "conf": it["conf"][at], "timestamp": it["timestamp"][at]})
+        return {k: out[k] for k in _F1_COLS}
 
     return c.memo(("f1_arrays", mode), build)
 

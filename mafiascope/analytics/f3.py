@@ -69,10 +69,13 @@ def _last_at_or_before(q_grp: np.ndarray, q_key: np.ndarray, r_grp: np.ndarray, 
 
 _PAIR_COLS = ("g", "A", "B", "key", "a_round", "round", "public_msg_seq", "pred", "qi", "b_round", "guess", "conf",
               "a_mafia", "mm")
+_LEAN_PAIR_COLS = ("g", "A", "a_round", "pred", "b_round", "guess", "conf", "a_mafia", "mm")
 
 
-def _pair_arrays(c: Corpus, mode: Mode) -> dict[str, np.ndarray]:
-    """Every matched pair (Mafia-Mafia pairs included) as arrays, :func:`f3_pairs`'s columns; memoised."""
+def _pair_arrays(c: Corpus, mode: Mode, full: bool = True) -> dict[str, np.ndarray]:
+    """Every matched pair (Mafia-Mafia pairs included) as arrays, :func:`f3_pairs`'s columns; memoised.
+    ``full=False``: only the columns the report's summaries and seat cells read (:data:`_LEAN_PAIR_COLS`,
+    ``guess`` in its stored dtype), about half the memory at 10,000 games."""
 
     def build() -> dict[str, np.ndarray]:
         it = item_arrays(c, "sm", "social_map", ("g", "tgt", "att"), ("seat", "timestamp", "round", "pms"))
@@ -105,33 +108,31 @@ def _pair_arrays(c: Corpus, mode: Mode) -> dict[str, np.ndarray]:
             del order
         # the pair columns one after the other, each input let go of after its last use (the
         # items' gathered columns are as long as the tables)
-        qi = np.searchsorted(rows, qrows)
+        out: dict[str, np.ndarray] = {"qi": np.searchsorted(rows, qrows)} if full else {}
         del rows
-        b_round = c.cols("probes", ["round"])["round"].to_numpy()[ra["pi"][brows]]
+        out["b_round"] = c.cols("probes", ["round"])["round"].to_numpy()[ra["pi"][brows]]
         del ra
-        guess = _item_col(c, "ra", "role_assessment", col, brows).astype(np.int64)
-        conf = np.nan_to_num(_item_col(c, "ra", "role_assessment", "conf", brows), nan=0.0)
-        del brows
+        guess = _item_col(c, "ra", "role_assessment", col, brows)
+        out["guess"] = guess.astype(np.int64) if full else guess  # the report only compares the codes
+        out["conf"] = np.nan_to_num(_item_col(c, "ra", "role_assessment", "conf", brows), nan=0.0)
+        del brows, guess
         g, A, B = it["g"][qrows], it["seat"][qrows], it["tgt"][qrows]
         maf = mafia_mask(c)
-        a_maf = maf[g, A]
-        rnd = it["round"][qrows]
-        pms, key, pred = it["pms"][qrows], okey[it["pi"][qrows]], it["att"][qrows]
+        out.update({"g": g, "A": A, "a_round": it["round"][qrows], "pred": it["att"][qrows], "a_mafia": maf[g, A]})
+        out["mm"] = out["a_mafia"] & maf[g, B]
+        if full:
+            out.update({"B": B, "key": okey[it["pi"][qrows]], "round": out["a_round"], "public_msg_seq": it["pms"][qrows]})
         del it, qrows
-        return {
-            "g": g, "A": A, "B": B, "key": key, "a_round": rnd,
-            "round": rnd, "public_msg_seq": pms,
-            "pred": pred, "qi": qi,
-            "b_round": b_round,
-            "guess": guess,
-            "conf": conf,
-            "a_mafia": a_maf, "mm": a_maf & maf[g, B],
-        }
+        return {k: out[k] for k in (_PAIR_COLS if full else _LEAN_PAIR_COLS)}
 
-    return c.memo(("f3_pair_arrays", mode), build)
+    return c.memo(("f3_pair_arrays" if full else "f3_lean_pair_arrays", mode), build)
 
 
-pair_arrays = _pair_arrays  # the seat cells read the pairs' arrays (no frame)
+def pair_arrays(c: Corpus, mode: Mode) -> dict[str, np.ndarray]:
+    """The report's columns of the pairs (the seat cells and :func:`f3` read them; no frame): the full
+    pairs' when they are memoised already (the app's pairs view), else only these columns."""
+    full = c._memo.get(("f3_pair_arrays", mode))
+    return full if full is not None else _pair_arrays(c, mode, full=False)
 
 
 def f3_pairs(c: Corpus, mode: Mode, *, include_mafia_pairs: bool = False) -> pd.DataFrame:
@@ -178,6 +179,23 @@ class _Pairs:
         return self._code[tau]
 
 
+def first_rows(code: np.ndarray, values: list[int]) -> dict[int, int]:
+    """Each value's first row in ``code`` (every value occurs): ``int(np.argmax(code == v))``, read
+    in growing slices from the start (the values all occur early in a corpus's pairs) instead of
+    one pass over every pair per value."""
+    out: dict[int, int] = {}
+    need, lo, step = set(values), 0, 4096
+    while need and lo < len(code):
+        part = code[lo:lo + step]
+        for v in sorted(need):
+            hit = np.flatnonzero(part == v)
+            if len(hit):
+                out[v] = lo + int(hit[0])
+                need.discard(v)
+        lo, step = lo + step, step * 4
+    return {v: out[v] for v in values}
+
+
 def _first_seen(first: dict[int, int], values: range) -> list[int]:
     """The values present in order of first occurrence (``pd.unique`` order); ``first``: value -> first row."""
     return sorted((v for v in values if v in first), key=lambda v: first[v])
@@ -194,7 +212,7 @@ def _summary(pairs: _Pairs | pd.DataFrame, tau: float, window: int | None, m: in
     n = len(code)
     nc = P.k * 3
     h = np.bincount(code, minlength=nc).reshape(P.k, 3)  # [predicted, actual] counts
-    at_code = {v: int(np.argmax(code == v)) for v in np.flatnonzero(h.ravel()).tolist()}  # each code's first row
+    at_code = first_rows(code, np.flatnonzero(h.ravel()).tolist())  # each code's first row
     first_act = {a: min(at_code[p * 3 + a] for p in range(P.k) if h[p, a]) for a in range(3) if h[:, a].any()}
     first_pred = {p: min(at_code[p * 3 + a] for a in range(3) if h[p, a]) for p in range(min(P.k, 3)) if h[p].any()}
     act_n, pred_n = h.sum(0), h.sum(1)
@@ -234,7 +252,7 @@ def _summary(pairs: _Pairs | pd.DataFrame, tau: float, window: int | None, m: in
 @batched_cis
 def f3(c: Corpus, mode: Mode, tau: float = 50, window: int | None = None, *, seats: np.ndarray | None = None) -> dict[str, Any]:
     """F3 summaries; ``seats`` (an (m, seats) mask) keeps only the pairs whose predictor A is a kept seat."""
-    allp = _pair_arrays(c, mode)
+    allp = pair_arrays(c, mode)
     if seats is not None:
         at = np.flatnonzero(seats[allp["g"], allp["A"]])
         allp = {k: allp[k][at] for k in ("g", "pred", "guess", "conf", "a_round", "b_round", "mm", "a_mafia")}

@@ -252,9 +252,9 @@ def vote_units(c: Corpus, mode: Mode, transcripts: bool = True) -> pd.DataFrame:
                                  "timestamp": p["timestamp"].to_numpy()[sel], "pi": np.flatnonzero(sel)})
                 for k in ("suspicion_ranking", "role_assessment") for sel in [ok & eq(p["probe_id"], k)]}
         u = u.rename(columns={"ts": "tally_ts"})
-        sr = items_with_probe(c, "sr", raw_only=True, cols=["pos", "tgt"])[["pi", "pos", "tgt"]]
+        sr = items_with_probe(c, "sr", raw_only=True, cols=["pos", "tgt"], probe_cols=())[["pi", "pos", "tgt"]]
         lab_col, mafia_labels = ("exact", [L.MAFIA]) if mode.is_compat else ("role", [L.MAFIA, L.DON])
-        ra = items_with_probe(c, "ra", raw_only=True, cols=["tgt", lab_col])
+        ra = items_with_probe(c, "ra", raw_only=True, cols=["tgt", lab_col], probe_cols=())  # pi, tgt, label
         r: dict[str, Any] = {
             "g": u["g"].tolist(), "round": u["round"].tolist(), "voter": voter.tolist(), "target": u["target"].tolist(),
             "mafia_voter": maf[u["g"].to_numpy(), voter].tolist(), "n_others": (alive[t].sum(1) - alive[t, voter]).tolist(),

@@ -114,13 +114,16 @@ _SHARED_ITEMS = {("ra", "role_assessment", False), ("sr", "suspicion_ranking", F
 
 
 def items_with_probe(c: Corpus, table: str, probe_id: str | None = None, raw_only: bool = False,
-                     game: int | None = None, cols: Sequence[str] | None = None) -> pd.DataFrame:
+                     game: int | None = None, cols: Sequence[str] | None = None,
+                     probe_cols: Sequence[str] | None = None) -> pd.DataFrame:
     """Item rows joined with their probe's g, seat, round, pms, probe_seq, timestamp, parse_ok, rec.
 
     ``raw_only``: only items of the stored answer of parse-ok records (raw parse mode).
     ``game``: only that game's items (reads the game's rows only).
     ``cols``: only these item columns (with ``g`` and ``rec``), read on their own instead of the
     whole table; the rows and the values of those columns are the same.
+    ``probe_cols``: only these of the probe columns (``pi`` always), with ``cols``: a caller that
+    reads few of them does not gather the others for every item.
     """
     if game is not None:
         return _items_with_probe(c, c.game_rows(table, game), probe_id, raw_only)
@@ -132,31 +135,26 @@ def items_with_probe(c: Corpus, table: str, probe_id: str | None = None, raw_onl
         get = lambda: c.cols(table, list(dict.fromkeys(want)))  # noqa: E731
     if key in _SHARED_ITEMS and cols is None:  # pandas copy-on-write keeps the shared frame unchanged
         return c.memo(("items", *key), lambda: _items_with_probe(c, get(), probe_id, raw_only))
-    return _items_with_probe(c, get(), probe_id, raw_only)
+    return _items_with_probe(c, get(), probe_id, raw_only, _PROBE_COLS if cols is None or probe_cols is None
+                             else [k for k in _PROBE_COLS if k in probe_cols])
 
 
 _PROBE_COLS = ["seat", "round", "pms", "probe_seq", "timestamp", "parse_ok"]
 
 
-def _items_with_probe(c: Corpus, items: pd.DataFrame, probe_id: str | None, raw_only: bool) -> pd.DataFrame:
+def _items_with_probe(c: Corpus, items: pd.DataFrame, probe_id: str | None, raw_only: bool,
+                      gather: Sequence[str] = tuple(_PROBE_COLS)) -> pd.DataFrame:
     # rows are selected before the probe columns are gathered: the frame is built once, at its final size
     pi = pidx(c, items)
-    p = c.cols("probes", [*(["probe_id"] if probe_id is not None else []), *_PROBE_COLS])
+    need = [*(["probe_id"] if probe_id is not None else []), *(["parse_ok"] if raw_only else []), *gather]
+    p = c.cols("probes", list(dict.fromkeys(need)))
     keep = None if probe_id is None else eq(p["probe_id"], probe_id)[pi]
     if raw_only:
         raw = (items["src"].to_numpy() == 0) & p["parse_ok"].to_numpy()[pi]
         keep = raw if keep is None else keep & raw
     if keep is not None and not keep.all():  # all kept: the item columns stay shared with the table (copy-on-write)
         items, pi = items[keep], pi[keep]
-    return items.assign(
-        pi=pi,
-        seat=p["seat"].to_numpy()[pi],
-        round=p["round"].to_numpy()[pi],
-        pms=p["pms"].to_numpy()[pi],
-        probe_seq=p["probe_seq"].to_numpy()[pi],
-        timestamp=p["timestamp"].to_numpy()[pi],
-        parse_ok=p["parse_ok"].to_numpy()[pi],
-    )
+    return items.assign(pi=pi, **{k: p[k].to_numpy()[pi] for k in gather})
 
 
 def item_rows(c: Corpus, table: str, probe_id: str | None) -> tuple[np.ndarray | None, np.ndarray]:

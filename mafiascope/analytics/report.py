@@ -35,7 +35,8 @@ LEAN_GROUPS: tuple[tuple[frozenset[str], tuple[str, ...]], ...] = (
     (frozenset({"f1", "f2"}), ()),
     (frozenset({"f3"}), ("sm",)),  # social maps: F3 alone reads them
     (frozenset({"f4"}), ("ra",)),  # role assessments: read last by F4
-    (frozenset({"dynamics", "episodes"}), ("sr",)),
+    (frozenset({"dynamics"}), ()),  # its suspicion states are let go of before the episodes' step table is built
+    (frozenset({"episodes"}), ("sr",)),
     (frozenset({"personality"}), ("pp",)),
     (frozenset({"plans"}), ("pa", "events", "votes", "probes")),
 )
@@ -164,9 +165,7 @@ def _f3_entry(c: Corpus, mode: Mode, seats: np.ndarray | None) -> dict[str, Any]
 
 
 def _episodes_entry(c: Corpus, seats: np.ndarray | None) -> dict[str, Any]:
-    e = episodes.find_episodes(c)
-    out = {"comparisons": e["comparisons"], "complete": e["complete"], "d_positive": e["d_positive"],
-           "windows": len(e["windows"])}
+    out: dict[str, Any] = dict(episodes.episode_counts(c))  # the counts only: no candidate records
     if seats is not None:
         slots, switches = episodes.episode_seat_counts(c)
         k = seats[:, : slots.shape[1]]

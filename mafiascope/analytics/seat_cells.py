@@ -11,15 +11,16 @@ import numpy as np
 from . import labels as L
 from .accounting import personality_rows, plan_rows, vote_rows
 from .corpus import Corpus
-from .dynamics import dynamics_pairs
+from .dynamics import pair_arrays as dynamics_arrays
 from .episodes import episode_seat_counts
 from .f1 import f1_arrays
 from .f2 import bin_columns, brier_stat, calibration_obs, ece_stat
 from .f3 import actual_attitude, pair_arrays as f3_pair_arrays
 from .f4 import vote_units
 from .frames import mafia_mask
-from .load import K_NONE, TRAITS
+from .load import K_NONE
 from .modes import Mode
+from .personality_blocks import seat_sums
 from .stats import ratio_stat
 
 
@@ -142,13 +143,13 @@ def _f4(col: str, mafia: bool, is_set: bool = False) -> Callable[[Corpus, Mode],
 
 def _dyn(c: Corpus, mode: Mode) -> np.ndarray:
     """Columns as dynamics' group statistics: L1 sum, L1 n, flips, flip pairs, returns."""
-    df = dynamics_pairs(c, mode)
+    d = dynamics_arrays(c, mode)  # dynamics_pairs' columns, without building its frame
     cl = _cells(c)
-    k = cl.key(df["g"].to_numpy(), df["agent"].to_numpy())
-    l1 = df["l1"].to_numpy()
+    k = cl.key(d["g"], d["agent"])
+    l1 = d["l1"]
     has = ~np.isnan(l1)
-    return np.stack([cl.sum(k[has], l1[has]), cl.sum(k[has]), cl.sum(k, df["flip"].to_numpy()),
-                     cl.sum(k, df["flip_pair"].to_numpy()), cl.sum(k, df["ret"].to_numpy())], axis=-1)
+    return np.stack([cl.sum(k[has], l1[has]), cl.sum(k[has]), cl.sum(k, d["flip"]),
+                     cl.sum(k, d["flip_pair"]), cl.sum(k, d["ret"])], axis=-1)
 
 
 def _episodes(c: Corpus, mode: Mode) -> np.ndarray:
@@ -171,18 +172,7 @@ def _personality(c: Corpus, mode: Mode) -> np.ndarray:
     """Absolute error summed over traits, the number of trait estimates, the constant-50 baseline's error."""
     r = personality_rows(c)
     cl = _cells(c)
-    k = cl.key(r["g"], r["seat"])
-    cell = np.ravel_multi_index((r["g"], r["tgt"]), c.seat_array(TRAITS[0]).shape)  # (game, target) in the flat seat arrays
-    err, base, n = (np.zeros((cl.m, cl.S)) for _ in range(3))
-    for trait in TRAITS:
-        truth = c.seat_array(trait).ravel().take(cell)
-        est = r[trait]
-        ok = np.flatnonzero(~np.isnan(truth) & ~np.isnan(est))  # the rows summed, once per trait
-        kk, truth, est = k[ok], truth[ok], est[ok]
-        err += cl.sum(kk, np.abs(est - truth))
-        base += cl.sum(kk, np.abs(50 - truth))
-        n += cl.sum(kk)
-        del kk, truth, est, ok
+    err, n, base = (x[: cl.n].reshape(cl.m, cl.S) for x in seat_sums(c, r, cl.key, cl.n))  # by blocks of games
     return np.stack([err, n, base], axis=-1)
 
 

@@ -1,0 +1,136 @@
+"""Personality attribution error reduced a block of estimates at a time (no per-estimate error
+column for the whole corpus, one pass over the rows instead of one per round).
+
+Why the values are the same as the ordered computation in :mod:`.accounting`:
+
+- the pooled means (per trait, per round) are sums divided by counts. When every estimate and
+  every generating trait value is a whole number, each error is a whole number and every
+  partial sum is a whole number below 2**53, so float64 adds them exactly in any order and in
+  any grouping. Otherwise :func:`pooled_errors` declines (None) and the caller keeps the
+  ordered computation.
+- the per-(game, seat) sums of the seat cells are taken over blocks cut at game boundaries of
+  rows sorted by game: each cell's rows are summed in the same order within one block, so the
+  sums are the same for any values.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .load import TRAITS
+from .stats import round_or_none
+
+BLOCK_ROWS = 1 << 19  # estimates per block (about 4 MB per float column of a block)
+
+
+def _whole(x: np.ndarray) -> bool:
+    return bool(np.isfinite(x).all() and (x == np.rint(x)).all())
+
+
+def _terms(truth: np.ndarray, base50: np.ndarray, cell: np.ndarray, est: np.ndarray
+           ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per estimate: |estimate - truth| and |50 - truth| (0 where either value is missing), and
+    whether both are present. Summing the zeros leaves every sum as the sum over the present rows
+    alone (x + 0.0 == x), without gathering those rows first."""
+    t = truth.take(cell)
+    ok = ~np.isnan(t) & ~np.isnan(est)
+    err = np.subtract(est, t, out=t)
+    np.abs(err, out=err)
+    miss = ~ok
+    err[miss] = 0.0
+    base = base50.take(cell)
+    base[miss] = 0.0
+    return err, base, ok
+
+
+def _rows(col: np.ndarray, at: Any, lo: int, hi: int) -> np.ndarray:
+    """Rows ``lo:hi`` of ``col[at]`` without gathering the whole column."""
+    return col[lo:hi] if isinstance(at, slice) else col[at[lo:hi]]
+
+
+def _round_index(rnd: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(sorted distinct rounds, each row's index in them): ``np.unique(..., return_inverse=True)``."""
+    if len(rnd) and int(rnd.max()) - int(rnd.min()) < 1 << 20:  # small integers: by counting, not sorting
+        lo = int(rnd.min())
+        shifted = rnd.astype(np.int64) - lo
+        present = np.flatnonzero(np.bincount(shifted))
+        rank = np.zeros(int(present[-1]) + 1, dtype=np.int64)
+        rank[present] = np.arange(len(present))
+        return present + lo, rank[shifted]
+    rounds, inv = np.unique(rnd, return_inverse=True)
+    return rounds, inv.reshape(-1)
+
+
+def pooled_errors(c: Any, r: dict[str, np.ndarray], at: Any, n_kept: int) -> dict[str, Any] | None:
+    """:func:`.accounting.personality_error`'s figures from per-(trait, round) sums and counts of the
+    kept rows ``at`` of :func:`.accounting.personality_rows` (a slice or row numbers); None when an
+    estimate or a generating value is not a whole number (then only the ordered sums are exact)."""
+    truths = [c.seat_array(k) for k in TRAITS]
+    if not all(_whole(v[~np.isnan(v)]) for v in truths):
+        return None
+    shape = truths[0].shape
+    base50 = [np.abs(50 - v).ravel() for v in truths]
+    rounds, ridx = _round_index(r["round"][at])
+    R = len(rounds)
+    err, base = np.zeros((len(TRAITS), R)), np.zeros((len(TRAITS), R))
+    n = np.zeros((len(TRAITS), R), dtype=np.int64)
+    for lo in range(0, n_kept, BLOCK_ROWS):
+        hi = min(n_kept, lo + BLOCK_ROWS)
+        cell = np.ravel_multi_index((_rows(r["g"], at, lo, hi), _rows(r["tgt"], at, lo, hi)), shape)
+        ri = ridx[lo:hi]
+        for i, k in enumerate(TRAITS):
+            e, b, ok = _terms(truths[i].ravel(), base50[i], cell, _rows(r[k], at, lo, hi))
+            if not _whole(e):
+                return None
+            err[i] += np.bincount(ri, weights=e, minlength=R)
+            base[i] += np.bincount(ri, weights=b, minlength=R)
+            n[i] += np.bincount(ri, weights=ok, minlength=R).astype(np.int64)
+    out: dict[str, Any] = {"n": n_kept, "mae": {}, "baseline50_mae": {}, "by_round": {}}
+    tot_n = n.sum(1)
+    for i, k in enumerate(TRAITS):
+        out["mae"][k] = round_or_none(err[i].sum() / tot_n[i] if tot_n[i] else None)
+        out["baseline50_mae"][k] = round_or_none(base[i].sum() / tot_n[i] if tot_n[i] else None)
+    rn = n.sum(0)
+    with np.errstate(divide="ignore", invalid="ignore"):  # a round without an estimate pair: NaN, as nanmean gives
+        means = err.sum(0) / rn, base.sum(0) / rn
+    for j, rd in enumerate(rounds.tolist()):
+        out["by_round"][str(rd)] = {"mae": round_or_none(means[0][j]), "baseline50_mae": round_or_none(means[1][j])}
+    return out
+
+
+def game_blocks(g: np.ndarray, rows: int = BLOCK_ROWS) -> list[tuple[int, int]]:
+    """Row ranges [lo, hi) of about ``rows`` rows, cut only where the game changes (``g`` sorted);
+    one range when ``g`` is not sorted."""
+    n = len(g)
+    if n <= rows or not bool((g[1:] >= g[:-1]).all()):
+        return [(0, n)]
+    edges = [0]
+    while edges[-1] + rows < n:
+        at = g[edges[-1] + rows]  # the game at the block's nominal end starts the next block
+        cut = int(np.searchsorted(g, at, side="left"))
+        if cut <= edges[-1]:  # one game longer than a block: it is the block
+            cut = int(np.searchsorted(g, at, side="right"))
+        edges.append(cut)
+    if edges[-1] < n:
+        edges.append(n)
+    return list(zip(edges[:-1], edges[1:]))
+
+
+def seat_sums(c: Any, r: dict[str, np.ndarray], key: Any, n_cells: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per cell (``key(g, seat)`` in [0, n_cells], the last = no cell): the absolute errors summed
+    over traits, the estimate pairs, the constant-50 baseline's errors (cells' sums in row order)."""
+    shape = c.seat_array(TRAITS[0]).shape
+    truths = [c.seat_array(t).ravel() for t in TRAITS]
+    base50 = [np.abs(50 - t) for t in truths]
+    err, base, n = (np.zeros(n_cells + 1) for _ in range(3))
+    for lo, hi in game_blocks(r["g"]):
+        k = key(r["g"][lo:hi], r["seat"][lo:hi])
+        cell = np.ravel_multi_index((r["g"][lo:hi], r["tgt"][lo:hi]), shape)
+        for truth, b50, trait in zip(truths, base50, TRAITS):
+            e, b, ok = _terms(truth, b50, cell, r[trait][lo:hi])
+            err += np.bincount(k, weights=e, minlength=n_cells + 1)
+            base += np.bincount(k, weights=b, minlength=n_cells + 1)
+            n += np.bincount(k, weights=ok, minlength=n_cells + 1)
+    return err, n, base

@@ -1,0 +1,258 @@
+"""The warm report's block-wise reductions give exactly what the whole-corpus computations they
+replaced gave: F1's item arrays built a block of items at a time, personality's pooled errors from
+per-(trait, round) sums of blocks, its seat cells summed over blocks cut at game boundaries.
+F3's report pairs without the columns only the app reads, dynamics' L1 changes by blocks of pairs,
+the report's episode counts without the candidates' records, item frames with few probe columns.
+Blocks are made tiny here so that every corpus is split into many."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from mafiascope.analytics import accounting, dynamics, episodes, f1, f3, personality_blocks as pb, seat_cells
+from mafiascope.analytics.frames import _PROBE_COLS, items_with_probe
+from mafiascope.analytics.load import TRAITS
+from mafiascope.analytics.modes import COMPAT, Mode
+from tests.loader_digest import loaded_corpora
+
+NAMES = ("demo", "fixtures_v2", "mafiascope_en_demo", "malformed")
+
+
+@pytest.fixture(scope="module")
+def loaded(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    return loaded_corpora(tmp_path_factory.mktemp("blocks"), NAMES)
+
+
+def _f1(c, mode: Mode, block: int, monkeypatch: pytest.MonkeyPatch) -> dict[str, np.ndarray]:
+    monkeypatch.setattr(f1, "_BLOCK", block)
+    c.forget(("f1_arrays", mode))
+    return f1.f1_arrays(c, mode)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_f1_arrays_by_blocks_equal_one_block(loaded, name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    c = loaded[name]
+    for mode in (Mode(), COMPAT):
+        whole = _f1(c, mode, 1 << 40, monkeypatch)
+        for block in (1, 7, 100):
+            got = _f1(c, mode, block, monkeypatch)
+            assert list(got) == list(whole)
+            for k in whole:
+                assert got[k].dtype == whole[k].dtype, (name, mode.name, block, k)
+                assert np.array_equal(got[k], whole[k], equal_nan=True), (name, mode.name, block, k)
+        c.forget(("f1_arrays", mode))
+
+
+def _ordered(c, seats) -> dict[str, Any]:
+    """personality_error's ordered computation (the pooled path declined)."""
+    real = accounting.pooled_errors
+    accounting.pooled_errors = lambda *a: None
+    try:
+        return accounting.personality_error(c, seats=seats)
+    finally:
+        accounting.pooled_errors = real
+
+
+def _masks(c) -> list[np.ndarray | None]:
+    rng = np.random.default_rng(11)
+    shape = c.seat_array("role_code").shape
+    return [None, rng.random(shape) < 0.5, np.zeros(shape, dtype=bool), rng.random(shape) < 0.1]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_personality_pooled_by_blocks_equals_the_ordered_errors(loaded, name: str,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    c = loaded[name]
+    r = accounting.personality_rows(c)
+    whole = all(pb._whole(r[k][~np.isnan(r[k])]) for k in TRAITS)
+    if name == "demo":
+        assert whole and len(r["g"])  # the bots' estimates are whole numbers: the pooled path is taken
+    for block in (1 << 40, 3):
+        monkeypatch.setattr(pb, "BLOCK_ROWS", block)
+        for seats in _masks(c):
+            want = _ordered(c, seats)
+            assert accounting.personality_error(c, seats=seats) == want, (name, block)
+            keep = np.ones(len(r["g"]), dtype=bool) if seats is None else seats[r["g"], np.maximum(r["seat"], 0)]
+            if keep.any() and whole:
+                at = np.flatnonzero(keep)
+                assert pb.pooled_errors(c, r, at, len(at)) == want, (name, block)
+
+
+def test_personality_pooled_declines_fractional_estimates(loaded) -> None:
+    c = loaded["demo"]
+    r = dict(accounting.personality_rows(c))
+    r[TRAITS[0]] = r[TRAITS[0]] + 0.25
+    assert pb.pooled_errors(c, r, slice(None), len(r["g"])) is None
+
+
+def _personality_cells_whole(c, r: dict[str, np.ndarray] | None = None) -> np.ndarray:
+    """The computation the game blocks replaced: every row of a trait at once."""
+    r = accounting.personality_rows(c) if r is None else r
+    cl = seat_cells._cells(c)
+    k = cl.key(r["g"], r["seat"])
+    cell = np.ravel_multi_index((r["g"], r["tgt"]), c.seat_array(TRAITS[0]).shape)
+    err, base, n = (np.zeros((cl.m, cl.S)) for _ in range(3))
+    for trait in TRAITS:
+        truth = c.seat_array(trait).ravel().take(cell)
+        est = r[trait]
+        ok = np.flatnonzero(~np.isnan(truth) & ~np.isnan(est))
+        err += cl.sum(k[ok], np.abs(est[ok] - truth[ok]))
+        base += cl.sum(k[ok], np.abs(50 - truth[ok]))
+        n += cl.sum(k[ok])
+    return np.stack([err, n, base], axis=-1)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_personality_seat_cells_by_game_blocks_equal_the_whole(loaded, name: str,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    c = loaded[name]
+    want = _personality_cells_whole(c)
+    for block in (1 << 40, 5, 1):
+        monkeypatch.setattr(pb, "BLOCK_ROWS", block)
+        monkeypatch.setattr(pb.game_blocks, "__defaults__", (block,))
+        assert np.array_equal(seat_cells._personality(c, Mode()), want), (name, block)
+    r = dict(accounting.personality_rows(c))
+    r = {k: v + 0.1 for k, v in r.items() if k in TRAITS} | {k: r[k] for k in ("g", "seat", "tgt", "round")}
+    cl = seat_cells._cells(c)
+    a = pb.seat_sums(c, r, cl.key, cl.n)
+    monkeypatch.setattr(pb.game_blocks, "__defaults__", (1 << 40,))
+    assert all(np.array_equal(x, y) for x, y in zip(a, pb.seat_sums(c, r, cl.key, cl.n)))  # fractional values too
+
+
+@pytest.mark.parametrize("rows", [1, 2, 3, 10, 100])
+def test_game_blocks_cut_only_between_games(rows: int) -> None:
+    g = np.repeat(np.arange(12), [1, 5, 0, 2, 9, 1, 1, 3, 0, 4, 2, 6])
+    blocks = pb.game_blocks(g, rows)
+    assert blocks[0][0] == 0 and blocks[-1][1] == len(g)
+    assert all(a[1] == b[0] for a, b in zip(blocks, blocks[1:])) and all(lo < hi for lo, hi in blocks)
+    for lo, hi in blocks:
+        assert lo == 0 or g[lo] != g[lo - 1]  # a game never spans two blocks
+        assert hi - lo <= rows or len(set(g[lo:hi].tolist())) == 1  # at most a block, or one longer game
+    assert pb.game_blocks(g[::-1], 2) == [(0, len(g))]  # not sorted: one block
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_f3_report_pair_columns_equal_the_full_pairs(loaded, name: str) -> None:
+    """The report's pairs (no key, qi, B, step columns; ``guess`` in its stored dtype) are the full pairs' columns."""
+    c = loaded[name]
+    for mode in (Mode(), COMPAT):
+        c.forget(("f3_pair_arrays", mode), ("f3_lean_pair_arrays", mode))
+        lean = f3.pair_arrays(c, mode)
+        by_lean = f3.f3(c, mode)
+        full = f3._pair_arrays(c, mode)
+        assert f3.pair_arrays(c, mode) is full  # memoised full pairs are reused, not matched again
+        assert f3.f3(c, mode) == by_lean, (name, mode.name)
+        assert set(lean) == set(f3._LEAN_PAIR_COLS) < set(full)
+        for k in lean:
+            assert np.array_equal(lean[k].astype(full[k].dtype), full[k], equal_nan=True), (name, mode.name, k)
+            assert lean[k].dtype == full[k].dtype or k == "guess", (name, k)
+
+
+def _l1_whole(c, mode: Mode) -> np.ndarray:
+    """The computation the blocks replaced: every pair's dense rows at once."""
+    st = dynamics.suspicion_states(c, mode)
+    V, g, ag = st["V"], st["g"], st["agent"]
+    same = np.zeros(len(g), dtype=bool)
+    same[1:] = (g[1:] == g[:-1]) & (ag[1:] == ag[:-1])
+    cur = np.flatnonzero(same)
+    a, b = V[cur - 1], V[cur]
+    common = ~np.isnan(a) & ~np.isnan(b)
+    sa, sb = np.where(common, a, 0).sum(1), np.where(common, b, 0).sum(1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        l1 = np.abs(np.where(common, a, 0) / sa[:, None] - np.where(common, b, 0) / sb[:, None]).sum(1)
+    return np.where(common.any(1) & (sa > 0) & (sb > 0), l1, np.nan)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_dynamics_pairs_by_blocks_equal_one_block(loaded, name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    c = loaded[name]
+    for mode in (Mode(), COMPAT):
+        monkeypatch.setattr(dynamics, "_BLOCK", 1 << 40)
+        whole = dynamics._build_pairs(c, mode)
+        assert np.array_equal(whole["l1"], _l1_whole(c, mode), equal_nan=True), name
+        for block in (1, 3, 50):
+            monkeypatch.setattr(dynamics, "_BLOCK", block)
+            got = dynamics._build_pairs(c, mode)
+            assert list(got) == list(whole)
+            for k in whole:
+                assert got[k].dtype == whole[k].dtype and np.array_equal(got[k], whole[k], equal_nan=True), (name, k)
+
+
+def test_f3_first_rows_equal_argmax() -> None:
+    rng = np.random.default_rng(3)
+    for n, k, late in ((0, 3, 0), (5, 3, 0), (20_000, 9, 0), (200_000, 9, 150_000), (70_000, 4, 69_999)):
+        code = rng.integers(0, k, n).astype(np.int8)
+        if late and n:
+            code[code == k - 1] = 0
+            code[late] = k - 1  # a value seen first far into the pairs
+        values = np.flatnonzero(np.bincount(code, minlength=k)).tolist()
+        assert f3.first_rows(code, values) == {v: int(np.argmax(code == v)) for v in values}, (n, k, late)
+    for pos in (0, 1, 4095, 4096, 4097, 20479, 20480, 20481, 86015, 86016, 86017, 349_000):
+        code = np.zeros(350_000, dtype=np.int8)
+        code[pos] = 2
+        assert f3.first_rows(code, [0, 2]) == {0: int(pos == 0), 2: pos}, pos  # slice edges
+
+
+def test_episode_counts_equal_the_episode_records(loaded) -> None:
+    merged = 0
+    for name in NAMES:
+        c = loaded[name]
+        for gap in (0, 1, 2, 5, 100):
+            e = episodes.find_episodes(c, merge_gap=gap)
+            want = {"comparisons": e["comparisons"], "complete": e["complete"], "d_positive": e["d_positive"],
+                    "windows": len(e["windows"])}
+            assert episodes.episode_counts(c, merge_gap=gap) == want, (name, gap)
+            merged += want["windows"] < want["d_positive"]
+    assert merged  # some windows merge candidates: the rule is exercised
+
+
+@pytest.mark.parametrize("frac", [False, True])
+def test_personality_blocks_with_missing_estimates(loaded, frac: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Estimates missing here and there (and fractional ones): both block paths skip exactly those rows."""
+    c = loaded["demo"]
+    r = dict(accounting.personality_rows(c))
+    rng = np.random.default_rng(5)
+    for k in TRAITS:
+        v = r[k].astype(float) + (0.5 if frac else 0.0)
+        v[rng.random(len(v)) < 0.3] = np.nan
+        r[k] = v
+    monkeypatch.setattr(accounting, "personality_rows", lambda c: r)
+    monkeypatch.setattr(pb, "BLOCK_ROWS", 4)
+    monkeypatch.setattr(pb.game_blocks, "__defaults__", (4,))
+    assert accounting.personality_error(c) == _ordered(c, None)
+    assert (pb.pooled_errors(c, r, slice(None), len(r["g"])) is None) == frac
+    monkeypatch.setattr(seat_cells, "personality_rows", lambda c: r)
+    assert np.array_equal(seat_cells._personality(c, Mode()), _personality_cells_whole(c, r))
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_items_with_few_probe_columns_equal_the_whole_frame(loaded, name: str) -> None:
+    """F4's and plans' item frames gather only the probe columns they read: the same rows and values."""
+    c = loaded[name]
+    cases = [("sr", True, ["pos", "tgt"], ()), ("ra", True, ["tgt", "role"], ()), ("ra", True, ["tgt", "exact"], ()),
+             ("pa", False, ["tgt", "action"], ("seat", "round", "timestamp"))]
+    for table, raw, cols, probe_cols in cases:
+        some = items_with_probe(c, table, raw_only=raw, cols=cols, probe_cols=probe_cols)
+        whole = items_with_probe(c, table, raw_only=raw, cols=cols)
+        assert list(some.columns) == [k for k in whole.columns if k not in _PROBE_COLS or k in probe_cols]
+        pd.testing.assert_frame_equal(some, whole[list(some.columns)], check_exact=True, obj=f"{name} {table}")
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_dynamics_seat_cells_from_arrays_equal_the_frame(loaded, name: str) -> None:
+    c = loaded[name]
+    for mode in (Mode(), COMPAT):
+        df = dynamics.dynamics_pairs(c, mode)
+        cl = seat_cells._cells(c)
+        k = cl.key(df["g"].to_numpy(), df["agent"].to_numpy())
+        l1 = df["l1"].to_numpy()
+        has = ~np.isnan(l1)
+        want = np.stack([cl.sum(k[has], l1[has]), cl.sum(k[has]), cl.sum(k, df["flip"].to_numpy()),
+                         cl.sum(k, df["flip_pair"].to_numpy()), cl.sum(k, df["ret"].to_numpy())], axis=-1)
+        c.forget(("dyn_pairs", mode), ("dyn_pair_arrays", mode))
+        assert np.array_equal(seat_cells._dyn(c, mode), want), (name, mode.name)
+        assert ("dyn_pairs", mode) not in c._memo  # no frame built
