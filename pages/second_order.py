@@ -23,8 +23,8 @@ dirs = AV.page_intro("Second-order beliefs",
 tau = st.slider("Confidence threshold τ (%)", 30, 70, 50, step=5, key="tau", bind="query-params",  # ?tau= reproduces it
                 help="B's guess counts as 'suspects' (Mafia) or 'trusts' (town role) only at or above this confidence; "
                      "below it the actual attitude is neutral.")
+pairs = A.f3_pairs(dirs, tau)  # first: the F3 summary then reuses these memoised pairs instead of matching again
 res = A.f3(dirs, tau)
-pairs = A.f3_pairs(dirs, tau)
 if not res.get("m"):
     st.info("No probed games in the selection.")
     st.stop()
