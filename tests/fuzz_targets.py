@@ -264,7 +264,9 @@ def make_bus_check(hub: HubThread) -> Callable[[Any], None]:
 
     def check(req: Any) -> None:
         (method, path), query, body = req
-        params = [(k, v) for k, v in query if not (path == "/v1/work" and k == "wait" and _long_wait(v))]
+        params = [(k, "0.05" if path == "/v1/work" and k == "wait" and _long_wait(v) else v) for k, v in query]
+        if path == "/v1/work" and not any(k == "wait" for k, _ in params):  # the default long poll (25 s) outlasts
+            params.append(("wait", "0.05"))  # the request's 10 s timeout: every poll is fuzzed with a short wait
         qs = "&".join(f"{quote(k)}={quote(v, safe='%')}" for k, v in params)
         if path == "/v1/generate":  # a valid generate would wait for a worker: keep every wait short
             try:
