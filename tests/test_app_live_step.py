@@ -82,3 +82,22 @@ def test_a_step_keeps_the_raw_records_expander(logs):
         ids.append([e.proto.id for e in at.expander if e.label == RAW_LABEL])
     assert _q(at, "step") == "14" and len(ids[0]) == 1 and ids[0][0].endswith("-lg_raw") and ids == [ids[0]] * 3, ids
 
+
+def test_the_game_header_is_one_row(logs):
+    """The header's two popovers sit in one horizontal container (one block where three columns made four): the
+    browser re-renders every block of the page on each of a step's whole-page commits."""
+    at = new_app(page="live", game=GAME, step="12").run()
+    assert_clean(at)
+    main = list(at.main.children.values())
+    rows = [b for b in main if b.type == "flex_container" and str(b.proto.id).endswith("-ms_head_row")]
+    assert len(rows) == 1, [b.type for b in main]
+    assert [(c.type, c.proto.popover.label) for c in rows[0].children.values()] == [
+        ("popover", "How to read this page"), ("popover", "Share this view")]
+    head = main[:main.index(rows[0]) + 2]  # down to the title
+    assert "Live Game" in head[-1].value and not any(b.type == "column" for b in head)
+
+    def codes(node) -> list[str]:
+        kids = list(node.children.values()) if hasattr(node, "children") else []
+        return ([node.value] if node.type == "code" else []) + [v for k in kids for v in codes(k)]
+
+    assert any("step=12" in c for c in codes(rows[0])), "the share link (in the row's popover) is filled in"
