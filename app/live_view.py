@@ -302,6 +302,7 @@ def strip_gaps(gm: GameModel) -> str:
 
 
 K_RAW_OPEN = "ms_raw_open"
+RAW_LABEL = "Raw records of this step (message and probe calls, verbatim)"
 
 
 def raw_records(gm: GameModel, step: int) -> None:
@@ -309,14 +310,15 @@ def raw_records(gm: GameModel, step: int) -> None:
     from .data import load_raw
 
     s = gm.steps[step]
-    # drawn only while open (opening it reruns the fragment): closed, a step sends none of its records. Its label
-    # names the step, so each step's expander is a new widget: whether it is open is remembered in ms_raw_open
-    box = st.expander(f"Raw records at {md_escape(s.label)} (message and probe calls, verbatim)",
-                      expanded=bool(S.get(K_RAW_OPEN, False)), key="lg_raw",
+    # drawn only while open (opening it reruns the fragment): closed, a step sends none of its records. Its label is
+    # the same at every step, so a step keeps the browser's expander (a label naming the step made a new widget, and
+    # the browser mounted a new expander, on every step); whether it is open is also kept in ms_raw_open
+    box = st.expander(RAW_LABEL, expanded=bool(S.get(K_RAW_OPEN, False)), key="lg_raw",
                       on_change=lambda: S.put(K_RAW_OPEN, bool(st.session_state.get("lg_raw"))))
     if not box.open:
         return
     with box:
+        st.caption(f"Step {md_escape(s.label)}")
         if s.event_idx is not None:
             st.caption("game.jsonl record")
             st.json(gm.events[s.event_idx], expanded=False)

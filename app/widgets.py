@@ -150,11 +150,13 @@ def fill_share_link(item: Any = None) -> None:
 
 def game_header(gm: GameModel, *, title: str) -> None:
     row = context().game
-    c1, c2, _ = st.columns([1.7, 1.5, 4])
+    # one horizontal row, not three columns: the browser re-renders every block of the page on each of a timeline
+    # step's whole-page React commits (see widgets.timeline), and this row is one block where the columns were four
+    head = st.container(horizontal=True, gap="small", key="ms_head_row")
     if title in HELP:
-        with c1.popover("How to read this page", icon=":material/help:"):
+        with head.popover("How to read this page", icon=":material/help:"):
             st.markdown(HELP[title])
-    with c2:
+    with head:
         share_link()
     corpus = f" · {Path(str(row['corpus'])).name}" if row is not None else ""
     winner = f"**{md_escape(gm.winner)}** win" if gm.winner else ":orange[in progress]"

@@ -18,6 +18,11 @@ measured alternately, one round of clicks each, so both see the same machine loa
 * ``react_commits`` / ``react_renders``: React commits and components re-rendered for the step (a minimal
   React devtools hook injected before the page loads counts fibers whose PerformedWork flag is set, walking
   only subtrees that did work): the browser's work does not follow what changed but the page's element count.
+
+``--names`` also names, for each commit, who re-rendered: the components are counted under the Streamlit
+element or block above them (``E:<type>:<id>``, ``B:<type>:<id>:<children>``) or under ``shell`` (the app's
+frame, sidebar navigation and toolbar, above every element); printed for each app's first click, all clicks in
+``--json`` (``named_commits``).
 """
 
 from __future__ import annotations
@@ -65,19 +70,34 @@ _STEP_JS = """async ({want}) => {
 }"""
 
 
-# a minimal React devtools hook: react-dom calls onCommitFiberRoot after each commit when it finds one
+# a minimal React devtools hook: react-dom calls onCommitFiberRoot after each commit when it finds one. With
+# window.__msReact.log set (--names), each commit also lists who re-rendered: every rendered component is counted
+# under the nearest Streamlit element or block above it ("E:<type>:<id or label>", "B:<type>:<id>:<children>"),
+# components above every element (the app's shell: sidebar navigation, header, toolbar) under "shell"
 _REACT_HOOK = """
 window.__msReact = {commits: 0, renders: 0};
+const __msNode = n => { try {
+  if (n.element) { const e = n.element, t = e.type, v = e[t] || {};
+    return 'E:' + t + ':' + String(v.id || v.label || v.body || '').slice(-48).replace(/\\s+/g, ' '); }
+  if (n.deltaBlock) { const b = n.deltaBlock;
+    return 'B:' + (b.type || '') + ':' + String(b.id || '').slice(-32) + ':' + (n.children ? n.children.length : ''); }
+  } catch (e) {} return null; };
 window.__REACT_DEVTOOLS_GLOBAL_HOOK__ = {supportsFiber: true, renderers: new Map(), isDisabled: false,
   inject() { return 1; }, onScheduleFiberRoot() {}, onCommitFiberUnmount() {}, onPostCommitFiberRoot() {}, checkDCE() {},
   onCommitFiberRoot(id, root) {
     const rc = window.__msReact; rc.commits++;
-    const todo = [root.current];
+    const who = rc.log ? {} : null, todo = [[root.current, 'shell']];
     while (todo.length) {
-      const f = todo.pop();
-      if ((f.flags & 1) && (typeof f.type === 'function' || (f.type && typeof f.type === 'object'))) rc.renders++;
-      if (f.subtreeFlags & 1) for (let c = f.child; c; c = c.sibling) todo.push(c);
+      let [f, own] = todo.pop();
+      const did = f.flags & 1;
+      if (who && did && f.memoizedProps && f.memoizedProps.node) own = __msNode(f.memoizedProps.node) || own;
+      if (did && (typeof f.type === 'function' || (f.type && typeof f.type === 'object'))) {
+        rc.renders++;
+        if (who) who[own] = (who[own] || 0) + 1;
+      }
+      if (f.subtreeFlags & 1) for (let c = f.child; c; c = c.sibling) todo.push([c, own]);
     }
+    if (who) rc.log.push({t: performance.now(), who});
   }};
 """
 
@@ -174,24 +194,34 @@ def _open(browser, srv: Server, game: str, step: int):
     return page, sent
 
 
-def _clicks(browser, srv: Server, game: str, start: int, reps: int) -> list[dict]:
+def _named(log: list[dict], top: int = 14) -> list[dict]:
+    """Each commit of a step: its renders, how many elements and blocks re-rendered, and who rendered most."""
+    return [{"renders": sum(c["who"].values()), "nodes": len(c["who"]) - ("shell" in c["who"]),
+             "top": sorted(c["who"].items(), key=lambda kv: -kv[1])[:top]} for c in log]
+
+
+def _clicks(browser, srv: Server, game: str, start: int, reps: int, named: list | None = None) -> list[dict]:
+    """``reps`` clicks on "next step" from ``start``; with ``named`` (a list) each click's commits are appended to it."""
     page, sent = _open(browser, srv, game, start)
     out = []
     try:
         for i in range(reps):
             sent.clear()
             c_srv, c_br = _cpu([srv.proc.pid]), _cpu(_chromium_pids({srv.proc.pid}))
-            page.evaluate("() => { window.__msReact = {commits: 0, renders: 0}; }")
+            page.evaluate("(n) => { window.__msReact = {commits: 0, renders: 0, log: n ? [] : undefined}; }", named is not None)
             _wait_idle(page)  # a click while a run is under way may be dropped by Streamlit
             r = page.evaluate(_STEP_JS, {"want": f"step={start + i + 1}"})
             if r is None:
                 print(f"{srv.url}: the click to step {start + i + 1} drew nothing in 120 s; visit abandoned", file=sys.stderr)
                 break
             time.sleep(0.2)  # the step's last websocket frames are counted
+            react = page.evaluate("() => window.__msReact")
+            if named is not None:
+                named.append({"step": start + i + 1, "commits": _named(react.pop("log"))})
             out.append({"rendered_s": r["rendered"] / 1000, "settled_s": r["settled"] / 1000,
                         "server_cpu_s": _cpu([srv.proc.pid]) - c_srv,
                         "browser_cpu_s": _cpu(_chromium_pids({srv.proc.pid})) - c_br, "ws_kb": sum(sent) / 1024,
-                        **{f"react_{k}": v for k, v in page.evaluate("() => window.__msReact").items()}})
+                        **{f"react_{k}": v for k, v in react.items() if k != "log"}})
     finally:
         page.context.close()
     return out
@@ -209,7 +239,7 @@ def _summary(rows: list[dict]) -> dict:
             for k in rows[0]} | {"n": len(rows)}
 
 
-def run(roots: dict[str, Path], game: str, reps: int, rounds: int) -> dict:
+def run(roots: dict[str, Path], game: str, reps: int, rounds: int, names: bool = False) -> dict:
     from playwright.sync_api import sync_playwright
 
     if not Path(CHROMIUM).exists():
@@ -219,6 +249,7 @@ def run(roots: dict[str, Path], game: str, reps: int, rounds: int) -> dict:
     caches = {name: Path(tempfile.mkdtemp(prefix=f"ms_step_{name}_")) for name in roots}
     servers: dict[str, Server] = {}
     rows: dict[str, dict[str, list[dict]]] = {name: {w: [] for w in starts} for name in roots}
+    named: dict[str, list[dict]] = {name: [] for name in roots}
     try:
         servers = {name: Server(root, caches[name]) for name, root in roots.items()}
         with sync_playwright() as p:
@@ -229,7 +260,7 @@ def run(roots: dict[str, Path], game: str, reps: int, rounds: int) -> dict:
             for _ in range(rounds):
                 for where, s0 in starts.items():
                     for name, srv in servers.items():
-                        rows[name][where] += _clicks(browser, srv, game, s0, reps)
+                        rows[name][where] += _clicks(browser, srv, game, s0, reps, named[name] if names else None)
             browser.close()
     finally:
         for srv in servers.values():
@@ -238,7 +269,8 @@ def run(roots: dict[str, Path], game: str, reps: int, rounds: int) -> dict:
             shutil.rmtree(c, ignore_errors=True)
     return {"game": game, "steps": n, "starts": starts, "load_average": os.getloadavg(),
             "apps": {name: {"root": str(roots[name]), **{w: _summary(r) for w, r in rows[name].items()},
-                            "all": _summary([x for r in rows[name].values() for x in r])} for name in roots}}
+                            "all": _summary([x for r in rows[name].values() for x in r]),
+                            **({"named_commits": named[name]} if names else {})} for name in roots}}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -248,10 +280,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--reps", type=int, default=4, help="clicks per visit (default 4)")
     ap.add_argument("--rounds", type=int, default=2, help="visits per place in the game (default 2)")
     ap.add_argument("--baseline", type=Path, default=None, help="another checkout to measure alternately (e.g. main)")
+    ap.add_argument("--names", action="store_true",
+                    help="also name who re-rendered in each React commit (printed for each app's first click)")
     args = ap.parse_args(argv)
     roots = {"this": ROOT} | ({"baseline": args.baseline.resolve()} if args.baseline else {})
     load0 = os.getloadavg()
-    out = {"load_average_before": load0, **run(roots, args.game, args.reps, args.rounds)}
+    out = {"load_average_before": load0, **run(roots, args.game, args.reps, args.rounds, args.names)}
     if args.json:
         print(json.dumps(out))
         return 0
@@ -265,6 +299,9 @@ def main(argv: list[str] | None = None) -> int:
                   f"  settled {s['settled_s']['median']:.3f} s  server CPU {s['server_cpu_s']['median']:.3f} s"
                   f"  browser CPU {s['browser_cpu_s']['median']:.3f} s  websocket {s['ws_kb']['median']:.0f} KB"
                   f"  React {s['react_commits']['median']:.0f} commits, {s['react_renders']['median']:.0f} renders")
+        for k, c in enumerate(a.get("named_commits", [{}])[0].get("commits", [])):
+            print(f"    commit {k}: {c['renders']} renders, {c['nodes']} elements and blocks: "
+                  + "; ".join(f"{n} {who}" for who, n in c["top"]))
     if "baseline" in out["apps"]:
         t, b = out["apps"]["this"]["all"], out["apps"]["baseline"]["all"]
         print("baseline/this (medians): " + ", ".join(

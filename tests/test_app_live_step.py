@@ -7,6 +7,8 @@ import pytest
 
 pytest.importorskip("streamlit")
 
+from app.live_view import RAW_LABEL  # noqa: E402
+
 from .app_support import assert_clean, demo_logs, new_app, panel_heads, texts, timeline  # noqa: E402
 
 GAME = "demo-classic-01"
@@ -54,13 +56,48 @@ def test_next_step_updates_url_share_link_and_page(logs):
 def test_raw_records_are_drawn_only_while_open(logs):
     at = new_app(page="live", game=GAME, step="12").run()
     assert_clean(at)
-    raw = [e for e in at.expander if e.label.startswith("Raw records at")]
+    raw = [e for e in at.expander if e.label == RAW_LABEL]
     assert len(raw) == 1 and not at.json, "closed: nothing of the records is sent"
     at.session_state["ms_raw_open"] = True  # what opening it stores (its on_change)
     at.run()
     assert_clean(at)
-    assert at.json and "game.jsonl record" in [c.value for c in at.caption]
+    captions = [c.value for c in at.caption]
+    label = next(c for c in captions if c.startswith("12\\/")).split(" · ")[1]  # the timeline's caption names the step
+    assert at.json and "game.jsonl record" in captions and f"Step {label}" in captions, captions  # and so does the box
     assert any(s.label == "Agent" for s in at.selectbox), "the step's probe calls are listed by agent"
-    at.button(key="tl_next").click().run()  # stays open on the next step (a new expander: its label names the step)
+    at.button(key="tl_next").click().run()  # stays open on the next step
     assert_clean(at)
     assert at.json and _q(at, "step") == "13"
+
+
+def test_a_step_keeps_the_raw_records_expander(logs):
+    """The raw records' expander has the same label, hence the same widget id, at every step: a step keeps the
+    browser's expander (a label naming the step made a new widget that the browser mounted anew on every step)."""
+    at = new_app(page="live", game=GAME, step="12").run()
+    assert_clean(at)
+    ids = [[e.proto.id for e in at.expander if e.label == RAW_LABEL]]
+    for _ in range(2):
+        at.button(key="tl_next").click().run()
+        assert_clean(at)
+        ids.append([e.proto.id for e in at.expander if e.label == RAW_LABEL])
+    assert _q(at, "step") == "14" and len(ids[0]) == 1 and ids[0][0].endswith("-lg_raw") and ids == [ids[0]] * 3, ids
+
+
+def test_the_game_header_is_one_row(logs):
+    """The header's two popovers sit in one horizontal container (one block where three columns made four): the
+    browser re-renders every block of the page on each of a step's whole-page commits."""
+    at = new_app(page="live", game=GAME, step="12").run()
+    assert_clean(at)
+    main = list(at.main.children.values())
+    rows = [b for b in main if b.type == "flex_container" and str(b.proto.id).endswith("-ms_head_row")]
+    assert len(rows) == 1, [b.type for b in main]
+    assert [(c.type, c.proto.popover.label) for c in rows[0].children.values()] == [
+        ("popover", "How to read this page"), ("popover", "Share this view")]
+    head = main[:main.index(rows[0]) + 2]  # down to the title
+    assert "Live Game" in head[-1].value and not any(b.type == "column" for b in head)
+
+    def codes(node) -> list[str]:
+        kids = list(node.children.values()) if hasattr(node, "children") else []
+        return ([node.value] if node.type == "code" else []) + [v for k in kids for v in codes(k)]
+
+    assert any("step=12" in c for c in codes(rows[0])), "the share link (in the row's popover) is filled in"
