@@ -269,10 +269,24 @@ _PHASES_JS = """(() => {
 })();"""
 
 
+# every element drawn (no skeleton left: each element type's JavaScript chunk loaded) and a chart on the page
+_COMPLETE_JS = """() => !document.querySelector('[data-testid="stSkeleton"]')
+  && !!document.querySelector('[data-testid="stMain"] .vega-embed canvas, [data-testid="stMain"] .vega-embed svg')"""
+
+# the page's elements: how many, and of how many types (each type's first use loads its chunk)
+_ELEMENTS_JS = """() => { const types = new Set(), all = document.querySelectorAll('[data-testid="stElementContainer"]');
+  for (const c of all) { const e = c.querySelector('[data-testid]'); types.add(e ? e.getAttribute('data-testid') : ''); }
+  return {elements: all.length, element_types: types.size, dom_nodes: document.getElementsByTagName('*').length}; }"""
+
+
 def _dashboard_visit(browser, url: str) -> dict:
-    """Open the Dashboard in a new tab: seconds to the first progress bar or tile, and to the full
-    render (Python's clock, from ``goto``), and the browser's phase times (``phases_s``)."""
+    """Open the Dashboard in a new tab: seconds to the first progress bar or tile, to the full render (the
+    script run done) and to the complete page (every element's chunk loaded, the chart drawn; Python's clock,
+    from ``goto``), the browser's phase times (``phases_s``), the renderer's main-thread CPU seconds to the
+    complete page (CDP ``Performance.getMetrics`` TaskDuration) and the page's element counts."""
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    cdp = page.context.new_cdp_session(page)
+    cdp.send("Performance.enable")
     page.add_init_script(_PHASES_JS)
     t0 = time.perf_counter()
     page.goto(url + "/dashboard")
@@ -281,9 +295,14 @@ def _dashboard_visit(browser, url: str) -> dict:
     page.wait_for_selector('[data-testid="stMetric"]:has-text("Probe parse rate")', timeout=900_000)
     _wait_idle(page)
     full = time.perf_counter() - t0
+    page.wait_for_function(_COMPLETE_JS, timeout=120_000)
+    complete = time.perf_counter() - t0
+    metrics = {m["name"]: m["value"] for m in cdp.send("Performance.getMetrics")["metrics"]}
     phases = page.evaluate("() => window.__msPhases || {}")
+    counts = page.evaluate(_ELEMENTS_JS)
     page.close()
-    return {"first_content_s": round(first, 2), "full_render_s": round(full, 2),
+    return {"first_content_s": round(first, 2), "full_render_s": round(full, 2), "complete_s": round(complete, 2),
+            "browser_main_cpu_s": round(metrics.get("TaskDuration", 0.0), 2), **counts,
             "phases_s": {k: round(v / 1000, 2) for k, v in sorted(phases.items(), key=lambda kv: kv[1])}}
 
 
@@ -493,7 +512,9 @@ def main(argv: list[str] | None = None) -> int:
                   + ", ".join(f"{k} {v}" for k, v in nc["phases_s"].items()))
             print(f"  [{name}] Dashboard with caches present: full render median {w['full_render_s']['median']} s "
                   f"(max {w['full_render_s']['max']} s, n={w['full_render_s']['n']}), server CPU median "
-                  f"{w['server_cpu_s']['median']} s; phases (median) "
+                  f"{w['server_cpu_s']['median']} s, browser main-thread CPU median {w['browser_main_cpu_s']['median']} s, "
+                  f"complete page median {w['complete_s']['median']} s, {w['elements']['median']} elements of "
+                  f"{w['element_types']['median']} types; phases (median) "
                   + ", ".join(f"{k} {v['median']}" for k, v in w["phases_s"].items()))
         if "timeline_step_click_to_render_s" in b:
             st_ = b["timeline_step_click_to_render_s"]
