@@ -8,9 +8,10 @@ game, and the Cross-Game Dashboard on a 1,000-game synthetic corpus.
     python bench/app_latency.py --only-browser --no-timeline --baseline /tmp/base   # Chromium, this vs another checkout
 
 In Chromium each Dashboard visit is a fresh ``streamlit run`` process; besides the wall times it
-reports the server's CPU seconds for the visit and the browser's phase times (HTML, app shell,
-script start, sidebar picker, first content, tiles, first chart, idle), which say where the time
-goes; with ``--baseline`` the visits alternate between the two checkouts under the same load.
+reports the server's CPU seconds for the visit, the browser's CPU seconds (/proc) to the complete
+page (every element's chunk loaded), the page's element counts and the browser's phase times (HTML,
+app shell, script start, sidebar picker, first content, tiles, first chart, idle), which say where
+the time goes; with ``--baseline`` the visits alternate between the two checkouts under the same load.
 
 The synthetic corpus is built from a few offline games (`mafiascope run`, no snapshots),
 each copied under new game ids until there are N games. Timings are wall-clock seconds of
