@@ -75,16 +75,25 @@ def build_progress(dirs: tuple[str, ...], sel: pd.DataFrame) -> None:
     box.empty()
 
 
+F1_MORE = "db_f1_more"  # the F1 tab's expander of its table and downloads (drawn when open)
+
+
 def f1_per_model(dirs: tuple[str, ...], rep: dict[str, Any]) -> None:
+    """The F1 chart; its table and downloads in an expander whose content runs only while it is open: the first
+    view of a fresh visit then loads neither the data grid's JavaScript nor six more elements (issue 17 item 4)."""
     fig = DF.figure(dirs, "f1")
     df = fig["table"]
     if df.empty:
         st.info("No first-order data.")
         return
     _show_chart(fig["spec"], "db_f1")
-    download_chart(DF.chart_builder("f1", df, A.per_model(dirs)), "f1_by_round_per_model", key="ex_f1")
-    st.dataframe(dashes(df), hide_index=True, width="stretch")
-    download_csv(df, "f1_by_round_per_model", key="dl_f1")
+    more = st.expander("Table and downloads", key=F1_MORE, on_change="rerun")
+    if more.open is False:  # the first view: no data grid (its JS chunk) and no export row until asked for
+        return
+    with more:
+        download_chart(DF.chart_builder("f1", df, A.per_model(dirs)), "f1_by_round_per_model", key="ex_f1")
+        st.dataframe(dashes(df), hide_index=True, width="stretch")
+        download_csv(df, "f1_by_round_per_model", key="dl_f1")
 
 
 def calibration_per_model(dirs: tuple[str, ...]) -> None:

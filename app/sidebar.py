@@ -17,6 +17,7 @@ from .paths import (ENV_FREE_PATHS, ENV_LOGS, REPO_ROOT, default_roots, free_pat
 from .text import md_escape, plural
 
 CTX_KEY = "_ms_ctx"
+BOOT_CHOICES = [0, 200, 500, 1000, 2000]  # bootstrap resamples (sb_boot; app/bridge.current_mode reads it, default 1000)
 
 
 @dataclass
@@ -190,8 +191,9 @@ def render() -> Context:
             st.radio("Ground-truth graph renderer", ["Vega (default)", "vis.js (streamlit-agraph)"], key="sb_renderer",
                      help="vis.js can be dragged and zoomed but shows no deception rings or reason tooltips, and only one "
                           "such graph fits on a page (streamlit-agraph has no key argument).")
-            st.select_slider("Bootstrap resamples", [0, 200, 500, 1000, 2000], value=1000, key="sb_boot",
-                             help="Game-level cluster bootstrap for the confidence intervals (0 = no intervals).")
+            # a radio like the two above, not a select slider: every page's first view then loads no slider chunk
+            st.radio("Bootstrap resamples", BOOT_CHOICES, index=BOOT_CHOICES.index(1000), key="sb_boot", horizontal=True,
+                     help="Game-level cluster bootstrap for the confidence intervals (0 = no intervals).")
         game_row = None
         url_game = S.fresh_url_value("game")
         if url_game is not None:

@@ -8,9 +8,10 @@ game, and the Cross-Game Dashboard on a 1,000-game synthetic corpus.
     python bench/app_latency.py --only-browser --no-timeline --baseline /tmp/base   # Chromium, this vs another checkout
 
 In Chromium each Dashboard visit is a fresh ``streamlit run`` process; besides the wall times it
-reports the server's CPU seconds for the visit and the browser's phase times (HTML, app shell,
-script start, sidebar picker, first content, tiles, first chart, idle), which say where the time
-goes; with ``--baseline`` the visits alternate between the two checkouts under the same load.
+reports the server's CPU seconds for the visit, the browser's CPU seconds (/proc) to the complete
+page (every element's chunk loaded), the page's element counts and the browser's phase times (HTML,
+app shell, script start, sidebar picker, first content, tiles, first chart, idle), which say where
+the time goes; with ``--baseline`` the visits alternate between the two checkouts under the same load.
 
 The synthetic corpus is built from a few offline games (`mafiascope run`, no snapshots),
 each copied under new game ids until there are N games. Timings are wall-clock seconds of
@@ -269,11 +270,57 @@ _PHASES_JS = """(() => {
 })();"""
 
 
+# every element drawn (no skeleton left: each element type's JavaScript chunk loaded) and a chart on the page
+_COMPLETE_JS = """() => !document.querySelector('[data-testid="stSkeleton"]')
+  && !!document.querySelector('[data-testid="stMain"] .vega-embed canvas, [data-testid="stMain"] .vega-embed svg')"""
+
+# the page's elements: how many, and of how many types (each type's first use loads its chunk)
+_ELEMENTS_JS = """() => { const types = new Set(), all = document.querySelectorAll('[data-testid="stElementContainer"]');
+  for (const c of all) { const e = c.querySelector('[data-testid]'); types.add(e ? e.getAttribute('data-testid') : ''); }
+  return {elements: all.length, element_types: types.size, dom_nodes: document.getElementsByTagName('*').length}; }"""
+
+
+def browser_cpu_s() -> dict[int, float]:
+    """User + system CPU seconds so far of each Chromium process this bench started (browser, renderers, GPU and
+    utility processes; Linux /proc, none elsewhere): unlike the renderer's TaskDuration, not inflated by waiting for a core."""
+    tick, parent, cpu = os.sysconf("SC_CLK_TCK"), {}, {}
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            f = (d / "stat").read_text().rsplit(")", 1)[1].split()
+            parent[int(d.name)] = int(f[1])
+            if os.readlink(d / "exe").rsplit("/", 1)[-1] == "chromium":  # /usr/bin/chromium starts /usr/lib/chromium/chromium
+                cpu[int(d.name)] = (int(f[11]) + int(f[12])) / tick
+        except OSError:
+            continue
+
+    def ours(pid: int) -> bool:
+        while pid > 1:
+            if pid == os.getpid():
+                return True
+            pid = parent.get(pid, 0)
+        return False
+
+    return {pid: c for pid, c in cpu.items() if ours(pid)}
+
+
+def cpu_since(before: dict[int, float]) -> float:
+    """CPU seconds the bench's Chromium processes spent since ``before`` (a process that ended meanwhile is not counted)."""
+    return sum(c - before.get(pid, 0.0) for pid, c in browser_cpu_s().items())
+
+
 def _dashboard_visit(browser, url: str) -> dict:
-    """Open the Dashboard in a new tab: seconds to the first progress bar or tile, and to the full
-    render (Python's clock, from ``goto``), and the browser's phase times (``phases_s``)."""
+    """Open the Dashboard in a new tab: seconds to the first progress bar or tile, to the full render (the
+    script run done) and to the complete page (every element's chunk loaded, the chart drawn; Python's clock,
+    from ``goto``), the browser's phase times (``phases_s``), to the complete page: the browser's CPU seconds
+    (:func:`browser_cpu_s`) and its main thread's busy seconds (CDP ``Performance.getMetrics`` TaskDuration, which
+    counts a task's waits for a core on a loaded machine), and the page's element counts."""
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    cdp = page.context.new_cdp_session(page)
+    cdp.send("Performance.enable")
     page.add_init_script(_PHASES_JS)
+    cpu0 = browser_cpu_s()
     t0 = time.perf_counter()
     page.goto(url + "/dashboard")
     page.wait_for_selector('[data-testid="stProgress"], [data-testid="stMetric"]', timeout=900_000)
@@ -281,9 +328,15 @@ def _dashboard_visit(browser, url: str) -> dict:
     page.wait_for_selector('[data-testid="stMetric"]:has-text("Probe parse rate")', timeout=900_000)
     _wait_idle(page)
     full = time.perf_counter() - t0
+    page.wait_for_function(_COMPLETE_JS, timeout=120_000)
+    complete = time.perf_counter() - t0
+    cpu = cpu_since(cpu0)
+    metrics = {m["name"]: m["value"] for m in cdp.send("Performance.getMetrics")["metrics"]}
     phases = page.evaluate("() => window.__msPhases || {}")
+    counts = page.evaluate(_ELEMENTS_JS)
     page.close()
-    return {"first_content_s": round(first, 2), "full_render_s": round(full, 2),
+    return {"first_content_s": round(first, 2), "full_render_s": round(full, 2), "complete_s": round(complete, 2),
+            "browser_cpu_s": round(cpu, 2), "browser_main_busy_s": round(metrics.get("TaskDuration", 0.0), 2), **counts,
             "phases_s": {k: round(v / 1000, 2) for k, v in sorted(phases.items(), key=lambda kv: kv[1])}}
 
 
@@ -493,7 +546,10 @@ def main(argv: list[str] | None = None) -> int:
                   + ", ".join(f"{k} {v}" for k, v in nc["phases_s"].items()))
             print(f"  [{name}] Dashboard with caches present: full render median {w['full_render_s']['median']} s "
                   f"(max {w['full_render_s']['max']} s, n={w['full_render_s']['n']}), server CPU median "
-                  f"{w['server_cpu_s']['median']} s; phases (median) "
+                  f"{w['server_cpu_s']['median']} s, browser CPU median {w['browser_cpu_s']['median']} s "
+                  f"(main thread busy {w['browser_main_busy_s']['median']} s), "
+                  f"complete page median {w['complete_s']['median']} s, {w['elements']['median']} elements of "
+                  f"{w['element_types']['median']} types; phases (median) "
                   + ", ".join(f"{k} {v['median']}" for k, v in w["phases_s"].items()))
         if "timeline_step_click_to_render_s" in b:
             st_ = b["timeline_step_click_to_render_s"]
