@@ -1,13 +1,14 @@
 """The warm report's array paths (branch warm9) give exactly what the per-row Python code they
 replaced gave: F2's per-agent bin entries built from the nonzero cells, each distinct value
-rounded once."""
+rounded once; F4's last probe before each vote found by sorted searches."""
 
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 
-from mafiascope.analytics import f2
+from mafiascope.analytics import f2, f4
 
 
 def _cells(seed: int, groups: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -33,3 +34,33 @@ def test_rounded_equals_round_each() -> None:
     x = np.r_[np.random.default_rng(1).random(500), 0.1234565, 0.1234565, 2.5e-7, 1.0, 0.0]
     assert f2._rounded(x) == [round(v, 6) for v in x.tolist()]
     assert f2._rounded(np.zeros(0)) == []
+
+
+def _last_probe_merge(g: np.ndarray, voter: np.ndarray, t: np.ndarray, recs: dict[str, np.ndarray]) -> np.ndarray:
+    """The merge F4 used before: every unit joined with every record of its voter, the largest pi kept."""
+    units = pd.DataFrame({"u": np.arange(len(g)), "g": g, "voter": voter, "t": t})
+    j = units.merge(pd.DataFrame(recs), left_on=["g", "voter"], right_on=["g", "seat"])
+    j = j[j["timestamp"].to_numpy() < j["t"].to_numpy()]
+    out = np.full(len(units), -1, dtype=np.int64)
+    if len(j):
+        last = j.groupby("u", sort=False)["pi"].max()
+        out[last.index.to_numpy()] = last.to_numpy()
+    return out
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_last_probe_before_equals_merge(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    n_rec, n_units = (int(x) for x in rng.integers(0, 80, 2))
+    games, seats = int(rng.integers(1, 5)), 4
+    ts = rng.integers(0, 12, n_rec).astype(float)  # ties, and times out of file order
+    ts[rng.random(n_rec) < 0.1] = np.nan
+    pi = np.sort(rng.choice(10 * n_rec + 1, n_rec, replace=False))
+    recs = {"g": rng.integers(0, games, n_rec).astype(np.int32), "seat": rng.integers(-1, seats, n_rec).astype(np.int8),
+            "timestamp": ts, "pi": pi}
+    t = rng.integers(0, 13, n_units).astype(float)
+    t[rng.random(n_units) < 0.1] = np.nan
+    g, voter = rng.integers(0, games + 1, n_units), rng.integers(0, seats + 1, n_units)
+    got = f4._last_probe_before(g, voter, t, recs)
+    assert got.dtype == np.int64
+    assert np.array_equal(got, _last_probe_merge(g, voter, t, recs))
