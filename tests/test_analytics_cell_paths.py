@@ -8,7 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from mafiascope.analytics import f2, f4
+from mafiascope.analytics import f2
+from mafiascope.analytics.last_before import last_probe_before, record_index
 
 
 def _cells(seed: int, groups: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -61,6 +62,6 @@ def test_last_probe_before_equals_merge(seed: int) -> None:
     t = rng.integers(0, 13, n_units).astype(float)
     t[rng.random(n_units) < 0.1] = np.nan
     g, voter = rng.integers(0, games + 1, n_units), rng.integers(0, seats + 1, n_units)
-    got = f4._last_probe_before(g, voter, t, recs)
+    got = last_probe_before(g, voter, t, record_index(recs))
     assert got.dtype == np.int64
     assert np.array_equal(got, _last_probe_merge(g, voter, t, recs))

@@ -25,6 +25,7 @@ from . import labels as L
 from .corpus import Corpus
 from .f1 import _ci
 from .frames import death_ts, eq, items_with_probe, mafia_mask
+from .last_before import last_probe_before, record_index
 from .load import K_LIST
 from ..lexicon.names import russian_spellings
 from .modes import Mode
@@ -174,37 +175,6 @@ def _transcript_picks(texts: list[str], others: list[int], names: list[str], com
             _pick(acc, ment if compat else acc, apos, others, names, compat))
 
 
-def _last_probe_before(g: np.ndarray, voter: np.ndarray, t: np.ndarray, recs: dict[str, np.ndarray]) -> np.ndarray:
-    """Per unit: the largest probe row (``pi``, file order) of the voter's records in ``recs`` with a
-    timestamp strictly before ``t``; -1 if none (a NaN time is before nothing and has nothing before it).
-
-    Sorted searches instead of a merge of every unit with every record of its voter: the records
-    sorted by (agent, time rank) carry a running maximum of ``pi`` per agent, and a unit's answer is
-    that maximum just before its own (agent, time rank). A rank is the number of record times
-    strictly below the time, so ``rank(a) < rank(b)`` exactly when ``a < b`` for a record time ``a``.
-    """
-    out = np.full(len(g), -1, dtype=np.int64)
-    keep = ~np.isnan(recs["timestamp"]) & (recs["seat"] >= 0)
-    rt, pi = recs["timestamp"][keep], recs["pi"][keep].astype(np.int64)
-    if not len(rt) or not len(g):
-        return out
-    width = int(max(recs["seat"][keep].max(), voter.max())) + 1
-    times = np.sort(rt)
-    n = len(times) + 1
-    key = (recs["g"][keep].astype(np.int64) * width + recs["seat"][keep]) * n + np.searchsorted(times, rt, "left")
-    order = np.argsort(key, kind="stable")
-    key, pi = key[order], pi[order]
-    agent = key // n
-    top = int(pi.max()) + 1
-    running = np.maximum.accumulate(agent * top + pi)  # each agent's values exceed every earlier agent's
-    ua = g.astype(np.int64) * width + voter
-    at = np.searchsorted(key, ua * n + np.searchsorted(times, t, "left"), "left") - 1
-    hit = (at >= 0) & ~np.isnan(t)
-    hit[hit] = agent[at[hit]] == ua[hit]
-    out[hit] = running[at[hit]] - ua[hit] * top
-    return out
-
-
 def _unit_items(pis: np.ndarray, items: pd.DataFrame, in_others) -> pd.DataFrame:
     """Items of each unit's probe row (u, pos, tgt and item columns) whose target is one of the unit's others."""
     q = pd.DataFrame({"u": np.arange(len(pis)), "pi": pis})
@@ -268,8 +238,8 @@ def vote_units(c: Corpus, mode: Mode, transcripts: bool = True) -> pd.DataFrame:
         p = c.cols("probes", ["g", "seat", "timestamp", "probe_id", "parse_ok", "stored_kind"])
         ok = p["parse_ok"].to_numpy()
         stored_list = p["stored_kind"].to_numpy() == K_LIST
-        recs = {k: {"g": p["g"].to_numpy()[sel], "seat": p["seat"].to_numpy()[sel],
-                    "timestamp": p["timestamp"].to_numpy()[sel], "pi": np.flatnonzero(sel)}
+        recs = {k: record_index({"g": p["g"].to_numpy()[sel], "seat": p["seat"].to_numpy()[sel],
+                                  "timestamp": p["timestamp"].to_numpy()[sel], "pi": np.flatnonzero(sel)})
                 for k in ("suspicion_ranking", "role_assessment") for sel in [ok & eq(p["probe_id"], k)]}
         u = u.rename(columns={"ts": "tally_ts"})
         sr = items_with_probe(c, "sr", raw_only=True, cols=["pos", "tgt"], probe_cols=())[["pi", "pos", "tgt"]]
@@ -280,7 +250,7 @@ def vote_units(c: Corpus, mode: Mode, transcripts: bool = True) -> pd.DataFrame:
             "mafia_voter": maf[u["g"].to_numpy(), voter].tolist(), "n_others": (alive[t].sum(1) - alive[t, voter]).tolist(),
         }
         for tag, t_col in (("top1", "v_ts"), ("post_top1", "tally_ts")):
-            pis = _last_probe_before(g_u, voter, u[t_col].to_numpy(), recs["suspicion_ranking"])
+            pis = last_probe_before(g_u, voter, u[t_col].to_numpy(), recs["suspicion_ranking"])
             pis = _listed(pis, stored_list)
             it = _unit_items(pis, sr, in_others)
             first_item = it.sort_values(["u", "pos"], kind="stable").drop_duplicates("u")
@@ -288,7 +258,7 @@ def vote_units(c: Corpus, mode: Mode, transcripts: bool = True) -> pd.DataFrame:
             for ui, tgt in zip(first_item["u"].tolist(), first_item["tgt"].tolist()):
                 pred[ui] = tgt
             r[tag] = pred
-        pis = _last_probe_before(g_u, voter, u["v_ts"].to_numpy(), recs["role_assessment"])
+        pis = last_probe_before(g_u, voter, u["v_ts"].to_numpy(), recs["role_assessment"])
         pis = _listed(pis, stored_list)
         it = _unit_items(pis, ra[["pi", "tgt", lab_col]], in_others)
         it = it[it[lab_col].isin(mafia_labels).to_numpy()]
