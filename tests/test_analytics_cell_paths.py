@@ -1,6 +1,7 @@
 """The warm report's array paths (branch warm9) give exactly what the per-row Python code they
 replaced gave: F2's per-agent bin entries built from the nonzero cells, each distinct value
-rounded once; F4's last probe before each vote found by sorted searches."""
+rounded once; F4's last probe before each vote found by sorted searches; the step table's union of
+sorted step codes by a merge."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import pytest
 
 from mafiascope.analytics import f2
 from mafiascope.analytics.last_before import last_probe_before, record_index
+from mafiascope.analytics.step_keys import sorted_union
 
 
 def _cells(seed: int, groups: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -65,3 +67,13 @@ def test_last_probe_before_equals_merge(seed: int) -> None:
     got = last_probe_before(g, voter, t, record_index(recs))
     assert got.dtype == np.int64
     assert np.array_equal(got, _last_probe_merge(g, voter, t, recs))
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_sorted_union_equals_union1d(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    a = np.unique(rng.integers(-50, 50, int(rng.integers(0, 40))))
+    b = np.unique(np.r_[a[: len(a) // 2], rng.integers(-50, 50, int(rng.integers(0, 40)))])
+    for x, y in ((a, b), (b, a), (a, a), (a, b[:0]), (a[:0], b[:0])):
+        got = sorted_union(x, y)
+        assert got.dtype == np.union1d(x, y).dtype and np.array_equal(got, np.union1d(x, y))

@@ -55,6 +55,14 @@ def _objects_at(col: pd.Series, rows: np.ndarray) -> np.ndarray:
     return col.iloc[rows].to_numpy(dtype=object)
 
 
+def sorted_union(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``np.union1d`` of two sorted arrays of distinct values: a stable sort (timsort) merges their two
+    runs in linear time, where ``union1d`` hashes or sorts the whole concatenation (0.4 s at 10,000 games)."""
+    u = np.concatenate([a, b])
+    u.sort(kind="stable")
+    return u[np.r_[True, u[1:] != u[:-1]]] if len(u) else u
+
+
 def step_codes(g: np.ndarray, rnd: np.ndarray, seq: np.ndarray, lo: tuple[int, int], span: tuple[int, int]) -> np.ndarray:
     """One int64 per step, in step order (round end after every message of its round)."""
     s = np.where(seq == END, span[1] - 1 + lo[1], seq).astype(np.int64) - lo[1]
@@ -90,7 +98,7 @@ def fast_step_table(c: Corpus) -> dict[str, np.ndarray] | None:
     who = ev["player"].to_numpy()[is_msg]
     m_spk = _first_where(mo, mst, who >= 0, last=True)
     # every step, in step order
-    codes = np.union1d(pu, mu)
+    codes = sorted_union(pu, mu)
     ip = np.searchsorted(pu, codes)
     in_pk = (ip < len(pu)) & (pu[np.minimum(ip, max(len(pu) - 1, 0))] == codes) if len(pu) else np.zeros(len(codes), bool)
     im = np.searchsorted(mu, codes)
