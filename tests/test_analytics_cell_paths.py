@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from mafiascope.analytics import f2
+from mafiascope.analytics import dynamics, f2
 from mafiascope.analytics.last_before import last_probe_before, record_index
 from mafiascope.analytics.step_keys import sorted_union
 
@@ -77,3 +77,19 @@ def test_sorted_union_equals_union1d(seed: int) -> None:
     for x, y in ((a, b), (b, a), (a, a), (a, b[:0]), (a[:0], b[:0])):
         got = sorted_union(x, y)
         assert got.dtype == np.union1d(x, y).dtype and np.array_equal(got, np.union1d(x, y))
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_cells_reduce_equals_ufunc_at(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    n, S = int(rng.integers(0, 30)), 7
+    k = int(rng.integers(0, 120)) if n else 0
+    row, col = np.sort(rng.integers(0, max(n, 1), k)), rng.integers(0, S, k).astype(np.int8)
+    vals = rng.integers(-3, 4, k).astype(float)  # ties and repeats
+    vals[rng.random(k) < 0.1] = np.nan
+    for op, fill in ((np.fmax, np.nan), (np.minimum, np.inf), (np.add, 0.0)):  # add: repeats summed in order
+        ref = np.full((n, S), fill)
+        op.at(ref, (row, col), vals)
+        assert np.array_equal(dynamics._cells_reduce(op, fill, n, S, row, col, vals), ref, equal_nan=True)
+    with pytest.raises(IndexError):
+        dynamics._cells_reduce(np.fmax, np.nan, 2, 3, np.array([0, 1]), np.array([0, 3]), np.ones(2))

@@ -29,7 +29,7 @@ import numpy as np
 
 from .corpus import Corpus
 from ..logs.steps import ROUND_END, step_label
-from .dynamics import _codes
+from .dynamics import _cells_reduce, _codes
 from .frames import item_arrays
 from .step_keys import step_codes
 from .viewer import step_table
@@ -99,8 +99,7 @@ def _ranking_tops(c: Corpus, st: dict[str, np.ndarray], rows: np.ndarray) -> np.
     p_query = pos_c if order is None else order[pos_c]  # each probe row's query (where p_hit)
     hit = p_hit[inv]
     k = p_query[inv[hit]]  # each matching item's query
-    V = np.full((len(si), S), np.nan)  # a query without items: no ranking
-    np.fmax.at(V, (k, sr["tgt"][at][hit]), sr["score"][at][hit])
+    V = _cells_reduce(np.fmax, np.nan, len(si), S, k, sr["tgt"][at][hit], sr["score"][at][hit])  # NaN: no ranking
     others = alive[si] & (np.arange(S)[None, :] != ag[:, None])
     v = V
     complete = others.any(1) & (~others | ~np.isnan(v)).all(1)
