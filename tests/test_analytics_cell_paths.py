@@ -93,3 +93,29 @@ def test_cells_reduce_equals_ufunc_at(seed: int) -> None:
         assert np.array_equal(dynamics._cells_reduce(op, fill, n, S, row, col, vals), ref, equal_nan=True)
     with pytest.raises(IndexError):
         dynamics._cells_reduce(np.fmax, np.nan, 2, 3, np.array([0, 1]), np.array([0, 3]), np.ones(2))
+
+
+def _bin_columns_by_bin(df: pd.DataFrame, m: int) -> np.ndarray:
+    """F2's per-game statistics as they were computed before: three bincounts of each bin's rows."""
+    conf, out_, b, g = df["conf"].to_numpy(), df["outcome"].to_numpy(), df["bin"].to_numpy(), df["g"].to_numpy()
+    cols = []
+    for j in range(f2.N_BINS):
+        sel = b == j
+        cols += [np.bincount(g[sel], weights=out_[sel], minlength=m), np.bincount(g[sel], minlength=m).astype(float),
+                 np.bincount(g[sel], weights=conf[sel], minlength=m)]
+    cols.append(np.bincount(g, weights=(conf / 100.0 - out_) ** 2, minlength=m))
+    return np.column_stack(cols)
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_bin_columns_equal_per_bin_bincounts(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    rows, m = int(rng.integers(0, 300)), int(rng.integers(1, 12))
+    conf = rng.integers(0, 101, rows) + rng.choice([0.0, 0.1, 0.33], rows)  # sums whose order matters
+    conf = np.minimum(conf, 100.0)
+    correct = rng.random(rows) < 0.5
+    df = pd.DataFrame({"g": rng.integers(0, m, rows), "conf": conf, "outcome": correct.astype(float),
+                       "bin": np.minimum(f2.N_BINS - 1, np.floor(conf / 20).astype(int))})
+    got, ref = f2.bin_columns(df, m), _bin_columns_by_bin(df, m)
+    assert got.shape == ref.shape == (m, 3 * f2.N_BINS + 1)
+    assert np.array_equal(got, ref)  # bit for bit

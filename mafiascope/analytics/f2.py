@@ -93,18 +93,18 @@ def _bin_entries_many(n: np.ndarray, k: np.ndarray, cs: np.ndarray) -> list[dict
 
 
 def bin_columns(df: pd.DataFrame, m: int) -> np.ndarray:
-    """(m, 16) per-game sufficient statistics: (correct, n, confidence sum) per bin, then the Brier sum."""
+    """(m, 16) per-game sufficient statistics: (correct, n, confidence sum) per bin, then the Brier sum.
+
+    One bincount per statistic over (game, bin) cells: each cell adds its rows in row order, as a
+    bincount of the bin's rows alone did (bins are 0..N_BINS-1 by construction)."""
     conf, out_, b, g = df["conf"].to_numpy(), df["outcome"].to_numpy(), df["bin"].to_numpy(), df["g"].to_numpy()
-    cols = []
-    for j in range(N_BINS):
-        sel = b == j
-        cols += [
-            np.bincount(g[sel], weights=out_[sel], minlength=m),
-            np.bincount(g[sel], minlength=m).astype(float),
-            np.bincount(g[sel], weights=conf[sel], minlength=m),
-        ]
-    cols.append(np.bincount(g, weights=(conf / 100.0 - out_) ** 2, minlength=m))
-    return np.column_stack(cols)
+    m = max(m, int(g.max(initial=-1)) + 1)
+    cell = g.astype(np.int64) * N_BINS + b
+    size = m * N_BINS
+    stats = [np.bincount(cell, weights=out_, minlength=size), np.bincount(cell, minlength=size).astype(float),
+             np.bincount(cell, weights=conf, minlength=size)]
+    per_bin = np.stack([x.reshape(-1, N_BINS) for x in stats], axis=2).reshape(-1, 3 * N_BINS)
+    return np.column_stack([per_bin, np.bincount(g, weights=(conf / 100.0 - out_) ** 2, minlength=m)])
 
 
 def ece_stat(p: np.ndarray) -> np.ndarray:
@@ -191,8 +191,9 @@ def f2(c: Corpus, mode: Mode, *, breakdowns: bool = True, model: str | None = No
         S = names.shape[1]
         agents, ai = dense_groups(g * S + obs, c.m * S)  # (g, seat) in sorted order
         gid = c.games["game_id"].to_numpy()
+        ag_g, ag_s = agents // S, agents % S
         res["by_agent"] = [
-            {"game_id": str(gid[a // S]), "agent": str(names[a // S, a % S]), **summ}
-            for a, summ in zip(agents.tolist(), grouped_summaries(df, ai, len(agents)))
+            {"game_id": str(gi), "agent": str(nm), **summ}
+            for gi, nm, summ in zip(gid[ag_g].tolist(), names[ag_g, ag_s].tolist(), grouped_summaries(df, ai, len(agents)))
         ]
     return res
