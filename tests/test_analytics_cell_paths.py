@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from mafiascope.analytics import dynamics, f2
+from mafiascope.analytics import dynamics, f2, step_keys
 from mafiascope.analytics.last_before import last_probe_before, record_index
 from mafiascope.analytics.step_keys import sorted_union
 
@@ -119,3 +119,31 @@ def test_bin_columns_equal_per_bin_bincounts(seed: int) -> None:
     got, ref = f2.bin_columns(df, m), _bin_columns_by_bin(df, m)
     assert got.shape == ref.shape == (m, 3 * f2.N_BINS + 1)
     assert np.array_equal(got, ref)  # bit for bit
+
+
+def _first_where_by_assignment(order: np.ndarray, starts: np.ndarray, ok: np.ndarray, last: bool) -> np.ndarray:
+    """The step table's first/last row with ``ok`` per run as it was found before: run ids by a cumsum,
+    then an assignment in which the last (or, assigned from the end, the first) row stays."""
+    mark = np.zeros(len(order), dtype=np.int64)
+    mark[starts] = 1
+    run = np.cumsum(mark) - 1
+    hit = ok[order]
+    out = np.full(len(starts), -1, dtype=np.int64)
+    rows, runs = order[hit], run[hit]
+    if last:
+        out[runs] = rows
+    else:
+        out[runs[::-1]] = rows[::-1]
+    return out
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_first_where_equals_assignment(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    codes = rng.integers(0, 8, int(rng.integers(0, 60)))
+    order, starts, _ = step_keys._runs(codes)
+    ok = rng.random(len(codes)) < rng.random()
+    for last in (False, True):
+        got = step_keys._first_where(order, starts, ok, last)
+        assert got.dtype == np.int64
+        assert np.array_equal(got, _first_where_by_assignment(order, starts, ok, last))

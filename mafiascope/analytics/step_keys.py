@@ -30,18 +30,19 @@ def _runs(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 def _first_where(order: np.ndarray, starts: np.ndarray, ok: np.ndarray, last: bool = False) -> np.ndarray:
-    """Per run of ``order``: the row (an index into the source) of its first (``last``: last) row with ``ok``; -1: none."""
-    mark = np.zeros(len(order), dtype=np.int64)
-    mark[starts] = 1
-    run = np.cumsum(mark) - 1
+    """Per run of ``order``: the row (an index into the source) of its first (``last``: last) row with ``ok``; -1: none.
+
+    The least (greatest) position with ``ok`` in each run by one ``reduceat`` over the sorted positions."""
+    if not len(starts):
+        return np.zeros(0, dtype=np.int64)
+    at = np.arange(len(order), dtype=np.int64)
     hit = ok[order]
-    out = np.full(len(starts), -1, dtype=np.int64)
-    rows, runs = order[hit], run[hit]
     if last:
-        out[runs] = rows  # later rows overwrite earlier ones: the last one stays
+        pos = np.maximum.reduceat(np.where(hit, at, -1), starts)
     else:
-        out[runs[::-1]] = rows[::-1]  # assigned from the end: the first one stays
-    return out
+        pos = np.minimum.reduceat(np.where(hit, at, len(order)), starts)
+    found = (pos >= 0) & (pos < len(order))
+    return np.where(found, order[np.where(found, pos, 0)], -1).astype(np.int64)
 
 
 def _objects_at(col: pd.Series, rows: np.ndarray) -> np.ndarray:
