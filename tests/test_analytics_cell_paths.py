@@ -1,7 +1,8 @@
-"""The warm report's array paths (branch warm9) give exactly what the per-row Python code they
-replaced gave: F2's per-agent bin entries built from the nonzero cells, each distinct value
-rounded once; F4's last probe before each vote found by sorted searches; the step table's union of
-sorted step codes by a merge."""
+"""The warm report's array paths (branch warm9) give exactly what the code they replaced gave (kept
+here as the reference): F2's per-agent bin entries built from the nonzero cells with each distinct
+value rounded once, and its per-game bin statistics over (game, bin) cells; F4's last probe before
+each vote by sorted searches; the dense score arrays of dynamics and episodes filled by assignment;
+the step table's union of sorted step codes and its first/last row per run."""
 
 from __future__ import annotations
 
