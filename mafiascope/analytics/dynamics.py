@@ -36,12 +36,9 @@ def suspicion_states(c: Corpus, mode: Mode) -> dict[str, np.ndarray]:
         at = np.flatnonzero(ok)  # the kept items' rows
         pi_u, row = _codes(it["pi"][at].astype(np.int64))
         S = c.seat_array("role_code").shape[1]
-        V = np.full((len(pi_u), S), np.nan)
-        P = np.full((len(pi_u), S), np.inf)
         # max if a player repeats; first listing position for ties
-        t = tgt[at]
-        np.fmax.at(V, (row, t), np.maximum(sc[at], 0.0))
-        np.minimum.at(P, (row, t), it["pos"][at].astype(float))
+        V = _cells_reduce(np.fmax, np.nan, len(pi_u), S, row, tgt[at], np.maximum(sc[at], 0.0))
+        P = _cells_reduce(np.minimum, np.inf, len(pi_u), S, row, tgt[at], it["pos"][at].astype(float))
         tot = np.nansum(V, 1)
         keep = tot > 0
         V, P, pi_u = V[keep] / tot[keep, None], P[keep], pi_u[keep]
@@ -59,6 +56,26 @@ def suspicion_states(c: Corpus, mode: Mode) -> dict[str, np.ndarray]:
         }
 
     return c.memo(("dyn_states", mode), build)
+
+
+def _cells_reduce(op: np.ufunc, fill: float, n: int, S: int, row: np.ndarray, col: np.ndarray,
+                  vals: np.ndarray) -> np.ndarray:
+    """An (n, S) array of ``fill`` with ``op.at(out, (row, col), vals)`` applied: a cell named once
+    takes ``op(fill, value)`` == its value (``fmax`` from NaN, ``minimum`` from inf) by a plain
+    assignment; only the cells named more than once (a player listed twice) go through ``op.at``,
+    which is several times slower than assignment over millions of items."""
+    if len(col) and (int(col.min()) < 0 or int(col.max()) >= S):  # a flat index would name another row's cell
+        raise IndexError("column index out of range")
+    out = np.full((n, S), fill)
+    flat = out.reshape(-1)
+    cell = row.astype(np.int64) * S + col
+    twice = np.bincount(cell, minlength=flat.size)[cell] > 1
+    with np.errstate(invalid="ignore"):  # a NaN value gives NaN, without a warning
+        flat[cell] = op(fill, vals)
+        if twice.any():
+            flat[cell[twice]] = fill
+            op.at(flat, cell[twice], vals[twice])
+    return out
 
 
 def _codes(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

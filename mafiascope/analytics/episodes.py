@@ -29,6 +29,7 @@ import numpy as np
 
 from .corpus import Corpus
 from ..logs.steps import ROUND_END, step_label
+from .dynamics import _cells_reduce, _codes
 from .frames import item_arrays
 from .step_keys import step_codes
 from .viewer import step_table
@@ -64,7 +65,8 @@ def _ranking_tops(c: Corpus, st: dict[str, np.ndarray], rows: np.ndarray) -> np.
     An agent's scores at a step: its ``suspicion_ranking`` items at exactly that step (every
     record, repaired parse, wrapped lists included), the highest score per named player.
     Items and (step, agent) queries meet by one int64 code per (game, round, message number, seat)
-    in step order: the queries are sorted already, each item finds its query by binary search.
+    in step order: the queries are sorted already, each probe row finds its query by binary search
+    and its items follow it.
     """
     S = st["alive"].shape[1]
     alive = st["alive"][rows]
@@ -73,10 +75,13 @@ def _ranking_tops(c: Corpus, st: dict[str, np.ndarray], rows: np.ndarray) -> np.
     pr = c.cols("probes", ["seat", "round", "pms"])
     seat = pr["seat"].to_numpy()[sr["pi"]]
     at = np.flatnonzero((sr["tgt"] >= 0) & ~np.isnan(sr["score"]) & (seat >= 0) & (seat < S))
-    pi = sr["pi"][at]  # the kept items' probe rows: their step columns are gathered for these only
+    # an item's code is its probe's: coded and searched once per probe row (runs of equal rows), not per item
+    pi, inv = _codes(sr["pi"][at].astype(np.int64))
+    first = np.zeros(len(pi), dtype=np.int64)
+    first[inv[::-1]] = np.arange(len(inv))[::-1]  # each probe row's first kept item
     si, ag = np.nonzero(alive)
     q = [st["g"][rows][si], st["round"][rows][si], st["seq"][rows][si]]
-    it = [sr["g"][at], pr["round"].to_numpy()[pi], pr["pms"].to_numpy()[pi]]
+    it = [sr["g"][at][first], pr["round"].to_numpy()[pi], pr["pms"].to_numpy()[pi]]
     rnds, seqs = [q[1], it[1]], [x[x != ROUND_END] for x in (q[2], it[2])]
     lo = (min(int(x.min(initial=0)) for x in rnds), min(0, *(int(x.min(initial=0)) for x in seqs)))
     span = (max(int(x.max(initial=0)) for x in rnds) - lo[0] + 1, max(int(x.max(initial=0)) for x in seqs) - lo[1] + 2)
@@ -84,16 +89,17 @@ def _ranking_tops(c: Corpus, st: dict[str, np.ndarray], rows: np.ndarray) -> np.
     if float(c.m + 1) * span[0] * span[1] * max(S, 1) >= 2.0**62:  # pragma: no cover - absurd round / message numbers
         raise ValueError("step codes do not fit an int64")
     q_code = step_codes(*q, lo, span) * S + ag
-    i_code = step_codes(*it, lo, span) * S + seat[at]
-    del it, seat
+    p_code = step_codes(*it, lo, span) * S + pr["seat"].to_numpy()[pi]
+    del it
     order = None if bool((q_code[1:] >= q_code[:-1]).all()) else np.argsort(q_code, kind="stable")
     qs = q_code if order is None else q_code[order]
-    pos = np.searchsorted(qs, i_code)
+    pos = np.searchsorted(qs, p_code)
     pos_c = np.minimum(pos, max(len(qs) - 1, 0))
-    hit = (pos < len(qs)) & (qs[pos_c] == i_code) if len(qs) else np.zeros(len(i_code), dtype=bool)
-    k = pos_c[hit] if order is None else order[pos_c[hit]]  # each matching item's query
-    V = np.full((len(si), S), np.nan)  # a query without items: no ranking
-    np.fmax.at(V, (k, sr["tgt"][at][hit]), sr["score"][at][hit])
+    p_hit = (pos < len(qs)) & (qs[pos_c] == p_code) if len(qs) else np.zeros(len(p_code), dtype=bool)
+    p_query = pos_c if order is None else order[pos_c]  # each probe row's query (where p_hit)
+    hit = p_hit[inv]
+    k = p_query[inv[hit]]  # each matching item's query
+    V = _cells_reduce(np.fmax, np.nan, len(si), S, k, sr["tgt"][at][hit], sr["score"][at][hit])  # NaN: no ranking
     others = alive[si] & (np.arange(S)[None, :] != ag[:, None])
     v = V
     complete = others.any(1) & (~others | ~np.isnan(v)).all(1)

@@ -68,34 +68,43 @@ def _bin_entries(n: np.ndarray, k: np.ndarray, cs: np.ndarray) -> dict[str, dict
 BIN_NAMES = [f"{20 * j}-{20 * j + 19}" for j in range(N_BINS)]
 
 
+def _rounded(x: np.ndarray) -> list[float]:
+    """``[round(v, 6) for v in x.tolist()]``, rounding each distinct value once (a report's bin
+    values repeat: acc and the Wilson bounds depend on two small counts only)."""
+    u, inv = np.unique(x, return_inverse=True)
+    return np.array([round(v, 6) for v in u.tolist()])[inv.reshape(-1)].tolist()
+
+
 def _bin_entries_many(n: np.ndarray, k: np.ndarray, cs: np.ndarray) -> list[dict[str, dict[str, Any]]]:
     """:func:`_bin_entries` of each row of (groups, bins) arrays, the arithmetic done on whole arrays
-    (a report has one row per agent: 70,000 at 10,000 games)."""
+    (a report has one row per agent: 70,000 at 10,000 games) and on the nonzero cells only."""
+    rows, cols = np.nonzero(n)  # row-major: each row's bins in order
+    nn, kk, cc = n[rows, cols], k[rows, cols], cs[rows, cols]
     with np.errstate(divide="ignore", invalid="ignore"):
-        acc, mc = k / n, cs / n
-    lo, hi = wilson_arrays(k, n)
-    out = []
-    # n > 0 in every entry kept, so each value is finite and round() is round_or_none()
-    for nr, ar, mr, lr, hr in zip(n.tolist(), acc.tolist(), mc.tolist(), lo.tolist(), hi.tolist()):
-        out.append({BIN_NAMES[j]: {"n": int(nr[j]), "acc": round(ar[j], 6), "mean_conf": round(mr[j], 6),
-                                   "wilson95": [round(lr[j], 6), round(hr[j], 6)]}
-                    for j in range(N_BINS) if nr[j] != 0})
-    return out
+        acc, mc = kk / nn, cc / nn
+    lo, hi = wilson_arrays(kk, nn)
+    # n > 0 in every cell kept, so each value is finite and round() is round_or_none()
+    cells = [{"n": a, "acc": b, "mean_conf": m, "wilson95": [x, y]}
+             for a, b, m, x, y in zip(nn.astype(np.int64).tolist(), _rounded(acc), _rounded(mc), _rounded(lo),
+                                      _rounded(hi))]
+    names = [BIN_NAMES[j] for j in cols.tolist()]
+    bounds = np.searchsorted(rows, np.arange(n.shape[0] + 1)).tolist()
+    return [dict(zip(names[a:z], cells[a:z])) for a, z in zip(bounds[:-1], bounds[1:])]
 
 
 def bin_columns(df: pd.DataFrame, m: int) -> np.ndarray:
-    """(m, 16) per-game sufficient statistics: (correct, n, confidence sum) per bin, then the Brier sum."""
+    """(m, 16) per-game sufficient statistics: (correct, n, confidence sum) per bin, then the Brier sum.
+
+    One bincount per statistic over (game, bin) cells: each cell adds its rows in row order, as a
+    bincount of the bin's rows alone did (bins are 0..N_BINS-1 by construction)."""
     conf, out_, b, g = df["conf"].to_numpy(), df["outcome"].to_numpy(), df["bin"].to_numpy(), df["g"].to_numpy()
-    cols = []
-    for j in range(N_BINS):
-        sel = b == j
-        cols += [
-            np.bincount(g[sel], weights=out_[sel], minlength=m),
-            np.bincount(g[sel], minlength=m).astype(float),
-            np.bincount(g[sel], weights=conf[sel], minlength=m),
-        ]
-    cols.append(np.bincount(g, weights=(conf / 100.0 - out_) ** 2, minlength=m))
-    return np.column_stack(cols)
+    m = max(m, int(g.max(initial=-1)) + 1)
+    cell = g.astype(np.int64) * N_BINS + b
+    size = m * N_BINS
+    stats = [np.bincount(cell, weights=out_, minlength=size), np.bincount(cell, minlength=size).astype(float),
+             np.bincount(cell, weights=conf, minlength=size)]
+    per_bin = np.stack([x.reshape(-1, N_BINS) for x in stats], axis=2).reshape(-1, 3 * N_BINS)
+    return np.column_stack([per_bin, np.bincount(g, weights=(conf / 100.0 - out_) ** 2, minlength=m)])
 
 
 def ece_stat(p: np.ndarray) -> np.ndarray:
@@ -182,8 +191,9 @@ def f2(c: Corpus, mode: Mode, *, breakdowns: bool = True, model: str | None = No
         S = names.shape[1]
         agents, ai = dense_groups(g * S + obs, c.m * S)  # (g, seat) in sorted order
         gid = c.games["game_id"].to_numpy()
+        ag_g, ag_s = agents // S, agents % S
         res["by_agent"] = [
-            {"game_id": str(gid[a // S]), "agent": str(names[a // S, a % S]), **summ}
-            for a, summ in zip(agents.tolist(), grouped_summaries(df, ai, len(agents)))
+            {"game_id": str(gi), "agent": str(nm), **summ}
+            for gi, nm, summ in zip(gid[ag_g].tolist(), names[ag_g, ag_s].tolist(), grouped_summaries(df, ai, len(agents)))
         ]
     return res

@@ -25,6 +25,7 @@ from . import labels as L
 from .corpus import Corpus
 from .f1 import _ci
 from .frames import death_ts, eq, items_with_probe, mafia_mask
+from .last_before import last_probe_before, record_index
 from .load import K_LIST
 from ..lexicon.names import russian_spellings
 from .modes import Mode
@@ -174,17 +175,6 @@ def _transcript_picks(texts: list[str], others: list[int], names: list[str], com
             _pick(acc, ment if compat else acc, apos, others, names, compat))
 
 
-def _last_probe_before(units: pd.DataFrame, recs: pd.DataFrame, t_col: str) -> np.ndarray:
-    """Per unit: probe row of the voter's last record in ``recs`` (file order) strictly before ``t_col``; -1 if none."""
-    j = units[["u", "g", "voter", t_col]].merge(recs, left_on=["g", "voter"], right_on=["g", "seat"])
-    j = j[j["timestamp"].to_numpy() < j[t_col].to_numpy()]
-    out = np.full(len(units), -1, dtype=np.int64)
-    if len(j):
-        last = j.groupby("u", sort=False)["pi"].max()
-        out[last.index.to_numpy()] = last.to_numpy()
-    return out
-
-
 def _unit_items(pis: np.ndarray, items: pd.DataFrame, in_others) -> pd.DataFrame:
     """Items of each unit's probe row (u, pos, tgt and item columns) whose target is one of the unit's others."""
     q = pd.DataFrame({"u": np.arange(len(pis)), "pi": pis})
@@ -239,7 +229,7 @@ def vote_units(c: Corpus, mode: Mode, transcripts: bool = True) -> pd.DataFrame:
         if not len(u):
             return pd.DataFrame([])
         u["u"] = np.arange(len(u))
-        t, voter = u["t"].to_numpy(), u["voter"].to_numpy()
+        t, voter, g_u = u["t"].to_numpy(), u["voter"].to_numpy(), u["g"].to_numpy()
 
         def in_others(ui: np.ndarray, tgt: np.ndarray) -> np.ndarray:
             return (tgt >= 0) & (tgt != voter[ui]) & alive[t[ui], np.maximum(tgt, 0)]
@@ -248,8 +238,8 @@ def vote_units(c: Corpus, mode: Mode, transcripts: bool = True) -> pd.DataFrame:
         p = c.cols("probes", ["g", "seat", "timestamp", "probe_id", "parse_ok", "stored_kind"])
         ok = p["parse_ok"].to_numpy()
         stored_list = p["stored_kind"].to_numpy() == K_LIST
-        recs = {k: pd.DataFrame({"g": p["g"].to_numpy()[sel], "seat": p["seat"].to_numpy()[sel],
-                                 "timestamp": p["timestamp"].to_numpy()[sel], "pi": np.flatnonzero(sel)})
+        recs = {k: record_index({"g": p["g"].to_numpy()[sel], "seat": p["seat"].to_numpy()[sel],
+                                  "timestamp": p["timestamp"].to_numpy()[sel], "pi": np.flatnonzero(sel)})
                 for k in ("suspicion_ranking", "role_assessment") for sel in [ok & eq(p["probe_id"], k)]}
         u = u.rename(columns={"ts": "tally_ts"})
         sr = items_with_probe(c, "sr", raw_only=True, cols=["pos", "tgt"], probe_cols=())[["pi", "pos", "tgt"]]
@@ -260,7 +250,7 @@ def vote_units(c: Corpus, mode: Mode, transcripts: bool = True) -> pd.DataFrame:
             "mafia_voter": maf[u["g"].to_numpy(), voter].tolist(), "n_others": (alive[t].sum(1) - alive[t, voter]).tolist(),
         }
         for tag, t_col in (("top1", "v_ts"), ("post_top1", "tally_ts")):
-            pis = _last_probe_before(u, recs["suspicion_ranking"], t_col)
+            pis = last_probe_before(g_u, voter, u[t_col].to_numpy(), recs["suspicion_ranking"])
             pis = _listed(pis, stored_list)
             it = _unit_items(pis, sr, in_others)
             first_item = it.sort_values(["u", "pos"], kind="stable").drop_duplicates("u")
@@ -268,7 +258,7 @@ def vote_units(c: Corpus, mode: Mode, transcripts: bool = True) -> pd.DataFrame:
             for ui, tgt in zip(first_item["u"].tolist(), first_item["tgt"].tolist()):
                 pred[ui] = tgt
             r[tag] = pred
-        pis = _last_probe_before(u, recs["role_assessment"], "v_ts")
+        pis = last_probe_before(g_u, voter, u["v_ts"].to_numpy(), recs["role_assessment"])
         pis = _listed(pis, stored_list)
         it = _unit_items(pis, ra[["pi", "tgt", lab_col]], in_others)
         it = it[it[lab_col].isin(mafia_labels).to_numpy()]

@@ -30,18 +30,19 @@ def _runs(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 def _first_where(order: np.ndarray, starts: np.ndarray, ok: np.ndarray, last: bool = False) -> np.ndarray:
-    """Per run of ``order``: the row (an index into the source) of its first (``last``: last) row with ``ok``; -1: none."""
-    mark = np.zeros(len(order), dtype=np.int64)
-    mark[starts] = 1
-    run = np.cumsum(mark) - 1
+    """Per run of ``order``: the row (an index into the source) of its first (``last``: last) row with ``ok``; -1: none.
+
+    The least (greatest) position with ``ok`` in each run by one ``reduceat`` over the sorted positions."""
+    if not len(starts):
+        return np.zeros(0, dtype=np.int64)
+    at = np.arange(len(order), dtype=np.int64)
     hit = ok[order]
-    out = np.full(len(starts), -1, dtype=np.int64)
-    rows, runs = order[hit], run[hit]
     if last:
-        out[runs] = rows  # later rows overwrite earlier ones: the last one stays
+        pos = np.maximum.reduceat(np.where(hit, at, -1), starts)
     else:
-        out[runs[::-1]] = rows[::-1]  # assigned from the end: the first one stays
-    return out
+        pos = np.minimum.reduceat(np.where(hit, at, len(order)), starts)
+    found = (pos >= 0) & (pos < len(order))
+    return np.where(found, order[np.where(found, pos, 0)], -1).astype(np.int64)
 
 
 def _objects_at(col: pd.Series, rows: np.ndarray) -> np.ndarray:
@@ -53,6 +54,14 @@ def _objects_at(col: pd.Series, rows: np.ndarray) -> np.ndarray:
         out[codes < 0] = np.nan
         return out
     return col.iloc[rows].to_numpy(dtype=object)
+
+
+def sorted_union(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``np.union1d`` of two sorted arrays of distinct values: a stable sort (timsort) merges their two
+    runs in linear time, where ``union1d`` hashes or sorts the whole concatenation (0.4 s at 10,000 games)."""
+    u = np.concatenate([a, b])
+    u.sort(kind="stable")
+    return u[np.r_[True, u[1:] != u[:-1]]] if len(u) else u
 
 
 def step_codes(g: np.ndarray, rnd: np.ndarray, seq: np.ndarray, lo: tuple[int, int], span: tuple[int, int]) -> np.ndarray:
@@ -90,7 +99,7 @@ def fast_step_table(c: Corpus) -> dict[str, np.ndarray] | None:
     who = ev["player"].to_numpy()[is_msg]
     m_spk = _first_where(mo, mst, who >= 0, last=True)
     # every step, in step order
-    codes = np.union1d(pu, mu)
+    codes = sorted_union(pu, mu)
     ip = np.searchsorted(pu, codes)
     in_pk = (ip < len(pu)) & (pu[np.minimum(ip, max(len(pu) - 1, 0))] == codes) if len(pu) else np.zeros(len(codes), bool)
     im = np.searchsorted(mu, codes)
