@@ -30,6 +30,16 @@ class _Part:
         self.source, self.table = source, table
         self._gmap, self._ids = gmap, ids
         self._rows: tuple[np.ndarray | None, np.ndarray] | None = None
+        self._n: int | None = None  # the selected rows' count, kept when the selection is let go of
+
+    def __len__(self) -> int:
+        if self._n is None:
+            self._n = len(self.g)
+        return self._n
+
+    def forget(self) -> None:
+        """Let go of the row selection (a column of the table's length, read again on the next use)."""
+        self._rows = None
 
     @property
     def sel(self) -> np.ndarray | None:
@@ -44,6 +54,7 @@ class _Part:
     def _select(self) -> tuple[np.ndarray | None, np.ndarray]:
         if self._rows is None:  # read on first use: a load opens the tables without reading them
             self._rows = self._game_of_rows()
+            self._n = len(self._rows[1])
         return self._rows
 
     def _game_of_rows(self) -> tuple[np.ndarray | None, np.ndarray]:
@@ -56,7 +67,9 @@ class _Part:
             cats = [str(x) for x in uniques]
         # game of each row: its game id's index in the selection (-1: not selected, or not a parsed
         # game of this directory; the trailing -1 serves code -1, a row without an id)
-        g_of = np.array([gmap.get(x, -1) if x in ids else -1 for x in cats] + [-1], dtype=np.int64)
+        # int32 (the dtype of the ``g`` column) when it fits: kept per table while its columns are read
+        g_of = np.array([gmap.get(x, -1) if x in ids else -1 for x in cats] + [-1],
+                        dtype=np.int32 if len(gmap) < 2**31 else np.int64)
         g = g_of[codes]
         sel = g >= 0
         return (None, g) if sel.all() else (sel, g[sel])
@@ -107,7 +120,7 @@ class LazyTable:
         with self._lock:
             if self._frame is not None:
                 return len(self._frame)
-            return int(sum(len(p.g) for p in self._parts))
+            return int(sum(len(p) for p in self._parts))
 
     def _rows_order(self) -> np.ndarray | None:
         """Probe rows are kept in (g, rec) order (the cache holds them in parse order)."""
@@ -181,3 +194,6 @@ class LazyTable:
                     self._cols = {c: self._frame[c] for c in self.columns}
                     self._frame = None
                 self._cols = {c: s for c, s in self._cols.items() if c in keep}
+                if not self._cols:  # nothing loaded: the row selections go too (the row count stays)
+                    for p in self._parts:
+                        p.forget()
