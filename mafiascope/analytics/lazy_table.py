@@ -29,33 +29,41 @@ class _Part:
     def __init__(self, source: pq.ParquetFile | pd.DataFrame, table: str, gmap: dict[str, int], ids: set[str]):
         self.source, self.table = source, table
         self._gmap, self._ids = gmap, ids
-        self._rows: tuple[np.ndarray | None, np.ndarray] | None = None
+        self._sel: np.ndarray | None = None
+        self._g: np.ndarray | None = None
+        self._known = False  # whether ``_sel`` is decided
         self._n: int | None = None  # the selected rows' count, kept when the selection is let go of
 
     def __len__(self) -> int:
         if self._n is None:
-            self._n = len(self.g)
-        return self._n
+            self._select()
+        return self._n  # type: ignore[return-value]
 
-    def forget(self) -> None:
-        """Let go of the row selection (a column of the table's length, read again on the next use)."""
-        self._rows = None
+    def forget(self, keep_selection: bool = False) -> None:
+        """Let go of the rows' game index (a column of the table's length, read again on the next
+        use) and, unless ``keep_selection``, of which rows are selected."""
+        self._g = None
+        if not keep_selection:
+            self._sel, self._known = None, False
 
     @property
     def sel(self) -> np.ndarray | None:
         """Which rows are selected (None: all)."""
-        return self._select()[0]
+        if not self._known:
+            self._select()
+        return self._sel
 
     @property
     def g(self) -> np.ndarray:
         """The selected rows' game index."""
-        return self._select()[1]
+        if self._g is None:
+            self._select()
+        return self._g  # type: ignore[return-value]
 
-    def _select(self) -> tuple[np.ndarray | None, np.ndarray]:
-        if self._rows is None:  # read on first use: a load opens the tables without reading them
-            self._rows = self._game_of_rows()
-            self._n = len(self._rows[1])
-        return self._rows
+    def _select(self) -> None:
+        # read on first use (a load opens the tables without reading them) and again after forget()
+        self._sel, self._g = self._game_of_rows()
+        self._known, self._n = True, len(self._g)
 
     def _game_of_rows(self) -> tuple[np.ndarray | None, np.ndarray]:
         gmap, ids = self._gmap, self._ids
@@ -145,6 +153,7 @@ class LazyTable:
             got = dict(p.read(data_cols).items()) if data_cols else {}
             if "g" in cols:
                 got["g"] = pd.Series(p.g, index=got[data_cols[0]].index if data_cols else None)
+            p.forget(keep_selection=True)  # the game index is only needed again for the g column
             pieces.append(got)
         out: dict[str, pd.Series] = {}
         for c in cols:
