@@ -153,7 +153,6 @@ class LazyTable:
             got = dict(p.read(data_cols).items()) if data_cols else {}
             if "g" in cols:
                 got["g"] = pd.Series(p.g, index=got[data_cols[0]].index if data_cols else None)
-            p.forget(keep_selection=True)  # the game index is only needed again for the g column
             pieces.append(got)
         out: dict[str, pd.Series] = {}
         for c in cols:
@@ -182,6 +181,9 @@ class LazyTable:
                     if order is not None:
                         s = s.take(order).reset_index(drop=True)
                     self._cols[c] = s
+                if "g" in self._cols:  # the parts' game index is only read to build the g column: not kept beside it
+                    for p in self._parts:
+                        p.forget(keep_selection=True)
                 if order is not None:  # the unordered columns were Arrow's buffers: hand them back
                     pa.default_memory_pool().release_unused()
             return pd.DataFrame({c: self._cols[c] for c in cols}, copy=False)
@@ -203,6 +205,6 @@ class LazyTable:
                     self._cols = {c: self._frame[c] for c in self.columns}
                     self._frame = None
                 self._cols = {c: s for c, s in self._cols.items() if c in keep}
-                if not self._cols:  # nothing loaded: the row selections go too (the row count stays)
+                if "g" not in self._cols:  # the rows' game index goes too (which rows are selected and their count stay)
                     for p in self._parts:
-                        p.forget()
+                        p.forget(keep_selection=True)
