@@ -32,19 +32,17 @@ class _Part:
         self._sel: np.ndarray | None = None
         self._g: np.ndarray | None = None
         self._known = False  # whether ``_sel`` is decided
-        self._n: int | None = None  # the selected rows' count, kept when the selection is let go of
+        self._n: int | None = None  # the selected rows' count
 
     def __len__(self) -> int:
         if self._n is None:
             self._select()
         return self._n  # type: ignore[return-value]
 
-    def forget(self, keep_selection: bool = False) -> None:
-        """Let go of the rows' game index (a column of the table's length, read again on the next
-        use) and, unless ``keep_selection``, of which rows are selected."""
+    def forget(self) -> None:
+        """Let go of the rows' game index (a column of the table's length, read again when the ``g``
+        column is); which rows are selected and their count stay."""
         self._g = None
-        if not keep_selection:
-            self._sel, self._known = None, False
 
     @property
     def sel(self) -> np.ndarray | None:
@@ -61,7 +59,7 @@ class _Part:
         return self._g  # type: ignore[return-value]
 
     def _select(self) -> None:
-        # read on first use (a load opens the tables without reading them) and again after forget()
+        # read on first use (a load opens the tables without reading them); the game index again after forget()
         self._sel, self._g = self._game_of_rows()
         self._known, self._n = True, len(self._g)
 
@@ -183,7 +181,7 @@ class LazyTable:
                     self._cols[c] = s
                 if "g" in self._cols:  # the parts' game index is only read to build the g column: not kept beside it
                     for p in self._parts:
-                        p.forget(keep_selection=True)
+                        p.forget()
                 if order is not None:  # the unordered columns were Arrow's buffers: hand them back
                     pa.default_memory_pool().release_unused()
             return pd.DataFrame({c: self._cols[c] for c in cols}, copy=False)
@@ -207,4 +205,4 @@ class LazyTable:
                 self._cols = {c: s for c, s in self._cols.items() if c in keep}
                 if "g" not in self._cols:  # the rows' game index goes too (which rows are selected and their count stay)
                     for p in self._parts:
-                        p.forget(keep_selection=True)
+                        p.forget()
