@@ -153,3 +153,31 @@ def test_with_tables_replaces_only_the_named_tables(tmp_path) -> None:
     assert "x" not in d._memo
     with _pytest.raises(KeyError, match="nope"):
         c.with_tables(nope=ev)
+
+
+@pytest.mark.parametrize("kw", [{"probed_only": False}, {"manifest": ["demo-classic-02", "demo-sheriff-01"], "probed_only": False}])
+def test_release_lets_go_of_the_row_selection(tmp_path, kw):
+    """A released table keeps no column of its length (its rows' game index goes too; which rows are
+    selected stays) and still knows its row count; read again, it gives the same rows. The game
+    index is int32 and not kept beside the table's g column."""
+    c = load_corpus(DEMO, cache_dir=tmp_path / "cache", **kw)
+    before = {t: getattr(c, t) for t in LAZY_TABLES}
+    parts = {t: c._tables[t]._parts for t in LAZY_TABLES}
+    assert all(p._g is None for ps in parts.values() for p in ps)  # not kept beside the g column
+    assert all(p.g.dtype == np.int32 for ps in parts.values() for p in ps)
+    c.release_columns("probes", ["g", "seat"])
+    assert all(p._known for p in parts["probes"])  # columns kept: the selection stays
+    c.release(*LAZY_TABLES)
+    assert not any(p._g is not None for ps in parts.values() for p in ps)
+    assert all(p._known and (p._sel is None) == ("manifest" not in kw) for ps in parts.values() for p in ps)
+    assert all(c.n_rows(t) == len(before[t]) for t in LAZY_TABLES)
+    assert not any(p._g is not None for ps in parts.values() for p in ps)  # the count did not read it again
+    for t in LAZY_TABLES:
+        pd.testing.assert_frame_equal(c.cols(t, ["g"]), before[t][["g"]], check_exact=True, obj=t)
+        pd.testing.assert_frame_equal(getattr(c, t), before[t], check_exact=True, obj=t)
+    for t in LAZY_TABLES:  # another column first, then g: its game index is read again
+        c.release(t)
+        cols = [x for x in before[t].columns if x != "g"][:1]
+        pd.testing.assert_frame_equal(c.cols(t, cols), before[t][cols], check_exact=True, obj=t)
+        assert all(p._g is None for p in parts[t])
+        pd.testing.assert_frame_equal(c.cols(t, [*cols, "g"]), before[t][[*cols, "g"]], check_exact=True, obj=t)

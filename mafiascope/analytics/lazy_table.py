@@ -29,22 +29,39 @@ class _Part:
     def __init__(self, source: pq.ParquetFile | pd.DataFrame, table: str, gmap: dict[str, int], ids: set[str]):
         self.source, self.table = source, table
         self._gmap, self._ids = gmap, ids
-        self._rows: tuple[np.ndarray | None, np.ndarray] | None = None
+        self._sel: np.ndarray | None = None
+        self._g: np.ndarray | None = None
+        self._known = False  # whether ``_sel`` is decided
+        self._n: int | None = None  # the selected rows' count
+
+    def __len__(self) -> int:
+        if self._n is None:
+            self._select()
+        return self._n  # type: ignore[return-value]
+
+    def forget(self) -> None:
+        """Let go of the rows' game index (a column of the table's length, read again when the ``g``
+        column is); which rows are selected and their count stay."""
+        self._g = None
 
     @property
     def sel(self) -> np.ndarray | None:
         """Which rows are selected (None: all)."""
-        return self._select()[0]
+        if not self._known:
+            self._select()
+        return self._sel
 
     @property
     def g(self) -> np.ndarray:
         """The selected rows' game index."""
-        return self._select()[1]
+        if self._g is None:
+            self._select()
+        return self._g  # type: ignore[return-value]
 
-    def _select(self) -> tuple[np.ndarray | None, np.ndarray]:
-        if self._rows is None:  # read on first use: a load opens the tables without reading them
-            self._rows = self._game_of_rows()
-        return self._rows
+    def _select(self) -> None:
+        # read on first use (a load opens the tables without reading them); the game index again after forget()
+        self._sel, self._g = self._game_of_rows()
+        self._known, self._n = True, len(self._g)
 
     def _game_of_rows(self) -> tuple[np.ndarray | None, np.ndarray]:
         gmap, ids = self._gmap, self._ids
@@ -56,7 +73,9 @@ class _Part:
             cats = [str(x) for x in uniques]
         # game of each row: its game id's index in the selection (-1: not selected, or not a parsed
         # game of this directory; the trailing -1 serves code -1, a row without an id)
-        g_of = np.array([gmap.get(x, -1) if x in ids else -1 for x in cats] + [-1], dtype=np.int64)
+        # int32 (the dtype of the ``g`` column) when it fits: kept per table while its columns are read
+        g_of = np.array([gmap.get(x, -1) if x in ids else -1 for x in cats] + [-1],
+                        dtype=np.int32 if len(gmap) < 2**31 else np.int64)
         g = g_of[codes]
         sel = g >= 0
         return (None, g) if sel.all() else (sel, g[sel])
@@ -107,7 +126,7 @@ class LazyTable:
         with self._lock:
             if self._frame is not None:
                 return len(self._frame)
-            return int(sum(len(p.g) for p in self._parts))
+            return int(sum(len(p) for p in self._parts))
 
     def _rows_order(self) -> np.ndarray | None:
         """Probe rows are kept in (g, rec) order (the cache holds them in parse order)."""
@@ -160,6 +179,9 @@ class LazyTable:
                     if order is not None:
                         s = s.take(order).reset_index(drop=True)
                     self._cols[c] = s
+                if "g" in self._cols:  # the parts' game index is only read to build the g column: not kept beside it
+                    for p in self._parts:
+                        p.forget()
                 if order is not None:  # the unordered columns were Arrow's buffers: hand them back
                     pa.default_memory_pool().release_unused()
             return pd.DataFrame({c: self._cols[c] for c in cols}, copy=False)
@@ -181,3 +203,6 @@ class LazyTable:
                     self._cols = {c: self._frame[c] for c in self.columns}
                     self._frame = None
                 self._cols = {c: s for c, s in self._cols.items() if c in keep}
+                if "g" not in self._cols:  # the rows' game index goes too (which rows are selected and their count stay)
+                    for p in self._parts:
+                        p.forget()
