@@ -120,10 +120,10 @@ def _scanned(path: Path) -> list[tuple]:
         except ProbeDecodeError as exc:
             out.append(("error", str(exc)))
             continue
-        if got is not None:
-            fast = got.fast
-            out.append((got.rec, got.q_chars, got.a_chars, got.parsed_json,
-                        None if fast is None else (fast[0], *fast[1:5], orjson.dumps(fast[4]), *fast[5:])))
+        if got is not None and got.__class__ is tuple:  # a compact record's fields (probe_scan.Fast's order)
+            out.append((*got[:5], orjson.dumps(got[4]), *got[5:]))
+        elif got is not None:
+            out.append((got.rec, got.q_chars, got.a_chars, got.parsed_json))
     return out
 
 
@@ -217,3 +217,4 @@ def test_plain_answer_flag_matches_its_text(value):
     t, _ = probe_scan.ProbeScanner()._answer("Riley", "role_assessment", {"A": value})
     text = dumps_answer(value)
     assert (t.plain, t.raw_len) == ("```" not in text and "<think" not in text.lower(), len(text))
+
