@@ -107,6 +107,37 @@ class _Text:
         return self.text
 
 
+# table line kind -> (its integer key field, its fields of any JSON value, its fields of a string or null),
+# each group in the model's field order (probe_lines.SeatLine, ProbeLine, StepLine)
+_TABLE_FIELDS: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
+    "seat": ("i", ("player_name", "model", "role"), ()),
+    "probe": ("s", ("probe_id",), ("template",)),
+    "step": ("k", ("round", "public_msg_seq", "phase", "when", "timestamp"), ("players", "roles")),
+}
+_TABLE_KEYS = {kind: frozenset((MARK, key, *anys, *strs)) for kind, (key, anys, strs) in _TABLE_FIELDS.items()}
+
+
+class _ScanTables(_Tables):
+    """:class:`.probe_codec._Tables` reading a plainly valid seat, probe or step line without pydantic:
+    only the line's own keys, an ``int`` key and strings or nulls where the model wants them give the
+    entry the model dumps (the same keys in the same order, the same values); any other line (the
+    header, anything odd) is validated by the model as before (tests/test_cold_fastpaths.py)."""
+
+    def table(self, line: Mapping[str, Any]) -> None:
+        kind = line[MARK]
+        spec = _TABLE_FIELDS.get(kind) if kind.__class__ is str else None
+        if spec is not None and line.keys() <= _TABLE_KEYS[kind]:
+            key, anys, strs = spec
+            n = line[key] if key in line else None
+            if n.__class__ is int and all(v is None or v.__class__ is str for v in map(line.get, strs)):
+                entry = {f: line.get(f) for f in anys}
+                for f in strs:
+                    entry[f] = line.get(f)
+                (self.seat if kind == "seat" else self.probe if kind == "probe" else self.step)[n] = entry
+                return
+        super().table(line)
+
+
 class ProbeScanner:
     """Feeds the lines of one ``introspection.jsonl`` in order, like :class:`.probe_codec.ProbeDecoder`.
 
@@ -114,7 +145,7 @@ class ProbeScanner:
     and returns a :class:`Scanned` record, a plain tuple in :class:`Fast`'s order, or None for a table line."""
 
     def __init__(self) -> None:
-        self.tables = _Tables()
+        self.tables = _ScanTables()
         # (player_name, probe_id) -> {step_index: length a quote of it renders to | _Text | full record}
         self.chain: dict[tuple[Any, Any], dict[int, Any]] = {}
         self.clean = _orjson is not None  # every line so far parsed by orjson: no NaN/Infinity in any value
