@@ -281,11 +281,21 @@ def _probe_rows(lines: list[tuple[int, dict[str, Any], bool]], seat: dict[str, i
     return probe_rows, items
 
 
+class _Counts(dict):
+    """One answer's audit counts: a dict counting like a Counter (``d[k] += 1``) without Counter's
+    Python-level constructor, built once per distinct answer; ``Counter.update`` adds it alike."""
+
+    __slots__ = ()
+
+    def __missing__(self, key: str) -> int:
+        return 0
+
+
 def _memo_entry(pid: str, stored: Any, parsed_json: bytes, seat: dict[str, int]) -> tuple[int, int, str | None, tuple[Any, ...], Counter]:
     """(hash, kind, item table, item columns, audit counts) of a stored answer value, once per distinct
     (probe, value) in a game."""
     table = TABLE_OF.get(pid) if stored is not None else None
-    delta: Counter = Counter()
+    delta: Any = _Counts()
     cols = tuple(zip(*answer_rows(pid, stored, 0, seat, delta))) if table is not None else ()
     return (_digest(parsed_json) if stored is not None else 0), _kind(stored), table, cols, delta
 

@@ -213,9 +213,13 @@ class ProbeScanner:
         if not chain:
             return base
         lens: dict[str, int] = {}
+        done = self.chain
         for (ph, quoted), c in zip(quoting, core.get("c") or ()):
             if isinstance(c, int) and not isinstance(c, bool):
-                n = self._quote_len(name, quoted, c)
+                per = done.get((name, quoted))  # a quote's length once known (an int), else _quote_len's rule
+                n = per.get(c) if per is not None else None
+                if n.__class__ is not int:
+                    n = self._quote_len(name, quoted, c)
                 if n is None:
                     raise ProbeDecodeError(f"record of step {core['k']}, seat {core['i']}: {{{ph}}} quotes step {c}, which the file does not hold")
                 lens[ph] = n
