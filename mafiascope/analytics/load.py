@@ -271,9 +271,11 @@ def _probe_rows(lines: list[tuple[int, dict[str, Any], bool]], seat: dict[str, i
             hit = memo[(pid, parsed_json)] = _memo_entry(pid, stored, parsed_json, seat)
         stored_hash, kind, table, cols, delta = hit
         rec = len(probe_rows)
-        append((rec, off, st[1], st[2], s, _int(probe_seq, 0), pid, st[3], st[4], bool(parse_ok), kind, kind, 0,
-                bool(repaired_flag), is_transport_error(raw) or (raw is None and bool(error)), _num(latency), q_chars,
-                a_chars, stored_hash, _num(tp), _num(tc)))  # fmt: skip
+        # _int's and is_transport_error's rules in line (no call a record for the usual values)
+        seq = probe_seq if probe_seq.__class__ is int and -INT_LIMIT <= probe_seq <= INT_LIMIT else _int(probe_seq, 0)
+        append((rec, off, st[1], st[2], s, seq, pid, st[3], st[4], bool(parse_ok), kind, kind, 0, bool(repaired_flag),
+                (isinstance(raw, str) and raw.startswith("ERROR")) or (raw is None and bool(error)), _num(latency),
+                q_chars, a_chars, stored_hash, _num(tp), _num(tc)))  # fmt: skip
         if delta:
             audit.update(delta)
         if cols:
