@@ -6,6 +6,8 @@
 - ``ProbeScanner`` reuses the base answer's facts for a patch that changes nothing
   (``probe_lines.unchanged``, called by the scanner): the same scanned records as with the fast path switched off, and
   ``unchanged`` is true only where ``apply_patch`` gives an equal copy (same JSON text).
+- The scanner reads plainly valid seat, probe and step table lines without pydantic (branch cold9):
+  the same entries as the models, and the same lines fail.
 """
 
 from __future__ import annotations
