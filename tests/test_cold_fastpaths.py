@@ -6,6 +6,8 @@
 - ``ProbeScanner`` reuses the base answer's facts for a patch that changes nothing
   (``probe_lines.unchanged``, called by the scanner): the same scanned records as with the fast path switched off, and
   ``unchanged`` is true only where ``apply_patch`` gives an equal copy (same JSON text).
+- The scanner reads plainly valid seat, probe and step table lines without pydantic (branch cold9):
+  the same entries as the models, and the same lines fail.
 """
 
 from __future__ import annotations
@@ -120,10 +122,10 @@ def _scanned(path: Path) -> list[tuple]:
         except ProbeDecodeError as exc:
             out.append(("error", str(exc)))
             continue
-        if got is not None:
-            fast = got.fast
-            out.append((got.rec, got.q_chars, got.a_chars, got.parsed_json,
-                        None if fast is None else (fast[0], *fast[1:5], orjson.dumps(fast[4]), *fast[5:])))
+        if got is not None and got.__class__ is tuple:  # a compact record's fields (probe_scan.Fast's order)
+            out.append((*got[:5], orjson.dumps(got[4]), *got[5:]))
+        elif got is not None:
+            out.append((got.rec, got.q_chars, got.a_chars, got.parsed_json))
     return out
 
 
@@ -217,3 +219,38 @@ def test_plain_answer_flag_matches_its_text(value):
     t, _ = probe_scan.ProbeScanner()._answer("Riley", "role_assessment", {"A": value})
     text = dumps_answer(value)
     assert (t.plain, t.raw_len) == ("```" not in text and "<think" not in text.lower(), len(text))
+
+
+def test_table_lines_without_pydantic_match_the_models():
+    """The scanner's seat, probe and step table lines read without pydantic (``probe_scan._ScanTables``)
+    give the entries the models give (same keys, order, values and types) and fail where they fail,
+    on 20,000 random lines of every kind, with missing, extra and mistyped fields."""
+    from mafiascope.logs.probe_codec import _Tables
+
+    rng = random.Random(17)
+    values = [1, 0, -3, 2**70, True, False, 1.0, "x", "", None, [1], ["a"], {"a": 1}]
+    fields = ["i", "s", "k", "player_name", "model", "role", "probe_id", "template", "round", "public_msg_seq",
+              "phase", "when", "timestamp", "players", "roles", "mark", "x", "schema_version"]  # fmt: skip
+    fast = 0
+    for _ in range(20_000):
+        kind = rng.choice(["seat", "probe", "step", "seat", "probe", "step", "h", "other", 1, None])
+        line: dict[str, Any] = {"@": kind}
+        for f in rng.sample(fields, rng.randint(0, 5)):
+            line[f] = rng.choice(values)
+        if rng.random() < 0.5:  # mostly well-formed: the key field an int
+            line[{"seat": "i", "probe": "s"}.get(kind, "k")] = rng.choice([0, 1, 7, 2**70])
+        got, want = probe_scan._ScanTables(), _Tables()
+        outcome = []
+        for t in (got, want):
+            try:
+                t.table(line)
+                outcome.append(None)
+            except (LookupError, TypeError, ValueError) as exc:  # what the scanner reports as an undecodable line
+                outcome.append(type(exc).__name__)
+        assert (outcome[0] is None) == (outcome[1] is None), (line, outcome)
+        for attr in ("seat", "probe", "step"):
+            a, b = getattr(got, attr), getattr(want, attr)
+            assert [(k, list(v.items())) for k, v in a.items()] == [(k, list(v.items())) for k, v in b.items()], line
+            assert repr(a) == repr(b), line  # the value types too (True is not 1)
+        fast += outcome[0] is None and kind in ("seat", "probe", "step")
+    assert fast > 1000

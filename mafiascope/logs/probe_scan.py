@@ -29,29 +29,29 @@ from .json_shape import json_shape, separators
 from .probe_lines import malformed, unchanged
 from .templates import NA, PLACEHOLDER
 
-_RAW = object()  # the record's raw answer is the JSON text of its value (Scanned.a_chars holds its length)
+_RAW = object()  # the record's raw answer is the JSON text of its value (Fast.a_chars holds its length)
 RAW = _RAW
 _EAGER_KEYS = ("answer_parsed", "answer_parse_ok", "answer_raw", "e", "error")  # as probe_codec._EAGER
 
 
 class Scanned(NamedTuple):
-    """One probe record for the loader: its fields (``question`` and ``answer_raw`` may be left out
-    for their lengths), the two lengths, and the orjson text of ``answer_parsed`` when it is exact.
+    """One probe record given as a dict for the loader: its fields (``question`` and ``answer_raw`` may
+    be left out for their lengths), the two lengths, and the orjson text of ``answer_parsed`` when it
+    is exact. A compact record that states none of its fields itself (the common case) comes as a
+    plain tuple instead (:class:`Fast`), so no per-record dict is built and read back."""
 
-    A compact record that states none of its fields itself (the common case) comes as ``rec=None``
-    and its fields as ``fast`` (:class:`Fast`), so no per-record dict is built and read back."""
-
-    rec: dict[str, Any] | None
+    rec: dict[str, Any]
     q_chars: int
     a_chars: int
     parsed_json: bytes | None
-    fast: "Fast | None" = None  # a plain tuple in Fast's field order
 
 
 class Fast(NamedTuple):
-    """The fields of a compact record with nothing of its own (``rec`` of :class:`Scanned` is None):
-    ``step`` is its step table row (timestamp, round, public_msg_seq, phase), ``raw`` the raw answer,
-    or :data:`RAW` when it is the JSON text of ``parsed`` (then ``parsed_json`` is that value's key)."""
+    """The field order of the plain tuple :meth:`ProbeScanner.feed` returns for a compact record with
+    nothing of its own (a NamedTuple's constructor would cost a Python call per record): ``step`` is
+    its step table row (timestamp, round, public_msg_seq, phase), ``raw`` the raw answer, or
+    :data:`RAW` when it is the JSON text of ``parsed`` (then ``parsed_json`` is that value's orjson
+    text); ``q_chars`` and ``a_chars`` the question's and the raw answer's lengths."""
 
     step: dict[str, Any]
     player_name: str
@@ -65,6 +65,9 @@ class Fast(NamedTuple):
     latency_ms: Any
     tokens_prompt: Any
     tokens_completion: Any
+    q_chars: int
+    a_chars: int
+    parsed_json: bytes | None
 
 
 @lru_cache(maxsize=64)
@@ -104,14 +107,45 @@ class _Text:
         return self.text
 
 
+# table line kind -> (its integer key field, its fields of any JSON value, its fields of a string or null),
+# each group in the model's field order (probe_lines.SeatLine, ProbeLine, StepLine)
+_TABLE_FIELDS: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
+    "seat": ("i", ("player_name", "model", "role"), ()),
+    "probe": ("s", ("probe_id",), ("template",)),
+    "step": ("k", ("round", "public_msg_seq", "phase", "when", "timestamp"), ("players", "roles")),
+}
+_TABLE_KEYS = {kind: frozenset((MARK, key, *anys, *strs)) for kind, (key, anys, strs) in _TABLE_FIELDS.items()}
+
+
+class _ScanTables(_Tables):
+    """:class:`.probe_codec._Tables` reading a plainly valid seat, probe or step line without pydantic:
+    only the line's own keys, an ``int`` key and strings or nulls where the model wants them give the
+    entry the model dumps (the same keys in the same order, the same values); any other line (the
+    header, anything odd) is validated by the model as before (tests/test_cold_fastpaths.py)."""
+
+    def table(self, line: Mapping[str, Any]) -> None:
+        kind = line[MARK]
+        spec = _TABLE_FIELDS.get(kind) if kind.__class__ is str else None
+        if spec is not None and line.keys() <= _TABLE_KEYS[kind]:
+            key, anys, strs = spec
+            n = line[key] if key in line else None
+            if n.__class__ is int and all(v is None or v.__class__ is str for v in map(line.get, strs)):
+                entry = {f: line.get(f) for f in anys}
+                for f in strs:
+                    entry[f] = line.get(f)
+                (self.seat if kind == "seat" else self.probe if kind == "probe" else self.step)[n] = entry
+                return
+        super().table(line)
+
+
 class ProbeScanner:
     """Feeds the lines of one ``introspection.jsonl`` in order, like :class:`.probe_codec.ProbeDecoder`.
 
     :meth:`feed` takes a line's object and whether orjson parsed it (its orjson text is then exact)
-    and returns a :class:`Scanned` record, or None for a table line."""
+    and returns a :class:`Scanned` record, a plain tuple in :class:`Fast`'s order, or None for a table line."""
 
     def __init__(self) -> None:
-        self.tables = _Tables()
+        self.tables = _ScanTables()
         # (player_name, probe_id) -> {step_index: length a quote of it renders to | _Text | full record}
         self.chain: dict[tuple[Any, Any], dict[int, Any]] = {}
         self.clean = _orjson is not None  # every line so far parsed by orjson: no NaN/Infinity in any value
@@ -121,7 +155,7 @@ class ProbeScanner:
         # nothing gives an equal value, so the same _Text (held by identity: the value is kept alive)
         self.last: dict[tuple[Any, Any], tuple[Any, _Text]] = {}
 
-    def feed(self, line: Mapping[str, Any], exact: bool) -> Scanned | None:
+    def feed(self, line: Mapping[str, Any], exact: bool) -> Scanned | tuple | None:
         if not exact:
             self.clean = False
         kind = line.get(MARK)
@@ -179,9 +213,13 @@ class ProbeScanner:
         if not chain:
             return base
         lens: dict[str, int] = {}
+        done = self.chain
         for (ph, quoted), c in zip(quoting, core.get("c") or ()):
             if isinstance(c, int) and not isinstance(c, bool):
-                n = self._quote_len(name, quoted, c)
+                per = done.get((name, quoted))  # a quote's length once known (an int), else _quote_len's rule
+                n = per.get(c) if per is not None else None
+                if n.__class__ is not int:
+                    n = self._quote_len(name, quoted, c)
                 if n is None:
                     raise ProbeDecodeError(f"record of step {core['k']}, seat {core['i']}: {{{ph}}} quotes step {c}, which the file does not hold")
                 lens[ph] = n
@@ -230,7 +268,7 @@ class ProbeScanner:
             self.last[(name, pid)] = (value, t)
         return t, value
 
-    def _record(self, core: Mapping[str, Any]) -> Scanned:
+    def _record(self, core: Mapping[str, Any]) -> Scanned | tuple:
         k, s = core["k"], core["s"]
         tables = self.tables
         step, seat, probe = tables.rows(core)
@@ -285,9 +323,9 @@ class ProbeScanner:
 
     def _plain_record(self, core: Mapping[str, Any], k: Any, s: Any, step: dict[str, Any], name: Any, pid: Any,
                       q_len: int | None, raw: Any, value: Any, plain: bool, parsed: Any, ok: bool,
-                      repaired: bool) -> Scanned:
+                      repaired: bool) -> tuple:
         """:meth:`_record`'s result for a line that states no field itself: the same fields, lengths
-        and remembered values, without building the record."""
+        and remembered values, without building the record (a plain tuple in :class:`Fast`'s order)."""
         error = core.get("e")
         if plain:
             a_chars = raw.raw_len
@@ -301,10 +339,8 @@ class ProbeScanner:
         if isinstance(name, str) and isinstance(pid, str) and isinstance(k, int):
             self.chain.setdefault((name, pid), {})[k] = entry
         self.tables.set_answer_of(name, pid, k, value)
-        # a plain tuple in Fast's field order (a NamedTuple's constructor costs a Python call per record)
-        fast = (step, name, pid, s, parsed, _RAW if plain else raw, ok, repaired, error, core.get("l"),
-                core.get("tp"), core.get("tc"))  # fmt: skip
-        return Scanned(None, q_len if q_len is not None else 0, a_chars, raw.key if plain else None, fast)  # type: ignore[arg-type]
+        return (step, name, pid, s, parsed, _RAW if plain else raw, ok, repaired, error, core.get("l"), core.get("tp"),
+                core.get("tc"), q_len if q_len is not None else 0, a_chars, raw.key if plain else None)  # fmt: skip
 
 
 class _Odd:
