@@ -256,3 +256,29 @@ def test_dynamics_seat_cells_from_arrays_equal_the_frame(loaded, name: str) -> N
         c.forget(("dyn_pairs", mode), ("dyn_pair_arrays", mode))
         assert np.array_equal(seat_cells._dyn(c, mode), want), (name, mode.name)
         assert ("dyn_pairs", mode) not in c._memo  # no frame built
+
+
+def _f3_cells_whole(c, mode: Mode, tau: float) -> np.ndarray:
+    """F3's seat cells in one pass over every pair, float weights per column (as before the blocks)."""
+    p = f3.pair_arrays(c, mode)
+    at = np.flatnonzero(~p["mm"])
+    cl = seat_cells._cells(c)
+    k = cl.key(p["g"][at], p["A"][at])
+    pred, act = p["pred"][at], f3.actual_attitude(p["guess"][at], p["conf"][at], tau)
+    cols = [cl.sum(k), cl.sum(k, pred == act)] + [cl.sum(k, act == a) for a in range(3)]
+    return np.stack(cols + [cl.sum(k, pred == f3.L.SUSPECTS)], axis=-1)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_f3_seat_cells_by_blocks_of_pairs_equal_the_whole(loaded, name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    c = loaded[name]
+    for mode in (Mode(), COMPAT):
+        n = len(f3.pair_arrays(c, mode)["g"])
+        if name == "demo":
+            assert n > 7 and (~f3.pair_arrays(c, mode)["mm"]).sum() < n  # many blocks, some Mafia-Mafia pairs
+        for tau in (50, 80):
+            want = _f3_cells_whole(c, mode, tau)
+            for block in (1, 7, 1 << 40):
+                monkeypatch.setattr(seat_cells, "_F3_BLOCK", block)
+                got = seat_cells._f3(c, mode, tau)
+                assert got.dtype == want.dtype and np.array_equal(got, want), (name, mode.name, tau, block)
