@@ -282,3 +282,26 @@ def test_f3_seat_cells_by_blocks_of_pairs_equal_the_whole(loaded, name: str, mon
                 monkeypatch.setattr(seat_cells, "_F3_BLOCK", block)
                 got = seat_cells._f3(c, mode, tau)
                 assert got.dtype == want.dtype and np.array_equal(got, want), (name, mode.name, tau, block)
+
+
+def _states(c, mode: Mode, items: int, monkeypatch: pytest.MonkeyPatch) -> dict[str, np.ndarray]:
+    monkeypatch.setattr(dynamics, "_STATE_ITEMS", items)
+    c.forget(("dyn_states", mode))
+    return dynamics.suspicion_states(c, mode)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_suspicion_states_by_game_blocks_equal_one_block(loaded, name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The states built a block of games at a time (1, 7, 50 items a block) equal the one-block build
+    (the demo corpora have several games: many blocks; the others one game: a block longer than asked)."""
+    c = loaded[name]
+    for mode in (Mode(), COMPAT):
+        whole = _states(c, mode, 1 << 40, monkeypatch)
+        assert len(whole["g"]) > 1, name
+        for items in (1, 7, 50):
+            got = _states(c, mode, items, monkeypatch)
+            assert list(got) == list(whole)
+            for k in whole:
+                assert got[k].dtype == whole[k].dtype, (name, mode.name, items, k)
+                assert np.array_equal(got[k], whole[k], equal_nan=True), (name, mode.name, items, k)
+        c.forget(("dyn_states", mode))
