@@ -27,24 +27,29 @@ def loaded(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     return loaded_corpora(tmp_path_factory.mktemp("blocks"), NAMES)
 
 
-def _f1(c, mode: Mode, block: int, monkeypatch: pytest.MonkeyPatch) -> dict[str, np.ndarray]:
-    monkeypatch.setattr(f1, "_BLOCK", block)
-    c.forget(("f1_arrays", mode))
-    return f1.f1_arrays(c, mode)
+def _blocks_equal_whole(c, name: str, module: Any, size_attr: str, memo: str, build: Any, sizes: tuple[int, ...],
+                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """``build(c, mode)`` with ``module.<size_attr>`` set to each of ``sizes`` equals it with one block
+    (same keys, dtypes and values), both modes; ``memo`` is its memo key's head."""
+    for mode in (Mode(), COMPAT):
+        def run(size: int) -> dict[str, np.ndarray]:
+            monkeypatch.setattr(module, size_attr, size)
+            c.forget((memo, mode))
+            return build(c, mode)
+
+        whole = run(1 << 40)
+        for size in sizes:
+            got = run(size)
+            assert list(got) == list(whole)
+            for k in whole:
+                assert got[k].dtype == whole[k].dtype, (name, mode.name, size, k)
+                assert np.array_equal(got[k], whole[k], equal_nan=True), (name, mode.name, size, k)
+        c.forget((memo, mode))
 
 
 @pytest.mark.parametrize("name", NAMES)
 def test_f1_arrays_by_blocks_equal_one_block(loaded, name: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    c = loaded[name]
-    for mode in (Mode(), COMPAT):
-        whole = _f1(c, mode, 1 << 40, monkeypatch)
-        for block in (1, 7, 100):
-            got = _f1(c, mode, block, monkeypatch)
-            assert list(got) == list(whole)
-            for k in whole:
-                assert got[k].dtype == whole[k].dtype, (name, mode.name, block, k)
-                assert np.array_equal(got[k], whole[k], equal_nan=True), (name, mode.name, block, k)
-        c.forget(("f1_arrays", mode))
+    _blocks_equal_whole(loaded[name], name, f1, "_BLOCK", "f1_arrays", f1.f1_arrays, (1, 7, 100), monkeypatch)
 
 
 def _ordered(c, seats) -> dict[str, Any]:
@@ -282,3 +287,12 @@ def test_f3_seat_cells_by_blocks_of_pairs_equal_the_whole(loaded, name: str, mon
                 monkeypatch.setattr(seat_cells, "_F3_BLOCK", block)
                 got = seat_cells._f3(c, mode, tau)
                 assert got.dtype == want.dtype and np.array_equal(got, want), (name, mode.name, tau, block)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_suspicion_states_by_game_blocks_equal_one_block(loaded, name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The states built a block of games at a time (1, 7, 50 items a block) equal the one-block build
+    (the demo corpora have several games: many blocks; the others one game: a block longer than asked)."""
+    c = loaded[name]
+    assert len(dynamics.suspicion_states(c, Mode())["g"]) > 1, name
+    _blocks_equal_whole(c, name, dynamics, "_STATE_ITEMS", "dyn_states", dynamics.suspicion_states, (1, 7, 50), monkeypatch)

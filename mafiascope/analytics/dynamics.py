@@ -19,43 +19,67 @@ import pandas as pd
 from . import labels as L
 from .corpus import Corpus
 from .f1 import _ci
-from .frames import death_ts, first_of_key, item_arrays, items_with_probe, mafia_mask, order_key
+from .frames import death_ts, first_of_key, item_rows, items_with_probe, mafia_mask, order_key
+from .personality_blocks import game_blocks
 from .modes import Mode
 from .stats import batched_cis, cluster_ci, ratio_stat, round_or_none
 
 
+_STATE_ITEMS = 1 << 20  # ranking items per block of games of the states' build (cut only between games)
+_STATE_KEYS = ("V", "top", "g", "agent", "pi", "ts", "round", "pms")
+
+
 def suspicion_states(c: Corpus, mode: Mode) -> dict[str, np.ndarray]:
-    """Usable suspicion vectors sorted per agent by the ordering key."""
+    """Usable suspicion vectors sorted per agent by the ordering key.
+
+    Built a block of games at a time: a state's row depends on its own items only, and the order
+    (game first) puts every block's states after the previous block's, so the concatenated blocks
+    equal the whole; the items' gathered columns and the dense cells stay one block's size."""
 
     def build() -> dict[str, np.ndarray]:
-        it = item_arrays(c, "sr", "suspicion_ranking", ("g", "tgt", "score", "src", "pos"), ("seat", "timestamp"))
-        g, seat, tgt, sc = it["g"], it["seat"], it["tgt"], it["score"]
-        ok = (it["src"] < 2)  # wrapped rankings are not lists: skipped (docs/metrics.md §1.3)
-        ok &= (seat >= 0) & (tgt >= 0) & (tgt != seat) & ~np.isnan(sc)
-        ok[ok] = death_ts(c)[g[ok], tgt[ok]] > it["timestamp"][ok]
-        at = np.flatnonzero(ok)  # the kept items' rows
-        pi_u, row = _codes(it["pi"][at].astype(np.int64))
-        S = c.seat_array("role_code").shape[1]
-        # max if a player repeats; first listing position for ties
-        V = _cells_reduce(np.fmax, np.nan, len(pi_u), S, row, tgt[at], np.maximum(sc[at], 0.0))
-        P = _cells_reduce(np.minimum, np.inf, len(pi_u), S, row, tgt[at], it["pos"][at].astype(float))
-        tot = np.nansum(V, 1)
-        keep = tot > 0
-        V, P, pi_u = V[keep] / tot[keep, None], P[keep], pi_u[keep]
-        mx = np.nanmax(V, 1)
-        top = np.argmin(np.where(V == mx[:, None], P, np.inf), 1)
-        pr = c.cols("probes", ["g", "seat", "timestamp", "round", "pms"])
-        key = order_key(c, mode)[pi_u]
-        gg = pr["g"].to_numpy()[pi_u]
-        ag = pr["seat"].to_numpy()[pi_u]
-        order = np.lexsort((pi_u, key, ag, gg))
-        return {
-            "V": V[order], "top": top[order], "g": gg[order], "agent": ag[order], "pi": pi_u[order],
-            "ts": pr["timestamp"].to_numpy()[pi_u][order], "round": pr["round"].to_numpy()[pi_u][order],
-            "pms": pr["pms"].to_numpy()[pi_u][order],
-        }
+        rows, pi = item_rows(c, "sr", "suspicion_ranking")
+        g = c.cols("sr", ["g"])["g"].to_numpy()
+        parts = [_states_block(c, mode, rows, pi, lo, hi)
+                 for lo, hi in game_blocks(g if rows is None else g[rows], _STATE_ITEMS)]
+        return {k: np.concatenate([p.pop(k) for p in parts]) for k in _STATE_KEYS}  # each key's blocks freed in turn
 
     return c.memo(("dyn_states", mode), build)
+
+
+def _states_block(c: Corpus, mode: Mode, rows: np.ndarray | None, pi_all: np.ndarray, lo: int, hi: int
+                  ) -> dict[str, np.ndarray]:
+    """The states of the items [lo, hi) (whole games), sorted by game, agent, ordering key, probe row."""
+    df = c.cols("sr", ["g", "tgt", "score", "src", "pos"])
+    it = {k: df[k].to_numpy()[lo:hi] if rows is None else df[k].to_numpy()[rows[lo:hi]] for k in df.columns}
+    pi = pi_all[lo:hi]
+    p = c.cols("probes", ["seat", "timestamp"])
+    seat, ts = p["seat"].to_numpy()[pi], p["timestamp"].to_numpy()[pi]
+    g, tgt, sc = it["g"], it["tgt"], it["score"]
+    ok = (it["src"] < 2)  # wrapped rankings are not lists: skipped (docs/metrics.md §1.3)
+    ok &= (seat >= 0) & (tgt >= 0) & (tgt != seat) & ~np.isnan(sc)
+    ok[ok] = death_ts(c)[g[ok], tgt[ok]] > ts[ok]
+    at = np.flatnonzero(ok)  # the kept items' rows
+    pi_u, row = _codes(pi[at].astype(np.int64))
+    S = c.seat_array("role_code").shape[1]
+    # max if a player repeats; first listing position for ties
+    V = _cells_reduce(np.fmax, np.nan, len(pi_u), S, row, tgt[at], np.maximum(sc[at], 0.0))
+    P = _cells_reduce(np.minimum, np.inf, len(pi_u), S, row, tgt[at], it["pos"][at].astype(float))
+    del it, seat, ts, ok, at, row
+    tot = np.nansum(V, 1)
+    keep = tot > 0
+    V, P, pi_u = V[keep] / tot[keep, None], P[keep], pi_u[keep]
+    mx = np.nanmax(V, 1)
+    top = np.argmin(np.where(V == mx[:, None], P, np.inf), 1)
+    pr = c.cols("probes", ["g", "seat", "timestamp", "round", "pms"])
+    key = order_key(c, mode)[pi_u]
+    gg = pr["g"].to_numpy()[pi_u]
+    ag = pr["seat"].to_numpy()[pi_u]
+    order = np.lexsort((pi_u, key, ag, gg))
+    return {
+        "V": V[order], "top": top[order], "g": gg[order], "agent": ag[order], "pi": pi_u[order],
+        "ts": pr["timestamp"].to_numpy()[pi_u][order], "round": pr["round"].to_numpy()[pi_u][order],
+        "pms": pr["pms"].to_numpy()[pi_u][order],
+    }
 
 
 def _cells_reduce(op: np.ufunc, fill: float, n: int, S: int, row: np.ndarray, col: np.ndarray,
