@@ -76,6 +76,10 @@ def test_values_are_kept_and_applied_while_closed(logs):
     _open(at, FILTERS_OPEN, False)
     assert_clean(at)
     assert _count(at) == filtered and "sb_winner" not in _keys(at)  # closed: the selection stays filtered
+    at.switch_page("pages/search.py").run()  # another page, the expander still closed: still filtered
+    assert_clean(at)
+    assert _count(at) == filtered
+    at.switch_page("pages/dashboard.py").run()
     _open(at, FILTERS_OPEN)
     assert at.multiselect(key="sb_winner").value == [winner.options[0]]  # reopened: the same choice
 
@@ -83,6 +87,8 @@ def test_values_are_kept_and_applied_while_closed(logs):
     at.radio(key="sb_boot").set_value(0).run()
     at.radio(key="sb_metric_mode").set_value("compat").run()
     _open(at, SETTINGS_OPEN, False)
+    at.switch_page("pages/search.py").run()
+    at.switch_page("pages/dashboard.py").run()  # back on the Dashboard through another page, the settings closed
     assert_clean(at)
     assert any("bootstrap B = 0" in c.value for c in at.caption)
     assert at.session_state["sb_metric_mode"] == "compat" and at.session_state["sb_boot"] == 0  # what bridge reads
@@ -103,6 +109,7 @@ def test_values_are_kept_and_applied_while_closed(logs):
     at.run()
     corpora = at.multiselect(key="sb_corpora").options
     _open(at, ROOTS_OPEN, False)
+    at.switch_page("pages/search.py").run()
     assert at.multiselect(key="sb_corpora").options == corpora  # the roots picked stay the roots read
     assert at.session_state["sb_roots"] == keep
 
