@@ -176,10 +176,9 @@ def _settings() -> None:
              persist_state=KEEP,
              help="vis.js can be dragged and zoomed but shows no deception rings or reason tooltips, and only one "
                   "such graph fits on a page (streamlit-agraph has no key argument).")
-    # a radio like the two above, not a select slider: every page's first view then loads no slider chunk; its
-    # default index only while no value is kept (a kept value with a default would be Streamlit's warning)
-    st.radio("Bootstrap resamples", BOOT_CHOICES, key="sb_boot", horizontal=True, persist_state=KEEP,
-             index=None if "sb_boot" in st.session_state else BOOT_CHOICES.index(1000),
+    # a radio like the two above, not a select slider: every page's first view then loads no slider chunk
+    st.radio("Bootstrap resamples", BOOT_CHOICES, index=BOOT_CHOICES.index(1000), key="sb_boot", horizontal=True,
+             persist_state=KEEP,
              help="Game-level cluster bootstrap for the confidence intervals (0 = no intervals).")
 
 

@@ -95,7 +95,7 @@ def test_values_are_kept_and_applied_while_closed(logs):
     _open(at, SETTINGS_OPEN)
     assert at.radio(key="sb_boot").value == 0 and at.radio(key="sb_metric_mode").value == "compat"
     _open(at, SETTINGS_OPEN, False)
-    at.session_state["sb_boot"] = 200  # set by code while closed, then opened: no default-and-state warning
+    at.session_state["sb_boot"] = 200  # set by code while closed: applies, and the opened radio shows it
     _open(at, SETTINGS_OPEN)
     assert_clean(at)
     assert at.radio(key="sb_boot").value == 200 and any("bootstrap B = 200" in c.value for c in at.caption)
