@@ -66,6 +66,31 @@ def _labels(full: pd.DataFrame) -> dict[str, str]:
 
 
 INVALID_KEY = "sb_invalid"
+# the sidebar's three expanders: their widgets are drawn only while open (a closed one is one element, not ten: fewer
+# elements for every whole-page React commit and no radio or checkbox chunk on a first view, issue 17 item 4); each
+# widget keeps its value for the session when not drawn (persist_state), and the code reads the values from there
+FILTERS_OPEN, ROOTS_OPEN, SETTINGS_OPEN = "sb_filters_open", "sb_roots_open", "sb_settings_open"
+KEEP = "session"
+BRANCH_CHOICES = ["all games", "root games only", "branches only"]
+
+
+def _opened(label: str, key: str) -> Any | None:
+    """A collapsed sidebar expander, or None while it is closed (opening it reruns the page, which then draws it)."""
+    box = st.expander(label, key=key, on_change="rerun")
+    return None if box.open is False else box
+
+
+def _filter_widgets(index: pd.DataFrame) -> None:
+    langs = sorted(index["language"].dropna().unique()) if len(index) else []
+    models = models_of(index["models"]) if len(index) else []
+    winners = sorted(index["winner"].dropna().unique()) if len(index) else []
+    st.multiselect("Language", langs, key="sb_lang", persist_state=KEEP)
+    st.multiselect("Model", models, key="sb_model", persist_state=KEEP)
+    st.multiselect("Winner", winners, key="sb_winner", persist_state=KEEP)
+    st.radio("Branches", BRANCH_CHOICES, key="sb_branch", horizontal=True, persist_state=KEEP)
+    st.checkbox("Include invalid games", key=INVALID_KEY, persist_state=KEEP,
+                help="Games whose seats fell back on more than the fault budget of their moves (a dead or "
+                     "misconfigured backend) are not data and are left out by default.")
 
 
 def _filters(index: pd.DataFrame) -> tuple[pd.DataFrame, int]:
@@ -73,17 +98,12 @@ def _filters(index: pd.DataFrame) -> tuple[pd.DataFrame, int]:
     df = index
     q = st.text_input("Search games", key="sb_search", placeholder="id, player, model, winner ...",
                       help="Case-insensitive substring over game id, player names, models and winner.")
-    with st.expander("Filters", expanded=False):
-        langs = sorted(index["language"].dropna().unique()) if len(index) else []
-        models = models_of(index["models"]) if len(index) else []
-        winners = sorted(index["winner"].dropna().unique()) if len(index) else []
-        f_lang = st.multiselect("Language", langs, key="sb_lang")
-        f_model = st.multiselect("Model", models, key="sb_model")
-        f_win = st.multiselect("Winner", winners, key="sb_winner")
-        f_branch = st.radio("Branches", ["all games", "root games only", "branches only"], key="sb_branch", horizontal=True)
-        f_invalid = st.checkbox("Include invalid games", key=INVALID_KEY,
-                                help="Games whose seats fell back on more than the fault budget of their moves (a dead or "
-                                     "misconfigured backend) are not data and are left out by default.")
+    if (box := _opened("Filters", FILTERS_OPEN)) is not None:
+        with box:
+            _filter_widgets(index)
+    ss = st.session_state  # the widgets' values, drawn this run or kept while their expander is closed
+    f_lang, f_model, f_win = (ss.get(k) or [] for k in ("sb_lang", "sb_model", "sb_winner"))
+    f_branch, f_invalid = ss.get("sb_branch", BRANCH_CHOICES[0]), bool(ss.get(INVALID_KEY, False))
     if q:
         ql = q.lower()
         hay = (df["game_id"] + " " + df["player_names"] + " " + df["models"] + " " + df["winner"]).str.lower()
@@ -118,24 +138,48 @@ def _on_pick() -> None:
 def _roots() -> list[Path]:
     """The log roots to read: the operator's (a pick list), or typed ones when free paths are allowed."""
     configured = default_roots()
-    with st.expander("Log directories", expanded=False):
-        if free_paths_allowed():
-            text = st.text_area(
-                "Log roots (one per line)", value="\n".join(label_root(p) for p in configured), key="sb_roots", height=110,
-                help=f"Directories holding game folders (game.jsonl, introspection.jsonl, state.jsonl). "
-                     f"Defaults: ${ENV_LOGS}, data/demo, other corpora under data/, and your runs/ directory. "
-                     f"Relative paths are resolved against the repository root (`{ENV_FREE_PATHS}` is on: any directory).",
-            )
-            return [(r if r.is_absolute() else REPO_ROOT / r) for r in parse_roots(text)]
-        labels = {label_root(p): p for p in configured}
-        cur = st.session_state.get("sb_roots")
-        if cur is not None:  # keep only roots still configured (a stale value would be an API error)
-            st.session_state["sb_roots"] = [p for p in cur if p in labels] if isinstance(cur, list) else list(labels)
-        picked = st.multiselect(
-            "Log roots", list(labels), default=None if cur is not None else list(labels), key="sb_roots",
-            help=f"The directories this app is configured to read: `{ENV_LOGS}`, the corpora under data/ and the runs "
-                 f"directory. Set `{ENV_FREE_PATHS}=1` on a private machine to type any directory (docs/app.md).")
-        return [labels[p] for p in picked if p in labels]
+    box, ss = _opened("Log directories", ROOTS_OPEN), st.session_state
+    if free_paths_allowed():
+        typed = "\n".join(label_root(p) for p in configured)
+        if box is not None:
+            with box:
+                st.text_area(
+                    "Log roots (one per line)", value=None if "sb_roots" in ss else typed, key="sb_roots", height=110,
+                    persist_state=KEEP,
+                    help=f"Directories holding game folders (game.jsonl, introspection.jsonl, state.jsonl). "
+                         f"Defaults: ${ENV_LOGS}, data/demo, other corpora under data/, and your runs/ directory. "
+                         f"Relative paths are resolved against the repository root (`{ENV_FREE_PATHS}` is on: any directory).",
+                )
+        text = ss.get("sb_roots")
+        return [(r if r.is_absolute() else REPO_ROOT / r) for r in parse_roots(typed if text is None else text)]
+    labels = {label_root(p): p for p in configured}
+    cur = ss.get("sb_roots")
+    if cur is not None:  # keep only roots still configured (a stale value would be an API error)
+        ss["sb_roots"] = [p for p in cur if p in labels] if isinstance(cur, list) else list(labels)
+    if box is not None:
+        with box:
+            st.multiselect(
+                "Log roots", list(labels), default=None if cur is not None else list(labels), key="sb_roots",
+                persist_state=KEEP,
+                help=f"The directories this app is configured to read: `{ENV_LOGS}`, the corpora under data/ and the "
+                     f"runs directory. Set `{ENV_FREE_PATHS}=1` on a private machine to type any directory (docs/app.md).")
+    picked = ss.get("sb_roots")
+    return [labels[p] for p in (list(labels) if picked is None else picked) if p in labels]
+
+
+def _settings() -> None:
+    """The analysis settings (app/bridge.current_mode and app/live_view read their keys, with these defaults)."""
+    st.radio("Metric mode", ["default", "compat"], key="sb_metric_mode", horizontal=True, persist_state=KEEP,
+             help="default: the original's quirks corrected (labels normalised, round-end last, alive filters). "
+                  "compat: reproduces the original MafiaScope figures exactly.")
+    st.radio("Ground-truth graph renderer", ["Vega (default)", "vis.js (streamlit-agraph)"], key="sb_renderer",
+             persist_state=KEEP,
+             help="vis.js can be dragged and zoomed but shows no deception rings or reason tooltips, and only one "
+                  "such graph fits on a page (streamlit-agraph has no key argument).")
+    # a radio like the two above, not a select slider: every page's first view then loads no slider chunk
+    st.radio("Bootstrap resamples", BOOT_CHOICES, index=BOOT_CHOICES.index(1000), key="sb_boot", horizontal=True,
+             persist_state=KEEP,
+             help="Game-level cluster bootstrap for the confidence intervals (0 = no intervals).")
 
 
 class _Slot:
@@ -184,16 +228,9 @@ def render() -> Context:
         selection, n_invalid = _filters(index)
         st.caption(f"{len(selection)} of {plural(len(index), 'game')}" + (f" · {invalid_note(n_invalid)}" if n_invalid else ""))
 
-        with st.expander("Analysis settings", expanded=False):
-            st.radio("Metric mode", ["default", "compat"], key="sb_metric_mode", horizontal=True,
-                     help="default: the original's quirks corrected (labels normalised, round-end last, alive filters). "
-                          "compat: reproduces the original MafiaScope figures exactly.")
-            st.radio("Ground-truth graph renderer", ["Vega (default)", "vis.js (streamlit-agraph)"], key="sb_renderer",
-                     help="vis.js can be dragged and zoomed but shows no deception rings or reason tooltips, and only one "
-                          "such graph fits on a page (streamlit-agraph has no key argument).")
-            # a radio like the two above, not a select slider: every page's first view then loads no slider chunk
-            st.radio("Bootstrap resamples", BOOT_CHOICES, index=BOOT_CHOICES.index(1000), key="sb_boot", horizontal=True,
-                     help="Game-level cluster bootstrap for the confidence intervals (0 = no intervals).")
+        if (box := _opened("Analysis settings", SETTINGS_OPEN)) is not None:
+            with box:
+                _settings()
         game_row = None
         url_game = S.fresh_url_value("game")
         if url_game is not None:

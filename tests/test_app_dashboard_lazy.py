@@ -68,7 +68,9 @@ def test_bootstrap_resamples_are_a_radio_with_the_same_choices(logs):
     default, and the figures follow it."""
     from app.sidebar import BOOT_CHOICES
 
-    at = new_app(page="dashboard").run()
+    at = new_app(page="dashboard")
+    at.session_state["sb_settings_open"] = True  # the radio is drawn while the Analysis settings expander is open
+    at.run()
     assert_clean(at)
     assert not at.select_slider and not at.slider
     boot = at.radio(key="sb_boot")

@@ -37,7 +37,9 @@ def test_the_roots_box_offers_only_configured_roots(env, monkeypatch):
     elsewhere = env / "elsewhere"
     play(elsewhere, "free-game", 2, "--no-probes")
     monkeypatch.setenv("MAFIASCOPE_LOGS", str(env / "configured"))
-    at = new_app().run()
+    at = new_app()
+    at.session_state["sb_roots_open"] = True  # the roots are drawn while the Log directories expander is open
+    at.run()
     assert_clean(at)
     box = at.multiselect(key="sb_roots")
     assert str(env / "configured") in box.options and str(elsewhere) not in box.options
@@ -61,7 +63,9 @@ def test_free_paths_when_the_operator_allows_them(env, monkeypatch):
     play(elsewhere, "free-game", 2, "--no-probes")
     monkeypatch.setenv("MAFIASCOPE_LOGS", str(env / "configured"))
     monkeypatch.setenv("MAFIASCOPE_ALLOW_FREE_PATHS", "1")
-    at = new_app().run()
+    at = new_app()
+    at.session_state["sb_roots_open"] = True
+    at.run()
     box = at.text_area(key="sb_roots")
     box.set_value(box.value + "\n" + str(elsewhere)).run()
     assert_clean(at)
