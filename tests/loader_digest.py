@@ -50,7 +50,7 @@ def make_malformed(dest: Path) -> Path:
 
 def corpora(tmp: Path) -> dict[str, Path]:
     out = {"demo": ROOT / "data" / "demo"}
-    for v in ("v0", "v1", "v2"):
+    for v in ("v0", "v1", "v2", "v3"):
         out[f"fixtures_{v}"] = ROOT / "tests" / "fixtures" / "logs" / v
     for name in ("mafiascope_en_demo", "mafiascope_ru_legacy"):
         p = ROOT.parent / "shared" / "corpus" / name

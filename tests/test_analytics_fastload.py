@@ -17,6 +17,7 @@ import pandas as pd
 import pytest
 
 from mafiascope.analytics import load as fast
+from mafiascope.analytics import row_values
 from mafiascope.logs.io import list_game_dirs
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -121,8 +122,8 @@ def test_fast_parser_matches_previous_on_corpora(previous):
 @pytest.mark.parametrize("with_orjson", [True, False], ids=["orjson", "stdlib"])
 def test_fast_parser_matches_previous_on_malformed_lines(previous, tmp_path, monkeypatch, with_orjson):
     if not with_orjson:
-        monkeypatch.setattr(fast, "_orjson", None)
-    elif fast._orjson is None:
+        monkeypatch.setattr(row_values, "_orjson", None)  # the answer hashes' writer
+    elif row_values._orjson is None:
         pytest.skip("orjson not installed")
     d = _malformed_game(tmp_path / "bad-1")
     old, new = previous.parse_game(d), fast.parse_game(d)
@@ -133,7 +134,7 @@ def test_fast_parser_matches_previous_on_malformed_lines(previous, tmp_path, mon
 
 
 def test_answer_hash_is_a_function_of_the_value():
-    h = fast._stable_hash
+    h = row_values._stable_hash
     v = [{"player": "Ann", "guessed_role": "Mafia", "confidence": 70.5, "reason": "é"}]
     assert h(v, True) == h(v, False) == h(json.loads(json.dumps(v)), False)
     assert h(v, True) != h([{**v[0], "confidence": 70}], True)

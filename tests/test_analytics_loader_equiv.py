@@ -6,6 +6,10 @@ main's loader (commit b9faaf2, before the batched loader); here the same digests
 the current loader, cold (cache built) and warm (cache read), on the bundled demo games, the
 versioned log fixtures, both original corpora and a corpus of damaged games. Regenerate the
 golden file only when the tables change on purpose.
+
+``fixtures_v3`` (compact probe records, newer than that loader) was added later: its digests are
+the loader's at 67c4d1d, taken once with the scanner's fast path and once with the full decoder
+behind it (equal), so the compact path's columns (``probe_seq`` included) are pinned too.
 """
 
 from __future__ import annotations
