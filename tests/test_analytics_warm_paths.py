@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from mafiascope.analytics import episodes, f3
+from mafiascope.analytics import episodes, f3, f3_match
 from mafiascope.analytics import labels as L
 from mafiascope.analytics.dynamics import _codes
 from mafiascope.analytics.frames import item_arrays, items_with_probe
@@ -173,8 +173,8 @@ def test_f3_pairs_do_not_depend_on_the_matching_blocks(loaded, name: str, monkey
     c = loaded[name]
     for mode in (Mode(), COMPAT):
         whole = f3._pair_arrays(c, mode)
-        monkeypatch.setattr(f3, "_BLOCK_ITEMS", 40)
-        assert len(f3._game_blocks(c.m, c.sm["g"].to_numpy())) > 1 or c.m < 2
+        monkeypatch.setattr(f3_match, "_BLOCK_ITEMS", 40)
+        assert len(f3_match._game_blocks(c.m, c.sm["g"].to_numpy())) > 1 or c.m < 2
         c._memo.pop(("f3_pair_arrays", mode))
         blocked = f3._pair_arrays(c, mode)
         monkeypatch.undo()
