@@ -126,8 +126,11 @@ def _summary_by_rows(P: dict[str, np.ndarray], tau: float, window: int | None, m
             "ratio_ci95": ci(cluster_ci(pg, ratio_stat(5, 4), mode))}
 
 
+@pytest.mark.parametrize("chunk", [7, 1 << 20])
 @pytest.mark.parametrize("seed", range(4))
-def test_f3_summary_equals_per_pair_sums(seed: int) -> None:
+def test_f3_summary_equals_per_pair_sums(seed: int, chunk: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Also summed a few pairs at a time (``_SUM_CHUNK``): the same counts, first-seen orders and intervals."""
+    monkeypatch.setattr(f3, "_SUM_CHUNK", chunk)
     rng = np.random.default_rng(seed)
     m, n = 9, [0, 1, 40, 600][seed]
     P = {"g": np.sort(rng.integers(0, m, n)).astype(np.int32), "pred": rng.integers(0, 3, n).astype(np.int8),

@@ -55,7 +55,7 @@ def _pair_arrays(c: Corpus, mode: Mode, full: bool = True) -> dict[str, np.ndarr
         del ra
         guess = _item_col(c, "ra", "role_assessment", col, brows)
         out["guess"] = guess.astype(np.int64) if full else guess  # the report only compares the codes
-        out["conf"] = np.nan_to_num(_item_col(c, "ra", "role_assessment", "conf", brows), nan=0.0)
+        out["conf"] = np.nan_to_num(_item_col(c, "ra", "role_assessment", "conf", brows), copy=False, nan=0.0)  # a fresh gather
         del brows, guess
         g, A, B = it["g"][qrows], it["seat"][qrows], it["tgt"][qrows]
         maf = mafia_mask(c)
@@ -108,7 +108,7 @@ class _Pairs:
     as one small code (``pred * 3 + actual``) computed once: a summary is then a histogram of codes."""
 
     def __init__(self, cols: Any):  # a pairs frame or the pair arrays
-        self.g = np.asarray(cols["g"]).astype(np.int64)
+        self.g = np.asarray(cols["g"])
         self.pred = np.asarray(cols["pred"])
         self.guess, self.conf = np.asarray(cols["guess"]), np.asarray(cols["conf"])
         self.a_round, self.b_round = np.asarray(cols["a_round"]), np.asarray(cols["b_round"])
@@ -116,22 +116,48 @@ class _Pairs:
         self._code: dict[float, np.ndarray] = {}
 
     def code(self, tau: float) -> np.ndarray:
-        if tau not in self._code:
-            code = self.pred.astype(np.int64) * 3 + actual_attitude(self.guess, self.conf, tau)
-            self._code[tau] = code.astype(np.int8) if self.k * 3 <= 127 else code
+        if tau not in self._code:  # a chunk of pairs at a time: no pair-long int64 temporaries
+            code = np.empty(len(self.pred), dtype=np.int8 if self.k * 3 <= 127 else np.int64)
+            for s in _chunks(len(code)):
+                code[s] = self.pred[s].astype(np.int64) * 3 + actual_attitude(self.guess[s], self.conf[s], tau)
+            self._code[tau] = code
         return self._code[tau]
 
 
-def first_rows(code: np.ndarray, values: list[int]) -> dict[int, int]:
+_SUM_CHUNK = 1 << 20  # pairs summed at a time in the summaries: bounds their gathers and int64 keys
+
+
+def _chunks(n: int) -> list[slice]:
+    return [slice(lo, lo + _SUM_CHUNK) for lo in range(0, n, _SUM_CHUNK)]
+
+
+def _histograms(P: _Pairs, code: np.ndarray, kept: Any, m: int, per_game: bool) -> tuple[np.ndarray, np.ndarray | None]:
+    """Counts of each code over the kept pairs (``kept(slice)``: a mask or None) and, ``per_game``,
+    each game's, a chunk of pairs at a time: integer counts, so the same as one pass."""
+    nc = P.k * 3
+    h, hg = np.zeros(nc, dtype=np.int64), np.zeros(m * nc if per_game else 0, dtype=np.int64)
+    for s in _chunks(len(code)):
+        k = kept(s)
+        cs = code[s] if k is None else code[s][k]
+        if per_game:
+            hg += np.bincount((P.g[s] if k is None else P.g[s][k]).astype(np.int64) * nc + cs, minlength=m * nc)
+        else:
+            h += np.bincount(cs, minlength=nc)
+    return (hg.reshape(m, nc).sum(0) if per_game else h), (hg if per_game else None)
+
+
+def first_rows(code: np.ndarray, values: list[int], kept: Any = None) -> dict[int, int]:
     """Each value's first row in ``code`` (every value occurs): ``int(np.argmax(code == v))``, read
     in growing slices from the start (the values all occur early in a corpus's pairs) instead of
-    one pass over every pair per value."""
+    one pass over every pair per value. ``kept(slice)`` (a mask or None): only those rows count
+    (rows still numbered in ``code``)."""
     out: dict[int, int] = {}
     need, lo, step = set(values), 0, 4096
     while need and lo < len(code):
         part = code[lo:lo + step]
+        k = None if kept is None else kept(slice(lo, lo + step))
         for v in sorted(need):
-            hit = np.flatnonzero(part == v)
+            hit = np.flatnonzero(part == v if k is None else (part == v) & k)
             if len(hit):
                 out[v] = lo + int(hit[0])
                 need.discard(v)
@@ -147,15 +173,19 @@ def _first_seen(first: dict[int, int], values: range) -> list[int]:
 def _summary(pairs: _Pairs | pd.DataFrame, tau: float, window: int | None, m: int, mode: Mode, with_ci: bool,
              sel: np.ndarray | None = None) -> dict[str, Any]:
     P = pairs if isinstance(pairs, _Pairs) else _Pairs(pairs)
-    keep = sel
-    if window is not None:
-        win = P.b_round >= P.a_round - window
-        keep = win if keep is None else keep & win
-    code = P.code(tau) if keep is None else P.code(tau)[keep]
-    n = len(code)
-    nc = P.k * 3
-    h = np.bincount(code, minlength=nc).reshape(P.k, 3)  # [predicted, actual] counts
-    at_code = first_rows(code, np.flatnonzero(h.ravel()).tolist())  # each code's first row
+
+    def kept(s: slice) -> np.ndarray | None:  # the selection and window, a slice of pairs at a time
+        k = None if sel is None else sel[s]
+        if window is not None:
+            win = P.b_round[s] >= P.a_round[s] - window
+            k = win if k is None else k & win
+        return k
+
+    code = P.code(tau)
+    flat, hg = _histograms(P, code, kept, m, with_ci)
+    h = flat.reshape(P.k, 3)  # [predicted, actual] counts
+    n = int(flat.sum())
+    at_code = first_rows(code, np.flatnonzero(flat).tolist(), kept)  # each code's first kept row (their order counts)
     first_act = {a: min(at_code[p * 3 + a] for p in range(P.k) if h[p, a]) for a in range(3) if h[:, a].any()}
     first_pred = {p: min(at_code[p * 3 + a] for a in range(3) if h[p, a]) for p in range(min(P.k, 3)) if h[p].any()}
     act_n, pred_n = h.sum(0), h.sum(1)
@@ -180,8 +210,7 @@ def _summary(pairs: _Pairs | pd.DataFrame, tau: float, window: int | None, m: in
         "actual_suspects": as_,
     }
     if with_ci:
-        g = P.g if keep is None else P.g[keep]
-        hg = np.bincount(g * nc + code, minlength=m * nc).reshape(m, P.k, 3)  # per game [predicted, actual] counts
+        hg = hg.reshape(m, P.k, 3)  # per game [predicted, actual] counts
         cols = [hg.sum((1, 2)), sum(hg[:, i, i] for i in range(min(P.k, 3)))] + [hg[:, :, a].sum(1) for a in range(3)]
         cols.append(hg[:, L.SUSPECTS].sum(1) if P.k > L.SUSPECTS else np.zeros(m, dtype=np.int64))
         pg = np.column_stack(cols).astype(float)  # integer counts: the same floats as summed 0/1 weights
