@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from mafiascope.analytics import episodes, f3
+from mafiascope.analytics import episodes, f3, f3_match
 from mafiascope.analytics import labels as L
 from mafiascope.analytics.dynamics import _codes
 from mafiascope.analytics.frames import item_arrays, items_with_probe
@@ -126,8 +126,11 @@ def _summary_by_rows(P: dict[str, np.ndarray], tau: float, window: int | None, m
             "ratio_ci95": ci(cluster_ci(pg, ratio_stat(5, 4), mode))}
 
 
+@pytest.mark.parametrize("chunk", [7, 1 << 20])
 @pytest.mark.parametrize("seed", range(4))
-def test_f3_summary_equals_per_pair_sums(seed: int) -> None:
+def test_f3_summary_equals_per_pair_sums(seed: int, chunk: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Also summed a few pairs at a time (``_SUM_CHUNK``): the same counts, first-seen orders and intervals."""
+    monkeypatch.setattr(f3, "_SUM_CHUNK", chunk)
     rng = np.random.default_rng(seed)
     m, n = 9, [0, 1, 40, 600][seed]
     P = {"g": np.sort(rng.integers(0, m, n)).astype(np.int32), "pred": rng.integers(0, 3, n).astype(np.int8),
@@ -173,8 +176,8 @@ def test_f3_pairs_do_not_depend_on_the_matching_blocks(loaded, name: str, monkey
     c = loaded[name]
     for mode in (Mode(), COMPAT):
         whole = f3._pair_arrays(c, mode)
-        monkeypatch.setattr(f3, "_BLOCK_ITEMS", 40)
-        assert len(f3._game_blocks(c.m, c.sm["g"].to_numpy())) > 1 or c.m < 2
+        monkeypatch.setattr(f3_match, "_BLOCK_ITEMS", 40)
+        assert len(f3_match._game_blocks(c.m, c.sm["g"].to_numpy())) > 1 or c.m < 2
         c._memo.pop(("f3_pair_arrays", mode))
         blocked = f3._pair_arrays(c, mode)
         monkeypatch.undo()

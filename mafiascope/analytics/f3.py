@@ -17,54 +17,12 @@ import pandas as pd
 from . import labels as L
 from .corpus import Corpus
 from .f1 import _ci
-from .frames import alive_at, item_arrays, item_col as _item_col, last_of_key, mafia_mask, order_key
+from .f3_match import match, rows_where, usable_queries
+from .frames import item_arrays, item_col as _item_col, mafia_mask, order_key
 from .modes import Mode
 from .stats import batched_cis, cluster_ci, ratio_stat, round_or_none
 
 CLASSES = L.ATTITUDES  # trusts, neutral, suspects (codes 0, 1, 2)
-
-
-_BLOCK_ITEMS = 2_000_000  # items matched at a time: bounds the matching's temporaries (games never split)
-
-
-def _game_blocks(m: int, *gs: np.ndarray) -> list[tuple[int, int]]:
-    """Consecutive game ranges [lo, hi) holding about ``_BLOCK_ITEMS`` rows of ``gs`` each."""
-    cum = np.cumsum(sum(np.bincount(g, minlength=m) for g in gs)) if m else np.zeros(0, dtype=np.int64)
-    total = int(cum[-1]) if m else 0
-    cuts = np.searchsorted(cum, np.arange(1, -(-total // _BLOCK_ITEMS)) * _BLOCK_ITEMS, side="left") + 1
-    edges = [0, *sorted(set(np.minimum(cuts, m).tolist()) - {0, m}), m]
-    return list(zip(edges[:-1], edges[1:]))
-
-
-def _pair_group(g: np.ndarray, B: np.ndarray, A: np.ndarray) -> np.ndarray:
-    return (g.astype(np.int64) * 128 + B) * 128 + A
-
-
-def _last_at_or_before(q_grp: np.ndarray, q_key: np.ndarray, r_grp: np.ndarray, r_key: np.ndarray,
-                       r_tie: np.ndarray) -> np.ndarray:
-    """Per query: the right row with the same group and the largest key <= the query's (-1: none);
-    of right rows with equal (group, key) the one with the largest ``r_tie`` counts.
-
-    ``merge_asof(direction="backward", allow_exact_matches=True, by=group)`` after keeping
-    the last row per (group, key) in (key, tie) order.
-    """
-    if not len(q_key) or not len(r_key):
-        return np.full(len(q_key), -1, dtype=np.int64)
-    lo = min(int(q_key.min()), int(r_key.min()))
-    span = max(int(q_key.max()), int(r_key.max())) - lo + 1
-    if (max(int(q_grp.max()), int(r_grp.max())) + 1) * span < 2**62:
-        qc, rc = q_grp * span + (q_key - lo), r_grp * span + (r_key - lo)
-    else:  # pragma: no cover - keys too wide for one int64: use their ranks
-        keys, rank = np.unique(np.concatenate([q_key, r_key]), return_inverse=True)
-        rank = rank.reshape(-1).astype(np.int64)
-        qc, rc = q_grp * len(keys) + rank[: len(q_key)], r_grp * len(keys) + rank[len(q_key):]
-    order = np.lexsort((r_tie, rc))
-    rs = rc[order]
-    last = np.r_[rs[1:] != rs[:-1], True]
-    rs, rows = rs[last], order[last]
-    pos = np.searchsorted(rs, qc, side="right") - 1
-    hit = rows[np.maximum(pos, 0)]
-    return np.where((pos >= 0) & (r_grp[hit] == q_grp), hit, -1)
 
 
 _PAIR_COLS = ("g", "A", "B", "key", "a_round", "round", "public_msg_seq", "pred", "qi", "b_round", "guess", "conf",
@@ -78,30 +36,13 @@ def _pair_arrays(c: Corpus, mode: Mode, full: bool = True) -> dict[str, np.ndarr
     ``guess`` in its stored dtype), about half the memory at 10,000 games."""
 
     def build() -> dict[str, np.ndarray]:
-        it = item_arrays(c, "sm", "social_map", ("g", "tgt", "att"), ("seat", "timestamp", "round", "pms"))
-        ok = (it["seat"] >= 0) & (it["tgt"] >= 0) & (it["seat"] != it["tgt"]) & (it["att"] >= 0)
-        if not mode.is_compat:
-            ok &= alive_at(c, it["g"], np.maximum(it["tgt"], 0), it["timestamp"])
-        del it["timestamp"]
-        rows = np.flatnonzero(ok)  # the usable social-map items
-        del ok
+        it = item_arrays(c, "sm", "social_map", ("g", "tgt", "att"), ("seat",))
+        rows = usable_queries(c, mode, it)  # the usable social-map items
         col = "role_en" if mode.is_compat else "role"
         ra = item_arrays(c, "ra", "role_assessment", ("g", "tgt", col), ("seat",))
-        r_ok = np.flatnonzero((ra["tgt"] >= 0) & (ra[col] != L.UNUSABLE) & (ra["seat"] >= 0))  # usable assessments
-        okey = order_key(c, mode)
-        q_g, r_g = it["g"][rows], ra["g"][r_ok]
-        q_parts, r_parts = [], []
-        for lo, hi in _game_blocks(c.m, q_g, r_g):  # pairs never cross games: match a block of games at a time
-            q = rows[(q_g >= lo) & (q_g < hi)]
-            r = r_ok[(r_g >= lo) & (r_g < hi)]
-            r = r[last_of_key(ra["pi"][r].astype(np.int64) * 256 + ra["tgt"][r])]  # last entry per record and target
-            j = _last_at_or_before(_pair_group(it["g"][q], it["tgt"][q], it["seat"][q]), okey[it["pi"][q]],
-                                   _pair_group(ra["g"][r], ra["seat"][r], ra["tgt"][r]), okey[ra["pi"][r]], ra["pi"][r])
-            q_parts.append(q[j >= 0])
-            r_parts.append(r[j[j >= 0]])
-        del q_g, r_g
-        qrows, brows = np.concatenate(q_parts), np.concatenate(r_parts)  # matched (social map, assessment) items
-        del q_parts, r_parts, r_ok
+        r_ok = rows_where(len(ra["g"]), lambda s: (ra["tgt"][s] >= 0) & (ra[col][s] != L.UNUSABLE) & (ra["seat"][s] >= 0))
+        qrows, brows = match(c, mode, it, rows, ra, r_ok)  # matched (social map, assessment) items
+        del r_ok
         if len(qrows) > 1 and not bool((qrows[1:] > qrows[:-1]).all()):  # item rows not in game order: table order
             order = np.argsort(qrows, kind="stable")
             qrows, brows = qrows[order], brows[order]
@@ -114,15 +55,17 @@ def _pair_arrays(c: Corpus, mode: Mode, full: bool = True) -> dict[str, np.ndarr
         del ra
         guess = _item_col(c, "ra", "role_assessment", col, brows)
         out["guess"] = guess.astype(np.int64) if full else guess  # the report only compares the codes
-        out["conf"] = np.nan_to_num(_item_col(c, "ra", "role_assessment", "conf", brows), nan=0.0)
+        out["conf"] = np.nan_to_num(_item_col(c, "ra", "role_assessment", "conf", brows), copy=False, nan=0.0)  # a fresh gather
         del brows, guess
         g, A, B = it["g"][qrows], it["seat"][qrows], it["tgt"][qrows]
         maf = mafia_mask(c)
-        out.update({"g": g, "A": A, "a_round": it["round"][qrows], "pred": it["att"][qrows], "a_mafia": maf[g, A]})
+        a_pi = it["pi"][qrows]
+        p = c.cols("probes", ["round", "pms"] if full else ["round"])
+        out.update({"g": g, "A": A, "a_round": p["round"].to_numpy()[a_pi], "pred": it["att"][qrows], "a_mafia": maf[g, A]})
         out["mm"] = out["a_mafia"] & maf[g, B]
         if full:
-            out.update({"B": B, "key": okey[it["pi"][qrows]], "round": out["a_round"], "public_msg_seq": it["pms"][qrows]})
-        del it, qrows
+            out.update({"B": B, "key": order_key(c, mode)[a_pi], "round": out["a_round"], "public_msg_seq": p["pms"].to_numpy()[a_pi]})
+        del it, qrows, a_pi
         return {k: out[k] for k in (_PAIR_COLS if full else _LEAN_PAIR_COLS)}
 
     return c.memo(("f3_pair_arrays" if full else "f3_lean_pair_arrays", mode), build)
@@ -165,7 +108,7 @@ class _Pairs:
     as one small code (``pred * 3 + actual``) computed once: a summary is then a histogram of codes."""
 
     def __init__(self, cols: Any):  # a pairs frame or the pair arrays
-        self.g = np.asarray(cols["g"]).astype(np.int64)
+        self.g = np.asarray(cols["g"])
         self.pred = np.asarray(cols["pred"])
         self.guess, self.conf = np.asarray(cols["guess"]), np.asarray(cols["conf"])
         self.a_round, self.b_round = np.asarray(cols["a_round"]), np.asarray(cols["b_round"])
@@ -173,22 +116,48 @@ class _Pairs:
         self._code: dict[float, np.ndarray] = {}
 
     def code(self, tau: float) -> np.ndarray:
-        if tau not in self._code:
-            code = self.pred.astype(np.int64) * 3 + actual_attitude(self.guess, self.conf, tau)
-            self._code[tau] = code.astype(np.int8) if self.k * 3 <= 127 else code
+        if tau not in self._code:  # a chunk of pairs at a time: no pair-long int64 temporaries
+            code = np.empty(len(self.pred), dtype=np.int8 if self.k * 3 <= 127 else np.int64)
+            for s in _chunks(len(code)):
+                code[s] = self.pred[s].astype(np.int64) * 3 + actual_attitude(self.guess[s], self.conf[s], tau)
+            self._code[tau] = code
         return self._code[tau]
 
 
-def first_rows(code: np.ndarray, values: list[int]) -> dict[int, int]:
+_SUM_CHUNK = 1 << 20  # pairs summed at a time in the summaries: bounds their gathers and int64 keys
+
+
+def _chunks(n: int) -> list[slice]:
+    return [slice(lo, lo + _SUM_CHUNK) for lo in range(0, n, _SUM_CHUNK)]
+
+
+def _histograms(P: _Pairs, code: np.ndarray, kept: Any, m: int, per_game: bool) -> tuple[np.ndarray, np.ndarray | None]:
+    """Counts of each code over the kept pairs (``kept(slice)``: a mask or None) and, ``per_game``,
+    each game's, a chunk of pairs at a time: integer counts, so the same as one pass."""
+    nc = P.k * 3
+    h, hg = np.zeros(nc, dtype=np.int64), np.zeros(m * nc if per_game else 0, dtype=np.int64)
+    for s in _chunks(len(code)):
+        k = kept(s)
+        cs = code[s] if k is None else code[s][k]
+        if per_game:
+            hg += np.bincount((P.g[s] if k is None else P.g[s][k]).astype(np.int64) * nc + cs, minlength=m * nc)
+        else:
+            h += np.bincount(cs, minlength=nc)
+    return (hg.reshape(m, nc).sum(0) if per_game else h), (hg if per_game else None)
+
+
+def first_rows(code: np.ndarray, values: list[int], kept: Any = None) -> dict[int, int]:
     """Each value's first row in ``code`` (every value occurs): ``int(np.argmax(code == v))``, read
     in growing slices from the start (the values all occur early in a corpus's pairs) instead of
-    one pass over every pair per value."""
+    one pass over every pair per value. ``kept(slice)`` (a mask or None): only those rows count
+    (rows still numbered in ``code``)."""
     out: dict[int, int] = {}
     need, lo, step = set(values), 0, 4096
     while need and lo < len(code):
         part = code[lo:lo + step]
+        k = None if kept is None else kept(slice(lo, lo + step))
         for v in sorted(need):
-            hit = np.flatnonzero(part == v)
+            hit = np.flatnonzero(part == v if k is None else (part == v) & k)
             if len(hit):
                 out[v] = lo + int(hit[0])
                 need.discard(v)
@@ -204,15 +173,19 @@ def _first_seen(first: dict[int, int], values: range) -> list[int]:
 def _summary(pairs: _Pairs | pd.DataFrame, tau: float, window: int | None, m: int, mode: Mode, with_ci: bool,
              sel: np.ndarray | None = None) -> dict[str, Any]:
     P = pairs if isinstance(pairs, _Pairs) else _Pairs(pairs)
-    keep = sel
-    if window is not None:
-        win = P.b_round >= P.a_round - window
-        keep = win if keep is None else keep & win
-    code = P.code(tau) if keep is None else P.code(tau)[keep]
-    n = len(code)
-    nc = P.k * 3
-    h = np.bincount(code, minlength=nc).reshape(P.k, 3)  # [predicted, actual] counts
-    at_code = first_rows(code, np.flatnonzero(h.ravel()).tolist())  # each code's first row
+
+    def kept(s: slice) -> np.ndarray | None:  # the selection and window, a slice of pairs at a time
+        k = None if sel is None else sel[s]
+        if window is not None:
+            win = P.b_round[s] >= P.a_round[s] - window
+            k = win if k is None else k & win
+        return k
+
+    code = P.code(tau)
+    flat, hg = _histograms(P, code, kept, m, with_ci)
+    h = flat.reshape(P.k, 3)  # [predicted, actual] counts
+    n = int(flat.sum())
+    at_code = first_rows(code, np.flatnonzero(flat).tolist(), kept)  # each code's first kept row (their order counts)
     first_act = {a: min(at_code[p * 3 + a] for p in range(P.k) if h[p, a]) for a in range(3) if h[:, a].any()}
     first_pred = {p: min(at_code[p * 3 + a] for a in range(3) if h[p, a]) for p in range(min(P.k, 3)) if h[p].any()}
     act_n, pred_n = h.sum(0), h.sum(1)
@@ -237,8 +210,7 @@ def _summary(pairs: _Pairs | pd.DataFrame, tau: float, window: int | None, m: in
         "actual_suspects": as_,
     }
     if with_ci:
-        g = P.g if keep is None else P.g[keep]
-        hg = np.bincount(g * nc + code, minlength=m * nc).reshape(m, P.k, 3)  # per game [predicted, actual] counts
+        hg = hg.reshape(m, P.k, 3)  # per game [predicted, actual] counts
         cols = [hg.sum((1, 2)), sum(hg[:, i, i] for i in range(min(P.k, 3)))] + [hg[:, :, a].sum(1) for a in range(3)]
         cols.append(hg[:, L.SUSPECTS].sum(1) if P.k > L.SUSPECTS else np.zeros(m, dtype=np.int64))
         pg = np.column_stack(cols).astype(float)  # integer counts: the same floats as summed 0/1 weights
