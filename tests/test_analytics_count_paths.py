@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from mafiascope.analytics import accounting
+from mafiascope.analytics import accounting, last_before
 from mafiascope.analytics.load import K_NONE
 from mafiascope.probes.shapes import STANDARD_PROBES
 
@@ -56,3 +56,46 @@ def test_first_seen_prefixes() -> None:
     assert accounting.first_seen(codes, 4) == [3, 0, 7, 1]
     assert accounting.first_seen(codes[:0], 0) == []
     assert accounting.first_seen(np.array([2, -1, 0, 2], dtype=np.int8), 2) == [2, 0]
+
+
+def _unit_items_merge(pis: np.ndarray, items: pd.DataFrame) -> pd.DataFrame:
+    """The reference: F4's merge of each unit's probe row with the items."""
+    q = pd.DataFrame({"u": np.arange(len(pis)), "pi": pis})
+    return q[q["pi"].to_numpy() >= 0].merge(items, on="pi")
+
+
+def _items(seed: int) -> tuple[np.ndarray, pd.DataFrame]:
+    rng = np.random.default_rng(seed)
+    n_items, n_units, n_probes = (int(x) for x in rng.integers(0, 300, 3))
+    pi = np.sort(rng.integers(0, n_probes + 1, n_items))
+    if seed % 4 == 3:  # probe rows out of order (the sorted-ranges path sorts them, stably)
+        pi = rng.permutation(pi)
+    items = pd.DataFrame({"pi": pi, "pos": rng.integers(0, 4, n_items).astype(np.int32),
+                          "tgt": rng.integers(0, 6, n_items).astype(np.int8), "lab": rng.integers(0, 3, n_items).astype(np.int8)})
+    pis = np.where(rng.random(n_units) < 0.2, -1, rng.integers(0, n_probes + 2, n_units))
+    return pis, items
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_unit_items_equal_merge(seed: int) -> None:
+    pis, items = _items(seed)
+    ref = _unit_items_merge(pis, items)
+    unit, rows = last_before.unit_items(pis, items["pi"].to_numpy())
+    assert np.array_equal(unit, ref["u"].to_numpy())
+    assert np.array_equal(items["tgt"].to_numpy()[rows], ref["tgt"].to_numpy())
+    assert np.array_equal(items["pos"].to_numpy()[rows], ref["pos"].to_numpy())
+    assert np.array_equal(items["lab"].to_numpy()[rows], ref["lab"].to_numpy())
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_first_min_and_distinct_pairs_equal_frames(seed: int) -> None:
+    pis, items = _items(seed)
+    j = _unit_items_merge(pis, items)
+    j = j[(j["tgt"].to_numpy() % 3) != 0]  # a filter, as F4's others keep some items
+    first = j.sort_values(["u", "pos"], kind="stable").drop_duplicates("u")
+    unit, pos, tgt = j["u"].to_numpy(), j["pos"].to_numpy(), j["tgt"].to_numpy()
+    at = last_before.first_min(unit, pos)
+    assert unit[at].tolist() == first["u"].tolist() and tgt[at].tolist() == first["tgt"].tolist()
+    d = j.drop_duplicates(["u", "tgt"]).sort_values(["u", "tgt"], kind="stable")
+    du, dt = last_before.distinct_pairs(unit, tgt)
+    assert du.tolist() == d["u"].tolist() and dt.tolist() == d["tgt"].tolist()
