@@ -5,11 +5,15 @@ unit's probe row by sorted ranges instead of a merge; personality's error terms 
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pandas as pd
 import pytest
 
 from mafiascope.analytics import accounting, last_before
+from mafiascope.analytics import personality_blocks as pb
+from mafiascope.analytics.load import TRAITS
 from mafiascope.analytics.load import K_NONE
 from mafiascope.probes.shapes import STANDARD_PROBES
 
@@ -99,3 +103,81 @@ def test_first_min_and_distinct_pairs_equal_frames(seed: int) -> None:
     d = j.drop_duplicates(["u", "tgt"]).sort_values(["u", "tgt"], kind="stable")
     du, dt = last_before.distinct_pairs(unit, tgt)
     assert du.tolist() == d["u"].tolist() and dt.tolist() == d["tgt"].tolist()
+
+
+def _terms_ref(truth: np.ndarray, base50: np.ndarray, cell: np.ndarray, est: np.ndarray):
+    """The reference: personality's error terms before acct10 (both values tested for NaN per row)."""
+    t = truth.take(cell)
+    ok = ~np.isnan(t) & ~np.isnan(est)
+    err = np.abs(est - t)
+    err[~ok] = 0.0
+    base = base50.take(cell)
+    base[~ok] = 0.0
+    return err, base, ok
+
+
+def _values(rng: np.random.Generator, n: int, odd: bool) -> np.ndarray:
+    x = rng.integers(0, 101, n).astype(float)
+    x[rng.random(n) < 0.1] = np.nan
+    if odd:  # infinities of both signs and fractions
+        x[rng.random(n) < 0.05] = np.inf
+        x[rng.random(n) < 0.05] = -np.inf
+        x[rng.random(n) < 0.05] += 0.5
+    return x
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_personality_terms_equal_reference(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    truth, est = _values(rng, 40, seed % 2 == 1), _values(rng, int(rng.integers(0, 300)), seed % 3 == 1)
+    cell = rng.integers(0, 40, len(est))
+    base50 = np.abs(50 - truth)
+    err, base, miss = pb._terms(truth, base50, cell, est)
+    r_err, r_base, ok = _terms_ref(truth, base50, cell, est)
+    assert np.array_equal(err, r_err, equal_nan=True) and np.array_equal(base, r_base, equal_nan=True)
+    assert np.array_equal(miss, np.flatnonzero(~ok))
+    assert pb._whole(err) == bool(np.isfinite(err).all() and (err == np.rint(err)).all())
+
+
+class _Fake:
+    """What the personality paths read of a corpus: the seats' trait arrays and the memoised rows."""
+
+    def __init__(self, seed: int, odd: bool):
+        rng = np.random.default_rng(seed)
+        self.m, S, n = 7, 5, int(rng.integers(1, 400))
+        self.truth = {k: _values(rng, self.m * S, odd).reshape(self.m, S) for k in TRAITS}
+        g = np.sort(rng.integers(0, self.m, n))
+        self.rows = {"g": g, "seat": rng.integers(0, S, n).astype(np.int8), "tgt": rng.integers(0, S, n).astype(np.int8),
+                     "round": rng.integers(1, 6, n).astype(np.int32), **{k: _values(rng, n, odd) for k in TRAITS}}
+
+    def seat_array(self, k: str) -> np.ndarray:
+        return self.truth[k]
+
+    def memo(self, key: Any, build: Any) -> Any:
+        return self.rows
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_personality_pooled_and_seat_sums_with_missing_values(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    c = _Fake(seed, odd=seed % 4 == 3)
+    r = c.rows
+    monkeypatch.setattr(pb, "BLOCK_ROWS", 16)
+    got = pb.pooled_errors(c, r, slice(None), len(r["g"]))
+    monkeypatch.setattr(accounting, "pooled_errors", lambda *a: None)
+    want = accounting.personality_error(c)  # the ordered computation
+    assert got is None if seed % 4 == 3 else got == want
+    S = c.truth[TRAITS[0]].shape[1]
+    key = lambda g, s: g.astype(np.int64) * S + s  # noqa: E731
+    n_cells = c.m * S
+    cell = np.ravel_multi_index((r["g"], r["tgt"]), (c.m, S))
+    ref = [np.zeros(n_cells + 1) for _ in range(3)]
+    k = key(r["g"], r["seat"])
+    for t in TRAITS:  # each cell's rows in row order, one trait after another
+        e, b, ok = _terms_ref(c.truth[t].ravel(), np.abs(50 - c.truth[t].ravel()), cell, r[t])
+        ref[0] += np.bincount(k, weights=e, minlength=n_cells + 1)
+        ref[2] += np.bincount(k, weights=b, minlength=n_cells + 1)
+        ref[1] += np.bincount(k, weights=ok, minlength=n_cells + 1)
+    for block in (1 << 40, 16):
+        monkeypatch.setattr(pb.game_blocks, "__defaults__", (block,))
+        got_cells = pb.seat_sums(c, r, key, n_cells)
+        assert all(np.array_equal(x, y, equal_nan=True) for x, y in zip(got_cells, ref))
