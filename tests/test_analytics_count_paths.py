@@ -16,6 +16,7 @@ from mafiascope.analytics import personality_blocks as pb
 from mafiascope.analytics.load import TRAITS
 from mafiascope.analytics.load import K_NONE
 from mafiascope.probes.shapes import STANDARD_PROBES
+from tests.loader_digest import loaded_corpora
 
 
 def _probes(seed: int) -> pd.DataFrame:
@@ -181,3 +182,40 @@ def test_personality_pooled_and_seat_sums_with_missing_values(seed: int, monkeyp
         monkeypatch.setattr(pb.game_blocks, "__defaults__", (block,))
         got_cells = pb.seat_sums(c, r, key, n_cells)
         assert all(np.array_equal(x, y, equal_nan=True) for x, y in zip(got_cells, ref))
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_action_kinds_equal_per_row_map(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    vals = np.array(["vote", " Kill", "PROTECT ", "observe", "save", "accuse", "nan", None, "check"], dtype=object)
+    col = pd.Series(pd.Categorical(vals[rng.integers(0, len(vals), int(rng.integers(0, 200)))]))
+    ref = col.astype(str).str.strip().str.lower().map(accounting.ACTION_KIND).to_numpy(dtype=object)
+    for c in (col, col.astype(object)):
+        got = accounting._action_kinds(c)
+        assert np.array_equal(pd.isna(got), pd.isna(ref)) and got[~pd.isna(got)].tolist() == ref[~pd.isna(ref)].tolist()
+
+
+@pytest.fixture(scope="module")
+def loaded(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    return loaded_corpora(tmp_path_factory.mktemp("counts"), ("demo", "mafiascope_en_demo"))
+
+
+def _plan_rows_sorted(c) -> pd.DataFrame:
+    """The reference: each plan's first later action by sort_values + drop_duplicates (forced by
+    handing the selection a merge whose plan order is not sorted)."""
+    real = pd.DataFrame.merge
+
+    def merge(self, *a, **k):
+        return real(self, *a, **k).iloc[::-1]
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(pd.DataFrame, "merge", merge)
+        return accounting._plan_rows(c)
+
+
+@pytest.mark.parametrize("name", ("demo", "mafiascope_en_demo"))
+def test_plan_rows_by_runs_equal_sorted_frame(loaded, name: str) -> None:
+    c = loaded[name]
+    got, ref = accounting._plan_rows(c), _plan_rows_sorted(c)
+    assert len(got) and list(got.columns) == list(ref.columns)
+    assert all(got[k].tolist() == ref[k].tolist() for k in got.columns)

@@ -13,6 +13,7 @@ from .frames import item_arrays, items_with_probe, mafia_mask
 from ..probes.shapes import STANDARD_PROBES
 from .load import K_NONE, TRAITS
 from .modes import Mode
+from .last_before import first_min
 from .personality_blocks import pooled_errors
 from .stats import round_or_none, wilson
 
@@ -255,20 +256,35 @@ def _plan_rows(c: Corpus) -> pd.DataFrame:
     if not len(pa) or not c.has_column("events", "target"):
         return empty
     ev = c.cols("events", ["g", "player", "kind", "round", "ts", "target"])
-    kind = pa["action"].astype(str).str.strip().str.lower().map(ACTION_KIND)
+    kind = _action_kinds(pa["action"])
     plans = pd.DataFrame({"o": np.arange(len(pa)), "g": pa["g"].to_numpy(), "player": pa["seat"].to_numpy(),
-                          "kind": kind.to_numpy(dtype=object), "round": pa["round"].to_numpy(),
+                          "kind": kind, "round": pa["round"].to_numpy(),
                           "t_plan": pa["timestamp"].to_numpy(), "tgt": pa["tgt"].to_numpy()})
-    plans = plans[kind.notna().to_numpy() & (plans["tgt"].to_numpy() >= 0)]
+    plans = plans[pd.notna(kind) & (plans["tgt"].to_numpy() >= 0)]
     acts = ev[ev["target"].to_numpy() >= 0]
     acts = pd.DataFrame({"a": np.arange(len(acts)), "g": acts["g"].to_numpy(), "player": acts["player"].to_numpy(),
                          "kind": acts["kind"].to_numpy(dtype=object), "a_round": acts["round"].to_numpy(),
                          "ts": acts["ts"].to_numpy(), "target": acts["target"].to_numpy()})
     j = plans.merge(acts, on=["g", "player", "kind"])
-    j = j[j["ts"].to_numpy() > j["t_plan"].to_numpy()].sort_values(["o", "a"]).drop_duplicates("o")
+    j = j[j["ts"].to_numpy() > j["t_plan"].to_numpy()]
+    o = j["o"].to_numpy()
+    if bool((o[1:] >= o[:-1]).all()):  # the merge keeps the plans' order: each plan's first action by runs
+        j = j.iloc[first_min(o, j["a"].to_numpy())]
+    else:
+        j = j.sort_values(["o", "a"]).drop_duplicates("o")
     return pd.DataFrame({"g": j["g"].to_numpy(), "seat": j["player"].to_numpy(), "kind": j["kind"].to_numpy(dtype=object),
                          "round": j["round"].to_numpy(), "hit": (j["target"].to_numpy() == j["tgt"].to_numpy()),
                          "same_round": j["a_round"].to_numpy() == j["round"].to_numpy()})
+
+
+def _action_kinds(action: pd.Series) -> np.ndarray:
+    """Each plan's logged action kind (:data:`ACTION_KIND` of the stripped, lower-cased action; NaN
+    when none), mapped once per category of a categorical column instead of once per row."""
+    if not isinstance(action.dtype, pd.CategoricalDtype):
+        return action.astype(str).str.strip().str.lower().map(ACTION_KIND).to_numpy(dtype=object)
+    cats = pd.Series([*action.cat.categories.astype(str), "nan"])  # code -1 (a missing action): str(NaN)
+    lut = cats.str.strip().str.lower().map(ACTION_KIND).to_numpy(dtype=object)
+    return lut[action.cat.codes.to_numpy()]
 
 
 def plan_action_consistency(c: Corpus, seats: np.ndarray | None = None) -> dict[str, Any]:
