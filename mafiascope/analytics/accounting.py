@@ -13,6 +13,7 @@ from .frames import item_arrays, items_with_probe, mafia_mask
 from ..probes.shapes import STANDARD_PROBES
 from .load import K_NONE, TRAITS
 from .modes import Mode
+from .last_before import first_min
 from .personality_blocks import pooled_errors
 from .stats import round_or_none, wilson
 
@@ -30,7 +31,7 @@ def parse_accounting(c: Corpus, mode: Mode, *, seats: np.ndarray | None = None) 
         p = p[(sp >= 0) & seats[p["g"].to_numpy(dtype=np.int64), np.maximum(sp, 0)]]
     all_p = p
     # probe ids are strings (a categorical column): compared as they are, not converted row by row
-    custom = ~p["probe_id"].isin(STANDARD_PROBES).to_numpy() if len(p) else np.zeros(0, dtype=bool)
+    custom = _custom_rows(p["probe_id"])
     if custom.any():
         p = p[~custom]
     raw_ok = (p["stored_kind"].to_numpy() != K_NONE)
@@ -55,6 +56,15 @@ def parse_accounting(c: Corpus, mode: Mode, *, seats: np.ndarray | None = None) 
     }
 
 
+def _custom_rows(col: pd.Series) -> np.ndarray:
+    """Rows whose probe id is not one of the standard battery's (``~col.isin(STANDARD_PROBES)``),
+    decided once per category of a categorical column instead of once per row."""
+    if not isinstance(col.dtype, pd.CategoricalDtype):
+        return ~col.isin(STANDARD_PROBES).to_numpy() if len(col) else np.zeros(0, dtype=bool)
+    std = np.r_[col.cat.categories.isin(STANDARD_PROBES), False]  # code -1 (a missing id): not standard
+    return ~std[col.cat.codes.to_numpy()]
+
+
 def _by_probe(p: pd.DataFrame) -> tuple[dict[str, list[int]], dict[str, list[int]]]:
     """Per probe id in order of first appearance: [stored answers that parsed, calls] and
     [repaired answers that parsed, calls] (``groupby("probe_id", sort=False)``, counted on the
@@ -66,17 +76,36 @@ def _by_probe(p: pd.DataFrame) -> tuple[dict[str, list[int]], dict[str, list[int
             by_raw[pid] = [int((sub["stored_kind"] != K_NONE).sum()), len(sub)]
             by_rep[pid] = [int((sub["eff_kind"] != K_NONE).sum()), len(sub)]
         return by_raw, by_rep
-    codes = col.cat.codes.to_numpy().astype(np.int64)
-    has = codes >= 0  # missing ids form no group
-    codes = codes[has]
+    codes = col.cat.codes.to_numpy()
     n_cat = len(col.cat.categories)
-    n = np.bincount(codes, minlength=n_cat)
-    raw = np.bincount(codes, weights=p["stored_kind"].to_numpy()[has] != K_NONE, minlength=n_cat)
-    rep = np.bincount(codes, weights=p["eff_kind"].to_numpy()[has] != K_NONE, minlength=n_cat)
-    present, first = np.unique(codes, return_index=True)
-    order = present[np.argsort(first, kind="stable")].tolist()
+    # one unweighted bincount of (code, stored ok, repaired ok) instead of three (two of them weighted)
+    key = codes.astype(np.intp) * 4
+    key += 2 * (p["stored_kind"].to_numpy() != K_NONE)
+    key += p["eff_kind"].to_numpy() != K_NONE
+    if (codes < 0).any():  # missing ids form no group
+        key = key[codes >= 0]
+    cnt = np.bincount(key, minlength=4 * n_cat).reshape(n_cat, 4)
+    n, raw, rep = cnt.sum(1), cnt[:, 2] + cnt[:, 3], cnt[:, 1] + cnt[:, 3]
+    order = first_seen(codes, int((n > 0).sum()))
     cats = col.cat.categories
     return ({cats[i]: [int(raw[i]), int(n[i])] for i in order}, {cats[i]: [int(rep[i]), int(n[i])] for i in order})
+
+
+def first_seen(codes: np.ndarray, k: int) -> list[int]:
+    """The ``k`` distinct non-negative values of ``codes`` in order of first appearance.
+
+    Read from growing prefixes: each value's first row is in the shortest prefix holding ``k``
+    distinct values (one game, usually), instead of a hash or sort pass over every row."""
+    size = 1 << 12
+    while True:
+        head = codes[:size]
+        present, first = np.unique(head[head >= 0], return_index=True)
+        if len(present) >= k or size >= len(codes):
+            break
+        size *= 8
+    if len(present) and (head < 0).any():  # first indices in the unfiltered prefix
+        first = np.flatnonzero(head >= 0)[first]
+    return present[np.argsort(first, kind="stable")].tolist()
 
 
 def probe_cost(c: Corpus) -> dict[str, Any]:
@@ -227,20 +256,35 @@ def _plan_rows(c: Corpus) -> pd.DataFrame:
     if not len(pa) or not c.has_column("events", "target"):
         return empty
     ev = c.cols("events", ["g", "player", "kind", "round", "ts", "target"])
-    kind = pa["action"].astype(str).str.strip().str.lower().map(ACTION_KIND)
+    kind = _action_kinds(pa["action"])
     plans = pd.DataFrame({"o": np.arange(len(pa)), "g": pa["g"].to_numpy(), "player": pa["seat"].to_numpy(),
-                          "kind": kind.to_numpy(dtype=object), "round": pa["round"].to_numpy(),
+                          "kind": kind, "round": pa["round"].to_numpy(),
                           "t_plan": pa["timestamp"].to_numpy(), "tgt": pa["tgt"].to_numpy()})
-    plans = plans[kind.notna().to_numpy() & (plans["tgt"].to_numpy() >= 0)]
+    plans = plans[pd.notna(kind) & (plans["tgt"].to_numpy() >= 0)]
     acts = ev[ev["target"].to_numpy() >= 0]
     acts = pd.DataFrame({"a": np.arange(len(acts)), "g": acts["g"].to_numpy(), "player": acts["player"].to_numpy(),
                          "kind": acts["kind"].to_numpy(dtype=object), "a_round": acts["round"].to_numpy(),
                          "ts": acts["ts"].to_numpy(), "target": acts["target"].to_numpy()})
     j = plans.merge(acts, on=["g", "player", "kind"])
-    j = j[j["ts"].to_numpy() > j["t_plan"].to_numpy()].sort_values(["o", "a"]).drop_duplicates("o")
+    j = j[j["ts"].to_numpy() > j["t_plan"].to_numpy()]
+    o = j["o"].to_numpy()
+    if bool((o[1:] >= o[:-1]).all()):  # the merge keeps the plans' order: each plan's first action by runs
+        j = j.iloc[first_min(o, j["a"].to_numpy())]
+    else:
+        j = j.sort_values(["o", "a"]).drop_duplicates("o")
     return pd.DataFrame({"g": j["g"].to_numpy(), "seat": j["player"].to_numpy(), "kind": j["kind"].to_numpy(dtype=object),
                          "round": j["round"].to_numpy(), "hit": (j["target"].to_numpy() == j["tgt"].to_numpy()),
                          "same_round": j["a_round"].to_numpy() == j["round"].to_numpy()})
+
+
+def _action_kinds(action: pd.Series) -> np.ndarray:
+    """Each plan's logged action kind (:data:`ACTION_KIND` of the stripped, lower-cased action; NaN
+    when none), mapped once per category of a categorical column instead of once per row."""
+    if not isinstance(action.dtype, pd.CategoricalDtype):
+        return action.astype(str).str.strip().str.lower().map(ACTION_KIND).to_numpy(dtype=object)
+    cats = pd.Series([*action.cat.categories.astype(str), "nan"])  # code -1 (a missing action): str(NaN)
+    lut = cats.str.strip().str.lower().map(ACTION_KIND).to_numpy(dtype=object)
+    return lut[action.cat.codes.to_numpy()]
 
 
 def plan_action_consistency(c: Corpus, seats: np.ndarray | None = None) -> dict[str, Any]:

@@ -25,7 +25,7 @@ from . import labels as L
 from .corpus import Corpus
 from .f1 import _ci
 from .frames import death_ts, eq, items_with_probe, mafia_mask
-from .last_before import last_probe_before, record_index
+from .last_before import distinct_pairs, first_min, last_probe_before, record_index, unit_items
 from .load import K_LIST
 from ..lexicon.names import russian_spellings
 from .modes import Mode
@@ -175,11 +175,11 @@ def _transcript_picks(texts: list[str], others: list[int], names: list[str], com
             _pick(acc, ment if compat else acc, apos, others, names, compat))
 
 
-def _unit_items(pis: np.ndarray, items: pd.DataFrame, in_others) -> pd.DataFrame:
-    """Items of each unit's probe row (u, pos, tgt and item columns) whose target is one of the unit's others."""
-    q = pd.DataFrame({"u": np.arange(len(pis)), "pi": pis})
-    j = q[q["pi"].to_numpy() >= 0].merge(items, on="pi")
-    return j[in_others(j["u"].to_numpy(), j["tgt"].to_numpy())]
+def _unit_items(pis: np.ndarray, item_pi: np.ndarray, item_tgt: np.ndarray, in_others) -> tuple[np.ndarray, np.ndarray]:
+    """(unit, item row) of each unit's probe row's items whose target is one of the unit's others."""
+    unit, rows = unit_items(pis, item_pi)
+    keep = in_others(unit, item_tgt[rows])
+    return unit[keep], rows[keep]
 
 
 def vote_units(c: Corpus, mode: Mode, transcripts: bool = True) -> pd.DataFrame:
@@ -238,9 +238,9 @@ def vote_units(c: Corpus, mode: Mode, transcripts: bool = True) -> pd.DataFrame:
         p = c.cols("probes", ["g", "seat", "timestamp", "probe_id", "parse_ok", "stored_kind"])
         ok = p["parse_ok"].to_numpy()
         stored_list = p["stored_kind"].to_numpy() == K_LIST
-        recs = {k: record_index({"g": p["g"].to_numpy()[sel], "seat": p["seat"].to_numpy()[sel],
-                                  "timestamp": p["timestamp"].to_numpy()[sel], "pi": np.flatnonzero(sel)})
-                for k in ("suspicion_ranking", "role_assessment") for sel in [ok & eq(p["probe_id"], k)]}
+        pc = {k: p[k].to_numpy() for k in ("g", "seat", "timestamp")}
+        recs = {k: record_index({**{c: v.take(at) for c, v in pc.items()}, "pi": at})  # each kind's rows found once
+                for k in ("suspicion_ranking", "role_assessment") for at in [np.flatnonzero(ok & eq(p["probe_id"], k))]}
         u = u.rename(columns={"ts": "tally_ts"})
         sr = items_with_probe(c, "sr", raw_only=True, cols=["pos", "tgt"], probe_cols=())[["pi", "pos", "tgt"]]
         lab_col, mafia_labels = ("exact", [L.MAFIA]) if mode.is_compat else ("role", [L.MAFIA, L.DON])
@@ -249,22 +249,21 @@ def vote_units(c: Corpus, mode: Mode, transcripts: bool = True) -> pd.DataFrame:
             "g": u["g"].tolist(), "round": u["round"].tolist(), "voter": voter.tolist(), "target": u["target"].tolist(),
             "mafia_voter": maf[u["g"].to_numpy(), voter].tolist(), "n_others": (alive[t].sum(1) - alive[t, voter]).tolist(),
         }
+        sr_pi, sr_pos, sr_tgt = (sr[k].to_numpy() for k in ("pi", "pos", "tgt"))
         for tag, t_col in (("top1", "v_ts"), ("post_top1", "tally_ts")):
             pis = last_probe_before(g_u, voter, u[t_col].to_numpy(), recs["suspicion_ranking"])
-            pis = _listed(pis, stored_list)
-            it = _unit_items(pis, sr, in_others)
-            first_item = it.sort_values(["u", "pos"], kind="stable").drop_duplicates("u")
-            pred = [None] * len(u)
-            for ui, tgt in zip(first_item["u"].tolist(), first_item["tgt"].tolist()):
+            unit, rows = _unit_items(_listed(pis, stored_list), sr_pi, sr_tgt, in_others)
+            first = first_min(unit, sr_pos[rows])  # the item of the smallest position, the first of ties
+            pred: list[Any] = [None] * len(u)
+            for ui, tgt in zip(unit[first].tolist(), sr_tgt[rows[first]].tolist()):
                 pred[ui] = tgt
             r[tag] = pred
         pis = last_probe_before(g_u, voter, u["v_ts"].to_numpy(), recs["role_assessment"])
-        pis = _listed(pis, stored_list)
-        it = _unit_items(pis, ra[["pi", "tgt", lab_col]], in_others)
-        it = it[it[lab_col].isin(mafia_labels).to_numpy()]
-        it = it.drop_duplicates(["u", "tgt"]).sort_values(["u", "tgt"], kind="stable")
+        ra_tgt = ra["tgt"].to_numpy()
+        unit, rows = _unit_items(_listed(pis, stored_list), ra["pi"].to_numpy(), ra_tgt, in_others)
+        mafia = np.isin(ra[lab_col].to_numpy()[rows], mafia_labels)
         csets: list[Any] = [None] * len(u)
-        for ui, grp in zip(*_segments(it["u"].to_numpy(), it["tgt"].to_numpy())):
+        for ui, grp in zip(*_segments(*distinct_pairs(unit[mafia], ra_tgt[rows[mafia]]))):
             csets[ui] = grp
         r["committed_set"] = csets
         if transcripts:

@@ -50,3 +50,38 @@ def last_probe_before(g: np.ndarray, voter: np.ndarray, t: np.ndarray, ix: dict[
     hit[hit] = ix["agent"][at[hit]] == ua[hit]
     out[hit] = ix["running"][at[hit]] - ua[hit] * ix["top"]
     return out
+
+
+def unit_items(pis: np.ndarray, item_pi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(unit, item row) of every item whose probe row is its unit's (``pis``; -1 = none): units in
+    order, each unit's items in item order, as ``merge(units, items, on="pi")`` lists them.
+
+    An item's probe row runs in sorted ranges (items are stored by game and record), so each unit's
+    items are one range found by two binary searches instead of a hash join."""
+    order = None if bool((item_pi[1:] >= item_pi[:-1]).all()) else np.argsort(item_pi, kind="stable")
+    sp = item_pi if order is None else item_pi[order]
+    lo = np.searchsorted(sp, pis, "left")
+    n = np.where(pis >= 0, np.searchsorted(sp, pis, "right") - lo, 0)
+    unit = np.repeat(np.arange(len(pis)), n)
+    ends = np.cumsum(n)
+    rows = np.arange(ends[-1] if len(ends) else 0) + np.repeat(lo - (ends - n), n)
+    return unit, (rows if order is None else order[rows])
+
+
+def first_min(unit: np.ndarray, val: np.ndarray) -> np.ndarray:
+    """Per run of equal ``unit`` (sorted): the position of its first row with the run's smallest
+    ``val`` (integers), as a stable sort by (unit, val) followed by ``drop_duplicates(unit)`` keeps."""
+    if not len(unit):
+        return np.zeros(0, dtype=np.int64)
+    starts = np.flatnonzero(np.r_[True, unit[1:] != unit[:-1]])
+    least = np.minimum.reduceat(val, starts)
+    at = np.flatnonzero(val == np.repeat(least, np.diff(np.r_[starts, len(unit)])))
+    return at[np.r_[True, unit[at][1:] != unit[at][:-1]]]
+
+
+def distinct_pairs(unit: np.ndarray, val: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct (unit, val) pairs (val a small non-negative integer) sorted by unit then val."""
+    width = int(val.max(initial=0)) + 1
+    key = np.sort(unit.astype(np.int64) * width + val)
+    key = key[np.r_[True, key[1:] != key[:-1]]] if len(key) else key
+    return key // width, key % width

@@ -26,23 +26,33 @@ BLOCK_ROWS = 1 << 19  # estimates per block (about 4 MB per float column of a bl
 
 
 def _whole(x: np.ndarray) -> bool:
-    return bool(np.isfinite(x).all() and (x == np.rint(x)).all())
+    """Every value finite and a whole number (``x - rint(x)`` is NaN at an infinity or a NaN)."""
+    with np.errstate(invalid="ignore"):
+        return not np.any(x - np.rint(x))
 
 
 def _terms(truth: np.ndarray, base50: np.ndarray, cell: np.ndarray, est: np.ndarray
            ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per estimate: |estimate - truth| and |50 - truth| (0 where either value is missing), and
-    whether both are present. Summing the zeros leaves every sum as the sum over the present rows
-    alone (x + 0.0 == x), without gathering those rows first."""
-    t = truth.take(cell)
-    ok = ~np.isnan(t) & ~np.isnan(est)
-    err = np.subtract(est, t, out=t)
+    the rows where one is missing. Summing the zeros leaves every sum as the sum over the present
+    rows alone (x + 0.0 == x), without gathering those rows first. A missing value makes the
+    difference NaN, so only the few NaN differences are looked at again (two infinities of one
+    sign are present values whose difference is NaN, as before)."""
+    err = np.subtract(est, truth.take(cell))
     np.abs(err, out=err)
-    miss = ~ok
-    err[miss] = 0.0
+    miss = np.flatnonzero(np.isnan(err))
     base = base50.take(cell)
-    base[miss] = 0.0
-    return err, base, ok
+    if len(miss):
+        miss = miss[np.isnan(est[miss]) | np.isnan(truth.take(cell[miss]))]
+        err[miss] = 0.0
+        base[miss] = 0.0
+    return err, base, miss
+
+
+def _counts(key: np.ndarray, total: np.ndarray, miss: np.ndarray, size: int) -> np.ndarray:
+    """Per key: the rows without a missing value (``total`` = every row's count; ``miss`` = the few
+    rows with one)."""
+    return total - np.bincount(key[miss], minlength=size) if len(miss) else total
 
 
 def _rows(col: np.ndarray, at: Any, lo: int, hi: int) -> np.ndarray:
@@ -80,13 +90,14 @@ def pooled_errors(c: Any, r: dict[str, np.ndarray], at: Any, n_kept: int) -> dic
         hi = min(n_kept, lo + BLOCK_ROWS)
         cell = np.ravel_multi_index((_rows(r["g"], at, lo, hi), _rows(r["tgt"], at, lo, hi)), shape)
         ri = ridx[lo:hi]
+        rows = np.bincount(ri, minlength=R)
         for i, k in enumerate(TRAITS):
-            e, b, ok = _terms(truths[i].ravel(), base50[i], cell, _rows(r[k], at, lo, hi))
+            e, b, miss = _terms(truths[i].ravel(), base50[i], cell, _rows(r[k], at, lo, hi))
             if not _whole(e):
                 return None
             err[i] += np.bincount(ri, weights=e, minlength=R)
             base[i] += np.bincount(ri, weights=b, minlength=R)
-            n[i] += np.bincount(ri, weights=ok, minlength=R).astype(np.int64)
+            n[i] += _counts(ri, rows, miss, R)
     out: dict[str, Any] = {"n": n_kept, "mae": {}, "baseline50_mae": {}, "by_round": {}}
     tot_n = n.sum(1)
     for i, k in enumerate(TRAITS):
@@ -128,9 +139,10 @@ def seat_sums(c: Any, r: dict[str, np.ndarray], key: Any, n_cells: int) -> tuple
     for lo, hi in game_blocks(r["g"]):
         k = key(r["g"][lo:hi], r["seat"][lo:hi])
         cell = np.ravel_multi_index((r["g"][lo:hi], r["tgt"][lo:hi]), shape)
+        rows = np.bincount(k, minlength=n_cells + 1)
         for truth, b50, trait in zip(truths, base50, TRAITS):
-            e, b, ok = _terms(truth, b50, cell, r[trait][lo:hi])
+            e, b, miss = _terms(truth, b50, cell, r[trait][lo:hi])
             err += np.bincount(k, weights=e, minlength=n_cells + 1)
             base += np.bincount(k, weights=b, minlength=n_cells + 1)
-            n += np.bincount(k, weights=ok, minlength=n_cells + 1)
+            n += _counts(k, rows, miss, n_cells + 1)
     return err, n, base
