@@ -138,6 +138,36 @@ def test_lean_report_equals_the_full_memo_report(tmp_path, compat):
     assert build_report(a, mode, transcripts=compat is not None) == lean
 
 
+@pytest.mark.parametrize("compat", [None, "mafiascope-2026-07"])
+def test_the_sections_after_the_episodes_read_only_the_late_probe_columns(tmp_path, monkeypatch, compat):
+    """A lean report keeps only LATE_PROBE_COLUMNS of the probes after the episodes, and personality and
+    plans read no other probe column (one they read would be read again: same values, more work)."""
+    from mafiascope.analytics import lazy_table, report
+    from mafiascope.analytics.modes import Mode
+
+    c = load_corpus([DEMO, EN], cache_dir=tmp_path / "cache", probed_only=False)
+    state: dict = {"section": None, "kept": None}
+    reads: list[tuple[str | None, tuple[str, ...]]] = []
+    after, read = report._Lean.after, lazy_table.LazyTable._read
+
+    def after_spy(self, section):
+        after(self, section)
+        state["section"] = section
+        if section == "episodes":
+            state["kept"] = set(self.c._tables["probes"]._cols)
+
+    def read_spy(self, cols):
+        if self.name == "probes":
+            reads.append((state["section"], tuple(cols)))
+        return read(self, cols)
+
+    monkeypatch.setattr(report._Lean, "after", after_spy)
+    monkeypatch.setattr(lazy_table.LazyTable, "_read", read_spy)
+    report.build_report(c, Mode(boot=50, compat=compat), transcripts=compat is not None)
+    assert state["kept"] == set(report.LATE_PROBE_COLUMNS)  # pms, probe_seq, parse_ok and g let go of
+    assert [r for s, r in reads if s in ("episodes", "personality")] == []  # nothing read again in personality, plans
+
+
 def test_with_tables_replaces_only_the_named_tables(tmp_path) -> None:
     """A what-if corpus: the named tables replaced, the rest shared, a fresh memo; unknown names refused."""
     import pytest as _pytest
