@@ -178,7 +178,7 @@ def test_bootstrap_deterministic_and_seeded():
 
     rng = random.Random(0)
     first = [rng.randrange(4) for _ in range(4)]
-    counts = _multiplicities(4, 1000, 0, True)[0]
+    counts = np.asarray(_multiplicities(4, 1000, 0, True))[0]
     assert counts.tolist() == np.bincount(first, minlength=4).tolist()
 
 

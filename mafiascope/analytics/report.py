@@ -42,6 +42,13 @@ LEAN_GROUPS: tuple[tuple[frozenset[str], tuple[str, ...]], ...] = (
 )
 # the probe columns most groups read: the others (the parse section's and cost's) are let go of after each group
 LEAN_PROBE_COLUMNS = ("g", "seat", "round", "pms", "probe_seq", "timestamp", "probe_id", "parse_ok")
+# the only probe columns the sections after the episodes read (personality: its items' probe_id, seat and round;
+# plans: seat, round, timestamp): the rest (~90 MB at 10,000 games) is let go of before personality's working set
+LATE_PROBE_COLUMNS = ("seat", "round", "timestamp", "probe_id")
+# after a section's group, loaded columns no later section reads although their table is read again
+LEAN_DROP_COLUMNS: dict[str, dict[str, tuple[str, ...]]] = {
+    "f3": {"ra": ("conf",)},  # the assessments' confidences (~80 MB of float64 at 10,000 games): F4 does not read them
+}
 LEAN_KEEP = {"seat_stats", "seat_array", "seat_array_obj", "seat_cells", "seat_names", "by_model_entries", "models_of",
              "roles_of", "probe_start", "n_seats", "seat_model_codes"}
 
@@ -65,8 +72,11 @@ class _Lean:
                 head = (lambda k: k[0] if isinstance(k, tuple) else k)
                 self.c.forget(*[k for k in list(self.c._memo) if k not in self.before and head(k) not in LEAN_KEEP])
                 self.c.release(*tables)
+                for table, cols in LEAN_DROP_COLUMNS.get(section, {}).items():
+                    self.c.release_columns(table, [k for k in self.c._tables[table].columns if k not in cols])
                 if "probes" not in tables:
-                    self.c.release_columns("probes", LEAN_PROBE_COLUMNS)
+                    late = _ORDER.index(section) >= _ORDER.index("episodes")
+                    self.c.release_columns("probes", LATE_PROBE_COLUMNS if late else LEAN_PROBE_COLUMNS)
 
 
 _ORDER = ["parse", "outcome", "votes", "f1", "f2", "f3", "f4", "dynamics", "episodes", "personality", "plans"]
