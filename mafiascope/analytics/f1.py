@@ -115,7 +115,7 @@ def _kept_columns(roles: np.ndarray, maf: np.ndarray, codes: np.ndarray, acc: np
         raise IndexError(f"target seat {int(tgt.max())} out of bounds for {seats} seats")
     flat = g.astype(np.intp) * seats + tgt
     truth = roles.ravel()[flat]
-    code_at = np.searchsorted(codes, roles).ravel()[flat]
+    code_at = np.searchsorted(codes, roles).astype(np.int8 if len(codes) < 128 else np.intp).ravel()[flat]
     tm = maf.ravel()[flat]
     del flat
     out = {
@@ -159,7 +159,7 @@ def _round_codes(c: Corpus, mode: Mode) -> dict[str, np.ndarray]:
             rounds, ridx = np.unique(rnd, return_inverse=True)
         code = com.view(np.uint8) + (it["correct"] & com).view(np.uint8)
         code += 3 * (tm.view(np.uint8) + (it["hit_mafia"] & tm).view(np.uint8)) + 9 * it["unknown"].view(np.uint8)
-        return {"rounds": rounds, "ridx": ridx.astype(np.int32), "code": code,
+        return {"rounds": rounds, "ridx": ridx.astype(np.int8 if len(rounds) < 128 else np.int32), "code": code,
                 "acc_ok": com & ~np.isnan(it["acc_chance"]), "rec_ok": tm & ~np.isnan(it["rec_chance"])}
 
     return c.memo(("f1_round_codes", mode), build)
@@ -204,34 +204,37 @@ def f1_by_round(c: Corpus, mode: Mode, *, model: str | None = None, seats: np.nd
     ridx = rc["ridx"][at]
     present = np.flatnonzero(np.bincount(ridx, minlength=len(rc["rounds"])))
     n = _counts(c.m, len(rc["rounds"]), ridx, it["g"][at], rc["code"][at]).astype(float)
-    chance = {k: _chance(it[f"{k}_chance"][at], ridx, rc[f"{k}_ok"][at]) for k in ("acc", "rec")}
+    chance = {k: _chance_means(it[f"{k}_chance"][at], ridx, rc[f"{k}_ok"][at], present) for k in ("acc", "rec")}
     out: dict[str, Any] = {}
     for i in present.tolist():
         cnt = n[i].reshape(-1, 2, 3, 3)  # (games, unknown, target Mafia + hit, committed + correct)
         ak, an = cnt[..., 2].sum((1, 2)), cnt[..., 1:].sum((1, 2, 3))
         uk, un = cnt[:, 1].sum((1, 2)), cnt.sum((1, 2, 3))
         rk, rn = cnt[:, :, 2].sum((1, 2)), cnt[:, :, 1:].sum((1, 2, 3))
-        acc_ch, rec_ch = chance["acc"](i), chance["rec"](i)
         out[str(int(rc["rounds"][i]))] = {
             "acc": round_or_none(ak.sum() / an.sum() if an.sum() else None),
             "acc_n": int(an.sum()),
-            "acc_chance": round_or_none(acc_ch.mean() if len(acc_ch) else None),
+            "acc_chance": chance["acc"][i],
             "acc_ci95": _ci(ratio_ci(ak, an, mode)),
             "unk": round_or_none(uk.sum() / un.sum() if un.sum() else None),
             "unk_n": int(un.sum()),
             "unk_ci95": _ci(ratio_ci(uk, un, mode)),
             "recall": round_or_none(rk.sum() / rn.sum() if rn.sum() else None),
             "recall_n": int(rn.sum()),
-            "recall_chance": round_or_none(rec_ch.mean() if len(rec_ch) else None),
+            "recall_chance": chance["rec"][i],
             "recall_ci95": _ci(ratio_ci(rk, rn, mode)),
         }
     return out
 
 
-def _chance(values: np.ndarray, ridx: np.ndarray, ok: np.ndarray) -> Any:
-    """A round index -> that round's chance values that enter its mean, in table order."""
-    v, r = values[ok], ridx[ok]
-    return lambda i: v[r == i]
+def _chance_means(values: np.ndarray, ridx: np.ndarray, ok: np.ndarray, present: np.ndarray) -> dict[int, Any]:
+    """Round index -> the rounded mean of its rows' chance values where ``ok`` (in table order, as
+    the groupby summed them); one round's values at a time."""
+    out = {}
+    for i in present.tolist():
+        v = values[ok & (ridx == i)]
+        out[i] = round_or_none(v.mean() if len(v) else None)
+    return out
 
 
 _ci = ci_list  # rounded [lo, hi] of an interval (pending inside a batch)
