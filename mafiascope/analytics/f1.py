@@ -15,7 +15,7 @@ import pandas as pd
 
 from . import labels as L
 from .corpus import Corpus
-from .frames import alive_matrix, item_arrays, mafia_mask, played_by, true_roles
+from .frames import death_ts, dense_groups, item_arrays, mafia_mask, seat_model_codes, true_roles
 from .modes import Mode
 from .stats import batched_cis, ci_list, ratio_ci, round_or_none
 
@@ -24,70 +24,107 @@ _F1_COLS = ("g", "round", "obs", "tgt", "guess", "truth", "conf", "timestamp", "
             "tgt_mafia", "hit_mafia", "acc_chance", "rec_chance")
 
 
-_BLOCK = 1 << 18  # kept items per block of F1's row-wise passes (a 1/4 M x seats bool is ~2 MB per seat)
+_BLOCK = 1 << 18  # probe runs per block of the (runs, seats) alive pass (a 1/4 M x seats float is ~2 MB per seat)
 
 
-def _f1_block(c: Corpus, mode: Mode, roles: np.ndarray, maf: np.ndarray, g_all: np.ndarray, obs_all: np.ndarray,
-              tgt_all: np.ndarray, guess_all: np.ndarray, ts_all: np.ndarray, at: np.ndarray) -> dict[str, np.ndarray]:
-    """F1's outcome columns of the kept items ``at`` (rows of the item arrays), ``at`` itself after
-    default mode's alive filter; each row's values depend on that row only."""
-    g, obs, tgt, guess = g_all[at], obs_all[at], tgt_all[at], guess_all[at]
-    alive = alive_matrix(c, g, ts_all[at])
-    rows = np.arange(len(g))
-    if not mode.is_compat:
-        keep = alive[rows, tgt]
-        at, g, obs, tgt, guess, alive = at[keep], g[keep], obs[keep], tgt[keep], guess[keep], alive[keep]
-        rows = np.arange(len(g))
-    alive_others = alive
-    alive_others[rows, obs] = False  # alive is not read again
-    n_others = alive_others.sum(1)
-    truth = roles[g, tgt]
-    small = roles.min(initial=0) >= -128 and roles.max(initial=0) < 128  # role codes: one byte per (item, seat)
-    rg = roles.astype(np.int8)[g] if small else roles[g]
-    same = (alive_others & (rg == truth[:, None])).sum(1)
-    del rg
-    maf_g = maf[g]
-    n_maf_others = (alive_others & maf_g).sum(1)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        acc_chance = np.where(n_others > 0, same / n_others, np.nan)
-        rec_chance = np.where(n_others > 0, n_maf_others / n_others, np.nan)
-    return {
-        "at": at, "g": g, "obs": obs, "tgt": tgt, "guess": guess, "truth": truth,
-        "unknown": guess == L.UNKNOWN, "committed": guess != L.UNKNOWN, "correct": guess == truth,
-        "tgt_mafia": maf_g[rows, tgt], "hit_mafia": guess == L.MAFIA,
-        "acc_chance": acc_chance, "rec_chance": rec_chance,
-    }
+def _runs(g: np.ndarray, pi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(first item of each run of equal consecutive (game, probe row), each run's length). The alive
+    state, the observer and the chance baselines depend on the probe only: they are computed once
+    per run, not per item. Items are stored by game and record, so a run is a whole probe (several
+    targets); any order is still right, only slower."""
+    new = np.empty(len(pi), dtype=bool)
+    new[:1] = True
+    np.not_equal(pi[1:], pi[:-1], out=new[1:])
+    new[1:] |= g[1:] != g[:-1]
+    first = np.flatnonzero(new)
+    return first, np.diff(np.r_[first, len(pi)])
+
+
+def _run_tables(c: Corpus, roles: np.ndarray, maf: np.ndarray, g: np.ndarray, obs: np.ndarray,
+                t: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Per run (game ``g``, observer ``obs``, probe time ``t``): the alive mask (seats, runs), the
+    accuracy chance per role code (runs, codes: the share of the alive others with that role), the
+    recall chance (the share of Mafia among them) and the role codes. A block of runs at a time,
+    seat by seat on (seats, runs) arrays: contiguous rows, no reduction over the short seat axis."""
+    codes = np.unique(roles)
+    code_t = np.ascontiguousarray(np.searchsorted(codes, roles).astype(np.int16).T)  # (seats, m)
+    death_t, maf_t = np.ascontiguousarray(death_ts(c).T), np.ascontiguousarray(maf.T)
+    n, seats = len(g), roles.shape[1]
+    alive = np.empty((seats, n), dtype=bool)
+    acc = np.empty((n, len(codes)))
+    rec = np.empty(n)
+    for lo in range(0, n, _BLOCK):
+        s = slice(lo, lo + _BLOCK)
+        gb, ob = g[s].astype(np.intp), obs[s]
+        a = alive[:, s]
+        np.greater(death_t[:, gb], t[s], out=a)
+        n_others = np.zeros(len(gb), dtype=np.int64)
+        n_maf = np.zeros(len(gb), dtype=np.int64)
+        same = np.zeros((len(codes), len(gb)), dtype=np.int64)
+        for j in range(seats):
+            o = a[j] & (ob != j)  # the alive others (runs without an observer are never kept)
+            n_others += o
+            n_maf += o & maf_t[j, gb]
+            cj = code_t[j, gb]
+            for k in range(len(codes)):
+                same[k] += o & (cj == k)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            acc[s] = np.where(n_others[:, None] > 0, same.T / n_others[:, None], np.nan)
+            rec[s] = np.where(n_others > 0, n_maf / n_others, np.nan)
+    return alive, acc, rec, codes
 
 
 def f1_arrays(c: Corpus, mode: Mode) -> dict[str, np.ndarray]:
     """The usable (observer, target) items' outcome columns as arrays (:func:`f1_items`'s columns); memoised.
 
-    Read from the role-assessment items' few columns (no joined item frame); the per-item dense
-    (items, seats) passes use one-byte roles."""
+    Read from the role-assessment items' few columns (no joined item frame); what depends on the
+    probe only (its step columns, the alive seats, the chance baselines) is computed per run of
+    a probe's items and repeated or gathered for the kept items."""
 
     def build() -> dict[str, np.ndarray]:
-        it = item_arrays(c, "ra", "role_assessment", ("g", "tgt", "role_en" if mode.is_compat else "role", "conf"),
-                         ("seat", "timestamp", "round"))
+        it = item_arrays(c, "ra", "role_assessment", ("g", "tgt", "role_en" if mode.is_compat else "role", "conf"))
         roles = true_roles(c, mode)
         maf = mafia_mask(c)
-        g, obs, tgt = it["g"], it["seat"], it["tgt"]
+        g, tgt, pi = it["g"], it["tgt"], it["pi"]
         guess = it["role_en" if mode.is_compat else "role"]
-        ok = (obs >= 0) & (tgt >= 0) & (tgt != obs) & (guess != L.UNUSABLE)
-        ok &= ~maf[g, np.where(obs >= 0, obs, 0)]
-        at = np.flatnonzero(ok)  # the kept items' rows (only three more columns are read)
+        first, length = _runs(g, pi)
+        p = c.cols("probes", ["seat", "timestamp", "round"])
+        pr = pi[first].astype(np.intp)
+        rg, obs, ts = g[first], p["seat"].to_numpy()[pr], p["timestamp"].to_numpy()[pr]
+        alive, acc, rec, codes = _run_tables(c, roles, maf, rg, obs, ts)
+        ok = np.repeat((obs >= 0) & ~maf[rg, np.where(obs >= 0, obs, 0)], length)
+        ok &= (tgt >= 0) & (tgt != np.repeat(obs, length)) & (guess != L.UNUSABLE)
+        at = np.flatnonzero(ok)
+        r = np.repeat(np.arange(len(first)), np.add.reduceat(ok, first) if len(first) else length)
         del ok
-        # every step below is row by row: a block of kept items at a time bounds the dense
-        # (items, seats) temporaries; the blocks' results are concatenated in row order
-        parts = [_f1_block(c, mode, roles, maf, g, obs, tgt, guess, it["timestamp"], at[lo:lo + _BLOCK])
-                 for lo in range(0, len(at), _BLOCK)] or [_f1_block(c, mode, roles, maf, g, obs, tgt, guess,
-                                                                     it["timestamp"], at)]
-        out = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
-        del parts
-        at = out.pop("at")
-        out.update({"round": it["round"][at], "conf": it["conf"][at], "timestamp": it["timestamp"][at]})
-        return {k: out[k] for k in _F1_COLS}
+        if not mode.is_compat:  # the target alive at the probe time
+            keep = alive[tgt[at], r]
+            at, r = at[keep], r[keep]
+        return _kept_columns(roles, maf, codes, acc, rec, g[at], obs[r], tgt[at], guess[at], r,
+                             {"round": p["round"].to_numpy()[pr][r], "conf": it["conf"][at], "timestamp": ts[r]})
 
     return c.memo(("f1_arrays", mode), build)
+
+
+def _kept_columns(roles: np.ndarray, maf: np.ndarray, codes: np.ndarray, acc: np.ndarray, rec: np.ndarray,
+                  g: np.ndarray, obs: np.ndarray, tgt: np.ndarray, guess: np.ndarray, r: np.ndarray,
+                  step: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """F1's columns of the kept items (their runs ``r``): (game, target) lookups through one flat index."""
+    seats = roles.shape[1]
+    if len(tgt) and int(tgt.max()) >= seats:
+        raise IndexError(f"target seat {int(tgt.max())} out of bounds for {seats} seats")
+    flat = g.astype(np.intp) * seats + tgt
+    truth = roles.ravel()[flat]
+    code_at = np.searchsorted(codes, roles).astype(np.int8 if len(codes) < 128 else np.intp).ravel()[flat]
+    tm = maf.ravel()[flat]
+    del flat
+    out = {
+        "g": g, "obs": obs, "tgt": tgt, "guess": guess, "truth": truth,
+        "unknown": guess == L.UNKNOWN, "committed": guess != L.UNKNOWN, "correct": guess == truth,
+        "tgt_mafia": tm, "hit_mafia": guess == L.MAFIA,
+        "acc_chance": acc.ravel()[r * len(codes) + code_at], "rec_chance": rec[r], **step,
+    }
+    return {k: out[k] for k in _F1_COLS}
 
 
 def f1_items(c: Corpus, mode: Mode) -> pd.DataFrame:
@@ -102,58 +139,101 @@ def f1_items(c: Corpus, mode: Mode) -> pd.DataFrame:
     return c.memo(("f1_items", mode), build)
 
 
-def _per_game(g: np.ndarray, m: int, num: np.ndarray, den: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    return np.bincount(g, weights=num, minlength=m), np.bincount(g, weights=den, minlength=m)
+_BINS = 1 << 22  # (round, game, outcome) bins of one count; more rounds x games are counted round by round
+_CODES = 18  # outcome code of a row: (committed + correct) + 3 * (target Mafia + hit) + 9 * unknown
+
+
+def _round_codes(c: Corpus, mode: Mode) -> dict[str, np.ndarray]:
+    """Per F1 row: its round's index in the sorted distinct ``rounds``, its outcome code, and whether
+    its accuracy (recall) chance enters the round's mean; memoised (a few bytes a row)."""
+
+    def build() -> dict[str, np.ndarray]:
+        it = f1_arrays(c, mode)
+        rnd, com, tm = it["round"], it["committed"], it["tgt_mafia"]
+        lo = int(rnd.min()) if len(rnd) else 0
+        span = int(rnd.max()) - lo + 1 if len(rnd) else 0
+        if rnd.dtype.kind in "iu" and span <= _BINS:  # small integer rounds: by counting, not sorting
+            present, ridx = dense_groups(rnd.astype(np.intp) - lo, span)
+            rounds = present + lo
+        else:
+            rounds, ridx = np.unique(rnd, return_inverse=True)
+        code = com.view(np.uint8) + (it["correct"] & com).view(np.uint8)
+        code += 3 * (tm.view(np.uint8) + (it["hit_mafia"] & tm).view(np.uint8)) + 9 * it["unknown"].view(np.uint8)
+        return {"rounds": rounds, "ridx": ridx.astype(np.int8 if len(rounds) < 128 else np.int32), "code": code,
+                "acc_ok": com & ~np.isnan(it["acc_chance"]), "rec_ok": tm & ~np.isnan(it["rec_chance"])}
+
+    return c.memo(("f1_round_codes", mode), build)
+
+
+def _counts(m: int, n_rounds: int, ridx: np.ndarray, g: np.ndarray, code: np.ndarray) -> np.ndarray:
+    """(rounds, games, codes) row counts: one count over (round, game, code) keys, or round by round
+    when that many bins would be large."""
+    if n_rounds * m * _CODES <= _BINS:
+        key = (ridx.astype(np.intp) * m + g) * _CODES + code
+        return np.bincount(key, minlength=n_rounds * m * _CODES).reshape(n_rounds, m, _CODES)
+    out = np.empty((n_rounds, m, _CODES), dtype=np.int64)
+    for i in range(n_rounds):
+        r = ridx == i
+        out[i] = np.bincount(g[r].astype(np.intp) * _CODES + code[r], minlength=m * _CODES).reshape(m, _CODES)
+    return out
+
+
+def _at_seats(mask: np.ndarray, g: np.ndarray, obs: np.ndarray) -> np.ndarray:
+    """``mask[g, obs]`` through one flat index (rows' observers are real seats)."""
+    if len(obs) and int(obs.max()) >= mask.shape[1]:
+        raise IndexError(f"seat {int(obs.max())} out of bounds for {mask.shape[1]} seats")
+    return mask.ravel()[g.astype(np.intp) * mask.shape[1] + obs]
 
 
 @batched_cis
 def f1_by_round(c: Corpus, mode: Mode, *, model: str | None = None, seats: np.ndarray | None = None) -> dict[str, Any]:
     """F1 per round; ``model`` keeps only the observers played by that model (mixed-model games),
-    ``seats`` (an (m, seats) mask) only those observers."""
-    it = f1_arrays(c, mode)
+    ``seats`` (an (m, seats) mask) only those observers. The per-game counts of all rounds come from
+    one count of (round, game, outcome code) keys; the chance means take each round's rows in table
+    order (as a groupby did)."""
+    it, rc = f1_arrays(c, mode), _round_codes(c, mode)
     keep = None
     if model is not None:
-        keep = played_by(c, it["g"], it["obs"], model)
+        names, codes = seat_model_codes(c)
+        hit = np.flatnonzero(names == model)
+        keep = _at_seats(codes == hit[0], it["g"], it["obs"]) if len(hit) else np.zeros(len(it["g"]), dtype=bool)
     if seats is not None:
-        sk = seats[it["g"], it["obs"]]
+        sk = _at_seats(seats, it["g"], it["obs"])
         keep = sk if keep is None else keep & sk
     at = slice(None) if keep is None else np.flatnonzero(keep)
-    cols = {k: it[k][at] for k in ("g", "round", "committed", "correct", "unknown", "tgt_mafia", "hit_mafia",
-                                   "acc_chance", "rec_chance")}
+    ridx = rc["ridx"][at]
+    present = np.flatnonzero(np.bincount(ridx, minlength=len(rc["rounds"])))
+    n = _counts(c.m, len(rc["rounds"]), ridx, it["g"][at], rc["code"][at]).astype(float)
+    chance = {k: _chance_means(it[f"{k}_chance"][at], ridx, rc[f"{k}_ok"][at], present) for k in ("acc", "rec")}
     out: dict[str, Any] = {}
-    # each round's rows in table order (as a groupby): one stable sort by round, then slices
-    order = np.argsort(cols["round"], kind="stable")
-    rs = cols["round"][order]
-    bounds = np.flatnonzero(np.r_[True, rs[1:] != rs[:-1]]) if len(rs) else np.zeros(0, dtype=np.int64)
-    for lo, hi in zip(bounds.tolist(), [*bounds[1:].tolist(), len(rs)]):
-        rnd = rs[lo]
-        sel = order[lo:hi]
-        g = cols["g"][sel]
-        com = cols["committed"][sel]
-        corr = cols["correct"][sel] & com
-        unk = cols["unknown"][sel]
-        tm = cols["tgt_mafia"][sel]
-        hit = cols["hit_mafia"][sel] & tm
-        ac = cols["acc_chance"][sel]
-        rc = cols["rec_chance"][sel]
-        ak, an = _per_game(g, c.m, corr.astype(float), com.astype(float))
-        uk, un = _per_game(g, c.m, unk.astype(float), np.ones(len(sel)))
-        rk, rn = _per_game(g, c.m, hit.astype(float), tm.astype(float))
-        acc_ch = ac[com & ~np.isnan(ac)]
-        rec_ch = rc[tm & ~np.isnan(rc)]
-        out[str(int(rnd))] = {
+    for i in present.tolist():
+        cnt = n[i].reshape(-1, 2, 3, 3)  # (games, unknown, target Mafia + hit, committed + correct)
+        ak, an = cnt[..., 2].sum((1, 2)), cnt[..., 1:].sum((1, 2, 3))
+        uk, un = cnt[:, 1].sum((1, 2)), cnt.sum((1, 2, 3))
+        rk, rn = cnt[:, :, 2].sum((1, 2)), cnt[:, :, 1:].sum((1, 2, 3))
+        out[str(int(rc["rounds"][i]))] = {
             "acc": round_or_none(ak.sum() / an.sum() if an.sum() else None),
             "acc_n": int(an.sum()),
-            "acc_chance": round_or_none(acc_ch.mean() if len(acc_ch) else None),
+            "acc_chance": chance["acc"][i],
             "acc_ci95": _ci(ratio_ci(ak, an, mode)),
             "unk": round_or_none(uk.sum() / un.sum() if un.sum() else None),
             "unk_n": int(un.sum()),
             "unk_ci95": _ci(ratio_ci(uk, un, mode)),
             "recall": round_or_none(rk.sum() / rn.sum() if rn.sum() else None),
             "recall_n": int(rn.sum()),
-            "recall_chance": round_or_none(rec_ch.mean() if len(rec_ch) else None),
+            "recall_chance": chance["rec"][i],
             "recall_ci95": _ci(ratio_ci(rk, rn, mode)),
         }
+    return out
+
+
+def _chance_means(values: np.ndarray, ridx: np.ndarray, ok: np.ndarray, present: np.ndarray) -> dict[int, Any]:
+    """Round index -> the rounded mean of its rows' chance values where ``ok`` (in table order, as
+    the groupby summed them); one round's values at a time."""
+    out = {}
+    for i in present.tolist():
+        v = values[ok & (ridx == i)]
+        out[i] = round_or_none(v.mean() if len(v) else None)
     return out
 
 
