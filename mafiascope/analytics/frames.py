@@ -225,6 +225,18 @@ def alive_at(c: Corpus, g: np.ndarray, seat: np.ndarray, t: np.ndarray, strict: 
 
 
 def alive_matrix(c: Corpus, g: np.ndarray, t: np.ndarray, strict: bool = False) -> np.ndarray:
-    """(len(g), seats) alive mask at times t."""
-    d = death_ts(c)[g]
-    return d >= t[:, None] if strict else d > t[:, None]
+    """(len(g), seats) alive mask at times t.
+
+    Rows come in runs of one (game, time) (a probe's items are stored together): each run's
+    seats are gathered and compared once and its row repeated, instead of gathering every row's
+    death times (an (items, seats) float array); a row's result depends on its (g, t) only."""
+    d, g, t = death_ts(c), np.asarray(g), np.asarray(t)
+    n = len(g)
+    start = np.ones(n, dtype=bool)
+    if n > 1:
+        np.not_equal(g[1:], g[:-1], out=start[1:])
+        start[1:] |= t[1:] != t[:-1]  # NaN != NaN: a NaN time is a run of its own (alive nowhere)
+    at = np.flatnonzero(start)
+    dt, tt = np.take(d, g[at], axis=0), t[at, None]
+    alive = dt >= tt if strict else dt > tt
+    return alive if len(at) == n else np.repeat(alive, np.diff(np.append(at, n)), axis=0)
