@@ -1,13 +1,15 @@
 """The seat attribution's integer shortcuts give exactly what the object and float computations
 they replaced gave: seat masks from factorised model/role codes (``models == model`` on the object
-seat array), the cell keys written in place (the two-``where`` form), and the alive matrix tested
-once per run of (game, time) rows (every row's death times gathered and compared)."""
+seat array), the cell keys written in place (the two-``where`` form), the alive matrix tested
+once per run of (game, time) rows (every row's death times gathered and compared), and probe rows
+from game bounds (every row's game start gathered)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from mafiascope.analytics import frames, seat_cells
@@ -113,3 +115,43 @@ def test_alive_matrix_by_runs_equals_every_row(strict: bool) -> None:
         got = frames.alive_matrix(c, gg, tt, strict=strict)  # type: ignore[arg-type]
         assert got.shape == want.shape and got.dtype == bool and np.array_equal(got, want)
         got[:, 0] = True  # callers write into it: their own array
+
+
+class _Probes:
+    def __init__(self, g: np.ndarray, m: int):
+        self.g, self.m, self._memo = g, m, {}
+
+    def cols(self, table: str, cols: list[str]) -> pd.DataFrame:
+        return pd.DataFrame({"g": self.g})
+
+    def memo(self, key: Any, fn: Any) -> Any:
+        if key not in self._memo:
+            self._memo[key] = fn()
+        return self._memo[key]
+
+
+def _counted_start(g: np.ndarray, m: int) -> np.ndarray:
+    counts = np.bincount(g, minlength=m)
+    return np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
+
+
+@pytest.mark.parametrize("m", [1, 9])
+def test_probe_start_and_pidx_by_game_bounds_equal_the_gathers(m: int) -> None:
+    rng = np.random.default_rng(m)
+    g = np.sort(rng.integers(0, m, 300)).astype(np.int32)
+    g[g == m // 2] = max(m // 2 - 1, 0)  # a game without probes
+    c = _Probes(g, m)
+    start = frames.probe_start(c)  # type: ignore[arg-type]
+    assert start.dtype == np.int64 and np.array_equal(start, _counted_start(g, m))
+    sorted_items = np.sort(rng.integers(0, m, 500)).astype(np.int32)
+    for gi in (sorted_items, rng.permutation(sorted_items), sorted_items[:0]):
+        items = pd.DataFrame({"g": gi, "rec": rng.integers(0, 5, len(gi)).astype(np.int32)})
+        got = frames.pidx(c, items)  # type: ignore[arg-type]
+        want = start[gi.astype(np.int64)] + items["rec"].to_numpy(dtype=np.int64)
+        assert got.dtype == np.int64 and np.array_equal(got, want)
+    assert np.array_equal(frames.game_bounds(sorted_items, m), np.searchsorted(sorted_items, np.arange(m + 1)))
+    assert frames.game_bounds(rng.permutation(sorted_items), m) is None or m == 1
+    assert frames.game_bounds(np.array([0, m], dtype=np.int32), m) is None
+    assert frames.game_bounds(np.array([-1, 0], dtype=np.int32), m) is None
+    unsorted = _Probes(rng.permutation(g), m)
+    assert np.array_equal(frames.probe_start(unsorted), _counted_start(g, m))  # type: ignore[arg-type]

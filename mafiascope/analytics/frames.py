@@ -24,18 +24,36 @@ def eq(col: pd.Series, value: str) -> np.ndarray:
     return col.to_numpy() == value
 
 
+def game_bounds(g: np.ndarray, m: int) -> np.ndarray | None:
+    """(m + 1,) row offsets of each game's rows when ``g`` is sorted and in [0, m) (None otherwise):
+    a binary search per game, not a pass that converts and counts every row."""
+    if len(g) and (g[0] < 0 or g[-1] >= m or not bool(np.all(g[1:] >= g[:-1]))):
+        return None
+    return np.searchsorted(g, np.arange(m + 1, dtype=g.dtype)).astype(np.int64)
+
+
 def probe_start(c: Corpus) -> np.ndarray:
     """Row offset of each game's first probe in ``c.probes`` (probes sorted by g, rec)."""
 
     def f() -> np.ndarray:
-        counts = np.bincount(c.cols("probes", ["g"])["g"].to_numpy(), minlength=c.m)
+        g = c.cols("probes", ["g"])["g"].to_numpy()
+        bounds = game_bounds(g, c.m)
+        if bounds is not None:
+            return bounds[:-1]
+        counts = np.bincount(g, minlength=c.m)
         return np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
 
     return c.memo("probe_start", f)
 
 
 def pidx(c: Corpus, items: pd.DataFrame) -> np.ndarray:
-    return probe_start(c)[items["g"].to_numpy(dtype=np.int64)] + items["rec"].to_numpy(dtype=np.int64)
+    """Each item's probe row: its game's first probe row + its ``rec``. Items are stored by game:
+    each game's start is then repeated over its rows (no int64 copy and gather of every row's game)."""
+    g, start = items["g"].to_numpy(), probe_start(c)
+    bounds = game_bounds(g, c.m) if g.dtype.kind == "i" else None
+    base = start[g.astype(np.int64)] if bounds is None else np.repeat(start, np.diff(bounds))
+    base += items["rec"].to_numpy(dtype=np.int64)  # a new array either way: added in place
+    return base
 
 
 def order_key(c: Corpus, mode: Mode) -> np.ndarray:
