@@ -155,3 +155,32 @@ def test_probe_start_and_pidx_by_game_bounds_equal_the_gathers(m: int) -> None:
     assert frames.game_bounds(np.array([-1, 0], dtype=np.int32), m) is None
     unsorted = _Probes(rng.permutation(g), m)
     assert np.array_equal(frames.probe_start(unsorted), _counted_start(g, m))  # type: ignore[arg-type]
+
+
+class _Models:
+    def __init__(self, models: np.ndarray):
+        self.models, self._memo = models, {}
+
+    def seat_array_obj(self, col: str) -> np.ndarray:
+        return self.models
+
+    def memo(self, key: Any, fn: Any) -> Any:
+        if key not in self._memo:
+            self._memo[key] = fn()
+        return self._memo[key]
+
+
+def test_played_by_flat_gather_equals_the_2d_codes() -> None:
+    rng = np.random.default_rng(11)
+    models = rng.choice(np.array(["a", "b", "c", None], dtype=object), (20, 6))
+    c = _Models(models)
+    names, codes = frames.seat_model_codes(c)  # type: ignore[arg-type]
+    g = rng.integers(0, 20, 500).astype(np.int32)
+    for seat in (rng.integers(0, 6, 500).astype(np.int8), rng.integers(-6, 6, 500), np.full(500, 5)):
+        for model in ("a", "b", "None", "zz"):
+            want = codes[g, seat] == np.flatnonzero(names == model)[0] if model in names else np.zeros(len(g), bool)
+            got = frames.played_by(c, g, seat, model)  # type: ignore[arg-type]
+            assert got.dtype == bool and np.array_equal(got, want), (model, seat.dtype)
+    assert frames.played_by(c, g[:0], g[:0], "a").shape == (0,)  # type: ignore[arg-type]
+    with pytest.raises(IndexError):
+        frames.played_by(c, g, np.full(500, 6), "a")  # type: ignore[arg-type]

@@ -119,7 +119,14 @@ def played_by(c: Corpus, g: np.ndarray, seat: np.ndarray, model: str) -> np.ndar
     hit = np.flatnonzero(names == model)
     if not len(hit):
         return np.zeros(len(g), dtype=bool)
-    return codes[g, seat] == hit[0]
+    mine = codes == hit[0]  # (m, seats): one byte a slot
+    g, seat = np.asarray(g), np.asarray(seat)
+    if len(g) and g.dtype.kind == seat.dtype.kind == "i" and 0 <= g.min() and g.max() < mine.shape[0] \
+            and 0 <= seat.min() and seat.max() < mine.shape[1]:  # in range: one flat gather, no 2-d index checks
+        at = np.multiply(g, mine.shape[1], dtype=np.int64)
+        at += seat
+        return np.take(mine.ravel(), at)
+    return mine[g, seat]
 
 
 def n_seats(c: Corpus) -> np.ndarray:
