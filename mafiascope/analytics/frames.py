@@ -24,18 +24,36 @@ def eq(col: pd.Series, value: str) -> np.ndarray:
     return col.to_numpy() == value
 
 
+def game_bounds(g: np.ndarray, m: int) -> np.ndarray | None:
+    """(m + 1,) row offsets of each game's rows when ``g`` is sorted and in [0, m) (None otherwise):
+    a binary search per game, not a pass that converts and counts every row."""
+    if len(g) and (g[0] < 0 or g[-1] >= m or not bool(np.all(g[1:] >= g[:-1]))):
+        return None
+    return np.searchsorted(g, np.arange(m + 1, dtype=g.dtype)).astype(np.int64)
+
+
 def probe_start(c: Corpus) -> np.ndarray:
     """Row offset of each game's first probe in ``c.probes`` (probes sorted by g, rec)."""
 
     def f() -> np.ndarray:
-        counts = np.bincount(c.cols("probes", ["g"])["g"].to_numpy(), minlength=c.m)
+        g = c.cols("probes", ["g"])["g"].to_numpy()
+        bounds = game_bounds(g, c.m)
+        if bounds is not None:
+            return bounds[:-1]
+        counts = np.bincount(g, minlength=c.m)
         return np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
 
     return c.memo("probe_start", f)
 
 
 def pidx(c: Corpus, items: pd.DataFrame) -> np.ndarray:
-    return probe_start(c)[items["g"].to_numpy(dtype=np.int64)] + items["rec"].to_numpy(dtype=np.int64)
+    """Each item's probe row: its game's first probe row + its ``rec``. Items are stored by game:
+    each game's start is then repeated over its rows (no int64 copy and gather of every row's game)."""
+    g, start = items["g"].to_numpy(), probe_start(c)
+    bounds = game_bounds(g, c.m) if g.dtype.kind == "i" else None
+    base = start[g.astype(np.int64)] if bounds is None else np.repeat(start, np.diff(bounds))
+    base += items["rec"].to_numpy(dtype=np.int64)  # a new array either way: added in place
+    return base
 
 
 def order_key(c: Corpus, mode: Mode) -> np.ndarray:
@@ -101,7 +119,14 @@ def played_by(c: Corpus, g: np.ndarray, seat: np.ndarray, model: str) -> np.ndar
     hit = np.flatnonzero(names == model)
     if not len(hit):
         return np.zeros(len(g), dtype=bool)
-    return codes[g, seat] == hit[0]
+    mine = codes == hit[0]  # (m, seats): one byte a slot
+    g, seat = np.asarray(g), np.asarray(seat)
+    if len(g) and g.dtype.kind == seat.dtype.kind == "i" and 0 <= g.min() and g.max() < mine.shape[0] \
+            and 0 <= seat.min() and seat.max() < mine.shape[1]:  # in range: one flat gather, no 2-d index checks
+        at = np.multiply(g, mine.shape[1], dtype=np.int64)
+        at += seat
+        return np.take(mine.ravel(), at)
+    return mine[g, seat]
 
 
 def n_seats(c: Corpus) -> np.ndarray:
@@ -225,6 +250,18 @@ def alive_at(c: Corpus, g: np.ndarray, seat: np.ndarray, t: np.ndarray, strict: 
 
 
 def alive_matrix(c: Corpus, g: np.ndarray, t: np.ndarray, strict: bool = False) -> np.ndarray:
-    """(len(g), seats) alive mask at times t."""
-    d = death_ts(c)[g]
-    return d >= t[:, None] if strict else d > t[:, None]
+    """(len(g), seats) alive mask at times t.
+
+    Rows come in runs of one (game, time) (a probe's items are stored together): each run's
+    seats are gathered and compared once and its row repeated, instead of gathering every row's
+    death times (an (items, seats) float array); a row's result depends on its (g, t) only."""
+    d, g, t = death_ts(c), np.asarray(g), np.asarray(t)
+    n = len(g)
+    start = np.ones(n, dtype=bool)
+    if n > 1:
+        np.not_equal(g[1:], g[:-1], out=start[1:])
+        start[1:] |= t[1:] != t[:-1]  # NaN != NaN: a NaN time is a run of its own (alive nowhere)
+    at = np.flatnonzero(start)
+    dt, tt = np.take(d, g[at], axis=0), t[at, None]
+    alive = dt >= tt if strict else dt > tt
+    return alive if len(at) == n else np.repeat(alive, np.diff(np.append(at, n)), axis=0)

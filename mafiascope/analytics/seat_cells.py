@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 
 from . import labels as L
 from .accounting import personality_rows, plan_rows, vote_rows
@@ -39,14 +40,31 @@ class SeatMetric:
     n_col: int  # column whose pooled sum is the metric's n
 
 
+def _seat_codes(c: Corpus, col: str) -> tuple[dict[object, int], np.ndarray]:
+    """(value -> code, (m, seats) code of each slot) of an object seat column, -1 for None/NaN;
+    memoised (kept by a lean report): a seat mask compares small integers, not Python objects."""
+
+    def build() -> tuple[dict[object, int], np.ndarray]:
+        arr = c.seat_array_obj(col)
+        codes, uniques = pd.factorize(arr.ravel())
+        return {u: i for i, u in enumerate(uniques.tolist())}, codes.reshape(arr.shape)
+
+    return c.memo(("seat_cells", "codes", col), build)
+
+
+def _code_eq(c: Corpus, col: str, value: str) -> np.ndarray:
+    index, codes = _seat_codes(c, col)
+    at = index.get(value)
+    return np.zeros(codes.shape, dtype=bool) if at is None else codes == at
+
+
 def seat_mask(c: Corpus, model: str | None = None, role: str | None = None) -> np.ndarray:
     """(m, seats) bool: the seats played by ``model`` (exact name) and holding ``role`` (true role name)."""
-    models = c.seat_array_obj("model")
-    keep = np.not_equal(models, None)
+    keep = c.memo(("seat_cells", "seated"), lambda: np.not_equal(c.seat_array_obj("model"), None)).copy()
     if model is not None:
-        keep &= models == model
+        keep &= _code_eq(c, "model", model)
     if role is not None:
-        keep &= c.seat_array_obj("role") == role
+        keep &= _code_eq(c, "role", role)
     return keep
 
 
@@ -64,15 +82,27 @@ class _Cells:
         self.n = self.m * self.S
 
     def key(self, g: np.ndarray, s: np.ndarray) -> np.ndarray:
-        """Cell index of each row; ``self.n`` (one past the last cell) for a row without a seat."""
-        g, s = np.asarray(g, dtype=np.int64), np.asarray(s, dtype=np.int64)
-        ok = (s >= 0) & (s < self.S)
-        return np.where(ok, g * self.S + np.where(ok, s, 0), self.n)
+        """Cell index of each row; ``self.n`` (one past the last cell) for a row without a seat.
+
+        One int64 array written in place (no int64 copies of narrower inputs, no selects)."""
+        g, s = _int(g), _int(s)
+        k = np.multiply(g, self.S, dtype=np.int64)
+        k += s
+        off = (s < 0) | (s >= self.S)
+        if off.any():
+            k[off] = self.n
+        return k
 
     def sum(self, key: np.ndarray, w: np.ndarray | None = None) -> np.ndarray:
         """(m, S) sums of ``w`` (or counts) per cell."""
         out = np.bincount(key, weights=None if w is None else np.asarray(w, dtype=float), minlength=self.n + 1)
         return out[: self.n].astype(float).reshape(self.m, self.S)
+
+
+def _int(x: np.ndarray) -> np.ndarray:
+    """``x`` as an integer array: signed integers as they are, anything else as int64 (as a cast would)."""
+    x = np.asarray(x)
+    return x if x.dtype.kind == "i" else x.astype(np.int64)
 
 
 def _cells(c: Corpus) -> _Cells:

@@ -46,6 +46,7 @@ class _PerGame:
         self.c, self.mode = c, mode
         self.mask = mask.astype(np.float64)
         self._got: dict[Any, np.ndarray] = {}
+        self._tot: dict[Any, np.ndarray] = {}
 
     def __call__(self, metric: SeatMetric) -> np.ndarray:
         key = metric.per_seat
@@ -55,9 +56,15 @@ class _PerGame:
             self._got[key] = np.einsum("msk,ms->mk", cells[:, :S], self.mask[:, :S])
         return self._got[key]
 
+    def total(self, metric: SeatMetric) -> np.ndarray:
+        """(1, k) pooled statistics over every game: summed once per builder, not once per metric."""
+        key = metric.per_seat
+        if key not in self._tot:
+            self._tot[key] = self(metric).sum(0)[None, :]
+        return self._tot[key]
 
-def _point(metric: SeatMetric, pg: np.ndarray) -> tuple[float | None, int]:
-    tot = pg.sum(0)[None, :]
+
+def _point(metric: SeatMetric, tot: np.ndarray) -> tuple[float | None, int]:
     with np.errstate(divide="ignore", invalid="ignore"):
         v = float(metric.stat(tot)[0])
     n = int(round(float(np.sum(tot[0, metric.n_col]))))
@@ -115,8 +122,7 @@ def seat_metrics_many(c: Corpus, mode: Mode, masks: list[np.ndarray]) -> list[di
         games = int(mask.any(1).sum())
         out: dict[str, dict[str, Any]] = {}
         for metric in _metrics(c):
-            pg = per(metric)
-            pt, n = _point(metric, pg)
+            pt, n = _point(metric, per.total(metric))
             ci = None
             if (i, metric.per_seat) in pooled:
                 with np.errstate(divide="ignore", invalid="ignore"):
@@ -237,8 +243,8 @@ def compare(c: Corpus, mode: Mode, a: str, b: str, *, role: str | None = None) -
     rows: list[dict[str, Any]] = []
     for metric in _metrics(c):
         ga, gb = pa(metric), pb(metric)
-        va, na = _point(metric, ga)
-        vb, nb = _point(metric, gb)
+        va, na = _point(metric, pa.total(metric))
+        vb, nb = _point(metric, pb.total(metric))
         ra, rb = _resamples(metric, ga, mode), _resamples(metric, gb, mode)
         diff = None if va is None or vb is None else va - vb
         ci = p = None
