@@ -7,11 +7,13 @@ Observations are exactly F1's committed items with a confidence in [0, 100].
 
 from __future__ import annotations
 
+from itertools import islice
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from .arrays_out import gc_paused, group_sums, rounded_list
 from .corpus import Corpus
 from .f1 import _ci, f1_arrays
 from .frames import dense_groups, played_by, seat_model_codes
@@ -68,28 +70,19 @@ def _bin_entries(n: np.ndarray, k: np.ndarray, cs: np.ndarray) -> dict[str, dict
 BIN_NAMES = [f"{20 * j}-{20 * j + 19}" for j in range(N_BINS)]
 
 
-def _rounded(x: np.ndarray) -> list[float]:
-    """``[round(v, 6) for v in x.tolist()]``, rounding each distinct value once (a report's bin
-    values repeat: acc and the Wilson bounds depend on two small counts only)."""
-    u, inv = np.unique(x, return_inverse=True)
-    return np.array([round(v, 6) for v in u.tolist()])[inv.reshape(-1)].tolist()
-
-
 def _bin_entries_many(n: np.ndarray, k: np.ndarray, cs: np.ndarray) -> list[dict[str, dict[str, Any]]]:
     """:func:`_bin_entries` of each row of (groups, bins) arrays, the arithmetic done on whole arrays
-    (a report has one row per agent: 70,000 at 10,000 games) and on the nonzero cells only."""
+    (a report has one row per agent: 49,400 at 10,000 games) and on the nonzero cells only."""
     rows, cols = np.nonzero(n)  # row-major: each row's bins in order
     nn, kk, cc = n[rows, cols], k[rows, cols], cs[rows, cols]
     with np.errstate(divide="ignore", invalid="ignore"):
         acc, mc = kk / nn, cc / nn
     lo, hi = wilson_arrays(kk, nn)
-    # n > 0 in every cell kept, so each value is finite and round() is round_or_none()
-    cells = [{"n": a, "acc": b, "mean_conf": m, "wilson95": [x, y]}
-             for a, b, m, x, y in zip(nn.astype(np.int64).tolist(), _rounded(acc), _rounded(mc), _rounded(lo),
-                                      _rounded(hi))]
-    names = [BIN_NAMES[j] for j in cols.tolist()]
-    bounds = np.searchsorted(rows, np.arange(n.shape[0] + 1)).tolist()
-    return [dict(zip(names[a:z], cells[a:z])) for a, z in zip(bounds[:-1], bounds[1:])]
+    names = np.array(BIN_NAMES, dtype=object)[cols].tolist()
+    with gc_paused():
+        cells = zip(names, [{"n": a, "acc": b, "mean_conf": m, "wilson95": [x, y]} for a, b, m, x, y in zip(
+            nn.astype(np.int64).tolist(), rounded_list(acc), rounded_list(mc), rounded_list(lo), rounded_list(hi))])
+        return [dict(islice(cells, z)) for z in np.bincount(rows, minlength=n.shape[0]).tolist()]
 
 
 def bin_columns(df: pd.DataFrame, m: int) -> np.ndarray:
@@ -143,28 +136,29 @@ def calibration_summary(df: pd.DataFrame, m: int | None = None, mode: Mode | Non
     return res
 
 
-def grouped_summaries(df: pd.DataFrame, keys: np.ndarray, n_groups: int) -> list[dict[str, Any]]:
-    """:func:`calibration_summary` (no CIs) of each group of rows; ``keys`` = group per row (0..n_groups-1).
+def _grouped_columns(df: pd.DataFrame, keys: np.ndarray, n_groups: int) -> tuple[list[int], list, list, list]:
+    """Each group's ``n``, ``ece``, ``brier`` and ``bins`` of :func:`grouped_summaries`, as lists.
 
-    Same arithmetic as the one-group function: per-bin sums in row order, the Brier sum of
-    each group's contiguous rows, ECE and Brier evaluated row-wise.
-    """
-    order = np.argsort(keys, kind="stable")
-    conf, out_, b, kk = (df["conf"].to_numpy()[order], df["outcome"].to_numpy()[order], df["bin"].to_numpy()[order],
-                         keys[order])
-    cell = kk * N_BINS + b
+    Same arithmetic as the one-group function: each (group, bin) cell adds its rows in row order (a
+    bincount over the unsorted rows does), each group's Brier sum is numpy's sum of its rows in row order
+    (:func:`.arrays_out.group_sums`), ECE and Brier are evaluated row-wise."""
+    conf, out_, b = df["conf"].to_numpy(), df["outcome"].to_numpy(), df["bin"].to_numpy()
+    cell = keys * N_BINS + b
     size = n_groups * N_BINS
     n = np.bincount(cell, minlength=size).astype(float).reshape(n_groups, N_BINS)
     k = np.bincount(cell, weights=out_, minlength=size).reshape(n_groups, N_BINS)
     cs = np.bincount(cell, weights=conf, minlength=size).reshape(n_groups, N_BINS)
-    sq = (conf / 100.0 - out_) ** 2
-    bounds = np.searchsorted(kk, np.arange(n_groups + 1))
-    bs = np.array([float(sq[a:z].sum()) for a, z in zip(bounds[:-1].tolist(), bounds[1:].tolist())])
+    del cell
+    bs = group_sums((conf / 100.0 - out_) ** 2, keys, n_groups)
     ece, brier = _bins_ece_brier(k, n, cs, bs)
-    return [
-        {"n": int(nn), "ece": round_or_none(e), "brier": round_or_none(b), "bins": bins}
-        for nn, e, b, bins in zip(n.sum(1).tolist(), ece.tolist(), brier.tolist(), _bin_entries_many(n, k, cs))
-    ]
+    return n.sum(1).astype(np.int64).tolist(), rounded_list(ece), rounded_list(brier), _bin_entries_many(n, k, cs)
+
+
+def grouped_summaries(df: pd.DataFrame, keys: np.ndarray, n_groups: int) -> list[dict[str, Any]]:
+    """:func:`calibration_summary` (no CIs) of each group of rows; ``keys`` = group per row (0..n_groups-1)."""
+    cols = _grouped_columns(df, keys, n_groups)
+    with gc_paused():
+        return [{"n": nn, "ece": e, "brier": b, "bins": bins} for nn, e, b, bins in zip(*cols)]
 
 
 @batched_cis
@@ -192,8 +186,10 @@ def f2(c: Corpus, mode: Mode, *, breakdowns: bool = True, model: str | None = No
         agents, ai = dense_groups(g * S + obs, c.m * S)  # (g, seat) in sorted order
         gid = c.games["game_id"].to_numpy()
         ag_g, ag_s = agents // S, agents % S
-        res["by_agent"] = [
-            {"game_id": str(gi), "agent": str(nm), **summ}
-            for gi, nm, summ in zip(gid[ag_g].tolist(), names[ag_g, ag_s].tolist(), grouped_summaries(df, ai, len(agents)))
-        ]
+        cols = _grouped_columns(df, ai, len(agents))
+        with gc_paused():
+            res["by_agent"] = [
+                {"game_id": str(gi), "agent": str(nm), "n": nn, "ece": e, "brier": b, "bins": bins}
+                for gi, nm, nn, e, b, bins in zip(gid[ag_g].tolist(), names[ag_g, ag_s].tolist(), *cols)
+            ]
     return res
