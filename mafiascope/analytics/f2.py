@@ -196,12 +196,16 @@ def f2(c: Corpus, mode: Mode, *, breakdowns: bool = True, model: str | None = No
         df = {k: v[keep] for k, v in df.items() if breakdowns or k not in ("obs", "model")}
     res = _with_cis(df, c.m, mode)  # the breakdowns hold no intervals: added after they are pooled
     if breakdowns:
-        g, obs = df["g"].astype(np.int64), df["obs"].astype(np.int64)
         present, mi = dense_groups(df["model"], len(names_m))  # sorted model names, as groupby(sort=True)
         res["by_model"] = dict(zip((str(x) for x in names_m[present]), grouped_summaries(df, mi, len(present))))
+        del mi
         names = c.seat_array_obj("name")
         S = names.shape[1]
-        agents, ai = dense_groups(g * S + obs, c.m * S)  # (g, seat) in sorted order
+        agent = df["g"].astype(np.int64)
+        agent *= S
+        agent += df["obs"]  # g * S + obs, one array
+        agents, ai = dense_groups(agent, c.m * S)  # (g, seat) in sorted order
+        del agent
         gid = c.games["game_id"].to_numpy()
         ag_g, ag_s = agents // S, agents % S
         cols = _grouped_columns(df, ai, len(agents))
