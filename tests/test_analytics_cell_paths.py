@@ -1,10 +1,12 @@
-"""The warm report's array paths (branch warm9) give exactly what the code they replaced gave (kept
-here as the reference): F2's per-agent bin entries built from the nonzero cells with each distinct
-value rounded once, and its per-game bin statistics over (game, bin) cells; F4's last probe before
+"""The warm report's array paths (branches warm9, f2x) give exactly what the code they replaced gave (kept
+here as the reference): F2's per-agent bin entries built from the nonzero cells and rounded on whole
+arrays, its grouped summaries without sorting the rows' bin sums, and its per-game bin statistics over (game, bin) cells; F4's last probe before
 each vote by sorted searches; the dense score arrays of dynamics and episodes filled by assignment;
 the step table's union of sorted step codes and its first/last row per run."""
 
 from __future__ import annotations
+
+import json
 
 import numpy as np
 import pandas as pd
@@ -12,6 +14,7 @@ import pytest
 
 from mafiascope.analytics import dynamics, f2, step_keys
 from mafiascope.analytics.last_before import last_probe_before, record_index
+from mafiascope.analytics.stats import round_or_none
 from mafiascope.analytics.step_keys import sorted_union
 
 
@@ -34,10 +37,33 @@ def test_bin_entries_many_equal_per_row_entries(seed: int) -> None:
     assert all(type(e["n"]) is int and type(e["acc"]) is float for row in got for e in row.values())
 
 
-def test_rounded_equals_round_each() -> None:
-    x = np.r_[np.random.default_rng(1).random(500), 0.1234565, 0.1234565, 2.5e-7, 1.0, 0.0]
-    assert f2._rounded(x) == [round(v, 6) for v in x.tolist()]
-    assert f2._rounded(np.zeros(0)) == []
+def _grouped_by_sorting(df: pd.DataFrame, keys: np.ndarray, n_groups: int) -> list[dict]:
+    """F2's grouped summaries before f2x: rows sorted by group, each group's Brier sum one ``sum()``."""
+    order = np.argsort(keys, kind="stable")
+    conf, out_, b, kk = (df["conf"].to_numpy()[order], df["outcome"].to_numpy()[order], df["bin"].to_numpy()[order],
+                         keys[order])
+    cell, size = kk * f2.N_BINS + b, n_groups * f2.N_BINS
+    n = np.bincount(cell, minlength=size).astype(float).reshape(n_groups, f2.N_BINS)
+    k = np.bincount(cell, weights=out_, minlength=size).reshape(n_groups, f2.N_BINS)
+    cs = np.bincount(cell, weights=conf, minlength=size).reshape(n_groups, f2.N_BINS)
+    sq = (conf / 100.0 - out_) ** 2
+    bounds = np.searchsorted(kk, np.arange(n_groups + 1))
+    bs = np.array([float(sq[a:z].sum()) for a, z in zip(bounds[:-1].tolist(), bounds[1:].tolist())])
+    ece, brier = f2._bins_ece_brier(k, n, cs, bs)
+    return [{"n": int(nn), "ece": round_or_none(e), "brier": round_or_none(br), "bins": f2._bin_entries(n[i], k[i], cs[i])}
+            for i, (nn, e, br) in enumerate(zip(n.sum(1).tolist(), ece.tolist(), brier.tolist()))]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_grouped_summaries_equal_the_sorted_per_group_sums(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    rows, n_groups = int(rng.integers(0, 20000)), int(rng.integers(1, 400))
+    conf = rng.integers(0, 101, rows) + (rng.random(rows) < 0.3) * rng.random(rows)  # fractional ones too
+    keys = rng.integers(0, n_groups, rows) * (rng.random(rows) < 0.97)  # big group 0, some groups empty
+    df = pd.DataFrame({"conf": conf, "outcome": (rng.random(rows) < 0.4).astype(float),
+                       "bin": np.minimum(f2.N_BINS - 1, np.floor(conf / 20).astype(int))})
+    got, ref = f2.grouped_summaries(df, keys, n_groups), _grouped_by_sorting(df, keys, n_groups)
+    assert json.dumps(got) == json.dumps(ref)  # values bit for bit (repr), key order, ints as ints, None
 
 
 def _last_probe_merge(g: np.ndarray, voter: np.ndarray, t: np.ndarray, recs: dict[str, np.ndarray]) -> np.ndarray:

@@ -7,18 +7,21 @@ Observations are exactly F1's committed items with a confidence in [0, 100].
 
 from __future__ import annotations
 
-from typing import Any
+from itertools import islice
+from typing import Any, Mapping, Union
 
 import numpy as np
 import pandas as pd
 
+from .arrays_out import gc_paused, group_sums, rounded_list
 from .corpus import Corpus
 from .f1 import _ci, f1_arrays
-from .frames import dense_groups, played_by, seat_model_codes
+from .frames import dense_groups, seat_model_codes
 from .modes import Mode
 from .stats import batched_cis, cluster_ci, ratio_stat, round_or_none, wilson, wilson_arrays
 
 N_BINS = 5
+Obs = Union[pd.DataFrame, Mapping[str, np.ndarray]]  # calibration_obs() or its columns as arrays
 
 
 def calibration_obs(c: Corpus, mode: Mode) -> pd.DataFrame:
@@ -68,36 +71,27 @@ def _bin_entries(n: np.ndarray, k: np.ndarray, cs: np.ndarray) -> dict[str, dict
 BIN_NAMES = [f"{20 * j}-{20 * j + 19}" for j in range(N_BINS)]
 
 
-def _rounded(x: np.ndarray) -> list[float]:
-    """``[round(v, 6) for v in x.tolist()]``, rounding each distinct value once (a report's bin
-    values repeat: acc and the Wilson bounds depend on two small counts only)."""
-    u, inv = np.unique(x, return_inverse=True)
-    return np.array([round(v, 6) for v in u.tolist()])[inv.reshape(-1)].tolist()
-
-
 def _bin_entries_many(n: np.ndarray, k: np.ndarray, cs: np.ndarray) -> list[dict[str, dict[str, Any]]]:
     """:func:`_bin_entries` of each row of (groups, bins) arrays, the arithmetic done on whole arrays
-    (a report has one row per agent: 70,000 at 10,000 games) and on the nonzero cells only."""
+    (a report has one row per agent: 49,400 at 10,000 games) and on the nonzero cells only."""
     rows, cols = np.nonzero(n)  # row-major: each row's bins in order
     nn, kk, cc = n[rows, cols], k[rows, cols], cs[rows, cols]
     with np.errstate(divide="ignore", invalid="ignore"):
         acc, mc = kk / nn, cc / nn
     lo, hi = wilson_arrays(kk, nn)
-    # n > 0 in every cell kept, so each value is finite and round() is round_or_none()
-    cells = [{"n": a, "acc": b, "mean_conf": m, "wilson95": [x, y]}
-             for a, b, m, x, y in zip(nn.astype(np.int64).tolist(), _rounded(acc), _rounded(mc), _rounded(lo),
-                                      _rounded(hi))]
-    names = [BIN_NAMES[j] for j in cols.tolist()]
-    bounds = np.searchsorted(rows, np.arange(n.shape[0] + 1)).tolist()
-    return [dict(zip(names[a:z], cells[a:z])) for a, z in zip(bounds[:-1], bounds[1:])]
+    names = np.array(BIN_NAMES, dtype=object)[cols].tolist()
+    with gc_paused():
+        cells = zip(names, [{"n": a, "acc": b, "mean_conf": m, "wilson95": [x, y]} for a, b, m, x, y in zip(
+            nn.astype(np.int64).tolist(), rounded_list(acc), rounded_list(mc), rounded_list(lo), rounded_list(hi))])
+        return [dict(islice(cells, z)) for z in np.bincount(rows, minlength=n.shape[0]).tolist()]
 
 
-def bin_columns(df: pd.DataFrame, m: int) -> np.ndarray:
+def bin_columns(df: Obs, m: int) -> np.ndarray:
     """(m, 16) per-game sufficient statistics: (correct, n, confidence sum) per bin, then the Brier sum.
 
     One bincount per statistic over (game, bin) cells: each cell adds its rows in row order, as a
     bincount of the bin's rows alone did (bins are 0..N_BINS-1 by construction)."""
-    conf, out_, b, g = df["conf"].to_numpy(), df["outcome"].to_numpy(), df["bin"].to_numpy(), df["g"].to_numpy()
+    conf, out_, b, g = (np.asarray(df[k]) for k in ("conf", "outcome", "bin", "g"))
     m = max(m, int(g.max(initial=-1)) + 1)
     cell = g.astype(np.int64) * N_BINS + b
     size = m * N_BINS
@@ -116,10 +110,8 @@ def brier_stat(p: np.ndarray) -> np.ndarray:
     return _bins_ece_brier(p[:, 0:15:3], p[:, 1:15:3], p[:, 2:15:3], p[:, 15])[1]
 
 
-def calibration_summary(df: pd.DataFrame, m: int | None = None, mode: Mode | None = None, with_ci: bool = False) -> dict[str, Any]:
-    conf = df["conf"].to_numpy()
-    out_ = df["outcome"].to_numpy()
-    b = df["bin"].to_numpy()
+def calibration_summary(df: Obs, m: int | None = None, mode: Mode | None = None, with_ci: bool = False) -> dict[str, Any]:
+    conf, out_, b = np.asarray(df["conf"]), np.asarray(df["outcome"]), np.asarray(df["bin"])
     n = np.bincount(b, minlength=N_BINS).astype(float)
     k = np.bincount(b, weights=out_, minlength=N_BINS)
     cs = np.bincount(b, weights=conf, minlength=N_BINS)
@@ -143,57 +135,83 @@ def calibration_summary(df: pd.DataFrame, m: int | None = None, mode: Mode | Non
     return res
 
 
-def grouped_summaries(df: pd.DataFrame, keys: np.ndarray, n_groups: int) -> list[dict[str, Any]]:
-    """:func:`calibration_summary` (no CIs) of each group of rows; ``keys`` = group per row (0..n_groups-1).
+def _grouped_columns(df: Obs, keys: np.ndarray, n_groups: int) -> tuple[list[int], list, list, list]:
+    """Each group's ``n``, ``ece``, ``brier`` and ``bins`` of :func:`grouped_summaries`, as lists.
 
-    Same arithmetic as the one-group function: per-bin sums in row order, the Brier sum of
-    each group's contiguous rows, ECE and Brier evaluated row-wise.
-    """
-    order = np.argsort(keys, kind="stable")
-    conf, out_, b, kk = (df["conf"].to_numpy()[order], df["outcome"].to_numpy()[order], df["bin"].to_numpy()[order],
-                         keys[order])
-    cell = kk * N_BINS + b
+    Same arithmetic as the one-group function: each (group, bin) cell adds its rows in row order (a
+    bincount over the unsorted rows does), each group's Brier sum is numpy's sum of its rows in row order
+    (:func:`.arrays_out.group_sums`), ECE and Brier are evaluated row-wise."""
+    conf, out_, b = np.asarray(df["conf"]), np.asarray(df["outcome"]), np.asarray(df["bin"])
+    cell = keys * N_BINS + b
     size = n_groups * N_BINS
     n = np.bincount(cell, minlength=size).astype(float).reshape(n_groups, N_BINS)
     k = np.bincount(cell, weights=out_, minlength=size).reshape(n_groups, N_BINS)
     cs = np.bincount(cell, weights=conf, minlength=size).reshape(n_groups, N_BINS)
-    sq = (conf / 100.0 - out_) ** 2
-    bounds = np.searchsorted(kk, np.arange(n_groups + 1))
-    bs = np.array([float(sq[a:z].sum()) for a, z in zip(bounds[:-1].tolist(), bounds[1:].tolist())])
+    del cell
+    bs = group_sums((conf / 100.0 - out_) ** 2, keys, n_groups)
     ece, brier = _bins_ece_brier(k, n, cs, bs)
-    return [
-        {"n": int(nn), "ece": round_or_none(e), "brier": round_or_none(b), "bins": bins}
-        for nn, e, b, bins in zip(n.sum(1).tolist(), ece.tolist(), brier.tolist(), _bin_entries_many(n, k, cs))
-    ]
+    return n.sum(1).astype(np.int64).tolist(), rounded_list(ece), rounded_list(brier), _bin_entries_many(n, k, cs)
+
+
+def grouped_summaries(df: Obs, keys: np.ndarray, n_groups: int) -> list[dict[str, Any]]:
+    """:func:`calibration_summary` (no CIs) of each group of rows; ``keys`` = group per row (0..n_groups-1)."""
+    cols = _grouped_columns(df, keys, n_groups)
+    with gc_paused():
+        return [{"n": nn, "ece": e, "brier": b, "bins": bins} for nn, e, b, bins in zip(*cols)]
 
 
 @batched_cis
-def _with_cis(df: pd.DataFrame, m: int, mode: Mode) -> dict[str, Any]:
+def _with_cis(df: Obs, m: int, mode: Mode) -> dict[str, Any]:
     return calibration_summary(df, m, mode, with_ci=True)
+
+
+def _row_models(c: Corpus, mode: Mode) -> np.ndarray:
+    """Each calibration observation's seat-model code (:func:`.frames.seat_model_codes`), gathered once per
+    corpus and mode: each model's F2 and the by-model breakdown compare codes instead of gathering them."""
+
+    def build() -> np.ndarray:
+        df = calibration_obs(c, mode)
+        names, codes = seat_model_codes(c)
+        return codes[df["g"].to_numpy(), df["obs"].to_numpy()].astype(np.min_scalar_type(len(names)))
+
+    return c.memo(("calibration_obs_models", mode), build)
 
 
 def f2(c: Corpus, mode: Mode, *, breakdowns: bool = True, model: str | None = None,
        seats: np.ndarray | None = None) -> dict[str, Any]:
     """Calibration; ``model`` keeps only the guesses of seats played by that model (mixed-model games),
     ``seats`` (an (m, seats) mask) only those observers' guesses."""
-    df = calibration_obs(c, mode)
-    if model is not None:
-        df = df[played_by(c, df["g"].to_numpy(), df["obs"].to_numpy(), model)]
+    frame = calibration_obs(c, mode)
+    df = {k: frame[k].to_numpy() for k in ("g", "obs", "conf", "outcome", "bin")}  # filtered as arrays
+    names_m = seat_model_codes(c)[0]
+    if breakdowns or model is not None:
+        df["model"] = _row_models(c, mode)
+    keep = None
+    if model is not None:  # played_by(): str(seat's model) == model
+        hit = np.flatnonzero(names_m == model)
+        keep = df["model"] == hit[0] if len(hit) else np.zeros(len(frame), dtype=bool)
     if seats is not None:
-        df = df[seats[df["g"].to_numpy(), df["obs"].to_numpy()]]
+        keep = seats[df["g"], df["obs"]] if keep is None else keep & seats[df["g"], df["obs"]]
+    if keep is not None:  # the columns read below only
+        df = {k: v[keep] for k, v in df.items() if breakdowns or k not in ("obs", "model")}
     res = _with_cis(df, c.m, mode)  # the breakdowns hold no intervals: added after they are pooled
     if breakdowns:
-        g, obs = df["g"].to_numpy().astype(np.int64), df["obs"].to_numpy().astype(np.int64)
-        names_m, codes = seat_model_codes(c)
-        present, mi = dense_groups(codes[g, obs], len(names_m))  # sorted model names, as groupby(sort=True)
+        present, mi = dense_groups(df["model"], len(names_m))  # sorted model names, as groupby(sort=True)
         res["by_model"] = dict(zip((str(x) for x in names_m[present]), grouped_summaries(df, mi, len(present))))
+        del mi
         names = c.seat_array_obj("name")
         S = names.shape[1]
-        agents, ai = dense_groups(g * S + obs, c.m * S)  # (g, seat) in sorted order
+        agent = df["g"].astype(np.int64)
+        agent *= S
+        agent += df["obs"]  # g * S + obs, one array
+        agents, ai = dense_groups(agent, c.m * S)  # (g, seat) in sorted order
+        del agent
         gid = c.games["game_id"].to_numpy()
         ag_g, ag_s = agents // S, agents % S
-        res["by_agent"] = [
-            {"game_id": str(gi), "agent": str(nm), **summ}
-            for gi, nm, summ in zip(gid[ag_g].tolist(), names[ag_g, ag_s].tolist(), grouped_summaries(df, ai, len(agents)))
-        ]
+        cols = _grouped_columns(df, ai, len(agents))
+        with gc_paused():
+            res["by_agent"] = [
+                {"game_id": str(gi), "agent": str(nm), "n": nn, "ece": e, "brier": b, "bins": bins}
+                for gi, nm, nn, e, b, bins in zip(gid[ag_g].tolist(), names[ag_g, ag_s].tolist(), *cols)
+            ]
     return res
