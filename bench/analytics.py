@@ -182,7 +182,7 @@ def main() -> int:
     ap.add_argument("--warm-only", action="store_true",
                     help="reuse a built cache and measure the warm load + report only (baseline reads the same cache)")
     ap.add_argument("--repeat", type=int, default=1, help="warm (with --cold-only: cold) measurements per code version, "
-                                                          "interleaved (best CPU kept)")
+                                                          "interleaved, alternating which version goes first (best CPU kept)")
     ap.add_argument("--cold-only", action="store_true", help="measure the cold load only (no warm load and report)")
     ap.add_argument("--engine-from", help="take the --unique real engine games from this directory instead of playing "
                                           "them (e.g. games an older version wrote: a schema-2 corpus)")
@@ -224,17 +224,21 @@ def main() -> int:
         if baseline is not None:  # warm-only: the baseline reads the same cache (same format), interleaved
             base = measure(path, cache if a.warm_only else work / f"cache-{name}-baseline", a.boot, baseline, a.warm_only,
                            cold_only=a.cold_only)
-        for _ in range(a.repeat - 1) if a.cold_only else ():  # cold again, alternating; the least CPU a game is kept
-            res = min(res, measure(path, cache, a.boot, cold_only=True), key=lambda r: r["cold_cpu_ms_per_game"])
-            if base is not None:
-                b2 = measure(path, work / f"cache-{name}-baseline", a.boot, baseline, cold_only=True)
-                base = min(base, b2, key=lambda r: r["cold_cpu_ms_per_game"])
-        for _ in range(a.repeat - 1) if not a.cold_only else ():  # warm again, alternating; the least report CPU is kept
-            again = measure(path, cache, a.boot, warm_only=True)
-            res = min(res, {**res, **again}, key=lambda r: r["warm_report_cpu_s"])
-            if base is not None:
-                b2 = measure(path, cache, a.boot, baseline, True)
-                base = min(base, {**base, **b2}, key=lambda r: r["warm_report_cpu_s"])
+        # again, alternating which version goes first (ABBA...: the first of a pair tended to pay more CPU on a
+        # loaded machine); the least CPU (cold: a game; warm: the report) of each version is kept
+        for i in range(a.repeat - 1):
+            runs = [(None, False), (baseline, True)] if base is not None else [(None, False)]
+            for code, is_base in (runs[::-1] if i % 2 == 0 else runs):
+                if a.cold_only:
+                    r = measure(path, work / f"cache-{name}-baseline" if is_base else cache, a.boot, code, cold_only=True)
+                    key = "cold_cpu_ms_per_game"
+                else:
+                    r = measure(path, cache, a.boot, code, warm_only=True)
+                    key = "warm_report_cpu_s"
+                if is_base:
+                    base = min(base, {**base, **r}, key=lambda x: x[key])
+                else:
+                    res = min(res, {**res, **r}, key=lambda x: x[key])
         if gen_s is not None:
             res["generation_s"] = gen_s
         results[name] = res
