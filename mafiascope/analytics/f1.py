@@ -15,7 +15,7 @@ import pandas as pd
 
 from . import labels as L
 from .corpus import Corpus
-from .frames import death_ts, dense_groups, item_arrays, mafia_mask, seat_model_codes, true_roles
+from .frames import at_seats, death_ts, dense_groups, item_arrays, mafia_mask, played_by, true_roles
 from .modes import Mode
 from .stats import batched_cis, ci_list, ratio_ci, round_or_none
 
@@ -178,13 +178,6 @@ def _counts(m: int, n_rounds: int, ridx: np.ndarray, g: np.ndarray, code: np.nda
     return out
 
 
-def _at_seats(mask: np.ndarray, g: np.ndarray, obs: np.ndarray) -> np.ndarray:
-    """``mask[g, obs]`` through one flat index (rows' observers are real seats)."""
-    if len(obs) and int(obs.max()) >= mask.shape[1]:
-        raise IndexError(f"seat {int(obs.max())} out of bounds for {mask.shape[1]} seats")
-    return mask.ravel()[g.astype(np.intp) * mask.shape[1] + obs]
-
-
 @batched_cis
 def f1_by_round(c: Corpus, mode: Mode, *, model: str | None = None, seats: np.ndarray | None = None) -> dict[str, Any]:
     """F1 per round; ``model`` keeps only the observers played by that model (mixed-model games),
@@ -194,11 +187,9 @@ def f1_by_round(c: Corpus, mode: Mode, *, model: str | None = None, seats: np.nd
     it, rc = f1_arrays(c, mode), _round_codes(c, mode)
     keep = None
     if model is not None:
-        names, codes = seat_model_codes(c)
-        hit = np.flatnonzero(names == model)
-        keep = _at_seats(codes == hit[0], it["g"], it["obs"]) if len(hit) else np.zeros(len(it["g"]), dtype=bool)
+        keep = played_by(c, it["g"], it["obs"], model)
     if seats is not None:
-        sk = _at_seats(seats, it["g"], it["obs"])
+        sk = at_seats(seats, it["g"], it["obs"])
         keep = sk if keep is None else keep & sk
     at = slice(None) if keep is None else np.flatnonzero(keep)
     ridx = rc["ridx"][at]

@@ -119,14 +119,19 @@ def played_by(c: Corpus, g: np.ndarray, seat: np.ndarray, model: str) -> np.ndar
     hit = np.flatnonzero(names == model)
     if not len(hit):
         return np.zeros(len(g), dtype=bool)
-    mine = codes == hit[0]  # (m, seats): one byte a slot
+    return at_seats(codes == hit[0], g, seat)  # (m, seats): one byte a slot
+
+
+def at_seats(mask: np.ndarray, g: np.ndarray, seat: np.ndarray) -> np.ndarray:
+    """``mask[g, seat]`` of an (m, seats) array: one flat gather when every (g, seat) is in range (no
+    2-d index checks), else numpy's own indexing (its wrap-around and IndexError)."""
     g, seat = np.asarray(g), np.asarray(seat)
-    if len(g) and g.dtype.kind == seat.dtype.kind == "i" and 0 <= g.min() and g.max() < mine.shape[0] \
-            and 0 <= seat.min() and seat.max() < mine.shape[1]:  # in range: one flat gather, no 2-d index checks
-        at = np.multiply(g, mine.shape[1], dtype=np.int64)
+    if len(g) and g.dtype.kind == seat.dtype.kind == "i" and 0 <= g.min() and g.max() < mask.shape[0] \
+            and 0 <= seat.min() and seat.max() < mask.shape[1]:
+        at = np.multiply(g, mask.shape[1], dtype=np.int64)
         at += seat
-        return np.take(mine.ravel(), at)
-    return mine[g, seat]
+        return np.take(mask.ravel(), at)
+    return mask[g, seat]
 
 
 def n_seats(c: Corpus) -> np.ndarray:
