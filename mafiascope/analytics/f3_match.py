@@ -10,6 +10,7 @@ one that counts: both rules at once), then one sorted search per query.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any, Literal
 
 import numpy as np
 
@@ -57,11 +58,23 @@ def usable_queries(c: Corpus, mode: Mode, it: dict[str, np.ndarray]) -> np.ndarr
     return rows_where(len(it["g"]), test)
 
 
+def search(a: np.ndarray, v: Any, side: Literal["left", "right"] = "left") -> np.ndarray:
+    """``np.searchsorted(a, v, side)`` with the integers ``v`` in ``a``'s integer dtype when they fit:
+    a needle of another dtype (a Python int included) makes numpy convert the whole of ``a`` first,
+    tens of milliseconds per call at 10 million rows."""
+    v = np.asarray(v)
+    if v.dtype != a.dtype and v.dtype.kind in "iu" and a.dtype.kind in "iu" and v.size:
+        info = np.iinfo(a.dtype)
+        if info.min <= int(v.min()) and int(v.max()) <= info.max:
+            v = v.astype(a.dtype)
+    return np.searchsorted(a, v, side=side)
+
+
 def _in_games(rows: np.ndarray, g: np.ndarray, lo: int, hi: int, ordered: bool) -> np.ndarray:
     """The ``rows`` of games [lo, hi): ``g`` is every item's game, sorted (``ordered``), else the rows' games."""
     if ordered:
-        a, b = np.searchsorted(g, (lo, hi))
-        return rows[np.searchsorted(rows, a):np.searchsorted(rows, b)]
+        a, b = search(g, (lo, hi))
+        return rows[int(search(rows, a)):int(search(rows, b))]
     return rows[(g >= lo) & (g < hi)]
 
 
