@@ -129,23 +129,40 @@ def _summary_by_rows(P: dict[str, np.ndarray], tau: float, window: int | None, m
 @pytest.mark.parametrize("chunk", [7, 1 << 20])
 @pytest.mark.parametrize("seed", range(4))
 def test_f3_summary_equals_per_pair_sums(seed: int, chunk: int, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Also summed a few pairs at a time (``_SUM_CHUNK``): the same counts, first-seen orders and intervals."""
+    """Every class selection and window from one pass of counts per threshold, also summed a few pairs
+    at a time (``_SUM_CHUNK``): the same counts, first-seen orders and intervals as per-pair sums."""
     monkeypatch.setattr(f3, "_SUM_CHUNK", chunk)
     rng = np.random.default_rng(seed)
     m, n = 9, [0, 1, 40, 600][seed]
     P = {"g": np.sort(rng.integers(0, m, n)).astype(np.int32), "pred": rng.integers(0, 3, n).astype(np.int8),
          "guess": rng.choice([L.VILLAGER, L.MAFIA, L.DON, L.DOCTOR, L.SHERIFF, L.UNKNOWN], n).astype(np.int64),
-         "conf": rng.choice([0.0, 30.0, 49.5, 50.0, 70.0, 100.0], n), "a_round": rng.integers(1, 5, n).astype(np.int32)}
-    P["b_round"] = (P["a_round"] - rng.integers(0, 3, n)).astype(np.int32)
-    sel = rng.random(n) < 0.7
-    pairs = f3._Pairs(P)
-    for mode in (Mode(boot=50), Mode(boot=50, compat=COMPAT.compat)):
-        for tau in (30, 50, 70):
-            for window in (None, 1):
-                for s in (None, sel, np.zeros(n, dtype=bool)):
-                    got = f3._summary(pairs, tau, window, m, mode, True, s)
-                    want = _summary_by_rows(P, tau, window, m, mode, s)
-                    assert json.dumps(got) == json.dumps(want), (tau, window)  # key order (first seen) included
+         "conf": rng.choice([0.0, 30.0, 49.5, 50.0, 70.0, 100.0], n), "a_round": rng.integers(1, 5, n).astype(np.int32),
+         "mm": rng.random(n) < 0.2, "a_mafia": rng.random(n) < 0.4}
+    P["b_round"] = (P["a_round"] - rng.integers(0, 4, n)).astype(np.int32)
+    P["mm"] &= P["a_mafia"]
+    masks = {"canonical": ~P["mm"], "innocent": ~P["mm"] & ~P["a_mafia"], "mafia": ~P["mm"] & P["a_mafia"], "all": None}
+    for windows, taus in (((1,), ()), ((1, 2), ()), ((1,), (70, 30, 50))):  # counts of one threshold, of several at once
+        pairs = f3._Pairs(P, windows, taus=taus)
+        for mode in (Mode(boot=50), Mode(boot=50, compat=COMPAT.compat)):
+            for tau in (30, 50, 70):
+                for window in (None,) + windows:
+                    for sel, s in masks.items():
+                        got = f3._summary(pairs, tau, window, m, mode, True, sel)
+                        want = _summary_by_rows(P, tau, window, m, mode, s)
+                        assert json.dumps(got) == json.dumps(want), (tau, window, sel)  # key order (first seen) included
+
+
+def test_f3_codes_equal_the_attitudes() -> None:
+    """The int8 table lookup of ``codes_of`` gives ``pred * 3 + actual_attitude`` (NaN and unusable guesses too)."""
+    rng = np.random.default_rng(3)
+    n = 500
+    pred, guess = rng.integers(0, 3, n).astype(np.int8), rng.integers(-1, 6, n).astype(np.int8)
+    conf = rng.choice([np.nan, 0.0, 30.0, 49.5, 50.0, 100.0], n)
+    for tau in (0, 30, 50, 70):
+        want = pred.astype(np.int64) * 3 + f3.actual_attitude(guess, conf, tau)
+        for g in (guess, guess.astype(np.int64)):  # the int8 path and the general one
+            got = f3.codes_of(pred, g, conf, tau)
+            assert got.dtype == np.int8 and got.tolist() == want.tolist(), (tau, g.dtype)
 
 
 @pytest.mark.parametrize("name", ["demo", "malformed", "mafiascope_en_demo"])

@@ -9,6 +9,7 @@ default: B must be alive at A's probe time; round-end probes sort last.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -18,7 +19,7 @@ from . import labels as L
 from .corpus import Corpus
 from .f1 import _ci
 from .f3_match import match, rows_where, usable_queries
-from .frames import item_arrays, item_col as _item_col, mafia_mask, order_key
+from .frames import at_seats, item_arrays, item_col as _item_col, mafia_mask, order_key
 from .modes import Mode
 from .stats import batched_cis, cluster_ci, ratio_stat, round_or_none
 
@@ -61,8 +62,8 @@ def _pair_arrays(c: Corpus, mode: Mode, full: bool = True) -> dict[str, np.ndarr
         maf = mafia_mask(c)
         a_pi = it["pi"][qrows]
         p = c.cols("probes", ["round", "pms"] if full else ["round"])
-        out.update({"g": g, "A": A, "a_round": p["round"].to_numpy()[a_pi], "pred": it["att"][qrows], "a_mafia": maf[g, A]})
-        out["mm"] = out["a_mafia"] & maf[g, B]
+        out.update({"g": g, "A": A, "a_round": p["round"].to_numpy()[a_pi], "pred": it["att"][qrows], "a_mafia": at_seats(maf, g, A)})
+        out["mm"] = out["a_mafia"] & at_seats(maf, g, B)
         if full:
             out.update({"B": B, "key": order_key(c, mode)[a_pi], "round": out["a_round"], "public_msg_seq": p["pms"].to_numpy()[a_pi]})
         del it, qrows, a_pi
@@ -105,23 +106,82 @@ def actual_attitude(guess: np.ndarray, conf: np.ndarray, tau: float) -> np.ndarr
 
 class _Pairs:
     """Columns of the pairs as arrays, with each pair's (predicted, actual) attitude per threshold
-    as one small code (``pred * 3 + actual``) computed once: a summary is then a histogram of codes."""
+    as one small code (``pred * 3 + actual``) computed once: a summary is then a histogram of codes.
 
-    def __init__(self, cols: Any):  # a pairs frame or the pair arrays
+    ``counts(tau)``: one pass over the pairs gives every summary at ``tau`` (and ``taus``) its counts: per game, per
+    class (:data:`_CLASS_OF`) and per window flag (``windows``: a bit each, set when the assessment is
+    at most that many rounds older than the probe), the pairs of each code."""
+
+    def __init__(self, cols: Any, windows: tuple[int, ...] = (), code: Callable[[float], np.ndarray] | None = None,
+                 taus: tuple[float, ...] = ()):
         self.g = np.asarray(cols["g"])
         self.pred = np.asarray(cols["pred"])
         self.guess, self.conf = np.asarray(cols["guess"]), np.asarray(cols["conf"])
         self.a_round, self.b_round = np.asarray(cols["a_round"]), np.asarray(cols["b_round"])
+        self.mm, self.a_mafia = np.asarray(cols["mm"]), np.asarray(cols["a_mafia"])
         self.k = int(self.pred.max(initial=0)) + 1  # predicted classes (attitude codes are 0..2)
+        self.windows, self.taus = windows, taus
         self._code: dict[float, np.ndarray] = {}
+        self._counts: dict[tuple[float, int], np.ndarray] = {}
+        self._shared = code  # codes computed elsewhere (memoised for the seat cells)
 
     def code(self, tau: float) -> np.ndarray:
-        if tau not in self._code:  # a chunk of pairs at a time: no pair-long int64 temporaries
-            code = np.empty(len(self.pred), dtype=np.int8 if self.k * 3 <= 127 else np.int64)
-            for s in _chunks(len(code)):
-                code[s] = self.pred[s].astype(np.int64) * 3 + actual_attitude(self.guess[s], self.conf[s], tau)
-            self._code[tau] = code
+        if tau not in self._code:
+            self._code[tau] = codes_of(self.pred, self.guess, self.conf, tau) if self._shared is None else self._shared(tau)
         return self._code[tau]
+
+    def cls(self, s: slice) -> np.ndarray:
+        """The pairs' classes: 0 Mafia-Mafia, 1 canonical with an innocent predictor, 2 with a Mafia one."""
+        return np.where(self.mm[s], 0, 1 + self.a_mafia[s].astype(np.int64))
+
+    def in_window(self, s: slice, window: int) -> np.ndarray:
+        return self.b_round[s] >= self.a_round[s] - window
+
+    def counts(self, tau: float, m: int) -> np.ndarray:
+        """(m, classes, window flags, k * 3) integer counts, a chunk of pairs at a time (counts add
+        exactly); those of every threshold in ``taus`` in the same pass (their keys but the code shared)."""
+        if (tau, m) not in self._counts:
+            taus = [t for t in dict.fromkeys((tau, *self.taus)) if (t, m) not in self._counts]
+            nc, nw = self.k * 3, 1 << len(self.windows)
+            codes = [self.code(t) for t in taus]
+            outs = [np.zeros(m * 3 * nw * nc, dtype=np.int64) for _ in taus]
+            for s in _chunks(len(self.g)):
+                key = self.g[s].astype(np.int64) * 3 + self.cls(s)
+                for w in self.windows:
+                    key = key * 2 + self.in_window(s, w)
+                key *= nc
+                for code, out in zip(codes, outs):
+                    out += np.bincount(key + code[s], minlength=len(out))
+            self._counts.update({(t, m): out.reshape(m, 3, nw, nc) for t, out in zip(taus, outs)})
+        return self._counts[(tau, m)]
+
+
+_SIDE = np.full(256, L.NEUTRAL, dtype=np.int8)  # a sure guess's attitude, by int8 role code modulo 256
+_SIDE[[L.MAFIA, L.DON]] = L.SUSPECTS
+_SIDE[[L.VILLAGER, L.DOCTOR, L.SHERIFF]] = L.TRUSTS
+
+
+def codes_of(pred: np.ndarray, guess: np.ndarray, conf: np.ndarray, tau: float) -> np.ndarray:
+    """Each pair's ``pred * 3 + actual attitude`` at ``tau`` (int8 when it fits), a chunk of pairs at a time."""
+    k = int(pred.max(initial=0)) + 1
+    small = k * 3 <= 127
+    code = np.empty(len(pred), dtype=np.int8 if small else np.int64)
+    for s in _chunks(len(code)):  # no pair-long int64 temporaries
+        if small and guess.dtype == np.int8:  # :func:`actual_attitude` by a table lookup, in int8 throughout
+            code[s] = np.where(conf[s] >= tau, np.take(_SIDE, guess[s], mode="wrap"), np.int8(L.NEUTRAL))
+            code[s] += pred[s] * 3
+        else:
+            code[s] = pred[s].astype(np.int64) * 3 + actual_attitude(guess[s], conf[s], tau)
+    return code
+
+
+def codes(c: Corpus, mode: Mode, tau: float) -> np.ndarray:
+    """:func:`codes_of` the pairs of :func:`pair_arrays`; memoised: the summaries and the seat cells share them."""
+    def build() -> np.ndarray:
+        p = pair_arrays(c, mode)
+        return codes_of(p["pred"], p["guess"], p["conf"], tau)
+
+    return c.memo(("f3_codes", mode, tau), build)
 
 
 _SUM_CHUNK = 1 << 20  # pairs summed at a time in the summaries: bounds their gathers and int64 keys
@@ -129,21 +189,6 @@ _SUM_CHUNK = 1 << 20  # pairs summed at a time in the summaries: bounds their ga
 
 def _chunks(n: int) -> list[slice]:
     return [slice(lo, lo + _SUM_CHUNK) for lo in range(0, n, _SUM_CHUNK)]
-
-
-def _histograms(P: _Pairs, code: np.ndarray, kept: Any, m: int, per_game: bool) -> tuple[np.ndarray, np.ndarray | None]:
-    """Counts of each code over the kept pairs (``kept(slice)``: a mask or None) and, ``per_game``,
-    each game's, a chunk of pairs at a time: integer counts, so the same as one pass."""
-    nc = P.k * 3
-    h, hg = np.zeros(nc, dtype=np.int64), np.zeros(m * nc if per_game else 0, dtype=np.int64)
-    for s in _chunks(len(code)):
-        k = kept(s)
-        cs = code[s] if k is None else code[s][k]
-        if per_game:
-            hg += np.bincount((P.g[s] if k is None else P.g[s][k]).astype(np.int64) * nc + cs, minlength=m * nc)
-        else:
-            h += np.bincount(cs, minlength=nc)
-    return (hg.reshape(m, nc).sum(0) if per_game else h), (hg if per_game else None)
 
 
 def first_rows(code: np.ndarray, values: list[int], kept: Any = None) -> dict[int, int]:
@@ -170,19 +215,28 @@ def _first_seen(first: dict[int, int], values: range) -> list[int]:
     return sorted((v for v in values if v in first), key=lambda v: first[v])
 
 
-def _summary(pairs: _Pairs | pd.DataFrame, tau: float, window: int | None, m: int, mode: Mode, with_ci: bool,
-             sel: np.ndarray | None = None) -> dict[str, Any]:
-    P = pairs if isinstance(pairs, _Pairs) else _Pairs(pairs)
+_CLASS_OF = {"canonical": (1, 2), "innocent": (1,), "mafia": (2,), "all": (0, 1, 2)}
+
+
+def _summary(P: _Pairs, tau: float, window: int | None, m: int, mode: Mode, with_ci: bool,
+             sel: str = "canonical") -> dict[str, Any]:
+    """The summary of the pairs of classes ``_CLASS_OF[sel]`` (within ``window`` rounds, one of
+    ``P.windows``) from ``P.counts(tau)``; the first-seen orders read the kept pairs themselves."""
+    classes = _CLASS_OF[sel]
+    flags = np.arange(1 << len(P.windows))
+    if window is not None:  # the flags with this window's bit set
+        flags = flags[((flags >> (len(P.windows) - 1 - P.windows.index(window))) & 1) == 1]
 
     def kept(s: slice) -> np.ndarray | None:  # the selection and window, a slice of pairs at a time
-        k = None if sel is None else sel[s]
+        k = None if len(classes) == 3 else np.isin(P.cls(s), classes)
         if window is not None:
-            win = P.b_round[s] >= P.a_round[s] - window
+            win = P.in_window(s, window)
             k = win if k is None else k & win
         return k
 
+    hg = P.counts(tau, m)[:, list(classes)][:, :, flags].sum((1, 2))  # (m, k * 3)
+    flat = hg.sum(0)
     code = P.code(tau)
-    flat, hg = _histograms(P, code, kept, m, with_ci)
     h = flat.reshape(P.k, 3)  # [predicted, actual] counts
     n = int(flat.sum())
     at_code = first_rows(code, np.flatnonzero(flat).tolist(), kept)  # each code's first kept row (their order counts)
@@ -221,25 +275,29 @@ def _summary(pairs: _Pairs | pd.DataFrame, tau: float, window: int | None, m: in
     return res
 
 
+_GRID_TAUS = (30, 50, 70)
+
+
 @batched_cis
 def f3(c: Corpus, mode: Mode, tau: float = 50, window: int | None = None, *, seats: np.ndarray | None = None) -> dict[str, Any]:
-    """F3 summaries; ``seats`` (an (m, seats) mask) keeps only the pairs whose predictor A is a kept seat."""
+    """F3 summaries; ``seats`` (an (m, seats) mask) keeps only the pairs whose predictor A is a kept seat.
+    Each threshold's counts come from one pass over the pairs (:meth:`_Pairs.counts`), shared by its summaries."""
     allp = pair_arrays(c, mode)
+    windows = tuple(sorted({1} | ({window} if window is not None else set())))
     if seats is not None:
         at = np.flatnonzero(seats[allp["g"], allp["A"]])
         allp = {k: allp[k][at] for k in ("g", "pred", "guess", "conf", "a_round", "b_round", "mm", "a_mafia")}
-    P = _Pairs(allp)
-    mm = allp["mm"]
-    a_maf = allp["a_mafia"]
-    can = ~mm
+        P = _Pairs(allp, windows, taus=(tau, *_GRID_TAUS))
+    else:
+        P = _Pairs(allp, windows, lambda t: codes(c, mode, t), (tau, *_GRID_TAUS))
     out: dict[str, Any] = {
-        "canonical": _summary(P, tau, window, c.m, mode, True, can),
-        "innocent_predictors": _summary(P, tau, window, c.m, mode, True, can & ~a_maf),
-        "mafia_predictors": _summary(P, tau, window, c.m, mode, True, can & a_maf),
-        "legacy_mafia_pairs_included": _summary(P, tau, window, c.m, mode, False),
+        "canonical": _summary(P, tau, window, c.m, mode, True),
+        "innocent_predictors": _summary(P, tau, window, c.m, mode, True, "innocent"),
+        "mafia_predictors": _summary(P, tau, window, c.m, mode, True, "mafia"),
+        "legacy_mafia_pairs_included": _summary(P, tau, window, c.m, mode, False, "all"),
         "grid": {},
     }
-    for t in (30, 50, 70):
+    for t in _GRID_TAUS:
         for w, wname in ((None, "nowin"), (1, "win1")):
-            out["grid"][f"thr{t}_{wname}"] = _summary(P, t, w, c.m, mode, w is None, can)
+            out["grid"][f"thr{t}_{wname}"] = _summary(P, t, w, c.m, mode, w is None)
     return out

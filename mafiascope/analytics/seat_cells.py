@@ -16,7 +16,7 @@ from .dynamics import pair_arrays as dynamics_arrays
 from .episodes import episode_seat_counts
 from .f1 import f1_arrays
 from .f2 import bin_columns, brier_stat, calibration_obs, ece_stat
-from .f3 import actual_attitude, pair_arrays as f3_pair_arrays
+from .f3 import codes as f3_codes, pair_arrays as f3_pair_arrays
 from .f4 import vote_units
 from .frames import mafia_mask
 from .load import K_NONE
@@ -140,21 +140,25 @@ _F3_BLOCK = 1 << 20  # pairs summed into the seat cells at a time: bounds the ke
 def _f3(c: Corpus, mode: Mode, tau: float = 50) -> np.ndarray:
     """Columns as F3's canonical summary: n, correct, actual trusts/neutral/suspects, predicted suspects.
 
-    Summed a block of pairs at a time (millions at 10,000 games): every column is a count, and
-    counts add exactly, so the cells equal one pass over every pair."""
+    Each pair's (predicted, actual) code at ``tau`` (shared with the summaries) counted per cell by one
+    ``bincount`` a block of pairs at a time; the columns are sums of those counts. Every column is a
+    count, and counts add exactly, so the cells equal one pass over every pair."""
     p = f3_pair_arrays(c, mode)  # f3_pairs' rows (Mafia-Mafia pairs dropped here), without building its frame
+    code = f3_codes(c, mode, tau)
     cl = _cells(c)
-    out = np.zeros((6, cl.n + 1), dtype=np.int64)
+    k = int(p["pred"].max(initial=0)) + 1  # predicted classes: code = pred * 3 + actual
+    counts = np.zeros((cl.n + 1) * k * 3, dtype=np.int64)
     for lo in range(0, len(p["g"]), _F3_BLOCK):
-        b = slice(lo, lo + _F3_BLOCK)
-        at = np.flatnonzero(~p["mm"][b]) + lo
-        k = cl.key(p["g"][at], p["A"][at])
-        pred = p["pred"][at]
-        act = actual_attitude(p["guess"][at], p["conf"][at], tau)
-        for j, sel in enumerate((pred == act, act == 0, act == 1, act == 2, pred == L.SUSPECTS), start=1):
-            out[j] += np.bincount(k[sel], minlength=cl.n + 1)
-        out[0] += np.bincount(k, minlength=cl.n + 1)
-    return out[:, : cl.n].T.astype(float).reshape(cl.m, cl.S, 6)
+        at = np.flatnonzero(~p["mm"][lo:lo + _F3_BLOCK]) + lo
+        key = cl.key(p["g"][at], p["A"][at])
+        key *= k * 3
+        key += code[at]
+        counts += np.bincount(key, minlength=len(counts))
+    h = counts.reshape(cl.n + 1, k, 3)[: cl.n]  # per cell [predicted, actual]
+    d = min(k, 3)
+    cols = [h.sum((1, 2)), h[:, np.arange(d), np.arange(d)].sum(1), h[:, :, 0].sum(1), h[:, :, 1].sum(1), h[:, :, 2].sum(1),
+            h[:, L.SUSPECTS].sum(1) if k > L.SUSPECTS else np.zeros(cl.n, dtype=np.int64)]
+    return np.stack(cols, axis=-1).astype(float).reshape(cl.m, cl.S, 6)
 
 
 def _f3_acc(p: np.ndarray) -> np.ndarray:
