@@ -93,19 +93,33 @@ def match_block(q: np.ndarray, it: dict[str, np.ndarray], r: np.ndarray, ra: dic
     if groups * span >= 2**62:  # pragma: no cover - keys too wide for one int64: use their ranks
         keys, rank = np.unique(np.concatenate([r_key, q_key]), return_inverse=True)
         r_key, q_key, k0, span = rank[: len(r)], rank[len(r):], 0, len(keys)
-    rg = ((ra["g"][r].astype(np.int64) - lo) * width + ra["seat"][r]) * width + ra["tgt"][r]
-    rc = rg * span + (r_key - k0)
-    del rg, r_key
+    rc = _group(ra["g"][r], ra["seat"][r], ra["tgt"][r], lo, width, span)
+    r_key -= k0
+    rc += r_key
+    del r_key
     order = np.argsort(rc, kind="stable")  # equal values stay in probe-row order: the last one counts
     rc = rc[order]
-    last = np.r_[rc[1:] != rc[:-1], True]
-    rs, rrows = rc[last], r[order[last]]
-    del rc, order, last
-    qg = (((it["g"][q].astype(np.int64) - lo) * width + it["tgt"][q]) * width + it["seat"][q]) * span
-    pos = np.searchsorted(rs, qg + (q_key - k0), side="right") - 1
-    hit = np.flatnonzero(rs[np.maximum(pos, 0)] >= qg)  # the same (game, B, A) group, not an earlier one
+    qg = _group(it["g"][q], it["tgt"][q], it["seat"][q], lo, width, span)
+    q_key -= k0
+    q_key += qg
+    pos = np.searchsorted(rc, q_key, side="right")  # after the last of equal values: the one that counts
+    del q_key
+    pos -= 1
+    hit = np.flatnonzero(rc[np.maximum(pos, 0)] >= qg)  # the same (game, B, A) group, not an earlier one
     hit = hit[pos[hit] >= 0]
-    return q[hit], rrows[pos[hit]]
+    return q[hit], r[order[pos[hit]]]
+
+
+def _group(g: np.ndarray, a: np.ndarray, b: np.ndarray, lo: int, width: int, span: int) -> np.ndarray:
+    """``(((g - lo) * width + a) * width + b) * span`` as int64, computed in place (one temporary)."""
+    out = g.astype(np.int64)
+    out -= lo
+    out *= width
+    out += a
+    out *= width
+    out += b
+    out *= span
+    return out
 
 
 def match(c: Corpus, mode: Mode, it: dict[str, np.ndarray], rows: np.ndarray, ra: dict[str, np.ndarray],
