@@ -9,7 +9,6 @@ default: B must be alive at A's probe time; round-end probes sort last.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -19,7 +18,7 @@ from . import labels as L
 from .corpus import Corpus
 from .f1 import _ci
 from .f3_match import match, rows_where, usable_queries
-from .frames import at_seats, item_arrays, item_col as _item_col, mafia_mask, order_key
+from .frames import item_arrays, item_col as _item_col, mafia_mask, order_key
 from .modes import Mode
 from .stats import batched_cis, cluster_ci, ratio_stat, round_or_none
 
@@ -62,8 +61,8 @@ def _pair_arrays(c: Corpus, mode: Mode, full: bool = True) -> dict[str, np.ndarr
         maf = mafia_mask(c)
         a_pi = it["pi"][qrows]
         p = c.cols("probes", ["round", "pms"] if full else ["round"])
-        out.update({"g": g, "A": A, "a_round": p["round"].to_numpy()[a_pi], "pred": it["att"][qrows], "a_mafia": at_seats(maf, g, A)})
-        out["mm"] = out["a_mafia"] & at_seats(maf, g, B)
+        out.update({"g": g, "A": A, "a_round": p["round"].to_numpy()[a_pi], "pred": it["att"][qrows], "a_mafia": maf[g, A]})
+        out["mm"] = out["a_mafia"] & maf[g, B]
         if full:
             out.update({"B": B, "key": order_key(c, mode)[a_pi], "round": out["a_round"], "public_msg_seq": p["pms"].to_numpy()[a_pi]})
         del it, qrows, a_pi
@@ -112,8 +111,7 @@ class _Pairs:
     class (:data:`_CLASS_OF`) and per window flag (``windows``: a bit each, set when the assessment is
     at most that many rounds older than the probe), the pairs of each code."""
 
-    def __init__(self, cols: Any, windows: tuple[int, ...] = (), code: Callable[[float], np.ndarray] | None = None,
-                 taus: tuple[float, ...] = ()):
+    def __init__(self, cols: Any, windows: tuple[int, ...] = (), taus: tuple[float, ...] = ()):
         self.g = np.asarray(cols["g"])
         self.pred = np.asarray(cols["pred"])
         self.guess, self.conf = np.asarray(cols["guess"]), np.asarray(cols["conf"])
@@ -123,11 +121,10 @@ class _Pairs:
         self.windows, self.taus = windows, taus
         self._code: dict[float, np.ndarray] = {}
         self._counts: dict[tuple[float, int], np.ndarray] = {}
-        self._shared = code  # codes computed elsewhere (memoised for the seat cells)
 
     def code(self, tau: float) -> np.ndarray:
         if tau not in self._code:
-            self._code[tau] = codes_of(self.pred, self.guess, self.conf, tau) if self._shared is None else self._shared(tau)
+            self._code[tau] = codes_of(self.pred, self.guess, self.conf, tau)
         return self._code[tau]
 
     def cls(self, s: slice) -> np.ndarray:
@@ -173,15 +170,6 @@ def codes_of(pred: np.ndarray, guess: np.ndarray, conf: np.ndarray, tau: float) 
         else:
             code[s] = pred[s].astype(np.int64) * 3 + actual_attitude(guess[s], conf[s], tau)
     return code
-
-
-def codes(c: Corpus, mode: Mode, tau: float) -> np.ndarray:
-    """:func:`codes_of` the pairs of :func:`pair_arrays`; memoised: the summaries and the seat cells share them."""
-    def build() -> np.ndarray:
-        p = pair_arrays(c, mode)
-        return codes_of(p["pred"], p["guess"], p["conf"], tau)
-
-    return c.memo(("f3_codes", mode, tau), build)
 
 
 _SUM_CHUNK = 1 << 20  # pairs summed at a time in the summaries: bounds their gathers and int64 keys
@@ -287,9 +275,7 @@ def f3(c: Corpus, mode: Mode, tau: float = 50, window: int | None = None, *, sea
     if seats is not None:
         at = np.flatnonzero(seats[allp["g"], allp["A"]])
         allp = {k: allp[k][at] for k in ("g", "pred", "guess", "conf", "a_round", "b_round", "mm", "a_mafia")}
-        P = _Pairs(allp, windows, taus=(tau, *_GRID_TAUS))
-    else:
-        P = _Pairs(allp, windows, lambda t: codes(c, mode, t), (tau, *_GRID_TAUS))
+    P = _Pairs(allp, windows, (tau, *_GRID_TAUS))
     out: dict[str, Any] = {
         "canonical": _summary(P, tau, window, c.m, mode, True),
         "innocent_predictors": _summary(P, tau, window, c.m, mode, True, "innocent"),

@@ -16,7 +16,7 @@ from .dynamics import pair_arrays as dynamics_arrays
 from .episodes import episode_seat_counts
 from .f1 import f1_arrays
 from .f2 import bin_columns, brier_stat, calibration_obs, ece_stat
-from .f3 import codes as f3_codes, pair_arrays as f3_pair_arrays
+from .f3 import codes_of as f3_codes, pair_arrays as f3_pair_arrays
 from .f4 import vote_units
 from .frames import mafia_mask
 from .load import K_NONE
@@ -140,11 +140,10 @@ _F3_BLOCK = 1 << 20  # pairs summed into the seat cells at a time: bounds the ke
 def _f3(c: Corpus, mode: Mode, tau: float = 50) -> np.ndarray:
     """Columns as F3's canonical summary: n, correct, actual trusts/neutral/suspects, predicted suspects.
 
-    Each pair's (predicted, actual) code at ``tau`` (shared with the summaries) counted per cell by one
-    ``bincount`` a block of pairs at a time; the columns are sums of those counts. Every column is a
-    count, and counts add exactly, so the cells equal one pass over every pair."""
+    Each pair's (predicted, actual) code at ``tau`` counted per cell by one ``bincount`` a block of
+    pairs at a time; the columns are sums of those counts. Every column is a count, and counts add
+    exactly, so the cells equal one pass over every pair."""
     p = f3_pair_arrays(c, mode)  # f3_pairs' rows (Mafia-Mafia pairs dropped here), without building its frame
-    code = f3_codes(c, mode, tau)
     cl = _cells(c)
     k = int(p["pred"].max(initial=0)) + 1  # predicted classes: code = pred * 3 + actual
     counts = np.zeros((cl.n + 1) * k * 3, dtype=np.int64)
@@ -152,7 +151,7 @@ def _f3(c: Corpus, mode: Mode, tau: float = 50) -> np.ndarray:
         at = np.flatnonzero(~p["mm"][lo:lo + _F3_BLOCK]) + lo
         key = cl.key(p["g"][at], p["A"][at])
         key *= k * 3
-        key += code[at]
+        key += f3_codes(p["pred"][at], p["guess"][at], p["conf"][at], tau)
         counts += np.bincount(key, minlength=len(counts))
     h = counts.reshape(cl.n + 1, k, 3)[: cl.n]  # per cell [predicted, actual]
     d = min(k, 3)
