@@ -8,6 +8,7 @@ alive at the probe time, Russian synonyms accepted, Don counts as Mafia.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -15,7 +16,8 @@ import pandas as pd
 
 from . import labels as L
 from .corpus import Corpus
-from .frames import at_seats, death_ts, dense_groups, item_arrays, mafia_mask, played_by, true_roles
+from .frames import (at_seats, death_ts, dense_groups, item_arrays, mafia_mask, played_by, seat_model_codes,
+                     true_roles)
 from .modes import Mode
 from .stats import batched_cis, ci_list, ratio_ci, round_or_none
 
@@ -191,18 +193,39 @@ def f1_by_round(c: Corpus, mode: Mode, *, model: str | None = None, seats: np.nd
     if seats is not None:
         sk = at_seats(seats, it["g"], it["obs"])
         keep = sk if keep is None else keep & sk
-    at = slice(None) if keep is None else np.flatnonzero(keep)
+    return _rows_by_round(c, mode, it, rc, slice(None) if keep is None else np.flatnonzero(keep))
+
+
+def f1_by_round_models(c: Corpus, mode: Mode, models: list[str]) -> Iterator[dict[str, Any]]:
+    """``f1_by_round(c, mode, model=mdl)`` for each of ``models`` in turn. Each row's observer model
+    is looked up once (one (game, seat) gather for all models, not one per model); a model's rows
+    are then those of its one-byte code, in table order (the same rows, the same order).
+    A generator: each model's intervals join the running batch when it is taken (as the per-model
+    calls added them), or a batch of their own outside one."""
+    it, rc = f1_arrays(c, mode), _round_codes(c, mode)
+    names, codes = seat_model_codes(c)
+    mk = at_seats(codes, it["g"], it["obs"]).astype(np.int8 if len(names) <= 127 else np.intp)
+    for mdl in models:
+        hit = np.flatnonzero(names == mdl)
+        yield _rows_by_round(c, mode, it, rc, np.flatnonzero(mk == hit[0]) if len(hit) else np.zeros(0, np.intp))
+
+
+@batched_cis
+def _rows_by_round(c: Corpus, mode: Mode, it: dict[str, np.ndarray], rc: dict[str, np.ndarray],
+                   at: slice | np.ndarray) -> dict[str, Any]:
+    """The per-round figures of the F1 rows ``at`` (ascending positions, or every row)."""
     ridx = rc["ridx"][at]
     present = np.flatnonzero(np.bincount(ridx, minlength=len(rc["rounds"])))
     n = _counts(c.m, len(rc["rounds"]), ridx, it["g"][at], rc["code"][at]).astype(float)
     chance = {k: _chance_means(it[f"{k}_chance"][at], ridx, rc[f"{k}_ok"][at], present) for k in ("acc", "rec")}
+    rounds = rc["rounds"]
     out: dict[str, Any] = {}
     for i in present.tolist():
         cnt = n[i].reshape(-1, 2, 3, 3)  # (games, unknown, target Mafia + hit, committed + correct)
         ak, an = cnt[..., 2].sum((1, 2)), cnt[..., 1:].sum((1, 2, 3))
         uk, un = cnt[:, 1].sum((1, 2)), cnt.sum((1, 2, 3))
         rk, rn = cnt[:, :, 2].sum((1, 2)), cnt[:, :, 1:].sum((1, 2, 3))
-        out[str(int(rc["rounds"][i]))] = {
+        out[str(int(rounds[i]))] = {
             "acc": round_or_none(ak.sum() / an.sum() if an.sum() else None),
             "acc_n": int(an.sum()),
             "acc_chance": chance["acc"][i],
