@@ -143,6 +143,13 @@ def f1_items(c: Corpus, mode: Mode) -> pd.DataFrame:
 
 _BINS = 1 << 22  # (round, game, outcome) bins of one count; more rounds x games are counted round by round
 _CODES = 18  # outcome code of a row: (committed + correct) + 3 * (target Mafia + hit) + 9 * unknown
+_DIGITS = np.arange(_CODES)
+# the outcome codes of the rows each F1 ratio counts: (numerator, denominator) by its columns' names
+CODE_SETS = {
+    ("correct", "committed"): (_DIGITS % 3 == 2, _DIGITS % 3 >= 1),
+    ("unknown", None): (_DIGITS >= 9, _DIGITS >= 0),
+    ("hit_mafia", "tgt_mafia"): (_DIGITS // 3 % 3 == 2, _DIGITS // 3 % 3 >= 1),
+}
 
 
 def _round_codes(c: Corpus, mode: Mode) -> dict[str, np.ndarray]:
@@ -165,6 +172,11 @@ def _round_codes(c: Corpus, mode: Mode) -> dict[str, np.ndarray]:
                 "acc_ok": com & ~np.isnan(it["acc_chance"]), "rec_ok": tm & ~np.isnan(it["rec_chance"])}
 
     return c.memo(("f1_round_codes", mode), build)
+
+
+def outcome_codes(c: Corpus, mode: Mode) -> np.ndarray:
+    """Each F1 row's one-byte outcome code (one of ``_CODES``; memoised with the rows' rounds)."""
+    return _round_codes(c, mode)["code"]
 
 
 def _counts(m: int, n_rounds: int, ridx: np.ndarray, g: np.ndarray, code: np.ndarray) -> np.ndarray:
