@@ -111,6 +111,11 @@ def test_f1_arrays_per_run_equal_per_item(loaded, name: str, monkeypatch: pytest
             mp.setattr(f1, "_runs", lambda g, pi: (np.arange(len(pi)), np.ones(len(pi), dtype=np.int64)))
             c.forget(("f1_arrays", mode))
             _assert_same_arrays(f1.f1_arrays(c, mode), want, (name, mode.name, "one item a run"))
+        for runs in (1, 3):  # the kept items filled a few runs at a time (blocks end inside a game)
+            with monkeypatch.context() as mp:
+                mp.setattr(f1, "_RUNS", runs)
+                c.forget(("f1_arrays", mode))
+                _assert_same_arrays(f1.f1_arrays(c, mode), want, (name, mode.name, "blocks of", runs))
         c.forget(("f1_arrays", mode), ("f1_round_codes", mode))
 
 
