@@ -111,6 +111,11 @@ def test_f1_arrays_per_run_equal_per_item(loaded, name: str, monkeypatch: pytest
             mp.setattr(f1, "_runs", lambda g, pi: (np.arange(len(pi)), np.ones(len(pi), dtype=np.int64)))
             c.forget(("f1_arrays", mode))
             _assert_same_arrays(f1.f1_arrays(c, mode), want, (name, mode.name, "one item a run"))
+        for runs in (1, 3):  # the kept items filled a few runs at a time (blocks end inside a game)
+            with monkeypatch.context() as mp:
+                mp.setattr(f1, "_RUNS", runs)
+                c.forget(("f1_arrays", mode))
+                _assert_same_arrays(f1.f1_arrays(c, mode), want, (name, mode.name, "blocks of", runs))
         c.forget(("f1_arrays", mode), ("f1_round_codes", mode))
 
 
@@ -141,3 +146,48 @@ def test_f1_by_round_counts_equal_sorted_weighted_sums(loaded, name: str, monkey
                     assert list(got) == list(want), (name, mode.name, bins, model)
                     assert got == want, (name, mode.name, bins, model)
         c.forget(("f1_round_codes", mode))
+
+
+@batched_cis
+def _per_model_calls(c, mode: Mode, models: list[str]) -> list[Any]:
+    return [f1.f1_by_round(c, mode, model=mdl) for mdl in models]
+
+
+@batched_cis
+def _per_model_grouped(c, mode: Mode, models: list[str]) -> list[Any]:
+    return list(f1.f1_by_round_models(c, mode, models))
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_f1_by_round_models_equal_one_call_per_model(loaded, name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """One grouping by (model, round) gives each model exactly its filtered call's figures (key order,
+    counts, chance means, intervals in the same batch order), for every model, an unknown one and
+    repeats; one count and round by round."""
+    c = loaded[name]
+    seated = sorted({str(m) for m in c.seat_array_obj("model").ravel() if m is not None})
+    models = [*seated, "no such model", *seated[:1]]
+    for mode in (Mode(boot=50), COMPAT):
+        for bins in (1 << 22, 1):
+            monkeypatch.setattr(f1, "_BINS", bins)
+            want = _per_model_calls(c, mode, models)
+            got = _per_model_grouped(c, mode, models)
+            assert [list(x) for x in got] == [list(x) for x in want], (name, mode.name, bins)
+            assert got == want, (name, mode.name, bins)
+
+
+def test_f1_by_round_models_table_order_within_a_round(loaded) -> None:
+    """The chance means take a (model, round)'s rows in table order: with values whose sum depends
+    on the order, the grouped means still equal the filtered call's."""
+    c = loaded["demo"]
+    mode = Mode(boot=0)
+    it = f1.f1_arrays(c, mode)
+    saved = {k: it[k].copy() for k in ("acc_chance", "rec_chance")}
+    try:
+        rng = np.random.default_rng(5)
+        for k in saved:
+            it[k][:] = rng.choice([1e16, 1.0, -1e16, 3.0], size=len(it[k]))
+        models = sorted({str(m) for m in c.seat_array_obj("model").ravel() if m is not None})
+        assert _per_model_grouped(c, mode, models) == _per_model_calls(c, mode, models)
+    finally:
+        for k, v in saved.items():
+            it[k][:] = v

@@ -8,6 +8,7 @@ alive at the probe time, Russian synonyms accepted, Don counts as Mafia.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -15,7 +16,8 @@ import pandas as pd
 
 from . import labels as L
 from .corpus import Corpus
-from .frames import at_seats, death_ts, dense_groups, item_arrays, mafia_mask, played_by, true_roles
+from .frames import (at_seats, death_ts, dense_groups, item_arrays, mafia_mask, played_by, seat_model_codes,
+                     true_roles)
 from .modes import Mode
 from .stats import batched_cis, ci_list, ratio_ci, round_or_none
 
@@ -79,51 +81,101 @@ def f1_arrays(c: Corpus, mode: Mode) -> dict[str, np.ndarray]:
 
     Read from the role-assessment items' few columns (no joined item frame); what depends on the
     probe only (its step columns, the alive seats, the chance baselines) is computed per run of
-    a probe's items and repeated or gathered for the kept items."""
+    a probe's items and gathered for the kept items, a block of runs at a time into the columns
+    (no item-length index or temporary: a block's are reused, not fresh pages each)."""
 
     def build() -> dict[str, np.ndarray]:
         it = item_arrays(c, "ra", "role_assessment", ("g", "tgt", "role_en" if mode.is_compat else "role", "conf"))
         roles = true_roles(c, mode)
         maf = mafia_mask(c)
-        g, tgt, pi = it["g"], it["tgt"], it["pi"]
-        guess = it["role_en" if mode.is_compat else "role"]
+        g, pi = it["g"], it["pi"]
+        items = {"g": g, "tgt": it["tgt"], "guess": it["role_en" if mode.is_compat else "role"], "conf": it["conf"]}
         first, length = _runs(g, pi)
         p = c.cols("probes", ["seat", "timestamp", "round"])
         pr = pi[first].astype(np.intp)
         rg, obs, ts = g[first], p["seat"].to_numpy()[pr], p["timestamp"].to_numpy()[pr]
-        alive, acc, rec, codes = _run_tables(c, roles, maf, rg, obs, ts)
-        ok = np.repeat((obs >= 0) & ~maf[rg, np.where(obs >= 0, obs, 0)], length)
-        ok &= (tgt >= 0) & (tgt != np.repeat(obs, length)) & (guess != L.UNUSABLE)
-        at = np.flatnonzero(ok)
-        r = np.repeat(np.arange(len(first)), np.add.reduceat(ok, first) if len(first) else length)
-        del ok
-        if not mode.is_compat:  # the target alive at the probe time
-            keep = alive[tgt[at], r]
-            at, r = at[keep], r[keep]
-        return _kept_columns(roles, maf, codes, acc, rec, g[at], obs[r], tgt[at], guess[at], r,
-                             {"round": p["round"].to_numpy()[pr][r], "conf": it["conf"][at], "timestamp": ts[r]})
+        tables = _run_tables(c, roles, maf, rg, obs, ts)
+        run_ok = (obs >= 0) & ~maf[rg, np.where(obs >= 0, obs, 0)]
+        blocks = (first, length)
+        keep = _kept_items(blocks, run_ok, obs, items, None if mode.is_compat else tables[0], roles.shape[1])
+        runs = {"obs": obs, "round": p["round"].to_numpy()[pr], "timestamp": ts}
+        return _kept_columns(keep, blocks, roles, maf, tables, items, runs)
 
     return c.memo(("f1_arrays", mode), build)
 
 
-def _kept_columns(roles: np.ndarray, maf: np.ndarray, codes: np.ndarray, acc: np.ndarray, rec: np.ndarray,
-                  g: np.ndarray, obs: np.ndarray, tgt: np.ndarray, guess: np.ndarray, r: np.ndarray,
-                  step: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """F1's columns of the kept items (their runs ``r``): (game, target) lookups through one flat index."""
-    seats = roles.shape[1]
-    if len(tgt) and int(tgt.max()) >= seats:
-        raise IndexError(f"target seat {int(tgt.max())} out of bounds for {seats} seats")
-    flat = g.astype(np.intp) * seats + tgt
-    truth = roles.ravel()[flat]
-    code_at = np.searchsorted(codes, roles).astype(np.int8 if len(codes) < 128 else np.intp).ravel()[flat]
-    tm = maf.ravel()[flat]
-    del flat
-    out = {
-        "g": g, "obs": obs, "tgt": tgt, "guess": guess, "truth": truth,
-        "unknown": guess == L.UNKNOWN, "committed": guess != L.UNKNOWN, "correct": guess == truth,
-        "tgt_mafia": tm, "hit_mafia": guess == L.MAFIA,
-        "acc_chance": acc.ravel()[r * len(codes) + code_at], "rec_chance": rec[r], **step,
-    }
+_RUNS = 1 << 17  # probe runs per block of the kept items' passes (a block's index arrays are a few MB)
+
+
+def _blocks(first: np.ndarray, length: np.ndarray) -> Iterator[tuple[int, int, np.ndarray]]:
+    """(first item, end item, each item's run index) of each block of ``_RUNS`` consecutive runs."""
+    lo = 0
+    for r0 in range(0, len(first), _RUNS):
+        n = length[r0:r0 + _RUNS]
+        hi = lo + int(n.sum())
+        yield lo, hi, np.repeat(np.arange(r0, r0 + len(n)), n)
+        lo = hi
+
+
+def _kept_items(blocks: tuple[np.ndarray, np.ndarray], run_ok: np.ndarray, obs: np.ndarray,
+                items: dict[str, np.ndarray], alive: np.ndarray | None, seats: int) -> np.ndarray:
+    """Per item: kept (a usable guess about another seat by a probe whose observer is not Mafia and,
+    with ``alive``, a target alive at the probe time); a block of runs at a time."""
+    tgt, guess = items["tgt"], items["guess"]
+    keep = np.empty(len(tgt), dtype=bool)
+    for lo, hi, rl in _blocks(*blocks):
+        kb, tb = keep[lo:hi], tgt[lo:hi]
+        np.greater_equal(tb, 0, out=kb)
+        kb &= run_ok[rl]
+        kb &= tb != obs[rl]
+        kb &= guess[lo:hi] != L.UNUSABLE
+        at = np.flatnonzero(kb)
+        t = tb[at]
+        if len(t) and int(t.max()) >= seats:
+            raise IndexError(f"target seat {int(t.max())} out of bounds for {seats} seats")
+        if alive is not None:  # the target alive at the probe time
+            kb[at] = alive[t, rl[at]]
+    return keep
+
+
+def _kept_columns(keep: np.ndarray, blocks: tuple[np.ndarray, np.ndarray], roles: np.ndarray, maf: np.ndarray,
+                  tables: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray], items: dict[str, np.ndarray],
+                  runs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """F1's columns of the kept items, filled a block of runs at a time: item columns gathered at the
+    kept items, run columns at their runs, (game, target) lookups through one flat index."""
+    n, seats = int(np.count_nonzero(keep)), roles.shape[1]
+    _, acc, rec, codes = tables
+    out = {k: np.empty(n, dtype=v.dtype) for k, v in (*items.items(), *runs.items())}
+    out.update({"truth": np.empty(n, dtype=roles.dtype), "acc_chance": np.empty(n, dtype=acc.dtype),
+                "rec_chance": np.empty(n, dtype=rec.dtype)})
+    out.update({k: np.empty(n, dtype=bool) for k in ("unknown", "committed", "correct", "tgt_mafia", "hit_mafia")})
+    code_of = np.searchsorted(codes, roles).astype(np.int8 if len(codes) < 128 else np.intp).ravel()
+    o = 0
+    for lo, hi, rl in _blocks(*blocks):
+        at = np.flatnonzero(keep[lo:hi])
+        s = slice(o, o + len(at))
+        o += len(at)
+        r = rl[at]
+        at += lo
+        col = {k: v[s] for k, v in out.items()}
+        for k, v in items.items():
+            col[k][:] = v[at]
+        for k, v in runs.items():
+            col[k][:] = v[r]
+        col["rec_chance"][:] = rec[r]
+        flat = col["g"].astype(np.intp)
+        flat *= seats
+        flat += col["tgt"]
+        col["truth"][:] = roles.ravel()[flat]
+        col["tgt_mafia"][:] = maf.ravel()[flat]
+        r *= len(codes)
+        r += code_of[flat]
+        col["acc_chance"][:] = acc.ravel()[r]
+        guess = col["guess"]
+        np.equal(guess, L.UNKNOWN, out=col["unknown"])
+        np.not_equal(guess, L.UNKNOWN, out=col["committed"])
+        np.equal(guess, col["truth"], out=col["correct"])
+        np.equal(guess, L.MAFIA, out=col["hit_mafia"])
     return {k: out[k] for k in _F1_COLS}
 
 
@@ -141,6 +193,13 @@ def f1_items(c: Corpus, mode: Mode) -> pd.DataFrame:
 
 _BINS = 1 << 22  # (round, game, outcome) bins of one count; more rounds x games are counted round by round
 _CODES = 18  # outcome code of a row: (committed + correct) + 3 * (target Mafia + hit) + 9 * unknown
+_DIGITS = np.arange(_CODES)
+# the outcome codes of the rows each F1 ratio counts: (numerator, denominator) by its columns' names
+CODE_SETS = {
+    ("correct", "committed"): (_DIGITS % 3 == 2, _DIGITS % 3 >= 1),
+    ("unknown", None): (_DIGITS >= 9, _DIGITS >= 0),
+    ("hit_mafia", "tgt_mafia"): (_DIGITS // 3 % 3 == 2, _DIGITS // 3 % 3 >= 1),
+}
 
 
 def _round_codes(c: Corpus, mode: Mode) -> dict[str, np.ndarray]:
@@ -163,6 +222,11 @@ def _round_codes(c: Corpus, mode: Mode) -> dict[str, np.ndarray]:
                 "acc_ok": com & ~np.isnan(it["acc_chance"]), "rec_ok": tm & ~np.isnan(it["rec_chance"])}
 
     return c.memo(("f1_round_codes", mode), build)
+
+
+def outcome_codes(c: Corpus, mode: Mode) -> np.ndarray:
+    """Each F1 row's one-byte outcome code (one of ``_CODES``; memoised with the rows' rounds)."""
+    return _round_codes(c, mode)["code"]
 
 
 def _counts(m: int, n_rounds: int, ridx: np.ndarray, g: np.ndarray, code: np.ndarray) -> np.ndarray:
@@ -191,18 +255,39 @@ def f1_by_round(c: Corpus, mode: Mode, *, model: str | None = None, seats: np.nd
     if seats is not None:
         sk = at_seats(seats, it["g"], it["obs"])
         keep = sk if keep is None else keep & sk
-    at = slice(None) if keep is None else np.flatnonzero(keep)
+    return _rows_by_round(c, mode, it, rc, slice(None) if keep is None else np.flatnonzero(keep))
+
+
+def f1_by_round_models(c: Corpus, mode: Mode, models: list[str]) -> Iterator[dict[str, Any]]:
+    """``f1_by_round(c, mode, model=mdl)`` for each of ``models`` in turn. Each row's observer model
+    is looked up once (one (game, seat) gather for all models, not one per model); a model's rows
+    are then those of its one-byte code, in table order (the same rows, the same order).
+    A generator: each model's intervals join the running batch when it is taken (as the per-model
+    calls added them), or a batch of their own outside one."""
+    it, rc = f1_arrays(c, mode), _round_codes(c, mode)
+    names, codes = seat_model_codes(c)
+    mk = at_seats(codes, it["g"], it["obs"]).astype(np.int8 if len(names) <= 127 else np.intp)
+    for mdl in models:
+        hit = np.flatnonzero(names == mdl)
+        yield _rows_by_round(c, mode, it, rc, np.flatnonzero(mk == hit[0]) if len(hit) else np.zeros(0, np.intp))
+
+
+@batched_cis
+def _rows_by_round(c: Corpus, mode: Mode, it: dict[str, np.ndarray], rc: dict[str, np.ndarray],
+                   at: slice | np.ndarray) -> dict[str, Any]:
+    """The per-round figures of the F1 rows ``at`` (ascending positions, or every row)."""
     ridx = rc["ridx"][at]
     present = np.flatnonzero(np.bincount(ridx, minlength=len(rc["rounds"])))
     n = _counts(c.m, len(rc["rounds"]), ridx, it["g"][at], rc["code"][at]).astype(float)
     chance = {k: _chance_means(it[f"{k}_chance"][at], ridx, rc[f"{k}_ok"][at], present) for k in ("acc", "rec")}
+    rounds = rc["rounds"]
     out: dict[str, Any] = {}
     for i in present.tolist():
         cnt = n[i].reshape(-1, 2, 3, 3)  # (games, unknown, target Mafia + hit, committed + correct)
         ak, an = cnt[..., 2].sum((1, 2)), cnt[..., 1:].sum((1, 2, 3))
         uk, un = cnt[:, 1].sum((1, 2)), cnt.sum((1, 2, 3))
         rk, rn = cnt[:, :, 2].sum((1, 2)), cnt[:, :, 1:].sum((1, 2, 3))
-        out[str(int(rc["rounds"][i]))] = {
+        out[str(int(rounds[i]))] = {
             "acc": round_or_none(ak.sum() / an.sum() if an.sum() else None),
             "acc_n": int(an.sum()),
             "acc_chance": chance["acc"][i],

@@ -14,7 +14,7 @@ from .accounting import personality_rows, plan_rows, vote_rows
 from .corpus import Corpus
 from .dynamics import pair_arrays as dynamics_arrays
 from .episodes import episode_seat_counts
-from .f1 import f1_arrays
+from .f1 import CODE_SETS, f1_arrays, outcome_codes
 from .f2 import bin_columns, brier_stat, calibration_obs, ece_stat
 from .f3 import codes_of as f3_codes, pair_arrays as f3_pair_arrays
 from .f4 import vote_units
@@ -115,15 +115,29 @@ def _cells(c: Corpus) -> _Cells:
 
 
 def _f1(col_num: str, col_den: str | None) -> Callable[[Corpus, Mode], np.ndarray]:
+    num, den = CODE_SETS[(col_num, col_den)]  # the outcome codes of the rows each sum counts
+
     def f(c: Corpus, mode: Mode) -> np.ndarray:
-        it = f1_arrays(c, mode)  # f1_items' columns, without building its frame
-        cl = _cells(c)
-        k = cl.key(it["g"], it["obs"])
-        num = it[col_num]
-        den = np.ones(len(it["g"]), dtype=bool) if col_den is None else it[col_den]
-        return np.stack([cl.sum(k, num & den), cl.sum(k, den)], axis=-1)
+        cnt = _f1_code_cells(c, mode)
+        return np.stack([cnt[..., num].sum(-1), cnt[..., den].sum(-1)], axis=-1).astype(float)
 
     return f
+
+
+def _f1_code_cells(c: Corpus, mode: Mode) -> np.ndarray:
+    """(m, S, codes) F1 row counts per (game, observer seat) cell and outcome code: one count serves
+    the three F1 metrics (exact integers, the sums of 0/1 weights they summed). Memoised with the
+    group's other intermediates."""
+
+    def build() -> np.ndarray:
+        it, cl = f1_arrays(c, mode), _cells(c)
+        codes = len(CODE_SETS[("unknown", None)][1])
+        k = cl.key(it["g"], it["obs"])  # rows without a seat: cell n, past the kept bins
+        k *= codes
+        k += outcome_codes(c, mode)
+        return np.bincount(k, minlength=(cl.n + 1) * codes)[: cl.n * codes].reshape(cl.m, cl.S, codes)
+
+    return c.memo(("f1_code_cells", mode), build)
 
 
 def _f2(c: Corpus, mode: Mode) -> np.ndarray:

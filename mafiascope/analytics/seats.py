@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from .corpus import Corpus
-from .f1 import _ci, f1_by_round
+from .f1 import _ci, f1_by_round_models
 from .f2 import f2
 from .modes import Mode
 from .stats import batched_cis, isolated, multiplicities, percentile_ci, round_or_none
@@ -156,9 +156,11 @@ def roles_of(c: Corpus) -> list[str]:
 
 @batched_cis
 def _model_entries(c: Corpus, mode: Mode) -> dict[str, dict[str, Any]]:
-    # one batch holding each model's F1 and F2 intervals in model order, as by_model pooled them
-    return {mdl: {"f1_by_round": f1_by_round(c, mode, model=mdl), "f2": f2(c, mode, breakdowns=False, model=mdl)}
-            for mdl in models_of(c)}
+    # one batch holding each model's F1 and F2 intervals in model order, as by_model pooled them; every
+    # model's F1 from one grouping of the rows by (model, round), taken model by model between the F2s
+    models = models_of(c)
+    return {mdl: {"f1_by_round": f1r, "f2": f2(c, mode, breakdowns=False, model=mdl)}
+            for mdl, f1r in zip(models, f1_by_round_models(c, mode, models))}
 
 
 def model_entries(c: Corpus, mode: Mode) -> dict[str, dict[str, Any]]:
