@@ -13,10 +13,12 @@ from typing import Any, Mapping, Union
 import numpy as np
 import pandas as pd
 
+from . import f2_cells
 from .arrays_out import gc_paused, group_sums, rounded_list
 from .corpus import Corpus
 from .f1 import _ci, f1_arrays
-from .frames import dense_groups, seat_model_codes
+from .f2_cells import ObsCells
+from .frames import seat_model_codes
 from .modes import Mode
 from .stats import batched_cis, cluster_ci, ratio_stat, round_or_none, wilson, wilson_arrays
 
@@ -27,19 +29,19 @@ Obs = Union[pd.DataFrame, Mapping[str, np.ndarray]]  # calibration_obs() or its 
 def calibration_obs(c: Corpus, mode: Mode) -> pd.DataFrame:
     """F1's committed items with a confidence in [0, 100]: ``g``, ``obs``, ``conf``, ``correct``,
     ``bin``, ``outcome`` (only the columns F2 reads; built once per corpus and mode)."""
+    return c.memo(("calibration_obs", mode), lambda: pd.DataFrame(_obs_rows(c, mode)).astype({"bin": int}))
 
-    def build() -> pd.DataFrame:
-        it = f1_arrays(c, mode)  # f1_items' columns, without building its frame
-        conf = it["conf"]
-        keep = it["committed"] & ~np.isnan(conf) & (conf >= 0) & (conf <= 100)
-        at = np.flatnonzero(keep)
-        conf = conf[at]
-        correct = it["correct"][at]
-        return pd.DataFrame({"g": it["g"][at], "obs": it["obs"][at], "conf": conf,
-                             "correct": correct, "bin": np.minimum(N_BINS - 1, np.floor(conf / 20).astype(int)),
-                             "outcome": correct.astype(float)})
 
-    return c.memo(("calibration_obs", mode), build)
+def _obs_rows(c: Corpus, mode: Mode) -> dict[str, np.ndarray]:
+    """:func:`calibration_obs`' columns as arrays (F2's sums read these, not a memoised frame)."""
+    it = f1_arrays(c, mode)  # f1_items' columns, without building its frame
+    conf = it["conf"]
+    keep = it["committed"] & ~np.isnan(conf) & (conf >= 0) & (conf <= 100)
+    at = np.flatnonzero(keep)
+    conf = conf[at]
+    correct = it["correct"][at]
+    return {"g": it["g"][at], "obs": it["obs"][at], "conf": conf, "correct": correct,
+            "bin": np.minimum(N_BINS - 1, np.floor(conf / 20)).astype(np.int8), "outcome": correct.astype(float)}
 
 
 def _bins_ece_brier(k: np.ndarray, n: np.ndarray, cs: np.ndarray, bsum: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -116,6 +118,13 @@ def calibration_summary(df: Obs, m: int | None = None, mode: Mode | None = None,
     k = np.bincount(b, weights=out_, minlength=N_BINS)
     cs = np.bincount(b, weights=conf, minlength=N_BINS)
     bs = float(((conf / 100.0 - out_) ** 2).sum())
+    per_game = bin_columns(df, m) if with_ci and m is not None and mode is not None else None
+    return _summary(n, k, cs, bs, per_game, mode)
+
+
+def _summary(n: np.ndarray, k: np.ndarray, cs: np.ndarray, bs: float, per_game: np.ndarray | None,
+             mode: Mode | None) -> dict[str, Any]:
+    """:func:`calibration_summary` from its sums: per bin, the Brier sum and (for the intervals) per game."""
     ece, brier = _bins_ece_brier(k[None], n[None], cs[None], np.array([bs]))
     res: dict[str, Any] = {
         "n": int(n.sum()),
@@ -123,8 +132,7 @@ def calibration_summary(df: Obs, m: int | None = None, mode: Mode | None = None,
         "brier": round_or_none(brier[0]),
         "bins": {},
     }
-    if with_ci and m is not None and mode is not None:
-        per_game = bin_columns(df, m)
+    if per_game is not None and mode is not None:
         res["ece_ci95"] = _ci(cluster_ci(per_game, ece_stat, mode))
         res["brier_ci95"] = _ci(cluster_ci(per_game, brier_stat, mode))
         res["bins"] = _bin_entries(n, k, cs)
@@ -148,14 +156,21 @@ def _grouped_columns(df: Obs, keys: np.ndarray, n_groups: int) -> tuple[list[int
     k = np.bincount(cell, weights=out_, minlength=size).reshape(n_groups, N_BINS)
     cs = np.bincount(cell, weights=conf, minlength=size).reshape(n_groups, N_BINS)
     del cell
-    bs = group_sums((conf / 100.0 - out_) ** 2, keys, n_groups)
+    return _group_lists(n, k, cs, group_sums((conf / 100.0 - out_) ** 2, keys, n_groups))
+
+
+def _group_lists(n: np.ndarray, k: np.ndarray, cs: np.ndarray, bs: np.ndarray) -> tuple[list[int], list, list, list]:
+    """:func:`_grouped_columns` from each group's (groups, bins) sums and Brier sum."""
     ece, brier = _bins_ece_brier(k, n, cs, bs)
     return n.sum(1).astype(np.int64).tolist(), rounded_list(ece), rounded_list(brier), _bin_entries_many(n, k, cs)
 
 
 def grouped_summaries(df: Obs, keys: np.ndarray, n_groups: int) -> list[dict[str, Any]]:
     """:func:`calibration_summary` (no CIs) of each group of rows; ``keys`` = group per row (0..n_groups-1)."""
-    cols = _grouped_columns(df, keys, n_groups)
+    return _summaries(_grouped_columns(df, keys, n_groups))
+
+
+def _summaries(cols: tuple[list[int], list, list, list]) -> list[dict[str, Any]]:
     with gc_paused():
         return [{"n": nn, "ece": e, "brier": b, "bins": bins} for nn, e, b, bins in zip(*cols)]
 
@@ -165,53 +180,74 @@ def _with_cis(df: Obs, m: int, mode: Mode) -> dict[str, Any]:
     return calibration_summary(df, m, mode, with_ci=True)
 
 
-def _row_models(c: Corpus, mode: Mode) -> np.ndarray:
-    """Each calibration observation's seat-model code (:func:`.frames.seat_model_codes`), gathered once per
-    corpus and mode: each model's F2 and the by-model breakdown compare codes instead of gathering them."""
+def obs_cells(c: Corpus, mode: Mode, seats: np.ndarray | None = None) -> ObsCells:
+    """The sums of every calibration observation (memoised per corpus and mode) or of ``seats``' only."""
 
-    def build() -> np.ndarray:
-        df = calibration_obs(c, mode)
+    def build(keep: np.ndarray | None = None) -> ObsCells:
+        rows = _obs_rows(c, mode)
+        del rows["correct"]
+        if keep is not None:
+            keep = keep[rows["g"], rows["obs"]]
+            rows = {k: v[keep] for k, v in rows.items()}
         names, codes = seat_model_codes(c)
-        return codes[df["g"].to_numpy(), df["obs"].to_numpy()].astype(np.min_scalar_type(len(names)))
+        return f2_cells.obs_cells(rows, c.m, codes, len(names))
 
-    return c.memo(("calibration_obs_models", mode), build)
+    return c.memo(("calibration_cells", mode), build) if seats is None else build(seats)
+
+
+@batched_cis
+def _summary_of(cells: ObsCells, j: int | None, mode: Mode) -> dict[str, Any]:
+    """:func:`_with_cis` of every row of ``cells`` (``j`` None) or of model ``j``'s rows (none if -1)."""
+    if j is None:
+        kns, bs, per_game = cells.bins, cells.brier, cells.game_cols
+    elif j < 0:
+        kns, bs, per_game = np.zeros((N_BINS, 3)), 0.0, cells.model_game_cols(j)
+    else:
+        kns, bs, per_game = cells.model_bins[j], float(cells.model_brier[j]), cells.model_game_cols(j)
+    n, k, cs = (np.ascontiguousarray(kns[:, i]) for i in (1, 0, 2))
+    return _summary(n, k, cs, bs, per_game, mode)
 
 
 def f2(c: Corpus, mode: Mode, *, breakdowns: bool = True, model: str | None = None,
        seats: np.ndarray | None = None) -> dict[str, Any]:
     """Calibration; ``model`` keeps only the guesses of seats played by that model (mixed-model games),
-    ``seats`` (an (m, seats) mask) only those observers' guesses."""
-    frame = calibration_obs(c, mode)
-    df = {k: frame[k].to_numpy() for k in ("g", "obs", "conf", "outcome", "bin")}  # filtered as arrays
+    ``seats`` (an (m, seats) mask) only those observers' guesses.
+
+    Every figure is summed from :func:`obs_cells` (one pass over the rows for the corpus and every model)."""
+    cells = obs_cells(c, mode, seats)
     names_m = seat_model_codes(c)[0]
-    if breakdowns or model is not None:
-        df["model"] = _row_models(c, mode)
-    keep = None
+    j = None
     if model is not None:  # played_by(): str(seat's model) == model
         hit = np.flatnonzero(names_m == model)
-        keep = df["model"] == hit[0] if len(hit) else np.zeros(len(frame), dtype=bool)
-    if seats is not None:
-        keep = seats[df["g"], df["obs"]] if keep is None else keep & seats[df["g"], df["obs"]]
-    if keep is not None:  # the columns read below only
-        df = {k: v[keep] for k, v in df.items() if breakdowns or k not in ("obs", "model")}
-    res = _with_cis(df, c.m, mode)  # the breakdowns hold no intervals: added after they are pooled
+        j = int(hit[0]) if len(hit) else -1
+    res = _summary_of(cells, j, mode)  # the breakdowns hold no intervals
     if breakdowns:
-        present, mi = dense_groups(df["model"], len(names_m))  # sorted model names, as groupby(sort=True)
-        res["by_model"] = dict(zip((str(x) for x in names_m[present]), grouped_summaries(df, mi, len(present))))
-        del mi
+        mb = cells.model_bins
+        present = np.flatnonzero(mb[:, :, 1].sum(1) > 0)  # models with rows, sorted by name
+        if j is not None:
+            present = present[present == j]
+        res["by_model"] = dict(zip((str(x) for x in names_m[present]), _grouped(
+            mb[present], cells.model_brier[present])))
+        at = slice(None) if j is None else np.flatnonzero(cells.agent_models == j)
         names = c.seat_array_obj("name")
         S = names.shape[1]
-        agent = df["g"].astype(np.int64)
-        agent *= S
-        agent += df["obs"]  # g * S + obs, one array
-        agents, ai = dense_groups(agent, c.m * S)  # (g, seat) in sorted order
-        del agent
-        gid = c.games["game_id"].to_numpy()
+        agents = cells.agents[at]
         ag_g, ag_s = agents // S, agents % S
-        cols = _grouped_columns(df, ai, len(agents))
+        gid = c.games["game_id"].to_numpy()
+        cols = _group_lists(*_kns_of(cells.agent_cols[at]), cells.agent_brier[at])
         with gc_paused():
             res["by_agent"] = [
                 {"game_id": str(gi), "agent": str(nm), "n": nn, "ece": e, "brier": b, "bins": bins}
                 for gi, nm, nn, e, b, bins in zip(gid[ag_g].tolist(), names[ag_g, ag_s].tolist(), *cols)
             ]
     return res
+
+
+def _kns_of(cols: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(n, k, cs) as (groups, bins) arrays from rows in bin_columns' layout."""
+    return tuple(np.ascontiguousarray(cols[:, i : 3 * N_BINS : 3]) for i in (1, 0, 2))  # type: ignore[return-value]
+
+
+def _grouped(kns: np.ndarray, bs: np.ndarray) -> list[dict[str, Any]]:
+    """:func:`grouped_summaries` from each group's (bins, 3) sums and Brier sum."""
+    return _summaries(_group_lists(*_kns_of(kns.reshape(len(kns), 3 * N_BINS)), bs))

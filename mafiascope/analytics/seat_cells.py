@@ -15,7 +15,8 @@ from .corpus import Corpus
 from .dynamics import pair_arrays as dynamics_arrays
 from .episodes import episode_seat_counts
 from .f1 import CODE_SETS, f1_arrays, outcome_codes
-from .f2 import bin_columns, brier_stat, calibration_obs, ece_stat
+from .f2 import brier_stat, ece_stat, obs_cells
+from .f2_cells import COLS
 from .f3 import codes_of as f3_codes, pair_arrays as f3_pair_arrays
 from .f4 import vote_units
 from .frames import mafia_mask
@@ -141,11 +142,12 @@ def _f1_code_cells(c: Corpus, mode: Mode) -> np.ndarray:
 
 
 def _f2(c: Corpus, mode: Mode) -> np.ndarray:
-    df = calibration_obs(c, mode)
+    """F2's bin_columns per (game, seat) cell: its agents' sums (:func:`.f2.obs_cells`, shared with the section)."""
+    cells = obs_cells(c, mode)
     cl = _cells(c)
-    k = cl.key(df["g"].to_numpy(), df["obs"].to_numpy())
-    cols = bin_columns(df.assign(g=k), cl.n + 1)
-    return cols[: cl.n].reshape(cl.m, cl.S, -1)
+    out = np.zeros((cl.n, COLS))
+    out[cells.agents] = cells.agent_cols
+    return out.reshape(cl.m, cl.S, COLS)
 
 
 _F3_BLOCK = 1 << 20  # pairs summed into the seat cells at a time: bounds the keys' and masks' temporaries
