@@ -114,3 +114,46 @@ def test_distinct_equals_unique_first_index(x: np.ndarray) -> None:
     u, first = episodes._distinct(x)
     wu, wfirst = np.unique(x, return_index=True)
     assert np.array_equal(u, wu) and np.array_equal(first, wfirst) and u.dtype == x.dtype
+
+
+def _groups_by_rows(c, mode: Mode, seats: np.ndarray | None) -> dict[str, Any]:
+    """Dynamics' groups as computed before the (group, game) bins: each group's rows gathered, five bincounts."""
+    from mafiascope.analytics import labels as L
+    from mafiascope.analytics.dynamics import _ci, cluster_ci, ratio_stat, round_or_none
+
+    d = dynamics.pair_arrays(c, mode)
+    if seats is not None:
+        at = np.flatnonzero(seats[d["g"].astype(np.int64), d["agent"].astype(np.int64)])
+        d = {k: d[k][at] for k in ("g", "l1", "flip", "flip_pair", "ret", "mafia", "role")}
+
+    def stats(rows: np.ndarray, mult: int = 1) -> dict[str, Any]:
+        g, l1, fl, fp, ret = (d[k][rows] for k in ("g", "l1", "flip", "flip_pair", "ret"))
+        has = ~np.isnan(l1)
+        cols = np.column_stack([np.bincount(g[has], weights=l1[has], minlength=c.m), np.bincount(g[has], minlength=c.m)]
+                               + [np.bincount(g, weights=x.astype(float), minlength=c.m) for x in (fl, fp, ret)]).astype(float)
+        tot = cols.sum(0)
+        one = lambda i, j, mlt=1: {"point": round_or_none(tot[i] / tot[j] if tot[j] else None),  # noqa: E731
+                                   "ci": _ci(cluster_ci(cols, ratio_stat(i, j), mode)), "n": int(tot[j]) * mlt}
+        return {"volatility": one(0, 1, mult), "flip_rate": one(2, 3, mult), "return_rate": one(4, 2, mult)}
+
+    out = {"Mafia": stats(np.flatnonzero(d["mafia"]), 2 if mode.is_compat else 1), "non-Mafia": stats(np.flatnonzero(~d["mafia"]))}
+    if mode.is_compat:
+        out["Mafia"]["_note"] = "n doubled as in the original (QUIRK); points and CIs unaffected"
+    for code in np.unique(d["role"]).tolist():
+        name = L.CODE_NAMES.get(int(code))
+        if name and name not in out:
+            out[name] = stats(np.flatnonzero(d["role"] == code))
+    out["all"] = stats(np.arange(len(d["g"])))
+    return out
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_dynamics_groups_equal_the_groups_by_rows(loaded, name: str) -> None:
+    c = loaded[name]
+    rng = np.random.default_rng(4)
+    shape = c.seat_array("role_code").shape
+    for mode in (Mode(boot=200), COMPAT):
+        for seats in (None, rng.random(shape) < 0.5, np.zeros(shape, dtype=bool)):
+            got = dynamics.dynamics(c, mode, seats=seats)
+            assert got == _groups_by_rows(c, mode, seats), (name, mode.name)
+            assert list(got) == list(_groups_by_rows(c, mode, seats))
