@@ -19,7 +19,7 @@ import pandas as pd
 from . import labels as L
 from .corpus import Corpus
 from .f1 import _ci
-from .frames import death_ts, first_of_key, item_rows, items_with_probe, mafia_mask, order_key
+from .frames import at_seats, death_ts, first_of_key, item_rows, items_with_probe, mafia_mask, order_key
 from .personality_blocks import game_blocks
 from .modes import Mode
 from .stats import batched_cis, cluster_ci, ratio_stat, round_or_none
@@ -53,21 +53,25 @@ def _states_block(c: Corpus, mode: Mode, rows: np.ndarray | None, pi_all: np.nda
     it = {k: df[k].to_numpy()[lo:hi] if rows is None else df[k].to_numpy()[rows[lo:hi]] for k in df.columns}
     pi = pi_all[lo:hi]
     p = c.cols("probes", ["seat", "timestamp"])
-    seat, ts = p["seat"].to_numpy()[pi], p["timestamp"].to_numpy()[pi]
+    seat = p["seat"].to_numpy()[pi]
     g, tgt, sc = it["g"], it["tgt"], it["score"]
     ok = (it["src"] < 2)  # wrapped rankings are not lists: skipped (docs/metrics.md §1.3)
     ok &= (seat >= 0) & (tgt >= 0) & (tgt != seat) & ~np.isnan(sc)
-    ok[ok] = death_ts(c)[g[ok], tgt[ok]] > ts[ok]
+    ok[ok] = at_seats(death_ts(c), g[ok], tgt[ok]) > p["timestamp"].to_numpy()[pi[ok]]  # the target alive
     at = np.flatnonzero(ok)  # the kept items' rows
-    pi_u, row = _codes(pi[at].astype(np.int64))
+    pi_u, row = _codes(pi[at])  # coded in the item rows' dtype, the probe rows widened after
+    pi_u = pi_u.astype(np.int64)
     S = c.seat_array("role_code").shape[1]
     # max if a player repeats; first listing position for ties
-    V = _cells_reduce(np.fmax, np.nan, len(pi_u), S, row, tgt[at], np.maximum(sc[at], 0.0))
-    P = _cells_reduce(np.minimum, np.inf, len(pi_u), S, row, tgt[at], it["pos"][at].astype(float))
-    del it, seat, ts, ok, at, row
+    V, P = _cells_reduce_many(len(pi_u), S, row, tgt[at], ((np.fmax, np.nan, np.maximum(sc[at], 0.0)),
+                                                          (np.minimum, np.inf, it["pos"][at].astype(float))))
+    del it, seat, ok, at, row
     tot = np.nansum(V, 1)
     keep = tot > 0
-    V, P, pi_u = V[keep] / tot[keep, None], P[keep], pi_u[keep]
+    if keep.all():  # the usual case: no gather of the dense rows
+        V /= tot[:, None]
+    else:
+        V, P, pi_u = V[keep] / tot[keep, None], P[keep], pi_u[keep]
     mx = np.nanmax(V, 1)
     top = np.argmin(np.where(V == mx[:, None], P, np.inf), 1)
     pr = c.cols("probes", ["g", "seat", "timestamp", "round", "pms"])
@@ -88,25 +92,38 @@ def _cells_reduce(op: np.ufunc, fill: float, n: int, S: int, row: np.ndarray, co
     takes ``op(fill, value)`` == its value (``fmax`` from NaN, ``minimum`` from inf) by a plain
     assignment; only the cells named more than once (a player listed twice) go through ``op.at``,
     which is several times slower than assignment over millions of items."""
+    return _cells_reduce_many(n, S, row, col, ((op, fill, vals),))[0]
+
+
+def _cells_reduce_many(n: int, S: int, row: np.ndarray, col: np.ndarray,
+                       reductions: tuple[tuple[np.ufunc, float, np.ndarray], ...]) -> list[np.ndarray]:
+    """:func:`_cells_reduce` for several (op, fill, values) over the same cells: the cells and the
+    items of the cells named twice are found once."""
     if len(col) and (int(col.min()) < 0 or int(col.max()) >= S):  # a flat index would name another row's cell
         raise IndexError("column index out of range")
-    out = np.full((n, S), fill)
-    flat = out.reshape(-1)
     cell = row.astype(np.int64) * S + col
-    twice = np.bincount(cell, minlength=flat.size)[cell] > 1
-    with np.errstate(invalid="ignore"):  # a NaN value gives NaN, without a warning
-        flat[cell] = op(fill, vals)
-        if twice.any():
-            flat[cell[twice]] = fill
-            op.at(flat, cell[twice], vals[twice])
-    return out
+    twice = np.bincount(cell, minlength=n * S)[cell] > 1
+    some = bool(twice.any())
+    cell_twice = cell[twice] if some else cell[:0]
+    outs = []
+    for op, fill, vals in reductions:
+        out = np.full((n, S), fill)
+        flat = out.reshape(-1)
+        with np.errstate(invalid="ignore"):  # a NaN value gives NaN, without a warning
+            flat[cell] = op(fill, vals)
+            if some:
+                flat[cell_twice] = fill
+                op.at(flat, cell_twice, vals[twice])
+        outs.append(out)
+    return outs
 
 
 def _codes(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``np.unique(x, return_inverse=True)``; by runs when ``x`` is already sorted (item rows are in probe order)."""
+    """``np.unique(x, return_inverse=True)``; by runs when ``x`` is already sorted (item rows are in probe order).
+    The codes are counted in int64: ``np.cumsum`` of a bool array without a dtype is several times slower."""
     if len(x) and bool((x[1:] >= x[:-1]).all()):
         new = np.r_[True, x[1:] != x[:-1]]
-        return x[new], np.cumsum(new) - 1
+        return x[new], np.cumsum(new, dtype=np.int64) - 1
     u, inv = np.unique(x, return_inverse=True)
     return u, inv.reshape(-1)
 
@@ -133,19 +150,27 @@ def _pair_arrays(c: Corpus, mode: Mode) -> dict[str, np.ndarray]:
 pair_arrays = _pair_arrays  # the seat cells read the pairs' arrays (no frame)
 
 
-_BLOCK = 1 << 17  # pairs per block of the dense (pairs, seats) passes (each row's value depends on its row only)
+_BLOCK = 1 << 17  # state rows per block of the dense (rows, seats) passes (each row's value depends on its row only)
 
 
-def _l1(V: np.ndarray, prev: np.ndarray, cur: np.ndarray) -> np.ndarray:
-    """L1 change between the normalised common parts of states ``prev`` and ``cur`` (NaN: nothing in common)."""
-    a, b = V[prev], V[cur]
+def _l1(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """L1 change between the normalised common parts of each row of ``a`` and the same row of ``b``
+    (NaN: nothing in common, or a part summing to 0; a positive sum implies a common cell)."""
     common = ~np.isnan(a) & ~np.isnan(b)
     a, b = np.where(common, a, 0), np.where(common, b, 0)
     sa, sb = a.sum(1), b.sum(1)
-    has_l1 = common.any(1) & (sa > 0) & (sb > 0)
     with np.errstate(invalid="ignore", divide="ignore"):
         l1 = np.abs(a / sa[:, None] - b / sb[:, None]).sum(1)
-    return np.where(has_l1, l1, np.nan)
+    return np.where((sa > 0) & (sb > 0), l1, np.nan)
+
+
+def _l1_pairs(V: np.ndarray, same: np.ndarray) -> np.ndarray:
+    """:func:`_l1` of each state row ``r`` with ``same[r]`` against row ``r - 1``, in row order: a block of
+    consecutive rows at a time, its previous rows a slice (no gather of the pairs' rows)."""
+    n = len(same)
+    parts = [_l1(V[lo - 1:hi - 1], V[lo:hi])[same[lo:hi]]
+             for lo in range(1, n, _BLOCK) for hi in (min(lo + _BLOCK, n),)]
+    return np.concatenate(parts) if parts else np.zeros(0)
 
 
 def _build_pairs(c: Corpus, mode: Mode) -> dict[str, np.ndarray]:
@@ -156,13 +181,12 @@ def _build_pairs(c: Corpus, mode: Mode) -> dict[str, np.ndarray]:
     same[1:] = (g[1:] == g[:-1]) & (ag[1:] == ag[:-1])
     cur = np.flatnonzero(same)
     prev = cur - 1
-    l1 = np.concatenate([_l1(V, prev[lo:lo + _BLOCK], cur[lo:lo + _BLOCK]) for lo in range(0, len(cur), _BLOCK)]
-                        or [np.zeros(0)])
+    l1 = _l1_pairs(V, same)
     prev_top_alive = death_ts(c)[g[cur], top[prev]] > ts[cur]
     flip = prev_top_alive & (top[cur] != top[prev])
     # return: the new top was the top of some state before prev in the same sequence
-    seq_id = np.cumsum(~same) - 1
-    first = first_of_key(seq_id.astype(np.int64) * (int(top.max(initial=0)) + 1) + top)
+    seq_id = np.cumsum(~same, dtype=np.int64) - 1
+    first = first_of_key(seq_id * (int(top.max(initial=0)) + 1) + top)
     ret = flip & (first[cur] <= prev - 1)
     maf = mafia_mask(c)
     roles = c.seat_array("role_code")
@@ -172,18 +196,29 @@ def _build_pairs(c: Corpus, mode: Mode) -> dict[str, np.ndarray]:
     }
 
 
-def _group_stats(d: dict[str, np.ndarray], rows: np.ndarray | None, m: int, mode: Mode, mult: int = 1) -> dict[str, Any]:
-    """The group's volatility, flip and return rates over the pair ``rows`` (None: every pair), in row order."""
-    g, l1, flip, flip_pair, ret = (d[k] if rows is None else d[k][rows] for k in ("g", "l1", "flip", "flip_pair", "ret"))
+def _per_game_cols(d: dict[str, np.ndarray], code: np.ndarray | None, n_codes: int, m: int) -> np.ndarray:
+    """(n_codes, m, 5) per-game columns (L1 sum, L1 n, flips, flip pairs, returns) of each group of pairs
+    with ``code`` (disjoint groups; None: one group of every pair). One bincount a column over (group,
+    game) bins: each bin adds its pairs in row order, as a bincount over the group's own rows would."""
+    key = d["g"].astype(np.int64)
+    if code is not None:
+        key += code.astype(np.int64) * m
+    l1, size = d["l1"], n_codes * m
     has = ~np.isnan(l1)
     cols = np.column_stack(
         [
-            np.bincount(g[has], weights=l1[has], minlength=m), np.bincount(g[has], minlength=m),
-            np.bincount(g, weights=flip.astype(float), minlength=m),
-            np.bincount(g, weights=flip_pair.astype(float), minlength=m),
-            np.bincount(g, weights=ret.astype(float), minlength=m),
+            np.bincount(key[has], weights=l1[has], minlength=size), np.bincount(key[has], minlength=size),
+            np.bincount(key, weights=d["flip"].astype(float), minlength=size),
+            np.bincount(key, weights=d["flip_pair"].astype(float), minlength=size),
+            np.bincount(key, weights=d["ret"].astype(float), minlength=size),
         ]
     ).astype(float)
+    return cols.reshape(n_codes, m, 5)
+
+
+def _group_stats(cols: np.ndarray, mode: Mode, mult: int = 1) -> dict[str, Any]:
+    """The group's volatility, flip and return rates from its (m, 5) per-game columns."""
+    cols = cols.copy()  # a group's own array, as each group's columns were built
     tot = cols.sum(0)
 
     def r(i: int, j: int) -> Any:
@@ -206,20 +241,22 @@ def dynamics(c: Corpus, mode: Mode, *, seats: np.ndarray | None = None) -> dict[
     if seats is not None:
         at = np.flatnonzero(seats[d["g"].astype(np.int64), d["agent"].astype(np.int64)])
         d = {k: d[k][at] for k in ("g", "l1", "flip", "flip_pair", "ret", "mafia", "role")}
-    maf = d["mafia"]
+    by_mafia = _per_game_cols(d, d["mafia"], 2, c.m)
     out: dict[str, Any] = {
-        "Mafia": _group_stats(d, np.flatnonzero(maf), c.m, mode, 2 if mode.is_compat else 1),
-        "non-Mafia": _group_stats(d, np.flatnonzero(~maf), c.m, mode),
+        "Mafia": _group_stats(by_mafia[1], mode, 2 if mode.is_compat else 1),
+        "non-Mafia": _group_stats(by_mafia[0], mode),
     }
     if mode.is_compat:
         out["Mafia"]["_note"] = "n doubled as in the original (QUIRK); points and CIs unaffected"
-    role = d["role"]
-    present = np.flatnonzero(np.bincount(role - role.min(initial=0))) + role.min(initial=0) if len(role) else []
-    for code in present:
-        name = L.CODE_NAMES.get(int(code))
+    role = d["role"].astype(np.int64)
+    lo = int(role.min(initial=0))
+    counts = np.bincount(role - lo) if len(role) else np.zeros(0, dtype=np.int64)
+    by_role = _per_game_cols(d, role - lo, len(counts), c.m)
+    for code in np.flatnonzero(counts):
+        name = L.CODE_NAMES.get(int(code) + lo)
         if name and name not in out:
-            out[name] = _group_stats(d, np.flatnonzero(role == code), c.m, mode)
-    out["all"] = _group_stats(d, None, c.m, mode)
+            out[name] = _group_stats(by_role[code], mode)
+    out["all"] = _group_stats(_per_game_cols(d, None, 1, c.m)[0], mode)
     return out
 
 

@@ -29,7 +29,7 @@ import numpy as np
 
 from .corpus import Corpus
 from ..logs.steps import ROUND_END, step_label
-from .dynamics import _cells_reduce, _codes
+from .dynamics import _cells_reduce
 from .frames import item_arrays
 from .step_keys import step_codes
 from .viewer import step_table
@@ -66,22 +66,51 @@ def _ranking_tops(c: Corpus, st: dict[str, np.ndarray], rows: np.ndarray) -> np.
     record, repaired parse, wrapped lists included), the highest score per named player.
     Items and (step, agent) queries meet by one int64 code per (game, round, message number, seat)
     in step order: the queries are sorted already, each probe row finds its query by binary search
-    and its items follow it.
+    and its items follow it (through a table of every probe row's query: no per-item codes).
     """
     S = st["alive"].shape[1]
     alive = st["alive"][rows]
     Z = np.full((len(rows), S), -2, dtype=np.int64)
     sr = item_arrays(c, "sr", "suspicion_ranking", ("g", "tgt", "score"))
-    pr = c.cols("probes", ["seat", "round", "pms"])
-    seat = pr["seat"].to_numpy()[sr["pi"]]
-    at = np.flatnonzero((sr["tgt"] >= 0) & ~np.isnan(sr["score"]) & (seat >= 0) & (seat < S))
-    # an item's code is its probe's: coded and searched once per probe row (runs of equal rows), not per item
-    pi, inv = _codes(sr["pi"][at].astype(np.int64))
-    first = np.zeros(len(pi), dtype=np.int64)
-    first[inv[::-1]] = np.arange(len(inv))[::-1]  # each probe row's first kept item
+    seat = c.cols("probes", ["seat"])["seat"].to_numpy()
+    at = np.flatnonzero((sr["tgt"] >= 0) & ~np.isnan(sr["score"]) & ((seat >= 0) & (seat < S))[sr["pi"]])
+    pi_at = sr["pi"][at]
+    pi, first = _distinct(pi_at)  # the kept items' probe rows, each one's first kept item
     si, ag = np.nonzero(alive)
     q = [st["g"][rows][si], st["round"][rows][si], st["seq"][rows][si]]
-    it = [sr["g"][at][first], pr["round"].to_numpy()[pi], pr["pms"].to_numpy()[pi]]
+    p_hit, p_query = _probe_queries(c, q, ag, sr["g"][at[first]], pi, S)
+    query_of = np.full(len(seat), -1, dtype=np.int32 if len(si) < 2**31 else np.int64)  # each probe row's query, -1: none
+    query_of[pi[p_hit]] = p_query[p_hit]
+    k = query_of[pi_at]  # each kept item's query
+    del query_of, pi_at
+    hit = np.flatnonzero(k >= 0)
+    k, hit = k[hit], at[hit]  # the matching items' queries and rows
+    V = _cells_reduce(np.fmax, np.nan, len(si), S, k, sr["tgt"][hit], sr["score"][hit])  # NaN: no ranking
+    others = alive[si] & (np.arange(S)[None, :] != ag[:, None])
+    complete = others.any(1) & (~others | ~np.isnan(V)).all(1)
+    vo = np.where(others & ~np.isnan(V), V, -np.inf)
+    mx = vo.max(1) if S else np.zeros(len(si))
+    tops = others & (V == mx[:, None])
+    unique = complete & (tops.sum(1) == 1)
+    Z[si, ag] = np.where(unique, np.argmax(tops, 1), -1)
+    return Z
+
+
+def _distinct(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(sorted distinct values of ``x``, each one's first position): by runs when ``x`` is sorted."""
+    if len(x) and bool((x[1:] >= x[:-1]).all()):
+        first = np.flatnonzero(np.r_[True, x[1:] != x[:-1]])
+        return x[first], first
+    u, first = np.unique(x, return_index=True)
+    return u, first
+
+
+def _probe_queries(c: Corpus, q: list[np.ndarray], ag: np.ndarray, g: np.ndarray, pi: np.ndarray, S: int
+                   ) -> tuple[np.ndarray, np.ndarray]:
+    """For the probe rows ``pi`` (their items' game ``g``): whether a query (step ``q`` = game, round,
+    message number; agent ``ag``) matches the probe's step and seat, and which (the first of equal ones)."""
+    pr = c.cols("probes", ["seat", "round", "pms"])
+    it = [g, pr["round"].to_numpy()[pi], pr["pms"].to_numpy()[pi]]
     rnds, seqs = [q[1], it[1]], [x[x != ROUND_END] for x in (q[2], it[2])]
     lo = (min(int(x.min(initial=0)) for x in rnds), min(0, *(int(x.min(initial=0)) for x in seqs)))
     span = (max(int(x.max(initial=0)) for x in rnds) - lo[0] + 1, max(int(x.max(initial=0)) for x in seqs) - lo[1] + 2)
@@ -96,19 +125,7 @@ def _ranking_tops(c: Corpus, st: dict[str, np.ndarray], rows: np.ndarray) -> np.
     pos = np.searchsorted(qs, p_code)
     pos_c = np.minimum(pos, max(len(qs) - 1, 0))
     p_hit = (pos < len(qs)) & (qs[pos_c] == p_code) if len(qs) else np.zeros(len(p_code), dtype=bool)
-    p_query = pos_c if order is None else order[pos_c]  # each probe row's query (where p_hit)
-    hit = p_hit[inv]
-    k = p_query[inv[hit]]  # each matching item's query
-    V = _cells_reduce(np.fmax, np.nan, len(si), S, k, sr["tgt"][at][hit], sr["score"][at][hit])  # NaN: no ranking
-    others = alive[si] & (np.arange(S)[None, :] != ag[:, None])
-    v = V
-    complete = others.any(1) & (~others | ~np.isnan(v)).all(1)
-    vo = np.where(others & ~np.isnan(v), v, -np.inf)
-    mx = vo.max(1) if S else np.zeros(len(si))
-    tops = others & (v == mx[:, None])
-    unique = complete & (tops.sum(1) == 1)
-    Z[si, ag] = np.where(unique, np.argmax(tops, 1), -1)
-    return Z
+    return p_hit, (pos_c if order is None else order[pos_c])
 
 
 def _comparisons(c: Corpus) -> dict[str, Any]:
