@@ -214,3 +214,33 @@ def test_by_kind_equals_dict_updates(seed: int) -> None:
         e[1] += 1
     got = accounting.by_kind(kinds, hit)
     assert got == ref and list(got) == list(ref)
+
+
+def test_raw_items_keep_the_stored_answers_items_only(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Items of a repaired answer (src 1) share their record's rows: the in-game search drops them as the
+    joined frame of raw items does."""
+    from pathlib import Path
+
+    from mafiascope.analytics.corpus import load_corpus
+    from mafiascope.analytics.frames import eq
+
+    c = load_corpus(Path(__file__).resolve().parents[1] / "data" / "demo", cache_dir=tmp_path, probed_only=False)
+    rng = np.random.default_rng(3)
+    sr = c.sr.copy()
+    sr["src"] = (rng.random(len(sr)) < 0.3).astype(sr["src"].dtype)
+    c.sr = sr
+    p = c.cols("probes", ["g", "parse_ok", "probe_id"])
+    at = np.flatnonzero(p["parse_ok"].to_numpy() & eq(p["probe_id"], "suspicion_ranking"))
+    pis = np.where(rng.random(200) < 0.1, -1, rng.choice(at, 200))
+    g_u = p["g"].to_numpy()[np.maximum(pis, 0)]
+    got = last_before.raw_items(c, "sr", ["pos", "tgt"], g_u)(pis)
+    monkeypatch.setattr(last_before, "item_bounds", lambda *a: None)
+    ref = last_before.raw_items(c, "sr", ["pos", "tgt"], g_u)(pis)
+    assert np.array_equal(got[0], ref[0]) and len(got[0]) > 100
+    assert all(np.array_equal(got[1][k], ref[1][k]) for k in ("pos", "tgt"))
+
+
+def test_whole_sums_decline_fractional_estimates() -> None:
+    c = _Memo(0, odd=False)  # whole generating values
+    c.rows["C"] = c.rows["C"] + 0.5
+    assert pb.whole_sums(c, c.rows) is None
