@@ -244,3 +244,51 @@ def test_whole_sums_decline_fractional_estimates() -> None:
     c = _Memo(0, odd=False)  # whole generating values
     c.rows["C"] = c.rows["C"] + 0.5
     assert pb.whole_sums(c, c.rows) is None
+
+
+@pytest.mark.parametrize("name", ("demo", "mafiascope_en_demo"))
+def test_personality_rows_by_record_runs_equal_item_arrays(loaded, name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    c = loaded[name]
+    c.forget("personality_rows")
+    got = accounting.personality_rows(c)
+    c.forget("personality_rows")
+    monkeypatch.setattr(accounting, "by_record_runs", lambda *a: None)
+    ref = accounting.personality_rows(c)
+    c.forget("personality_rows")
+    assert list(got) == list(ref) and len(ref["g"])
+    assert all(got[k].dtype == ref[k].dtype and np.array_equal(got[k], ref[k], equal_nan=True) for k in ref)
+    cols = ("g", "tgt", "O")
+    assert last_before.by_record_runs(c, "pp", "role_assessment", cols, ("seat",)) is None  # not that probe's items
+    monkeypatch.setattr(last_before, "item_bounds", lambda *a: None)  # items out of (game, record) order
+    assert last_before.by_record_runs(c, "pp", "personality_profile", cols, ("seat",)) is None
+
+
+class _Tables:
+    """A corpus of given tables (no memo kept)."""
+
+    def __init__(self, tables: dict[str, pd.DataFrame], m: int):
+        self.tables, self.m = tables, m
+
+    def cols(self, table: str, cols: list[str]) -> pd.DataFrame:
+        return self.tables[table][list(cols)]
+
+    def memo(self, key: Any, build: Any) -> Any:
+        return build()
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_by_record_runs_equal_item_arrays(seed: int) -> None:
+    """Runs end where the game changes even when two games' records share a number."""
+    from mafiascope.analytics.frames import item_arrays
+
+    rng = np.random.default_rng(seed)
+    m, per = 4, 3
+    probes = pd.DataFrame({"g": np.repeat(np.arange(m), per).astype(np.int32),
+                           "probe_id": pd.Categorical(["personality_profile"] * (m * per)),
+                           "seat": rng.integers(0, 7, m * per).astype(np.int8), "round": rng.integers(1, 5, m * per)})
+    g = np.repeat(np.arange(m), 2).astype(np.int32)  # each game's items: one record, the same number in every game
+    items = pd.DataFrame({"g": g, "rec": np.full(len(g), 2, dtype=np.int32), "tgt": rng.integers(0, 7, len(g))})
+    c = _Tables({"probes": probes, "pp": items}, m)
+    got = last_before.by_record_runs(c, "pp", "personality_profile", ("g", "tgt"), ("seat", "round"))
+    ref = item_arrays(c, "pp", "personality_profile", ("g", "tgt"), ("seat", "round"))
+    assert got is not None and all(np.array_equal(got[k], ref[k]) for k in got)

@@ -13,7 +13,7 @@ from .frames import item_arrays, items_with_probe, mafia_mask
 from ..probes.shapes import STANDARD_PROBES
 from .load import K_NONE, TRAITS
 from .modes import Mode
-from .last_before import first_min
+from .last_before import by_record_runs, first_min
 from .parse_counts import countable, flag_counts, headline, per_probe, standard_rows
 from .personality_blocks import pooled_errors, pooled_from, whole_sums
 from .stats import round_or_none, wilson
@@ -187,7 +187,9 @@ def personality_rows(c: Corpus) -> dict[str, np.ndarray]:
     arrays (no joined frame); when every estimate is kept the columns are views of the table's."""
 
     def build() -> dict[str, np.ndarray]:
-        it = item_arrays(c, "pp", "personality_profile", ("g", "tgt", *TRAITS), ("seat", "round"))
+        cols = ("g", "tgt", *TRAITS)
+        it = by_record_runs(c, "pp", "personality_profile", cols, ("seat", "round")) or \
+            item_arrays(c, "pp", "personality_profile", cols, ("seat", "round"))
         t, sp = it["tgt"], it["seat"]
         keep = (t >= 0) & (t != sp)
         at = slice(None) if keep.all() else np.flatnonzero(keep)  # all kept: views of the table's columns

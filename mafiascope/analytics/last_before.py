@@ -1,5 +1,6 @@
 """F4's pre-vote rule as sorted searches: each vote's last probe record of its voter strictly before
-a time (docs/metrics.md §7), without merging every vote with every record of its voter."""
+a time (docs/metrics.md §7), without merging every vote with every record of its voter; and items
+stored in (game, record) order found or annotated by their records, not by every item's probe row."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from .corpus import Corpus
-from .frames import items_with_probe, probe_start
+from .frames import eq, items_with_probe, probe_start
 
 
 def record_index(recs: dict[str, np.ndarray]) -> dict[str, Any]:
@@ -223,3 +224,21 @@ def others(found: Found, in_others: Callable[[np.ndarray, np.ndarray], np.ndarra
     unit, it = found
     keep = in_others(unit, it["tgt"])
     return unit[keep], {k: v[keep] for k, v in it.items()}
+
+
+def by_record_runs(c: Corpus, table: str, probe_id: str, cols: tuple[str, ...], probe_cols: tuple[str, ...]
+                   ) -> dict[str, np.ndarray] | None:
+    """:func:`.frames.item_arrays`' columns (without ``pi``) when the items are stored in (game, record)
+    order and every item is one of ``probe_id``'s (else None): each record's probe columns are read once
+    and repeated over its run of items, instead of a probe row computed and gathered for every item."""
+    df = c.cols(table, ["g", "rec", *cols])
+    g, rec = df["g"].to_numpy(), df["rec"].to_numpy()
+    if item_bounds(g, rec, c.m) is None:
+        return None
+    starts = np.flatnonzero(np.r_[True, (rec[1:] != rec[:-1]) | (g[1:] != g[:-1])]) if len(g) else np.zeros(0, np.int64)
+    pi = probe_start(c)[g[starts]] + rec[starts]
+    p = c.cols("probes", ["probe_id", *probe_cols])
+    if not eq(p["probe_id"], probe_id)[pi].all():
+        return None
+    n = np.diff(np.r_[starts, len(g)])
+    return {**{k: df[k].to_numpy() for k in cols}, **{k: np.repeat(p[k].to_numpy()[pi], n) for k in probe_cols}}
