@@ -231,7 +231,7 @@ def by_record_runs(c: Corpus, table: str, probe_id: str, cols: tuple[str, ...], 
     """:func:`.frames.item_arrays`' columns (without ``pi``) when the items are stored in (game, record)
     order and every item is one of ``probe_id``'s (else None): each record's probe columns are read once
     and repeated over its run of items, instead of a probe row computed and gathered for every item."""
-    df = c.cols(table, ["g", "rec", *cols])
+    df = c.cols(table, list(dict.fromkeys(["g", "rec", *cols])))
     g, rec = df["g"].to_numpy(), df["rec"].to_numpy()
     if item_bounds(g, rec, c.m) is None:
         return None
