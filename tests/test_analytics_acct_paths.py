@@ -275,6 +275,9 @@ class _Tables:
     def memo(self, key: Any, build: Any) -> Any:
         return build()
 
+    def n_rows(self, table: str) -> int:
+        return len(self.tables[table])
+
 
 @pytest.mark.parametrize("seed", range(12))
 def test_by_record_runs_equal_item_arrays(seed: int) -> None:
