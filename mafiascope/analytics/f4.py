@@ -24,8 +24,8 @@ from ..logs import kinds as K
 from . import labels as L
 from .corpus import Corpus
 from .f1 import _ci
-from .frames import death_ts, eq, items_with_probe, mafia_mask
-from .last_before import distinct_pairs, first_min, last_probe_before, record_index, unit_items
+from .frames import death_ts, eq, mafia_mask
+from .last_before import distinct_pairs, first_min, last_probe_before, others, raw_items, record_index
 from .load import K_LIST
 from ..lexicon.names import russian_spellings
 from .modes import Mode
@@ -175,13 +175,6 @@ def _transcript_picks(texts: list[str], others: list[int], names: list[str], com
             _pick(acc, ment if compat else acc, apos, others, names, compat))
 
 
-def _unit_items(pis: np.ndarray, item_pi: np.ndarray, item_tgt: np.ndarray, in_others) -> tuple[np.ndarray, np.ndarray]:
-    """(unit, item row) of each unit's probe row's items whose target is one of the unit's others."""
-    unit, rows = unit_items(pis, item_pi)
-    keep = in_others(unit, item_tgt[rows])
-    return unit[keep], rows[keep]
-
-
 def vote_units(c: Corpus, mode: Mode, transcripts: bool = True) -> pd.DataFrame:
     """One row per counted vote with the predictions and baselines of every F4 variant.
 
@@ -242,28 +235,26 @@ def vote_units(c: Corpus, mode: Mode, transcripts: bool = True) -> pd.DataFrame:
         recs = {k: record_index({**{c: v.take(at) for c, v in pc.items()}, "pi": at})  # each kind's rows found once
                 for k in ("suspicion_ranking", "role_assessment") for at in [np.flatnonzero(ok & eq(p["probe_id"], k))]}
         u = u.rename(columns={"ts": "tally_ts"})
-        sr = items_with_probe(c, "sr", raw_only=True, cols=["pos", "tgt"], probe_cols=())[["pi", "pos", "tgt"]]
+        find_sr = raw_items(c, "sr", ["pos", "tgt"], g_u)
         lab_col, mafia_labels = ("exact", [L.MAFIA]) if mode.is_compat else ("role", [L.MAFIA, L.DON])
-        ra = items_with_probe(c, "ra", raw_only=True, cols=["tgt", lab_col], probe_cols=())  # pi, tgt, label
+        find_ra = raw_items(c, "ra", ["tgt", lab_col], g_u)
         r: dict[str, Any] = {
             "g": u["g"].tolist(), "round": u["round"].tolist(), "voter": voter.tolist(), "target": u["target"].tolist(),
             "mafia_voter": maf[u["g"].to_numpy(), voter].tolist(), "n_others": (alive[t].sum(1) - alive[t, voter]).tolist(),
         }
-        sr_pi, sr_pos, sr_tgt = (sr[k].to_numpy() for k in ("pi", "pos", "tgt"))
         for tag, t_col in (("top1", "v_ts"), ("post_top1", "tally_ts")):
             pis = last_probe_before(g_u, voter, u[t_col].to_numpy(), recs["suspicion_ranking"])
-            unit, rows = _unit_items(_listed(pis, stored_list), sr_pi, sr_tgt, in_others)
-            first = first_min(unit, sr_pos[rows])  # the item of the smallest position, the first of ties
+            unit, it = others(find_sr(_listed(pis, stored_list)), in_others)
+            first = first_min(unit, it["pos"])  # the item of the smallest position, the first of ties
             pred: list[Any] = [None] * len(u)
-            for ui, tgt in zip(unit[first].tolist(), sr_tgt[rows[first]].tolist()):
+            for ui, tgt in zip(unit[first].tolist(), it["tgt"][first].tolist()):
                 pred[ui] = tgt
             r[tag] = pred
         pis = last_probe_before(g_u, voter, u["v_ts"].to_numpy(), recs["role_assessment"])
-        ra_tgt = ra["tgt"].to_numpy()
-        unit, rows = _unit_items(_listed(pis, stored_list), ra["pi"].to_numpy(), ra_tgt, in_others)
-        mafia = np.isin(ra[lab_col].to_numpy()[rows], mafia_labels)
+        unit, it = others(find_ra(_listed(pis, stored_list)), in_others)
+        mafia = np.isin(it[lab_col], mafia_labels)
         csets: list[Any] = [None] * len(u)
-        for ui, grp in zip(*_segments(*distinct_pairs(unit[mafia], ra_tgt[rows[mafia]]))):
+        for ui, grp in zip(*_segments(*distinct_pairs(unit[mafia], it["tgt"][mafia]))):
             csets[ui] = grp
         r["committed_set"] = csets
         if transcripts:

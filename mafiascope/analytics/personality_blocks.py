@@ -98,14 +98,20 @@ def pooled_errors(c: Any, r: dict[str, np.ndarray], at: Any, n_kept: int) -> dic
             err[i] += np.bincount(ri, weights=e, minlength=R)
             base[i] += np.bincount(ri, weights=b, minlength=R)
             n[i] += _counts(ri, rows, miss, R)
+    return _pooled_out(n_kept, (err.sum(1), base.sum(1), n.sum(1)), rounds, (err.sum(0), base.sum(0), n.sum(0)))
+
+
+def _pooled_out(n_kept: int, traits: tuple[np.ndarray, ...], rounds: np.ndarray, by_round: tuple[np.ndarray, ...]
+                ) -> dict[str, Any]:
+    """The personality section from (errors, baseline errors, pairs) summed per trait and per round."""
     out: dict[str, Any] = {"n": n_kept, "mae": {}, "baseline50_mae": {}, "by_round": {}}
-    tot_n = n.sum(1)
+    err, base, tot_n = traits
     for i, k in enumerate(TRAITS):
-        out["mae"][k] = round_or_none(err[i].sum() / tot_n[i] if tot_n[i] else None)
-        out["baseline50_mae"][k] = round_or_none(base[i].sum() / tot_n[i] if tot_n[i] else None)
-    rn = n.sum(0)
+        out["mae"][k] = round_or_none(err[i] / tot_n[i] if tot_n[i] else None)
+        out["baseline50_mae"][k] = round_or_none(base[i] / tot_n[i] if tot_n[i] else None)
+    rn = by_round[2]
     with np.errstate(divide="ignore", invalid="ignore"):  # a round without an estimate pair: NaN, as nanmean gives
-        means = err.sum(0) / rn, base.sum(0) / rn
+        means = by_round[0] / rn, by_round[1] / rn
     for j, rd in enumerate(rounds.tolist()):
         out["by_round"][str(rd)] = {"mae": round_or_none(means[0][j]), "baseline50_mae": round_or_none(means[1][j])}
     return out
@@ -146,3 +152,67 @@ def seat_sums(c: Any, r: dict[str, np.ndarray], key: Any, n_cells: int) -> tuple
             base += np.bincount(k, weights=b, minlength=n_cells + 1)
             n += _counts(k, rows, miss, n_cells + 1)
     return err, n, base
+
+
+def whole_sums(c: Any, r: dict[str, np.ndarray]) -> dict[str, Any] | None:
+    """Every estimate's sums, memoised, from one pass over the rows: per trait (errors, baseline errors,
+    pairs), per round (the same over the traits) and per (game, estimator seat) cell (:func:`seat_sums`'
+    cells of an (m, seats) grid, the last one for a seat outside it): the personality section and its
+    seat statistics computed the same error terms twice before. None when an estimate or a generating
+    value is not a whole number (or the rounds span more than 2**20): then each keeps its own path.
+
+    With whole numbers every error, every per-row sum over the traits and every partial sum is a
+    whole number below 2**53, exact in float64 in any order: the same values as :func:`pooled_errors`
+    and :func:`seat_sums`, with one weighted count per block and quantity instead of one per trait."""
+    rows, sums = c.memo("personality_whole_sums", lambda: (r, _whole_sums(c, r)))
+    return sums if rows is r else _whole_sums(c, r)  # the memo holds the sums of these rows only
+
+
+def _whole_sums(c: Any, r: dict[str, np.ndarray]) -> dict[str, Any] | None:
+    truths = [c.seat_array(k) for k in TRAITS]
+    rnd, n_rows = r["round"], len(r["g"])
+    if not n_rows or not all(_whole(v[~np.isnan(v)]) for v in truths):
+        return None
+    r0, span = int(rnd.min()), int(rnd.max()) - int(rnd.min()) + 1
+    if span > 1 << 20:
+        return None
+    shape, T = truths[0].shape, len(TRAITS)
+    flat = [v.ravel() for v in truths]
+    base50 = [np.abs(50 - v) for v in flat]
+    n_cells = shape[0] * shape[1]
+    traits = np.zeros((3, T))
+    by_round, cells = np.zeros((3, span)), np.zeros((3, n_cells + 1))
+    rows_r = np.zeros(span, dtype=np.int64)
+    for lo in range(0, n_rows, BLOCK_ROWS):
+        hi = min(n_rows, lo + BLOCK_ROWS)
+        g, seat = r["g"][lo:hi], r["seat"][lo:hi]
+        cell = np.ravel_multi_index((g, r["tgt"][lo:hi]), shape)
+        ri = rnd[lo:hi].astype(np.intp) - r0
+        ck = np.multiply(g, shape[1], dtype=np.intp)
+        ck += seat
+        ck[(seat < 0) | (seat >= shape[1])] = n_cells
+        e_all, b_all, misses = np.zeros(hi - lo), np.zeros(hi - lo), []
+        for i, k in enumerate(TRAITS):
+            e, b, miss = _terms(flat[i], base50[i], cell, r[k][lo:hi])
+            if not _whole(e):
+                return None
+            traits[:, i] += (e.sum(), b.sum(), hi - lo - len(miss))
+            e_all += e
+            b_all += b
+            misses.append(miss)
+        miss = np.concatenate(misses)
+        for key, out, size in ((ri, by_round, span), (ck, cells, n_cells + 1)):
+            rows = np.bincount(key, minlength=size)
+            if out is by_round:
+                rows_r += rows
+            out[0] += np.bincount(key, weights=e_all, minlength=size)
+            out[1] += np.bincount(key, weights=b_all, minlength=size)
+            out[2] += T * rows - np.bincount(key[miss], minlength=size)
+    present = np.flatnonzero(rows_r)  # the rounds with an estimate (np.unique of the rounds)
+    return {"traits": traits, "rounds": present + r0, "by_round": by_round[:, present],
+            "cells": cells[[0, 2, 1]], "shape": shape}  # cells as seat_sums gives them: errors, pairs, baseline
+
+
+def pooled_from(sums: dict[str, Any] | None, n_kept: int) -> dict[str, Any] | None:
+    """:func:`pooled_errors`' figures from :func:`whole_sums` (None when those declined)."""
+    return None if sums is None else _pooled_out(n_kept, tuple(sums["traits"]), sums["rounds"], tuple(sums["by_round"]))

@@ -22,7 +22,7 @@ from .f4 import vote_units
 from .frames import mafia_mask
 from .load import K_NONE
 from .modes import Mode
-from .personality_blocks import seat_sums
+from .personality_blocks import seat_sums, whole_sums
 from .stats import ratio_stat
 
 
@@ -222,17 +222,23 @@ def _episodes(c: Corpus, mode: Mode) -> np.ndarray:
 
 
 def _parse(c: Corpus, mode: Mode) -> np.ndarray:
+    """Parsed (repaired answer) records and records: one unweighted count of 2 * cell + parsed."""
     p = c.cols("probes", ["g", "seat", "eff_kind"])
     cl = _cells(c)
-    k = cl.key(p["g"].to_numpy(), p["seat"].to_numpy())
-    return np.stack([cl.sum(k, p["eff_kind"].to_numpy() != K_NONE), cl.sum(k)], axis=-1)
+    k = cl.key(p["g"].to_numpy(), p["seat"].to_numpy())  # a new array: doubled in place
+    k *= 2
+    k += p["eff_kind"].to_numpy() != K_NONE
+    cnt = np.bincount(k, minlength=2 * (cl.n + 1))[: 2 * cl.n].reshape(cl.m, cl.S, 2)
+    return np.stack([cnt[..., 1], cnt.sum(-1)], axis=-1).astype(float)
 
 
 def _personality(c: Corpus, mode: Mode) -> np.ndarray:
     """Absolute error summed over traits, the number of trait estimates, the constant-50 baseline's error."""
     r = personality_rows(c)
     cl = _cells(c)
-    err, n, base = (x[: cl.n].reshape(cl.m, cl.S) for x in seat_sums(c, r, cl.key, cl.n))  # by blocks of games
+    sums = whole_sums(c, r)  # shared with the section when every value is a whole number
+    cells = sums["cells"] if sums is not None and sums["shape"] == (cl.m, cl.S) else seat_sums(c, r, cl.key, cl.n)
+    err, n, base = (x[: cl.n].reshape(cl.m, cl.S) for x in cells)  # by blocks of games
     return np.stack([err, n, base], axis=-1)
 
 
