@@ -43,6 +43,7 @@ import pyarrow.parquet as pq
 from ..cache_root import user_cache_root
 from ..logs.io import GAME_FILE, PROBE_FILE
 from .batches import SCHEMAS, batch_tables
+from .categoricals import categorical
 from .load import DICT_COLUMNS, TABLES, parse_rows
 
 # 7: hot dtypes (int8/int32 codes, dictionary strings) stored; 8: probes.hash is taken of
@@ -180,9 +181,17 @@ def open_table(path: Path, table: str) -> pq.ParquetFile:
 
 def read_columns(pf: pq.ParquetFile, table: str, columns: list[str]) -> pd.DataFrame:
     """Columns of an opened cached table in their hot dtypes, exactly as :func:`read_tables` reads them."""
-    df = pf.read(columns=columns).to_pandas(split_blocks=True, self_destruct=True)
+    t = pf.read(columns=columns)
+    made = {c: s for c in DICT_COLUMNS.get(table, []) if c in t.column_names and (s := categorical(t.column(c))) is not None}
+    names = t.column_names
+    if made:
+        t = t.drop_columns(list(made))
+    df = t.to_pandas(split_blocks=True, self_destruct=True)
+    del t
+    for c in sorted(made, key=names.index):  # back in place, left to right
+        df.insert(names.index(c), c, made[c])
     for c in DICT_COLUMNS.get(table, []):
-        if c in df.columns:
+        if c in df.columns and c not in made:
             cats = df[c].cat.categories
             if not cats.is_monotonic_increasing:
                 df[c] = df[c].cat.reorder_categories(cats.sort_values())
