@@ -43,6 +43,7 @@ import pyarrow.parquet as pq
 from ..cache_root import user_cache_root
 from ..logs.io import GAME_FILE, PROBE_FILE
 from .batches import SCHEMAS, batch_tables
+from .categoricals import categorical
 from .load import DICT_COLUMNS, TABLES, parse_rows
 
 # 7: hot dtypes (int8/int32 codes, dictionary strings) stored; 8: probes.hash is taken of
@@ -51,11 +52,13 @@ CACHE_VERSION = 13  # 9: multiple setup/game_over audit counters; 10: social_map
 # 13: tables written batch by batch (a row group per batch of games, plain strings, no pandas metadata)
 
 
-def _sig(game_dir: Path) -> list[list[int]]:
+def _sig(game_dir: Path, game_stat: os.stat_result | None = None) -> list[list[int]]:
+    """(size, mtime_ns) of the game's two files ([-1, -1]: absent); ``game_stat``: game.jsonl's, already taken."""
     out = []
+    d = str(game_dir)
     for name in (GAME_FILE, PROBE_FILE):
         try:
-            st = (game_dir / name).stat()
+            st = game_stat if game_stat is not None and name == GAME_FILE else os.stat(os.path.join(d, name))
             out.append([st.st_size, st.st_mtime_ns])
         except FileNotFoundError:
             out.append([-1, -1])
@@ -178,9 +181,17 @@ def open_table(path: Path, table: str) -> pq.ParquetFile:
 
 def read_columns(pf: pq.ParquetFile, table: str, columns: list[str]) -> pd.DataFrame:
     """Columns of an opened cached table in their hot dtypes, exactly as :func:`read_tables` reads them."""
-    df = pf.read(columns=columns).to_pandas(split_blocks=True, self_destruct=True)
+    t = pf.read(columns=columns)
+    made = {c: s for c in DICT_COLUMNS.get(table, []) if c in t.column_names and (s := categorical(t.column(c))) is not None}
+    names = t.column_names
+    if made:
+        t = t.drop_columns(list(made))
+    df = t.to_pandas(split_blocks=True, self_destruct=True)
+    del t
+    for c in sorted(made, key=names.index):  # back in place, left to right
+        df.insert(names.index(c), c, made[c])
     for c in DICT_COLUMNS.get(table, []):
-        if c in df.columns:
+        if c in df.columns and c not in made:
             cats = df[c].cat.categories
             if not cats.is_monotonic_increasing:
                 df[c] = df[c].cat.reorder_categories(cats.sort_values())
@@ -188,11 +199,13 @@ def read_columns(pf: pq.ParquetFile, table: str, columns: list[str]) -> pd.DataF
     return df
 
 
-def open_warm(parent: Path, game_dirs: list[Path], cache_dir: str | Path | None = None
+def open_warm(parent: Path, game_dirs: list[Path], cache_dir: str | Path | None = None,
+              game_stats: dict[str, os.stat_result] | None = None
               ) -> tuple[dict[str, Any], dict[str, pq.ParquetFile]] | None:
     """The manifest and opened tables of the cache of ``parent`` when it serves ``game_dirs`` as
-    they are (nothing to parse or drop), else None (a load must build it first)."""
-    p = _plan(parent, game_dirs, cache_dir, True)
+    they are (nothing to parse or drop), else None (a load must build it first). ``game_stats``:
+    the ``game.jsonl`` stats of children of ``parent`` by name, taken by the scan that found them."""
+    p = _plan(parent, game_dirs, cache_dir, True, game_stats or {})
     if p.stale or p.vanished or not (p.cpath / "manifest.json").is_file():
         return None
     try:
@@ -227,7 +240,8 @@ class _Plan:
     vanished: list[str]
 
 
-def _plan(parent: Path, game_dirs: list[Path], cache_dir: str | Path | None, use_cache: bool) -> _Plan:
+def _plan(parent: Path, game_dirs: list[Path], cache_dir: str | Path | None, use_cache: bool,
+          game_stats: dict[str, os.stat_result] | None = None) -> _Plan:
     cpath = cache_dir_for(parent, cache_dir)
     man_path = cpath / "manifest.json"
     manifest: dict[str, Any] = {"version": CACHE_VERSION, "games": {}}
@@ -239,10 +253,11 @@ def _plan(parent: Path, game_dirs: list[Path], cache_dir: str | Path | None, use
         except (ValueError, OSError):
             pass
     wanted = {d.name: d for d in game_dirs}
-    sigs = {name: _sig(d) for name, d in wanted.items()}
+    known = game_stats or {}  # (a known stat: the scan found a regular game.jsonl in parent / name)
+    sigs = {name: _sig(d, known.get(name)) for name, d in wanted.items()}
     cached = manifest["games"]
     stale = [name for name in wanted if name not in cached or cached[name]["sig"] != sigs[name]]
-    vanished = [name for name in cached if not (parent / name / GAME_FILE).is_file()]
+    vanished = [name for name in cached if name not in known and not (parent / name / GAME_FILE).is_file()]
     return _Plan(cpath, manifest, wanted, sigs, stale, vanished)
 
 

@@ -8,7 +8,6 @@ original, games over their fault budget -- ``game_over.invalid`` -- excluded by 
 
 from __future__ import annotations
 
-import glob as _glob
 import json
 import threading
 import warnings
@@ -21,8 +20,9 @@ import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 
-from ..logs.io import TornLineWarning, is_game_dir, list_game_dirs
+from ..logs.io import TornLineWarning
 from .cache import Progress, load_dir_games, open_warm, pending_games, read_columns, read_event_texts, update_cache
+from .game_dirs import find_game_dirs, scan  # noqa: F401 - find_game_dirs: part of this module's interface
 from .lazy_table import LazyTable
 from .load import TABLES, read_probe_record
 
@@ -229,32 +229,8 @@ def read_manifest(path: str | Path) -> list[str]:
     return [str(x) for x in obj]
 
 
-def find_game_dirs(sources: list[str | Path] | str | Path) -> list[Path]:
-    """Game directories from directories and glob patterns."""
-    if isinstance(sources, (str, Path)):
-        sources = [sources]
-    out: dict[str, Path] = {}
-    parents: dict[Path, Path] = {}  # each parent resolved once: a game directory that is no symlink is its child
-    for src in sources:
-        s = str(src)
-        paths = [Path(p) for p in sorted(_glob.glob(s))] if any(ch in s for ch in "*?[") else [Path(s)]
-        for p in paths:
-            for d in list_game_dirs(p) if not is_game_dir(p) else [p]:
-                if d.name in ("", ".", "..") or d.is_symlink():
-                    r = d.resolve()
-                else:
-                    if d.parent not in parents:
-                        parents[d.parent] = d.parent.resolve()
-                    r = parents[d.parent] / d.name
-                out[str(r)] = r
-    return list(out.values())
-
-
 def _by_parent(sources: list[str | Path] | str | Path) -> dict[Path, list[Path]]:
-    by_parent: dict[Path, list[Path]] = {}
-    for d in find_game_dirs(sources):
-        by_parent.setdefault(d.parent, []).append(d)
-    return dict(sorted(by_parent.items()))
+    return scan(sources).dirs
 
 
 def pending_corpus(sources: list[str | Path] | str | Path, *, cache_dir: str | Path | None = None) -> int:
@@ -295,15 +271,15 @@ def load_corpus(
     use_cache: bool = True,
     workers: int | None = None,
 ) -> Corpus:
-    by_parent = _by_parent(sources)
+    found = scan(sources)
     sources_of: list[tuple[Any, set[str]]] = []  # per parent: (opened tables or loaded frames, its ok game ids)
     games_parts: list[pd.DataFrame] = []
     audit: dict[str, Counter] = {}
     cache_dirs = {}
-    for parent, gdirs in by_parent.items():
+    for parent, gdirs in found.dirs.items():
         opened = None
         if use_cache:  # build what is missing, then read the cache lazily
-            opened = open_warm(parent, gdirs, cache_dir)
+            opened = open_warm(parent, gdirs, cache_dir, found.stats[parent])
             if opened is None:
                 update_cache(parent, gdirs, cache_dir=cache_dir, workers=workers)
                 opened = open_warm(parent, gdirs, cache_dir)
