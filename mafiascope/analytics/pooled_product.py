@@ -87,6 +87,7 @@ def _gather(blocks: list[np.ndarray], at: np.ndarray, cols: np.ndarray, dtype: A
     t = 0
     for b in np.unique(which).tolist():
         j = cols[which == b] - at[b]
-        x[:, t: t + len(j)] = blocks[b][:, j]
+        whole = len(j) == blocks[b].shape[1]  # (sorted, distinct: every column in order)
+        x[:, t: t + len(j)] = blocks[b] if whole else blocks[b][:, j]
         t += len(j)
     return x
