@@ -184,3 +184,19 @@ def test_played_by_flat_gather_equals_the_2d_codes() -> None:
     assert frames.played_by(c, g[:0], g[:0], "a").shape == (0,)  # type: ignore[arg-type]
     with pytest.raises(IndexError):
         frames.played_by(c, g, np.full(500, 6), "a")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("dtype", [bool, np.int8, np.uint16, np.int32, np.float64])
+def test_cell_sums_by_chunks_equal_one_weighted_count(dtype, monkeypatch: pytest.MonkeyPatch) -> None:
+    rng = np.random.default_rng(9)
+    cl = seat_cells._Cells.__new__(seat_cells._Cells)
+    cl.m, cl.S = 40, 6
+    cl.n = cl.m * cl.S
+    key = rng.integers(0, cl.n + 1, 5000)  # cl.n: rows without a seat
+    w = (rng.random(5000) < 0.4) if dtype is bool else rng.integers(-3 if dtype != np.uint16 else 0, 300, 5000).astype(dtype)
+    want = np.bincount(key, weights=w.astype(float), minlength=cl.n + 1)[: cl.n].reshape(cl.m, cl.S)
+    for chunk in (1 << 20, 777, 1):
+        monkeypatch.setattr(seat_cells, "_SUM_CHUNK", chunk)
+        got = cl.sum(key, w)
+        assert got.dtype == np.float64 and np.array_equal(got, want), (dtype, chunk)
+    assert np.array_equal(cl.sum(key), np.bincount(key, minlength=cl.n + 1)[: cl.n].reshape(cl.m, cl.S))

@@ -52,7 +52,8 @@ def pidx(c: Corpus, items: pd.DataFrame) -> np.ndarray:
     g, start = items["g"].to_numpy(), probe_start(c)
     bounds = game_bounds(g, c.m) if g.dtype.kind == "i" else None
     base = start[g.astype(np.int64)] if bounds is None else np.repeat(start, np.diff(bounds))
-    base += items["rec"].to_numpy(dtype=np.int64)  # a new array either way: added in place
+    rec = items["rec"].to_numpy()
+    base += rec if rec.dtype.kind == "i" else rec.astype(np.int64)  # in place; no int64 copy of int32 records
     return base
 
 
@@ -65,10 +66,22 @@ def order_key(c: Corpus, mode: Mode) -> np.ndarray:
 
     def f() -> np.ndarray:
         p = c.cols("probes", ["round", "pms", "probe_seq"])
-        pms = p["pms"].to_numpy().astype(np.int64)
+        pms, seq = p["pms"].to_numpy(), p["probe_seq"].to_numpy()
+        if pms.dtype.kind != "i" or seq.dtype.kind != "i":
+            pms = pms.astype(np.int64)
+            if not mode.is_compat:
+                pms = np.where(pms == ROUND_END, _END_LAST, pms)
+            return (p["round"].to_numpy().astype(np.int64) * 100_000 + (pms + 10)) * 1000 + seq
+        # integer columns: the same sums in one int64 array, in place (no int64 copies, no select)
+        k = p["round"].to_numpy().astype(np.int64)
+        k *= 100_000
+        k += pms
+        k += 10
         if not mode.is_compat:
-            pms = np.where(pms == ROUND_END, _END_LAST, pms)
-        return (p["round"].to_numpy().astype(np.int64) * 100_000 + (pms + 10)) * 1000 + p["probe_seq"].to_numpy()
+            k[pms == ROUND_END] += _END_LAST - ROUND_END
+        k *= 1000
+        k += seq
+        return k
 
     return c.memo(("order_key", mode.is_compat), f)
 
@@ -193,12 +206,14 @@ def item_rows(c: Corpus, table: str, probe_id: str | None) -> tuple[np.ndarray |
 
     def build() -> tuple[np.ndarray | None, np.ndarray]:
         pi = pidx(c, c.cols(table, ["g", "rec"]))
+        rows = None
+        if probe_id is not None:  # gathered by the int64 rows (an int32 index is copied to int64 by numpy)
+            keep = eq(c.cols("probes", ["probe_id"])["probe_id"], probe_id)[pi]
+            if not keep.all():
+                rows, pi = np.flatnonzero(keep), pi[keep]
         if c.n_rows("probes") < 2**31:  # kept for the whole report: four bytes a row
             pi = pi.astype(np.int32)
-        if probe_id is None:
-            return None, pi
-        keep = eq(c.cols("probes", ["probe_id"])["probe_id"], probe_id)[pi]
-        return (None, pi) if keep.all() else (np.flatnonzero(keep), pi[keep])
+        return rows, pi
 
     return c.memo(("item_rows", table, probe_id), build)
 

@@ -95,9 +95,22 @@ class _Cells:
         return k
 
     def sum(self, key: np.ndarray, w: np.ndarray | None = None) -> np.ndarray:
-        """(m, S) sums of ``w`` (or counts) per cell."""
-        out = np.bincount(key, weights=None if w is None else np.asarray(w, dtype=float), minlength=self.n + 1)
+        """(m, S) sums of ``w`` (or counts) per cell.
+
+        Boolean and small-integer weights are summed a chunk of rows at a time: bincount copies its
+        weights to float64, and a chunk's copy stays small (not eight bytes a row at once); the sums
+        are integers, so the same in any grouping."""
+        w = None if w is None else np.asarray(w)
+        if w is not None and w.dtype.kind in "biu" and w.dtype.itemsize <= 2 and len(w) > _SUM_CHUNK:
+            out = np.zeros(self.n + 1)
+            for lo in range(0, len(w), _SUM_CHUNK):
+                out += np.bincount(key[lo: lo + _SUM_CHUNK], weights=w[lo: lo + _SUM_CHUNK], minlength=self.n + 1)
+        else:
+            out = np.bincount(key, weights=None if w is None else w.astype(float, copy=False), minlength=self.n + 1)
         return out[: self.n].astype(float).reshape(self.m, self.S)
+
+
+_SUM_CHUNK = 1 << 20  # rows a chunk of :meth:`_Cells.sum` (its float64 weights: 8 MB)
 
 
 def _int(x: np.ndarray) -> np.ndarray:

@@ -25,6 +25,7 @@ from .corpus import Corpus
 from .f1 import _ci, f1_by_round_models
 from .f2 import f2
 from .modes import Mode
+from .pooled_product import count_columns, pooled_columns
 from .stats import batched_cis, isolated, multiplicities, percentile_ci, round_or_none
 from .seat_cells import METRIC_KEYS, METRICS, SeatMetric, seat_mask  # noqa: F401  (METRIC_KEYS, seat_mask: part of this module's API)
 
@@ -37,6 +38,12 @@ def _metrics(c: Corpus) -> tuple[SeatMetric, ...]:
 def _seat_stats(c: Corpus, mode: Mode, metric: SeatMetric) -> np.ndarray:
     """A builder's (m, S, k) statistics, built once per corpus and mode (metrics sharing a builder share them)."""
     return c.memo(("seat_stats", metric.per_seat, mode), lambda: np.asarray(metric.per_seat(c, mode), dtype=np.float64))
+
+
+def _count_columns(c: Corpus, mode: Mode, metric: SeatMetric) -> np.ndarray:
+    """Which of a builder's columns hold non-negative integers (counts): so does every seat mask's
+    sum of them, which :func:`.pooled_product.pooled_columns` then pools in float32."""
+    return c.memo(("seat_stats", "counts", metric.per_seat, mode), lambda: count_columns(_seat_stats(c, mode, metric)))
 
 
 class _PerGame:
@@ -80,14 +87,14 @@ def _resamples(metric: SeatMetric, pg: np.ndarray, mode: Mode) -> np.ndarray | N
 
 def _pooled_resamples(c: Corpus, mode: Mode, pers: list[_PerGame]) -> dict[tuple[int, Any], np.ndarray]:
     """``(mask index, builder) -> (B, k)`` resampled pooled statistics: every builder's columns for
-    every mask side by side, pooled by one product (the multiplicity matrix is read once, not once
-    per builder and mask; each column's product is the same as alone)."""
+    every mask pooled together (:func:`.pooled_product.pooled_columns`: the multiplicity matrix is
+    read once, not once per builder and mask, and each column's values are the same as alone)."""
     out: dict[tuple[int, Any], np.ndarray] = {}
     if mode.boot == 0 or c.m == 0 or not pers:
         return out
-    mult = multiplicities(c.m, mode)
     seen: set[Any] = set()
     blocks: list[np.ndarray] = []
+    counts: list[np.ndarray] = []
     where: list[tuple[int, Any, int, int]] = []
     at = 0
     for metric in _metrics(c):
@@ -98,16 +105,10 @@ def _pooled_resamples(c: Corpus, mode: Mode, pers: list[_PerGame]) -> dict[tuple
         for i, per in enumerate(pers):
             pg = per(metric)
             blocks.append(pg)
+            counts.append(_count_columns(c, mode, metric))
             where.append((i, key, at, at + pg.shape[1]))
             at += pg.shape[1]
-    pooled = np.empty((mult.shape[0], at))
-    start = 0
-    while start < len(blocks):  # ~256 columns per product: bounded (games x columns) temporaries
-        stop, lo = start, where[start][2]
-        while stop < len(blocks) and (stop == start or where[stop][3] - lo <= 256):
-            stop += 1
-        pooled[:, lo:where[stop - 1][3]] = mult @ np.concatenate(blocks[start:stop], axis=1)
-        start = stop
+    pooled = pooled_columns(multiplicities(c.m, mode), blocks, counts)
     for i, key, lo, hi in where:
         out[(i, key)] = pooled[:, lo:hi]
     return out
