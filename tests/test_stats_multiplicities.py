@@ -72,3 +72,35 @@ def test_intervals_are_the_ones_of_the_float_matrix(mode: Mode) -> None:
     per_game = np.column_stack([rng.random(60) * 4, rng.integers(1, 6, 60).astype(float)])
     ref = _reference(60, mode.boot, mode.seed, mode.is_compat)
     assert cluster_ci(per_game, ratio_stat(0, 1), mode) == _interval(ratio_stat(0, 1), ref @ per_game)
+
+
+def test_row_counts_match_a_flat_bincount() -> None:
+    from mafiascope.analytics.stats import _row_counts
+
+    rng = np.random.default_rng(3)
+    for m, B in [(1, 4), (9, 300), (257, 40), (70_000, 2)]:  # 257: counts need two bytes in the row pass
+        idx = rng.integers(0, m, size=(B, m))
+        flat = np.bincount((np.arange(B)[:, None] * m + idx).ravel(), minlength=B * m).reshape(B, m)
+        got = _row_counts(idx, m)
+        assert np.array_equal(got, flat) and got.dtype.kind == "u"
+    assert _row_counts(np.zeros((3, 0), dtype=np.int64), 0).shape == (3, 0)
+
+
+def test_dense_scope_keeps_one_conversion_with_the_same_products() -> None:
+    from mafiascope.analytics.stats import _DENSE, dense_multiplicities
+
+    mult = multiplicities(400, Mode(boot=150, seed=8))
+    x = np.random.default_rng(2).random((400, 6))
+    outside = mult @ x
+    assert np.asarray(mult) is not np.asarray(mult)  # no scope: a fresh conversion per product
+    with dense_multiplicities() as hold:
+        a, b = np.asarray(mult), np.asarray(mult)
+        assert a is b and not a.flags.writeable and hold.used == a.nbytes
+        assert np.asarray(mult, dtype=np.float32) is np.asarray(mult, dtype=np.float32)
+        assert np.array_equal(mult @ x, outside)
+        with dense_multiplicities() as inner:  # nested: the outer scope's hold
+            assert inner is hold
+        assert np.asarray(mult).dtype == np.float64 and np.asarray(mult, dtype=np.uint16).flags.writeable
+    assert _DENSE.get() is None and not hold.arrays  # let go of at the scope's end
+    with dense_multiplicities(budget=100) as small:  # over the budget: converted per product, nothing kept
+        assert np.asarray(mult) is not np.asarray(mult) and small.used == 0

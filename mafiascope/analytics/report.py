@@ -11,6 +11,7 @@ from . import accounting, dynamics, episodes, f1, f2, f3, f4
 from . import seats as seat_stats
 from .corpus import Corpus
 from .modes import Mode
+from .stats import dense_multiplicities
 
 REPORT_VERSION = 1
 
@@ -97,6 +98,14 @@ def build_report(c: Corpus, mode: Mode, *, transcripts: bool = True, sections: t
     sections' intermediates at a time (:data:`LEAN_GROUPS`); the corpus then holds none of them
     afterwards (a caller reusing it for other views may pass ``lean=False``). Same values either way.
     """
+    with dense_multiplicities():  # the report's ~15 pooled products read one float matrix
+        return _build_report(c, mode, transcripts=transcripts, sections=sections, seats=seats,
+                             seat_filter=seat_filter, per_model=per_model, lean=lean)
+
+
+def _build_report(c: Corpus, mode: Mode, *, transcripts: bool, sections: tuple[str, ...] | None,
+                  seats: np.ndarray | None, seat_filter: dict[str, Any] | None, per_model: bool,
+                  lean: bool | None) -> dict[str, Any]:
     want = (lambda s: True) if sections is None else (lambda s: s in sections)
     lean_on = sections is None if lean is None else lean
     ln = _Lean(c, mode, lean_on and (sections is None), per_model)
