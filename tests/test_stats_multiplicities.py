@@ -96,7 +96,8 @@ def test_dense_scope_keeps_one_conversion_with_the_same_products() -> None:
     with dense_multiplicities() as hold:
         a, b = np.asarray(mult), np.asarray(mult)
         assert a is b and not a.flags.writeable and hold.used == a.nbytes
-        assert np.asarray(mult, dtype=np.float32) is np.asarray(mult, dtype=np.float32)
+        assert np.asarray(mult, dtype=np.float32) is not np.asarray(mult, dtype=np.float32)  # not kept
+        assert np.array_equal(np.asarray(mult, dtype=np.float32), mult.counts) and hold.used == a.nbytes
         assert np.array_equal(mult @ x, outside)
         with dense_multiplicities() as inner:  # nested: the outer scope's hold
             assert inner is hold

@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from . import labels as L
+from .block_pool import map_blocks, workers
 from .corpus import Corpus
 from .f1 import _ci
 from .frames import at_seats, death_ts, first_of_key, item_rows, items_with_probe, mafia_mask, order_key
@@ -39,29 +40,44 @@ def suspicion_states(c: Corpus, mode: Mode) -> dict[str, np.ndarray]:
     def build() -> dict[str, np.ndarray]:
         rows, pi = item_rows(c, "sr", "suspicion_ranking")
         g = c.cols("sr", ["g"])["g"].to_numpy()
-        parts = [_states_block(c, mode, rows, pi, lo, hi)
-                 for lo, hi in game_blocks(g if rows is None else g[rows], _STATE_ITEMS)]
+        blocks = game_blocks(g if rows is None else g[rows], max(1, _STATE_ITEMS // workers()))  # per block in flight
+        # every input read here, in this thread (the blocks run on workers: :mod:`.block_pool`)
+        df = c.cols("sr", ["g", "tgt", "score", "src", "pos"])
+        pr = c.cols("probes", ["g", "seat", "timestamp", "round", "pms"])
+        src = _StateInputs({k: df[k].to_numpy() for k in df.columns}, {k: pr[k].to_numpy() for k in pr.columns},
+                           rows, pi, death_ts(c), c.seat_array("role_code").shape[1], order_key(c, mode))
+        parts = map_blocks(src.block, blocks)
         return {k: np.concatenate([p.pop(k) for p in parts]) for k in _STATE_KEYS}  # each key's blocks freed in turn
 
     return c.memo(("dyn_states", mode), build)
 
 
-def _states_block(c: Corpus, mode: Mode, rows: np.ndarray | None, pi_all: np.ndarray, lo: int, hi: int
-                  ) -> dict[str, np.ndarray]:
+class _StateInputs:
+    """The columns the states are built from (read once, shared read-only by the blocks)."""
+
+    def __init__(self, sr: dict[str, np.ndarray], pr: dict[str, np.ndarray], rows: np.ndarray | None,
+                 pi: np.ndarray, dts: np.ndarray, seats: int, okey: np.ndarray):
+        self.sr, self.pr, self.rows, self.pi, self.dts, self.seats, self.okey = sr, pr, rows, pi, dts, seats, okey
+
+    def block(self, span: tuple[int, int]) -> dict[str, np.ndarray]:
+        return _states_block(self, *span)
+
+
+def _states_block(src: _StateInputs, lo: int, hi: int) -> dict[str, np.ndarray]:
     """The states of the items [lo, hi) (whole games), sorted by game, agent, ordering key, probe row."""
-    df = c.cols("sr", ["g", "tgt", "score", "src", "pos"])
-    it = {k: df[k].to_numpy()[lo:hi] if rows is None else df[k].to_numpy()[rows[lo:hi]] for k in df.columns}
-    pi = pi_all[lo:hi]
-    p = c.cols("probes", ["seat", "timestamp"])
-    seat = p["seat"].to_numpy()[pi]
+    rows = src.rows
+    it = {k: v[lo:hi] if rows is None else v[rows[lo:hi]] for k, v in src.sr.items()}
+    pi = src.pi[lo:hi]
+    pr = src.pr
+    seat = pr["seat"][pi]
     g, tgt, sc = it["g"], it["tgt"], it["score"]
     ok = (it["src"] < 2)  # wrapped rankings are not lists: skipped (docs/metrics.md §1.3)
     ok &= (seat >= 0) & (tgt >= 0) & (tgt != seat) & ~np.isnan(sc)
-    ok[ok] = at_seats(death_ts(c), g[ok], tgt[ok]) > p["timestamp"].to_numpy()[pi[ok]]  # the target alive
+    ok[ok] = at_seats(src.dts, g[ok], tgt[ok]) > pr["timestamp"][pi[ok]]  # the target alive
     at = np.flatnonzero(ok)  # the kept items' rows
     pi_u, row = _codes(pi[at])  # coded in the item rows' dtype, the probe rows widened after
     pi_u = pi_u.astype(np.int64)
-    S = c.seat_array("role_code").shape[1]
+    S = src.seats
     # max if a player repeats; first listing position for ties
     V, P = _cells_reduce_many(len(pi_u), S, row, tgt[at], ((np.fmax, np.nan, np.maximum(sc[at], 0.0)),
                                                           (np.minimum, np.inf, it["pos"][at].astype(float))))
@@ -74,15 +90,14 @@ def _states_block(c: Corpus, mode: Mode, rows: np.ndarray | None, pi_all: np.nda
         V, P, pi_u = V[keep] / tot[keep, None], P[keep], pi_u[keep]
     mx = np.nanmax(V, 1)
     top = np.argmin(np.where(V == mx[:, None], P, np.inf), 1)
-    pr = c.cols("probes", ["g", "seat", "timestamp", "round", "pms"])
-    key = order_key(c, mode)[pi_u]
-    gg = pr["g"].to_numpy()[pi_u]
-    ag = pr["seat"].to_numpy()[pi_u]
+    key = src.okey[pi_u]
+    gg = pr["g"][pi_u]
+    ag = pr["seat"][pi_u]
     order = np.lexsort((pi_u, key, ag, gg))
     return {
         "V": V[order], "top": top[order], "g": gg[order], "agent": ag[order], "pi": pi_u[order],
-        "ts": pr["timestamp"].to_numpy()[pi_u][order], "round": pr["round"].to_numpy()[pi_u][order],
-        "pms": pr["pms"].to_numpy()[pi_u][order],
+        "ts": pr["timestamp"][pi_u][order], "round": pr["round"][pi_u][order],
+        "pms": pr["pms"][pi_u][order],
     }
 
 
@@ -166,10 +181,10 @@ def _l1(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 def _l1_pairs(V: np.ndarray, same: np.ndarray) -> np.ndarray:
     """:func:`_l1` of each state row ``r`` with ``same[r]`` against row ``r - 1``, in row order: a block of
-    consecutive rows at a time, its previous rows a slice (no gather of the pairs' rows)."""
+    consecutive rows at a time (on worker threads), its previous rows a slice (no gather of the pairs' rows)."""
     n = len(same)
-    parts = [_l1(V[lo - 1:hi - 1], V[lo:hi])[same[lo:hi]]
-             for lo in range(1, n, _BLOCK) for hi in (min(lo + _BLOCK, n),)]
+    parts = map_blocks(lambda span: _l1(V[span[0] - 1:span[1] - 1], V[span[0]:span[1]])[same[span[0]:span[1]]],
+                       [(lo, min(lo + _BLOCK, n)) for lo in range(1, n, _BLOCK)])
     return np.concatenate(parts) if parts else np.zeros(0)
 
 

@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from . import labels as L
+from .block_pool import map_blocks, workers
 from .corpus import Corpus
 from .frames import (at_seats, death_ts, dense_groups, item_arrays, mafia_mask, played_by, seat_model_codes,
                      true_roles)
@@ -107,23 +108,36 @@ def f1_arrays(c: Corpus, mode: Mode) -> dict[str, np.ndarray]:
 _RUNS = 1 << 17  # probe runs per block of the kept items' passes (a block's index arrays are a few MB)
 
 
-def _blocks(first: np.ndarray, length: np.ndarray) -> Iterator[tuple[int, int, np.ndarray]]:
-    """(first item, end item, each item's run index) of each block of ``_RUNS`` consecutive runs."""
-    lo = 0
-    for r0 in range(0, len(first), _RUNS):
-        n = length[r0:r0 + _RUNS]
-        hi = lo + int(n.sum())
-        yield lo, hi, np.repeat(np.arange(r0, r0 + len(n)), n)
+def _blocks(first: np.ndarray, length: np.ndarray) -> list[tuple[int, int, int, int]]:
+    """(first item, end item, first run, end run) of each block of consecutive runs (``_RUNS`` between
+    the blocks in flight at once)."""
+    out, lo = [], 0
+    size = max(1, _RUNS // workers())  # the blocks in flight at once share the bound
+    for r0 in range(0, len(first), size):
+        r1 = min(r0 + size, len(first))
+        hi = lo + int(length[r0:r1].sum())
+        out.append((lo, hi, r0, r1))
         lo = hi
+    return out
+
+
+def _run_of_items(length: np.ndarray, r0: int, r1: int) -> np.ndarray:
+    """Each item's run index for the runs [r0, r1)."""
+    return np.repeat(np.arange(r0, r1), length[r0:r1])
 
 
 def _kept_items(blocks: tuple[np.ndarray, np.ndarray], run_ok: np.ndarray, obs: np.ndarray,
                 items: dict[str, np.ndarray], alive: np.ndarray | None, seats: int) -> np.ndarray:
     """Per item: kept (a usable guess about another seat by a probe whose observer is not Mafia and,
-    with ``alive``, a target alive at the probe time); a block of runs at a time."""
+    with ``alive``, a target alive at the probe time); a block of runs at a time (blocks on worker
+    threads, each writing its own items' flags)."""
     tgt, guess = items["tgt"], items["guess"]
     keep = np.empty(len(tgt), dtype=bool)
-    for lo, hi, rl in _blocks(*blocks):
+    length = blocks[1]
+
+    def block(span: tuple[int, int, int, int]) -> None:
+        lo, hi, r0, r1 = span
+        rl = _run_of_items(length, r0, r1)
         kb, tb = keep[lo:hi], tgt[lo:hi]
         np.greater_equal(tb, 0, out=kb)
         kb &= run_ok[rl]
@@ -135,6 +149,8 @@ def _kept_items(blocks: tuple[np.ndarray, np.ndarray], run_ok: np.ndarray, obs: 
             raise IndexError(f"target seat {int(t.max())} out of bounds for {seats} seats")
         if alive is not None:  # the target alive at the probe time
             kb[at] = alive[t, rl[at]]
+
+    map_blocks(block, _blocks(*blocks))
     return keep
 
 
@@ -142,7 +158,8 @@ def _kept_columns(keep: np.ndarray, blocks: tuple[np.ndarray, np.ndarray], roles
                   tables: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray], items: dict[str, np.ndarray],
                   runs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """F1's columns of the kept items, filled a block of runs at a time: item columns gathered at the
-    kept items, run columns at their runs, (game, target) lookups through one flat index."""
+    kept items, run columns at their runs, (game, target) lookups through one flat index. Each block's
+    rows of the columns start after the earlier blocks' kept items (blocks on worker threads)."""
     n, seats = int(np.count_nonzero(keep)), roles.shape[1]
     _, acc, rec, codes = tables
     out = {k: np.empty(n, dtype=v.dtype) for k, v in (*items.items(), *runs.items())}
@@ -150,12 +167,15 @@ def _kept_columns(keep: np.ndarray, blocks: tuple[np.ndarray, np.ndarray], roles
                 "rec_chance": np.empty(n, dtype=rec.dtype)})
     out.update({k: np.empty(n, dtype=bool) for k in ("unknown", "committed", "correct", "tgt_mafia", "hit_mafia")})
     code_of = np.searchsorted(codes, roles).astype(np.int8 if len(codes) < 128 else np.intp).ravel()
-    o = 0
-    for lo, hi, rl in _blocks(*blocks):
+    spans = _blocks(*blocks)
+    starts = np.cumsum([0, *(np.count_nonzero(keep[lo:hi]) for lo, hi, _, _ in spans)]).tolist()
+    length = blocks[1]
+
+    def block(i: int) -> None:
+        lo, hi, r0, r1 = spans[i]
         at = np.flatnonzero(keep[lo:hi])
-        s = slice(o, o + len(at))
-        o += len(at)
-        r = rl[at]
+        s = slice(starts[i], starts[i + 1])
+        r = _run_of_items(length, r0, r1)[at]
         at += lo
         col = {k: v[s] for k, v in out.items()}
         for k, v in items.items():
@@ -176,6 +196,8 @@ def _kept_columns(keep: np.ndarray, blocks: tuple[np.ndarray, np.ndarray], roles
         np.not_equal(guess, L.UNKNOWN, out=col["committed"])
         np.equal(guess, col["truth"], out=col["correct"])
         np.equal(guess, L.MAFIA, out=col["hit_mafia"])
+
+    map_blocks(block, range(len(spans)))
     return {k: out[k] for k in _F1_COLS}
 
 

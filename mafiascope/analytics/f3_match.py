@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from .block_pool import map_blocks, workers
 from .corpus import Corpus
 from .frames import alive_at, order_key
 from .modes import Mode
@@ -22,10 +23,12 @@ _BLOCK_ITEMS = 2_000_000  # items matched at a time: bounds the matching's tempo
 
 
 def _game_blocks(m: int, *gs: np.ndarray) -> list[tuple[int, int]]:
-    """Consecutive game ranges [lo, hi) holding about ``_BLOCK_ITEMS`` rows of ``gs`` each."""
+    """Consecutive game ranges [lo, hi) holding about ``_BLOCK_ITEMS`` rows of ``gs`` between the blocks
+    in flight at once (:func:`.block_pool.workers`)."""
+    size = max(1, _BLOCK_ITEMS // workers())  # blocks in flight at once share the temporaries' bound
     cum = np.cumsum(sum(np.bincount(g, minlength=m) for g in gs)) if m else np.zeros(0, dtype=np.int64)
     total = int(cum[-1]) if m else 0
-    cuts = np.searchsorted(cum, np.arange(1, -(-total // _BLOCK_ITEMS)) * _BLOCK_ITEMS, side="left") + 1
+    cuts = np.searchsorted(cum, np.arange(1, -(-total // size)) * size, side="left") + 1
     edges = [0, *sorted(set(np.minimum(cuts, m).tolist()) - {0, m}), m]
     return list(zip(edges[:-1], edges[1:]))
 
@@ -133,10 +136,12 @@ def match(c: Corpus, mode: Mode, it: dict[str, np.ndarray], rows: np.ndarray, ra
     if not pi_ordered:  # assessments not in probe-row order: put them in it (equal rows keep theirs)
         r_ok = r_ok[np.argsort(ra["pi"][r_ok], kind="stable")]
     qg, rg = (it["g"], ra["g"]) if ordered else (it["g"][rows], ra["g"][r_ok])
-    q_parts, r_parts = [rows[:0]], [r_ok[:0]]
-    for lo, hi in _game_blocks(c.m, qg, rg):  # pairs never cross games: a block of games at a time
+
+    def block(span: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
+        lo, hi = span
         q, r = _in_games(rows, qg, lo, hi, ordered), _in_games(r_ok, rg, lo, hi, ordered)
-        qm, rm = match_block(q, it, r, ra, okey, width, lo)
-        q_parts.append(qm)
-        r_parts.append(rm)
-    return np.concatenate(q_parts), np.concatenate(r_parts)
+        return match_block(q, it, r, ra, okey, width, lo)
+
+    # pairs never cross games: a block of games at a time (blocks on worker threads, in block order)
+    parts = map_blocks(block, _game_blocks(c.m, qg, rg))
+    return np.concatenate([rows[:0], *(q for q, _ in parts)]), np.concatenate([r_ok[:0], *(r for _, r in parts)])

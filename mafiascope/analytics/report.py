@@ -9,6 +9,7 @@ import numpy as np
 
 from . import accounting, dynamics, episodes, f1, f2, f3, f4
 from . import seats as seat_stats
+from .block_pool import release_free_memory
 from .corpus import Corpus
 from .modes import Mode
 from .stats import dense_multiplicities
@@ -78,6 +79,7 @@ class _Lean:
                 if "probes" not in tables:
                     late = _ORDER.index(section) >= _ORDER.index("episodes")
                     self.c.release_columns("probes", LATE_PROBE_COLUMNS if late else LEAN_PROBE_COLUMNS)
+                release_free_memory()  # the freed intermediates' pages, worker threads' arenas included
 
 
 _ORDER = ["parse", "outcome", "votes", "f1", "f2", "f3", "f4", "dynamics", "episodes", "personality", "plans"]

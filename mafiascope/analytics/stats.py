@@ -109,13 +109,13 @@ class Multiplicities:
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         dt = np.dtype(np.float64 if dtype is None else dtype)
         held = _DENSE.get()
-        if held is None or dt.kind != "f":
+        if held is None or dt != np.float64:  # float32 (the seat pooling's, once a group) is half as large: made anew
             return self.counts.astype(dt)
         return held.get(self, dt)
 
 
 class DenseHold:
-    """The float matrices of :class:`Multiplicities` made during one :func:`dense_multiplicities`
+    """The float64 matrices of :class:`Multiplicities` made during one :func:`dense_multiplicities`
     scope, kept for its later products: a report pools ~15 batches over the same (B, m) matrix, and
     each conversion was a fresh B x m float64 array (80 MB at 10,000 games and B = 1,000, its pages
     faulted in anew each time). At most ``budget`` bytes are held; beyond it a conversion is made
@@ -139,7 +139,7 @@ class DenseHold:
 
 
 _DENSE: contextvars.ContextVar[DenseHold | None] = contextvars.ContextVar("mafiascope_dense_mult", default=None)
-DENSE_BUDGET = 128 << 20  # bytes of float multiplicity matrices a scope keeps (float64 + float32 at 10,000 x 1,000)
+DENSE_BUDGET = 96 << 20  # bytes of float64 multiplicity matrices a scope keeps (80 MB at 10,000 games x 1,000)
 
 
 @contextlib.contextmanager

@@ -1,0 +1,97 @@
+"""Blocks of games on worker threads (:mod:`mafiascope.analytics.block_pool`): results in block order,
+the same arrays as the sequential loop, errors raised to the caller, the thread count configurable."""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+import numpy as np
+import pytest
+
+from mafiascope.analytics import block_pool, dynamics, f1, f3, f3_match
+from mafiascope.analytics.modes import COMPAT, Mode
+from tests.loader_digest import loaded_corpora
+
+
+def test_results_come_back_in_block_order(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(block_pool.ENV, "3")
+    names: set[str] = set()
+
+    def slow_first(i: int) -> int:
+        names.add(threading.current_thread().name)
+        time.sleep(0.05 if i % 3 == 0 else 0.0)  # early blocks finish last
+        return i * i
+
+    assert block_pool.map_blocks(slow_first, list(range(12))) == [i * i for i in range(12)]
+    assert all(n.startswith("mafiascope-block") for n in names) and len(names) > 1
+
+
+def test_one_thread_is_the_plain_loop(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(block_pool.ENV, "1")
+    main = threading.current_thread()
+    assert block_pool.map_blocks(lambda i: threading.current_thread() is main, [0, 1, 2]) == [True] * 3
+    assert block_pool.map_blocks(lambda i: i, []) == []
+
+
+def test_thread_count_setting(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(block_pool.ENV, raising=False)
+    assert 1 <= block_pool.workers() <= 2
+    monkeypatch.setenv(block_pool.ENV, "0")
+    assert block_pool.workers() == 1
+    monkeypatch.setenv(block_pool.ENV, "two")
+    with pytest.raises(ValueError, match=block_pool.ENV):
+        block_pool.workers()
+
+
+def test_a_block_error_reaches_the_caller(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(block_pool.ENV, "2")
+
+    def boom(i: int) -> int:
+        if i == 3:
+            raise IndexError("block 3")
+        return i
+
+    with pytest.raises(IndexError, match="block 3"):
+        block_pool.map_blocks(boom, list(range(6)))
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    return loaded_corpora(tmp_path_factory.mktemp("pool"), ("demo",))["demo"]
+
+
+CASES = [  # (module, block size attribute, tiny size, memo key head, builder)
+    (dynamics, "_STATE_ITEMS", 40, "dyn_states", dynamics.suspicion_states),
+    (f1, "_RUNS", 3, "f1_arrays", f1.f1_arrays),
+    (f3_match, "_BLOCK_ITEMS", 30, "f3_pair_arrays", lambda c, mode: f3._pair_arrays(c, mode)),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c[3] for c in CASES])
+def test_threaded_blocks_equal_the_sequential_loop(demo: Any, case: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    module, attr, size, memo, build = case
+    monkeypatch.setattr(module, attr, size)  # many blocks
+    for mode in (Mode(), COMPAT):
+        got = {}
+        for threads in ("1", "2", "4"):
+            monkeypatch.setenv(block_pool.ENV, threads)
+            demo.forget((memo, mode))
+            got[threads] = build(demo, mode)
+        demo.forget((memo, mode))
+        assert len(next(iter(got["1"].values()))) > 0
+        for threads in ("2", "4"):
+            assert list(got[threads]) == list(got["1"])
+            for k, want in got["1"].items():
+                have = got[threads][k]
+                assert have.dtype == want.dtype and np.array_equal(have, want, equal_nan=True), (memo, threads, k)
+
+
+def test_free_memory_is_handed_back_without_error() -> None:
+    import numpy as np
+
+    blocks = [np.ones(300_000) for _ in range(50)]  # mid-sized arrays freed in the allocator's arenas
+    del blocks
+    block_pool.release_free_memory()
+    block_pool.release_free_memory()  # nothing left to hand back: still no error
