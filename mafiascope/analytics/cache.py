@@ -176,7 +176,12 @@ def read_tables(cpath: Path, with_text: bool = False) -> dict[str, pd.DataFrame]
 def open_table(path: Path, table: str) -> pq.ParquetFile:
     """One cached table, opened for reads of chosen columns (:func:`read_columns`). The open file
     keeps these rows readable even when a later rebuild replaces the file."""
-    return pq.ParquetFile(pa.OSFile(str(path)), read_dictionary=["game_id", *DICT_COLUMNS.get(table, [])])
+    f = pa.OSFile(str(path))
+    pf = pq.ParquetFile(f, read_dictionary=["game_id", *DICT_COLUMNS.get(table, [])])
+    # the open file, for a second reader of the same bytes on another thread (a ParquetFile's reads
+    # are not thread-safe; an OSFile's positioned reads are): :meth:`.lazy_table._Part.read`
+    pf.mafiascope_file = f  # type: ignore[attr-defined]
+    return pf
 
 
 def read_columns(pf: pq.ParquetFile, table: str, columns: list[str]) -> pd.DataFrame:

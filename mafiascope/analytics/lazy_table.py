@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pandas as pd
@@ -19,6 +20,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from .block_pool import workers
 from .cache import read_columns
 from .load import hot
 
@@ -92,7 +94,9 @@ class _Part:
         group's few ids are looked up once and its rows take theirs by their dictionary index (the
         frame the pandas path builds -- the chunks' dictionaries unified, 10^7 rows at 10,000 games,
         its categories iterated in Python -- was ~0.1 s of CPU a table)."""
-        col = self.source.read(columns=["game_id"], use_threads=False).column(0)
+        f = getattr(self.source, "mafiascope_file", None)  # its own reader: the columns may be read meanwhile
+        src = self.source if f is None else pq.ParquetFile(f, metadata=self.source.metadata, read_dictionary=["game_id"])
+        col = src.read(columns=["game_id"], use_threads=False).column(0)
         out = np.empty(len(col), dtype=dtype)
         at = 0
         for chunk in col.chunks:
@@ -115,8 +119,18 @@ class _Part:
             return read_columns(self.source, self.table, columns)
         return self.source[columns]
 
-    def read(self, columns: list[str]) -> pd.DataFrame:
-        df = self._columns(columns)
+    def read(self, columns: list[str], with_g: bool = False) -> pd.DataFrame:
+        """The selected rows of ``columns``. An opened file's rows are matched to their games (a read
+        of its ``game_id`` column, needed for the selection and for ``g``) on a worker thread while
+        the columns are read: both are mostly Parquet decoding, which runs without the GIL."""
+        need = not self._known or (with_g and self._g is None)
+        if need and getattr(self.source, "mafiascope_file", None) is not None and workers() > 1:
+            with ThreadPoolExecutor(1, thread_name_prefix="mafiascope-rows") as ex:
+                rows = ex.submit(self._select)
+                df = self._columns(columns)
+                rows.result()
+        else:
+            df = self._columns(columns)
         sel = self.sel
         return df if sel is None else df[sel]
 
@@ -174,7 +188,7 @@ class LazyTable:
         pieces: list[dict[str, pd.Series]] = []
         data_cols = [c for c in cols if c != "g"]
         for p in self._parts:
-            got = dict(p.read(data_cols).items()) if data_cols else {}
+            got = dict(p.read(data_cols, with_g="g" in cols).items()) if data_cols else {}
             if "g" in cols:
                 got["g"] = pd.Series(p.g, index=got[data_cols[0]].index if data_cols else None)
             pieces.append(got)
