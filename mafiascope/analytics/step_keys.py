@@ -65,9 +65,18 @@ def sorted_union(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def step_codes(g: np.ndarray, rnd: np.ndarray, seq: np.ndarray, lo: tuple[int, int], span: tuple[int, int]) -> np.ndarray:
-    """One int64 per step, in step order (round end after every message of its round)."""
-    s = np.where(seq == END, span[1] - 1 + lo[1], seq).astype(np.int64) - lo[1]
-    return (g.astype(np.int64) * span[0] + (rnd.astype(np.int64) - lo[0])) * span[1] + s
+    """One int64 per step, in step order (round end after every message of its round). Computed in
+    place in two int64 arrays (integer arithmetic: the same values as the expression with temporaries)."""
+    out = g.astype(np.int64)
+    out *= span[0]
+    out += rnd
+    out -= lo[0]
+    out *= span[1]
+    s = seq.astype(np.int64)
+    s[seq == END] = span[1] - 1 + lo[1]
+    s -= lo[1]
+    out += s
+    return out
 
 
 def fast_step_table(c: Corpus) -> dict[str, np.ndarray] | None:
