@@ -95,3 +95,32 @@ def test_free_memory_is_handed_back_without_error() -> None:
     del blocks
     block_pool.release_free_memory()
     block_pool.release_free_memory()  # nothing left to hand back: still no error
+
+
+@pytest.mark.parametrize("mode", [Mode(boot=50), Mode(boot=50, compat="mafiascope-2026-07")], ids=["default", "compat"])
+def test_whole_report_is_the_same_on_one_thread(tmp_path: Any, monkeypatch: pytest.MonkeyPatch, mode: Mode) -> None:
+    """A full lean report from a warm cache (lazy tables: their game rows matched on a worker thread,
+    the blocks on two and four threads) equals the report computed on one thread, key for key."""
+    import json
+
+    from mafiascope.analytics.corpus import load_corpus
+    from mafiascope.analytics.report import build_report
+
+    src = tests_root() / "data" / "demo"
+    load_corpus(src, cache_dir=tmp_path, probed_only=False)  # builds the cache: the loads below are warm
+    monkeypatch.setattr(f3_match, "_BLOCK_ITEMS", 500)  # many blocks in every threaded loop
+    monkeypatch.setattr(dynamics, "_STATE_ITEMS", 300)
+    monkeypatch.setattr(f1, "_RUNS", 20)
+    reports = {}
+    for threads in ("1", "2", "4"):
+        monkeypatch.setenv(block_pool.ENV, threads)
+        c = load_corpus(src, cache_dir=tmp_path, probed_only=False)
+        reports[threads] = json.dumps(build_report(c, mode, transcripts=True), sort_keys=True, default=str)
+    assert len(reports["1"]) > 10_000
+    assert reports["2"] == reports["1"] and reports["4"] == reports["1"]
+
+
+def tests_root() -> Any:
+    from pathlib import Path
+
+    return Path(__file__).resolve().parents[1]
