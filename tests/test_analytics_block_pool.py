@@ -106,7 +106,7 @@ def test_whole_report_is_the_same_on_one_thread(tmp_path: Any, monkeypatch: pyte
     from mafiascope.analytics.corpus import load_corpus
     from mafiascope.analytics.report import build_report
 
-    src = tests_root() / "data" / "demo"
+    src = _repo_root() / "data" / "demo"
     load_corpus(src, cache_dir=tmp_path, probed_only=False)  # builds the cache: the loads below are warm
     monkeypatch.setattr(f3_match, "_BLOCK_ITEMS", 500)  # many blocks in every threaded loop
     monkeypatch.setattr(dynamics, "_STATE_ITEMS", 300)
@@ -120,7 +120,7 @@ def test_whole_report_is_the_same_on_one_thread(tmp_path: Any, monkeypatch: pyte
     assert reports["2"] == reports["1"] and reports["4"] == reports["1"]
 
 
-def tests_root() -> Any:
+def _repo_root() -> Any:
     from pathlib import Path
 
     return Path(__file__).resolve().parents[1]
