@@ -92,6 +92,7 @@ def test_dense_scope_keeps_one_conversion_with_the_same_products() -> None:
     mult = multiplicities(400, Mode(boot=150, seed=8))
     x = np.random.default_rng(2).random((400, 6))
     outside = mult @ x
+    assert "__matmul__" in type(mult).__dict__  # the product is the matrix's own, not numpy's __rmatmul__
     assert np.asarray(mult) is not np.asarray(mult)  # no scope: a fresh conversion per product
     with dense_multiplicities() as hold:
         a, b = np.asarray(mult), np.asarray(mult)

@@ -10,6 +10,7 @@ default: round-end probes last; n counted once.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -46,21 +47,23 @@ def suspicion_states(c: Corpus, mode: Mode) -> dict[str, np.ndarray]:
         pr = c.cols("probes", ["g", "seat", "timestamp", "round", "pms"])
         src = _StateInputs({k: df[k].to_numpy() for k in df.columns}, {k: pr[k].to_numpy() for k in pr.columns},
                            rows, pi, death_ts(c), c.seat_array("role_code").shape[1], order_key(c, mode))
-        parts = map_blocks(src.block, blocks)
+        parts = map_blocks(lambda span: _states_block(src, *span), blocks)
         return {k: np.concatenate([p.pop(k) for p in parts]) for k in _STATE_KEYS}  # each key's blocks freed in turn
 
     return c.memo(("dyn_states", mode), build)
 
 
+@dataclass(frozen=True)
 class _StateInputs:
     """The columns the states are built from (read once, shared read-only by the blocks)."""
 
-    def __init__(self, sr: dict[str, np.ndarray], pr: dict[str, np.ndarray], rows: np.ndarray | None,
-                 pi: np.ndarray, dts: np.ndarray, seats: int, okey: np.ndarray):
-        self.sr, self.pr, self.rows, self.pi, self.dts, self.seats, self.okey = sr, pr, rows, pi, dts, seats, okey
-
-    def block(self, span: tuple[int, int]) -> dict[str, np.ndarray]:
-        return _states_block(self, *span)
+    sr: dict[str, np.ndarray]
+    pr: dict[str, np.ndarray]
+    rows: np.ndarray | None
+    pi: np.ndarray
+    dts: np.ndarray
+    seats: int
+    okey: np.ndarray
 
 
 def _states_block(src: _StateInputs, lo: int, hi: int) -> dict[str, np.ndarray]:

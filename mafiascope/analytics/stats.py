@@ -111,7 +111,10 @@ class Multiplicities:
         held = _DENSE.get()
         if held is None or dt != np.float64:  # float32 (the seat pooling's, once a group) is half as large: made anew
             return self.counts.astype(dt)
-        return held.get(self, dt)
+        return held.get(self)
+
+    def __matmul__(self, per_game: np.ndarray) -> np.ndarray:
+        return np.asarray(self) @ per_game
 
 
 class DenseHold:
@@ -123,17 +126,16 @@ class DenseHold:
 
     def __init__(self, budget: int):
         self.budget, self.used = budget, 0
-        self.arrays: dict[tuple[int, str], tuple[Any, np.ndarray]] = {}
+        self.arrays: dict[int, tuple[weakref.ref, np.ndarray]] = {}  # id of the matrix: (the matrix, its float64)
 
-    def get(self, mult: Multiplicities, dt: np.dtype) -> np.ndarray:
-        key = (id(mult), dt.str)
-        got = self.arrays.get(key)
+    def get(self, mult: Multiplicities) -> np.ndarray:
+        got = self.arrays.get(id(mult))
         if got is not None and got[0]() is mult:
             return got[1]
-        arr = mult.counts.astype(dt)
+        arr = mult.counts.astype(np.float64)
         if self.used + arr.nbytes <= self.budget:
             arr.setflags(write=False)
-            self.arrays[key] = (weakref.ref(mult), arr)
+            self.arrays[id(mult)] = (weakref.ref(mult), arr)
             self.used += arr.nbytes
         return arr
 
@@ -156,9 +158,6 @@ def dense_multiplicities(budget: int = DENSE_BUDGET) -> Iterator[DenseHold]:
     finally:
         _DENSE.reset(token)
         hold.arrays.clear()
-
-    def __matmul__(self, per_game: np.ndarray) -> np.ndarray:
-        return np.asarray(self) @ per_game
 
 
 def _smallest_counts(counts: np.ndarray) -> np.ndarray:
