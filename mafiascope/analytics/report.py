@@ -12,6 +12,7 @@ from . import seats as seat_stats
 from .block_pool import release_free_memory
 from .corpus import Corpus
 from .modes import Mode
+from .report_runtime import collector_paused
 from .stats import dense_multiplicities
 
 REPORT_VERSION = 1
@@ -100,7 +101,8 @@ def build_report(c: Corpus, mode: Mode, *, transcripts: bool = True, sections: t
     sections' intermediates at a time (:data:`LEAN_GROUPS`); the corpus then holds none of them
     afterwards (a caller reusing it for other views may pass ``lean=False``). Same values either way.
     """
-    with dense_multiplicities():  # the report's ~15 pooled products read one float matrix
+    # the report's ~15 pooled products read one float matrix
+    with dense_multiplicities(), collector_paused():
         return _build_report(c, mode, transcripts=transcripts, sections=sections, seats=seats,
                              seat_filter=seat_filter, per_model=per_model, lean=lean)
 
