@@ -43,6 +43,7 @@ import pyarrow.parquet as pq
 from ..cache_root import user_cache_root
 from ..logs.io import GAME_FILE, PROBE_FILE
 from .batches import SCHEMAS, batch_tables
+from .mapped_read import read_mapped
 from .categoricals import categorical
 from .load import DICT_COLUMNS, TABLES, parse_rows
 
@@ -186,7 +187,7 @@ def open_table(path: Path, table: str) -> pq.ParquetFile:
 
 def read_columns(pf: pq.ParquetFile, table: str, columns: list[str]) -> pd.DataFrame:
     """Columns of an opened cached table in their hot dtypes, exactly as :func:`read_tables` reads them."""
-    t = pf.read(columns=columns)
+    t = read_mapped(pf, columns, ["game_id", *DICT_COLUMNS.get(table, [])])
     made = {c: s for c in DICT_COLUMNS.get(table, []) if c in t.column_names and (s := categorical(t.column(c))) is not None}
     names = t.column_names
     if made:

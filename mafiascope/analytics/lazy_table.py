@@ -22,6 +22,7 @@ import pyarrow.parquet as pq
 
 from .block_pool import workers
 from .cache import read_columns
+from .mapped_read import read_mapped
 from .load import hot
 
 
@@ -94,9 +95,8 @@ class _Part:
         group's few ids are looked up once and its rows take theirs by their dictionary index (the
         frame the pandas path builds -- the chunks' dictionaries unified, 10^7 rows at 10,000 games,
         its categories iterated in Python -- was ~0.1 s of CPU a table)."""
-        f = getattr(self.source, "mafiascope_file", None)  # its own reader: the columns may be read meanwhile
-        src = self.source if f is None else pq.ParquetFile(f, metadata=self.source.metadata, read_dictionary=["game_id"])
-        col = src.read(columns=["game_id"], use_threads=False).column(0)
+        # its own reader (a map of the open file), the columns may be read meanwhile
+        col = read_mapped(self.source, ["game_id"], ["game_id"], use_threads=False).column(0)
         out = np.empty(len(col), dtype=dtype)
         at = 0
         for chunk in col.chunks:

@@ -1,0 +1,108 @@
+"""Cached tables read through a memory map of their open file (analytics/mapped_read.py)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+import pytest
+
+from mafiascope.analytics import mapped_read
+from mafiascope.analytics.cache import DICT_COLUMNS, TABLES, open_table, read_columns
+from mafiascope.analytics.mapped_read import read_mapped
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def tables(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from mafiascope.analytics.corpus import load_corpus
+
+    d = tmp_path_factory.mktemp("mapped-cache")
+    load_corpus(ROOT / "data" / "demo", cache_dir=d, probed_only=False)
+    found = sorted(p.parent for p in d.rglob("manifest.json"))
+    assert found and all((found[0] / f"{t}.parquet").is_file() for t in TABLES)
+    return found[0]
+
+
+def _dicts(table: str) -> list[str]:
+    return ["game_id", *DICT_COLUMNS.get(table, [])]
+
+
+def _maps_of(path: Path) -> int:
+    with open("/proc/self/maps") as f:
+        return sum(str(path) in line for line in f)
+
+
+@pytest.mark.parametrize("table", TABLES)
+def test_mapped_read_equals_the_plain_read(tables: Path, table: str) -> None:
+    path = tables / f"{table}.parquet"
+    pf = open_table(path, table)
+    plain = pq.ParquetFile(path, read_dictionary=_dicts(table))
+    for cols in ([c] for c in pf.schema_arrow.names):
+        assert read_mapped(pf, cols, _dicts(table)).equals(plain.read(columns=cols))
+    every = pf.schema_arrow.names
+    assert read_mapped(pf, every, _dicts(table), use_threads=False).equals(plain.read(columns=every))
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/maps")
+def test_no_map_outlives_a_read(tables: Path) -> None:
+    """The file's pages are not kept mapped (they would count in the process's memory)."""
+    for table in TABLES:
+        path = tables / f"{table}.parquet"
+        pf = open_table(path, table)
+        df = read_columns(pf, table, [c for c in pf.schema_arrow.names if c != "game_id"])
+        assert len(df.columns) and _maps_of(path) == 0
+
+
+def test_rows_stay_readable_after_the_file_is_replaced(tables: Path, tmp_path: Path) -> None:
+    """The map is of the open file, not of the path: a rebuild that replaces the file does not
+    change what an already opened table reads."""
+    path = tmp_path / "probes.parquet"
+    shutil.copy(tables / "probes.parquet", path)
+    pf = open_table(path, "probes")
+    before = pq.read_table(path, read_dictionary=_dicts("probes"))
+    other = tmp_path / "other.parquet"
+    pq.write_table(before.slice(0, 3), other)
+    os.replace(other, path)
+    assert pq.ParquetFile(path).metadata.num_rows == 3
+    assert read_mapped(pf, before.column_names, _dicts("probes")).equals(before)
+
+
+def test_without_a_map_the_same_rows(tables: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tables / "probes.parquet"
+    pf = open_table(path, "probes")
+    want = read_mapped(pf, pf.schema_arrow.names, _dicts("probes"))
+
+    def no_mmap(*a: Any, **k: Any) -> Any:
+        raise OSError("this file system cannot map files")
+
+    monkeypatch.setattr(mapped_read.mmap, "mmap", no_mmap)
+    assert read_mapped(pf, pf.schema_arrow.names, _dicts("probes")).equals(want)
+    unopened = pq.ParquetFile(path, read_dictionary=_dicts("probes"))  # no open file kept beside it
+    assert read_mapped(unopened, pf.schema_arrow.names, _dicts("probes")).equals(want)
+
+
+def test_two_threads_read_one_table_at_once(tables: Path) -> None:
+    pf = open_table(tables / "probes.parquet", "probes")
+    cols = pf.schema_arrow.names
+    want = read_mapped(pf, cols, _dicts("probes"))
+    got: list[Any] = []
+    start = threading.Barrier(2)
+
+    def read() -> None:
+        start.wait(5)
+        for _ in range(5):
+            got.append(read_mapped(pf, cols, _dicts("probes")))
+
+    threads = [threading.Thread(target=read) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    assert len(got) == 10 and all(g.equals(want) for g in got)
