@@ -20,7 +20,8 @@ code in DIR (e.g. a ``git archive`` of an earlier commit) in the same run, corpu
 interleaved with the current code, and prints the ratios (current / baseline).
 
 ``--warm-only`` reuses a cache already built in the work directory (else builds it cold first)
-and measures the warm load + report only; with ``--baseline`` both versions read that cache.
+and measures the warm load + report only; with ``--baseline`` the baseline reads a cache of its own
+(``cache-NAME-baseline``, built cold first if absent), since the versions' cache formats may differ.
 ``--repeat N`` takes N warm measurements per version, interleaved, keeping the least report CPU
 (with ``--cold-only``: N cold loads per version, interleaved, keeping the least CPU a game: on a
 shared machine contention only adds CPU time, so the least is the steadier figure). Every warm run's
@@ -183,7 +184,7 @@ def main() -> int:
     ap.add_argument("--baseline", help="directory holding another version of the package, measured alongside")
     ap.add_argument("--skip-en-demo", action="store_true")
     ap.add_argument("--warm-only", action="store_true",
-                    help="reuse a built cache and measure the warm load + report only (baseline reads the same cache)")
+                    help="reuse a built cache and measure the warm load + report only (the baseline: a cache of its own)")
     ap.add_argument("--repeat", type=int, default=1, help="warm (with --cold-only: cold) measurements per code version, "
                                                           "interleaved, alternating which version goes first (best CPU kept)")
     ap.add_argument("--cold-only", action="store_true", help="measure the cold load only (no warm load and report)")
@@ -224,9 +225,11 @@ def main() -> int:
         cache = work / f"cache-{name}"
         res = measure(path, cache, a.boot, warm_only=a.warm_only, cold_only=a.cold_only)
         base = None
-        if baseline is not None:  # warm-only: the baseline reads the same cache (same format), interleaved
-            base = measure(path, cache if a.warm_only else work / f"cache-{name}-baseline", a.boot, baseline, a.warm_only,
-                           cold_only=a.cold_only)
+        # the baseline reads a cache of its own, interleaved: the versions' cache formats may differ (one
+        # reading the other's cache would rebuild it inside a warm measurement)
+        base_cache = work / f"cache-{name}-baseline"
+        if baseline is not None:
+            base = measure(path, base_cache, a.boot, baseline, a.warm_only, cold_only=a.cold_only)
         # again, alternating which version goes first (ABBA...: the first of a pair tended to pay more CPU on a
         # loaded machine); the least CPU (cold: a game; warm: the report) of each version is kept
         walls: dict[bool, list[float]] = {False: [], True: []}
@@ -237,10 +240,10 @@ def main() -> int:
             runs = [(None, False), (baseline, True)] if base is not None else [(None, False)]
             for code, is_base in (runs[::-1] if i % 2 == 0 else runs):
                 if a.cold_only:
-                    r = measure(path, work / f"cache-{name}-baseline" if is_base else cache, a.boot, code, cold_only=True)
+                    r = measure(path, base_cache if is_base else cache, a.boot, code, cold_only=True)
                     key = "cold_cpu_ms_per_game"
                 else:
-                    r = measure(path, cache, a.boot, code, warm_only=True)
+                    r = measure(path, base_cache if is_base else cache, a.boot, code, warm_only=True)
                     key = "warm_report_cpu_s"
                 if not a.cold_only:  # every warm run's wall: the 10 s target is a wall time (threads make CPU exceed it)
                     walls[is_base].append(r["warm_load_plus_report_s"])

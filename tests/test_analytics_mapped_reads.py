@@ -12,7 +12,7 @@ from typing import Any
 import pyarrow.parquet as pq
 import pytest
 
-from mafiascope.analytics import mapped_read
+from mafiascope.analytics import cache, mapped_read
 from mafiascope.analytics.cache import DICT_COLUMNS, TABLES, open_table, read_columns
 from mafiascope.analytics.mapped_read import read_mapped
 
@@ -106,3 +106,37 @@ def test_two_threads_read_one_table_at_once(tables: Path) -> None:
     for t in threads:
         t.join(30)
     assert len(got) == 10 and all(g.equals(want) for g in got)
+
+
+def test_the_cache_is_written_with_its_codec(tables: Path) -> None:
+    """Every column chunk of every table: the codec chosen for mapped reads (cache version 14)."""
+    assert cache.CODEC == "lz4" and cache.CACHE_VERSION >= 14
+    for table in TABLES:
+        md = pq.ParquetFile(tables / f"{table}.parquet").metadata
+        seen = {md.row_group(i).column(j).compression for i in range(md.num_row_groups) for j in range(md.num_columns)}
+        assert seen == {"LZ4"}, (table, seen)
+
+
+def test_a_cache_of_the_previous_version_is_rebuilt(tmp_path: Path) -> None:
+    """A zstd cache written before version 14 is not read as is: the next load parses the games
+    again and writes the tables with the current codec; the corpus is the same."""
+    import json
+
+    from mafiascope.analytics.corpus import load_corpus
+    from mafiascope.analytics.game_dirs import find_game_dirs
+
+    src = ROOT / "data" / "demo"
+    first = load_corpus(src, cache_dir=tmp_path, probed_only=False)
+    ids, n_probes = first.game_ids, first.n_rows("probes")
+    cpath = sorted(p.parent for p in tmp_path.rglob("manifest.json"))[0]
+    for table in TABLES:  # what version 13 wrote: the same tables in zstd (replaced, as a rebuild does)
+        path = cpath / f"{table}.parquet"
+        pq.write_table(pq.read_table(path), tmp_path / "old.parquet", compression="zstd")
+        os.replace(tmp_path / "old.parquet", path)
+    man = json.loads((cpath / "manifest.json").read_text())
+    (cpath / "manifest.json").write_text(json.dumps({**man, "version": 13}))
+    assert cache.pending_games(src, find_game_dirs(src), cache_dir=tmp_path) == len(ids)
+    again = load_corpus(src, cache_dir=tmp_path, probed_only=False)
+    assert json.loads((cpath / "manifest.json").read_text())["version"] == cache.CACHE_VERSION
+    assert pq.ParquetFile(cpath / "probes.parquet").metadata.row_group(0).column(0).compression == "LZ4"
+    assert again.game_ids == ids and again.n_rows("probes") == n_probes
