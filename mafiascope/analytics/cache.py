@@ -43,9 +43,9 @@ import pyarrow.parquet as pq
 from ..cache_root import user_cache_root
 from ..logs.io import GAME_FILE, PROBE_FILE
 from .batches import SCHEMAS, batch_tables
-from .mapped_read import read_mapped
 from .categoricals import categorical
 from .load import DICT_COLUMNS, TABLES, parse_rows
+from .mapped_read import read_mapped
 
 # 7: hot dtypes (int8/int32 codes, dictionary strings) stored; 8: probes.hash is taken of
 # orjson's text of the answer (same equalities, other values), so older caches are rebuilt
