@@ -9,6 +9,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
@@ -117,26 +118,67 @@ def test_the_cache_is_written_with_its_codec(tables: Path) -> None:
         assert seen == {"LZ4"}, (table, seen)
 
 
-def test_a_cache_of_the_previous_version_is_rebuilt(tmp_path: Path) -> None:
-    """A zstd cache written before version 14 is not read as is: the next load parses the games
-    again and writes the tables with the current codec; the corpus is the same."""
+def _nullable(t: pa.Table) -> pa.Table:
+    return t.cast(pa.schema([f.with_nullable(True) for f in t.schema]))
+
+
+@pytest.mark.parametrize("version,codec,old", [(13, "zstd", lambda t: t), (14, "lz4", _nullable)])
+def test_a_cache_of_the_previous_version_is_rebuilt(tmp_path: Path, version: int, codec: str, old: Any) -> None:
+    """A cache an earlier version wrote (13: zstd; 14: every field nullable) is not read as is: the next
+    load parses the games again and writes the tables as this version does; the corpus is the same."""
     import json
 
     from mafiascope.analytics.corpus import load_corpus
     from mafiascope.analytics.game_dirs import find_game_dirs
+    from mafiascope.analytics.modes import Mode
+    from mafiascope.analytics.report import build_report
 
     src = ROOT / "data" / "demo"
     first = load_corpus(src, cache_dir=tmp_path, probed_only=False)
-    ids, n_probes = first.game_ids, first.n_rows("probes")
+    ids, rep = first.game_ids, build_report(first, Mode(boot=50))
     cpath = sorted(p.parent for p in tmp_path.rglob("manifest.json"))[0]
-    for table in TABLES:  # what version 13 wrote: the same tables in zstd (replaced, as a rebuild does)
+    for table in TABLES:  # what that version wrote: the same tables (replaced, as a rebuild does)
         path = cpath / f"{table}.parquet"
-        pq.write_table(pq.read_table(path), tmp_path / "old.parquet", compression="zstd")
+        pq.write_table(old(pq.read_table(path)), tmp_path / "old.parquet", compression=codec)
         os.replace(tmp_path / "old.parquet", path)
     man = json.loads((cpath / "manifest.json").read_text())
-    (cpath / "manifest.json").write_text(json.dumps({**man, "version": 13}))
+    (cpath / "manifest.json").write_text(json.dumps({**man, "version": version}))
     assert cache.pending_games(src, find_game_dirs(src), cache_dir=tmp_path) == len(ids)
     again = load_corpus(src, cache_dir=tmp_path, probed_only=False)
     assert json.loads((cpath / "manifest.json").read_text())["version"] == cache.CACHE_VERSION
-    assert pq.ParquetFile(cpath / "probes.parquet").metadata.row_group(0).column(0).compression == "LZ4"
-    assert again.game_ids == ids and again.n_rows("probes") == n_probes
+    md = pq.ParquetFile(cpath / "probes.parquet").metadata
+    assert md.row_group(0).column(0).compression == "LZ4" and md.schema.column(0).max_definition_level == 0
+    assert again.game_ids == ids and build_report(again, Mode(boot=50)) == rep
+
+
+def test_the_game_id_and_numeric_columns_are_required(tables: Path) -> None:
+    """Cache version 15: the game id and every numeric column are required Parquet fields (no
+    definition levels to decode); string columns, which may be missing, stay optional, and a
+    missing string reads back as missing."""
+    from mafiascope.analytics.batches import NUMERIC
+
+    for table in TABLES:
+        pf = pq.ParquetFile(tables / f"{table}.parquet")
+        for j, field in enumerate(pf.schema_arrow):
+            required = field.name == "game_id" or field.name in NUMERIC[table]
+            assert field.nullable is not required, (table, field.name)
+            assert pf.metadata.schema.column(j).max_definition_level == (0 if required else 1), (table, field.name)
+    players = read_columns(open_table(tables / "players.parquet", "players"), "players", ["model", "seat"])
+    assert players["seat"].dtype.kind == "i" and players["seat"].notna().all()
+
+
+def test_a_missing_string_stays_missing(tmp_path: Path) -> None:
+    """A null in an optional string column is written and read back as missing; the required fields
+    reject a null instead of storing a made-up value."""
+    from mafiascope.analytics.batches import SCHEMAS
+
+    schema = SCHEMAS["players"]
+    cols = {f.name: pa.array([None] if f.nullable else ([0] if not pa.types.is_string(f.type) else ["g"]), type=f.type)
+            for f in schema}
+    path = tmp_path / "players.parquet"
+    pq.write_table(pa.Table.from_pydict(cols, schema=schema), path)
+    back = read_columns(open_table(path, "players"), "players", ["model", "name"])
+    assert back["model"].isna().all() and back["name"].isna().all()
+    with pytest.raises((pa.ArrowInvalid, ValueError)):
+        bad = {**cols, "seat": pa.array([None], type=pa.int64())}
+        pq.write_table(pa.Table.from_pydict(bad, schema=schema).cast(schema), tmp_path / "bad.parquet")
