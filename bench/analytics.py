@@ -27,6 +27,8 @@ and measures the warm load + report only; with ``--baseline`` the baseline reads
 shared machine contention only adds CPU time, so the least is the steadier figure). Every warm run's
 load + report wall is listed too (``warm_wall_runs_s``) with its median (``warm_wall_median_s``): the
 analytics run blocks of games on two threads, so the wall, not the CPU, is what the 10 s target reads.
+Before each warm run a fixed numpy workload is timed in its own interpreter (``host_probe_runs_s``, in
+the same order): this VM's speed comes in phases, and the probe shows which phase each run fell in.
 ``--cold-only`` skips the warm load and report; ``--engine-from DIR`` takes the real engine games
 from DIR (games an older version wrote, e.g. schema-2 logs) instead of playing them. Cold CPU is
 also given per game for the parent and for the workers (``cold_parent_ms_per_game``,
@@ -119,8 +121,29 @@ def _child(args: list[str], code: Path | None = None) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+def host_probe() -> float:
+    """Seconds of a fixed numpy workload like the report's (fresh pages, a sort, gathers, a count).
+
+    The same report on this VM took 8.3 s in one minute and 12 s a few minutes later (user and
+    system time both swing by ~20%: no steal is reported); the probe, timed in its own interpreter
+    just before each warm run, tells which phase a run fell in (``host_probe_runs_s``)."""
+    import numpy as np
+
+    t0 = time.perf_counter()
+    rng = np.random.default_rng(0)
+    for _ in range(2):
+        keys = rng.integers(0, 1 << 20, size=1 << 21)  # 16 MB of fresh pages each round
+        order = np.argsort(keys, kind="stable")
+        counts = np.bincount(keys[order] & 0xFFFF, minlength=1 << 16)
+        del keys, order, counts
+    return round(time.perf_counter() - t0, 3)
+
+
 def child(path: str, cache: str, boot: int, what: str) -> dict:
     import resource
+
+    if what == "host":
+        return {"host_probe_s": host_probe()}
 
     from mafiascope.analytics.corpus import load_corpus
     from mafiascope.analytics.modes import Mode
@@ -148,11 +171,12 @@ def measure(path: Path, cache: Path, boot: int, code: Path | None = None, warm_o
     ``warm_only`` with a cache present: the warm measurement alone (the cache is only read);
     ``cold_only``: the cold load alone."""
     if warm_only and any(cache.glob("*/manifest.json")):
+        probe = _child([str(path), str(cache), str(boot), "host"], code)
         warm = _child([str(path), str(cache), str(boot), "report"], code)
         return {"games": warm["games"], "selected": warm["selected"], "warm_load_s": warm["load_s"],
                 "warm_load_cpu_s": warm["load_cpu_s"], "warm_report_s": warm["report_s"],
                 "warm_report_cpu_s": warm["report_cpu_s"], "warm_load_plus_report_s": warm["load_plus_report_s"],
-                "peak_rss_mb": warm["peak_rss_mb"]}
+                "peak_rss_mb": warm["peak_rss_mb"], "host_probe_s": probe["host_probe_s"]}
     shutil.rmtree(cache, ignore_errors=True)
     cold = _child([str(path), str(cache), str(boot), "load"], code)
     n = max(cold["games"], 1)
@@ -163,8 +187,9 @@ def measure(path: Path, cache: Path, boot: int, code: Path | None = None, warm_o
            "cold_workers_ms_per_game": round(1000 * cold["load_workers_cpu_s"] / n, 2), "cold_peak_rss_mb": cold["peak_rss_mb"]}
     if cold_only:
         return res
+    probe = _child([str(path), str(cache), str(boot), "host"], code)
     warm = _child([str(path), str(cache), str(boot), "report"], code)
-    return {**res, "warm_load_s": warm["load_s"], "warm_load_cpu_s": warm["load_cpu_s"], "warm_report_s": warm["report_s"],
+    return {**res, "host_probe_s": probe["host_probe_s"], "warm_load_s": warm["load_s"], "warm_load_cpu_s": warm["load_cpu_s"], "warm_report_s": warm["report_s"],
             "warm_report_cpu_s": warm["report_cpu_s"], "warm_load_plus_report_s": warm["load_plus_report_s"],
             "peak_rss_mb": warm["peak_rss_mb"]}
 
@@ -233,9 +258,11 @@ def main() -> int:
         # again, alternating which version goes first (ABBA...: the first of a pair tended to pay more CPU on a
         # loaded machine); the least CPU (cold: a game; warm: the report) of each version is kept
         walls: dict[bool, list[float]] = {False: [], True: []}
+        probes: dict[bool, list[float]] = {False: [], True: []}
         for got, is_base in ((res, False), (base, True)):
             if got is not None and "warm_load_plus_report_s" in got:
                 walls[is_base].append(got["warm_load_plus_report_s"])
+                probes[is_base].append(got["host_probe_s"])
         for i in range(a.repeat - 1):
             runs = [(None, False), (baseline, True)] if base is not None else [(None, False)]
             for code, is_base in (runs[::-1] if i % 2 == 0 else runs):
@@ -247,6 +274,7 @@ def main() -> int:
                     key = "warm_report_cpu_s"
                 if not a.cold_only:  # every warm run's wall: the 10 s target is a wall time (threads make CPU exceed it)
                     walls[is_base].append(r["warm_load_plus_report_s"])
+                    probes[is_base].append(r["host_probe_s"])
                 if is_base:
                     base = min(base, {**base, **r}, key=lambda x: x[key])
                 else:
@@ -255,6 +283,7 @@ def main() -> int:
             if got is not None and walls[is_base]:
                 got["warm_wall_runs_s"] = walls[is_base]
                 got["warm_wall_median_s"] = round(float(statistics.median(walls[is_base])), 3)
+                got["host_probe_runs_s"] = probes[is_base]  # the host's phase at each run (host_probe)
         if gen_s is not None:
             res["generation_s"] = gen_s
         results[name] = res
