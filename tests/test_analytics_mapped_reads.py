@@ -153,8 +153,7 @@ def test_a_cache_of_the_previous_version_is_rebuilt(tmp_path: Path, version: int
 
 def test_the_game_id_and_numeric_columns_are_required(tables: Path) -> None:
     """Cache version 15: the game id and every numeric column are required Parquet fields (no
-    definition levels to decode); string columns, which may be missing, stay optional, and a
-    missing string reads back as missing."""
+    definition levels to decode); string columns, which may be missing, stay optional."""
     from mafiascope.analytics.batches import NUMERIC
 
     for table in TABLES:
@@ -168,8 +167,8 @@ def test_the_game_id_and_numeric_columns_are_required(tables: Path) -> None:
 
 
 def test_a_missing_string_stays_missing(tmp_path: Path) -> None:
-    """A null in an optional string column is written and read back as missing; the required fields
-    reject a null instead of storing a made-up value."""
+    """A null in an optional string column is written and read back as missing; the cache's writer
+    (``batch_tables``' ``Table.from_arrays`` into a ``ParquetWriter``) rejects a null in a required field."""
     from mafiascope.analytics.batches import SCHEMAS
 
     schema = SCHEMAS["players"]
@@ -179,6 +178,7 @@ def test_a_missing_string_stays_missing(tmp_path: Path) -> None:
     pq.write_table(pa.Table.from_pydict(cols, schema=schema), path)
     back = read_columns(open_table(path, "players"), "players", ["model", "name"])
     assert back["model"].isna().all() and back["name"].isna().all()
-    with pytest.raises((pa.ArrowInvalid, ValueError)):
-        bad = {**cols, "seat": pa.array([None], type=pa.int64())}
-        pq.write_table(pa.Table.from_pydict(bad, schema=schema).cast(schema), tmp_path / "bad.parquet")
+    bad = pa.Table.from_arrays([pa.array([None], type=f.type) if f.name == "seat" else cols[f.name] for f in schema],
+                               schema=schema)
+    with pq.ParquetWriter(tmp_path / "bad.parquet", schema) as w, pytest.raises(pa.ArrowInvalid, match="seat"):
+        w.write_table(bad)
