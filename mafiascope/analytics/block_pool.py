@@ -13,6 +13,7 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import os
+import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
@@ -39,13 +40,26 @@ def workers() -> int:
     return max(1, min(2, cpus))
 
 
+_in_block = threading.local()  # set on a worker thread while it runs a block
+
+
 def map_blocks(fn: Callable[[T], R], blocks: Sequence[T]) -> list[R]:
-    """``[fn(b) for b in blocks]``, up to :func:`workers` blocks at a time, in block order."""
+    """``[fn(b) for b in blocks]``, up to :func:`workers` blocks at a time, in block order. A block that
+    maps blocks of its own (a build run on a game view, :mod:`.game_views`) runs them in turn: the
+    outer blocks already use the threads."""
     n = min(workers(), len(blocks))
-    if n <= 1:
+    if n <= 1 or getattr(_in_block, "on", False):
         return [fn(b) for b in blocks]
+
+    def run(b: T) -> R:
+        _in_block.on = True
+        try:
+            return fn(b)
+        finally:
+            _in_block.on = False
+
     with ThreadPoolExecutor(n, thread_name_prefix="mafiascope-block") as ex:
-        out = list(ex.map(fn, blocks))
+        out = list(ex.map(run, blocks))
     release_free_memory()  # the blocks' temporaries, freed in the workers' arenas
     return out
 

@@ -31,6 +31,7 @@ from .corpus import Corpus
 from ..logs.steps import ROUND_END, step_label
 from .dynamics import _cells_reduce
 from .frames import item_arrays
+from .game_views import map_views
 from .step_keys import step_codes
 from .viewer import step_table
 
@@ -96,6 +97,27 @@ def _ranking_tops(c: Corpus, st: dict[str, np.ndarray], rows: np.ndarray) -> np.
     return Z
 
 
+# what :func:`_ranking_tops` reads besides the step table
+_RANK_TABLES = {"probes": ("seat", "round", "pms", "probe_id"), "sr": ("rec", "tgt", "score")}
+
+
+def _blocked_ranking_tops(c: Corpus, st: dict[str, np.ndarray], rows: np.ndarray) -> np.ndarray:
+    """:func:`_ranking_tops` a block of games at a time (:mod:`.game_views`), the blocks' rows stacked
+    (``rows``: sorted step rows, as the step table is in game order); the whole corpus at once when
+    there are no blocks."""
+
+    def block(view: Corpus, lo: int, hi: int) -> np.ndarray:
+        a, b = np.searchsorted(st["g"], (lo, hi))
+        r0, r1 = np.searchsorted(rows, (a, b))
+        sub = {"g": st["g"][a:b] - lo, "round": st["round"][a:b], "seq": st["seq"][a:b], "alive": st["alive"][a:b]}
+        return _ranking_tops(view, sub, rows[r0:r1] - a)
+
+    parts = map_views(c, block, _RANK_TABLES)
+    if parts is None:
+        return _ranking_tops(c, st, rows)
+    return np.concatenate([z for _, _, z in parts])
+
+
 def _distinct(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(sorted distinct values of ``x``, each one's first position): by runs when ``x`` is sorted."""
     if len(x) and bool((x[1:] >= x[:-1]).all()):
@@ -138,7 +160,7 @@ def _comparisons(c: Corpus) -> dict[str, Any]:
         rnd = st["round"][disc]
         i0 = np.flatnonzero((g[1:] == g[:-1]) & (rnd[1:] == rnd[:-1]))
         i1 = i0 + 1
-        Z = _ranking_tops(c, st, disc)
+        Z = _blocked_ranking_tops(c, st, disc)
         ok = (Z != -1).all(1)  # every living agent has a complete ranking with a unique maximum
         eligible = (alive[i0] == alive[i1]).all(1) & ok[i0] & ok[i1]
         return {"st": st, "disc": disc, "g": g, "round": rnd, "seq": st["seq"][disc], "alive": alive, "Z": Z,

@@ -19,6 +19,7 @@ from .corpus import Corpus
 from .f1 import _ci
 from .f3_match import match, rows_where, usable_queries
 from .frames import item_arrays, item_col as _item_col, mafia_mask, order_key
+from .game_views import concat_rows, map_views, seat_memo
 from .modes import Mode
 from .stats import batched_cis, cluster_ci, ratio_stat, round_or_none
 
@@ -36,39 +37,58 @@ def _pair_arrays(c: Corpus, mode: Mode, full: bool = True) -> dict[str, np.ndarr
     ``guess`` in its stored dtype), about half the memory at 10,000 games."""
 
     def build() -> dict[str, np.ndarray]:
-        it = item_arrays(c, "sm", "social_map", ("g", "tgt", "att"), ("seat",))
-        rows = usable_queries(c, mode, it)  # the usable social-map items
-        col = "role_en" if mode.is_compat else "role"
-        ra = item_arrays(c, "ra", "role_assessment", ("g", "tgt", col), ("seat",))
-        r_ok = rows_where(len(ra["g"]), lambda s: (ra["tgt"][s] >= 0) & (ra[col][s] != L.UNUSABLE) & (ra["seat"][s] >= 0))
-        qrows, brows = match(c, mode, it, rows, ra, r_ok)  # matched (social map, assessment) items
-        del r_ok
-        if len(qrows) > 1 and not bool((qrows[1:] > qrows[:-1]).all()):  # item rows not in game order: table order
-            order = np.argsort(qrows, kind="stable")
-            qrows, brows = qrows[order], brows[order]
-            del order
-        # the pair columns one after the other, each input let go of after its last use (the
-        # items' gathered columns are as long as the tables)
-        out: dict[str, np.ndarray] = {"qi": np.searchsorted(rows, qrows)} if full else {}
-        del rows
-        out["b_round"] = c.cols("probes", ["round"])["round"].to_numpy()[ra["pi"][brows]]
-        del ra
-        guess = _item_col(c, "ra", "role_assessment", col, brows)
-        out["guess"] = guess.astype(np.int64) if full else guess  # the report only compares the codes
-        out["conf"] = np.nan_to_num(_item_col(c, "ra", "role_assessment", "conf", brows), copy=False, nan=0.0)  # a fresh gather
-        del brows, guess
-        g, A, B = it["g"][qrows], it["seat"][qrows], it["tgt"][qrows]
-        maf = mafia_mask(c)
-        a_pi = it["pi"][qrows]
-        p = c.cols("probes", ["round", "pms"] if full else ["round"])
-        out.update({"g": g, "A": A, "a_round": p["round"].to_numpy()[a_pi], "pred": it["att"][qrows], "a_mafia": maf[g, A]})
-        out["mm"] = out["a_mafia"] & maf[g, B]
-        if full:
-            out.update({"B": B, "key": order_key(c, mode)[a_pi], "round": out["a_round"], "public_msg_seq": p["pms"].to_numpy()[a_pi]})
-        del it, qrows, a_pi
-        return {k: out[k] for k in (_PAIR_COLS if full else _LEAN_PAIR_COLS)}
+        got = None if full else _blocked_pairs(c, mode)
+        return _pairs(c, mode, full) if got is None else got
 
     return c.memo(("f3_pair_arrays" if full else "f3_lean_pair_arrays", mode), build)
+
+
+# what the lean pairs' build reads besides the seats' roles and death times
+_PAIR_TABLES = {"probes": ("probe_id", "seat", "timestamp", "round", "pms", "probe_seq"), "sm": ("rec", "tgt", "att"),
+                "ra": ("rec", "tgt", "role", "role_en", "conf")}
+
+
+def _blocked_pairs(c: Corpus, mode: Mode) -> dict[str, np.ndarray] | None:
+    """The lean pairs a block of games at a time (:mod:`.game_views`: a pair is within one game, and
+    pairs come in the social-map items' order, game by game); None when there are no blocks. (The full
+    pairs' ``qi`` numbers the whole corpus' usable items: they are built on the whole corpus.)"""
+    parts = map_views(c, lambda view, lo, hi: _pairs(view, mode, False), _PAIR_TABLES, seat_memo(c))
+    return None if parts is None else concat_rows(parts)
+
+
+def _pairs(c: Corpus, mode: Mode, full: bool) -> dict[str, np.ndarray]:
+    """:func:`_pair_arrays`' build."""
+    it = item_arrays(c, "sm", "social_map", ("g", "tgt", "att"), ("seat",))
+    rows = usable_queries(c, mode, it)  # the usable social-map items
+    col = "role_en" if mode.is_compat else "role"
+    ra = item_arrays(c, "ra", "role_assessment", ("g", "tgt", col), ("seat",))
+    r_ok = rows_where(len(ra["g"]), lambda s: (ra["tgt"][s] >= 0) & (ra[col][s] != L.UNUSABLE) & (ra["seat"][s] >= 0))
+    qrows, brows = match(c, mode, it, rows, ra, r_ok)  # matched (social map, assessment) items
+    del r_ok
+    if len(qrows) > 1 and not bool((qrows[1:] > qrows[:-1]).all()):  # item rows not in game order: table order
+        order = np.argsort(qrows, kind="stable")
+        qrows, brows = qrows[order], brows[order]
+        del order
+    # the pair columns one after the other, each input let go of after its last use (the
+    # items' gathered columns are as long as the tables)
+    out: dict[str, np.ndarray] = {"qi": np.searchsorted(rows, qrows)} if full else {}
+    del rows
+    out["b_round"] = c.cols("probes", ["round"])["round"].to_numpy()[ra["pi"][brows]]
+    del ra
+    guess = _item_col(c, "ra", "role_assessment", col, brows)
+    out["guess"] = guess.astype(np.int64) if full else guess  # the report only compares the codes
+    out["conf"] = np.nan_to_num(_item_col(c, "ra", "role_assessment", "conf", brows), copy=False, nan=0.0)  # a fresh gather
+    del brows, guess
+    g, A, B = it["g"][qrows], it["seat"][qrows], it["tgt"][qrows]
+    maf = mafia_mask(c)
+    a_pi = it["pi"][qrows]
+    p = c.cols("probes", ["round", "pms"] if full else ["round"])
+    out.update({"g": g, "A": A, "a_round": p["round"].to_numpy()[a_pi], "pred": it["att"][qrows], "a_mafia": maf[g, A]})
+    out["mm"] = out["a_mafia"] & maf[g, B]
+    if full:
+        out.update({"B": B, "key": order_key(c, mode)[a_pi], "round": out["a_round"], "public_msg_seq": p["pms"].to_numpy()[a_pi]})
+    del it, qrows, a_pi
+    return {k: out[k] for k in (_PAIR_COLS if full else _LEAN_PAIR_COLS)}
 
 
 def pair_arrays(c: Corpus, mode: Mode) -> dict[str, np.ndarray]:

@@ -25,6 +25,7 @@ from . import labels as L
 from .corpus import Corpus
 from .f1 import _ci
 from .frames import death_ts, eq, mafia_mask
+from .game_views import map_views, seat_memo
 from .last_before import distinct_pairs, first_min, last_probe_before, others, raw_items, record_index
 from .load import K_LIST
 from ..lexicon.names import russian_spellings
@@ -182,86 +183,111 @@ def vote_units(c: Corpus, mode: Mode, transcripts: bool = True) -> pd.DataFrame:
     """
 
     def build() -> pd.DataFrame:
-        maf = mafia_mask(c)
-        dts = death_ts(c)
-        S = dts.shape[1]
-        ev = c.event_texts() if transcripts else c.cols("events", ["g", "ev", "kind", "round", "ts", "player", "msg_seq"])
-        kind = ev["kind"].to_numpy()
-        tal = ev.loc[kind == K.VOTE_TALLY, ["g", "ev", "round", "ts"]].sort_values(["g", "ts", "ev"], kind="stable")
-        tal = tal.reset_index(drop=True).assign(t=lambda d: np.arange(len(d)))
-        vv = c.cols("votes", ["g", "ev", "voter", "target"]).merge(tal, on=["g", "ev"])  # votes of each tally, log order
-        vv = vv[vv["voter"].to_numpy() >= 0].sort_values("t", kind="stable").reset_index(drop=True)
-        if not len(vv):
-            return pd.DataFrame([])
-        t_all, voter_all, target_all = vv["t"].to_numpy(), vv["voter"].to_numpy(), vv["target"].to_numpy()
-        # alive set of each tally: its voters (compat QUIRK) or the seats alive at the tally (default)
-        if mode.is_compat:
-            alive = np.zeros((len(tal), S), dtype=bool)
-            alive[t_all, voter_all] = True
-        else:
-            alive = dts[tal["g"].to_numpy()] > tal["ts"].to_numpy()[:, None]
-        # plurality of each tally (None on a tie or without votes); a unit sees its game's previous tally's
-        cnt = vv.groupby(["t", "target"], sort=False).size().rename("n").reset_index()
-        cnt = cnt.sort_values(["t", "n"], ascending=[True, False], kind="stable")
-        ct, top_n = cnt["t"].to_numpy(), cnt["n"].to_numpy()
-        first = np.r_[True, ct[1:] != ct[:-1]]
-        next_same = np.r_[ct[1:] == ct[:-1], False]
-        unique_top = first & (~next_same | (np.r_[top_n[1:], 0] < top_n))
-        plur = np.full(len(tal), -2, dtype=np.int64)  # -2 = none
-        plur[cnt["t"].to_numpy()[unique_top]] = cnt["target"].to_numpy()[unique_top]
-        tg = tal["g"].to_numpy()
-        prev_plur = np.r_[-2, plur[:-1]]
-        prev_plur[np.r_[True, tg[1:] != tg[:-1]]] = -2
-        # counted votes: target alive; the voter's last day_vote reply of that round
-        keep = (target_all >= 0) & alive[t_all, np.maximum(target_all, 0)]
-        u = vv[keep].reset_index(drop=True)
-        dv = ev.loc[kind == K.DAY_VOTE, ["g", "player", "round", "ts", "msg_seq"]]
-        dv = dv.drop_duplicates(["g", "player", "round"], keep="last").rename(
-            columns={"player": "voter", "ts": "v_ts", "msg_seq": "v_seq"})
-        u = u.merge(dv, on=["g", "voter", "round"], how="inner")  # keeps the left (vote) order
-        if not len(u):
-            return pd.DataFrame([])
-        u["u"] = np.arange(len(u))
-        t, voter, g_u = u["t"].to_numpy(), u["voter"].to_numpy(), u["g"].to_numpy()
-
-        def in_others(ui: np.ndarray, tgt: np.ndarray) -> np.ndarray:
-            return (tgt >= 0) & (tgt != voter[ui]) & alive[t[ui], np.maximum(tgt, 0)]
-
-        # pre-vote and post-vote probe states: last parse-ok record strictly before the reply / the tally
-        p = c.cols("probes", ["g", "seat", "timestamp", "probe_id", "parse_ok", "stored_kind"])
-        ok = p["parse_ok"].to_numpy()
-        stored_list = p["stored_kind"].to_numpy() == K_LIST
-        pc = {k: p[k].to_numpy() for k in ("g", "seat", "timestamp")}
-        recs = {k: record_index({**{c: v.take(at) for c, v in pc.items()}, "pi": at})  # each kind's rows found once
-                for k in ("suspicion_ranking", "role_assessment") for at in [np.flatnonzero(ok & eq(p["probe_id"], k))]}
-        u = u.rename(columns={"ts": "tally_ts"})
-        find_sr = raw_items(c, "sr", ["pos", "tgt"], g_u)
-        lab_col, mafia_labels = ("exact", [L.MAFIA]) if mode.is_compat else ("role", [L.MAFIA, L.DON])
-        find_ra = raw_items(c, "ra", ["tgt", lab_col], g_u)
-        r: dict[str, Any] = {
-            "g": u["g"].tolist(), "round": u["round"].tolist(), "voter": voter.tolist(), "target": u["target"].tolist(),
-            "mafia_voter": maf[u["g"].to_numpy(), voter].tolist(), "n_others": (alive[t].sum(1) - alive[t, voter]).tolist(),
-        }
-        for tag, t_col in (("top1", "v_ts"), ("post_top1", "tally_ts")):
-            pis = last_probe_before(g_u, voter, u[t_col].to_numpy(), recs["suspicion_ranking"])
-            unit, it = others(find_sr(_listed(pis, stored_list)), in_others)
-            first = first_min(unit, it["pos"])  # the item of the smallest position, the first of ties
-            pred: list[Any] = [None] * len(u)
-            for ui, tgt in zip(unit[first].tolist(), it["tgt"][first].tolist()):
-                pred[ui] = tgt
-            r[tag] = pred
-        pis = last_probe_before(g_u, voter, u["v_ts"].to_numpy(), recs["role_assessment"])
-        unit, it = others(find_ra(_listed(pis, stored_list)), in_others)
-        mafia = np.isin(it[lab_col], mafia_labels)
-        csets: list[Any] = [None] * len(u)
-        for ui, grp in zip(*_segments(*distinct_pairs(unit[mafia], it["tgt"][mafia]))):
-            csets[ui] = grp
-        r["committed_set"] = csets
-        if transcripts:
-            r.update(_transcript_baselines(c, ev, u, alive, prev_plur, mode))
-        return pd.DataFrame(r)
+        r = _blocked_unit_rows(c, mode) if not transcripts else None
+        r = _unit_rows(c, mode, transcripts) if r is None else r
+        return pd.DataFrame([]) if not r else pd.DataFrame(r)
 
     return c.memo(("f4_units", mode, transcripts), build)
+
+
+# what :func:`_unit_rows` reads without transcripts, besides the seats' roles and death times
+_UNIT_TABLES = {"events": ("ev", "kind", "round", "ts", "player", "msg_seq"), "votes": ("ev", "voter", "target"),
+                "probes": ("seat", "timestamp", "probe_id", "parse_ok", "stored_kind"),
+                "sr": ("rec", "src", "pos", "tgt"), "ra": ("rec", "src", "tgt", "role", "exact")}
+
+
+def _blocked_unit_rows(c: Corpus, mode: Mode) -> dict[str, list[Any]] | None:
+    """:func:`_unit_rows` (no transcripts) a block of games at a time (:mod:`.game_views`: a unit is one
+    game's vote), the blocks' lists joined in block order; None when there are no blocks."""
+    parts = map_views(c, lambda view, lo, hi: _unit_rows(view, mode, False), _UNIT_TABLES, seat_memo(c))
+    if parts is None:
+        return None
+    got = [(lo, r) for lo, _, r in parts if r]
+    if not got:
+        return {}
+    return {k: [x for lo, r in got for x in ([v + lo for v in r[k]] if k == "g" else r[k])] for k in got[0][1]}
+
+
+def _unit_rows(c: Corpus, mode: Mode, transcripts: bool) -> dict[str, list[Any]]:
+    """:func:`vote_units`' columns as lists ({} without counted votes)."""
+    maf = mafia_mask(c)
+    dts = death_ts(c)
+    S = dts.shape[1]
+    ev = c.event_texts() if transcripts else c.cols("events", ["g", "ev", "kind", "round", "ts", "player", "msg_seq"])
+    kind = ev["kind"].to_numpy()
+    tal = ev.loc[kind == K.VOTE_TALLY, ["g", "ev", "round", "ts"]].sort_values(["g", "ts", "ev"], kind="stable")
+    tal = tal.reset_index(drop=True).assign(t=lambda d: np.arange(len(d)))
+    vv = c.cols("votes", ["g", "ev", "voter", "target"]).merge(tal, on=["g", "ev"])  # votes of each tally, log order
+    vv = vv[vv["voter"].to_numpy() >= 0].sort_values("t", kind="stable").reset_index(drop=True)
+    if not len(vv):
+        return {}
+    t_all, voter_all, target_all = vv["t"].to_numpy(), vv["voter"].to_numpy(), vv["target"].to_numpy()
+    # alive set of each tally: its voters (compat QUIRK) or the seats alive at the tally (default)
+    if mode.is_compat:
+        alive = np.zeros((len(tal), S), dtype=bool)
+        alive[t_all, voter_all] = True
+    else:
+        alive = dts[tal["g"].to_numpy()] > tal["ts"].to_numpy()[:, None]
+    # plurality of each tally (None on a tie or without votes); a unit sees its game's previous tally's
+    cnt = vv.groupby(["t", "target"], sort=False).size().rename("n").reset_index()
+    cnt = cnt.sort_values(["t", "n"], ascending=[True, False], kind="stable")
+    ct, top_n = cnt["t"].to_numpy(), cnt["n"].to_numpy()
+    first = np.r_[True, ct[1:] != ct[:-1]]
+    next_same = np.r_[ct[1:] == ct[:-1], False]
+    unique_top = first & (~next_same | (np.r_[top_n[1:], 0] < top_n))
+    plur = np.full(len(tal), -2, dtype=np.int64)  # -2 = none
+    plur[cnt["t"].to_numpy()[unique_top]] = cnt["target"].to_numpy()[unique_top]
+    tg = tal["g"].to_numpy()
+    prev_plur = np.r_[-2, plur[:-1]]
+    prev_plur[np.r_[True, tg[1:] != tg[:-1]]] = -2
+    # counted votes: target alive; the voter's last day_vote reply of that round
+    keep = (target_all >= 0) & alive[t_all, np.maximum(target_all, 0)]
+    u = vv[keep].reset_index(drop=True)
+    dv = ev.loc[kind == K.DAY_VOTE, ["g", "player", "round", "ts", "msg_seq"]]
+    dv = dv.drop_duplicates(["g", "player", "round"], keep="last").rename(
+        columns={"player": "voter", "ts": "v_ts", "msg_seq": "v_seq"})
+    u = u.merge(dv, on=["g", "voter", "round"], how="inner")  # keeps the left (vote) order
+    if not len(u):
+        return {}
+    u["u"] = np.arange(len(u))
+    t, voter, g_u = u["t"].to_numpy(), u["voter"].to_numpy(), u["g"].to_numpy()
+
+    def in_others(ui: np.ndarray, tgt: np.ndarray) -> np.ndarray:
+        return (tgt >= 0) & (tgt != voter[ui]) & alive[t[ui], np.maximum(tgt, 0)]
+
+    # pre-vote and post-vote probe states: last parse-ok record strictly before the reply / the tally
+    p = c.cols("probes", ["g", "seat", "timestamp", "probe_id", "parse_ok", "stored_kind"])
+    ok = p["parse_ok"].to_numpy()
+    stored_list = p["stored_kind"].to_numpy() == K_LIST
+    pc = {k: p[k].to_numpy() for k in ("g", "seat", "timestamp")}
+    recs = {k: record_index({**{c: v.take(at) for c, v in pc.items()}, "pi": at})  # each kind's rows found once
+            for k in ("suspicion_ranking", "role_assessment") for at in [np.flatnonzero(ok & eq(p["probe_id"], k))]}
+    u = u.rename(columns={"ts": "tally_ts"})
+    find_sr = raw_items(c, "sr", ["pos", "tgt"], g_u)
+    lab_col, mafia_labels = ("exact", [L.MAFIA]) if mode.is_compat else ("role", [L.MAFIA, L.DON])
+    find_ra = raw_items(c, "ra", ["tgt", lab_col], g_u)
+    r: dict[str, Any] = {
+        "g": u["g"].tolist(), "round": u["round"].tolist(), "voter": voter.tolist(), "target": u["target"].tolist(),
+        "mafia_voter": maf[u["g"].to_numpy(), voter].tolist(), "n_others": (alive[t].sum(1) - alive[t, voter]).tolist(),
+    }
+    for tag, t_col in (("top1", "v_ts"), ("post_top1", "tally_ts")):
+        pis = last_probe_before(g_u, voter, u[t_col].to_numpy(), recs["suspicion_ranking"])
+        unit, it = others(find_sr(_listed(pis, stored_list)), in_others)
+        first = first_min(unit, it["pos"])  # the item of the smallest position, the first of ties
+        pred: list[Any] = [None] * len(u)
+        for ui, tgt in zip(unit[first].tolist(), it["tgt"][first].tolist()):
+            pred[ui] = tgt
+        r[tag] = pred
+    pis = last_probe_before(g_u, voter, u["v_ts"].to_numpy(), recs["role_assessment"])
+    unit, it = others(find_ra(_listed(pis, stored_list)), in_others)
+    mafia = np.isin(it[lab_col], mafia_labels)
+    csets: list[Any] = [None] * len(u)
+    for ui, grp in zip(*_segments(*distinct_pairs(unit[mafia], it["tgt"][mafia]))):
+        csets[ui] = grp
+    r["committed_set"] = csets
+    if transcripts:
+        r.update(_transcript_baselines(c, ev, u, alive, prev_plur, mode))
+    return r
 
 
 def _listed(pis: np.ndarray, stored_list: np.ndarray) -> np.ndarray:

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from .block_pool import map_blocks
 from .load import TRAITS
 from .stats import round_or_none
 
@@ -180,11 +181,11 @@ def _whole_sums(c: Any, r: dict[str, np.ndarray]) -> dict[str, Any] | None:
     flat = [v.ravel() for v in truths]
     base50 = [np.abs(50 - v) for v in flat]
     n_cells = shape[0] * shape[1]
-    traits = np.zeros((3, T))
-    by_round, cells = np.zeros((3, span)), np.zeros((3, n_cells + 1))
-    rows_r = np.zeros(span, dtype=np.int64)
-    for lo in range(0, n_rows, BLOCK_ROWS):
+
+    def block(lo: int) -> tuple[np.ndarray, ...] | None:
+        """One block's partial sums (None: an error that is not a whole number)."""
         hi = min(n_rows, lo + BLOCK_ROWS)
+        traits, by_round, cells = np.zeros((3, T)), np.zeros((3, span)), np.zeros((3, n_cells + 1))
         g, seat = r["g"][lo:hi], r["seat"][lo:hi]
         cell = np.ravel_multi_index((g, r["tgt"][lo:hi]), shape)
         ri = rnd[lo:hi].astype(np.intp) - r0
@@ -201,6 +202,7 @@ def _whole_sums(c: Any, r: dict[str, np.ndarray]) -> dict[str, Any] | None:
             b_all += b
             misses.append(miss)
         miss = np.concatenate(misses)
+        rows_r = np.zeros(span, dtype=np.int64)
         for key, out, size in ((ri, by_round, span), (ck, cells, n_cells + 1)):
             rows = np.bincount(key, minlength=size)
             if out is by_round:
@@ -208,6 +210,14 @@ def _whole_sums(c: Any, r: dict[str, np.ndarray]) -> dict[str, Any] | None:
             out[0] += np.bincount(key, weights=e_all, minlength=size)
             out[1] += np.bincount(key, weights=b_all, minlength=size)
             out[2] += T * rows - np.bincount(key[miss], minlength=size)
+        return traits, by_round, cells, rows_r
+
+    # blocks on worker threads: every partial sum is a whole number below 2**53, so their total is
+    # the same in any order
+    parts = map_blocks(block, range(0, n_rows, BLOCK_ROWS))
+    if any(p is None for p in parts):
+        return None
+    traits, by_round, cells, rows_r = (sum(x[j] for x in parts) for j in range(4))  # type: ignore[index]
     present = np.flatnonzero(rows_r)  # the rounds with an estimate (np.unique of the rounds)
     return {"traits": traits, "rounds": present + r0, "by_round": by_round[:, present],
             "cells": cells[[0, 2, 1]], "shape": shape}  # cells as seat_sums gives them: errors, pairs, baseline

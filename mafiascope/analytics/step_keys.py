@@ -15,7 +15,8 @@ import pandas as pd
 
 from ..logs.steps import ROUND_END as END
 from .corpus import Corpus
-from .frames import eq, n_seats
+from .frames import death_ts, eq, n_seats
+from .game_views import concat_rows, map_views
 from .load import NO_SEQ
 
 _WIDE = 2**62
@@ -77,6 +78,23 @@ def step_codes(g: np.ndarray, rnd: np.ndarray, seq: np.ndarray, lo: tuple[int, i
     s -= lo[1]
     out += s
     return out
+
+
+# what :func:`fast_step_table` reads: these columns and the per-game death times and seat counts
+_STEP_TABLES = {"probes": ("round", "pms", "probe_seq", "timestamp", "phase"),
+                "events": ("round", "msg_seq", "player", "kind", "ts")}
+_STEP_MEMO = (("seat_array", "death_ts"), "n_seats")
+
+
+def blocked_step_table(c: Corpus) -> dict[str, np.ndarray] | None:
+    """:func:`fast_step_table` a block of games at a time (:mod:`.game_views`: steps never span games
+    and come in game order), the blocks' rows concatenated; None when the corpus is too small for
+    blocks, its rows are not in game order, or a block's codes would not fit an int64."""
+    death_ts(c), n_seats(c)  # the per-game arrays the views get sliced
+    parts = map_views(c, lambda view, lo, hi: fast_step_table(view), _STEP_TABLES, _STEP_MEMO)
+    if parts is None or any(r is None for _, _, r in parts):
+        return None
+    return concat_rows(parts)  # type: ignore[arg-type]
 
 
 def fast_step_table(c: Corpus) -> dict[str, np.ndarray] | None:

@@ -30,7 +30,7 @@ from .frames import eq, items_with_probe, n_seats
 from .load import K_LIST, NO_SEQ
 from .modes import Mode
 from .stats import wilson
-from .step_keys import fast_step_table
+from .step_keys import blocked_step_table, fast_step_table
 
 VIEWER_Z = 1.96
 
@@ -77,7 +77,8 @@ def step_table(c: Corpus) -> dict[str, np.ndarray]:
     """
 
     def build() -> dict[str, np.ndarray]:
-        fast = fast_step_table(c)
+        fast = blocked_step_table(c)
+        fast = fast_step_table(c) if fast is None else fast
         return fast if fast is not None else frame_step_table(c)
 
     return c.memo("step_table", build)

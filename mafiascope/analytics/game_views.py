@@ -1,0 +1,137 @@
+"""Game-range views of a corpus: a build that never mixes games runs a block of games at a time.
+
+A view is a :class:`~.corpus.Corpus` of the games [lo, hi): the rows of those games of the tables a
+build reads (slices of the corpus' loaded columns, no copy but the rebased ``g``), and the corpus'
+per-game memo arrays sliced the same way, so that a seat dimension stays the corpus' (a block of
+seven-seat games in a corpus with ten-seat ones still has ten seat columns). A build whose rows
+and outputs are per game, in game order, gives on the views, concatenated in block order, what it
+gives on the whole corpus (``tests/test_analytics_game_views.py`` pins each one that is run this way).
+
+Two gains: a block's working set is a fraction of the whole one's (fresh memory is faulted in a
+block at a time, and a block's arrays stay in the CPU caches), and blocks run on two threads
+(:func:`.block_pool.map_blocks`). The views are independent corpora (their own lock and memo), so
+a worker never touches the corpus' memo or lazy tables.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from typing import TypeVar
+
+import numpy as np
+import pandas as pd
+
+from .block_pool import map_blocks, workers
+from .corpus import Corpus
+from .frames import death_ts
+from .lazy_table import LazyTable
+
+R = TypeVar("R")
+
+BLOCK_ROWS = 2_000_000  # at most this many rows of the largest table read per block (and two blocks a worker)
+MIN_ROWS = 1_000_000  # below this many rows a build runs on the whole corpus (the views would only add overhead)
+
+SEAT_MEMO = (("seat_array", "role_code"), ("seat_array", "death_ts"))  # the seats' true roles and death times
+
+
+def seat_memo(c: Corpus) -> tuple[Hashable, ...]:
+    """:data:`SEAT_MEMO`, built on the corpus (the views get them sliced: a view of a block of games
+    derives its Mafia mask and alive seats from the corpus' seat columns)."""
+    c.seat_array("role_code"), death_ts(c)
+    return SEAT_MEMO
+
+
+def spans(bounds: np.ndarray, rows: int) -> list[tuple[int, int]]:
+    """Consecutive game ranges [lo, hi) of about ``rows`` rows each, games never split; ``bounds``
+    is the (m + 1,) row offsets of each game's rows."""
+    m = len(bounds) - 1
+    total = int(bounds[-1]) if m > 0 else 0
+    if m <= 0:
+        return []
+    cuts = np.searchsorted(bounds, np.arange(1, -(-total // max(1, rows))) * rows, side="left")
+    edges = [0, *sorted(set(np.clip(cuts, 0, m).tolist()) - {0, m}), m]
+    return list(zip(edges[:-1], edges[1:]))
+
+
+class _Columns:
+    """One table's columns for the views: arrays taken once on the calling thread; a view slices them."""
+
+    def __init__(self, df: pd.DataFrame, m: int):
+        g = df["g"].to_numpy()
+        self.bounds = _bounds(g, m)
+        self.g = g
+        self.arrays = {k: df[k].array for k in df.columns if k != "g"}
+        self.order = list(df.columns)
+
+    def frame(self, lo: int, hi: int) -> pd.DataFrame:
+        a, b = int(self.bounds[lo]), int(self.bounds[hi])
+        data = {k: (self.g[a:b] - self.g.dtype.type(lo)) if k == "g" else self.arrays[k][a:b] for k in self.order}
+        return pd.DataFrame(data, copy=False)
+
+
+def _bounds(g: np.ndarray, m: int) -> np.ndarray | None:
+    """Each game's row offsets when ``g`` is in game order (None otherwise: no views)."""
+    if g.dtype.kind not in "iu":
+        return None
+    if len(g) and (int(g[0]) < 0 or int(g[-1]) >= m or not bool(np.all(g[1:] >= g[:-1]))):
+        return None
+    return np.searchsorted(g, np.arange(m + 1, dtype=g.dtype)).astype(np.int64)
+
+
+def map_views(c: Corpus, fn: Callable[[Corpus, int, int], R], tables: Mapping[str, Sequence[str]],
+              memo: Sequence[Hashable] = (), *, rows: int | None = None, min_rows: int | None = None
+              ) -> list[tuple[int, int, R]] | None:
+    """``fn(view, lo, hi)`` for each block of games [lo, hi), blocks on worker threads, in block order.
+
+    ``tables``: the columns of each table ``fn`` reads (``g`` is added); ``memo``: keys of the corpus'
+    per-game memo entries ((m, ...) arrays, built by the caller) that the views get sliced. None (the
+    caller builds on the whole corpus) when the largest table has fewer than ``min_rows`` rows
+    (:data:`MIN_ROWS`) or a table's rows are not in game order."""
+    rows = BLOCK_ROWS if rows is None else rows
+    min_rows = MIN_ROWS if min_rows is None else min_rows
+    if c.m < 2 or not tables or "game_view" in c.selection or max(c.n_rows(t) for t in tables) < min_rows:
+        return None  # (a view is not split again)
+    cols = {t: _Columns(c.cols(t, list(dict.fromkeys(["g", *cs]))), c.m) for t, cs in tables.items()}
+    if any(x.bounds is None for x in cols.values()):
+        return None
+    sliced = {k: c.memo(k, _missing(k)) for k in memo}
+    biggest = max(cols.values(), key=lambda x: int(x.bounds[-1]))
+    blocks = spans(biggest.bounds, max(1, min(rows, -(-int(biggest.bounds[-1]) // (2 * workers())))))
+    games = {span: c.games.iloc[span[0]:span[1]].reset_index(drop=True) for span in blocks}  # on this thread
+
+    def run(span: tuple[int, int]) -> tuple[int, int, R]:
+        lo, hi = span
+        view = Corpus(games[span], {t: _table(t, x.frame(lo, hi)) for t, x in cols.items()},
+                      selection={"game_view": [lo, hi]})
+        view._memo.update({k: v[lo:hi] for k, v in sliced.items()})
+        return lo, hi, fn(view, lo, hi)
+
+    return map_blocks(run, blocks)
+
+
+def _table(name: str, frame: pd.DataFrame) -> LazyTable:
+    return LazyTable(name, list(frame.columns), frame=frame)
+
+
+def _missing(key: Hashable) -> Callable[[], np.ndarray]:
+    def fail() -> np.ndarray:
+        raise KeyError(f"game views: memo entry {key!r} must be built on the corpus first")
+
+    return fail
+
+
+def concat_rows(parts: list[tuple[int, int, dict[str, np.ndarray]]], game_keys: Sequence[str] = ("g",)
+                ) -> dict[str, np.ndarray]:
+    """Block results that are dicts of row arrays, concatenated in block order, a key at a time (each
+    block's array is let go of once joined: the join holds one column twice, not every one); ``game_keys``:
+    the arrays that hold a (view) game index, offset back to the corpus' games. ``parts`` is emptied."""
+    keys = list(parts[0][2]) if parts else []
+    out = {}
+    for k in keys:
+        arrays = [r.pop(k) for _, _, r in parts]
+        if k in game_keys:
+            arrays = [a + a.dtype.type(lo) for a, (lo, _, _) in zip(arrays, parts)]
+        out[k] = np.concatenate(arrays)
+        del arrays
+    parts.clear()
+    return out

@@ -1,0 +1,178 @@
+"""Builds run a block of games at a time on game views (:mod:`mafiascope.analytics.game_views`) give
+exactly what they give on the whole corpus: the step table, the episodes' top suspects, F4's vote
+units, F3's report pairs, and the whole report. Views are forced here on small corpora, with blocks
+of a few rows so that every corpus is split into many (seven- and ten-seat games mixed in ``demo``)."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from mafiascope.analytics import block_pool, episodes, f3, f4, game_views as gv, personality_blocks as pb, step_keys
+from mafiascope.analytics import accounting
+from mafiascope.analytics.modes import COMPAT, Mode
+from mafiascope.analytics.report import build_report
+from mafiascope.analytics.viewer import step_table
+from tests.loader_digest import loaded_corpora
+
+NAMES = ("demo", "fixtures_v2", "mafiascope_en_demo", "malformed")
+SIZES = (1, 40, 700)  # rows of the largest table per block: one game per block, a few, many
+
+
+@pytest.fixture(scope="module")
+def loaded(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    return loaded_corpora(tmp_path_factory.mktemp("views"), NAMES)
+
+
+@pytest.fixture()
+def views(monkeypatch: pytest.MonkeyPatch):
+    """Set the views' block size (rows) for small corpora; None: no views (the whole corpus)."""
+
+    def use(rows: int | None) -> None:
+        monkeypatch.setattr(gv, "MIN_ROWS", 1 << 62 if rows is None else 0)
+        monkeypatch.setattr(gv, "BLOCK_ROWS", rows or 1)
+
+    return use
+
+
+def _same_arrays(a: dict[str, np.ndarray], b: dict[str, np.ndarray], what: str) -> None:
+    assert list(a) == list(b), what
+    for k in a:
+        assert a[k].dtype == b[k].dtype and a[k].shape == b[k].shape, (what, k)
+        if a[k].dtype == object:
+            assert pd.Series(a[k]).equals(pd.Series(b[k])), (what, k)
+        else:
+            assert np.array_equal(a[k], b[k], equal_nan=True), (what, k)
+
+
+def _blocks(c) -> int:
+    """How many blocks the views cut the corpus into (the sr table's)."""
+    return len(gv.map_views(c, lambda v, lo, hi: None, {"sr": ()}) or [])
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_step_table_and_top_suspects_by_views_equal_the_whole(loaded, name: str, views) -> None:
+    c = loaded[name]
+    views(None)
+    c.forget("step_table", "episode_comparisons")
+    whole_st, whole, counts = step_table(c), episodes._comparisons(c), episodes.episode_counts(c)
+    assert step_keys.blocked_step_table(c) is None  # no views: the whole-corpus build
+    for rows in SIZES:
+        views(rows)
+        if rows == 1:
+            assert _blocks(c) > 1 or c.m < 2, name
+        c.forget("step_table", "episode_comparisons")
+        blocked = step_keys.blocked_step_table(c)
+        if c.m < 2:  # one game: nothing to split
+            assert blocked is None
+        else:
+            _same_arrays(blocked, step_keys.fast_step_table(c), f"{name} {rows}")
+        _same_arrays(step_table(c), whole_st, f"{name} {rows}")
+        got = episodes._comparisons(c)
+        for k in ("disc", "g", "alive", "Z", "i0", "i1", "eligible"):
+            assert np.array_equal(got[k], whole[k]), (name, rows, k)
+        assert episodes.episode_counts(c) == counts, (name, rows)
+    c.forget("step_table", "episode_comparisons")
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_vote_units_by_views_equal_the_whole(loaded, name: str, views) -> None:
+    c = loaded[name]
+    for mode in (Mode(), COMPAT):
+        views(None)
+        whole = f4._unit_rows(c, mode, False)
+        assert f4._blocked_unit_rows(c, mode) is None
+        c.forget(("f4_units", mode, False))
+        frame = f4.vote_units(c, mode, transcripts=False)
+        for rows in SIZES:
+            views(rows)
+            assert f4._blocked_unit_rows(c, mode) == (whole if c.m > 1 else None), (name, mode.name, rows)
+            c.forget(("f4_units", mode, False))
+            assert f4.vote_units(c, mode, transcripts=False).equals(frame), (name, mode.name, rows)
+        c.forget(("f4_units", mode, False))
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_f3_report_pairs_by_views_equal_the_whole(loaded, name: str, views) -> None:
+    c = loaded[name]
+    for mode in (Mode(), COMPAT):
+        views(None)
+        whole = f3._pairs(c, mode, False)
+        for rows in SIZES:
+            views(rows)
+            got = f3._blocked_pairs(c, mode)
+            if c.m > 1 or got is not None:
+                _same_arrays(got, whole, f"{name} {mode.name} {rows}")
+        c.forget(("f3_lean_pair_arrays", mode))
+
+
+def test_views_need_rows_in_game_order_and_a_big_enough_corpus(loaded, views) -> None:
+    c = loaded["demo"]
+    assert gv.map_views(c, lambda v, lo, hi: v.m, {"probes": ("seat",)}) is None  # small: no views by default
+    views(50)
+    parts = gv.map_views(c, lambda v, lo, hi: (v.m, int(v.cols("probes", ["g"])["g"].max())), {"probes": ("seat",)})
+    assert [p[0] for p in parts][0] == 0 and parts[-1][1] == c.m
+    assert all(a[1] == b[0] for a, b in zip(parts, parts[1:]))  # consecutive, every game once
+    assert all(m == hi - lo and top == m - 1 for lo, hi, (m, top) in parts)  # each view's own game numbers
+    shuffled = c.with_tables(probes=c.probes.sample(frac=1.0, random_state=1).reset_index(drop=True))
+    assert gv.map_views(shuffled, lambda v, lo, hi: 0, {"probes": ("seat",)}) is None  # not in game order
+    with pytest.raises(KeyError, match="built on the corpus first"):
+        gv.map_views(c.with_tables(), lambda v, lo, hi: 0, {"probes": ("seat",)}, memo=("n_seats",))
+
+
+def test_a_view_is_not_split_again_and_nested_blocks_run_in_turn(loaded, views, monkeypatch) -> None:
+    c = loaded["demo"]
+    views(50)
+    seen: list[Any] = []
+
+    def inner(view, lo, hi):
+        names = []
+        block_pool.map_blocks(lambda i: names.append(threading.current_thread().name), [0, 1, 2])
+        return gv.map_views(view, lambda v, a, b: 0, {"probes": ("seat",)}), set(names)
+
+    monkeypatch.setenv(block_pool.ENV, "2")
+    for lo, hi, (again, names) in gv.map_views(c, inner, {"probes": ("seat",)}):
+        seen.append(again)
+        assert len(names) == 1  # the worker's own thread: no pool inside a block
+    assert seen and all(x is None for x in seen)
+
+
+def test_concat_rows_offsets_game_numbers_and_empties_the_parts() -> None:
+    parts = [(0, 2, {"g": np.array([0, 1], dtype=np.int32), "x": np.array([1.0, 2.0])}),
+             (2, 3, {"g": np.zeros(0, dtype=np.int32), "x": np.zeros(0)}),
+             (3, 5, {"g": np.array([1, 1], dtype=np.int32), "x": np.array([3.0, 4.0])})]
+    out = gv.concat_rows(parts)
+    assert out["g"].tolist() == [0, 1, 4, 4] and out["g"].dtype == np.int32 and out["x"].tolist() == [1, 2, 3, 4]
+    assert parts == []
+
+
+@pytest.mark.parametrize("name", ["demo", "mafiascope_en_demo"])
+def test_whole_report_with_views_equals_the_report_without(loaded, name: str, views) -> None:
+    c = loaded[name]
+    views(None)
+    want = build_report(c, Mode(boot=50), transcripts=False)
+    views(40)
+    assert build_report(c, Mode(boot=50), transcripts=False) == want
+
+
+def test_personality_sums_on_threads_equal_one_thread(loaded, monkeypatch: pytest.MonkeyPatch) -> None:
+    c = loaded["demo"]
+    r = accounting.personality_rows(c)
+    monkeypatch.setattr(pb, "BLOCK_ROWS", 1 << 40)
+    one = pb._whole_sums(c, r)
+    assert one is not None
+    for block, threads in ((7, "2"), (7, "1"), (100, "2")):
+        monkeypatch.setattr(pb, "BLOCK_ROWS", block)
+        monkeypatch.setenv(block_pool.ENV, threads)
+        got = pb._whole_sums(c, r)
+        assert set(got) == set(one)
+        for k in one:
+            assert np.array_equal(np.asarray(got[k]), np.asarray(one[k])), (block, threads, k)
+    frac = dict(r)
+    frac["O"] = frac["O"] + np.where(np.arange(len(frac["O"])) == len(frac["O"]) - 1, 0.5, 0.0)  # the last block only
+    monkeypatch.setattr(pb, "BLOCK_ROWS", 7)
+    assert pb._whole_sums(c, frac) is None
