@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from mafiascope.analytics import block_pool, episodes, f3, f4, game_views as gv, personality_blocks as pb, step_keys
+from mafiascope.analytics import block_pool, dynamics, episodes, f3, f4, game_views as gv, personality_blocks as pb, step_keys
 from mafiascope.analytics import accounting
 from mafiascope.analytics.modes import COMPAT, Mode
 from mafiascope.analytics.report import build_report
@@ -108,6 +108,20 @@ def test_f3_report_pairs_by_views_equal_the_whole(loaded, name: str, views) -> N
             if c.m > 1 or got is not None:
                 _same_arrays(got, whole, f"{name} {mode.name} {rows}")
         c.forget(("f3_lean_pair_arrays", mode))
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_dynamics_pairs_by_views_equal_the_whole(loaded, name: str, views) -> None:
+    c = loaded[name]
+    for mode in (Mode(), COMPAT):
+        views(None)
+        whole = dynamics._build_pairs(c, mode)
+        for rows in SIZES:
+            views(rows)
+            got = dynamics._blocked_pairs(c, mode)
+            if c.m > 1 or got is not None:
+                _same_arrays(got, whole, f"{name} {mode.name} {rows}")
+        c.forget(("dyn_states", mode), ("dyn_pair_arrays", mode))
 
 
 def test_views_need_rows_in_game_order_and_a_big_enough_corpus(loaded, views) -> None:

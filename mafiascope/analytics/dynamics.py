@@ -22,6 +22,7 @@ from .block_pool import map_blocks, workers
 from .corpus import Corpus
 from .f1 import _ci
 from .frames import at_seats, death_ts, first_of_key, item_rows, items_with_probe, mafia_mask, order_key
+from .game_views import concat_rows, map_views, seat_memo
 from .personality_blocks import game_blocks
 from .modes import Mode
 from .stats import batched_cis, cluster_ci, ratio_stat, round_or_none
@@ -162,7 +163,24 @@ def dynamics_pairs(c: Corpus, mode: Mode) -> pd.DataFrame:
 
 
 def _pair_arrays(c: Corpus, mode: Mode) -> dict[str, np.ndarray]:
-    return c.memo(("dyn_pair_arrays", mode), lambda: _build_pairs(c, mode))
+    def build() -> dict[str, np.ndarray]:
+        got = _blocked_pairs(c, mode)
+        return _build_pairs(c, mode) if got is None else got
+
+    return c.memo(("dyn_pair_arrays", mode), build)
+
+
+# what the states and their pairs are built from, besides the seats' roles and death times
+_PAIR_TABLES = {"probes": ("probe_id", "seat", "timestamp", "round", "pms", "probe_seq"),
+                "sr": ("rec", "tgt", "score", "src", "pos")}
+
+
+def _blocked_pairs(c: Corpus, mode: Mode) -> dict[str, np.ndarray] | None:
+    """:func:`_build_pairs` a block of games at a time (:mod:`.game_views`: an agent's consecutive
+    rankings are one game's, and the pairs come game by game); the blocks' states are let go of with
+    their block. None when there are no blocks."""
+    parts = map_views(c, lambda view, lo, hi: _build_pairs(view, mode), _PAIR_TABLES, seat_memo(c))
+    return None if parts is None else concat_rows(parts)
 
 
 pair_arrays = _pair_arrays  # the seat cells read the pairs' arrays (no frame)

@@ -56,7 +56,8 @@ def _run_tables(c: Corpus, roles: np.ndarray, maf: np.ndarray, g: np.ndarray, ob
     alive = np.empty((seats, n), dtype=bool)
     acc = np.empty((n, len(codes)))
     rec = np.empty(n)
-    for lo in range(0, n, _BLOCK):
+
+    def block(lo: int) -> None:  # the rows of a block of runs, in place (blocks on worker threads)
         s = slice(lo, lo + _BLOCK)
         gb, ob = g[s].astype(np.intp), obs[s]
         a = alive[:, s]
@@ -74,6 +75,8 @@ def _run_tables(c: Corpus, roles: np.ndarray, maf: np.ndarray, g: np.ndarray, ob
         with np.errstate(divide="ignore", invalid="ignore"):
             acc[s] = np.where(n_others[:, None] > 0, same.T / n_others[:, None], np.nan)
             rec[s] = np.where(n_others > 0, n_maf / n_others, np.nan)
+
+    map_blocks(block, range(0, n, _BLOCK))
     return alive, acc, rec, codes
 
 

@@ -28,7 +28,7 @@ from .lazy_table import LazyTable
 
 R = TypeVar("R")
 
-BLOCK_ROWS = 2_000_000  # at most this many rows of the largest table read per block (and two blocks a worker)
+BLOCK_ROWS = 1_000_000  # about this many rows of the largest table read per block at most
 MIN_ROWS = 1_000_000  # below this many rows a build runs on the whole corpus (the views would only add overhead)
 
 SEAT_MEMO = (("seat_array", "role_code"), ("seat_array", "death_ts"))  # the seats' true roles and death times
@@ -96,7 +96,9 @@ def map_views(c: Corpus, fn: Callable[[Corpus, int, int], R], tables: Mapping[st
         return None
     sliced = {k: c.memo(k, _missing(k)) for k in memo}
     biggest = max(cols.values(), key=lambda x: int(x.bounds[-1]))
-    blocks = spans(biggest.bounds, max(1, min(rows, -(-int(biggest.bounds[-1]) // (2 * workers())))))
+    total, w = int(biggest.bounds[-1]), workers()
+    n = w * max(2, -(-total // (rows * w)))  # blocks: a multiple of the workers (none idle at the end), two each at least
+    blocks = spans(biggest.bounds, max(1, -(-total // n)))
     games = {span: c.games.iloc[span[0]:span[1]].reset_index(drop=True) for span in blocks}  # on this thread
 
     def run(span: tuple[int, int]) -> tuple[int, int, R]:
