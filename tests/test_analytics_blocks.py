@@ -296,3 +296,23 @@ def test_suspicion_states_by_game_blocks_equal_one_block(loaded, name: str, monk
     c = loaded[name]
     assert len(dynamics.suspicion_states(c, Mode())["g"]) > 1, name
     _blocks_equal_whole(c, name, dynamics, "_STATE_ITEMS", "dyn_states", dynamics.suspicion_states, (1, 7, 50), monkeypatch)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_f2_observations_by_chunks_equal_one_gather(loaded, name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """F2's kept observations gathered a chunk at a time (chunks on worker threads) are the one gather's."""
+    from mafiascope.analytics import f2
+
+    c = loaded[name]
+    for mode in (Mode(), COMPAT):
+        it = f1.f1_arrays(c, mode)
+        conf = it["conf"]
+        at = np.flatnonzero(it["committed"] & ~np.isnan(conf) & (conf >= 0) & (conf <= 100))
+        want = {"g": it["g"][at], "obs": it["obs"][at], "conf": conf[at], "correct": it["correct"][at],
+                "bin": np.minimum(4, np.floor(conf[at] / 20)).astype(np.int8), "outcome": it["correct"][at].astype(float)}
+        for chunk in (1, 5, 1 << 20):
+            monkeypatch.setattr(f2, "_OBS_CHUNK", chunk)
+            got = f2._obs_rows(c, mode)
+            assert list(got) == list(want)
+            for k in want:
+                assert got[k].dtype == want[k].dtype and np.array_equal(got[k], want[k]), (name, mode.name, chunk, k)

@@ -15,6 +15,7 @@ import pandas as pd
 
 from . import f2_cells
 from .arrays_out import gc_paused, group_sums, rounded_list
+from .block_pool import map_blocks
 from .corpus import Corpus
 from .f1 import _ci, f1_arrays
 from .f2_cells import ObsCells
@@ -36,12 +37,25 @@ def _obs_rows(c: Corpus, mode: Mode) -> dict[str, np.ndarray]:
     """:func:`calibration_obs`' columns as arrays (F2's sums read these, not a memoised frame)."""
     it = f1_arrays(c, mode)  # f1_items' columns, without building its frame
     conf = it["conf"]
-    keep = it["committed"] & ~np.isnan(conf) & (conf >= 0) & (conf <= 100)
-    at = np.flatnonzero(keep)
-    conf = conf[at]
-    correct = it["correct"][at]
-    return {"g": it["g"][at], "obs": it["obs"][at], "conf": conf, "correct": correct,
-            "bin": np.minimum(N_BINS - 1, np.floor(conf / 20)).astype(np.int8), "outcome": correct.astype(float)}
+    with np.errstate(invalid="ignore"):  # NaN compares False: not kept
+        at = np.flatnonzero(it["committed"] & (conf >= 0) & (conf <= 100))
+    out = {"g": np.empty(len(at), it["g"].dtype), "obs": np.empty(len(at), it["obs"].dtype),
+           "conf": np.empty(len(at), conf.dtype), "correct": np.empty(len(at), bool),
+           "bin": np.empty(len(at), np.int8), "outcome": np.empty(len(at))}
+
+    def fill(lo: int) -> None:  # a chunk of the kept rows, in place (chunks on worker threads)
+        s = slice(lo, lo + _OBS_CHUNK)
+        rows = at[s]
+        for k in ("g", "obs", "conf", "correct"):
+            out[k][s] = it[k][rows]
+        out["bin"][s] = np.minimum(N_BINS - 1, np.floor(out["conf"][s] / 20))
+        out["outcome"][s] = out["correct"][s]
+
+    map_blocks(fill, range(0, len(at), _OBS_CHUNK))
+    return out
+
+
+_OBS_CHUNK = 1 << 20  # kept rows gathered per chunk
 
 
 def _bins_ece_brier(k: np.ndarray, n: np.ndarray, cs: np.ndarray, bsum: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
