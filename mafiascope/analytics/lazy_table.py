@@ -173,8 +173,8 @@ class LazyTable:
         if self._order is False:
             self._order = None
             if self.name == "probes" and len(self):
-                g = self._raw("g").to_numpy()
-                rec = self._raw("rec").to_numpy()
+                got = self._read(["rec", "g"])  # one read: the rows' game index is found while ``rec`` is read
+                g, rec = got["g"].to_numpy(), got["rec"].to_numpy()
                 key = g.astype(np.int64) * (1 << 32) + rec
                 if len(key) > 1 and not bool((key[1:] >= key[:-1]).all()):
                     self._order = np.lexsort((rec, g))

@@ -113,16 +113,16 @@ def _build_report(c: Corpus, mode: Mode, *, transcripts: bool, sections: tuple[s
     want = (lambda s: True) if sections is None else (lambda s: s in sections)
     lean_on = sections is None if lean is None else lean
     ln = _Lean(c, mode, lean_on and (sections is None), per_model)
-    has_probes = c.n_rows("probes") > 0
-    if not has_probes:
-        transcripts = True
     rep: dict[str, Any] = {"report_version": REPORT_VERSION, "mode": mode.name, "boot": mode.boot, "seed": mode.seed,
-                           "n_games": c.m, "game_ids": c.game_ids, "probe_logs": has_probes}
+                           "n_games": c.m, "game_ids": c.game_ids, "probe_logs": None}
     if seats is not None:
         rep["seat_filter"] = {**(seat_filter or {}), "seats": int(seats.sum())}
-    if want("parse"):
+    if want("parse"):  # (first: its reads of the probe rows find their games meanwhile, not before)
         rep["parse"] = accounting.parse_accounting(c, mode, seats=seats)
         rep["cost"] = accounting.probe_cost(c)
+    rep["probe_logs"] = has_probes = c.n_rows("probes") > 0
+    if not has_probes:
+        transcripts = True
     ln.after("parse")
     if want("outcome"):
         rep["outcome"] = accounting.outcomes(c)
