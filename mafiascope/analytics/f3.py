@@ -43,16 +43,17 @@ def _pair_arrays(c: Corpus, mode: Mode, full: bool = True) -> dict[str, np.ndarr
     return c.memo(("f3_pair_arrays" if full else "f3_lean_pair_arrays", mode), build)
 
 
-# what the lean pairs' build reads besides the seats' roles and death times
-_PAIR_TABLES = {"probes": ("probe_id", "seat", "timestamp", "round", "pms", "probe_seq"), "sm": ("rec", "tgt", "att"),
-                "ra": ("rec", "tgt", "role", "role_en", "conf")}
+def _pair_tables(mode: Mode) -> dict[str, tuple[str, ...]]:
+    """What the lean pairs' build reads besides the seats' roles and death times."""
+    return {"probes": ("probe_id", "seat", "timestamp", "round", "pms", "probe_seq"), "sm": ("rec", "tgt", "att"),
+            "ra": ("rec", "tgt", "role_en" if mode.is_compat else "role", "conf")}
 
 
 def _blocked_pairs(c: Corpus, mode: Mode) -> dict[str, np.ndarray] | None:
     """The lean pairs a block of games at a time (:mod:`.game_views`: a pair is within one game, and
     pairs come in the social-map items' order, game by game); None when there are no blocks. (The full
     pairs' ``qi`` numbers the whole corpus' usable items: they are built on the whole corpus.)"""
-    parts = map_views(c, lambda view, lo, hi: _pairs(view, mode, False), _PAIR_TABLES, seat_memo(c))
+    parts = map_views(c, lambda view, lo, hi: _pairs(view, mode, False), _pair_tables(mode), seat_memo(c))
     return None if parts is None else concat_rows(parts)
 
 

@@ -190,16 +190,17 @@ def vote_units(c: Corpus, mode: Mode, transcripts: bool = True) -> pd.DataFrame:
     return c.memo(("f4_units", mode, transcripts), build)
 
 
-# what :func:`_unit_rows` reads without transcripts, besides the seats' roles and death times
-_UNIT_TABLES = {"events": ("ev", "kind", "round", "ts", "player", "msg_seq"), "votes": ("ev", "voter", "target"),
-                "probes": ("seat", "timestamp", "probe_id", "parse_ok", "stored_kind"),
-                "sr": ("rec", "src", "pos", "tgt"), "ra": ("rec", "src", "tgt", "role", "exact")}
+def _unit_tables(mode: Mode) -> dict[str, tuple[str, ...]]:
+    """What :func:`_unit_rows` reads without transcripts, besides the seats' roles and death times."""
+    return {"events": ("ev", "kind", "round", "ts", "player", "msg_seq"), "votes": ("ev", "voter", "target"),
+            "probes": ("seat", "timestamp", "probe_id", "parse_ok", "stored_kind"),
+            "sr": ("rec", "src", "pos", "tgt"), "ra": ("rec", "src", "tgt", "exact" if mode.is_compat else "role")}
 
 
 def _blocked_unit_rows(c: Corpus, mode: Mode) -> dict[str, list[Any]] | None:
     """:func:`_unit_rows` (no transcripts) a block of games at a time (:mod:`.game_views`: a unit is one
     game's vote), the blocks' lists joined in block order; None when there are no blocks."""
-    parts = map_views(c, lambda view, lo, hi: _unit_rows(view, mode, False), _UNIT_TABLES, seat_memo(c))
+    parts = map_views(c, lambda view, lo, hi: _unit_rows(view, mode, False), _unit_tables(mode), seat_memo(c))
     if parts is None:
         return None
     got = [(lo, r) for lo, _, r in parts if r]
