@@ -15,6 +15,7 @@ Why the values are the same as the ordered computation in :mod:`.accounting`:
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import numpy as np
@@ -181,11 +182,16 @@ def _whole_sums(c: Any, r: dict[str, np.ndarray]) -> dict[str, Any] | None:
     flat = [v.ravel() for v in truths]
     base50 = [np.abs(50 - v) for v in flat]
     n_cells = shape[0] * shape[1]
+    traits, by_round, cells = np.zeros((3, T)), np.zeros((3, span)), np.zeros((3, n_cells + 1))
+    rows_r = np.zeros(span, dtype=np.int64)
+    lock = threading.Lock()
 
-    def block(lo: int) -> tuple[np.ndarray, ...] | None:
-        """One block's partial sums (None: an error that is not a whole number)."""
+    def block(lo: int) -> bool:
+        """One block's sums added to the totals (False: an error that is not a whole number). Blocks run on
+        worker threads: every partial sum is a whole number below 2**53, so the totals are the same in any
+        order, and only one block's arrays are held per thread."""
         hi = min(n_rows, lo + BLOCK_ROWS)
-        traits, by_round, cells = np.zeros((3, T)), np.zeros((3, span)), np.zeros((3, n_cells + 1))
+        b_traits, b_round, b_cells = np.zeros((3, T)), np.zeros((3, span)), np.zeros((3, n_cells + 1))
         g, seat = r["g"][lo:hi], r["seat"][lo:hi]
         cell = np.ravel_multi_index((g, r["tgt"][lo:hi]), shape)
         ri = rnd[lo:hi].astype(np.intp) - r0
@@ -196,28 +202,27 @@ def _whole_sums(c: Any, r: dict[str, np.ndarray]) -> dict[str, Any] | None:
         for i, k in enumerate(TRAITS):
             e, b, miss = _terms(flat[i], base50[i], cell, r[k][lo:hi])
             if not _whole(e):
-                return None
-            traits[:, i] += (e.sum(), b.sum(), hi - lo - len(miss))
+                return False
+            b_traits[:, i] += (e.sum(), b.sum(), hi - lo - len(miss))
             e_all += e
             b_all += b
             misses.append(miss)
         miss = np.concatenate(misses)
-        rows_r = np.zeros(span, dtype=np.int64)
-        for key, out, size in ((ri, by_round, span), (ck, cells, n_cells + 1)):
+        b_rows = np.zeros(span, dtype=np.int64)
+        for key, out, size in ((ri, b_round, span), (ck, b_cells, n_cells + 1)):
             rows = np.bincount(key, minlength=size)
-            if out is by_round:
-                rows_r += rows
+            if out is b_round:
+                b_rows += rows
             out[0] += np.bincount(key, weights=e_all, minlength=size)
             out[1] += np.bincount(key, weights=b_all, minlength=size)
             out[2] += T * rows - np.bincount(key[miss], minlength=size)
-        return traits, by_round, cells, rows_r
+        with lock:
+            for total, part in ((traits, b_traits), (by_round, b_round), (cells, b_cells), (rows_r, b_rows)):
+                total += part
+        return True
 
-    # blocks on worker threads: every partial sum is a whole number below 2**53, so their total is
-    # the same in any order
-    parts = map_blocks(block, range(0, n_rows, BLOCK_ROWS))
-    if any(p is None for p in parts):
+    if not all(map_blocks(block, range(0, n_rows, BLOCK_ROWS))):
         return None
-    traits, by_round, cells, rows_r = (sum(x[j] for x in parts) for j in range(4))  # type: ignore[index]
     present = np.flatnonzero(rows_r)  # the rounds with an estimate (np.unique of the rounds)
     return {"traits": traits, "rounds": present + r0, "by_round": by_round[:, present],
             "cells": cells[[0, 2, 1]], "shape": shape}  # cells as seat_sums gives them: errors, pairs, baseline
