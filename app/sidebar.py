@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -11,7 +12,7 @@ import pandas as pd
 import streamlit as st
 
 from . import state as S
-from .data import GameLookupError, game_index, invalid_note, model_list, models_of, resolve_game, root_problem, without_invalid
+from .data import GameLookupError, clear_index, game_index, invalid_note, model_list, models_of, resolve_game, root_problem, without_invalid
 from .paths import (ENV_FREE_PATHS, ENV_LOGS, REPO_ROOT, default_roots, free_paths_allowed, is_bundled_arena, label_root,
                     parse_roots, runs_dir)
 from .text import md_escape, plural
@@ -33,6 +34,25 @@ def context() -> Context:
     if ctx is None:  # a page run without the entrypoint (should not happen)
         ctx = Context([], pd.DataFrame(), pd.DataFrame(), None)
     return ctx
+
+
+_RESCAN_EVERY_S = 1.0  # at most one extra listing a second for URLs naming unknown games (any visitor can type one)
+_last_rescan = [0.0]
+
+
+def _with_url_game(full: pd.DataFrame, roots: tuple[str, ...]) -> pd.DataFrame:
+    """The index, listed again when a new URL names a game it does not hold: a game started a moment ago
+    (a link from the launch form, another tab) would otherwise wait for the listing cache's few seconds,
+    and the page showed another game."""
+    raw = S.qp("game")
+    if raw is None or raw == S.get("ms_game_url_seen") or (len(full) and raw in set(full["game_id"])):
+        return full
+    now = time.monotonic()
+    if now - _last_rescan[0] < _RESCAN_EVERY_S:
+        return full
+    _last_rescan[0] = now
+    clear_index()
+    return game_index(roots)
 
 
 def _fmt_game(row: pd.Series | dict[str, Any]) -> str:
@@ -214,7 +234,7 @@ def render() -> Context:
     # outside the sidebar: a first read of a large corpus shows its progress and the tiles of the games read so
     # far in the page's place, before the sidebar's pickers (which need the whole index)
     slot = _Slot()
-    full = game_index(tuple(str(r) for r in existing), progress=slot.tell)
+    full = _with_url_game(game_index(tuple(str(r) for r in existing), progress=slot.tell), tuple(str(r) for r in existing))
     slot.clear()
     with st.sidebar:
         corpora = list(dict.fromkeys(full["corpus"])) if len(full) else []
