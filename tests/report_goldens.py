@@ -1,0 +1,167 @@
+"""Golden outputs of the analytics on the bundled corpora: what `mafiascope analyze --json`, `compare`,
+`episodes`, `dynamics --export-graph` and `report` print, per corpus and analysis mode.
+
+The fixtures in ``tests/golden/reports/`` hold the values as they were when written; the tests in
+``tests/test_report_golden.py`` recompute them and compare. Compat figures must be equal exactly;
+default figures to the printed precision (a float may move by one unit of its sixth decimal when a
+sum is taken in another order). To accept a deliberate change of the figures, regenerate them and
+read the diff:
+
+    python -m tests.report_goldens            # writes every fixture
+    python -m tests.report_goldens demo       # one corpus
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURES = ROOT / "tests" / "golden" / "reports"
+# name -> corpus directory (relative to the checkout); data/arena holds games without probe logs
+CORPORA = {
+    "demo": "data/demo",
+    "en_demo": "data/corpus/mafiascope_en_demo",
+    "ru_legacy": "data/corpus/mafiascope_ru_legacy",
+    "arena": "data/arena",
+}
+MODES = ("default", "mafiascope-2026-07")
+FLOAT_TOL = {"default": 1e-6, "mafiascope-2026-07": 0.0}  # one unit of the printed sixth decimal in default mode
+PROVENANCE = {"mafiascope_version": "X", "git_commit": "X", "python": "X"}  # the report.md header's run facts, fixed
+
+
+def load(name: str, cache_dir: str | Path) -> Any:
+    """The corpus as the CLI loads it: probed games, else (transcript-only corpora) every game."""
+    from mafiascope.analytics.corpus import load_corpus
+
+    c = load_corpus(ROOT / CORPORA[name], cache_dir=cache_dir)
+    if c.m == 0 and c.selection.get("excluded", {}).get("no_probes"):
+        c = load_corpus(ROOT / CORPORA[name], cache_dir=cache_dir, probed_only=False)
+    return c
+
+
+def mode_of(name: str) -> Any:
+    from mafiascope.analytics.modes import Mode
+
+    return Mode(compat=None if name == "default" else name)
+
+
+def relative_sources(rep: dict[str, Any]) -> dict[str, Any]:
+    """The report with its selection's source paths relative to the checkout (the fixtures are machine-free)."""
+    sel = (rep.get("audit") or {}).get("selection") or {}
+    if "sources" in sel:
+        sel["sources"] = [str(Path(s).resolve().relative_to(ROOT)) for s in sel["sources"]]
+    return rep
+
+
+def report(c: Any, mode: Any, **kw: Any) -> dict[str, Any]:
+    from mafiascope.analytics.report import build_report
+
+    return relative_sources(build_report(c, mode, **kw))
+
+
+def seat_filter_model(c: Any) -> str | None:
+    """The model a ``--model`` golden selects: the first seated model (None for a one-model corpus)."""
+    from mafiascope.analytics.seats import models_of
+
+    ms = models_of(c)
+    return ms[0] if len(ms) > 1 else None
+
+
+def outputs(name: str, mode_name: str, cache_dir: str | Path) -> dict[str, Any]:
+    """Every golden output of one corpus and mode (see the module docstring)."""
+    from mafiascope.analytics.dynamics import edge_stream
+    from mafiascope.analytics.episodes import find_episodes
+    from mafiascope.analytics.report import format_report
+    from mafiascope.analytics.report_dir import write_report_dir
+    from mafiascope.analytics.seats import compare, compare_all, models_of, seat_mask
+
+    c = load(name, cache_dir)
+    mode = mode_of(mode_name)
+    rep = report(c, mode, transcripts=True)
+    out: dict[str, Any] = {"report": rep, "text": format_report(rep).splitlines()}
+    model = seat_filter_model(c)
+    if model is not None:
+        mask = seat_mask(c, model=model)
+        sf = report(c, mode, transcripts=False, seats=mask, seat_filter={"model": model})
+        out["seat_filter"] = sf
+    out["comparisons"] = compare_all(c, mode)
+    ms = models_of(c)
+    if len(ms) > 1:
+        out["compare_villagers"] = compare(c, mode, ms[0], ms[-1], role="Villager")
+    if rep["probe_logs"]:
+        out["episodes"] = find_episodes(c)
+        edges = edge_stream(c, mode)
+        out["edges"] = {"rows": len(edges), "sha256": hashlib.sha256(edges.to_csv(index=False).encode()).hexdigest()}
+    with tempfile.TemporaryDirectory() as tmp:
+        full = {**rep, "comparisons": out["comparisons"], "provenance": PROVENANCE}
+        written = write_report_dir(full, Path(tmp), figures=False)
+        out["report_dir"] = {f: (Path(tmp) / f).read_text(encoding="utf-8").splitlines()
+                             for f in ["report.md", *sorted(x for x in written["tables"] if x.endswith(".csv"))]}
+    return out
+
+
+def fixture_path(name: str, mode_name: str) -> Path:
+    return FIXTURES / f"{name}.{'compat' if mode_name != 'default' else 'default'}.json"
+
+
+def dump(obj: dict[str, Any]) -> str:
+    """Compact JSON, one top-level entry a line (small files, readable diffs)."""
+    lines = [f"{json.dumps(k)}:{json.dumps(v, ensure_ascii=False, separators=(',', ':'))}" for k, v in obj.items()]
+    return "{\n" + ",\n".join(lines) + "\n}\n"
+
+
+def read(name: str, mode_name: str) -> dict[str, Any]:
+    return json.loads(fixture_path(name, mode_name).read_text(encoding="utf-8"))
+
+
+def differences(mine: Any, gold: Any, tol: float, path: str = "", out: list[str] | None = None,
+                limit: int = 20) -> list[str]:
+    """Where ``mine`` differs from ``gold`` (JSON values): keys and their order, types, values; floats
+    within ``tol``. At most ``limit`` differences are listed."""
+    out = [] if out is None else out
+    if len(out) >= limit:
+        return out
+    if isinstance(gold, dict):
+        if not isinstance(mine, dict) or list(mine) != list(gold):
+            have = list(mine) if isinstance(mine, dict) else type(mine).__name__
+            out.append(f"{path}: keys {have} != {list(gold)}")
+            return out
+        for k in gold:
+            differences(mine[k], gold[k], tol, f"{path}.{k}", out, limit)
+    elif isinstance(gold, list):
+        if not isinstance(mine, list) or len(mine) != len(gold):
+            out.append(f"{path}: {str(mine)[:200]} != {str(gold)[:200]}")
+            return out
+        for i, (a, b) in enumerate(zip(mine, gold)):
+            differences(a, b, tol, f"{path}[{i}]", out, limit)
+    elif isinstance(gold, float) and isinstance(mine, (int, float)) and not isinstance(mine, bool):
+        if not (mine == gold or (math.isnan(gold) and math.isnan(mine)) or abs(mine - gold) <= tol):
+            out.append(f"{path}: {mine!r} != {gold!r}")
+    elif type(mine) is not type(gold) or mine != gold:
+        out.append(f"{path}: {mine!r} != {gold!r}")
+    return out
+
+
+def as_json(obj: Any) -> Any:
+    """``obj`` as a JSON round trip gives it back (tuples as lists, keys as strings)."""
+    return json.loads(json.dumps(obj, ensure_ascii=False, default=str))
+
+
+def write(names: list[str]) -> None:
+    FIXTURES.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as cache:
+        for name in names:
+            for mode_name in MODES:
+                path = fixture_path(name, mode_name)
+                path.write_text(dump(as_json(outputs(name, mode_name, cache))), encoding="utf-8")
+                print(f"wrote {path.relative_to(ROOT)} ({path.stat().st_size} bytes)")
+
+
+if __name__ == "__main__":
+    write(sys.argv[1:] or list(CORPORA))
