@@ -149,6 +149,8 @@ def dynamics(dirs: tuple[str, ...]) -> None:
 
 def compare_view(dirs: tuple[str, ...]) -> None:
     """Two models side by side on every seat-level metric, with the difference and its interval."""
+    from mafiascope.analytics.stats import format_p
+
     models = A.seat_models(dirs)
     if len(models) < 2:
         st.info("The analysed games seat a single model: nothing to compare.")
@@ -159,14 +161,17 @@ def compare_view(dirs: tuple[str, ...]) -> None:
     res = A.compare(dirs, a, b)
     fig = DF.figure(dirs, "compare", a, b)
     st.caption(f"{plural(res['games_shared'], 'game')} seat{'s' if res['games_shared'] == 1 else ''} both · {plural(res['seats_a'], 'seat')} of A, {res['seats_b']:,} of B. Each row belongs to "
-               "the seat that produced it; intervals resample whole games (paired where both sat); p: two-sided bootstrap, "
-               "Holm-adjusted over the metrics.")
+               "the seat that produced it; intervals resample whole games (paired where both sat); p: two-sided, from "
+               f"the bootstrap standard error (t, games − 1 df); Holm p: adjusted over {res['p_holm_family']['text']} "
+               "(n/a: not testable).")
     df = fig["table"]
     show = pd.DataFrame({
         "metric": df["label"], a: df["a"], b: df["b"],
         "A − B [95% CI]": [ci_text(d if d == d else None, [lo, hi] if lo is not None and lo == lo else None, "{:+.3f}")
                            for d, lo, hi in zip(df["diff"], df["diff_lo"], df["diff_hi"])],
-        "p": df["p"], "Holm p": df["p_holm"], "n A": df["n_a"], "n B": df["n_b"]})
+        "p": [format_p(x, "n/a") if d == d else "–" for x, d in zip(df["p"], df["diff"])],
+        f"Holm p ({res['p_holm_family']['size']} metrics)": [format_p(x) for x in df["p_holm"]],
+        "n A": df["n_a"], "n B": df["n_b"]})
     st.dataframe(dashes(show), hide_index=True, width="stretch")
     download_csv(df, f"compare_{a}_vs_{b}", key="dl_cmp")
     if fig["spec"] is not None:

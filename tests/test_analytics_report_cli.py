@@ -61,13 +61,18 @@ def test_compare_cli_known_differences(logs, tmp_path, capsys):
     rows = {r["metric"]: r for r in res["rows"]}
     assert rows["f1.accuracy"]["diff"] == pytest.approx(1 / 6, abs=1e-6)
     assert rows["parse.parse_rate"]["diff"] == pytest.approx(0.5)
-    assert rows["f1.accuracy"]["p_holm"] >= rows["f1.accuracy"]["p"]
+    assert rows["f1.accuracy"]["p"] is None  # the same difference in every game: not testable
+    win = rows["outcome.seat_win_rate"]
+    assert 0 < win["p"] <= win["p_holm"] <= 1 and res["p_holm_family"]["tests"] == ["outcome.seat_win_rate"]
     assert "provenance" in res
     assert main(["compare", str(logs), "--models", "A,C"]) == 2
     assert "sat in none" in capsys.readouterr().err
     assert main(["compare", str(logs), "--models", "A"]) == 2
     assert main(["compare", str(logs), "--models", "A,B", "--boot", "50", "--cache-dir", str(tmp_path / "c")]) == 0
-    assert "F1 committed accuracy" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    k = res["p_holm_family"]["size"]
+    assert "F1 committed accuracy" in out and f"Holm p ({k})" in out and f"the {k} metrics of A vs B that have a p" in out
+    assert "n/a: not testable" in out
 
 
 def test_transcript_only_corpus_is_analysed_not_refused(tmp_path, capsys):
@@ -91,6 +96,9 @@ def test_report_directory_without_figures(logs, tmp_path, capsys):
     assert res["figures"] == [] and "tables/by_model.csv" in res["tables"]
     md = (out / "report.md").read_text()
     assert "## Per model" in md and "### A vs B" in md and "## Outcomes" in md
+    fam = json.loads((out / "report.json").read_text())["comparisons"][0]["p_holm_family"]
+    assert f"| Holm p ({fam['size']} metrics) | Holm p (all {fam['size']} tests) |" in md  # one pair: the same family
+    assert f"Holm family of this pair: the {fam['size']} metrics of A vs B that have a p." in md
     by_model = pd.read_csv(out / "tables" / "by_model.csv")
     acc = by_model[(by_model["model"] == "A") & (by_model["metric"] == "f1.accuracy")]["value"].item()
     assert acc == pytest.approx(2 / 3, abs=1e-6)
@@ -98,6 +106,7 @@ def test_report_directory_without_figures(logs, tmp_path, capsys):
     assert cmp[cmp["metric"] == "f1.unknown_rate"]["diff"].item() == pytest.approx(-1 / 3, abs=1e-6)
     tex = (out / "tables" / "comparisons.tex").read_text()
     assert "\\toprule" in tex and "\\midrule" in tex and "95\\%" in tex
+    assert set(cmp["holm_family_size"].dropna()) == {fam["size"]}
     rep = json.loads((out / "report.json").read_text())
     assert rep["comparisons"][0]["a"] == "A" and rep["provenance"]["manifest"][2]["game_id"] == "hb-02"
     # a non-empty --out is refused (exit 2) and left as it was

@@ -55,7 +55,8 @@ def test_compare_gives_difference_interval_and_holm_p(corpus):
     assert res["games_shared"] == 3 and (res["seats_a"], res["seats_b"]) == (6, 6)
     acc = r["f1.accuracy"]
     assert acc["diff"] == pytest.approx(1 / 6, abs=1e-6) and acc["diff_ci95"] == [pytest.approx(1 / 6, abs=1e-6)] * 2
-    assert acc["p"] == pytest.approx(2 / 200)  # no resample at or below zero: the +1-corrected floor
+    assert acc["p"] is None and acc["p_holm"] is None  # the same difference in every resample: not testable
+    assert acc["p_boot_tail"] == pytest.approx(2 / 200)  # the tail share: its +1-corrected floor
     assert r["f1.unknown_rate"]["diff"] == pytest.approx(-1 / 3, abs=1e-6)
     # the win-rate difference depends on which games are drawn: a wide interval around -1/6
     win = r["outcome.seat_win_rate"]
@@ -63,6 +64,9 @@ def test_compare_gives_difference_interval_and_holm_p(corpus):
     tested = [x for x in res["rows"] if x["p"] is not None]
     assert all(x["p_holm"] >= x["p"] for x in tested)
     assert r["f3.ratio"]["p"] is None and r["f3.ratio"]["p_holm"] is None  # no data: outside the family
+    fam = res["p_holm_family"]
+    assert fam["tests"] == [x["metric"] for x in tested] and fam["size"] == len(tested)
+    assert f"the {len(tested)} metrics of A vs B" in fam["text"]
     assert seats.compare(corpus, Mode(boot=0), "A", "B")["rows"][2]["diff_ci95"] is None
     with pytest.raises(KeyError):
         seats.compare(corpus, Mode(boot=0), "A", "nope")
@@ -73,10 +77,44 @@ def test_holm_adjustment_known_values():
     assert seats.holm([0.5, 0.9]) == [1.0, 1.0]
 
 
-def test_bootstrap_p_is_two_sided():
-    assert seats.bootstrap_p(np.array([1.0] * 99)) == pytest.approx(0.02)
-    assert seats.bootstrap_p(np.array([-1.0, 1.0] * 50)) == 1.0
-    assert seats.bootstrap_p(np.array([np.nan])) is None
+def test_bootstrap_tail_p_is_two_sided():
+    assert seats.bootstrap_tail_p(np.array([1.0] * 99)) == pytest.approx(0.02)
+    assert seats.bootstrap_tail_p(np.array([-1.0, 1.0] * 50)) == 1.0
+    assert seats.bootstrap_tail_p(np.array([np.nan])) is None
+
+
+def test_bootstrap_p_refers_the_standard_error_to_t_with_games_minus_one_df():
+    from scipy.stats import t
+
+    d = np.array([-1.0, 1.0] * 500)  # SE = std(ddof=1)
+    se = float(np.std(d, ddof=1))
+    assert seats.bootstrap_p(d, 2 * se, 11) == pytest.approx(2 * t.sf(2, 10))
+    assert seats.bootstrap_p(d, -2 * se, 11) == seats.bootstrap_p(d, 2 * se, 11)  # two-sided
+    assert seats.bootstrap_p(d, 0.0, 11) == 1.0
+    assert seats.bootstrap_p(np.full(50, 0.25), 0.25, 9) is None  # no variation: not testable
+    assert seats.bootstrap_p(np.full(50, 0.0), 0.0, 9) == 1.0
+    assert seats.bootstrap_p(d, 1.0, 1) is None and seats.bootstrap_p(d, None, 9) is None
+    assert seats.bootstrap_p(np.array([np.nan, 1.0]), 1.0, 9) is None  # one defined resample
+
+
+def test_bootstrap_p_resolution_does_not_depend_on_the_resamples():
+    rng = np.random.default_rng(0)
+    small, large = rng.normal(0.1, 0.02, 200), rng.normal(0.1, 0.02, 20_000)  # 5 SE from 0: p ~ 6e-7
+    ps, pl = seats.bootstrap_p(small, 0.1, 500), seats.bootstrap_p(large, 0.1, 500)
+    assert 0 < ps < 1e-5 and 0 < pl < 1e-5 and ps < 2 / 201  # far below the tail share's floor for B = 200
+    assert math.isclose(math.log10(ps), math.log10(pl), abs_tol=1.0)
+    tiny = seats.bootstrap_p(rng.normal(0.5, 1e-4, 100), 0.5, 10_000)
+    assert tiny is not None and tiny > 0  # an underflow is never stored as 0
+
+
+def test_p_values_are_never_printed_as_zero():
+    from mafiascope.analytics.stats import format_p, round_p
+
+    assert [format_p(p) for p in (1.0, 0.0421, 0.001, 2.43e-5, 4e-7, 1e-300)] == [
+        "1.000", "0.042", "0.001", "2.4e-05", "< 1e-6", "< 1e-6"]
+    assert format_p(None) == "–" and format_p(None, "n/a") == "n/a"
+    assert format_p(2.43e-5, latex=True) == "$2.4\\times10^{-5}$" and format_p(1e-9, latex=True) == "$<10^{-6}$"
+    assert round_p(3.3817e-33) == 3.38e-33 and round_p(None) is None  # significant figures, not decimals
 
 
 @pytest.mark.slow
@@ -97,3 +135,6 @@ def test_compare_all_adds_a_report_wide_holm(tmp_path):
     assert [(x["a"], x["b"]) for x in res] == [("A", "B"), ("A", "C"), ("B", "C")]
     rows = [r for x in res for r in x["rows"] if r["p"] is not None]
     assert rows and all(r["p_holm_all"] >= r["p_holm"] - 1e-12 for r in rows)
+    fam = res[0]["p_holm_all_family"]
+    assert all(x["p_holm_all_family"] == fam for x in res) and fam["size"] == len(rows) == len(fam["tests"])
+    assert fam["text"].startswith(f"all {len(rows)} tests of the 3 model pairs")

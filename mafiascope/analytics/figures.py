@@ -14,6 +14,8 @@ from typing import Any
 import altair as alt
 import pandas as pd
 
+from .stats import format_p
+
 ROLE_COLORS = {  # Okabe-Ito (colour-blind safe); app/palette.py re-exports these
     "Mafia": "#D55E00",
     "Don": "#8F3F00",
@@ -135,17 +137,25 @@ def model_role_frame(by_model_role: dict[str, Any]) -> pd.DataFrame:
 
 
 def comparison_frame(cmps: list[dict[str, Any]]) -> pd.DataFrame:
-    """One row per (model pair, metric): a, b, diff with its interval, p and Holm-adjusted p."""
+    """One row per (model pair, metric): a, b, diff with its interval, p and Holm-adjusted p, each
+    adjusted p beside the size of its Holm family (``holm_family_size``: the pair's metrics with a p;
+    ``holm_all_family_size``: every test of every pair, present only for a report's comparisons)."""
     rows = []
     for cmp in cmps:
+        fam = (cmp.get("p_holm_family") or {}).get("size")
+        fam_all = (cmp.get("p_holm_all_family") or {}).get("size")
         for r in cmp["rows"]:
             ci = r.get("diff_ci95") or [None, None]
             rows.append({"model_a": cmp["a"], "model_b": cmp["b"], "metric": r["metric"], "label": r["label"],
                          "a": r["a"], "b": r["b"], "n_a": r["n_a"], "n_b": r["n_b"], "diff": r["diff"],
                          "diff_lo": ci[0], "diff_hi": ci[1], "p": r["p"], "p_holm": r["p_holm"],
-                         "p_holm_all": r.get("p_holm_all")})
-    return pd.DataFrame(rows, columns=["model_a", "model_b", "metric", "label", "a", "b", "n_a", "n_b", "diff", "diff_lo",
-                                       "diff_hi", "p", "p_holm", "p_holm_all"])
+                         "holm_family_size": fam, "p_holm_all": r.get("p_holm_all"), "holm_all_family_size": fam_all})
+    return pd.DataFrame(rows, columns=COMPARISON_COLUMNS)
+
+
+COMPARISON_COLUMNS = ["model_a", "model_b", "metric", "label", "a", "b", "n_a", "n_b", "diff", "diff_lo", "diff_hi", "p",
+                      "p_holm", "holm_family_size", "p_holm_all", "holm_all_family_size"]
+P_COLUMNS = ("p", "p_holm", "p_holm_all")
 
 
 # ----------------------------------------------------------------------------- charts
@@ -221,14 +231,20 @@ UNBOUNDED = ("f3.ratio", "personality.mae", "personality.mae_minus_baseline")  #
 
 
 def comparison_chart(df: pd.DataFrame, a: str, b: str) -> alt.VConcatChart:
-    """Forest plot of ``a - b`` per metric with its 95% cluster-bootstrap interval; filled: Holm p < 0.05.
+    """Forest plot of ``a - b`` per metric with its 95% cluster-bootstrap interval; filled: Holm p < 0.05
+    (Holm over the pair's metrics: the family size is in the title).
     Rates and the unbounded metrics (ratio, trait errors) get separate panels with their own axes."""
     df = df[df["diff"].notna()].copy()
     df["significant"] = df["p_holm"].fillna(1.0) < 0.05
+    for col in P_COLUMNS:
+        if col in df:
+            df[f"{col}_text"] = [format_p(x) for x in df[col]]
+    family = df["holm_family_size"].dropna() if "holm_family_size" in df else pd.Series(dtype=float)
+    holm_title = f"Holm p ({int(family.iloc[0])} metrics)" if len(family) else "Holm p"
     tip = ["label", alt.Tooltip("a:Q", format=".3f", title=a), alt.Tooltip("b:Q", format=".3f", title=b),
            alt.Tooltip("diff:Q", format="+.3f"), alt.Tooltip("diff_lo:Q", format="+.3f", title="95% low"),
-           alt.Tooltip("diff_hi:Q", format="+.3f", title="95% high"), alt.Tooltip("p:Q", format=".3f"),
-           alt.Tooltip("p_holm:Q", format=".3f", title="Holm p")]
+           alt.Tooltip("diff_hi:Q", format="+.3f", title="95% high"), alt.Tooltip("p_text:N", title="p"),
+           alt.Tooltip("p_holm_text:N", title=holm_title)]
     panels = []
     for name, sub in (("rates", df[~df["metric"].isin(UNBOUNDED)]), ("ratio and trait errors", df[df["metric"].isin(UNBOUNDED)])):
         if sub.empty:
@@ -242,8 +258,9 @@ def comparison_chart(df: pd.DataFrame, a: str, b: str) -> alt.VConcatChart:
         panels.append((whisk + pts + zero).properties(width=420, height=alt.Step(22)))
     if not panels:
         panels.append(alt.Chart(pd.DataFrame({"t": ["no metric with data for both models"]})).mark_text().encode(text="t:N"))
+    over = f" over the pair's {int(family.iloc[0])} metrics" if len(family) else ""
     return alt.vconcat(*panels, spacing=14).properties(
-        title=f"{a} − {b} per metric (95% cluster-bootstrap CI; filled: Holm p < 0.05)")
+        title=f"{a} − {b} per metric (95% cluster-bootstrap CI; filled: Holm p < 0.05{over})")
 
 
 # ----------------------------------------------------------------------------- export

@@ -21,12 +21,15 @@ from .corpus import Corpus
 from .manifest import analysis_provenance
 from .modes import Mode
 from .report import build_report
+from .stats import format_p
 
 TABLE_NOTES = {
     "outcome": "Game outcomes (completed games; Wilson 95% intervals).",
     "by_model": "Every metric per model, attributed to the seat the row belongs to (value, 95% game-level cluster-bootstrap interval, n).",
     "by_model_role": "Every metric per model and true role.",
-    "comparisons": "Model a minus model b per metric: difference, 95% cluster-bootstrap interval, two-sided bootstrap p, Holm-adjusted p (family: the metrics of one pair).",
+    "comparisons": "Model a minus model b per metric: difference, 95% cluster-bootstrap interval, two-sided p from the "
+                   "bootstrap standard error, Holm-adjusted p over the pair's metrics with a p (p_holm, family size "
+                   "holm_family_size) and over every test of every pair (p_holm_all, family size holm_all_family_size).",
     "f1_by_round_per_model": "F1 committed accuracy per round and model (chance: permutation baseline).",
     "calibration_per_model": "F2 calibration per model: ECE and Brier with 95% intervals.",
     "calibration_bins_per_model": "F2 accuracy per confidence bin and model.",
@@ -35,9 +38,13 @@ TABLE_NOTES = {
 }
 
 
-def to_booktabs(df: pd.DataFrame, caption: str | None = None) -> str:
-    """A LaTeX booktabs table (needs ``\\usepackage{booktabs}``); text escaped, numbers to 3 decimals."""
+def to_booktabs(df: pd.DataFrame, caption: str | None = None, raw: tuple[str, ...] = ()) -> str:
+    """A LaTeX booktabs table (needs ``\\usepackage{booktabs}``); text escaped, numbers to 3 decimals;
+    the columns in ``raw`` hold LaTeX already and are not escaped."""
     sty = df.style.hide(axis="index").format(escape="latex", na_rep="--", precision=3).format_index(escape="latex", axis=1)
+    raw = tuple(c for c in raw if c in df.columns)
+    if raw:
+        sty = sty.format(escape=None, na_rep="--", subset=list(raw))
     if caption:
         caption = "".join("\\" + ch if ch in "%&#_$" else ch for ch in caption)
     return sty.to_latex(hrules=True, caption=caption, column_format="l" * max(1, len(df.columns)))
@@ -134,8 +141,9 @@ def write_report_dir(rep: dict[str, Any], out: Path, *, figures: bool = True) ->
                        "calibration_bins_per_model": bins, "dynamics": F.dynamics_frame(rep)})
     for name, df in tables.items():
         df.to_csv(tables_dir / f"{name}.csv", index=False)
-        latex_df = _wide_metrics(df) if name == "by_model" else df
-        (tables_dir / f"{name}.tex").write_text(to_booktabs(latex_df, TABLE_NOTES.get(name)), encoding="utf-8")
+        latex_df = _wide_metrics(df) if name == "by_model" else _p_text(df) if name == "comparisons" else df
+        raw = F.P_COLUMNS if name == "comparisons" else ()
+        (tables_dir / f"{name}.tex").write_text(to_booktabs(latex_df, TABLE_NOTES.get(name), raw), encoding="utf-8")
         written["tables"] += [f"tables/{name}.csv", f"tables/{name}.tex"]
     charts: dict[str, Any] = {}
     if figures:
@@ -160,6 +168,11 @@ def write_report_dir(rep: dict[str, Any], out: Path, *, figures: bool = True) ->
     (out / "report.md").write_text(render_markdown(rep, tables, charts), encoding="utf-8")
     written["files"] = ["report.md", "report.json", "provenance.json"]
     return written
+
+
+def _p_text(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` with its p columns as LaTeX (:func:`.stats.format_p`): a fixed precision would print 0."""
+    return df.assign(**{c: [format_p(x, "--", latex=True) for x in df[c]] for c in F.P_COLUMNS if c in df})
 
 
 def _slug(s: str) -> str:
@@ -214,22 +227,31 @@ def render_markdown(rep: dict[str, Any], tables: dict[str, pd.DataFrame], charts
                     [{"role": r, **cnt} for r, cnt in e["by_role"].items()]).fillna(0))]
     cmps = rep.get("comparisons") or []
     if cmps:
+        fam_all = cmps[0].get("p_holm_all_family") or {}
         L += ["", "## Model comparisons", "",
               "Difference a − b with its 95% cluster-bootstrap interval (both models' statistics pooled under the same "
-              "resampled games, so games where both sat are paired), two-sided bootstrap p, Holm-adjusted p across "
-              "the metrics of the pair, and (`Holm p, all`) across every test of every pair in this report."]
+              "resampled games, so games where both sat are paired) and a two-sided p from the bootstrap standard error "
+              "(t with games − 1 degrees of freedom; docs/metrics.md §16). Two Holm adjustments, each column naming its "
+              f"family: over the metrics of the pair, and over {fam_all.get('text', 'every test of every pair')}."]
+        all_head = f"Holm p (all {fam_all.get('size', '?')} tests)"
         for cmp in cmps:
             df = F.comparison_frame([cmp])
             df = df[df["diff"].notna()]
+            fam = cmp.get("p_holm_family") or {}
             L += ["", f"### {cmp['a']} vs {cmp['b']}", "",
-                  f"{cmp['games_shared']} shared games; {cmp['seats_a']} and {cmp['seats_b']} seats.", ""]
+                  f"{cmp['games_shared']} shared games; {cmp['seats_a']} and {cmp['seats_b']} seats. "
+                  f"Holm family of this pair: {fam.get('text', 'its metrics with a p')}.", ""]
             if df.empty:
                 L.append("_No metric with data for both models._")
                 continue
             show = pd.DataFrame({"metric": df["label"], "a": df["a"], "b": df["b"],
                                  "a − b [95% CI]": [_fmt(d, [lo, hi]) for d, lo, hi in zip(df["diff"], df["diff_lo"], df["diff_hi"])],
-                                 "p": df["p"], "Holm p": df["p_holm"], "Holm p, all": df["p_holm_all"]})
+                                 "p": [format_p(x, "n/a") for x in df["p"]],
+                                 f"Holm p ({fam.get('size', '?')} metrics)": [format_p(x) for x in df["p_holm"]],
+                                 all_head: [format_p(x) for x in df["p_holm_all"]]})
             L.append(_md_table(show))
+            if df["p"].isna().any():
+                L += ["", "n/a: not testable (the difference is the same in every resample, or fewer than two games hold data)."]
             name = f"compare_{_slug(cmp['a'])}_vs_{_slug(cmp['b'])}"
             if name in charts:
                 L += ["", f"![{name}](figures/{name}.svg)"]

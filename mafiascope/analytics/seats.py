@@ -26,7 +26,8 @@ from .f1 import _ci, f1_by_round_models
 from .f2 import f2
 from .modes import Mode
 from .pooled_product import count_columns, pooled_columns
-from .stats import batched_cis, isolated, multiplicities, percentile_ci, round_or_none
+from .stats import (batched_cis, bootstrap_p, bootstrap_tail_p, holm, holm_family, isolated, multiplicities, percentile_ci,
+                    round_or_none, round_p)
 from .seat_cells import METRIC_KEYS, METRICS, SeatMetric, seat_mask  # noqa: F401  (METRIC_KEYS, seat_mask: part of this module's API)
 
 
@@ -208,35 +209,19 @@ def by_model_role(c: Corpus, mode: Mode) -> dict[str, Any]:
 # ----------------------------------------------------------------------------- comparisons
 
 
-def holm(pvalues: list[float | None]) -> list[float | None]:
-    """Holm step-down adjusted p-values (None stays None; the family is the non-None ones)."""
-    idx = [i for i, p in enumerate(pvalues) if p is not None]
-    order = sorted(idx, key=lambda i: pvalues[i])  # type: ignore[arg-type, return-value]
-    k = len(order)
-    out: list[float | None] = [None] * len(pvalues)
-    running = 0.0
-    for rank, i in enumerate(order):
-        running = max(running, min(1.0, (k - rank) * float(pvalues[i])))  # type: ignore[arg-type]
-        out[i] = running
-    return out
-
-
-def bootstrap_p(diffs: np.ndarray) -> float | None:
-    """Two-sided bootstrap p-value of a zero difference: twice the smaller tail share of the
-    resampled differences at or beyond zero, with the +1 correction (never 0)."""
-    d = diffs[~np.isnan(diffs)]
-    if not len(d):
-        return None
-    lo, hi = int((d <= 0).sum()), int((d >= 0).sum())
-    return min(1.0, 2 * (min(lo, hi) + 1) / (len(d) + 1))
-
-
 def compare(c: Corpus, mode: Mode, a: str, b: str, *, role: str | None = None) -> dict[str, Any]:
     """Model ``a`` minus model ``b`` on every metric: difference, cluster-bootstrap CI, p, Holm p.
 
     Both models' statistics are pooled under the same resampled games (paired where both sat
-    in a game). ``role`` restricts both to seats of that true role.
+    in a game). ``role`` restricts both to seats of that true role. ``p`` is :func:`.stats.bootstrap_p`
+    (bootstrap standard error, t reference); ``p_holm`` is Holm over the pair's metrics that have a p,
+    named in ``p_holm_family``.
     """
+    return _compare(c, mode, a, b, role=role)[0]
+
+
+def _compare(c: Corpus, mode: Mode, a: str, b: str, *, role: str | None = None) -> tuple[dict[str, Any], list[float | None]]:
+    """:func:`compare`'s result and its rows' unrounded p-values (for a wider Holm family)."""
     known = models_of(c)
     for mdl in (a, b):
         if mdl not in known:
@@ -244,33 +229,51 @@ def compare(c: Corpus, mode: Mode, a: str, b: str, *, role: str | None = None) -
     ma, mb = seat_mask(c, model=a, role=role), seat_mask(c, model=b, role=role)
     pa, pb = _PerGame(c, mode, ma), _PerGame(c, mode, mb)
     rows: list[dict[str, Any]] = []
+    raw_p: list[float | None] = []  # unrounded, for the Holm adjustments
     for metric in _metrics(c):
         ga, gb = pa(metric), pb(metric)
         va, na = _point(metric, pa.total(metric))
         vb, nb = _point(metric, pb.total(metric))
         ra, rb = _resamples(metric, ga, mode), _resamples(metric, gb, mode)
         diff = None if va is None or vb is None else va - vb
-        ci = p = None
+        ci = p = p_tail = None
         if ra is not None and rb is not None and diff is not None:
             d = ra - rb
             ci = _ci(percentile_ci(d))
-            p = bootstrap_p(d)
+            p, p_tail = bootstrap_p(d, diff, _games_with_data(ga, gb)), bootstrap_tail_p(d)
+        raw_p.append(p)
         rows.append({"metric": metric.key, "label": metric.label, "a": round_or_none(va), "b": round_or_none(vb),
-                     "n_a": na, "n_b": nb, "diff": round_or_none(diff), "diff_ci95": ci, "p": round_or_none(p)})
-    for row, ph in zip(rows, holm([r["p"] for r in rows])):
-        row["p_holm"] = round_or_none(ph)
+                     "n_a": na, "n_b": nb, "diff": round_or_none(diff), "diff_ci95": ci, "p": round_p(p),
+                     "p_boot_tail": round_p(p_tail)})
+    for row, ph in zip(rows, holm(raw_p)):
+        row["p_holm"] = round_p(ph)
+    family = [r["metric"] for r, p in zip(rows, raw_p) if p is not None]
     shared = int((ma.any(1) & mb.any(1)).sum())
     return {"a": a, "b": b, "role": role, "boot": mode.boot, "seed": mode.seed,
             "games_a": int(ma.any(1).sum()), "games_b": int(mb.any(1).sum()), "games_shared": shared,
-            "seats_a": int(ma.sum()), "seats_b": int(mb.sum()), "rows": rows}
+            "seats_a": int(ma.sum()), "seats_b": int(mb.sum()), "rows": rows,
+            "p_holm_family": holm_family(f"the {len(family)} metrics of {a} vs {b} that have a p", family)}, raw_p
+
+
+def _games_with_data(ga: np.ndarray, gb: np.ndarray) -> int:
+    """Games (clusters) holding any statistic of either model: the resampled units of a difference."""
+    return int((np.any(ga != 0, axis=1) | np.any(gb != 0, axis=1)).sum())
 
 
 def compare_all(c: Corpus, mode: Mode) -> list[dict[str, Any]]:
     """:func:`compare` for every pair of models in the corpus (sorted names, a < b). Each row also gets
     ``p_holm_all``: Holm over every test of every pair (the family of a whole report)."""
     ms = models_of(c)
-    out = [compare(c, mode, x, y) for i, x in enumerate(ms) for y in ms[i + 1:]]
+    done = [_compare(c, mode, x, y) for i, x in enumerate(ms) for y in ms[i + 1:]]
+    out = [cmp for cmp, _ in done]
+    raw = [p for _, ps in done for p in ps]
     rows = [r for cmp in out for r in cmp["rows"]]
-    for r, ph in zip(rows, holm([r["p"] for r in rows])):
-        r["p_holm_all"] = round_or_none(ph)
+    for r, ph in zip(rows, holm(raw)):
+        r["p_holm_all"] = round_p(ph)
+    tests = [f"{cmp['a']} vs {cmp['b']}: {r['metric']}" for cmp in out for r in cmp["rows"]]
+    tests = [t for t, p in zip(tests, raw) if p is not None]
+    fam = holm_family(f"all {len(tests)} tests of the {len(out)} model pair{'s' if len(out) != 1 else ''} "
+                      "(every metric with a p of every pair)", tests)
+    for cmp in out:
+        cmp["p_holm_all_family"] = fam
     return out

@@ -154,17 +154,24 @@ def _compare(args: argparse.Namespace) -> int:
 
 
 def _compare_text(res: dict, role: str | None) -> Iterator[str]:
+    from ...analytics.stats import format_p
+
+    fam = res["p_holm_family"]
     yield (f"{res['a']} vs {res['b']}" + (f" ({role} seats)" if role else "") + f": {res['games_shared']} shared games, "
            f"{res['seats_a']} / {res['seats_b']} seats, B={res['boot']}")
-    yield f"  {'metric':<36} {'a':>8} {'b':>8} {'a - b [95% CI]':>28} {'p':>7} {'Holm p':>7}"
+    holm_head = f"Holm p ({fam['size']})"
+    yield f"  {'metric':<36} {'a':>8} {'b':>8} {'a - b [95% CI]':>28} {'p':>8} {holm_head:>12}"
     for r in res["rows"]:
         if r["diff"] is None:
             continue
         ci = r["diff_ci95"]
         d = f"{r['diff']:+.3f}" + (f" [{ci[0]:+.3f}, {ci[1]:+.3f}]" if ci else "")
-        p = "" if r["p"] is None else f"{r['p']:.3f}"
-        ph = "" if r["p_holm"] is None else f"{r['p_holm']:.3f}"
-        yield f"  {r['label']:<36} {r['a']:>8.3f} {r['b']:>8.3f} {d:>28} {p:>7} {ph:>7}"
+        yield (f"  {r['label']:<36} {r['a']:>8.3f} {r['b']:>8.3f} {d:>28} {format_p(r['p'], 'n/a'):>8} "
+               f"{format_p(r['p_holm'], ''):>12}")
+    yield (f"  p: two-sided, from the bootstrap standard error (t, games - 1 df); {holm_head}: Holm-adjusted over "
+           f"{fam['text']}")
+    if any(r["diff"] is not None and r["p"] is None for r in res["rows"]):
+        yield "  n/a: not testable (the difference is the same in every resample, or fewer than two games hold data)"
     skipped = [r["label"] for r in res["rows"] if r["diff"] is None]
     if skipped:
         yield ("  no data for both models: " + ", ".join(skipped))
