@@ -7,8 +7,8 @@ default figures to the printed precision (a float may move by one unit of its si
 sum is taken in another order). To accept a deliberate change of the figures, regenerate them and
 read the diff:
 
-    python -m tests.report_goldens            # writes every fixture
-    python -m tests.report_goldens demo       # one corpus
+    UPDATE_GOLDEN=1 python -m pytest tests/test_report_golden.py -k outputs
+    python -m tests.report_goldens demo       # or one corpus (both modes)
 """
 
 from __future__ import annotations

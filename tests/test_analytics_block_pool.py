@@ -88,6 +88,46 @@ def test_threaded_blocks_equal_the_sequential_loop(demo: Any, case: Any, monkeyp
                 assert have.dtype == want.dtype and np.array_equal(have, want, equal_nan=True), (memo, threads, k)
 
 
+@pytest.mark.parametrize("threads", ["1", "2"])
+def test_a_block_reading_the_corpus_fails_at_once(demo: Any, monkeypatch: pytest.MonkeyPatch, threads: str) -> None:
+    """A block function that calls a memoised helper (``mafia_mask(c)``) while a memoised build maps the
+    blocks would wait forever on the corpus lock the build holds (two threads); it fails at once
+    instead, naming what it read, with two threads and with one."""
+    from mafiascope.analytics.frames import mafia_mask
+
+    monkeypatch.setenv(block_pool.ENV, threads)
+    demo.forget("seat_array", ("seat_array", "role_code"), "test-build")
+
+    def build() -> list[Any]:
+        return block_pool.map_blocks(lambda g: mafia_mask(demo)[g].sum(), list(range(demo.m)))
+
+    started = time.monotonic()
+    with pytest.raises(block_pool.BlockReadError, match="seat_array"):
+        demo.memo("test-build", build)
+    assert time.monotonic() - started < 30
+    # what the blocks need built first and handed to them: the same sums, on any thread count
+    maf = mafia_mask(demo)
+    assert block_pool.map_blocks(lambda g: int(maf[g].sum()), list(range(demo.m))) == maf.sum(1).tolist()
+
+
+def test_a_game_view_made_in_a_block_is_the_blocks_own(demo: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A corpus made inside a block (a game view) may be read there; from another block it may not."""
+    from mafiascope.analytics.corpus import Corpus
+
+    monkeypatch.setenv(block_pool.ENV, "2")
+    made: list[Any] = []
+
+    def own(i: int) -> int:
+        view = Corpus(demo.games.iloc[i:i + 1].reset_index(drop=True), {})
+        made.append(view)
+        return view.memo("x", lambda: i)
+
+    assert block_pool.map_blocks(own, [0, 1, 2]) == [0, 1, 2]
+    with pytest.raises(block_pool.BlockReadError):
+        block_pool.map_blocks(lambda i: made[0].memo("x", lambda: i), [0])
+    assert made[0].memo("x", lambda: -1) == 0  # outside any block: readable
+
+
 def test_free_memory_is_handed_back_without_error() -> None:
     import numpy as np
 

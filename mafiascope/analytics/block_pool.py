@@ -40,24 +40,46 @@ def workers() -> int:
     return max(1, min(2, cpus))
 
 
-_in_block = threading.local()  # set on a worker thread while it runs a block
+_in_block = threading.local()  # ``token``: the block this thread runs now (None: none)
+
+
+class Block:
+    """The token of one running block: a corpus made while it runs (a game view) belongs to it."""
+
+    __slots__ = ()
+
+
+def current_block() -> Block | None:
+    """The block this thread is running, or None outside block maps."""
+    return getattr(_in_block, "token", None)
+
+
+class BlockReadError(RuntimeError):
+    """A block function read a corpus it was not handed (see :func:`map_blocks`)."""
 
 
 def map_blocks(fn: Callable[[T], R], blocks: Sequence[T]) -> list[R]:
     """``[fn(b) for b in blocks]``, up to :func:`workers` blocks at a time, in block order. A block that
     maps blocks of its own (a build run on a game view, :mod:`.game_views`) runs them in turn: the
-    outer blocks already use the threads."""
+    outer blocks already use the threads.
+
+    A block function must read only what it is handed: while it runs (on a worker thread, or in turn on
+    this one), reading a corpus made outside the block -- its memo, its tables -- raises
+    :class:`BlockReadError` at once. The caller may hold that corpus' lock while it waits for the blocks
+    (a memoised build mapping blocks), so with two threads such a read would wait forever; the error
+    makes the mistake the same immediate failure with one thread or many."""
     n = min(workers(), len(blocks))
-    if n <= 1 or getattr(_in_block, "on", False):
-        return [fn(b) for b in blocks]
 
     def run(b: T) -> R:
-        _in_block.on = True
+        outer = getattr(_in_block, "token", None)
+        _in_block.token = Block()
         try:
             return fn(b)
         finally:
-            _in_block.on = False
+            _in_block.token = outer
 
+    if n <= 1 or current_block() is not None:
+        return [run(b) for b in blocks]
     with ThreadPoolExecutor(n, thread_name_prefix="mafiascope-block") as ex:
         out = list(ex.map(run, blocks))
     release_free_memory()  # the blocks' temporaries, freed in the workers' arenas

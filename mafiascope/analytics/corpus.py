@@ -21,6 +21,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 
 from ..logs.io import TornLineWarning
+from .block_pool import BlockReadError, current_block
 from .cache import Progress, load_dir_games, open_warm, pending_games, read_columns, read_event_texts, update_cache
 from .game_dirs import find_game_dirs, scan  # noqa: F401 - find_game_dirs: part of this module's interface
 from .lazy_table import LazyTable
@@ -34,6 +35,7 @@ def _table(name: str) -> property:
     """A table attribute: read on first use; assigning a frame replaces the table (tests, what-ifs)."""
 
     def get(self: Corpus) -> pd.DataFrame:
+        self._check_block(name)
         return self._tables[name].frame()
 
     def set(self: Corpus, df: pd.DataFrame) -> None:
@@ -59,6 +61,16 @@ class Corpus:
         self._cache_dirs = cache_dirs or {}
         self._memo: dict[Any, Any] = {}
         self._lock = threading.RLock()
+        self._block = current_block()  # a game view made inside a block belongs to it (block_pool.map_blocks)
+
+    def _check_block(self, what: Any) -> None:
+        """Raise :class:`~.block_pool.BlockReadError` when a block function reads this corpus it was not
+        handed (the caller may hold this corpus' lock while the blocks run: a wait that never ends)."""
+        block = current_block()
+        if block is not None and block is not self._block:
+            raise BlockReadError(
+                f"a block function read the corpus ({what!r}); block functions must read only the arrays handed "
+                "to them: build what they need before mapping the blocks")
 
     def __repr__(self) -> str:
         return f"Corpus(m={self.m}, tables={sorted(self._tables)})"
@@ -87,6 +99,7 @@ class Corpus:
 
     def cols(self, table: str, columns: list[str]) -> pd.DataFrame:
         """Only these columns of a table (read on their own when the whole table is not loaded)."""
+        self._check_block(table)
         return self._tables[table].cols(columns)
 
     def has_column(self, table: str, column: str) -> bool:
@@ -94,6 +107,7 @@ class Corpus:
 
     def n_rows(self, table: str) -> int:
         """A table's row count without reading its columns."""
+        self._check_block(table)
         return len(self._tables[table])
 
     def release(self, *tables: str) -> None:
@@ -181,6 +195,7 @@ class Corpus:
 
     def event_texts(self) -> pd.DataFrame:
         """Events with their text column (loaded on demand, memoised)."""
+        self._check_block("event_texts")
         if "event_texts" not in self._memo:
             parts = []
             for parent, cache_dir in self._cache_dirs.values():
@@ -212,6 +227,7 @@ class Corpus:
         return read_probe_record(self.games["path"].iat[g], int(row["offset"].iat[0]))
 
     def memo(self, key: Any, fn):  # small per-corpus cache of derived arrays
+        self._check_block(key)
         with self._lock:
             if key not in self._memo:
                 self._memo[key] = fn()
