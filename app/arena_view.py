@@ -17,6 +17,7 @@ from mafiascope.arena.schedule import N_SEATS
 from mafiascope.arena.scoring import load_records, report
 from mafiascope.config import ConfigError, parse_yaml_text
 from mafiascope.logs.io import is_game_dir
+from mafiascope.redaction import ENV_REF
 
 from . import arena_jobs, keys
 from .data import invalid_note
@@ -62,9 +63,6 @@ def _extra_models() -> dict[str, Any] | None:
     return data
 
 
-_REF = re.compile(r"^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$")
-
-
 def _key_problem(entry: Any) -> str | None:
     """Why an extra model's key may not be used here: a literal key (it would be written into the run's roster
     file) or a ``${VAR}`` the operator's policy does not allow for that base URL."""
@@ -74,7 +72,7 @@ def _key_problem(entry: Any) -> str | None:
         value = str(entry.get(field) or "").strip()
         if not value:
             continue
-        m = _REF.match(value)
+        m = ENV_REF.match(value)
         if not m:
             return f"{field}: give the name of a key the operator allows, as \"${{NAME}}\", never the key itself"
         return keys.operator_policy().problem(m.group(1), entry.get("base_url") or entry.get("hub") or "https://api.openai.com/v1")

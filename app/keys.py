@@ -23,7 +23,7 @@ from typing import Any
 
 import streamlit as st
 
-from mafiascope.backends.keys import KeyPolicy, env_resolver, policy_resolver, set_key_resolver
+from mafiascope.backends.keys import KeyPolicy, policy_resolver, set_key_resolver
 
 _SESSION = "_ms_session_keys"  # session_state: {variable name: (key, base_url)}
 
@@ -104,13 +104,14 @@ def _lookup(name: str) -> str | None:
     return pasted[0] if pasted else operator_value(name)
 
 
-def _resolve(name: str, base_url: str | None) -> str | None:
-    """In a Streamlit session: the operator's policy, st.secrets and that session's pasted keys. Elsewhere in the
-    process (no session: a thread of its own, a CLI run inside the test process) the engine's default."""
+def _resolve(name: str, base_url: str) -> str | None:
+    """The operator's policy and values (st.secrets, then the environment), plus, inside a Streamlit session, that
+    session's pasted keys. Outside a session (a thread of its own) only the operator's: in the app's process no
+    ``${VAR}`` ever reaches an undeclared variable."""
     from streamlit.runtime.scriptrunner import get_script_run_ctx
 
     if get_script_run_ctx(suppress_warning=True) is None:
-        return env_resolver(name, base_url)
+        return policy_resolver(operator_policy(), operator_value)(name, base_url)
     return policy_resolver(operator_policy().merged(session_policy()), _lookup)(name, base_url)
 
 
@@ -119,12 +120,21 @@ def install() -> None:
     set_key_resolver(_resolve)
 
 
-def child_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The environment of a process the app starts: the server's, with the policy in force (operator's + this
-    session's keys) and exactly the allowed keys' values; any other secret name resolves to nothing there."""
-    from .lineup import SESSION_PREFIX
+# What a process the app starts may see of the server's environment: the system's basics (PATH, HOME, the
+# locale, the temporary directory, the Python path of this checkout) and mafiascope's own settings, nothing else.
+# Keys are added by name, only those the policy in force allows (operator's and this session's).
+CHILD_ENV_NAMES = ("PATH", "HOME", "USER", "LOGNAME", "LANG", "LANGUAGE", "TZ", "TMPDIR", "TEMP", "TMP", "PYTHONPATH",
+                   "PYTHONHASHSEED", "PYTHONUTF8", "VIRTUAL_ENV", "SYSTEMROOT", "XDG_CACHE_HOME", "MAFIASCOPE_CACHE_DIR",
+                   "MAFIASCOPE_LOGS", "MAFIASCOPE_RUNS", "MAFIASCOPE_LOGS_DIR", "MAFIASCOPE_BUS_URL",
+                   "MAFIASCOPE_ANALYTICS_THREADS")  # fmt: skip
+CHILD_ENV_PREFIXES = ("LC_",)
 
-    env = {k: v for k, v in os.environ.items() if not k.startswith(SESSION_PREFIX) and not k.startswith("MAFIASCOPE_KEY_")}
+
+def child_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment of a process the app starts: :data:`CHILD_ENV_NAMES` (and ``LC_*``) from the server's,
+    the key policy in force (operator's + this session's) and exactly the allowed keys' values; any other
+    server variable is absent there, so no config, log or line-up can name it."""
+    env = {k: v for k, v in os.environ.items() if k in CHILD_ENV_NAMES or k.startswith(CHILD_ENV_PREFIXES)}
     policy = operator_policy().merged(session_policy())
     env.update(policy.to_env())
     for name in operator_policy().keys:
@@ -135,4 +145,3 @@ def child_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
         env[name] = key
     env.update(extra or {})
     return env
-

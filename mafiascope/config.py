@@ -1,15 +1,14 @@
 """Game configuration files (YAML), validated with errors that name file, field and allowed values.
 
 A config names a rule set, the seats (role optional, backend name, personality), the
-backend registry and the probe battery. ``${VAR}`` in string values is expanded from the
-environment, except in secret fields (``api_key``, ``token``), which backends resolve
-themselves so that no secret is ever copied into a log.
+backend registry and the probe battery. ``${VAR}`` is allowed only in credential fields
+(``api_key``, ``token``, header values), which backends resolve under the key policy when they build
+their HTTP client (backends/clients.py), so that no secret is ever copied into a log; anywhere else it
+is an error naming the field (it is never expanded).
 """
 
 from __future__ import annotations
 
-import os
-import re
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -17,7 +16,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from .backends.specs import BackendSpec, BotSpec
+from .backends.specs import CREDENTIAL_FIELDS, REFERENCE_RULE, BackendSpec, BotSpec, misplaced_reference
 from .engine.rules import RuleSet
 from .logs.schema import Personality
 from .redaction import scrub
@@ -45,8 +44,7 @@ def _shipped_config_dir() -> Path:
 
 
 CONFIG_DIR = _shipped_config_dir()
-SECRET_KEYS = {"api_key", "token", "bearer_token"}
-_ENV = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+SECRET_KEYS = CREDENTIAL_FIELDS
 
 # Big-Five presets (O, C, E, A, N) used when a seat names one or gives none.
 PERSONALITY_PRESETS: dict[str, dict[str, int]] = {
@@ -157,21 +155,11 @@ def redact(obj: Any) -> Any:
     return scrub(obj)
 
 
-def expand_env(obj: Any, path: str = "") -> Any:
-    """Expand ``${VAR}`` in string values (not in secret fields); a missing variable is an error."""
-    if isinstance(obj, dict):
-        return {k: (v if k in SECRET_KEYS else expand_env(v, f"{path}.{k}" if path else str(k))) for k, v in obj.items()}
-    if isinstance(obj, list):
-        return [expand_env(v, f"{path}.{i}") for i, v in enumerate(obj)]
-    if isinstance(obj, str):
-
-        def sub(m: re.Match[str]) -> str:
-            if m.group(1) not in os.environ:
-                raise ConfigError(f"{path}: environment variable {m.group(1)} is not set")
-            return os.environ[m.group(1)]
-
-        return _ENV.sub(sub, obj)
-    return obj
+def check_references(obj: Any) -> None:
+    """A ConfigError naming the field when ``${VAR}`` appears outside a credential field (it is never expanded)."""
+    where = misplaced_reference(obj)
+    if where is not None:
+        raise ConfigError(f"{where}: {REFERENCE_RULE}")
 
 
 # pydantic error types whose message does not show the offending value (it is added as "(got ...)")
@@ -273,11 +261,12 @@ def format_validation_error(exc: ValidationError, source: str, data: Any = None,
 
 def validate_mapping(model: type[BaseModel], data: Any, source: str, what: str = "configuration",
                      extra: dict[str, Any] | None = None) -> Any:
-    """A YAML mapping (``${VAR}`` expanded) validated as ``model``; every problem as a ConfigError naming ``source``."""
+    """A YAML mapping validated as ``model`` (``${VAR}`` only in credential fields); every problem as a ConfigError
+    naming ``source``."""
     if not isinstance(data, dict):
         raise ConfigError(f"{source}: the top level must be a mapping")
     try:
-        data = expand_env(data)
+        check_references(data)
     except ConfigError as exc:
         raise ConfigError(f"{source}: {exc}") from None
     try:

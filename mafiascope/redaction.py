@@ -11,7 +11,7 @@ Three rules, applied at every depth of nested dicts and lists:
   become ``***``;
 * in **any string**: every substring of 8 or more characters of a **known secret** (a value
   given to :func:`scrub_text` or registered with :func:`register_secret`, which
-  ``backends.common.resolve_secret`` does for every key it resolves) becomes ``***``. A server
+  ``backends.clients.resolve_credential`` does for every key it resolves) becomes ``***``. A server
   error that echoes most of a key is thereby covered whatever the key looks like.
 """
 
@@ -29,7 +29,7 @@ MASK = "***"
 MIN_FRAGMENT = 8  # a substring of a known secret this long is scrubbed
 MIN_WHOLE = 6  # a whole secret this long is scrubbed (shorter ones would hit ordinary words)
 
-_ENV_REF = re.compile(r"^\$\{[A-Za-z_][A-Za-z0-9_]*\}$")
+ENV_REF = re.compile(r"^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$")  # a credential written as "${VAR}"
 _SECRET_NAMES = frozenset({
     "api_key", "apikey", "key", "token", "secret", "password", "passwd", "pwd", "passphrase", "authorization",
     "proxy_authorization", "bearer", "bearer_token", "access_token", "refresh_token", "id_token", "auth_token",
@@ -175,7 +175,7 @@ def _scrub_str(text: str, candidates: frozenset[str]) -> str:
 def _hide(value: Any) -> Any:
     """Everything under a secret-like key: strings masked (``${VAR}`` and "" kept), containers walked."""
     if isinstance(value, str):
-        return value if not value or _ENV_REF.match(value.strip()) else MASK
+        return value if not value or ENV_REF.match(value.strip()) else MASK
     if isinstance(value, dict):
         return {k: _hide(v) for k, v in value.items()}
     if isinstance(value, (list, tuple, set, frozenset)):

@@ -31,3 +31,13 @@ def _analytics_cache_in_tmp(tmp_path_factory: pytest.TempPathFactory) -> Iterato
         os.environ.pop(ENV_CACHE_DIR, None)
     else:
         os.environ[ENV_CACHE_DIR] = old
+
+
+@pytest.fixture(autouse=True)
+def _default_key_resolver() -> Iterator[None]:
+    """Every AppTest run installs the app's key resolver process-wide (app/keys.install); the next test gets the
+    engine's default again, as a fresh CLI process would."""
+    yield
+    from mafiascope.backends.keys import set_key_resolver
+
+    set_key_resolver(None)

@@ -3,8 +3,6 @@ for that base URL; a visitor's pasted key is used for their session only and wri
 
 from __future__ import annotations
 
-import socket
-import threading
 from pathlib import Path
 
 import pytest
@@ -13,49 +11,11 @@ import yaml
 pytest.importorskip("streamlit")
 
 from .app_support import assert_clean, errors, new_app, texts  # noqa: E402
+from .servers import Listener  # noqa: E402
 from .test_app_lineup import CLASSIC, SECRET, _finished, _records, devserver  # noqa: E402,F401  (fixture)
 from .test_app_live import _stop_all, runs  # noqa: E402,F401  (fixture)
 
 DEPLOY = "sk-deploy-FAKE-fedcba9876543210"
-
-
-class Listener:
-    """A loopback TCP listener that records whatever reaches it (a stand-in for a visitor's URL)."""
-
-    def __init__(self) -> None:
-        self.sock = socket.socket()
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen(8)
-        self.sock.settimeout(0.2)
-        self.port = self.sock.getsockname()[1]
-        self.received = b""
-        self.connections = 0
-        self._stop = threading.Event()
-        self._th = threading.Thread(target=self._run, daemon=True)
-        self._th.start()
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/v1"
-
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                continue
-            self.connections += 1
-            with conn:
-                conn.settimeout(1)
-                try:
-                    self.received += conn.recv(65536)
-                except OSError:
-                    pass
-
-    def close(self) -> None:
-        self._stop.set()
-        self._th.join(5)
-        self.sock.close()
 
 
 @pytest.fixture()
@@ -208,7 +168,8 @@ def test_the_app_installs_a_resolver_reading_secrets_under_the_policy(monkeypatc
     assert shown[1].startswith("host refused: backend 'host': api_key: $OPS_KEY may only be sent to https://api.example.com:443")
     assert shown[2].startswith("name refused: backend 'name': api_key: $DEPLOY_SECRET is not a key the operator allows")
     assert not any(SECRET in s or DEPLOY in s for s in shown)
-    # outside a Streamlit session (this thread) the engine's default applies again
-    from mafiascope.backends.keys import resolve_key
+    # outside a Streamlit session (this thread of the app's process) the operator's policy still applies
+    from mafiascope.backends.keys import KeyRefused, resolve_key
 
-    assert resolve_key("DEPLOY_SECRET", None) == DEPLOY
+    with pytest.raises(KeyRefused, match="DEPLOY_SECRET is not a key the operator allows"):
+        resolve_key("DEPLOY_SECRET", "https://api.example.com/v1")

@@ -67,10 +67,11 @@ def test_secret_values_are_never_echoed():
     assert "987654321" not in str(ei.value) and "api_key: Input should be a valid string" in str(ei.value)
 
 
-def test_missing_environment_variable_names_the_source():
+def test_a_misplaced_reference_names_the_source_and_field():
     with pytest.raises(ConfigError) as ei:
         parse_game_config({"name": "${MS_NOT_SET_ERRTEST}"}, "env.yaml")
-    assert str(ei.value) == "env.yaml: name: environment variable MS_NOT_SET_ERRTEST is not set"
+    assert str(ei.value) == ("env.yaml: name: ${...} is resolved only in credential fields (api_key, token, header values), "
+                             "under the key policy (docs/security.md); write the value itself")
 
 
 def test_bad_max_tokens_does_not_hide_an_unknown_placeholder():

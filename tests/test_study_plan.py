@@ -48,7 +48,7 @@ def test_errors_name_the_file_and_field():
     with pytest.raises(ConfigError) as exc:
         parse_study_spec(data, "s.yaml")
     assert "arms.0.lineup.seats.1: 'zz' is not in backends" in str(exc.value) and "2 seats given but rule set classic seats 7" in str(exc.value)
-    with pytest.raises(ConfigError, match=r"s.yaml: .*environment variable NOPE_NOT_SET is not set"):
+    with pytest.raises(ConfigError, match=r"s.yaml: description: \$\{\.\.\.\} is resolved only in credential fields"):
         parse_study_spec({**spec_data(), "description": "${NOPE_NOT_SET}"}, "s.yaml")
 
 

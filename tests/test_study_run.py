@@ -181,7 +181,7 @@ def test_preflight_names_the_backend_and_writes_nothing(tmp_path, monkeypatch, c
     path.write_text(yaml.safe_dump(data))
     assert main(["study", "run", str(path)]) == 2
     err = capsys.readouterr().err.strip()
-    assert err.count("\n") == 0 and "backends.api.api_key: environment variable STUDY_TEST_KEY is not set" in err
+    assert err.count("\n") == 0 and "backends.api: backend 'api': api_key refers to ${STUDY_TEST_KEY}, which is not set" in err
     assert not (tmp_path / "study").exists()
     # the plan needs no keys
     assert main(["study", "plan", str(path), "--json"]) == 0

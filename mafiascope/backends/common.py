@@ -1,4 +1,4 @@
-"""Helpers shared by the network backends: think-stripping, ``${VAR}`` keys (see keys.py), redaction, retry waits."""
+"""Helpers shared by the network backends: think-stripping, redaction, retry waits (credentials: clients.py)."""
 
 from __future__ import annotations
 
@@ -12,14 +12,11 @@ import weakref
 from typing import Any, Callable, Generic, TypeVar
 from urllib.parse import urlsplit
 
-from ..redaction import register_secret, scrub_text
-from .base import BackendError
-from .keys import KeyRefused, resolve_key
+from ..redaction import scrub_text
 
 _THINK_BLOCK = re.compile(r"<think(?:ing)?>.*?</think(?:ing)?>", re.IGNORECASE | re.DOTALL)
 _THINK_CLOSE = re.compile(r"</think(?:ing)?>", re.IGNORECASE)
 _THINK_OPEN = re.compile(r"<think(?:ing)?>", re.IGNORECASE)
-_ENV_REF = re.compile(r"^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$")
 
 
 def strip_think(text: str | None) -> tuple[str, bool]:
@@ -41,30 +38,6 @@ def strip_think(text: str | None) -> tuple[str, bool]:
         out = out[: m.start()]
     out = out.strip()
     return out, out != text.strip()
-
-
-def resolve_secret(value: str | None, *, backend: str, field: str = "api_key", base_url: str | None = None) -> str | None:
-    """Resolve ``${VAR}`` through the installed key resolver (:mod:`.keys`), for use with ``base_url``.
-
-    Anything else is used literally (discouraged for real keys: prefer ``${VAR}``).
-    A reference that resolves nowhere, or that the key policy refuses, is a configuration error
-    naming the backend and the variable (never a value).
-    """
-    if value is None or value == "":
-        return None
-    m = _ENV_REF.match(value.strip())
-    if not m:
-        register_secret(value)
-        return value
-    var = m.group(1)
-    try:
-        got = resolve_key(var, base_url)
-    except KeyRefused as exc:
-        raise BackendError(f"backend {backend!r}: {field}: {exc}") from None
-    if not got:
-        raise BackendError(f"backend {backend!r}: {field} refers to ${{{var}}}, which is not set")
-    register_secret(got)
-    return got
 
 
 def redact(text: str, *secrets: str | None) -> str:

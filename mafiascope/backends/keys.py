@@ -22,9 +22,10 @@ _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _SPLIT = re.compile(r"[\s,]+")
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 
-KeyResolver = Callable[[str, "str | None"], "str | None"]
-"""``(variable name, base URL the key will be sent to or None) -> value`` (None: not set). Raise
-:class:`KeyRefused` to refuse a name or a destination; the message must not contain the value."""
+KeyResolver = Callable[[str, str], "str | None"]
+"""``(variable name, URL the value will be sent to) -> value`` (None: not set). Raise :class:`KeyRefused`
+to refuse a name or a destination; the message must not contain the value. Called only by
+:func:`mafiascope.backends.clients.resolve_credential`, which always knows the destination."""
 
 
 class KeyRefused(ValueError):
@@ -83,12 +84,13 @@ class KeyPolicy(BaseModel):
         return KeyPolicy(keys=keys)
 
     def problem(self, name: str, base_url: str | None) -> str | None:
-        """Why ``name`` may not be sent to ``base_url`` (None: allowed). Never contains a key value."""
+        """Why ``name`` may not be sent to ``base_url`` (None: allowed). Never contains a key value.
+        A key with no known destination is never allowed."""
         if name not in self.keys:
             allowed = ", ".join(sorted(self.keys)) or "none"
             return f"${name} is not a key the operator allows (allowed: {allowed})"
-        if base_url is None:
-            return None
+        if not base_url:
+            return f"${name}: no destination URL was given, so it cannot be checked"
         try:
             want = origin(base_url)
         except ValueError as exc:
@@ -103,7 +105,7 @@ class KeyPolicy(BaseModel):
 def policy_resolver(policy: KeyPolicy | None, lookup: Callable[[str], str | None]) -> KeyResolver:
     """A resolver that checks ``policy`` (None: no restriction) before looking the name up."""
 
-    def resolve(name: str, base_url: str | None) -> str | None:
+    def resolve(name: str, base_url: str) -> str | None:
         if policy is not None:
             why = policy.problem(name, base_url)
             if why:
@@ -113,7 +115,7 @@ def policy_resolver(policy: KeyPolicy | None, lookup: Callable[[str], str | None
     return resolve
 
 
-def env_resolver(name: str, base_url: str | None) -> str | None:
+def env_resolver(name: str, base_url: str) -> str | None:
     """The default: the environment, under the environment's own policy when ``MAFIASCOPE_KEYS`` is set."""
     return policy_resolver(KeyPolicy.from_env(), os.environ.get)(name, base_url)
 
@@ -128,5 +130,6 @@ def set_key_resolver(resolver: KeyResolver | None) -> KeyResolver:
     return previous
 
 
-def resolve_key(name: str, base_url: str | None) -> str | None:
+def resolve_key(name: str, base_url: str) -> str | None:
+    """Only :mod:`.clients` calls this (tests/test_http_clients.py checks): there the destination is always known."""
     return _resolver(name, base_url)

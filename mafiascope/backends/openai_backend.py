@@ -27,39 +27,21 @@ import asyncio
 import json
 import random
 import time
-from urllib.parse import urlsplit
 from typing import TYPE_CHECKING, Any
 
 import openai
 
 from .. import __version__ as _mafiascope_version
-from ..redaction import register_url_credentials
 from .base import Completion, CompletionRequest, estimate_tokens
-from .common import PerLoop, backoff_delay, host_of, parse_retry_after, redact, resolve_secret, strip_think
+from .clients import OpenAIEndpoint
+from .common import PerLoop, backoff_delay, host_of, parse_retry_after, redact, strip_think
 from .limits import Limits, QueueTimeout, lagged_completion, priority_of
 
 if TYPE_CHECKING:
     from .registry import OpenAISpec
 
-_PLACEHOLDER_KEY = "no-key-set"  # local servers (Ollama, llama.cpp) ignore the key; the SDK needs one
 _RETRY_STATUS = {408, 409, 429}
 _FATAL_STATUS = {401, 403, 404}
-
-
-def _http_client(timeout: float, base_url: str) -> Any:
-    """The SDK's aiohttp transport where it has one (``openai[aiohttp]``), else its default.
-
-    With a probe battery one game makes ~25 calls per move, many at once; httpx's connection
-    pool spends milliseconds of CPU per request scanning its connections, aiohttp far less,
-    and that CPU is spent in the event loop the seats' moves wait on.
-    """
-    factory = getattr(openai, "DefaultAioHttpClient", None)
-    if factory is None or "@" in (urlsplit(base_url).netloc or ""):
-        return None  # aiohttp refuses credentials in the URL next to the SDK's Authorization header
-    try:
-        return factory(timeout=timeout)
-    except RuntimeError:  # the SDK was installed without its aiohttp extra
-        return None
 
 
 def _loads(body: bytes) -> Any:
@@ -83,8 +65,8 @@ class OpenAIBackend:
         self.name = name
         self.spec = spec
         self.model_label = spec.label or spec.model
-        self._api_key = resolve_secret(spec.api_key, backend=name, base_url=spec.base_url)
-        register_url_credentials(spec.base_url)
+        self.endpoint = OpenAIEndpoint(name, spec)  # the key and headers, resolved for spec.base_url only
+        self._api_key = self.endpoint.api_key
         self.limits = Limits(spec.max_concurrency, spec.rpm, spec.burst)
         self._clients: PerLoop[openai.AsyncOpenAI] = PerLoop(self._new_client)
         self._rng = random.Random()  # jitter only; never touches game RNG streams
@@ -95,16 +77,10 @@ class OpenAIBackend:
     # ------------------------------------------------------------------ plumbing
 
     def _new_client(self) -> openai.AsyncOpenAI:
-        return openai.AsyncOpenAI(
-            api_key=self._api_key or _PLACEHOLDER_KEY,
-            base_url=self.spec.base_url,
-            timeout=self.spec.timeout,
-            max_retries=0,  # our own loop, see module docstring
-            http_client=_http_client(self.spec.timeout, self.spec.base_url),
-        )
+        return self.endpoint.client()  # SDK retries off: our own loop, see module docstring
 
     def _err(self, msg: str) -> str:
-        return redact(f"backend {self.name!r} ({host_of(self.spec.base_url)}, model {self.spec.model}): {msg}", self._api_key)
+        return redact(f"backend {self.name!r} ({host_of(self.spec.base_url)}, model {self.spec.model}): {msg}", *self.endpoint.secrets)
 
     def _params(self, req: CompletionRequest) -> dict[str, Any]:
         s = self.spec

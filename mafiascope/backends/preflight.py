@@ -33,7 +33,8 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel
 
 from .base import BackendError
-from .common import redact, resolve_secret
+from .clients import BusEndpoint, OpenAIEndpoint
+from .common import redact
 
 PREFLIGHT_TIMEOUT_S = 10.0  # per attempt, or the backend's own timeout when that is shorter
 TRANSIENT_ATTEMPTS = 3  # 429 / 5xx / dropped connections are asked again, then fail
@@ -116,25 +117,18 @@ async def _check(names: list[str], spec: Any, item: Any, timeout: float) -> Pref
     return res
 
 
-def _secret(spec: Any, field: str, name: str) -> tuple[str | None, str | None]:
-    try:
-        return resolve_secret(getattr(spec, field), backend=name, field=field), None
-    except BackendError as exc:
-        return None, str(exc)
-
-
 async def _check_openai(names: list[str], spec: Any, timeout: float) -> PreflightResult:
-    import openai
-
     res = PreflightResult(names=names, type="openai", target=f"openai, {safe_url(spec.base_url)}, model {spec.model}", ok=False)
-    key, problem = _secret(spec, "api_key", names[0])
-    if problem:
-        res.cause = problem
+    try:  # the key and headers are resolved for spec.base_url: the key policy checks the destination
+        endpoint = OpenAIEndpoint(names[0], spec)
+    except BackendError as exc:
+        res.cause = str(exc)
         return res
-    client = openai.AsyncOpenAI(api_key=key or "no-key-set", base_url=spec.base_url, timeout=timeout, max_retries=0)
+    secrets = endpoint.secrets
+    client = endpoint.client(timeout=timeout, fast_transport=False)
 
     def fail(cause: str) -> PreflightResult:
-        res.ok, res.cause = False, redact(cause, key)
+        res.ok, res.cause = False, redact(cause, *secrets)
         return res
 
     try:
@@ -155,7 +149,7 @@ async def _check_openai(names: list[str], spec: Any, timeout: float) -> Prefligh
             res.ok = True
             return res
         if status in (400, 422) and not _MODEL_PROBLEM.search(detail):
-            res.ok, res.cause = True, redact(f"the server answered the 1-token completion with {detail}; passed", key)
+            res.ok, res.cause = True, redact(f"the server answered the 1-token completion with {detail}; passed", *secrets)
             return res
         return fail(detail)
     finally:
@@ -209,23 +203,22 @@ def _cause(exc: BaseException) -> str:
 
 
 async def _check_bus(names: list[str], spec: Any, timeout: float) -> PreflightResult:
-    import os
-
     import aiohttp
 
-    from .bus.client import DEFAULT_HUB
+    from .bus.client import hub_url
 
-    hub = (spec.hub or os.environ.get("MAFIASCOPE_BUS_URL") or DEFAULT_HUB).rstrip("/")
+    hub = hub_url(spec)
     res = PreflightResult(names=names, type="bus", target=f"bus, {safe_url(hub)}, model {spec.model}", ok=False,
                           method="hub status")
-    token, problem = _secret(spec, "token", names[0])
-    if problem:
-        res.cause = problem
+    try:  # the token is resolved for this hub: the key policy checks the destination
+        endpoint = BusEndpoint(names[0], hub, spec.token)
+    except BackendError as exc:
+        res.cause = str(exc)
         return res
-    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    token = endpoint.token
     res.calls = 1
     try:
-        async with aiohttp.ClientSession(headers=headers, timeout=aiohttp.ClientTimeout(total=timeout)) as session:
+        async with endpoint.session(timeout=aiohttp.ClientTimeout(total=timeout)) as session:
             async with session.get(f"{hub}/v1/status") as resp:
                 if resp.status == 200:
                     res.ok = True

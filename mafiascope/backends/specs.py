@@ -8,12 +8,71 @@ Pure data: a game config holds these (config.py) and the registry builds instanc
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any, Literal, Union
+from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator, model_validator
+
+_BAD_URL_CHAR = re.compile(r"[\x00-\x20\x7f]")
+ENV_REF_ANYWHERE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+CREDENTIAL_FIELDS = frozenset({"api_key", "token", "bearer_token"})  # and every value under ``headers``
+REFERENCE_RULE = ("${...} is resolved only in credential fields (api_key, token, header values), under the key "
+                  "policy (docs/security.md); write the value itself")
+
+
+def misplaced_reference(obj: Any, path: str = "") -> str | None:
+    """The field path of the first ``${VAR}`` outside a credential field, or None.
+
+    A ``${VAR}`` is never expanded in any other string (a model name, a base_url, a game name, a
+    visitor's line-up): there it would copy a server variable into a URL, a request or a log."""
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            if k in CREDENTIAL_FIELDS or (k == "headers" and isinstance(v, dict)):
+                continue
+            found = misplaced_reference(v, f"{path}.{k}" if path else str(k))
+            if found is not None:
+                return found
+    elif isinstance(obj, list):
+        for i, v in enumerate(obj):
+            found = misplaced_reference(v, f"{path}.{i}" if path else str(i))
+            if found is not None:
+                return found
+    elif isinstance(obj, str) and "${" in obj and ENV_REF_ANYWHERE.search(obj):
+        return path
+    return None
+_HEADER_NAME = re.compile(r"^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,100}$")
+
+
+def url_problem(url: Any) -> str | None:
+    """Why ``url`` cannot be where a backend sends requests (None: it can): not http(s), no host, or
+    whitespace / control characters anywhere (urllib silently drops a TAB; an HTTP library may not)."""
+    if not isinstance(url, str) or not url:
+        return "give an http:// or https:// URL"
+    bad = _BAD_URL_CHAR.search(url)
+    if bad:
+        what = {"\t": "a TAB", "\n": "a line break", "\r": "a line break", " ": "a space"}.get(bad.group(), "a control character")
+        return f"contains {what} at character {bad.start() + 1}; remove it"
+    if not url.startswith(("http://", "https://")):
+        return "must start with http:// or https://"
+    try:
+        if not urlsplit(url).hostname:
+            return "has no host"
+    except ValueError as exc:
+        return f"is not a valid URL ({exc})"
+    return None
+
 
 class _Spec(BaseModel):
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)  # .nan / .inf in YAML are errors
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_references(cls, data: Any) -> Any:
+        where = misplaced_reference(data) if isinstance(data, dict) else None
+        if where is not None:
+            raise ValueError(f"{where}: {REFERENCE_RULE}")
+        return data
 
 
 class BotSpec(_Spec):
@@ -34,6 +93,7 @@ class OpenAISpec(_Limited):
     model: str = Field(min_length=1)
     base_url: str = "https://api.openai.com/v1"
     api_key: str | None = Field(None, description='"${ENV_VAR}" (resolved by the installed key resolver: the environment, under the key policy, docs/security.md); omit for keyless local servers')
+    headers: dict[str, str] | None = Field(None, description='extra HTTP headers; a value may be "${ENV_VAR}", resolved like api_key (for this base_url only)')
     temperature: float | None = Field(None, ge=0, le=2)
     top_p: float | None = Field(None, gt=0, le=1)
     max_tokens: int | None = Field(None, ge=1, description="overrides the engine's per-call max_tokens when set")
@@ -51,8 +111,19 @@ class OpenAISpec(_Limited):
     @field_validator("base_url")
     @classmethod
     def _url(cls, v: str) -> str:
-        if not v.startswith(("http://", "https://")):
-            raise ValueError("base_url must start with http:// or https://")
+        why = url_problem(v)
+        if why:
+            raise ValueError(why)
+        return v
+
+    @field_validator("headers")
+    @classmethod
+    def _headers(cls, v: dict[str, str] | None) -> dict[str, str] | None:
+        for name, value in (v or {}).items():
+            if not _HEADER_NAME.match(name):
+                raise ValueError(f"headers: {name[:40]!r} is not a header name")
+            if any(c in value for c in "\r\n\x00"):
+                raise ValueError(f"headers.{name}: a line break or NUL in a header value")
         return v
 
 
@@ -64,6 +135,14 @@ class BusSpec(_Limited):
     timeout: float = Field(300.0, gt=0, le=3600, description="seconds one worker may hold a job before it is re-queued")
     requeue: int = Field(1, ge=0, le=5, description="re-dispatches after a worker timeout before the call fails")
     wait_for_worker: float = Field(30.0, ge=0, le=3600, description="seconds a job may wait for a live worker")
+
+    @field_validator("hub")
+    @classmethod
+    def _hub(cls, v: str | None) -> str | None:
+        why = url_problem(v) if v is not None else None
+        if why:
+            raise ValueError(why)
+        return v
 
 
 class HumanSpec(_Spec):
@@ -92,6 +171,9 @@ def parse_backend_spec(name: str, raw: Any) -> Any:
             loc = [str(p) for p in err["loc"]]
             if loc and loc[0] in ("bot", "openai", "bus", "human"):
                 loc = loc[1:]
+            if not loc and err["type"] == "value_error":  # a check of the whole entry: its message names the field
+                lines.append(f"backend {name!r} ({raw.get('type', '?')}): {str(err['msg']).removeprefix('Value error, ')}")
+                continue
             where = ".".join(loc) or "type"
             lines.append(f"backend {name!r} ({raw.get('type', '?')}): field {where!r}: {err['msg']}")
         raise ValueError("\n".join(lines)) from None

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -31,7 +30,6 @@ from .spec import StudySpec, parse_study_spec
 GAMES_DIR = "games"
 SPEC_FILE = "spec.json"
 PLAN_FILE = "plan.json"
-_ENV_REF = re.compile(r"^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$")
 
 
 class StudyError(ValueError):
@@ -43,7 +41,8 @@ class StudyError(ValueError):
 
 def _preflight(spec: StudySpec) -> None:
     """Check every backend the study seats before anything is written: its entry builds and every
-    ``${VAR}`` secret it names is set. (The live backend preflight, ``run_preflight``, goes here.)"""
+    ``${VAR}`` secret it names is set and allowed for its URL (building resolves it: backends/clients.py).
+    (The live backend preflight, ``run_preflight``, goes here.)"""
     from ..backends.base import BackendError
     from ..backends.registry import build_backend
 
@@ -54,9 +53,6 @@ def _preflight(spec: StudySpec) -> None:
             if entry[key] == "***":
                 raise StudyError(f"backends.{name}.{key}: the key was written into the spec itself and is not kept in the "
                                  "study directory; run the spec YAML (better: api_key: \"${VAR}\")")  # fmt: skip
-            m = _ENV_REF.match(str(entry[key] or "").strip())
-            if m and m.group(1) not in os.environ:
-                raise StudyError(f"backends.{name}.{key}: environment variable {m.group(1)} is not set")
         try:
             build_backend(name, entry)
         except (BackendError, ValueError) as exc:

@@ -16,15 +16,21 @@ from typing import TYPE_CHECKING, Any
 import aiohttp
 
 from ... import __version__ as _mafiascope_version
-from ...redaction import register_url_credentials, scrub
+from ...redaction import scrub
 from ..base import Completion, CompletionRequest, estimate_tokens
-from ..common import PerLoop, host_of, redact, resolve_secret, strip_think
+from ..clients import BusEndpoint
+from ..common import PerLoop, host_of, redact, strip_think
 from ..limits import Limits, QueueTimeout, lagged_completion, priority_of
 
 if TYPE_CHECKING:
     from ..registry import BusSpec
 
 DEFAULT_HUB = "http://127.0.0.1:8765"
+
+
+def hub_url(spec: "BusSpec") -> str:
+    """The hub a bus spec talks to: its ``hub``, else ``$MAFIASCOPE_BUS_URL``, else the local default."""
+    return (spec.hub or os.environ.get("MAFIASCOPE_BUS_URL") or DEFAULT_HUB).rstrip("/")
 
 
 class BusBackend:
@@ -34,17 +40,16 @@ class BusBackend:
         self.name = name
         self.spec = spec
         self.model_label = spec.label or f"bus:{spec.model}"
-        self.hub = (spec.hub or os.environ.get("MAFIASCOPE_BUS_URL") or DEFAULT_HUB).rstrip("/")
-        self._token = resolve_secret(spec.token, backend=name, field="token", base_url=self.hub)
-        register_url_credentials(self.hub)
+        self.endpoint = BusEndpoint(name, hub_url(spec), spec.token)  # the token, resolved for this hub only
+        self.hub = self.endpoint.url
+        self._token = self.endpoint.token
         self.limits = Limits(spec.max_concurrency, spec.rpm, spec.burst)
         self._sessions: PerLoop[aiohttp.ClientSession] = PerLoop(self._new_session)
         self.served_model: str | None = None
         self.workers_seen: dict[str, dict[str, Any]] = {}
 
     def _new_session(self) -> aiohttp.ClientSession:
-        headers = {"Authorization": f"Bearer {self._token}"} if self._token else {}
-        return aiohttp.ClientSession(headers=headers)
+        return self.endpoint.session()
 
     def _err(self, msg: str) -> str:
         return redact(f"backend {self.name!r} (bus {host_of(self.hub)}, model {self.spec.model}): {msg}", self._token)

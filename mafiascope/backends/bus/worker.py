@@ -21,6 +21,7 @@ import aiohttp
 from ... import __version__ as _mafiascope_version
 from ...redaction import scrub, scrub_text
 from ..base import Backend, Completion, CompletionRequest
+from ..clients import BusEndpoint
 from .protocol import DEFAULT_POLL_WAIT_S
 
 log = logging.getLogger("mafiascope.bus.worker")
@@ -48,11 +49,12 @@ class HubAuthError(RuntimeError):
 
 
 class Worker:
-    def __init__(self, hub: str, token: str, adapter: Backend | EchoAdapter, serve_as: list[str], *,
+    def __init__(self, hub: BusEndpoint, adapter: Backend | EchoAdapter, serve_as: list[str], *,
                  worker_id: str | None = None, concurrency: int = 1, poll_wait: float = DEFAULT_POLL_WAIT_S,
                  meta: dict[str, Any] | None = None) -> None:
-        self.hub = hub.rstrip("/")
-        self.token = token
+        self.endpoint = hub  # the hub's URL and the token resolved for it (clients.py)
+        self.hub = hub.url
+        self.token = token = hub.token or ""
         self.adapter = adapter
         self.serve_as = serve_as
         self.worker_id = worker_id or f"w-{uuid.uuid4().hex[:10]}"
@@ -77,9 +79,8 @@ class Worker:
             self.worker_id = data["worker"]
 
     async def run(self) -> None:
-        headers = {"Authorization": f"Bearer {self.token}"}
         timeout = aiohttp.ClientTimeout(total=None, sock_connect=10)
-        async with aiohttp.ClientSession(headers=headers, timeout=timeout) as session:
+        async with self.endpoint.session(timeout=timeout) as session:
             self._session = session
             await self._connect()
             loops = [asyncio.create_task(self._loop(i)) for i in range(self.concurrency)]

@@ -6,6 +6,7 @@ import argparse
 import asyncio
 import logging
 import sys
+from typing import Any
 
 from .. import CliError
 
@@ -43,22 +44,23 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=lambda args: (p.print_help(), 1)[1])
 
 
-def _token(value: str | None, *, generate: bool) -> tuple[str, bool]:
+def _token_ref(value: str | None) -> str | None:
+    """``--token`` as given (a literal or ``"${VAR}"``), else a reference to ``$MAFIASCOPE_BUS_TOKEN`` when it is set."""
     import os
 
+    return value or ("${MAFIASCOPE_BUS_TOKEN}" if os.environ.get("MAFIASCOPE_BUS_TOKEN") else None)
+
+
+def _hub_endpoint(name: str, hub: str, value: str | None) -> Any:
+    """The hub and its token (resolved for that URL under the key policy: backends/clients.py); a one-line
+    CliError when the URL is unusable or the token is refused or set nowhere."""
     from ...backends.base import BackendError
-    from ...backends.common import resolve_secret
-    from ...backends.bus.hub import new_token
+    from ...backends.clients import BusEndpoint
 
     try:
-        tok = resolve_secret(value, backend="bus", field="--token") if value else os.environ.get("MAFIASCOPE_BUS_TOKEN")
+        return BusEndpoint(name, hub, _token_ref(value), field="--token")
     except BackendError as exc:
         raise CliError(str(exc)) from None
-    if tok:
-        return tok, False
-    if generate:
-        return new_token(), True
-    raise CliError("a bus token is required: --token T or $MAFIASCOPE_BUS_TOKEN")
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -69,7 +71,12 @@ def _serve(args: argparse.Namespace) -> int:
         raise CliError('--host: an empty host would bind every interface; give an address (0.0.0.0 to mean all)')
     if not 0 <= args.port <= 65535:
         raise CliError(f"--port: {args.port} is not a port number (0-65535)")
-    token, generated = _token(args.token, generate=True)
+    from ...backends.bus.hub import new_token
+
+    host = f"[{args.host}]" if ":" in args.host else args.host
+    token = _hub_endpoint("bus hub", f"http://{host}:{args.port}", args.token).token
+    generated = not token
+    token = token or new_token()
     if args.host not in ("127.0.0.1", "localhost", "::1"):
         print(f"warning: binding {args.host}: the hub is reachable from other machines (token auth only, plain HTTP)",
               file=sys.stderr)
@@ -119,8 +126,9 @@ def _worker(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
                         format="%(asctime)s %(name)s %(levelname)s %(message)s", stream=sys.stderr)
     _check_worker_numbers(args)
-    token, _ = _token(args.token, generate=False)
-    hub = args.hub or os.environ.get("MAFIASCOPE_BUS_URL") or DEFAULT_HUB
+    hub = _hub_endpoint("bus worker", args.hub or os.environ.get("MAFIASCOPE_BUS_URL") or DEFAULT_HUB, args.token)
+    if not hub.token:
+        raise CliError("a bus token is required: --token T or $MAFIASCOPE_BUS_TOKEN")
     try:
         adapter = build_adapter(base_url=args.base_url, model=args.model, api_key=args.api_key, bot=args.bot,
                                 echo=args.echo, timeout=args.timeout, max_concurrency=max(1, args.concurrency),
@@ -130,10 +138,10 @@ def _worker(args: argparse.Namespace) -> int:
     keys = args.serve_as or [args.model or (f"bot-{args.bot}" if args.bot else "echo")]
 
     async def main() -> None:
-        worker = Worker(hub, token, adapter, keys, worker_id=args.worker_id, concurrency=args.concurrency,
+        worker = Worker(hub, adapter, keys, worker_id=args.worker_id, concurrency=args.concurrency,
                         poll_wait=args.poll_wait)
         on_stop_signals(worker.stop)
-        print(f"bus worker {worker.worker_id} serving {', '.join(keys)} via {hub}", file=sys.stderr, flush=True)
+        print(f"bus worker {worker.worker_id} serving {', '.join(keys)} via {hub.url}", file=sys.stderr, flush=True)
         await worker.run()
 
     try:
