@@ -29,8 +29,9 @@ def selection_dirs(include_forks: bool = False) -> tuple[str, ...]:
     return tuple(sorted(sel["dir"].astype(str)))
 
 
-def _key(dirs: tuple[str, ...]) -> tuple:
-    # dirs are passed un-hashed (leading underscore); the digest covers them and their files
+def cache_key(dirs: tuple[str, ...]) -> tuple:
+    """The arguments a cached builder takes for a selection: the directories (passed un-hashed, as a leading
+    underscore argument), the digest that covers them and their files, and the analytics mode."""
     return (dirs, bridge.digest(dirs), bridge.current_mode())
 
 
@@ -44,7 +45,7 @@ def _f2(_dirs: tuple[str, ...], key: str, mode: Any, model: str | None) -> dict[
 
 
 def f2(dirs: tuple[str, ...], model: str | None = None) -> dict[str, Any]:
-    return _f2(*_key(dirs), model)
+    return _f2(*cache_key(dirs), model)
 
 
 @st.cache_data(max_entries=32, show_spinner="Computing second-order consistency (F3) ...")
@@ -56,7 +57,7 @@ def _f3(_dirs: tuple[str, ...], key: str, mode: Any, tau: float) -> dict[str, An
 
 
 def f3(dirs: tuple[str, ...], tau: float) -> dict[str, Any]:
-    return _f3(*_key(dirs), float(tau))
+    return _f3(*cache_key(dirs), float(tau))
 
 
 @st.cache_data(max_entries=16, show_spinner="Collecting second-order pairs ...")
@@ -92,7 +93,7 @@ def _f3_pairs(_dirs: tuple[str, ...], key: str, mode: Any, tau: float) -> pd.Dat
 
 
 def f3_pairs(dirs: tuple[str, ...], tau: float) -> pd.DataFrame:
-    return _f3_pairs(*_key(dirs), float(tau))
+    return _f3_pairs(*cache_key(dirs), float(tau))
 
 
 @st.cache_data(max_entries=16, show_spinner="Finding suspicion episodes ...")
@@ -104,7 +105,7 @@ def _episodes(_dirs: tuple[str, ...], key: str, mode: Any, merge_gap: int) -> di
 
 
 def episodes(dirs: tuple[str, ...], merge_gap: int = 2) -> dict[str, Any]:
-    return _episodes(*_key(dirs), int(merge_gap))
+    return _episodes(*cache_key(dirs), int(merge_gap))
 
 
 @st.cache_data(max_entries=16, show_spinner="Building the corpus report ...")
@@ -123,13 +124,13 @@ def _compute_report(dirs: tuple[str, ...], mode: Any, include_invalid: bool | No
 
 def report_stored(dirs: tuple[str, ...]) -> bool:
     """Whether the Dashboard's report of this selection is already on disk (no corpus load needed)."""
-    _, key, mode = _key(dirs)
+    _, key, mode = cache_key(dirs)
     return any(disk_memo.has(name, disk_memo.entry_key(key, mode, (), bridge.include_invalid_choice))
                for name in ("report_summary", "report"))
 
 
 def report(dirs: tuple[str, ...]) -> dict[str, Any]:
-    return _report(*_key(dirs))
+    return _report(*cache_key(dirs))
 
 
 def summary_of(rep: dict[str, Any]) -> dict[str, Any]:
@@ -150,13 +151,13 @@ def _report_summary(_dirs: tuple[str, ...], key: str, mode: Any) -> dict[str, An
 def report_summary(dirs: tuple[str, ...]) -> dict[str, Any]:
     """What the Dashboard draws of the report (:func:`summary_of`); a fresh process with it on disk reads
     this small entry instead of the whole report, and st.cache_data copies it on every rerun."""
-    return _report_summary(*_key(dirs))
+    return _report_summary(*cache_key(dirs))
 
 
 def report_json(dirs: tuple[str, ...]) -> Callable[[], str]:
     """The whole report as JSON, serialised when called: a download button's callable, which runs outside
     the script run (no session state), so the selection's key and the invalid-games choice are taken now."""
-    _, key, mode = _key(dirs)
+    _, key, mode = cache_key(dirs)
     invalid = bridge.include_invalid_choice()
     entry = disk_memo.entry_key(key, mode, (), lambda: invalid)
 
@@ -194,7 +195,7 @@ def _compare(_dirs: tuple[str, ...], key: str, mode: Any, a: str, b: str) -> dic
 
 def compare(dirs: tuple[str, ...], a: str, b: str) -> dict[str, Any]:
     """Model a minus model b on every seat-level metric (difference, cluster-bootstrap CI, p, Holm p)."""
-    return _compare(*_key(dirs), a, b)
+    return _compare(*cache_key(dirs), a, b)
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
@@ -207,11 +208,11 @@ def _seat_models(_dirs: tuple[str, ...], key: str, mode: Any) -> list[str]:
 
 def seat_models(dirs: tuple[str, ...]) -> list[str]:
     """Models seated in the analysed games (sorted)."""
-    return _seat_models(*_key(dirs))
+    return _seat_models(*cache_key(dirs))
 
 
 def per_model(dirs: tuple[str, ...]) -> dict[str, Any]:
-    return _per_model(*_key(dirs))
+    return _per_model(*cache_key(dirs))
 
 
 @st.cache_data(max_entries=16, show_spinner="Outcomes ...")
@@ -236,4 +237,4 @@ def _outcomes(_dirs: tuple[str, ...], key: str, mode: Any) -> dict[str, Any]:
 
 
 def outcomes(dirs: tuple[str, ...]) -> dict[str, Any]:
-    return _outcomes(*_key(dirs))
+    return _outcomes(*cache_key(dirs))

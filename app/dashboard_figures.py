@@ -66,7 +66,7 @@ def _figure(_dirs: tuple[str, ...], key: str, mode: Any, name: str, args: tuple[
 
 def figure(dirs: tuple[str, ...], name: str, *args: str) -> Figure:
     """The stored figure ``name`` (f1, calibration, dynamics, compare with models a, b) of this selection."""
-    return _figure(*A._key(dirs), name, tuple(args))
+    return _figure(*A.cache_key(dirs), name, tuple(args))
 
 
 def chart_builder(name: str, table: pd.DataFrame, pm: dict[str, Any] | None = None, *args: str) -> Callable[[], Any]:

@@ -121,12 +121,12 @@ def start_ab(game_id: str, game_dir: str, games: int) -> ExperimentJob:
 def start_repeat(game_id: str, game_dir: str, states: int, repeats: int, seed: int = 0) -> ExperimentJob:
     """Re-ask the probe battery at saved states of the games next to this one; the result goes next to its branches."""
     from mafiascope.replay.source import ReplayError
-    from mafiascope.replay.validate import _pick_states
+    from mafiascope.replay.validate import pick_states
 
     if not 1 <= int(states) <= 200 or not 2 <= int(repeats) <= 20:
         raise ReplayError("states must be between 1 and 200 and repeats between 2 and 20")
     logs = Path(game_dir).parent
-    _pick_states(logs, 1, seed)  # ReplayError when no probed game with snapshots is there
+    pick_states(logs, 1, seed)  # ReplayError when no probed game with snapshots is there
     cmd = ["validate", "repeat", str(logs), "--states", str(int(states)), "--repeats", str(int(repeats)), "--seed", str(int(seed)),
            "--results", str(branch_logs(game_dir))]  # fmt: skip
     return _start("validate_repeat", game_id, branch_logs(game_dir), cmd)

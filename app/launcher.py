@@ -83,7 +83,7 @@ def table_seats(config: Path, seed: int) -> list[tuple[str, str]]:
     labels = seat_names(config)
     try:
         from mafiascope.config import load_game_config
-        from mafiascope.engine.seating import seating
+        from mafiascope.play.seating import seating
 
         table = seating(load_game_config(config), int(seed))
     except Exception:  # an unreadable config: the labels alone (the launch reports the error)

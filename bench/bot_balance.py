@@ -33,7 +33,7 @@ from mafiascope.backends.bot import BotBackend, list_presets  # noqa: E402
 from mafiascope.backends.registry import BotSpec  # noqa: E402
 from mafiascope.backends.bot.reader import read_identity  # noqa: E402
 from mafiascope.config import load_game_config  # noqa: E402
-from mafiascope.engine.runner import play_game  # noqa: E402
+from mafiascope.play.game import play_game  # noqa: E402
 from mafiascope.logs.schema import MAFIA_ROLES  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from mafiascope.backends.registry import clear_cache  # noqa: E402
 from mafiascope.config import load_game_config  # noqa: E402
-from mafiascope.engine.batch import run_batch  # noqa: E402
+from mafiascope.play.batch import run_batch  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 

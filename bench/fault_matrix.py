@@ -36,7 +36,7 @@ if str(ROOT) not in sys.path:
 from mafiascope.backends.devserver import DevServer  # noqa: E402
 from mafiascope.backends.registry import build_backend  # noqa: E402
 from mafiascope.config import load_game_config  # noqa: E402
-from mafiascope.engine.runner import play_game  # noqa: E402
+from mafiascope.play.game import play_game  # noqa: E402
 from mafiascope.logs.io import iter_probe_records, read_jsonl  # noqa: E402
 
 ERROR_TEXT = re.compile(r"^\s*ERROR\b|Traceback|\bHTTP [45]\d\d\b|timed out|Connection error|APIConnectionError|"

@@ -29,7 +29,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from mafiascope.config import load_game_config  # noqa: E402
-from mafiascope.engine.runner import play_game  # noqa: E402
+from mafiascope.play.game import play_game  # noqa: E402
 from mafiascope.logs.io import GAME_FILE, PROBE_FILE, STATE_FILE  # noqa: E402
 from mafiascope.probes import scheduler  # noqa: E402
 

@@ -35,8 +35,8 @@ sys.path.insert(0, str(ROOT))
 
 from mafiascope.backends.base import Completion, CompletionRequest  # noqa: E402
 from mafiascope.config import load_game_config  # noqa: E402
-from mafiascope.engine import runner as runner_mod  # noqa: E402
-from mafiascope.engine.runner import play_game  # noqa: E402
+from mafiascope.play import game as runner_mod  # noqa: E402
+from mafiascope.play.game import play_game  # noqa: E402
 from mafiascope.logs.io import iter_probe_records, read_jsonl  # noqa: E402
 from mafiascope.probes.dsl import load_battery  # noqa: E402
 

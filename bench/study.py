@@ -31,8 +31,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from mafiascope.backends.registry import close_all  # noqa: E402
 from mafiascope.config import load_game_config  # noqa: E402
-from mafiascope.engine.batch import run_batch  # noqa: E402
-from mafiascope.engine.runner import play_game  # noqa: E402
+from mafiascope.play.batch import run_batch  # noqa: E402
+from mafiascope.play.game import play_game  # noqa: E402
 from mafiascope.study.run import run_study  # noqa: E402
 from mafiascope.study.schedule import game_config, study_schedule  # noqa: E402
 from mafiascope.study.spec import load_study_spec  # noqa: E402

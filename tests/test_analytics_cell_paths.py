@@ -117,9 +117,9 @@ def test_cells_reduce_equals_ufunc_at(seed: int) -> None:
     for op, fill in ((np.fmax, np.nan), (np.minimum, np.inf), (np.add, 0.0)):  # add: repeats summed in order
         ref = np.full((n, S), fill)
         op.at(ref, (row, col), vals)
-        assert np.array_equal(dynamics._cells_reduce(op, fill, n, S, row, col, vals), ref, equal_nan=True)
+        assert np.array_equal(dynamics.cells_reduce(op, fill, n, S, row, col, vals), ref, equal_nan=True)
     with pytest.raises(IndexError):
-        dynamics._cells_reduce(np.fmax, np.nan, 2, 3, np.array([0, 1]), np.array([0, 3]), np.ones(2))
+        dynamics.cells_reduce(np.fmax, np.nan, 2, 3, np.array([0, 1]), np.array([0, 3]), np.ones(2))
 
 
 def _bin_columns_by_bin(df: pd.DataFrame, m: int) -> np.ndarray:

@@ -134,7 +134,7 @@ def test_fast_parser_matches_previous_on_malformed_lines(previous, tmp_path, mon
 
 
 def test_answer_hash_is_a_function_of_the_value():
-    h = row_values._stable_hash
+    h = row_values.stable_hash
     v = [{"player": "Ann", "guessed_role": "Mafia", "confidence": 70.5, "reason": "é"}]
     assert h(v, True) == h(v, False) == h(json.loads(json.dumps(v)), False)
     assert h(v, True) != h([{**v[0], "confidence": 70}], True)

@@ -11,7 +11,7 @@ pytest.importorskip("streamlit")
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
 from app.study_view import app_problems, build_spec  # noqa: E402
-from mafiascope.study.ledger import StudyLedger  # noqa: E402
+from mafiascope.play.ledger import StudyLedger  # noqa: E402
 from mafiascope.study.spec import parse_study_spec  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]

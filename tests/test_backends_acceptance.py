@@ -15,7 +15,7 @@ from mafiascope.backends.bus.hub import Hub
 from mafiascope.backends.devserver import DevServer
 from mafiascope.backends.registry import build_backend, clear_cache
 from mafiascope.config import load_game_config
-from mafiascope.engine.runner import play_game
+from mafiascope.play.game import play_game
 from mafiascope.logs.io import read_jsonl
 
 ROOT = Path(__file__).resolve().parent.parent

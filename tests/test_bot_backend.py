@@ -18,7 +18,7 @@ from mafiascope.backends.bot.probes import identify
 from mafiascope.config import load_game_config, parse_game_config
 from mafiascope.engine import prompts
 from mafiascope.engine.parsing import parse_target
-from mafiascope.engine.runner import WALL_CLOCK_FIELDS, GameResult, play_game
+from mafiascope.play.game import WALL_CLOCK_FIELDS, GameResult, play_game
 from mafiascope.logs.io import iter_probe_records, GAME_FILE, PROBE_FILE, read_jsonl
 from mafiascope.probes.dsl import load_battery, shipped_battery_path
 from mafiascope.probes.render import render

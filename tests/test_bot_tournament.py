@@ -13,7 +13,7 @@ import pytest
 from mafiascope.backends.bot import BotBackend
 from mafiascope.config import load_game_config
 from mafiascope.engine import prompts
-from mafiascope.engine.runner import play_game
+from mafiascope.play.game import play_game
 from mafiascope.logs.io import iter_probe_records, read_jsonl
 
 ROOT = Path(__file__).resolve().parents[1]

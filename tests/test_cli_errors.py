@@ -131,7 +131,7 @@ def test_batch_refuses_an_id_prefix_whose_games_exist(tmp_path, capsys):
     line = error_line(err)
     assert code == 2 and out == "" and str(logs / "p-0000") in line
     assert sorted(p.name for p in logs.iterdir()) == [".batches", "p-0000", "p-0001"]  # .batches/p: the first batch's ledger
-    from mafiascope.study.ledger import StudyLedger
+    from mafiascope.play.ledger import StudyLedger
 
     assert list(StudyLedger(logs / ".batches" / "p").rows()) == ["p-0000", "p-0001"]  # the refused batch wrote nothing
 

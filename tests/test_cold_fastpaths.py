@@ -225,7 +225,7 @@ def test_table_lines_without_pydantic_match_the_models():
     """The scanner's seat, probe and step table lines read without pydantic (``probe_scan._ScanTables``)
     give the entries the models give (same keys, order, values and types) and fail where they fail,
     on 20,000 random lines of every kind, with missing, extra and mistyped fields."""
-    from mafiascope.logs.probe_codec import _Tables
+    from mafiascope.logs.probe_codec import ProbeTables
 
     rng = random.Random(17)
     values = [1, 0, -3, 2**70, True, False, 1.0, "x", "", None, [1], ["a"], {"a": 1}]
@@ -239,7 +239,7 @@ def test_table_lines_without_pydantic_match_the_models():
             line[f] = rng.choice(values)
         if rng.random() < 0.5:  # mostly well-formed: the key field an int
             line[{"seat": "i", "probe": "s"}.get(kind, "k")] = rng.choice([0, 1, 7, 2**70])
-        got, want = probe_scan._ScanTables(), _Tables()
+        got, want = probe_scan._ScanTables(), ProbeTables()
         outcome = []
         for t in (got, want):
             try:

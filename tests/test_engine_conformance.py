@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from mafiascope.config import load_game_config
-from mafiascope.engine.conformance import ConformanceError, check_config, check_game_log
+from mafiascope.play.conformance import ConformanceError, check_config, check_game_log
 
 REPO = Path(__file__).resolve().parents[1]
 import yaml
@@ -34,7 +34,7 @@ def test_conformance_catches_a_broken_log(tmp_path):
     import asyncio
     import json
 
-    from mafiascope.engine.runner import play_game
+    from mafiascope.play.game import play_game
 
     asyncio.run(play_game(load_game_config(REPO / "configs/classic.yaml"), logs_dir=tmp_path, seed=3, game_id="g", probes=False))
     path = tmp_path / "g" / "game.jsonl"

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from mafiascope.config import load_game_config
-from mafiascope.engine.runner import WALL_CLOCK_FIELDS, play_game
+from mafiascope.play.game import WALL_CLOCK_FIELDS, play_game
 from mafiascope.engine.snapshots import iter_snapshots
 from mafiascope.logs.io import read_jsonl
 from pathlib import Path

@@ -10,7 +10,7 @@ from pydantic import ValidationError
 
 from mafiascope.config import load_game_config, shipped_config
 from mafiascope.engine.records import build, event, line
-from mafiascope.engine.runner import play_game
+from mafiascope.play.game import play_game
 from mafiascope.logs.schema import EVENT_MODELS, NightKill, NoElimination, Setup, Snapshot, Utterance, parse_event
 
 

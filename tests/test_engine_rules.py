@@ -7,7 +7,7 @@ from pathlib import Path
 
 from mafiascope.config import parse_game_config
 from mafiascope.engine.observation import context_for
-from mafiascope.engine.runner import GameRunner, initial_state, play_game
+from mafiascope.play.game import GameRunner, initial_state, play_game
 from mafiascope.logs.io import read_jsonl
 from mafiascope.logs.schema import parse_event
 
@@ -225,7 +225,7 @@ def test_runner_is_resumable_from_a_cloned_state(tmp_path):
     runner = GameRunner(st, cfg, {"s": b}, tmp_path / "a", None, False)
 
     async def partial():
-        from mafiascope.engine.runner import phases_for
+        from mafiascope.play.game import phases_for
 
         ph = phases_for(st)
         for _ in range(8):

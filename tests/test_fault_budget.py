@@ -18,7 +18,7 @@ from mafiascope.backends.registry import clear_cache
 from mafiascope.cli import main
 from mafiascope.config import GameConfig, ConfigError, parse_game_config
 from mafiascope.engine.faults import budget_verdict, move_faults
-from mafiascope.engine.runner import play_game
+from mafiascope.play.game import play_game
 from mafiascope.logs.io import read_jsonl
 
 from .servers import threaded_devserver

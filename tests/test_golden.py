@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from mafiascope.config import load_game_config, shipped_config
-from mafiascope.engine.runner import play_game
+from mafiascope.play.game import play_game
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
 # family file -> (shipped config, seed); each game runs without probes (probing never changes a game)

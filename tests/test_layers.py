@@ -1,5 +1,7 @@
 """Layers point one way (docs/architecture.md, "Layers"): no module imports a module of a layer
-above its own, lazily inside a function included; the package never imports the app."""
+above its own, lazily inside a function included; the package never imports the app; and no module
+reaches into another module's private names (``_x``): what two modules share is public where it is
+defined."""
 
 from __future__ import annotations
 
@@ -17,10 +19,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
                "mafiascope.probes.answer_schema", "mafiascope.backends.base")),
     ("config", ("mafiascope.config", "mafiascope.backends.specs", "mafiascope.probes.dsl")),
     ("backends", ("mafiascope.backends",)),
-    ("play", ("mafiascope.engine.runner", "mafiascope.engine.seating", "mafiascope.engine.batch", "mafiascope.engine.executors",
-              "mafiascope.engine.conformance", "mafiascope.probes",
-              # the one runner with its ledger, spec and usage: every front end (batch, arena, A/B, forks) plays through it
-              "mafiascope.study.runner", "mafiascope.study.ledger", "mafiascope.study.spec", "mafiascope.study.usage")),
+    ("play", ("mafiascope.play", "mafiascope.probes")),
     ("analytics", ("mafiascope.analytics",)),
     ("experiments", ("mafiascope.replay", "mafiascope.arena")),
     ("study", ("mafiascope.study",)),
@@ -79,6 +78,50 @@ def upward_imports(repo: Path = REPO) -> list[str]:
     return found
 
 
+OURS = ("mafiascope", "app", "pages")
+
+
+def private_uses(roots: tuple[str, ...] = OURS, repo: Path = REPO) -> list[str]:
+    """Every use of another module's private name in ``roots``, as ``file:line: what``: ``from m import _x``,
+    ``import m._x`` and ``m._x`` where ``m`` names a module of ours (dunders such as ``__version__`` are public)."""
+
+    def private(name: str) -> bool:
+        return name.startswith("_") and not name.startswith("__")
+
+    found = []
+    for root in roots:
+        for path in sorted((repo / root).rglob("*.py")):
+            mod = module_name(path, repo)
+            package = mod if path.name == "__init__.py" else mod.rpartition(".")[0]
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+            modules: dict[str, str] = {}  # local name -> a module of ours it is bound to
+            where = f"{path.relative_to(repo)}"
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Import):
+                    for a in node.names:
+                        if a.name.split(".")[0] in roots:
+                            modules[a.asname or a.name.split(".")[0]] = a.name
+                            if any(private(part) for part in a.name.split(".")):
+                                found.append(f"{where}:{node.lineno}: import {a.name}")
+                elif isinstance(node, ast.ImportFrom):
+                    base = node.module or ""
+                    if node.level:
+                        up = package.split(".")[: len(package.split(".")) - node.level + 1]
+                        base = ".".join(up + ([node.module] if node.module else []))
+                    if base.split(".")[0] not in roots:
+                        continue
+                    for a in node.names:
+                        if private(a.name):
+                            found.append(f"{where}:{node.lineno}: from {base} import {a.name}")
+                        elif _is_module(f"{base}.{a.name}", repo):
+                            modules[a.asname or a.name] = f"{base}.{a.name}"
+            for node in ast.walk(tree):
+                if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in modules
+                        and private(node.attr)):
+                    found.append(f"{where}:{node.lineno}: {node.value.id}.{node.attr} ({modules[node.value.id]})")
+    return sorted(found)
+
+
 def test_every_module_has_a_layer():
     for path in PACKAGE.rglob("*.py"):
         layer_of(module_name(path))
@@ -86,6 +129,10 @@ def test_every_module_has_a_layer():
 
 def test_no_module_imports_a_layer_above_its_own():
     assert upward_imports() == []
+
+
+def test_no_module_uses_another_modules_private_names():
+    assert private_uses() == []
 
 
 def test_the_app_imports_no_page():
@@ -103,3 +150,15 @@ def test_the_checker_sees_a_lazy_upward_import(tmp_path):
     found = upward_imports(tmp_path)
     assert len(found) == 1 and found[0].startswith("mafiascope/logs/io.py:2:"), found
     assert "imports mafiascope.analytics.corpus (analytics)" in found[0]
+
+
+def test_the_checker_sees_a_private_name_taken_from_another_module(tmp_path):
+    """Each way of reaching into another module is caught; a module's own private names and dunders are not."""
+    (tmp_path / "mafiascope" / "logs").mkdir(parents=True)
+    (tmp_path / "mafiascope" / "logs" / "io.py").write_text("_x = 1\n__version__ = '1'\n_y = _x\n", encoding="utf-8")
+    (tmp_path / "mafiascope" / "logs" / "a.py").write_text(
+        "from .io import _x\nfrom . import io\nfrom .io import __version__\n\n\ndef f():\n    return io._x\n", encoding="utf-8")
+    (tmp_path / "mafiascope" / "logs" / "b.py").write_text("import mafiascope.logs.io as m\nv = m._y\n", encoding="utf-8")
+    found = private_uses(("mafiascope",), tmp_path)
+    assert found == ["mafiascope/logs/a.py:1: from mafiascope.logs.io import _x", "mafiascope/logs/a.py:7: io._x (mafiascope.logs.io)",
+                     "mafiascope/logs/b.py:2: m._y (mafiascope.logs.io)"], found

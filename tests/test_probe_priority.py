@@ -11,7 +11,7 @@ from mafiascope.logs.io import iter_probe_records
 from mafiascope.backends.devserver import DevServer
 from mafiascope.backends.registry import build_backends, clear_cache
 from mafiascope.config import parse_game_config
-from mafiascope.engine.runner import backend_demand, initial_state, play_game
+from mafiascope.play.game import backend_demand, initial_state, play_game
 
 ROOT = Path(__file__).resolve().parents[1]
 

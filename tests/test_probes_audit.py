@@ -11,7 +11,7 @@ import pytest
 from mafiascope.engine.snapshots import iter_snapshots
 from mafiascope.cli import main
 from mafiascope.config import load_game_config
-from mafiascope.engine.runner import play_game
+from mafiascope.play.game import play_game
 from mafiascope.logs.io import iter_probe_records, read_jsonl
 from mafiascope.probes.audit import audit_logs
 from mafiascope.probes.cost import cost_logs

@@ -15,7 +15,7 @@ import pytest
 from mafiascope.engine.snapshots import iter_snapshots
 from mafiascope.backends.base import Completion, CompletionRequest
 from mafiascope.config import load_game_config
-from mafiascope.engine.runner import WALL_CLOCK_FIELDS, play_game
+from mafiascope.play.game import WALL_CLOCK_FIELDS, play_game
 from mafiascope.engine.state import GameState
 from mafiascope.logs.io import iter_probe_records, read_jsonl
 from mafiascope.probes.dsl import load_battery

@@ -13,7 +13,7 @@ import pytest
 from mafiascope.engine.snapshots import iter_snapshots
 from mafiascope.cli import main
 from mafiascope.config import parse_game_config
-from mafiascope.engine.runner import play_game
+from mafiascope.play.game import play_game
 from mafiascope.logs.io import read_jsonl
 from mafiascope.replay.forks import plan_fork, run_fork_batch
 from mafiascope.replay.source import ParentGame, ReplayError, parse_key

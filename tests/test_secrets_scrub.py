@@ -19,7 +19,7 @@ from mafiascope.backends.bus.hub import Hub
 from mafiascope.backends.common import redact
 from mafiascope.backends.registry import clear_cache, close_all
 from mafiascope.config import parse_game_config
-from mafiascope.engine.runner import play_game
+from mafiascope.play.game import play_game
 from mafiascope.logs.io import JsonlWriter, read_jsonl
 from mafiascope.redaction import forget_secrets, is_secret_key, register_secret, scrub, scrub_text
 from mafiascope.replay.forks import plan_fork, run_fork_batch

@@ -174,7 +174,7 @@ def test_arena_resume_does_not_delete_through_a_symlinked_game_dir(tmp_path):
 
 
 def test_batch_never_writes_into_a_directory_another_writer_claimed(tmp_path):
-    from mafiascope.engine.batch import run_batch
+    from mafiascope.play.batch import run_batch
 
     logs = tmp_path / "logs"
     (logs / "p-0000").mkdir(parents=True)  # another batch made it and has not written game.jsonl yet
@@ -186,7 +186,7 @@ def test_batch_never_writes_into_a_directory_another_writer_claimed(tmp_path):
 
 def test_cli_batch_with_a_taken_id_exits_nonzero(tmp_path, capsys, monkeypatch):
     """The race: the ids were free when the batch checked them, another writer claims one before it is played."""
-    from mafiascope.engine import runner as runner_mod  # the batch plays through the shared executor (engine/executors.py)
+    from mafiascope.play import game as runner_mod  # the batch plays through the shared executor (play/executors.py)
 
     logs = tmp_path / "logs"
     real = runner_mod.play_game

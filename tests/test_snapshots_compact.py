@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from mafiascope.config import load_game_config
-from mafiascope.engine.runner import play_game
+from mafiascope.play.game import play_game
 from mafiascope.engine.snapshots import SnapshotDecoder, SnapshotEncoder, iter_snapshots
 from mafiascope.logs.io import LogFormatError, read_jsonl
 

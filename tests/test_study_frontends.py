@@ -14,7 +14,7 @@ import pytest
 
 from mafiascope.cli import main
 from mafiascope.logs.io import list_game_dirs, read_jsonl
-from mafiascope.study.ledger import StudyLedger
+from mafiascope.play.ledger import StudyLedger
 
 REPO = Path(__file__).resolve().parents[1]
 ENV = {**os.environ, "PYTHONPATH": str(REPO)}
@@ -187,7 +187,7 @@ def test_fork_batch_lists_invalid_branches_and_leaves_them_out_of_the_summary(tm
 
     from mafiascope.backends.registry import clear_cache
     from mafiascope.config import load_game_config
-    from mafiascope.engine.runner import play_game
+    from mafiascope.play.game import play_game
     from mafiascope.replay.forks import plan_fork, run_fork_batch
     from mafiascope.replay.source import ParentGame
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from mafiascope.study.ledger import LedgerError, Runner, StudyLedger, runner_alive
+from mafiascope.play.ledger import LedgerError, Runner, StudyLedger, runner_alive
 
 GAMES = [{"game_id": f"s-a-{i:04d}", "arm": "a", "index": i, "seed": i, "rules": "classic"} for i in range(12)]
 

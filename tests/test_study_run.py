@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from mafiascope.cli import main
-from mafiascope.study.ledger import Runner, StudyLedger
+from mafiascope.play.ledger import Runner, StudyLedger
 from mafiascope.study.run import load_study, plan_study, run_study, settle_result
 from mafiascope.study.spec import load_study_spec, parse_study_spec
 from mafiascope.study.status import study_report, study_status

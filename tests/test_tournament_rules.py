@@ -12,7 +12,7 @@ from mafiascope.backends.base import Completion
 from mafiascope.config import parse_game_config
 from mafiascope.engine.observation import context_for
 from mafiascope.engine.rules import SPORT, CLASSIC, tournament_rules
-from mafiascope.engine.runner import GameRunner, initial_state
+from mafiascope.play.game import GameRunner, initial_state
 from mafiascope.logs.io import read_jsonl
 from mafiascope.logs.schema import parse_event
 

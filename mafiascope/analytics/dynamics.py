@@ -20,7 +20,7 @@ import pandas as pd
 from . import labels as L
 from .block_pool import map_blocks, workers
 from .corpus import Corpus
-from .f1 import _ci
+from .stats import ci_list as _ci
 from .frames import at_seats, death_ts, first_of_key, item_rows, items_with_probe, mafia_mask, order_key
 from .game_views import concat_rows, map_views, seat_memo
 from .personality_blocks import game_blocks
@@ -105,7 +105,7 @@ def _states_block(src: _StateInputs, lo: int, hi: int) -> dict[str, np.ndarray]:
     }
 
 
-def _cells_reduce(op: np.ufunc, fill: float, n: int, S: int, row: np.ndarray, col: np.ndarray,
+def cells_reduce(op: np.ufunc, fill: float, n: int, S: int, row: np.ndarray, col: np.ndarray,
                   vals: np.ndarray) -> np.ndarray:
     """An (n, S) array of ``fill`` with ``op.at(out, (row, col), vals)`` applied: a cell named once
     takes ``op(fill, value)`` == its value (``fmax`` from NaN, ``minimum`` from inf) by a plain
@@ -116,7 +116,7 @@ def _cells_reduce(op: np.ufunc, fill: float, n: int, S: int, row: np.ndarray, co
 
 def _cells_reduce_many(n: int, S: int, row: np.ndarray, col: np.ndarray,
                        reductions: tuple[tuple[np.ufunc, float, np.ndarray], ...]) -> list[np.ndarray]:
-    """:func:`_cells_reduce` for several (op, fill, values) over the same cells: the cells and the
+    """:func:`cells_reduce` for several (op, fill, values) over the same cells: the cells and the
     items of the cells named twice are found once."""
     if len(col) and (int(col.min()) < 0 or int(col.max()) >= S):  # a flat index would name another row's cell
         raise IndexError("column index out of range")

@@ -29,7 +29,7 @@ import numpy as np
 
 from .corpus import Corpus
 from ..logs.steps import ROUND_END, step_label
-from .dynamics import _cells_reduce
+from .dynamics import cells_reduce
 from .frames import item_arrays
 from .game_views import map_views
 from .step_keys import step_codes
@@ -86,7 +86,7 @@ def _ranking_tops(c: Corpus, st: dict[str, np.ndarray], rows: np.ndarray) -> np.
     del query_of, pi_at
     hit = np.flatnonzero(k >= 0)
     k, hit = k[hit], at[hit]  # the matching items' queries and rows
-    V = _cells_reduce(np.fmax, np.nan, len(si), S, k, sr["tgt"][hit], sr["score"][hit])  # NaN: no ranking
+    V = cells_reduce(np.fmax, np.nan, len(si), S, k, sr["tgt"][hit], sr["score"][hit])  # NaN: no ranking
     others = alive[si] & (np.arange(S)[None, :] != ag[:, None])
     complete = others.any(1) & (~others | ~np.isnan(V)).all(1)
     vo = np.where(others & ~np.isnan(V), V, -np.inf)

@@ -17,11 +17,11 @@ from . import f2_cells
 from .arrays_out import gc_paused, group_sums, rounded_list
 from .block_pool import map_blocks
 from .corpus import Corpus
-from .f1 import _ci, f1_arrays
+from .f1 import f1_arrays
 from .f2_cells import ObsCells
 from .frames import seat_model_codes
 from .modes import Mode
-from .stats import batched_cis, cluster_ci, ratio_stat, round_or_none, wilson, wilson_arrays
+from .stats import batched_cis, ci_list as _ci, cluster_ci, ratio_stat, round_or_none, wilson, wilson_arrays
 
 N_BINS = 5
 Obs = Union[pd.DataFrame, Mapping[str, np.ndarray]]  # calibration_obs() or its columns as arrays

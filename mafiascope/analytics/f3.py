@@ -16,12 +16,11 @@ import pandas as pd
 
 from . import labels as L
 from .corpus import Corpus
-from .f1 import _ci
 from .f3_match import match, rows_where, usable_queries
 from .frames import item_arrays, item_col as _item_col, mafia_mask, order_key
 from .game_views import concat_rows, map_views, seat_memo
 from .modes import Mode
-from .stats import batched_cis, cluster_ci, ratio_stat, round_or_none
+from .stats import batched_cis, ci_list as _ci, cluster_ci, ratio_stat, round_or_none
 
 CLASSES = L.ATTITUDES  # trusts, neutral, suspects (codes 0, 1, 2)
 

@@ -23,14 +23,13 @@ import pandas as pd
 from ..logs import kinds as K
 from . import labels as L
 from .corpus import Corpus
-from .f1 import _ci
 from .frames import death_ts, eq, mafia_mask
 from .game_views import map_views, seat_memo
 from .last_before import distinct_pairs, first_min, last_probe_before, others, raw_items, record_index
 from .load import K_LIST
 from ..lexicon.names import russian_spellings
 from .modes import Mode
-from .stats import batched_cis, ratio_ci, round_or_none
+from .stats import batched_cis, ci_list as _ci, ratio_ci, round_or_none
 
 ACCUSATION_CUES = (
     # English stems

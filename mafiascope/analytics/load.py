@@ -39,7 +39,7 @@ from .answer_rows import num as _num
 from .votes import parse_vote_target
 from ..logs import kinds as K
 from .probe_rows import probe_rows as build_probe_rows
-from .row_values import ITEM_TABLES, K_LIST, K_NONE, NO_SEQ, ItemBlock, _count  # noqa: F401 - re-exported: other modules read them here
+from .row_values import ITEM_TABLES, K_LIST, K_NONE, NO_SEQ, ItemBlock, to_count  # noqa: F401 - re-exported: other modules read them here
 
 KNOWN_KINDS = frozenset({"setup", *EVENT_MODELS})
 PUBLIC_MESSAGE_KINDS = ("intro", "day_discuss", "day_vote", "last_words", "best_move", "defence")
@@ -203,9 +203,9 @@ def _parse_game(path: Path, full_decode: bool = False) -> GameRows:
             n_setup += 1
             continue
         ts = _num(o.get("ts", math.nan))
-        rnd = _count(o.get("round", 0), 0)
+        rnd = to_count(o.get("round", 0), 0)
         ms = o.get("msg_seq")
-        ms = _count(ms, NO_SEQ) if isinstance(ms, int) else NO_SEQ
+        ms = to_count(ms, NO_SEQ) if isinstance(ms, int) else NO_SEQ
         who = o.get("player")
         p = seat.get(who, -1) if isinstance(who, str) else -1
         if isinstance(who, str) and p < 0:

@@ -12,7 +12,7 @@ from ..logs.probe_scan import ProbeScanner, Scanned
 from .answer_rows import TABLE_OF, answer_rows
 from .answer_rows import num as _num
 from .answers import extract_json, is_transport_error
-from .row_values import INT_LIMIT, ITEM_TABLES, NO_SEQ, ItemBlock, _digest, _int, _kind, _stable_hash
+from .row_values import INT_LIMIT, ITEM_TABLES, NO_SEQ, ItemBlock, digest, kind_code, stable_hash, to_int
 
 
 class _FullDecode:
@@ -34,7 +34,7 @@ StepFacts = tuple[dict[str, Any], int, int, float, str]  # (step row, round, pub
 
 def _step_facts(row: dict[str, Any]) -> StepFacts:
     ts = _num(row["timestamp"])
-    return row, _int(row["round"], 0), _int(row["public_msg_seq"], NO_SEQ), math.inf if math.isnan(ts) else ts, str(row["phase"] or "")
+    return row, to_int(row["round"], 0), to_int(row["public_msg_seq"], NO_SEQ), math.inf if math.isnan(ts) else ts, str(row["phase"] or "")
 
 
 def probe_rows(lines: list[tuple[int, dict[str, Any], bool]], seat: dict[str, int], audit: Counter,
@@ -83,8 +83,8 @@ def probe_rows(lines: list[tuple[int, dict[str, Any], bool]], seat: dict[str, in
             hit = memo[(pid, parsed_json)] = _memo_entry(pid, stored, parsed_json, seat)
         stored_hash, kind, table, cols, delta = hit
         rec = len(probe_rows)
-        # _int's and is_transport_error's rules in line (no call a record for the usual values)
-        seq = probe_seq if probe_seq.__class__ is int and -INT_LIMIT <= probe_seq <= INT_LIMIT else _int(probe_seq, 0)
+        # to_int's and is_transport_error's rules in line (no call a record for the usual values)
+        seq = probe_seq if probe_seq.__class__ is int and -INT_LIMIT <= probe_seq <= INT_LIMIT else to_int(probe_seq, 0)
         append((rec, off, st[1], st[2], s, seq, pid, st[3], st[4], bool(parse_ok), kind, kind, 0, bool(repaired_flag),
                 (isinstance(raw, str) and raw.startswith("ERROR")) or (raw is None and bool(error)), _num(latency),
                 q_chars, a_chars, stored_hash, _num(tp), _num(tc)))  # fmt: skip
@@ -111,7 +111,7 @@ def _memo_entry(pid: str, stored: Any, parsed_json: bytes, seat: dict[str, int])
     table = TABLE_OF.get(pid) if stored is not None else None
     delta: Any = _Counts()
     cols = tuple(zip(*answer_rows(pid, stored, 0, seat, delta))) if table is not None else ()
-    return (_digest(parsed_json) if stored is not None else 0), _kind(stored), table, cols, delta
+    return (digest(parsed_json) if stored is not None else 0), kind_code(stored), table, cols, delta
 
 
 def _record_row(rec: int, off: int, exact: bool, sc: Scanned, seat: dict[str, int], audit: Counter,
@@ -121,7 +121,7 @@ def _record_row(rec: int, off: int, exact: bool, sc: Scanned, seat: dict[str, in
     ts = _num(o.get("timestamp", math.nan))
     if math.isnan(ts):
         ts = math.inf  # missing timestamp = +infinity (docs/metrics.md §1.4)
-    st = (o, _int(o.get("round", 0), 0), _int(o.get("public_msg_seq", NO_SEQ), NO_SEQ), ts, str(o.get("phase") or ""))
+    st = (o, to_int(o.get("round", 0), 0), to_int(o.get("public_msg_seq", NO_SEQ), NO_SEQ), ts, str(o.get("phase") or ""))
     who, pid, stored, raw = o.get("player_name"), o.get("probe_id"), o.get("answer_parsed"), o.get("answer_raw")
     s = seat.get(who, -1) if isinstance(who, str) else -1
     if s < 0:
@@ -135,7 +135,7 @@ def _record_row(rec: int, off: int, exact: bool, sc: Scanned, seat: dict[str, in
         if hit is None:
             hit = memo[(pid, parsed_json)] = _memo_entry(pid, stored, parsed_json, seat)
         stored_hash, kind, table, cols, delta = hit
-        probe_rows.append((rec, off, st[1], st[2], s, _int(o.get("probe_seq", 0), 0), pid, st[3], st[4], parse_ok, kind,
+        probe_rows.append((rec, off, st[1], st[2], s, to_int(o.get("probe_seq", 0), 0), pid, st[3], st[4], parse_ok, kind,
                            kind, 0, repaired_flag, is_transport_error(raw) or (raw is None and bool(error)),
                            _num(o.get("latency_ms")), sc.q_chars, sc.a_chars, stored_hash, _num(o.get("tokens_prompt")),
                            _num(o.get("tokens_completion"))))  # fmt: skip
@@ -160,9 +160,9 @@ def _row(rec: int, off: int, exact: bool, st: StepFacts, s: int, pid: str, probe
         eff, rep = extract_json(raw)
         src = 1 if eff is not None else 0
         repaired_flag = repaired_flag or rep
-    stored_hash = _stable_hash(stored, exact) if stored is not None else 0
-    probe_rows.append((rec, off, st[1], st[2], s, _int(probe_seq, 0), pid, st[3], st[4], parse_ok, _kind(stored),
-                       _kind(eff), src, repaired_flag, is_transport_error(raw) or (raw is None and bool(error)),
+    stored_hash = stable_hash(stored, exact) if stored is not None else 0
+    probe_rows.append((rec, off, st[1], st[2], s, to_int(probe_seq, 0), pid, st[3], st[4], parse_ok, kind_code(stored),
+                       kind_code(eff), src, repaired_flag, is_transport_error(raw) or (raw is None and bool(error)),
                        _num(latency), q_chars, a_chars, stored_hash, _num(tp), _num(tc)))  # fmt: skip
     if eff is None:
         return

@@ -23,7 +23,7 @@ ItemBlock = tuple[int, tuple[Any, ...]]  # (rec, the rows one answer adds to an 
 K_NONE, K_LIST, K_DICT, K_OTHER = 0, 1, 2, 3
 
 
-def _kind(v: Any) -> int:
+def kind_code(v: Any) -> int:
     if v is None:
         return K_NONE
     if isinstance(v, list):
@@ -33,11 +33,11 @@ def _kind(v: Any) -> int:
     return K_OTHER
 
 
-def _digest(b: bytes) -> int:
+def digest(b: bytes) -> int:
     return int.from_bytes(hashlib.blake2b(b, digest_size=8).digest(), "little", signed=True)
 
 
-def _stable_hash(v: Any, exact_json: bool = False) -> int:
+def stable_hash(v: Any, exact_json: bool = False) -> int:
     """64-bit hash of a parsed answer's JSON text (stable across processes, unlike ``hash``).
 
     Only equality matters (the viewer skips an answer equal to the agent's previous one), so
@@ -46,20 +46,20 @@ def _stable_hash(v: Any, exact_json: bool = False) -> int:
     a NUL byte no JSON text starts with: equal values get equal hashes either way.
     """
     if _orjson is None:
-        return _digest(json.dumps(v, ensure_ascii=False).encode("utf-8", "surrogatepass"))
+        return digest(json.dumps(v, ensure_ascii=False).encode("utf-8", "surrogatepass"))
     try:
         b = _orjson.dumps(v)
         if exact_json or _orjson.loads(b) == v:
-            return _digest(b)
+            return digest(b)
     except (TypeError, ValueError):  # JSONEncodeError (a TypeError): big integer, lone surrogate
         pass
-    return _digest(b"\0" + json.dumps(v, ensure_ascii=False).encode("utf-8", "surrogatepass"))
+    return digest(b"\0" + json.dumps(v, ensure_ascii=False).encode("utf-8", "surrogatepass"))
 
 
 INT_LIMIT = 2**31 - 1  # counters are int32 in memory: a larger |value| (or inf) is not a counter
 
 
-def _int(v: Any, default: int) -> int:
+def to_int(v: Any, default: int) -> int:
     """int(float(v)) like the original's ``int(float(...))``; ``default`` when not a number, not
     finite or beyond :data:`INT_LIMIT` (found by tests/test_fuzz_inputs.py: ``"round": 1e30``)."""
     if v.__class__ is int and -INT_LIMIT <= v <= INT_LIMIT:  # int(float(v)) is v
@@ -68,8 +68,8 @@ def _int(v: Any, default: int) -> int:
     return default if f != f or abs(f) > INT_LIMIT else int(f)
 
 
-def _count(v: Any, default: int) -> int:
+def to_count(v: Any, default: int) -> int:
     """A counter field given as a JSON number (not a bool, not a string), else ``default``."""
     if isinstance(v, bool) or not isinstance(v, (int, float)):
         return default
-    return _int(v, default)
+    return to_int(v, default)

@@ -22,12 +22,12 @@ from typing import Any
 import numpy as np
 
 from .corpus import Corpus
-from .f1 import _ci, f1_by_round_models
+from .f1 import f1_by_round_models
 from .f2 import f2
 from .modes import Mode
 from .pooled_product import count_columns, pooled_columns
-from .stats import (batched_cis, bootstrap_p, bootstrap_tail_p, holm, holm_family, isolated, multiplicities, percentile_ci,
-                    round_or_none, round_p)
+from .stats import (batched_cis, bootstrap_p, bootstrap_tail_p, ci_list as _ci, holm, holm_family, isolated, multiplicities,
+                    percentile_ci, round_or_none, round_p)
 from .seat_cells import METRIC_KEYS, METRICS, SeatMetric, seat_mask  # noqa: F401  (METRIC_KEYS, seat_mask: part of this module's API)
 
 

@@ -1,7 +1,7 @@
 """Arena batches: schedule, ledger, and the local (asyncio) or Ray executor.
 
 ``run_arena`` turns the roster and rule sets into a schedule and plays it through the one study
-runner (:mod:`mafiascope.study.runner`): the study ledger in ``<run dir>/.study/`` claims and
+runner (:mod:`mafiascope.play.runner`): the study ledger in ``<run dir>/.study/`` claims and
 resumes games (never-started ones, a killed run's ones replayed from scratch, failed ones),
 on the local executor (``parallel`` games in one event loop) or on Ray (``address`` of a
 running cluster, or a local instance). The arena's own ``ledger.jsonl`` (plan, scheduled,
@@ -22,8 +22,8 @@ from pydantic import ValidationError
 
 from ..config import CONFIG_DIR, GameConfig, SeatSpec, format_validation_error, read_yaml, shipped_config
 from ..engine.rules import RuleSet, VARIANT_ALIASES, tournament_rules
-from ..study.ledger import StudyLedger
-from ..study.runner import Job, RunnerError, run_games, spec_hash
+from ..play.ledger import StudyLedger
+from ..play.runner import Job, RunnerError, run_games, spec_hash
 from .ledger import Ledger
 from .roster import Roster
 from .schedule import Scheduled, make_fixed_schedule, make_schedule

@@ -3,7 +3,7 @@
 A backend turns a chat context into text. The engine never sees transport details:
 it gets a :class:`Completion` whose ``ok`` flag says whether ``text`` is a real reply.
 A failed call is never spoken as a player's words -- the engine applies a logged
-fallback instead (see :mod:`mafiascope.engine.runner`).
+fallback instead (see :mod:`mafiascope.play.game`).
 """
 
 from __future__ import annotations

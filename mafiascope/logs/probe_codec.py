@@ -41,11 +41,11 @@ from .answer_norm import NORM_VERSION, Underivable, normalise
 from .answers import PARSER_VERSION, ParsedAnswer, chain_text, finite, parse_answer
 from .templates import render
 from .probe_lines import (  # noqa: F401  (some re-exported: the codec's public pieces)
-    CODEC_VERSION, SCHEMA_VERSION_COMPACT, MARK, STANDARD_SHAPES, CHAIN_PREFIXES, FULL_FIELDS, _STEP_FIELDS, _SEAT_FIELDS, _SHORT, _RESERVED, _ABSENT, _EAGER, ProbeDecodeError, Header, SeatLine, ProbeLine, StepLine, TABLE_LINES, chain_value, dumps_answer, loads_answer, make_patch, apply_patch, same, _chain_names, _template_re, malformed,
+    CODEC_VERSION, SCHEMA_VERSION_COMPACT, MARK, STANDARD_SHAPES, CHAIN_PREFIXES, FULL_FIELDS, STEP_FIELDS, SEAT_FIELDS, SHORT_KEYS, RESERVED_KEYS, ABSENT, EAGER_FIELDS, ProbeDecodeError, Header, SeatLine, ProbeLine, StepLine, TABLE_LINES, chain_value, dumps_answer, loads_answer, make_patch, apply_patch, same, chain_names, template_re, malformed,
 )
 
 
-class _Tables:
+class ProbeTables:
     """What the lines so far define: header, seats, probes, steps and every record's chain value."""
 
     def __init__(self) -> None:
@@ -55,7 +55,7 @@ class _Tables:
         self.seat: dict[int, dict[str, Any]] = {}
         self.probe: dict[int, dict[str, Any]] = {}
         self.step: dict[int, dict[str, Any]] = {}
-        self.last_value: Any = _ABSENT  # the answer value of the record derive() saw last
+        self.last_value: Any = ABSENT  # the answer value of the record derive() saw last
         self.last_shortcut = False  # ... and whether its parse was the stored value's
         # (player_name, probe_id) -> {step_index: (text, raw)}
         self.chain: dict[tuple[str, str], dict[int, tuple[str | None, bool]]] = {}
@@ -78,18 +78,18 @@ class _Tables:
             self.game_id = t.game_id
             self.seats = tuple(t.seats) if t.seats is not None else None
         elif isinstance(t, SeatLine):
-            self.seat[t.i] = t.model_dump(include=set(_SEAT_FIELDS))
+            self.seat[t.i] = t.model_dump(include=set(SEAT_FIELDS))
         elif isinstance(t, ProbeLine):
             self.probe[t.s] = t.model_dump(include={"probe_id", "template"})
         else:
-            self.step[t.k] = t.model_dump(include={*_STEP_FIELDS, "players", "roles"})
+            self.step[t.k] = t.model_dump(include={*STEP_FIELDS, "players", "roles"})
 
     def remember(self, rec: Mapping[str, Any], line: Mapping[str, Any] | None = None) -> None:
         """Note the record's chain value; for a compact ``line`` whose answer is its stored JSON value
         (the common case) only the raw text is kept and the value computed when it is looked up."""
         name, pid, k = rec.get("player_name"), rec.get("probe_id"), rec.get("step_index")
         if isinstance(name, str) and isinstance(pid, str) and isinstance(k, int):
-            lazy = line is not None and self.last_shortcut and not any(x in line for x in _EAGER)
+            lazy = line is not None and self.last_shortcut and not any(x in line for x in EAGER_FIELDS)
             self.chain.setdefault((name, pid), {})[k] = rec["answer_raw"] if lazy else chain_value(rec)
 
     def set_answer(self, rec: Mapping[str, Any], value: Any) -> None:
@@ -97,13 +97,13 @@ class _Tables:
 
     def set_answer_of(self, name: Any, pid: Any, k: Any, value: Any) -> None:
         if isinstance(name, str) and isinstance(pid, str):
-            if value is _ABSENT or not isinstance(k, int):
+            if value is ABSENT or not isinstance(k, int):
                 self.answer.pop((name, pid), None)
             else:
                 self.answer[(name, pid)] = (k, value)
 
     def answer_value(self, name: str, pid: str, core: Mapping[str, Any]) -> tuple[str | None, Any]:
-        """(raw answer, its JSON value or _ABSENT) of a compact record: ``a`` text, ``A`` value, ``D`` patch."""
+        """(raw answer, its JSON value or ABSENT) of a compact record: ``a`` text, ``A`` value, ``D`` patch."""
         if "A" in core:
             return dumps_answer(core["A"]), core["A"]
         if "D" in core:
@@ -114,7 +114,7 @@ class _Tables:
             value = apply_patch(base[1], patch)
             return dumps_answer(value), value
         raw = core.get("a")
-        return (raw if isinstance(raw, str) else None), _ABSENT
+        return (raw if isinstance(raw, str) else None), ABSENT
 
     def lookup(self, name: str, pid: str, k: int) -> tuple[str | None, bool] | None:
         per = self.chain.get((name, pid))
@@ -143,7 +143,7 @@ class _Tables:
         fallback = False
         if isinstance(template, str):
             values: dict[str, str | None] = {"player": name, "players": step.get("players"), "roles": step.get("roles")}
-            for ph, c in zip(_chain_names(template), core.get("c") or ()):
+            for ph, c in zip(chain_names(template), core.get("c") or ()):
                 if isinstance(c, int) and not isinstance(c, bool):
                     hit = self.lookup(name, ph.split("_", 1)[1], c)
                     if hit is None:
@@ -154,7 +154,7 @@ class _Tables:
                     values[ph] = c
             question = render(template, values)
         raw, self.last_value = self.answer_value(name, pid, core)
-        self.last_shortcut = self.last_value is not _ABSENT and isinstance(raw, str) and "```" not in raw and "<think" not in raw.lower()
+        self.last_shortcut = self.last_value is not ABSENT and isinstance(raw, str) and "```" not in raw and "<think" not in raw.lower()
         if self.last_shortcut:  # the JSON text of a stored value: re-parsing it gives it back, unrepaired
             pa, ok, parsed = ParsedAnswer(raw, None, True), True, json.loads(raw)
         else:
@@ -166,7 +166,7 @@ class _Tables:
             try:
                 norm = normalise(pid, parsed, self.seats)
             except Underivable:
-                norm = _ABSENT  # only the full resolvers map it: the record stores answer_norm
+                norm = ABSENT  # only the full resolvers map it: the record stores answer_norm
         te = core.get("te", True)
         return {
             "timestamp": step["timestamp"], "game_id": self.game_id, "round": step["round"],
@@ -181,16 +181,16 @@ class _Tables:
         }  # fmt: skip
 
 
-def _expand(tables: _Tables, line: Mapping[str, Any]) -> dict[str, Any]:
+def _expand(tables: ProbeTables, line: Mapping[str, Any]) -> dict[str, Any]:
     full = tables.derive(line)
     for name in line.get("-") or ():
         full.pop(name, None)
     for key, v in line.items():
-        if key in _RESERVED:
+        if key in RESERVED_KEYS:
             continue
         full[key] = v
     full.update(line.get("x") or {})
-    if full.get("answer_norm") is _ABSENT:
+    if full.get("answer_norm") is ABSENT:
         full["answer_norm"] = None  # cannot happen for lines this module wrote
     return full
 
@@ -203,14 +203,14 @@ class ProbeDecoder:
     records are missing (lines lost from the middle of the file)."""
 
     def __init__(self) -> None:
-        self.tables = _Tables()
+        self.tables = ProbeTables()
 
     def feed(self, line: Mapping[str, Any]) -> dict[str, Any] | None:
         kind = line.get(MARK)
         try:
             if kind is None:  # a full record (schema_version <= 2, imported, or kept whole)
                 rec = dict(line)
-                self.tables.set_answer(rec, _ABSENT)
+                self.tables.set_answer(rec, ABSENT)
             elif kind == "p":
                 rec = _expand(self.tables, line)
                 self.tables.remember(rec, line)
@@ -242,7 +242,7 @@ class ProbeEncoder:
     saves matching the question against its template when the caller rendered it."""
 
     def __init__(self, game_id: str, seats: list[str] | None, templates: Mapping[str, str] | None = None) -> None:
-        self.tables = _Tables()
+        self.tables = ProbeTables()
         self.templates = dict(templates or {})
         self._header: dict[str, Any] | None = {MARK: "h", "schema_version": SCHEMA_VERSION_COMPACT, "codec": CODEC_VERSION,
                                                "parser": PARSER_VERSION, "norm": NORM_VERSION, "game_id": game_id,
@@ -258,7 +258,7 @@ class ProbeEncoder:
         if not all(isinstance(x, int) and not isinstance(x, bool) for x in (k, i, s)):
             out.append(dict(rec))  # not a record of ours: kept whole
             self.tables.remember(rec)
-            self.tables.set_answer(rec, _ABSENT)
+            self.tables.set_answer(rec, ABSENT)
             return out
         pid = rec.get("probe_id")
         if template is None and isinstance(pid, str):
@@ -269,13 +269,13 @@ class ProbeEncoder:
         core: dict[str, Any] = {MARK: "p", "k": k, "i": i, "s": s}
         tpl = self.tables.probe[s]["template"]
         if isinstance(tpl, str) and values is not None:
-            c = [self._ref(rec, ph, values.get(ph), k) for ph in _chain_names(tpl)]
+            c = [self._ref(rec, ph, values.get(ph), k) for ph in chain_names(tpl)]
             if c:
                 core["c"] = c
         value = self._answer(rec, core)
-        for short, name in _SHORT.items():
+        for short, name in SHORT_KEYS.items():
             v = rec.get(name)
-            if v is not None and not (short == "a" and value is not _ABSENT):
+            if v is not None and not (short == "a" and value is not ABSENT):
                 core[short] = v
         if rec.get("tokens_estimated", True) is not True:
             core["te"] = rec.get("tokens_estimated")
@@ -286,16 +286,16 @@ class ProbeEncoder:
         derived = self.tables.derive(core)
         absent = []
         for name in FULL_FIELDS:
-            have = rec.get(name, _ABSENT)
-            if have is _ABSENT:
+            have = rec.get(name, ABSENT)
+            if have is ABSENT:
                 absent.append(name)
-            elif derived[name] is _ABSENT or not same(derived[name], have):
+            elif derived[name] is ABSENT or not same(derived[name], have):
                 core[name] = have
         if absent:
             core["-"] = absent
         extras = {key: v for key, v in rec.items() if key not in derived}
-        clash = {key: v for key, v in extras.items() if key in _RESERVED}
-        core.update({key: v for key, v in extras.items() if key not in _RESERVED})
+        clash = {key: v for key, v in extras.items() if key in RESERVED_KEYS}
+        core.update({key: v for key, v in extras.items() if key not in RESERVED_KEYS})
         if clash:
             core["x"] = clash
         out.append(core)
@@ -306,14 +306,14 @@ class ProbeEncoder:
     # ------------------------------------------------------------------ internals
     def _tables_for(self, rec: Mapping[str, Any], k: int, i: int, s: int, template: str | None,
                     values: Mapping[str, str | None] | None, out: list[dict[str, Any]]) -> None:  # fmt: skip
-        seat = {f: rec.get(f) for f in _SEAT_FIELDS}
+        seat = {f: rec.get(f) for f in SEAT_FIELDS}
         if self.tables.seat.get(i) != seat:
             out.append({MARK: "seat", "i": i, **seat})
         probe = {"probe_id": rec.get("probe_id"), "template": template}
         have = self.tables.probe.get(s)
         if have is None or have["probe_id"] != probe["probe_id"] or (template is not None and have["template"] != template):
             out.append({MARK: "probe", "s": s, **probe})
-        step = {f: rec.get(f) for f in _STEP_FIELDS}
+        step = {f: rec.get(f) for f in STEP_FIELDS}
         old = self.tables.step.get(k)
         for ph in ("players", "roles"):
             step[ph] = values[ph] if values is not None and ph in values else old[ph] if old is not None else None
@@ -328,10 +328,10 @@ class ProbeEncoder:
         or as a patch of this seat's previous answer to the probe (``D``) when that is shorter."""
         raw = rec.get("answer_raw")
         if not isinstance(raw, str) or not raw[:1] in ("[", "{"):
-            return _ABSENT
+            return ABSENT
         value = loads_answer(raw)
-        if value is _ABSENT or dumps_answer(value) != raw:
-            return _ABSENT
+        if value is ABSENT or dumps_answer(value) != raw:
+            return ABSENT
         base = self.tables.answer.get((rec.get("player_name"), rec.get("probe_id")))  # type: ignore[arg-type]
         if base is not None:
             patch = make_patch(base[1], value)
@@ -343,7 +343,7 @@ class ProbeEncoder:
 
     def _match(self, template: str, rec: Mapping[str, Any]) -> dict[str, str | None] | None:
         q = rec.get("question")
-        m = _template_re(template).fullmatch(q) if isinstance(q, str) else None
+        m = template_re(template).fullmatch(q) if isinstance(q, str) else None
         return m.groupdict() if m is not None else None
 
     def _ref(self, rec: Mapping[str, Any], ph: str, text: str | None, k: int) -> int | str | None:

@@ -28,13 +28,13 @@ FULL_FIELDS = (
     "latency_ms", "chain_used_raw_fallback", "error", "speaker", "tokens_prompt", "tokens_completion", "tokens_estimated",
     "step_index", "when", "answer_norm", "think_stripped", "finished_ts", "attempts",
 )  # fmt: skip
-_STEP_FIELDS = ("round", "public_msg_seq", "phase", "when", "timestamp")
-_SEAT_FIELDS = ("player_name", "model", "role")
-_SHORT = {"a": "answer_raw", "v": "answer_valid", "l": "latency_ms", "tp": "tokens_prompt", "tc": "tokens_completion",
+STEP_FIELDS = ("round", "public_msg_seq", "phase", "when", "timestamp")
+SEAT_FIELDS = ("player_name", "model", "role")
+SHORT_KEYS = {"a": "answer_raw", "v": "answer_valid", "l": "latency_ms", "tp": "tokens_prompt", "tc": "tokens_completion",
           "f": "finished_ts", "e": "error"}  # fmt: skip
-_RESERVED = {MARK, "k", "i", "s", "c", "te", "sp", "n", "x", "-", "A", "D", *_SHORT}
-_ABSENT = object()
-_EAGER = ("answer_parsed", "answer_parse_ok", "answer_raw", "e", "error")  # explicit fields that change a chain value
+RESERVED_KEYS = {MARK, "k", "i", "s", "c", "te", "sp", "n", "x", "-", "A", "D", *SHORT_KEYS}
+ABSENT = object()
+EAGER_FIELDS = ("answer_parsed", "answer_parse_ok", "answer_raw", "e", "error")  # explicit fields that change a chain value
 
 
 class ProbeDecodeError(ValueError):
@@ -140,11 +140,11 @@ def _no_constant(name: str) -> Any:
 
 
 def loads_answer(raw: str) -> Any:
-    """The JSON value of a raw answer that is exactly JSON (no NaN/Infinity), else _ABSENT."""
+    """The JSON value of a raw answer that is exactly JSON (no NaN/Infinity), else ABSENT."""
     try:
         return json.loads(raw, parse_constant=_no_constant)
     except (ValueError, RecursionError):
-        return _ABSENT
+        return ABSENT
 
 
 def make_patch(base: Any, new: Any) -> Any:
@@ -222,12 +222,12 @@ def same(a: Any, b: Any) -> bool:
 
 
 @lru_cache(maxsize=64)
-def _chain_names(template: str) -> tuple[str, ...]:
+def chain_names(template: str) -> tuple[str, ...]:
     return tuple(n for n in placeholders(template) if n.startswith(CHAIN_PREFIXES))
 
 
 @lru_cache(maxsize=64)
-def _template_re(template: str) -> re.Pattern[str]:
+def template_re(template: str) -> re.Pattern[str]:
     """A pattern matching every rendering of ``template`` (a repeated placeholder must repeat its value)."""
     parts, seen, pos = [], set(), 0
     for m in re.finditer(r"\{([A-Za-z_][A-Za-z0-9_]*)\}", template):

@@ -23,15 +23,14 @@ try:  # optional speed-up (requirements.txt): the memo key of an answer value
 except ImportError:  # pragma: no cover
     _orjson = None
 
-from .answers import chain_text, parse_answer
-from .probe_codec import _RESERVED, MARK, ProbeDecodeError, _ABSENT, _Tables, _chain_names, apply_patch, dumps_answer, finite
+from .answers import chain_text, finite, parse_answer
 from .json_shape import json_shape, separators
-from .probe_lines import malformed, unchanged
+from .probe_codec import ProbeTables
+from .probe_lines import ABSENT, EAGER_FIELDS, MARK, RESERVED_KEYS, ProbeDecodeError, apply_patch, chain_names, dumps_answer, malformed, unchanged
 from .templates import NA, PLACEHOLDER
 
 _RAW = object()  # the record's raw answer is the JSON text of its value (Fast.a_chars holds its length)
 RAW = _RAW
-_EAGER_KEYS = ("answer_parsed", "answer_parse_ok", "answer_raw", "e", "error")  # as probe_codec._EAGER
 
 
 class Scanned(NamedTuple):
@@ -76,7 +75,7 @@ def _template_parts(template: str) -> tuple[int, tuple[tuple[str, int], ...], tu
     the other placeholders', the quoting ones' (``{prev_*}``/``{last_*}``), then (name, quoted probe
     id) per quoting placeholder, in the order of the record's ``c``)."""
     occ = [(m.group(1), m.end() - m.start()) for m in PLACEHOLDER.finditer(template)]
-    names = _chain_names(template)
+    names = chain_names(template)
     chain = set(names)
     return (len(template) - sum(n for _, n in occ), tuple(x for x in occ if x[0] not in chain),
             tuple(x for x in occ if x[0] in chain), tuple((ph, ph.split("_", 1)[1]) for ph in names))  # fmt: skip
@@ -117,8 +116,8 @@ _TABLE_FIELDS: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
 _TABLE_KEYS = {kind: frozenset((MARK, key, *anys, *strs)) for kind, (key, anys, strs) in _TABLE_FIELDS.items()}
 
 
-class _ScanTables(_Tables):
-    """:class:`.probe_codec._Tables` reading a plainly valid seat, probe or step line without pydantic:
+class _ScanTables(ProbeTables):
+    """:class:`.probe_codec.ProbeTables` reading a plainly valid seat, probe or step line without pydantic:
     only the line's own keys, an ``int`` key and strings or nulls where the model wants them give the
     entry the model dumps (the same keys in the same order, the same values); any other line (the
     header, anything odd) is validated by the model as before (tests/test_cold_fastpaths.py)."""
@@ -161,7 +160,7 @@ class ProbeScanner:
         kind = line.get(MARK)
         try:
             if kind is None:  # a full record (schema_version <= 2, imported, or kept whole)
-                self.tables.set_answer(line, _ABSENT)
+                self.tables.set_answer(line, ABSENT)
                 self._remember(line, line)
                 q, raw = line.get("question"), line.get("answer_raw")
                 return Scanned(line, len(q) if isinstance(q, str) else 0, len(raw) if isinstance(raw, str) else 0, None)  # type: ignore[arg-type]
@@ -198,7 +197,7 @@ class ProbeScanner:
 
     # ------------------------------------------------------------------ records
     def _question_len(self, name: Any, step: Mapping[str, Any], template: str, core: Mapping[str, Any]) -> int:
-        """Length of :func:`.templates.render` of the record's question (probe_codec._Tables.derive)."""
+        """Length of :func:`.templates.render` of the record's question (probe_codec.ProbeTables.derive)."""
         players, roles = step.get("players"), step.get("roles")
         literal, fixed, chain, quoting = _template_parts(template)
         key = (template, name, players, roles) if name.__class__ is str else None
@@ -230,7 +229,7 @@ class ProbeScanner:
         return base
 
     def _answer(self, name: Any, pid: Any, core: Mapping[str, Any]) -> tuple[Any, Any]:
-        """(raw answer or a _Text of its stored value, the value or _ABSENT), as _Tables.answer_value."""
+        """(raw answer or a _Text of its stored value, the value or ABSENT), as ProbeTables.answer_value."""
         if "A" in core:
             value = core["A"]
         elif "D" in core:
@@ -245,7 +244,7 @@ class ProbeScanner:
             value = apply_patch(base[1], patch)
         else:
             raw = core.get("a")
-            return (raw if isinstance(raw, str) else None), _ABSENT
+            return (raw if isinstance(raw, str) else None), ABSENT
         key = _orjson.dumps(value) if self.clean else None  # type: ignore[union-attr]
         hit = self.texts.get(key) if key is not None else None
         if hit is not None:
@@ -285,7 +284,7 @@ class ProbeScanner:
             ok = bool(pa and pa.ok)
             parsed = finite(pa.value) if pa is not None and ok else None
             repaired = bool(pa and pa.repaired)
-        overridden = not _RESERVED.issuperset(core) or "-" in core or "x" in core
+        overridden = not RESERVED_KEYS.issuperset(core) or "-" in core or "x" in core
         if not overridden:
             return self._plain_record(core, k, s, step, name, pid, q_len, raw, value, plain, parsed, ok, repaired)
         rec: dict[str, Any] = {
@@ -299,7 +298,7 @@ class ProbeScanner:
         for drop in core.get("-") or ():
             rec.pop(drop, None)
         for key, v in core.items():
-            if key not in _RESERVED:
+            if key not in RESERVED_KEYS:
                 rec[key] = v
         rec.update(core.get("x") or {})
         # the record's own fields replace derived ones: resolve both placeholders
@@ -311,7 +310,7 @@ class ProbeScanner:
         q_chars = q_len if q is _RAW else len(q) if isinstance(q, str) else 0
         if q is _RAW:
             del rec["question"]
-        if plain and not any(x in core for x in _EAGER_KEYS):  # probe_codec stores the raw text: quoted lazily
+        if plain and not any(x in core for x in EAGER_FIELDS):  # probe_codec stores the raw text: quoted lazily
             have = rec["answer_raw"]
             self._remember(rec, raw if have is _RAW else _Odd(have))
         else:
@@ -329,7 +328,7 @@ class ProbeScanner:
         error = core.get("e")
         if plain:
             a_chars = raw.raw_len
-            if "e" not in core:  # (the line states no other field of _EAGER_KEYS) probe_codec stores the raw text: quoted lazily
+            if "e" not in core:  # (the line states no other field of EAGER_FIELDS) probe_codec stores the raw text: quoted lazily
                 entry: Any = raw
             else:
                 entry = _chain_len_of(error, ok, parsed, raw.raw())
@@ -345,7 +344,7 @@ class ProbeScanner:
 
 class _Odd:
     """A lazily quoted record whose ``answer_raw`` its line replaced (only a hand-made line does):
-    quoted as probe_codec._Tables.lookup quotes it."""
+    quoted as probe_codec.ProbeTables.lookup quotes it."""
 
     __slots__ = ("raw",)
 

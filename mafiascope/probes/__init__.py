@@ -2,7 +2,7 @@
 
 Public API:
 
-* :func:`build_probe_hook` -- what the game runner calls (``engine/runner.py``)
+* :func:`build_probe_hook` -- what the game runner calls (``play/game.py``)
 * :mod:`.dsl` -- :class:`~.dsl.Battery`, :func:`~.dsl.load_battery`, :func:`~.dsl.parse_battery`
 * :mod:`.parsing` -- :func:`~.parsing.extract_json` (docs/metrics.md §3.2), :func:`~.parsing.parse_answer`
 * :mod:`.shapes` -- expected answer shapes and normalisation of the standard probes

@@ -20,7 +20,7 @@ from typing import Any
 from ..backends.base import CompletionRequest
 from ..engine.observation import context_for
 from ..engine.parsing import parse_target, strip_think
-from ..engine.runner import phases_for
+from ..play.game import phases_for
 from .experiments import NO_TARGET, remaining_calls
 from .forks import experiments_dir, plan_fork, run_branch, write_json_atomic
 from .source import ParentGame, ReplayError, fmt_key, parse_key

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ..backends.base import Backend
-from ..engine.runner import play_game
+from ..play.game import play_game
 from ..engine.snapshots import SnapshotEncoder
 from ..engine.state import GameState
 from ..logs.io import GAME_FILE, PROBE_FILE, STATE_FILE, JsonlWriter, dumps

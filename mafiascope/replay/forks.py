@@ -13,7 +13,7 @@ replica index), so replicas resample every later draw; ``keep_seed`` keeps the p
 seed and counters, which makes an offline-bot branch without intervention replay the
 parent exactly. The configuration always comes from the parent's own logs.
 
-The pieces: fork_plan (the validated request), fork_checks (its checks), fork_branch (one branch),
+The pieces: fork_plan (the validated request and its checks), fork_branch (one branch),
 experiment_files (the batch records); this module runs a batch.
 """
 
@@ -32,15 +32,13 @@ from ..logs.io import JsonlWriter
 from ..logs.paths import UnsafePathError, claim_file
 from .experiment_files import EXPERIMENTS_DIR, experiments_dir, write_json_atomic
 from .fork_branch import BranchResult, branch_id, replica_seed, run_branch
-from .fork_checks import PROBE_MODES, SUSPICION_PROBE, _check_night, _plan_night, _state_of, _valid_battery
-from .fork_plan import MAX_N, MAX_PARALLEL, ForkPlan, plan_fork
-from .interventions import OverrideNight
+from .fork_plan import MAX_N, MAX_PARALLEL, PROBE_MODES, SUSPICION_PROBE, ForkPlan, night_override_options, plan_fork, state_at, valid_battery
 from .source import Key, ReplayError
 
 __all__ = [
     "EXPERIMENTS_DIR", "MAX_N", "MAX_PARALLEL", "PROBE_MODES", "SUSPICION_PROBE", "BranchFailed", "BranchResult", "ForkPlan",
-    "_state_of", "_valid_battery", "branch_id", "experiments_dir", "fork", "night_override_options", "plan_fork", "replica_seed",
-    "run_branch", "run_fork_batch", "write_json_atomic",
+    "branch_id", "experiments_dir", "fork", "night_override_options", "plan_fork", "replica_seed",
+    "run_branch", "run_fork_batch", "state_at", "valid_battery", "write_json_atomic",
 ]  # fmt: skip
 
 
@@ -48,13 +46,13 @@ async def run_fork_batch(plan: ForkPlan, on_result: Callable[[BranchResult], Non
                          backends: dict[str, Backend] | None = None) -> dict[str, Any]:  # fmt: skip
     """Run the plan's N branches (``parallel`` at a time) and write the batch record.
 
-    The branches are jobs of the one study runner (:mod:`mafiascope.study.runner`), played by
+    The branches are jobs of the one study runner (:mod:`mafiascope.play.runner`), played by
     :func:`run_branch` (a branch continues the saved state), with their ledger in
     ``<logs>/experiments/fork-<id>.ledger/`` next to the record. A branch over the fault budget is
     ``invalid`` there, flagged in ``branches[]``, listed in the record's ``invalid`` and left out of
     its ``summary``."""
     from ..backends.registry import build_backends
-    from ..study.runner import Job, run_games_async, spec_hash
+    from ..play.runner import Job, run_games_async, spec_hash
     from .summary import game_outcome, summarize
 
     if backends is None:
@@ -117,41 +115,3 @@ def fork(game: str | Path, at: Key | str, n: int = 1, **kwargs: Any) -> dict[str
     """Synchronous helper: plan and run a fork batch."""
     plan = plan_fork(game, at, n, **kwargs)
     return run_closing(run_fork_batch(plan))
-
-
-def night_override_options(parent: Any, key: tuple[int, int]) -> list[dict[str, Any]]:
-    """Who can still be given a night override from step ``key``, with their legal targets.
-
-    One entry per seat, ``{"seat", "role", "action", "targets"}``, in seating order: a seat is listed and
-    a target offered exactly when the engine's own check of ``--override-night SEAT=TARGET`` at this step
-    accepts it (mafiascope.replay.forks: the same base snapshot, night stage and candidate list as
-    :func:`plan_fork`), so the pickers never offer what the fork would refuse. Empty when the step is not
-    at or before a night with an action left (a day step, the game's end, no snapshot)."""
-    try:
-        cfg = parent.config()
-    except ReplayError:
-        return []
-    states: dict[Any, Any] = {}
-    out = []
-    for seat in [str(p.get("name")) for p in parent.setup.get("players") or []]:
-        try:
-            base, iv = _plan_night(parent, key, seat, "")
-            if base not in states:
-                states[base] = _state_of(parent, base, cfg)[0]
-        except ReplayError:
-            continue
-        state = states[base]
-        if state.over:
-            return []
-        targets, action = [], None
-        for t in [s.name for s in state.seats]:
-            probe = OverrideNight(seat, t, step=iv.step, kind=iv.kind, action=iv.action)
-            try:
-                _check_night(state, probe, key)
-            except ReplayError:
-                continue
-            targets.append(t)
-            action = probe.action
-        if targets:
-            out.append({"seat": seat, "role": state.seat(seat).role, "action": action, "targets": targets})
-    return out

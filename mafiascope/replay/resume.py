@@ -23,13 +23,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..engine.runner import play_game
+from ..play.game import play_game
 from ..logs import LogFormatError, kinds, read_game
 from ..logs.io import GAME_FILE, PROBE_FILE, STATE_FILE, JsonlWriter, dumps, list_game_dirs
 from ..logs.probe_codec import ProbeEncoder
 from ..logs.paths import UnsafePathError, claim_game_dir, game_dir, inside, safe_rename, safe_rmtree
 from ..logs.schema import validate_game_id
-from .forks import _state_of
+from .fork_plan import state_at
 from .source import START, Key, ParentGame, ReplayError, fmt_key
 
 STAGING = ".resume"
@@ -156,7 +156,7 @@ async def resume_game(cand: Candidate, backends: dict[str, Any] | None = None) -
     assert key is not None
     parent = ParentGame(d, need_snapshots=False)
     cfg = parent.config()
-    state, memory = _state_of(parent, key, cfg)
+    state, memory = state_at(parent, key, cfg)
     state.game_id = parent.game_id
     hidden = redacted_backends(cfg, {s.backend for s in state.seats})
     if hidden:

@@ -72,7 +72,7 @@ async def run_ab(cfg: GameConfig, games: int, *, logs: str | Path, seed_base: in
         validate_game_id(f"{id_prefix}-unprobed-0000")
     except ValueError as exc:
         raise ReplayError(f"--id-prefix {id_prefix!r}: {exc}") from None
-    from ..study.runner import Job, RunnerError, config_fingerprint, run_games_async, spec_hash
+    from ..play.runner import Job, RunnerError, config_fingerprint, run_games_async, spec_hash
 
     pairs_order = [(arm, i) for i in range(games) for arm in ("probed", "unprobed")]
     random.Random(order_seed).shuffle(pairs_order)  # randomised, interleaved
@@ -157,7 +157,9 @@ def headline(probe_id: str, rec: dict[str, Any]) -> str:
     return json.dumps(v, sort_keys=True, ensure_ascii=False)
 
 
-def _pick_states(logs: Path, k: int, seed: int) -> list[tuple[ParentGame, dict[str, Any], list[str]]]:
+def pick_states(logs: Path, k: int, seed: int) -> list[tuple[ParentGame, dict[str, Any], list[str]]]:
+    """``k`` saved steps (at random, ``seed``) of the games under ``logs`` where seats were probed: (game, snapshot,
+    the probed seats); ReplayError when there is none."""
     pool = []
     for d in list_game_dirs(logs):
         try:
@@ -188,7 +190,7 @@ async def run_repeat(logs: str | Path, states: int, repeats: int, *, seed: int =
         raise ReplayError("--states must be between 1 and 1000")
     if not 2 <= repeats <= 100:
         raise ReplayError("--repeats must be between 2 and 100")
-    chosen = _pick_states(Path(logs), states, seed)
+    chosen = pick_states(Path(logs), states, seed)
     if preflight:
         await require([g.config() for g, _, _ in chosen])
     tmp = Path(tempfile.mkdtemp(prefix="mafiascope-repeat-"))

@@ -34,7 +34,7 @@ LANGUAGES = ("en", "ru")
 
 async def _play(cfgs: list[tuple[GameConfig, int, str]], logs: Path) -> dict[str, float]:
     """Play the games one at a time; returns each game's CPU seconds (this process's, while it alone ran)."""
-    from ..engine.runner import play_game
+    from ..play.game import play_game
 
     cpu: dict[str, float] = {}
     for cfg, seed, gid in cfgs:

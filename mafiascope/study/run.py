@@ -19,11 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from ..config import SECRET_KEYS, ConfigError, GameConfig
+from ..play.ledger import DONE, Runner, StudyLedger
+from ..play.runner import Job, RunnerError, run_games, settle_game
 from ..provenance import provenance
 from .estimate import estimate_study
-from .ledger import DONE, StudyLedger
-from .ledger import Runner
-from .runner import Job, RunnerError, run_games, settle_game
 from .schedule import StudyGame, game_config, study_schedule
 from .spec import StudySpec, parse_study_spec
 

@@ -37,20 +37,12 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from ..backends.registry import parse_backend_spec
 from ..config import REPO_ROOT, ConfigError, format_validation_error, read_yaml, redact, validate_mapping
 from ..engine.rules import CLASSIC, CLASSIC_SHERIFF, TOURNAMENT_DEFAULTS, VARIANT_ALIASES, RuleSet, tournament_rules
+from ..play.usage import Price
 from ..provenance import content_hash
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$")
 _BACKEND_ERR = re.compile(r"^backend '.*?' \(.*?\): field '(.*?)': (.*)$")
 CLASSIC_RULES = {"classic": CLASSIC, "classic_sheriff": CLASSIC_SHERIFF}
-
-
-class Price(BaseModel):
-    """US dollars (or any currency, consistently) per million tokens."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    prompt_per_mtok: float = Field(ge=0)
-    completion_per_mtok: float = Field(ge=0)
 
 
 class StudyBackend(BaseModel):

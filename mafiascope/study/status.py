@@ -16,7 +16,7 @@ from typing import Any
 
 from ..provenance import provenance
 from .estimate import estimate_study
-from .ledger import DONE, StudyLedger, runner_alive
+from ..play.ledger import DONE, StudyLedger, runner_alive
 from .schedule import study_schedule
 from .spec import StudySpec
 

@@ -104,7 +104,7 @@ RU: dict[str, list[str]] = {
 TEMPLATES = {"en": EN, "ru": RU}
 
 
-def _pick(rng: random.Random, lang: str, key: str, **kw: str) -> str:
+def pick_line(rng: random.Random, lang: str, key: str, **kw: str) -> str:
     return rng.choice(TEMPLATES.get(lang, EN)[key]).format(**kw)
 
 
@@ -113,7 +113,7 @@ def protocol_line(lang: str, action: str, target: str) -> str:
     return prompts.action_format(p, action).replace("<name>", target).replace("<имя>", target)
 
 
-def _reasons(st: BotState, t: str, rng: random.Random) -> list[str]:
+def suspicion_reasons(st: BotState, t: str, rng: random.Random) -> list[str]:
     """Grounded reasons to suspect ``t``, best first."""
     lang = st.ident.language
     out: list[tuple[float, str]] = []
@@ -122,25 +122,25 @@ def _reasons(st: BotState, t: str, rng: random.Random) -> list[str]:
         if ln.actor != t or ln.weight <= 0:
             continue
         if ln.target == st.me:
-            out.append((3.0, _pick(rng, lang, "r_on_me", t=t)))
+            out.append((3.0, pick_line(rng, lang, "r_on_me", t=t)))
         elif ln.target in town_known:
             key = "r_voted" if ln.kind == "voted" else "r_pushed"
-            out.append((2.5, _pick(rng, lang, key, t=t, y=ln.target)))
+            out.append((2.5, pick_line(rng, lang, key, t=t, y=ln.target)))
         elif ln.kind == "voted":
-            out.append((1.0, _pick(rng, lang, "r_voted", t=t, y=ln.target)))
+            out.append((1.0, pick_line(rng, lang, "r_voted", t=t, y=ln.target)))
     pm = st.p_mafia()
     for ln in st.links[-200:]:
         if ln.actor == t and ln.weight < 0 and pm.get(ln.target, 0) > 0.5 and ln.target != st.me:
-            out.append((2.0, _pick(rng, lang, "r_defended", t=t, y=ln.target)))
+            out.append((2.0, pick_line(rng, lang, "r_defended", t=t, y=ln.target)))
             break
     for _, outcome, v in st.night_log:
         if outcome == "kill" and any(ln.actor == v and ln.target == t and ln.weight > 0 for ln in st.links):
-            out.append((2.2, _pick(rng, lang, "r_victim", t=t, v=v)))
+            out.append((2.2, pick_line(rng, lang, "r_victim", t=t, v=v)))
     acc = st.style.get(t)
     avg = sorted(a[1] / a[0] for a in st.style.values() if a[0])
     if acc and acc[0] and avg and acc[1] / acc[0] < 0.7 * avg[len(avg) // 2]:
-        out.append((0.8, _pick(rng, lang, "r_quiet", t=t)))
-    out.append((0.5, _pick(rng, lang, "r_generic", t=t)))
+        out.append((0.8, pick_line(rng, lang, "r_quiet", t=t)))
+    out.append((0.5, pick_line(rng, lang, "r_generic", t=t)))
     seen, res = set(), []
     for _, s in sorted(out, key=lambda x: -x[0]):
         if s not in seen:
@@ -157,16 +157,16 @@ def _style(st: BotState, core: list[str], extras: list[str], rng: random.Random,
     want = round((1.6 + e / 45) * st.params.verbosity)
     want = max(2, min(4, want))
     if n >= 65 and not intro and rng.random() < 0.6:
-        extras.insert(0, _pick(rng, lang, "anx"))
+        extras.insert(0, pick_line(rng, lang, "anx"))
     if o >= 65 and not intro and rng.random() < 0.5:
-        core.insert(0, _pick(rng, lang, "open"))
+        core.insert(0, pick_line(rng, lang, "open"))
     sentences = core[:want] + extras[: max(0, want - len(core))]
     if sentences:
         tone = "soft" if a >= 65 else "harsh" if a <= 35 else None
         if tone and rng.random() < 0.7:
             i = 0 if len(sentences) == 1 else rng.randrange(1 if intro else 0, len(sentences))
             s = sentences[i]
-            sentences[i] = _pick(rng, lang, tone) + (s[0].lower() + s[1:] if s[:1].isupper() and not _starts_with_name(st, s) else s)
+            sentences[i] = pick_line(rng, lang, tone) + (s[0].lower() + s[1:] if s[:1].isupper() and not _starts_with_name(st, s) else s)
         if c >= 65 and len(sentences) >= 3 and not intro:
             marks = ("First, ", "Second, ") if lang == "en" else ("Во-первых, ", "Во-вторых, ")
             for i, m in enumerate(marks):
@@ -187,12 +187,12 @@ def intro(st: BotState, rng: random.Random) -> str:
     lang = st.ident.language
     pers = st.ident.personality
     traits = sorted("OCEAN", key=lambda k: -abs(pers.get(k, 50) - 50))
-    lines = [_pick(rng, lang, "intro_open", me=st.me)]
+    lines = [pick_line(rng, lang, "intro_open", me=st.me)]
     for k in traits[:2]:
         v = pers.get(k, 50)
         if v != 50:
-            lines.append(_pick(rng, lang, f"{k}_{'hi' if v > 50 else 'lo'}"))
-    lines.append(_pick(rng, lang, "intro_close"))
+            lines.append(pick_line(rng, lang, f"{k}_{'hi' if v > 50 else 'lo'}"))
+    lines.append(pick_line(rng, lang, "intro_close"))
     return _style(st, lines[:1], lines[1:], rng, intro=True)
 
 
@@ -202,27 +202,27 @@ def discussion(st: BotState, plan: Plan, rng: random.Random) -> str:
     core: list[str] = []
     extras: list[str] = []
     if t is None:
-        return _pick(rng, lang, "plain")
+        return pick_line(rng, lang, "plain")
     if plan.mode == "reveal":
-        core.append(_pick(rng, lang, "reveal", t=t))
+        core.append(pick_line(rng, lang, "reveal", t=t))
     elif plan.mode == "bus":
-        core.append(_pick(rng, lang, "bus", t=t))
+        core.append(pick_line(rng, lang, "bus", t=t))
     elif plan.mode == "hedge":
-        core.append(_pick(rng, lang, "hedge", t=t))
+        core.append(pick_line(rng, lang, "hedge", t=t))
     else:
-        core.append(_pick(rng, lang, "accuse", t=t))
-    reasons = _reasons(st, t, rng)
+        core.append(pick_line(rng, lang, "accuse", t=t))
+    reasons = suspicion_reasons(st, t, rng)
     extras.extend(reasons[:2])
     agreeing = [ln.actor for ln in reversed(st.links[-60:]) if ln.target == t and ln.weight > 0 and ln.actor not in (st.me, t) and ln.actor in st.alive]
     if agreeing and rng.random() < 0.5:
-        extras.insert(1, _pick(rng, lang, "agree", y=agreeing[0], t=t))
+        extras.insert(1, pick_line(rng, lang, "agree", y=agreeing[0], t=t))
     if plan.defend:
-        extras.insert(0 if st.is_mafia else len(extras), _pick(rng, lang, "defend", d=plan.defend))
+        extras.insert(0 if st.is_mafia else len(extras), pick_line(rng, lang, "defend", d=plan.defend))
     if plan.distance:
-        extras.insert(0, _pick(rng, lang, "hedge", t=plan.distance))
+        extras.insert(0, pick_line(rng, lang, "hedge", t=plan.distance))
     attackers = sorted((a for a in st.toward_me if a in st.alive and st.toward_me[a] > 1.0), key=lambda a: -st.toward_me[a])
     if attackers and rng.random() < 0.6:
-        extras.insert(0, _pick(rng, lang, "self", a=attackers[0]))
+        extras.insert(0, pick_line(rng, lang, "self", a=attackers[0]))
     return _style(st, core, extras, rng)
 
 
@@ -230,14 +230,14 @@ def vote(st: BotState, plan: Plan, rng: random.Random) -> str:
     lang = st.ident.language
     t = plan.target or st.me
     key = {"bus": "vote_bus", "reveal": "vote_reveal"}.get(plan.mode, "vote")
-    return _pick(rng, lang, key, t=t) + "\n" + protocol_line(lang, "vote", t)
+    return pick_line(rng, lang, key, t=t) + "\n" + protocol_line(lang, "vote", t)
 
 
 def night(st: BotState, action: str, target: str, rng: random.Random) -> str:
     lang = st.ident.language
     key = "protect_self" if action == "protect" and target == st.me else action
-    return _pick(rng, lang, key, t=target) + "\n" + protocol_line(lang, action, target)
+    return pick_line(rng, lang, key, t=target) + "\n" + protocol_line(lang, action, target)
 
 
 def plain(st: BotState, rng: random.Random) -> str:
-    return _pick(rng, st.ident.language, "plain")
+    return pick_line(rng, st.ident.language, "plain")

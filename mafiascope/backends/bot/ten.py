@@ -322,7 +322,7 @@ def on_last_words(st: BotState, inst: Any, rng: random.Random) -> str:
     lines = [_say(st, "last_mafia" if st.is_mafia else "last_town", rng)]
     if plan.target:
         lines.append(_say(st, "last_accuse", rng, t=plan.target))
-        reasons = speech._reasons(st, plan.target, rng)
+        reasons = speech.suspicion_reasons(st, plan.target, rng)
         if reasons and rng.random() < 0.7:
             lines.append(reasons[0])
     if plan.defend and rng.random() < 0.5:
@@ -338,7 +338,7 @@ def on_defence(st: BotState, inst: Any, rng: random.Random) -> str:
     t = others[0] if others and (st.is_mafia or st.p_mafia().get(others[0], 0) >= _prior(st)) else plan.target
     if t and t != st.me:
         lines.append(_say(st, "defence_other", rng, t=t))
-        reasons = speech._reasons(st, t, rng)
+        reasons = speech.suspicion_reasons(st, t, rng)
         if reasons:
             lines.append(reasons[0])
     return " ".join(lines)
@@ -357,7 +357,7 @@ def on_open_floor(st: BotState, inst: Any, rng: random.Random) -> str:
         accused = st.toward_me.get(a, 0.0) > 0.3
         lines = [_say(st, "answer_accused" if accused else "answer_named", rng, a=a)]
         if plan.target and plan.target != a or (accused and plan.target):
-            lines.append(speech._pick(rng, st.ident.language, "accuse", t=plan.target))
+            lines.append(speech.pick_line(rng, st.ident.language, "accuse", t=plan.target))
         return " ".join(lines)
     if turn >= 3 or not plan.target:
         return t["pass_word"]
@@ -368,7 +368,7 @@ def on_open_floor(st: BotState, inst: Any, rng: random.Random) -> str:
         cool = [p for p in st.ident.partners if p in st.alive and st.heat.get(p, 0.0) < 1.0]
         if speak and cool and rng.random() < FLOOR_DISTANCE * st.params.lie_skill:
             # on an open floor a skilled Mafioso questions a partner too, or the team stands out
-            return speech.discussion(st, plan, rng) + " " + speech._pick(rng, st.ident.language, "doubt", t=cool[0])
+            return speech.discussion(st, plan, rng) + " " + speech.pick_line(rng, st.ident.language, "doubt", t=cool[0])
     else:
         speak = fresh and (pm.get(plan.target, 0.0) >= confident_line(st) - 0.05 or plan.mode == "reveal")
     if not speak:

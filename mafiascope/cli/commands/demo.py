@@ -67,7 +67,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def _demo_games(args: argparse.Namespace, out: Path) -> list[dict[str, object]]:
-    from ...engine.runner import play_game
+    from ...play.game import play_game
 
     games = []
     for gid, config, seed, battery, snapshots in DEMO_GAMES:

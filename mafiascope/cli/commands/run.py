@@ -140,7 +140,7 @@ def _take_human_seat(cfg: GameConfig, idx: int, inner: Any) -> Any:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from ...engine.runner import play_game
+    from ...play.game import play_game
     from ...logs.paths import UnsafePathError
     from ...logs.schema import validate_game_id
 
@@ -165,7 +165,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_batch(args: argparse.Namespace) -> int:
-    from ...engine.batch import BatchExists, run_batch
+    from ...play.batch import BatchExists, run_batch
     from ...logs.schema import validate_game_id
 
     if not 1 <= args.n <= 100000:
@@ -197,7 +197,7 @@ def cmd_batch(args: argparse.Namespace) -> int:
             more = f" (and {len(taken) - 1} more)" if len(taken) > 1 else ""
             raise CliError(f"--id-prefix {args.id_prefix}: {Path(args.logs) / taken[0]} already holds a game{more}; "
                            "choose another prefix or --logs")  # fmt: skip
-    from ...study.runner import RunnerError
+    from ...play.runner import RunnerError
 
     try:
         res = run_closing(run_batch(cfg, args.n, logs_dir=args.logs, parallel=args.parallel, seed_base=args.seed_base,

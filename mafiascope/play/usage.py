@@ -12,8 +12,18 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict, Field
+
 from ..logs import LogFormatError, iter_probe_records, kinds, read_game
-from .spec import Price
+
+class Price(BaseModel):
+    """US dollars (or any currency, consistently) per million tokens."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    prompt_per_mtok: float = Field(ge=0)
+    completion_per_mtok: float = Field(ge=0)
+
 
 FIELDS = ("act_calls", "probe_calls", "prompt_tokens", "completion_tokens")
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from ..config import GameConfig
 from ..logs.io import game_dir
-from .runner import GameResult
+from .game import GameResult, with_switches
 from ..logs import kinds as K
 
 
@@ -100,7 +100,7 @@ async def run_batch(
 ) -> BatchResult:
     """Play ``n`` games with at most ``parallel`` in flight; a failing game is reported, not fatal.
 
-    The batch is a one-arm study run by the one study runner (:mod:`mafiascope.study.runner`). A
+    The batch is a one-arm study run by the one runner (:mod:`mafiascope.play.runner`). A
     named batch (``game_id_prefix``) keeps its ledger in ``<logs>/.batches/<prefix>/``: ``resume``
     continues it exactly where it stopped (games never started, games of a killed runner replayed
     from scratch), or joins a batch running now (the ledger's claims split the games); without
@@ -110,16 +110,11 @@ async def run_batch(
     import tempfile
     import uuid
 
-    from ..study.runner import Job, config_fingerprint, run_games_async, spec_hash
+    from .runner import Job, config_fingerprint, run_games_async, spec_hash
 
     if n < 1:
         raise ValueError("n must be >= 1")
-    if probes is not None or snapshots is not None:
-        cfg = cfg.model_copy(deep=True)
-        if probes is not None:
-            cfg.probes.enabled = probes
-        if snapshots is not None:
-            cfg.snapshots = snapshots
+    cfg = with_switches(cfg, probes, snapshots)
     out = BatchResult()
     base = seed_base if seed_base is not None else (cfg.seed if cfg.seed is not None else 0)
     ids = [f"{game_id_prefix}-{i:04d}" if game_id_prefix else str(uuid.uuid4()) for i in range(n)]

@@ -23,16 +23,16 @@ from ..config import GameConfig
 from ..logs.io import GAME_FILE, STATE_FILE, JsonlWriter, game_dir
 from ..logs.paths import GameDirTaken, claim_game_dir
 from ..logs.schema import Snapshot, validate_game_id
-from . import prompts
-from .faults import judge
-from .observation import context_for
-from .records import build, line
-from .snapshots import SnapshotEncoder
-from .parsing import parse_list, parse_target, strip_think
-from .phases import phases_for
-from .phases.base import Ask, Outcome, ProbeStep, Reply, Resolve
+from ..engine import prompts
+from ..engine.faults import judge
+from ..engine.observation import context_for
+from ..engine.records import build, line
+from ..engine.snapshots import SnapshotEncoder
+from ..engine.parsing import parse_list, parse_target, strip_think
+from ..engine.phases import phases_for
+from ..engine.phases.base import Ask, Outcome, ProbeStep, Reply, Resolve
 from .seating import initial_state, new_game_id, setup_record
-from .state import GameState
+from ..engine.state import GameState
 from ..logs import kinds as K
 
 WALL_CLOCK_FIELDS = ("ts", "timestamp", "latency_ms")
@@ -302,6 +302,18 @@ def _probe_hook(cfg: GameConfig, state: GameState, out_dir: Path, backends: dict
     return build_probe_hook(cfg, state=state, out_dir=out_dir, backends=backends)
 
 
+def with_switches(cfg: GameConfig, probes: bool | None, snapshots: bool | None) -> GameConfig:
+    """``cfg`` with probing and snapshots switched as asked (a copy; ``None`` keeps the config's own)."""
+    if probes is None and snapshots is None:
+        return cfg
+    cfg = cfg.model_copy(deep=True)
+    if probes is not None:
+        cfg.probes.enabled = probes
+    if snapshots is not None:
+        cfg.snapshots = snapshots
+    return cfg
+
+
 async def play_game(
     cfg: GameConfig,
     *,
@@ -323,12 +335,7 @@ async def play_game(
     :class:`~mafiascope.logs.paths.GameDirTaken` (a FileExistsError) is raised and nothing is
     written. ``claimed``: the caller (fork, resume) has already claimed it and pre-written the
     inherited records; ``game.jsonl`` is still created exclusively."""
-    if probes is not None or snapshots is not None:
-        cfg = cfg.model_copy(deep=True)
-        if probes is not None:
-            cfg.probes.enabled = probes
-        if snapshots is not None:
-            cfg.snapshots = snapshots
+    cfg = with_switches(cfg, probes, snapshots)
     if backends is None:
         from ..backends.registry import build_backends
 

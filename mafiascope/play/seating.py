@@ -12,10 +12,10 @@ from .. import __version__
 from ..backends.base import Backend
 from ..config import PERSONALITY_PRESETS, GameConfig
 from ..logs.schema import SCHEMA_VERSION, Personality, Setup
-from . import prompts
-from .phases import phases_for
-from .records import build
-from .state import GameState, Pending, Seat
+from ..engine import prompts
+from ..engine.phases import phases_for
+from ..engine.records import build
+from ..engine.state import GameState, Pending, Seat
 
 
 def new_game_id() -> str:

@@ -6,7 +6,7 @@ rule set must keep: determinism for a seed, records valid against the schema, un
 a winner that matches the final table, and snapshots that restore to the same state.
 A new rule set or a user's own config can be checked the same way:
 
-    python -c "from mafiascope.engine.conformance import main; main()" configs/my_rules.yaml
+    python -c "from mafiascope.play.conformance import main; main()" configs/my_rules.yaml
 """
 
 from __future__ import annotations
@@ -22,10 +22,10 @@ from ..config import GameConfig, load_game_config
 from ..logs import kinds as K
 from ..logs.io import GAME_FILE, STATE_FILE, read_jsonl
 from ..logs.schema import MAFIA_ROLES, UTTERANCE_KINDS, parse_event
-from .observation import context_for
-from .runner import WALL_CLOCK_FIELDS, play_game
-from .snapshots import iter_snapshots
-from .state import GameState
+from ..engine.observation import context_for
+from .game import WALL_CLOCK_FIELDS, play_game
+from ..engine.snapshots import iter_snapshots
+from ..engine.state import GameState
 
 
 class ConformanceError(AssertionError):

@@ -8,7 +8,7 @@ the calling process, so ledgers are written in one place. A result is
 ``{game_id, winner, rounds, reason, faults, acts, seconds}`` (plus ``invalid``, ``invalid_reason``
 for a game over its fault budget).
 
-Called only by the one study runner (:mod:`mafiascope.study.runner`), which every front end goes
+Called only by the one runner (:mod:`mafiascope.play.runner`), which every front end goes
 through: ``study run``, ``batch``, ``arena run``, ``validate ab`` and fork batches.
 """
 
@@ -42,7 +42,7 @@ def _result(res: Any, seconds: float) -> dict[str, Any]:
 
 
 async def _play_local(cfg: GameConfig, run_dir: Path, g: Any, backends: dict[str, Any] | None) -> dict[str, Any]:
-    from .runner import play_game
+    from .game import play_game
 
     t0 = time.time()
     logs_dir = getattr(g, "logs_dir", None) or run_dir  # a game may name its own directory (validate ab's two arms)
@@ -52,7 +52,7 @@ async def _play_local(cfg: GameConfig, run_dir: Path, g: Any, backends: dict[str
 
 def _play_in_worker(cfg_data: dict[str, Any], run_dir: str, seed: int, game_id: str | None) -> dict[str, Any]:
     """Ray task body: one game in the worker's own event loop."""
-    from .runner import run_game
+    from .game import run_game
 
     t0 = time.time()
     res = run_game(GameConfig.model_validate(cfg_data), logs_dir=run_dir, seed=seed, game_id=game_id)

@@ -10,7 +10,7 @@ decides the games, then call :func:`run_games`. It
 * claims each next game under the ledger's lock, so two runners never take one game, and
   resumes exactly where a run stopped: never-started games, games of a dead runner (their
   partial directory removed and replayed from scratch) and failed games,
-* plays them on the local or Ray executor (:mod:`mafiascope.engine.executors`), or with the
+* plays them on the local or Ray executor (:mod:`mafiascope.play.executors`), or with the
   front end's own ``play`` coroutine (fork branches continue a saved state), and
 * settles each row from the game's own logs: ``invalid`` when ``game_over.invalid`` (over the
   fault budget: counted, excluded from every front end's results), ``finished``, or ``failed``.
@@ -192,7 +192,7 @@ async def run_games_async(
     writer's game with the same id is never touched: the engine refuses it, the row is ``failed``
     with ``error_type: GameDirTaken``, and a later run leaves that directory alone too). ``on_ledger(ledger, created)`` runs once the
     ledger exists, before any claim (an old front-end ledger is imported there)."""
-    from ..engine.executors import execute_local
+    from .executors import execute_local
 
     run = _Run(ledger_dir, header, jobs, games_dir, admit=admit, limit=limit, prices=prices, owns_game_dirs=owns_game_dirs,
                on_claim=on_claim, on_settle=on_settle, on_ledger=on_ledger)  # fmt: skip
@@ -224,7 +224,7 @@ def run_games(
 ) -> RunOutcome:
     """:func:`run_games_async` from synchronous code, on the local executor or on Ray (``address``:
     a cluster, else a local instance; the driver alone claims games and writes the ledger)."""
-    from ..engine.executors import ExecutorError, execute_ray
+    from .executors import ExecutorError, execute_ray
 
     if executor not in ("local", "ray"):
         raise RunnerError(f"executor: {executor!r} is not supported; choose local or ray")
