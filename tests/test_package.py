@@ -66,6 +66,17 @@ def test_installed_wheel_runs_and_analyzes_outside_the_checkout(site, tmp_path):
     assert bare.returncode == 0, bare.stderr
     assert (work / json.loads(bare.stdout)["path"] / "game.jsonl").is_file()
 
+    # the README's study commands, from the installed package: shipped specs by path or by name
+    for ref in ("configs/studies/bots_quick.yaml", "bots_quick"):
+        plan = _installed(site, work, "-m", "mafiascope", "study", "plan", ref, "--json")
+        assert plan.returncode == 0, plan.stderr
+        assert json.loads(plan.stdout)["games"] == 22
+    ran = _installed(site, work, "-m", "mafiascope", "study", "run", "bots_quick", "--limit", "0", "--json")
+    assert ran.returncode == 0, ran.stderr
+    status = _installed(site, work, "-m", "mafiascope", "study", "status", "configs/studies/bots_quick.yaml", "--json")
+    assert status.returncode == 0, status.stderr
+    assert json.loads(status.stdout)["counts"]["pending"] == 22
+
     shutil.copytree(DEMO_GAME, work / "demo" / DEMO_GAME.name)
     rep = _installed(site, work, "-m", "mafiascope", "analyze", "demo", "--json", "--boot", "0")
     assert rep.returncode == 0, rep.stderr

@@ -144,3 +144,22 @@ def test_calibrate_measures_cpu_seconds_and_keeps_other_profiles(tmp_path):
     assert prof["games"] == 2 and prof["seconds_basis"] == "cpu" and prof["seconds_per_game"] > 0
     saved = _json.loads(out.read_text())
     assert "sport|en" in saved["profiles"] and saved["profiles"]["classic|en"] == prof  # the others are kept
+
+
+def test_shipped_specs_are_found_by_name_from_any_directory(tmp_path, monkeypatch, capsys):
+    """``study plan/run/status`` take a shipped spec as ``run -c`` takes a config: by its path in the
+    checkout, by ``studies/NAME`` or by its bare name, from a directory that holds no configs/."""
+    from mafiascope.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    for ref in ("configs/studies/bots_quick.yaml", "studies/bots_quick", "bots_quick"):
+        assert main(["study", "plan", ref, "--json"]) == 0, ref
+        assert json.loads(capsys.readouterr().out)["study"] == "bots-quick"
+    assert main(["study", "run", "bots_quick", "--limit", "0", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["counts"]["pending"] == 22
+    assert (tmp_path / "logs" / "studies" / "bots-quick" / "ledger.jsonl").is_file()
+    assert main(["study", "status", "bots_quick", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["scheduled"] == 22
+    assert main(["study", "plan", "no_such_study"]) == 2
+    err = capsys.readouterr().err
+    assert "no_such_study: no such study spec or study directory" in err and "bots_quick, two_models" in err

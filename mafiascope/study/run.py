@@ -78,11 +78,34 @@ def plan_study(spec: StudySpec, rows: dict[str, dict[str, Any]] | None = None) -
     }
 
 
+def shipped_study(ref: str | Path) -> Path | None:
+    """A study spec shipped in the package (``configs/studies/``), named as ``run -c`` names configs:
+    ``bots_quick``, ``studies/bots_quick.yaml`` or ``configs/studies/bots_quick.yaml``."""
+    from ..config import shipped_config
+
+    found = shipped_config(ref)
+    if found is None and len(Path(ref).parts) == 1:
+        found = shipped_config(Path("studies") / ref)
+    return found
+
+
+def shipped_studies() -> list[str]:
+    from ..config import CONFIG_DIR
+
+    return sorted(p.stem for p in (CONFIG_DIR / "studies").glob("*.yaml"))
+
+
 def load_study(path: str | Path) -> tuple[StudySpec, Path]:
-    """A spec YAML (its study directory from ``out:``) or a study directory (its saved ``spec.json``)."""
+    """A spec YAML (its study directory from ``out:``), a study directory (its saved ``spec.json``), or the
+    name of a shipped spec (:func:`shipped_study`) when ``path`` is neither a file nor a directory here."""
     from .spec import load_study_spec
 
     p = Path(path)
+    if not p.exists() and not p.is_absolute():
+        p = shipped_study(p) or p
+    if not p.exists():
+        raise StudyError(f"{path}: no such study spec or study directory, and no shipped study of that name "
+                         f"(shipped: {', '.join(shipped_studies())})")  # fmt: skip
     if p.is_dir() and not (p / SPEC_FILE).is_file() and (p / "spec.yaml").is_file():  # saved by the app, not run yet
         try:
             return load_study_spec(p / "spec.yaml"), p

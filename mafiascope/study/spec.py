@@ -35,7 +35,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from ..backends.registry import parse_backend_spec
-from ..config import REPO_ROOT, ConfigError, format_validation_error, read_yaml, redact, validate_mapping
+from ..config import REPO_ROOT, ConfigError, format_validation_error, read_yaml, redact, shipped_config, validate_mapping
 from ..engine.rules import CLASSIC, CLASSIC_SHERIFF, TOURNAMENT_DEFAULTS, VARIANT_ALIASES, RuleSet, tournament_rules
 from ..play.usage import Price
 from ..provenance import content_hash
@@ -261,7 +261,7 @@ def _find(ref: str, source: str | None) -> Path | None:
     for base in [*bases, Path.cwd(), REPO_ROOT]:
         if (base / p).is_file():
             return base / p
-    return None
+    return shipped_config(p)  # configs/probes/x.yaml, rules/x.yaml: from the package when installed
 
 
 def parse_study_spec(data: Any, source: str = "<study>") -> StudySpec:
