@@ -186,7 +186,8 @@ def status_view(directory: Path) -> None:
     m = st.columns(6)
     m[0].metric("Finished", c["finished"])
     m[1].metric("Pending", c["pending"])
-    m[2].metric("Running", c["running"])
+    m[2].metric("Running", c["running"], delta=f"{len(s['stale_running'])} held by a dead runner" if s["stale_running"] else None,
+                delta_color="off")  # fmt: skip
     m[3].metric("Failed", c["failed"])
     m[4].metric("Invalid", c["invalid"])
     m[5].metric("Spend", f"{s['spend']['money']:.4f}", help=f"{s['spend']['calls']:,} calls; faults {s['faults']}")
@@ -203,6 +204,8 @@ def status_view(directory: Path) -> None:
     b2.button("↻ Refresh", key="ms_study_refresh")
     if s["last_stop"]:
         st.warning(f"Last stop: {s['last_stop']}")
+    if s["stale_running"]:
+        st.warning(f"Held by a runner that died (replayed from scratch on resume): {', '.join(s['stale_running'])}")
     if job is not None:
         with st.expander("Runner output"):
             st.code(job.tail(8) or "(no output yet)", language="text")

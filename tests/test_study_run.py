@@ -253,3 +253,27 @@ def test_a_literal_key_is_never_saved_and_a_resume_from_the_directory_says_so(tm
     data["arms"][0]["lineup"] = "api"
     with pytest.raises(StudyError, match=r"backends.api.api_key: the key was written into the spec"):
         _preflight(parse_study_spec(_saved_spec(parse_study_spec(data, "lit.yaml")), "spec.json"))
+
+
+def test_status_text_marks_dead_runners_games_and_drops_a_stop_that_no_longer_holds(tmp_path, capsys):
+    spec = load_study_spec(small_spec(tmp_path, games=2))
+    d = spec.study_dir()
+    per_game = plan_study(spec)["estimate"]["arms"]["one"]["per_game"]["money"]
+    tight = spec.model_copy(update={"budget": spec.budget.model_copy(update={"money": per_game * 1.5})})
+    assert run_study(tight, quiet=True, parallel=1)["stopped"].startswith("budget: money")
+    assert main(["study", "status", str(d)]) == 0
+    assert "last stop: budget: money" in capsys.readouterr().out  # the study is stopped: say why
+    led = StudyLedger(d)
+    with Runner(d) as r:  # a runner claims a game, then dies (its lock is released)
+        row, _ = led.claim(r)
+    assert main(["study", "status", str(d)]) == 0
+    out = capsys.readouterr().out
+    assert f"held by a dead runner (replayed from scratch by the next study run): {row['game_id']}" in out
+    assert f"running 1 (1 held by a dead runner)" in out
+    assert "last stop" not in out  # a runner went on after the stop
+    assert study_status(spec, d)["arms"][row["arm"]]["stale"] == 1
+    assert run_study(spec, quiet=True)["counts"]["finished"] == 4
+    assert main(["study", "status", str(d)]) == 0
+    out = capsys.readouterr().out
+    assert "last stop" not in out and "dead runner" not in out
+    assert study_status(spec, d)["last_stop"] is None

@@ -41,6 +41,17 @@ def _actual(r: dict[str, Any], k: str) -> float:
     return float(r.get("money") or 0.0) if k == "money" else float((r.get("usage") or {}).get(k) or 0)
 
 
+def _open_stop(recs: list[dict[str, Any]], rows: dict[str, dict[str, Any]]) -> str | None:
+    """The reason of the last ``stop`` while it still holds: None once every game is settled or a runner
+    has claimed a game after it (a later run with a larger budget went on)."""
+    last = max((i for i, r in enumerate(recs) if r.get("event") == "stop"), default=None)
+    if last is None or all(r.get("state") in DONE for r in rows.values()):
+        return None
+    if any(r.get("event") == "state" and r.get("state") == "running" for r in recs[last + 1:]):
+        return None
+    return recs[last].get("reason")
+
+
 def study_status(spec: StudySpec, study_dir: str | Path) -> dict[str, Any]:
     study_dir = Path(study_dir)
     ledger = StudyLedger(study_dir)
@@ -49,7 +60,7 @@ def study_status(spec: StudySpec, study_dir: str | Path) -> dict[str, Any]:
     plan = json.loads((study_dir / PLAN_FILE).read_text(encoding="utf-8")) if (study_dir / PLAN_FILE).is_file() else None
     settled = [r for r in rows.values() if r.get("state") in DONE]
     arms: dict[str, dict[str, Any]] = defaultdict(lambda: {"pending": 0, "running": 0, "finished": 0, "failed": 0, "invalid": 0,
-                                                           "money": 0.0, "calls": 0})  # fmt: skip
+                                                           "stale": 0, "money": 0.0, "calls": 0})  # fmt: skip
     by_backend: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
     for r in rows.values():
         a = arms[r["arm"]]
@@ -74,7 +85,9 @@ def study_status(spec: StudySpec, study_dir: str | Path) -> dict[str, Any]:
               "error": {k: (round(actual[k] / planned[k] - 1, 4) if planned[k] else None) for k in planned}}  # fmt: skip
     running = [r for r in rows.values() if r.get("state") == "running"]
     alive = sorted({str(r.get("runner")) for r in running if runner_alive(study_dir, str(r.get("runner")))})
-    stops = [r for r in recs if r.get("event") == "stop"]
+    stale = [r["game_id"] for r in running if str(r.get("runner")) not in alive]
+    for r in running:
+        arms[r["arm"]]["stale"] += r["game_id"] in stale
     header = ledger.header() or {}
     current = estimate_study(spec, study_schedule(spec), rows)["total"] if rows else None
     return {
@@ -89,8 +102,8 @@ def study_status(spec: StudySpec, study_dir: str | Path) -> dict[str, Any]:
         "invalid": [{"game_id": r["game_id"], "reason": r.get("invalid_reason")} for r in rows.values() if r.get("state") == "invalid"],
         "failed": [{"game_id": r["game_id"], "error": r.get("error")} for r in rows.values() if r.get("state") == "failed"],
         "runners_alive": alive,
-        "stale_running": [r["game_id"] for r in running if str(r.get("runner")) not in alive],
-        "last_stop": stops[-1].get("reason") if stops else None,
+        "stale_running": stale,
+        "last_stop": _open_stop(recs, rows),
         "plan_total": plan["estimate"]["total"] if plan else None,
         "estimate_now": current,
         "estimate_vs_actual": vs,

@@ -153,8 +153,9 @@ def _status_text(st: dict[str, Any]) -> Iterator[str]:
     c = st["counts"]
     yield f"study {st['study']} in {st['dir']}: " + ", ".join(f"{k} {v}" for k, v in c.items()) + f" of {st['scheduled']}"
     for name, a in st["arms"].items():
+        dead = f" ({a['stale']} held by a dead runner)" if a["stale"] else ""
         yield (f"  {name:<20} finished {a['finished']}, invalid {a['invalid']}, failed {a['failed']}, pending {a['pending']}, "
-               f"running {a['running']}; spend {_money(a['money'])}, {a['calls']} calls")  # fmt: skip
+               f"running {a['running']}{dead}; spend {_money(a['money'])}, {a['calls']} calls")  # fmt: skip
     yield (f"spend: {_money(st['spend']['money'])} ({st['spend']['calls']} calls, {st['spend']['prompt_tokens']:,} + "
            f"{st['spend']['completion_tokens']:,} tokens); faults {st['faults']}")  # fmt: skip
     vs = st["estimate_vs_actual"]
@@ -166,6 +167,8 @@ def _status_text(st: dict[str, Any]) -> Iterator[str]:
         yield f"  invalid {row['game_id']}: {row['reason']}"
     for row in st["failed"]:
         yield f"  failed {row['game_id']}: {row['error']}"
+    if st["stale_running"]:
+        yield (f"held by a dead runner (replayed from scratch by the next study run): {', '.join(st['stale_running'])}")
     if st["runners_alive"]:
         yield f"running now: {', '.join(st['runners_alive'])}"
     if st["last_stop"]:
