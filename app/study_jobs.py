@@ -70,6 +70,25 @@ def save_and_launch(name: str, spec: dict[str, Any]) -> StudyJob:
     return start(name)
 
 
+def grow(name: str, games_per_arm: int) -> StudyJob:
+    """Raise the saved study's ``games_per_arm`` and run it again: its games are kept, the new ones are
+    scheduled (docs/studies.md, "Growing a study"). Raises ValueError (one line) when the spec refuses it."""
+    from mafiascope.config import ConfigError
+    from mafiascope.study.spec import parse_study_spec
+
+    d = study_dir(name)
+    data = yaml.safe_load((d / SPEC_FILE).read_text(encoding="utf-8"))
+    if games_per_arm < int(data.get("games_per_arm") or 0):
+        raise ValueError(f"games per arm: a study only grows (it has {data.get('games_per_arm')})")
+    data["games_per_arm"] = games_per_arm
+    try:
+        parse_study_spec(data, str(d / SPEC_FILE))
+    except ConfigError as exc:
+        raise ValueError(" ".join(str(exc).split())) from None
+    (d / SPEC_FILE).write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True), encoding="utf-8")
+    return start(name)
+
+
 def running(name: str) -> StudyJob | None:
     job = jobs().get(name)
     return job if job is not None and job.running else None

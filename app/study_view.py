@@ -202,6 +202,16 @@ def status_view(directory: Path) -> None:
             study_jobs.start(name)
             st.success("Resumed.")
     b2.button("↻ Refresh", key="ms_study_refresh")
+    if live is None:
+        with b3.popover("➕ Grow"):
+            more = int(st.number_input("Games per arm", spec.games_per_arm, 10000, spec.games_per_arm, key="ms_study_grow_n",
+                                       help="the games played are kept; the new ones are scheduled after them"))  # fmt: skip
+            if st.button("Grow and run", key="ms_study_grow", disabled=more <= spec.games_per_arm):
+                try:
+                    study_jobs.grow(name, more)
+                    st.success(f"Growing to {more} games per arm.")
+                except ValueError as exc:
+                    st.error(str(exc))
     if s["last_stop"]:
         st.warning(f"Last stop: {s['last_stop']}")
     if s["stale_running"]:

@@ -83,3 +83,30 @@ def test_plan_launch_watch_stop_resume(runs):
     assert not at.exception
     assert any("Live Game" in s.label for s in at.selectbox)
     assert "Finished" in [m.label for m in at.metric]
+
+
+@pytest.mark.slow
+def test_grow_a_finished_study_from_the_studies_tab(runs):
+    """The Studies tab grows a finished study: more games per arm, the games played kept."""
+    import yaml
+
+    from mafiascope.study.run import run_study
+
+    d = runs / "studies" / "pilot"
+    d.mkdir(parents=True)
+    data = build_spec("pilot", {"bot-balanced": {"type": "bot", "preset": "balanced"}}, ["classic"], ["en"], "none", "roster", 1, 0, 0, 1)
+    data["out"] = str(d)
+    (d / "spec.yaml").write_text(yaml.safe_dump(data), encoding="utf-8")
+    run_study(parse_study_spec(data, str(d / "spec.yaml")), quiet=True)
+    first = StudyLedger(d).rows()
+    at = page().run()
+    at.selectbox(key="ms_study_pick").set_value(str(d)).run()
+    at.number_input(key="ms_study_grow_n").set_value(3).run()
+    at.button(key="ms_study_grow").click().run()
+    assert not at.exception and any("Growing to 3" in s.value for s in at.success)
+    deadline = time.time() + 120
+    while time.time() < deadline and StudyLedger(d).counts()["finished"] < 3:
+        time.sleep(0.3)
+    rows = StudyLedger(d).rows()
+    assert StudyLedger(d).counts()["finished"] == 3 and all(rows[g]["attempts"] == 1 for g in first)
+    assert yaml.safe_load((d / "spec.yaml").read_text())["games_per_arm"] == 3

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -16,7 +17,7 @@ import yaml
 
 from mafiascope.cli import main
 from mafiascope.play.ledger import Runner, StudyLedger
-from mafiascope.study.run import load_study, plan_study, run_study, settle_result
+from mafiascope.study.run import StudyError, load_study, plan_study, run_study, settle_result
 from mafiascope.study.spec import load_study_spec, parse_study_spec
 from mafiascope.study.status import study_report, study_status
 
@@ -277,3 +278,62 @@ def test_status_text_marks_dead_runners_games_and_drops_a_stop_that_no_longer_ho
     out = capsys.readouterr().out
     assert "last stop" not in out and "dead runner" not in out
     assert study_status(spec, d)["last_stop"] is None
+
+
+def test_a_pilot_grows_into_the_main_study_and_a_changed_arm_is_refused(tmp_path):
+    """More games per arm and a new arm keep the games played and schedule only the new ones; the first N
+    games of a grown arm are the pilot's games (same ids, seeds, seating); a changed arm is refused by name."""
+    path = small_spec(tmp_path, games=2)
+    pilot = load_study_spec(path)
+    d = pilot.study_dir()
+    assert run_study(pilot, quiet=True)["counts"]["finished"] == 4
+    played = {g: (r["seed"], r.get("winner"), r.get("rounds")) for g, r in StudyLedger(d).rows().items()}
+    data = yaml.safe_load(path.read_text())
+    data["games_per_arm"] = 3
+    data["arms"].append({"name": "ten", "lineup": {"roster": ["bal", "ana"]}, "rules": "sport", "probes": "none", "games": 1})
+    path.write_text(yaml.safe_dump(data))
+    main_spec = load_study_spec(path)
+    first = {g["game_id"]: g for g in plan_study(pilot)["schedule"]}
+    grown = {g["game_id"]: g for g in plan_study(main_spec)["schedule"]}
+    assert all(grown[g] == first[g] for g in first)  # the pilot's games are the grown study's first games
+    s = run_study(main_spec, quiet=True)
+    assert s["played_now"] == 3 and s["counts"]["finished"] == 7 and s["scheduled"] == 7
+    rows = StudyLedger(d).rows()
+    assert {g: (rows[g]["seed"], rows[g].get("winner"), rows[g].get("rounds")) for g in played} == played
+    assert set(_settled_once(d).values()) == {1}  # nothing replayed
+    assert StudyLedger(d).header()["spec_hash"] == main_spec.spec_hash()
+    plan = json.loads((d / "plan.json").read_text())
+    assert plan["games"] == 7 and plan["grown"][-1]["arms_added"] == ["ten"]
+    assert load_study(d)[0].spec_hash() == main_spec.spec_hash()  # the directory resumes as the grown study
+    assert study_report(main_spec, d)["arms"]["ten"]["finished"] == 1
+    # a changed arm, a dropped arm or fewer games: refused, naming the arm and the field, nothing written
+    size = (d / "ledger.jsonl").stat().st_size
+    for change, message in (
+        (lambda x: x["arms"][1]["lineup"]["roster"].reverse(), "arm 'mix': lineup.roster changed (["),
+        (lambda x: x["arms"][0].update(rules="classic_sheriff"), "arm 'one': rules changed (\"classic\" in this study directory, \"classic_sheriff\" in the spec)"),
+        (lambda x: x["arms"][0].update(language="ru"), "arm 'one': language changed"),
+        (lambda x: x["arms"][0].update(probes="suspicion"), "arm 'one': probes changed"),
+        (lambda x: x.update(seed=2), "arm 'one': seed changed (1 in this study directory, 2 in the spec)"),
+        (lambda x: x["backends"]["bal"].update(preset="analyst"), "arm 'one': backends.bal.preset changed"),
+        (lambda x: x["arms"].pop(), "arms: 'ten' has games in this study directory but is not in the spec"),
+        (lambda x: x.update(games_per_arm=2), "arm 'one': 2 games in the spec but 3 already scheduled"),
+    ):  # fmt: skip
+        other = yaml.safe_load(path.read_text())
+        change(other)
+        with pytest.raises(StudyError, match=re.escape(message)):
+            run_study(parse_study_spec(other, str(path)), quiet=True)
+        assert (d / "ledger.jsonl").stat().st_size == size
+    # a price is not part of an arm: it may change (the games are the same), nothing is replayed
+    cheaper = yaml.safe_load(path.read_text())
+    cheaper["backends"]["bal"]["price"]["prompt_per_mtok"] = 0.5
+    assert run_study(parse_study_spec(cheaper, str(path)), quiet=True)["played_now"] == 0
+
+
+def test_a_grown_ten_seat_roster_keeps_its_first_games():
+    data = {"name": "g", "seed": 4, "games_per_arm": 3, "backends": {"a": "balanced", "b": "analyst", "c": "cautious"},
+            "arms": [{"name": "t", "lineup": {"roster": ["a", "b", "c"]}, "rules": "sport", "probes": "none"}]}  # fmt: skip
+    from mafiascope.study.schedule import study_schedule
+
+    small = study_schedule(parse_study_spec(data, "g.yaml"))
+    big = study_schedule(parse_study_spec({**data, "games_per_arm": 9}, "g.yaml"))
+    assert [g.as_dict() for g in big[:3]] == [g.as_dict() for g in small]

@@ -5,6 +5,7 @@
     {"event": "state", "game_id": ..., "state": "running", "runner": R, "expected": {...}}  a claim
     {"event": "state", "game_id": ..., "state": "finished" | "invalid" | "failed", "runner": R, ...}
     {"event": "stop", "runner": R, "reason": "budget: ..."}                                 a runner stopped early
+    {"event": "extend", "spec_hash": ..., "games": N, "arms": {...}, "added": k}              the study grew (then k rows)
 
 A game's row is its first record merged with every later one (the last state wins). Every
 append is one ``write`` of one line under an exclusive ``flock`` on ``ledger.lock``, and every
@@ -13,6 +14,10 @@ runners never take the same game. Each runner holds an ``flock`` on
 ``runners/<runner id>.lock`` for as long as it lives; the kernel drops it when the process
 dies (also on ``kill -9``), so a ``running`` row whose runner lock is free is stale and is
 claimed again: the game is replayed from scratch (its partial directory is removed first).
+
+A study may grow: when the header carries ``arms`` (what decides each arm's games), a spec whose
+hash differs is accepted if every arm of the ledger is in it unchanged and every scheduled game
+is still scheduled; the new games are appended as ``pending`` rows after an ``extend`` record.
 """
 
 from __future__ import annotations
@@ -140,11 +145,16 @@ class StudyLedger:
             self._append(list(recs))
 
     # ------------------------------------------------------------------ reading
-    def header(self) -> dict[str, Any] | None:
-        for r in self.records():
-            if r.get("event") == "study":
-                return r
-        return None
+    def header(self, recs: list[dict[str, Any]] | None = None) -> dict[str, Any] | None:
+        """The ``study`` record, updated by every later ``extend`` (its spec hash, games and arms)."""
+        out: dict[str, Any] | None = None
+        for r in self.records() if recs is None else recs:
+            if r.get("event") == "study" and out is None:
+                out = dict(r)
+            elif r.get("event") == "extend" and out is not None:
+                out.update({k: r[k] for k in ("spec_hash", "games", "arms") if k in r})
+                out["extended"] = out.get("extended", 0) + 1
+        return out
 
     def rows(self, recs: list[dict[str, Any]] | None = None) -> dict[str, dict[str, Any]]:
         """game id -> its row (schedule order), every field the latest written."""
@@ -185,19 +195,33 @@ class StudyLedger:
 
     # ------------------------------------------------------------------ writing
     def init(self, header: dict[str, Any], games: list[dict[str, Any]]) -> bool:
-        """Write the header and a pending row per game, unless the ledger exists (then its spec hash
-        must match). Returns True when it was created now."""
+        """Write the header and a pending row per game, unless the ledger exists: then its spec hash must
+        match, or the study must grow (module docstring; ``self.added`` lists the games scheduled now).
+        Returns True when it was created now."""
+        self.added: list[str] = []
         with self.locked():
             recs = self.records()
-            old = next((r for r in recs if r.get("event") == "study"), None)
+            old = self.header(recs)
             if old is not None:
                 if old.get("spec_hash") != header.get("spec_hash"):
-                    raise LedgerError(f"{self.dir}: this study directory holds a different study (spec hash "
-                                      f"{str(old.get('spec_hash'))[:12]}, this spec {str(header.get('spec_hash'))[:12]}); "
-                                      "use the same spec to resume, or another directory")  # fmt: skip
+                    self._grow(old, header, games, recs)
                 return False
             self._append([{"event": "study", **header}] + [{"event": "row", **g, "state": "pending"} for g in games])
             return True
+
+    def _grow(self, old: dict[str, Any], header: dict[str, Any], games: list[dict[str, Any]], recs: list[dict[str, Any]]) -> None:
+        if not isinstance(old.get("arms"), dict) or not isinstance(header.get("arms"), dict):
+            raise LedgerError(f"{self.dir}: this study directory holds a different study (spec hash "
+                              f"{str(old.get('spec_hash'))[:12]}, this spec {str(header.get('spec_hash'))[:12]}); "
+                              "use the same spec to resume, or another directory")  # fmt: skip
+        problem = growth_problem(old["arms"], header["arms"], [r for r in recs if r.get("event") == "row"], games)
+        if problem:
+            raise LedgerError(f"{self.dir}: {problem}")
+        have = {r.get("game_id") for r in recs if r.get("event") == "row"}
+        new = [g for g in games if g["game_id"] not in have]
+        self._append([{"event": "extend", **{k: header[k] for k in ("spec_hash", "games", "arms") if k in header},
+                       "added": len(new)}] + [{"event": "row", **g, "state": "pending"} for g in new])  # fmt: skip
+        self.added = [g["game_id"] for g in new]
 
     def claim(self, runner: "Runner", admit: Callable[[dict[str, Any], dict[str, dict[str, Any]]], str | None] | None = None,
               ) -> tuple[dict[str, Any] | None, str | None]:  # fmt: skip
@@ -239,6 +263,50 @@ class StudyLedger:
         if state not in STATES:
             raise ValueError(f"unknown ledger state {state!r}")
         self.append({"event": "state", "game_id": game_id, "state": state, "runner": runner.id, **fields})
+
+
+# ---------------------------------------------------------------------- growth
+
+
+def growth_problem(old_arms: dict[str, Any], new_arms: dict[str, Any], old_rows: list[dict[str, Any]],
+                   games: list[dict[str, Any]]) -> str | None:  # fmt: skip
+    """Why a ledger of ``old_arms`` cannot grow into ``new_arms`` / ``games`` (None: it can): an arm of the
+    ledger left out or changed (named with its first differing field), or a scheduled game dropped."""
+    for arm, fp in old_arms.items():
+        if arm not in new_arms:
+            return (f"arms: {arm!r} has games in this study directory but is not in the spec; a study only grows "
+                    "(keep the arm, or use another directory)")  # fmt: skip
+        diff = first_difference(fp, new_arms[arm])
+        if diff is not None:
+            path, was, now = diff
+            return (f"arm {arm!r}: {path} changed ({_show(was)} in this study directory, {_show(now)} in the spec); "
+                    "a changed arm would play different games: give it a new arm name, or use another directory")  # fmt: skip
+    wanted = {g["game_id"] for g in games}
+    dropped: dict[str, list[str]] = {}
+    for r in old_rows:
+        if r.get("game_id") not in wanted:
+            dropped.setdefault(str(r.get("arm")), []).append(str(r.get("game_id")))
+    for arm, ids in dropped.items():
+        kept = sum(1 for g in games if g.get("arm") == arm)
+        return (f"arm {arm!r}: {kept} games in the spec but {kept + len(ids)} already scheduled in this study directory; "
+                "a study only grows (raise games_per_arm or the arm's games:)")  # fmt: skip
+    return None
+
+
+def first_difference(a: Any, b: Any, path: str = "") -> tuple[str, Any, Any] | None:
+    """The first (dotted path, a's value, b's value) where two JSON-like values differ; lists are compared whole."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        for k in sorted(set(a) | set(b), key=str):
+            sub = first_difference(a.get(k), b.get(k), f"{path}.{k}" if path else str(k))
+            if sub is not None:
+                return sub
+        return None
+    return None if a == b else (path or "(value)", a, b)
+
+
+def _show(v: Any) -> str:
+    text = "absent" if v is None else json.dumps(v, ensure_ascii=False, default=str)
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 # ---------------------------------------------------------------------- runners

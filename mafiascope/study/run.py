@@ -143,6 +143,30 @@ def _saved_spec(spec: StudySpec) -> dict[str, Any]:
     return data
 
 
+def _saved_spec_hash(study_dir: Path) -> str | None:
+    try:
+        data = json.loads((study_dir / SPEC_FILE).read_text(encoding="utf-8"))
+        data.pop("source_path", None)
+        return parse_study_spec(data, str(study_dir / SPEC_FILE)).spec_hash()
+    except (OSError, ValueError):
+        return None
+
+
+def _grown_plan(spec: StudySpec, study_dir: Path) -> dict[str, Any]:
+    """plan.json after the study grew: the new schedule; each arm keeps the estimate it was first planned
+    with (what ``estimate_vs_actual`` compares against), a new arm gets its estimate now."""
+    old = json.loads((study_dir / PLAN_FILE).read_text(encoding="utf-8"))
+    new = plan_study(spec)
+    was = old.get("estimate", {}).get("arms", {})
+    for name, row in new["estimate"]["arms"].items():
+        if name in was:
+            new["estimate"]["arms"][name] = {**was[name], "games_now": row["games"]}
+    new["grown"] = [*old.get("grown", []), {"spec_hash": spec.spec_hash(), "games": new["games"], "from_games": old.get("games"),
+                                            "arms_added": sorted(set(new["estimate"]["arms"]) - set(was))}]  # fmt: skip
+    new["first_provenance"] = old.get("first_provenance") or old.get("provenance")
+    return new
+
+
 # ---------------------------------------------------------------------- running
 
 
@@ -232,7 +256,7 @@ def run_study(
         if importlib.util.find_spec("ray") is None:  # found before anything is written
             raise StudyError("--executor ray needs Ray: pip install 'mafiascope[ray]'")
     schedule = study_schedule(spec)
-    header = {"name": spec.name, "spec_hash": spec.spec_hash(), "games": len(schedule),
+    header = {"name": spec.name, "spec_hash": spec.spec_hash(), "games": len(schedule), "arms": spec.arm_fingerprints(),
               "provenance": provenance({"spec_hash": spec.spec_hash(), "seed": spec.seed})}  # fmt: skip
     jobs = [Job(g.game_id, g.seed, g.arm, g.index, fields={"rules": g.rules}) for g in schedule]
     by_id = {g.game_id: g for g in schedule}
@@ -244,6 +268,9 @@ def run_study(
         if created or not (study_dir / PLAN_FILE).is_file():
             _write_json(study_dir / SPEC_FILE, _saved_spec(spec))
             _write_json(study_dir / PLAN_FILE, plan_study(spec))
+        elif ledger.header().get("spec_hash") == spec.spec_hash() and _saved_spec_hash(study_dir) != spec.spec_hash():
+            _write_json(study_dir / SPEC_FILE, _saved_spec(spec))  # the study grew (or its prices changed) now
+            _write_json(study_dir / PLAN_FILE, _grown_plan(spec, study_dir))
         games_dir.mkdir(parents=True, exist_ok=True)
         rows0 = ledger.rows()
         state["ledger"], state["budget"] = ledger, _Budget(spec, schedule, rows0)

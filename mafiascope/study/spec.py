@@ -28,6 +28,7 @@ backends resolve themselves so no key is ever written into a plan, ledger or log
 
 from __future__ import annotations
 
+import hashlib
 import re
 from pathlib import Path
 from typing import Any, Literal
@@ -215,9 +216,46 @@ class StudySpec(BaseModel):
         return redact(self.model_dump(mode="json", exclude={"out", "executor", "budget"}))
 
     def spec_hash(self) -> str:
-        """Covers what decides the games (backends, arms, seeds, rules); not the budget, executor or directory,
-        which may change between a stop and a resume."""
+        """Covers the whole spec but the budget, executor and directory, which may change between a stop and a
+        resume; a study may also grow (:meth:`arm_fingerprints`)."""
         return content_hash(self.fingerprint())
+
+    def arm_fingerprints(self) -> dict[str, dict[str, Any]]:
+        """What decides each arm's games, arm by arm (the ledger keeps it, so a study can grow: more games per
+        arm or new arms keep the games played, while an arm whose games would differ is refused).
+
+        An arm's games are decided by its line-up, rules, battery and language, the entries of the backends
+        it seats (not their price or ``latency_s``: those only estimate and account), and the study's name,
+        seed base, fault budget, snapshots and max_tokens; not by how many games it has (game *i*'s seed and
+        seating depend on (seed, arm, i) alone). Rules and batteries given as files count by their content."""
+        study = {"name": self.name, "seed": self.seed, "fault_budget": self.fault_budget, "snapshots": self.snapshots,
+                 "max_tokens": self.max_tokens}  # fmt: skip
+        out = {}
+        for arm in self.arms:
+            used = sorted(set(arm.lineup.names()) | _host_backends(arm, self.source_path))
+            out[arm.name] = redact({
+                "lineup": arm.lineup.model_dump(exclude_none=True), "rules": _by_content(arm.rules, self.source_path),
+                "probes": "none" if arm.probes == "none" else _by_content(arm.probes, self.source_path),
+                "language": arm.language, "backends": {b: self.backends[b].entry for b in used if b in self.backends}, **study,
+            })  # fmt: skip
+        return out
+
+
+def _by_content(ref: str, source: str | None) -> str | dict[str, str]:
+    """A shipped name as it is; a file by its name and the hash of its bytes (an edited file is another arm)."""
+    path = _find(ref, source)
+    if path is None:
+        return ref
+    return {"file": ref, "sha256": hashlib.sha256(path.read_bytes()).hexdigest()}
+
+
+def _host_backends(arm: Arm, source: str | None) -> set[str]:
+    try:
+        rules = arm_rules(arm.rules, source)
+    except ConfigError:
+        return set()
+    host = rules.option("host_backend") if rules.family == "tournament" else None
+    return {str(host)} if host else set()
 
 
 def arm_rules(name: str, source: str | None = None) -> RuleSet:
