@@ -1,4 +1,4 @@
-"""Blocks of games on worker threads (:mod:`mafiascope.analytics.block_pool`): results in block order,
+"""Blocks of games on worker threads (:mod:`mafiascope.analytics.executor`): results in block order,
 the same arrays as the sequential loop, errors raised to the caller, the thread count configurable."""
 
 from __future__ import annotations
@@ -10,13 +10,13 @@ from typing import Any
 import numpy as np
 import pytest
 
-from mafiascope.analytics import block_pool, dynamics, f1, f3, f3_match
+from mafiascope.analytics import dynamics, executor, f1, f3, f3_match, runtime
 from mafiascope.analytics.modes import COMPAT, Mode
 from tests.loader_digest import loaded_corpora
 
 
 def test_results_come_back_in_block_order(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(block_pool.ENV, "3")
+    monkeypatch.setenv(runtime.ENV, "3")
     names: set[str] = set()
 
     def slow_first(i: int) -> int:
@@ -24,29 +24,29 @@ def test_results_come_back_in_block_order(monkeypatch: pytest.MonkeyPatch) -> No
         time.sleep(0.05 if i % 3 == 0 else 0.0)  # early blocks finish last
         return i * i
 
-    assert block_pool.map_blocks(slow_first, list(range(12))) == [i * i for i in range(12)]
+    assert executor.map_blocks(slow_first, list(range(12))) == [i * i for i in range(12)]
     assert all(n.startswith("mafiascope-block") for n in names) and len(names) > 1
 
 
 def test_one_thread_is_the_plain_loop(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(block_pool.ENV, "1")
+    monkeypatch.setenv(runtime.ENV, "1")
     main = threading.current_thread()
-    assert block_pool.map_blocks(lambda i: threading.current_thread() is main, [0, 1, 2]) == [True] * 3
-    assert block_pool.map_blocks(lambda i: i, []) == []
+    assert executor.map_blocks(lambda i: threading.current_thread() is main, [0, 1, 2]) == [True] * 3
+    assert executor.map_blocks(lambda i: i, []) == []
 
 
 def test_thread_count_setting(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv(block_pool.ENV, raising=False)
-    assert 1 <= block_pool.workers() <= 2
-    monkeypatch.setenv(block_pool.ENV, "0")
-    assert block_pool.workers() == 1
-    monkeypatch.setenv(block_pool.ENV, "two")
-    with pytest.raises(ValueError, match=block_pool.ENV):
-        block_pool.workers()
+    monkeypatch.delenv(runtime.ENV, raising=False)
+    assert 1 <= runtime.workers() <= 2
+    monkeypatch.setenv(runtime.ENV, "0")
+    assert runtime.workers() == 1
+    monkeypatch.setenv(runtime.ENV, "two")
+    with pytest.raises(ValueError, match=runtime.ENV):
+        runtime.workers()
 
 
 def test_a_block_error_reaches_the_caller(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(block_pool.ENV, "2")
+    monkeypatch.setenv(runtime.ENV, "2")
 
     def boom(i: int) -> int:
         if i == 3:
@@ -54,7 +54,7 @@ def test_a_block_error_reaches_the_caller(monkeypatch: pytest.MonkeyPatch) -> No
         return i
 
     with pytest.raises(IndexError, match="block 3"):
-        block_pool.map_blocks(boom, list(range(6)))
+        executor.map_blocks(boom, list(range(6)))
 
 
 @pytest.fixture(scope="module")
@@ -76,7 +76,7 @@ def test_threaded_blocks_equal_the_sequential_loop(demo: Any, case: Any, monkeyp
     for mode in (Mode(), COMPAT):
         got = {}
         for threads in ("1", "2", "4"):
-            monkeypatch.setenv(block_pool.ENV, threads)
+            monkeypatch.setenv(runtime.ENV, threads)
             demo.forget((memo, mode))
             got[threads] = build(demo, mode)
         demo.forget((memo, mode))
@@ -95,26 +95,26 @@ def test_a_block_reading_the_corpus_fails_at_once(demo: Any, monkeypatch: pytest
     instead, naming what it read, with two threads and with one."""
     from mafiascope.analytics.frames import mafia_mask
 
-    monkeypatch.setenv(block_pool.ENV, threads)
+    monkeypatch.setenv(runtime.ENV, threads)
     demo.forget("seat_array", ("seat_array", "role_code"), "test-build")
 
     def build() -> list[Any]:
-        return block_pool.map_blocks(lambda g: mafia_mask(demo)[g].sum(), list(range(demo.m)))
+        return executor.map_blocks(lambda g: mafia_mask(demo)[g].sum(), list(range(demo.m)))
 
     started = time.monotonic()
-    with pytest.raises(block_pool.BlockReadError, match="seat_array"):
+    with pytest.raises(runtime.BlockReadError, match="seat_array"):
         demo.memo("test-build", build)
     assert time.monotonic() - started < 30
     # what the blocks need built first and handed to them: the same sums, on any thread count
     maf = mafia_mask(demo)
-    assert block_pool.map_blocks(lambda g: int(maf[g].sum()), list(range(demo.m))) == maf.sum(1).tolist()
+    assert executor.map_blocks(lambda g: int(maf[g].sum()), list(range(demo.m))) == maf.sum(1).tolist()
 
 
 def test_a_game_view_made_in_a_block_is_the_blocks_own(demo: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     """A corpus made inside a block (a game view) may be read there; from another block it may not."""
     from mafiascope.analytics.corpus import Corpus
 
-    monkeypatch.setenv(block_pool.ENV, "2")
+    monkeypatch.setenv(runtime.ENV, "2")
     made: list[Any] = []
 
     def own(i: int) -> int:
@@ -122,9 +122,9 @@ def test_a_game_view_made_in_a_block_is_the_blocks_own(demo: Any, monkeypatch: p
         made.append(view)
         return view.memo("x", lambda: i)
 
-    assert block_pool.map_blocks(own, [0, 1, 2]) == [0, 1, 2]
-    with pytest.raises(block_pool.BlockReadError):
-        block_pool.map_blocks(lambda i: made[0].memo("x", lambda: i), [0])
+    assert executor.map_blocks(own, [0, 1, 2]) == [0, 1, 2]
+    with pytest.raises(runtime.BlockReadError):
+        executor.map_blocks(lambda i: made[0].memo("x", lambda: i), [0])
     assert made[0].memo("x", lambda: -1) == 0  # outside any block: readable
 
 
@@ -133,8 +133,8 @@ def test_free_memory_is_handed_back_without_error() -> None:
 
     blocks = [np.ones(300_000) for _ in range(50)]  # mid-sized arrays freed in the allocator's arenas
     del blocks
-    block_pool.release_free_memory()
-    block_pool.release_free_memory()  # nothing left to hand back: still no error
+    runtime.release_free_memory()
+    runtime.release_free_memory()  # nothing left to hand back: still no error
 
 
 @pytest.mark.parametrize("mode", [Mode(boot=50), Mode(boot=50, compat="mafiascope-2026-07")], ids=["default", "compat"])
@@ -153,7 +153,7 @@ def test_whole_report_is_the_same_on_one_thread(tmp_path: Any, monkeypatch: pyte
     monkeypatch.setattr(f1, "_RUNS", 20)
     reports = {}
     for threads in ("1", "2", "4"):
-        monkeypatch.setenv(block_pool.ENV, threads)
+        monkeypatch.setenv(runtime.ENV, threads)
         c = load_corpus(src, cache_dir=tmp_path, probed_only=False)
         reports[threads] = json.dumps(build_report(c, mode, transcripts=True), sort_keys=True, default=str)
     assert len(reports["1"]) > 10_000

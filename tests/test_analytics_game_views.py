@@ -1,4 +1,4 @@
-"""Builds run a block of games at a time on game views (:mod:`mafiascope.analytics.game_views`) give
+"""Builds run a block of games at a time on game views (:mod:`mafiascope.analytics.executor`) give
 exactly what they give on the whole corpus: the step table, the episodes' top suspects, F4's vote
 units, F3's report pairs, and the whole report. Views are forced here on small corpora, with blocks
 of a few rows so that every corpus is split into many (seven- and ten-seat games mixed in ``demo``)."""
@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from mafiascope.analytics import block_pool, dynamics, episodes, f3, f4, game_views as gv, personality_blocks as pb, step_keys
+from mafiascope.analytics import dynamics, episodes, executor, f3, f4, personality_blocks as pb, runtime, step_keys
 from mafiascope.analytics import accounting
 from mafiascope.analytics.modes import COMPAT, Mode
 from mafiascope.analytics.report import build_report
@@ -33,8 +33,8 @@ def views(monkeypatch: pytest.MonkeyPatch):
     """Set the views' block size (rows) for small corpora; None: no views (the whole corpus)."""
 
     def use(rows: int | None) -> None:
-        monkeypatch.setattr(gv, "MIN_ROWS", 1 << 62 if rows is None else 0)
-        monkeypatch.setattr(gv, "BLOCK_ROWS", rows or 1)
+        monkeypatch.setattr(executor, "MIN_ROWS", 1 << 62 if rows is None else 0)
+        monkeypatch.setattr(executor, "BLOCK_ROWS", rows or 1)
 
     return use
 
@@ -51,7 +51,7 @@ def _same_arrays(a: dict[str, np.ndarray], b: dict[str, np.ndarray], what: str) 
 
 def _blocks(c) -> int:
     """How many blocks the views cut the corpus into (the sr table's)."""
-    return len(gv.map_views(c, lambda v, lo, hi: None, {"sr": ()}) or [])
+    return len(executor.map_views(c, lambda v, lo, hi: None, {"sr": ()}) or [])
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -126,16 +126,16 @@ def test_dynamics_pairs_by_views_equal_the_whole(loaded, name: str, views) -> No
 
 def test_views_need_rows_in_game_order_and_a_big_enough_corpus(loaded, views) -> None:
     c = loaded["demo"]
-    assert gv.map_views(c, lambda v, lo, hi: v.m, {"probes": ("seat",)}) is None  # small: no views by default
+    assert executor.map_views(c, lambda v, lo, hi: v.m, {"probes": ("seat",)}) is None  # small: no views by default
     views(50)
-    parts = gv.map_views(c, lambda v, lo, hi: (v.m, int(v.cols("probes", ["g"])["g"].max())), {"probes": ("seat",)})
+    parts = executor.map_views(c, lambda v, lo, hi: (v.m, int(v.cols("probes", ["g"])["g"].max())), {"probes": ("seat",)})
     assert [p[0] for p in parts][0] == 0 and parts[-1][1] == c.m
     assert all(a[1] == b[0] for a, b in zip(parts, parts[1:]))  # consecutive, every game once
     assert all(m == hi - lo and top == m - 1 for lo, hi, (m, top) in parts)  # each view's own game numbers
     shuffled = c.with_tables(probes=c.probes.sample(frac=1.0, random_state=1).reset_index(drop=True))
-    assert gv.map_views(shuffled, lambda v, lo, hi: 0, {"probes": ("seat",)}) is None  # not in game order
+    assert executor.map_views(shuffled, lambda v, lo, hi: 0, {"probes": ("seat",)}) is None  # not in game order
     with pytest.raises(KeyError, match="built on the corpus first"):
-        gv.map_views(c.with_tables(), lambda v, lo, hi: 0, {"probes": ("seat",)}, memo=("n_seats",))
+        executor.map_views(c.with_tables(), lambda v, lo, hi: 0, {"probes": ("seat",)}, memo=("n_seats",))
 
 
 def test_a_view_is_not_split_again_and_nested_blocks_run_in_turn(loaded, views, monkeypatch) -> None:
@@ -145,11 +145,11 @@ def test_a_view_is_not_split_again_and_nested_blocks_run_in_turn(loaded, views, 
 
     def inner(view, lo, hi):
         names = []
-        block_pool.map_blocks(lambda i: names.append(threading.current_thread().name), [0, 1, 2])
-        return gv.map_views(view, lambda v, a, b: 0, {"probes": ("seat",)}), set(names)
+        executor.map_blocks(lambda i: names.append(threading.current_thread().name), [0, 1, 2])
+        return executor.map_views(view, lambda v, a, b: 0, {"probes": ("seat",)}), set(names)
 
-    monkeypatch.setenv(block_pool.ENV, "2")
-    for lo, hi, (again, names) in gv.map_views(c, inner, {"probes": ("seat",)}):
+    monkeypatch.setenv(runtime.ENV, "2")
+    for lo, hi, (again, names) in executor.map_views(c, inner, {"probes": ("seat",)}):
         seen.append(again)
         assert len(names) == 1  # the worker's own thread: no pool inside a block
     assert seen and all(x is None for x in seen)
@@ -159,7 +159,7 @@ def test_concat_rows_offsets_game_numbers_and_empties_the_parts() -> None:
     parts = [(0, 2, {"g": np.array([0, 1], dtype=np.int32), "x": np.array([1.0, 2.0])}),
              (2, 3, {"g": np.zeros(0, dtype=np.int32), "x": np.zeros(0)}),
              (3, 5, {"g": np.array([1, 1], dtype=np.int32), "x": np.array([3.0, 4.0])})]
-    out = gv.concat_rows(parts)
+    out = executor.concat_rows(parts)
     assert out["g"].tolist() == [0, 1, 4, 4] and out["g"].dtype == np.int32 and out["x"].tolist() == [1, 2, 3, 4]
     assert parts == []
 
@@ -181,7 +181,7 @@ def test_personality_sums_on_threads_equal_one_thread(loaded, monkeypatch: pytes
     assert one is not None
     for block, threads in ((7, "2"), (7, "1"), (100, "2")):
         monkeypatch.setattr(pb, "BLOCK_ROWS", block)
-        monkeypatch.setenv(block_pool.ENV, threads)
+        monkeypatch.setenv(runtime.ENV, threads)
         got = pb._whole_sums(c, r)
         assert set(got) == set(one)
         for k in one:

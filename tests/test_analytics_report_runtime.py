@@ -1,4 +1,4 @@
-"""The report's pause of the cyclic garbage collector (analytics/report_runtime.py): held only while a report runs."""
+"""The report's pause of the cyclic garbage collector (analytics/runtime.py): held only while a report runs."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from mafiascope.analytics import accounting
-from mafiascope.analytics.report_runtime import collector_paused
+from mafiascope.analytics.runtime import collector_paused
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -21,7 +21,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 
 from ..logs.io import TornLineWarning
-from .block_pool import BlockReadError, current_block
+from .runtime import BlockReadError, current_block
 from .cache import Progress, load_dir_games, open_warm, pending_games, read_columns, read_event_texts, update_cache
 from .game_dirs import find_game_dirs, scan  # noqa: F401 - find_game_dirs: part of this module's interface
 from .lazy_table import LazyTable
@@ -61,10 +61,10 @@ class Corpus:
         self._cache_dirs = cache_dirs or {}
         self._memo: dict[Any, Any] = {}
         self._lock = threading.RLock()
-        self._block = current_block()  # a game view made inside a block belongs to it (block_pool.map_blocks)
+        self._block = current_block()  # a game view made inside a block belongs to it (executor.map_blocks)
 
     def _check_block(self, what: Any) -> None:
-        """Raise :class:`~.block_pool.BlockReadError` when a block function reads this corpus it was not
+        """Raise :class:`~.runtime.BlockReadError` when a block function reads this corpus it was not
         handed (the caller may hold this corpus' lock while the blocks run: a wait that never ends)."""
         block = current_block()
         if block is not None and block is not self._block:

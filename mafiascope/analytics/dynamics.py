@@ -18,12 +18,12 @@ import numpy as np
 import pandas as pd
 
 from . import labels as L
-from .block_pool import map_blocks, workers
 from .corpus import Corpus
 from .stats import ci_list as _ci
 from .frames import at_seats, death_ts, first_of_key, item_rows, items_with_probe, mafia_mask, order_key
-from .game_views import concat_rows, map_views, seat_memo
+from .executor import concat_rows, map_blocks, map_views, seat_memo
 from .personality_blocks import game_blocks
+from .runtime import workers
 from .modes import Mode
 from .stats import batched_cis, cluster_ci, ratio_stat, round_or_none
 
@@ -43,7 +43,7 @@ def suspicion_states(c: Corpus, mode: Mode) -> dict[str, np.ndarray]:
         rows, pi = item_rows(c, "sr", "suspicion_ranking")
         g = c.cols("sr", ["g"])["g"].to_numpy()
         blocks = game_blocks(g if rows is None else g[rows], max(1, _STATE_ITEMS // workers()))  # per block in flight
-        # every input read here, in this thread (the blocks run on workers: :mod:`.block_pool`)
+        # every input read here, in this thread (the blocks run on workers: :mod:`.executor`)
         df = c.cols("sr", ["g", "tgt", "score", "src", "pos"])
         pr = c.cols("probes", ["g", "seat", "timestamp", "round", "pms"])
         src = _StateInputs({k: df[k].to_numpy() for k in df.columns}, {k: pr[k].to_numpy() for k in pr.columns},
@@ -176,7 +176,7 @@ _PAIR_TABLES = {"probes": ("probe_id", "seat", "timestamp", "round", "pms", "pro
 
 
 def _blocked_pairs(c: Corpus, mode: Mode) -> dict[str, np.ndarray] | None:
-    """:func:`_build_pairs` a block of games at a time (:mod:`.game_views`: an agent's consecutive
+    """:func:`_build_pairs` a block of games at a time (:mod:`.executor` game views: an agent's consecutive
     rankings are one game's, and the pairs come game by game); the blocks' states are let go of with
     their block. None when there are no blocks."""
     parts = map_views(c, lambda view, lo, hi: _build_pairs(view, mode), _PAIR_TABLES, seat_memo(c))

@@ -31,7 +31,7 @@ from .corpus import Corpus
 from ..logs.steps import ROUND_END, step_label
 from .dynamics import cells_reduce
 from .frames import item_arrays
-from .game_views import map_views
+from .executor import map_views
 from .step_keys import step_codes
 from .viewer import step_table
 
@@ -102,7 +102,7 @@ _RANK_TABLES = {"probes": ("seat", "round", "pms", "probe_id"), "sr": ("rec", "t
 
 
 def _blocked_ranking_tops(c: Corpus, st: dict[str, np.ndarray], rows: np.ndarray) -> np.ndarray:
-    """:func:`_ranking_tops` a block of games at a time (:mod:`.game_views`), the blocks' rows stacked
+    """:func:`_ranking_tops` a block of games at a time (:mod:`.executor` game views), the blocks' rows stacked
     (``rows``: sorted step rows, as the step table is in game order); the whole corpus at once when
     there are no blocks."""
 

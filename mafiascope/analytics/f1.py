@@ -15,7 +15,8 @@ import numpy as np
 import pandas as pd
 
 from . import labels as L
-from .block_pool import map_blocks, workers
+from .executor import map_blocks
+from .runtime import workers
 from .corpus import Corpus
 from .frames import (at_seats, death_ts, dense_groups, item_arrays, mafia_mask, played_by, seat_model_codes,
                      true_roles)

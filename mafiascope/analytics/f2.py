@@ -15,7 +15,7 @@ import pandas as pd
 
 from . import f2_cells
 from .arrays_out import gc_paused, group_sums, rounded_list
-from .block_pool import map_blocks
+from .executor import map_blocks
 from .corpus import Corpus
 from .f1 import f1_arrays
 from .f2_cells import ObsCells

@@ -18,7 +18,7 @@ from . import labels as L
 from .corpus import Corpus
 from .f3_match import match, rows_where, usable_queries
 from .frames import item_arrays, item_col as _item_col, mafia_mask, order_key
-from .game_views import concat_rows, map_views, seat_memo
+from .executor import concat_rows, map_views, seat_memo
 from .modes import Mode
 from .stats import batched_cis, ci_list as _ci, cluster_ci, ratio_stat, round_or_none
 
@@ -49,7 +49,7 @@ def _pair_tables(mode: Mode) -> dict[str, tuple[str, ...]]:
 
 
 def _blocked_pairs(c: Corpus, mode: Mode) -> dict[str, np.ndarray] | None:
-    """The lean pairs a block of games at a time (:mod:`.game_views`: a pair is within one game, and
+    """The lean pairs a block of games at a time (:mod:`.executor` game views: a pair is within one game, and
     pairs come in the social-map items' order, game by game); None when there are no blocks. (The full
     pairs' ``qi`` numbers the whole corpus' usable items: they are built on the whole corpus.)"""
     parts = map_views(c, lambda view, lo, hi: _pairs(view, mode, False), _pair_tables(mode), seat_memo(c))

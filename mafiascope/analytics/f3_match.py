@@ -14,7 +14,8 @@ from typing import Any, Literal
 
 import numpy as np
 
-from .block_pool import map_blocks, workers
+from .executor import map_blocks
+from .runtime import workers
 from .corpus import Corpus
 from .frames import alive_at, order_key
 from .modes import Mode
@@ -24,7 +25,7 @@ _BLOCK_ITEMS = 2_000_000  # items matched at a time: bounds the matching's tempo
 
 def _game_blocks(m: int, *gs: np.ndarray) -> list[tuple[int, int]]:
     """Consecutive game ranges [lo, hi) holding about ``_BLOCK_ITEMS`` rows of ``gs`` between the blocks
-    in flight at once (:func:`.block_pool.workers`)."""
+    in flight at once (:func:`.runtime.workers`)."""
     size = max(1, _BLOCK_ITEMS // workers())  # blocks in flight at once share the temporaries' bound
     cum = np.cumsum(sum(np.bincount(g, minlength=m) for g in gs)) if m else np.zeros(0, dtype=np.int64)
     total = int(cum[-1]) if m else 0

@@ -24,7 +24,7 @@ from ..logs import kinds as K
 from . import labels as L
 from .corpus import Corpus
 from .frames import death_ts, eq, mafia_mask
-from .game_views import map_views, seat_memo
+from .executor import map_views, seat_memo
 from .last_before import distinct_pairs, first_min, last_probe_before, others, raw_items, record_index
 from .load import K_LIST
 from ..lexicon.names import russian_spellings
@@ -197,7 +197,7 @@ def _unit_tables(mode: Mode) -> dict[str, tuple[str, ...]]:
 
 
 def _blocked_unit_rows(c: Corpus, mode: Mode) -> dict[str, list[Any]] | None:
-    """:func:`_unit_rows` (no transcripts) a block of games at a time (:mod:`.game_views`: a unit is one
+    """:func:`_unit_rows` (no transcripts) a block of games at a time (:mod:`.executor` game views: a unit is one
     game's vote), the blocks' lists joined in block order; None when there are no blocks."""
     parts = map_views(c, lambda view, lo, hi: _unit_rows(view, mode, False), _unit_tables(mode), seat_memo(c))
     if parts is None:

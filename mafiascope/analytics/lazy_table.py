@@ -20,7 +20,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from .block_pool import workers
+from .runtime import workers
 from .cache import read_columns
 from .mapped_read import read_mapped
 from .load import hot

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from .block_pool import map_blocks
+from .executor import map_blocks
 from .load import TRAITS
 from .stats import round_or_none
 

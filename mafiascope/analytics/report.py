@@ -9,10 +9,9 @@ import numpy as np
 
 from . import accounting, dynamics, episodes, f1, f2, f3, f4
 from . import seats as seat_stats
-from .block_pool import release_free_memory
+from .runtime import collector_paused, release_free_memory
 from .corpus import Corpus
 from .modes import Mode
-from .report_runtime import collector_paused
 from .stats import dense_multiplicities
 
 REPORT_VERSION = 1

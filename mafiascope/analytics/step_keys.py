@@ -16,7 +16,7 @@ import pandas as pd
 from ..logs.steps import ROUND_END as END
 from .corpus import Corpus
 from .frames import death_ts, eq, n_seats
-from .game_views import concat_rows, map_views
+from .executor import concat_rows, map_views
 from .load import NO_SEQ
 
 _WIDE = 2**62
@@ -87,7 +87,7 @@ _STEP_MEMO = (("seat_array", "death_ts"), "n_seats")
 
 
 def blocked_step_table(c: Corpus) -> dict[str, np.ndarray] | None:
-    """:func:`fast_step_table` a block of games at a time (:mod:`.game_views`: steps never span games
+    """:func:`fast_step_table` a block of games at a time (:mod:`.executor` game views: steps never span games
     and come in game order), the blocks' rows concatenated; None when the corpus is too small for
     blocks, its rows are not in game order, or a block's codes would not fit an int64."""
     death_ts(c), n_seats(c)  # the per-game arrays the views get sliced

@@ -1,32 +1,66 @@
-"""Game-range views of a corpus: a build that never mixes games runs a block of games at a time.
+"""The executor: the one place that decides how metric code runs -- blocks of games, worker threads,
+and (:func:`map_views`) game views.
 
-A view is a :class:`~.corpus.Corpus` of the games [lo, hi): the rows of those games of the tables a
-build reads (slices of the corpus' loaded columns, no copy but the rebased ``g``), and the corpus'
-per-game memo arrays sliced the same way, so that a seat dimension stays the corpus' (a block of
-seven-seat games in a corpus with ten-seat ones still has ten seat columns). A build whose rows
-and outputs are per game, in game order, gives on the views, concatenated in block order, what it
-gives on the whole corpus (``tests/test_analytics_game_views.py`` pins each one that is run this way).
+**Blocks.** Independent blocks run on worker threads (:func:`.runtime.workers`), results in block order,
+so a caller's concatenation is the same as the sequential loop's, bit for bit. numpy releases the GIL
+inside its large kernels (element-wise loops, gathers, sorts, searches), so two blocks on two threads
+use both cores of a small machine. A block function must be pure: it reads what it is handed, never a
+corpus made outside the block (:class:`.runtime.BlockReadError`).
 
-Two gains: a block's working set is a fraction of the whole one's (fresh memory is faulted in a
-block at a time, and a block's arrays stay in the CPU caches), and blocks run on two threads
-(:func:`.block_pool.map_blocks`). The views are independent corpora (their own lock and memo), so
-a worker never touches the corpus' memo or lazy tables.
+**Game views.** A view is a :class:`~.corpus.Corpus` of the games [lo, hi): the rows of those games of
+the tables a build reads (slices of the corpus' loaded columns, no copy but the rebased ``g``), and the
+corpus' per-game memo arrays sliced the same way, so that a seat dimension stays the corpus' (a block of
+seven-seat games in a corpus with ten-seat ones still has ten seat columns). A build whose rows and
+outputs are per game, in game order, gives on the views, concatenated in block order, what it gives on
+the whole corpus (``tests/test_analytics_game_views.py`` pins each one that is run this way). Two gains:
+a block's working set is a fraction of the whole one's (fresh memory is faulted in a block at a time, and
+a block's arrays stay in the CPU caches), and blocks run on two threads. The views are independent
+corpora (their own lock and memo), so a worker never touches the corpus' memo or lazy tables.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
 import numpy as np
 import pandas as pd
 
-from .block_pool import map_blocks, workers
 from .corpus import Corpus
 from .frames import death_ts
 from .lazy_table import LazyTable
+from .runtime import current_block, release_free_memory, running_block, workers
 
+T = TypeVar("T")
 R = TypeVar("R")
+
+
+def map_blocks(fn: Callable[[T], R], blocks: Sequence[T]) -> list[R]:
+    """``[fn(b) for b in blocks]``, up to :func:`.runtime.workers` blocks at a time, in block order. A
+    block that maps blocks of its own (a build run on a game view) runs them in turn: the outer blocks
+    already use the threads.
+
+    A block function must read only what it is handed: while it runs (on a worker thread, or in turn on
+    this one), reading a corpus made outside the block -- its memo, its tables -- raises
+    :class:`.runtime.BlockReadError` at once. The caller may hold that corpus' lock while it waits for
+    the blocks (a memoised build mapping blocks), so with two threads such a read would wait forever;
+    the error makes the mistake the same immediate failure with one thread or many."""
+    n = min(workers(), len(blocks))
+
+    def run(b: T) -> R:
+        with running_block():
+            return fn(b)
+
+    if n <= 1 or current_block() is not None:
+        return [run(b) for b in blocks]
+    with ThreadPoolExecutor(n, thread_name_prefix="mafiascope-block") as ex:
+        out = list(ex.map(run, blocks))
+    release_free_memory()  # the blocks' temporaries, freed in the workers' arenas
+    return out
+
+
+# ----------------------------------------------------------------------------- game views
 
 BLOCK_ROWS = 1_000_000  # about this many rows of the largest table read per block at most
 MIN_ROWS = 1_000_000  # below this many rows a build runs on the whole corpus (the views would only add overhead)
