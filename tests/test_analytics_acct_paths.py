@@ -105,13 +105,13 @@ def test_vote_units_equal_the_general_paths(loaded, name: str, monkeypatch: pyte
     monkeypatch.setattr(last_before, "item_bounds", lambda *a: taken.append("bounds") or real_bounds(*a))
     got = {m: f4.vote_units(c, m, transcripts=False) for m in _modes()}
     assert taken and all(len(u) for u in got.values())
-    c.forget(*[k for k in list(c._memo) if isinstance(k, tuple) and k[0] == "f4_units"])
+    c.forget(*[k for k in c.memo_keys() if k[0] is f4.F4_UNITS])
     monkeypatch.setattr(last_before, "item_bounds", lambda *a: None)
     monkeypatch.setattr(last_before, "_in_time_order", lambda *a: False)
     for m, u in got.items():
         ref = f4.vote_units(c, m, transcripts=False)
         pd.testing.assert_frame_equal(u, ref)  # values (NaN where no prediction), dtypes, columns
-    c.forget(*[k for k in list(c._memo) if isinstance(k, tuple) and k[0] == "f4_units"])
+    c.forget(*[k for k in c.memo_keys() if k[0] is f4.F4_UNITS])
 
 
 class _Probes:
@@ -191,13 +191,13 @@ def test_whole_sums_equal_pooled_errors_and_seat_sums(seed: int, monkeypatch: py
 @pytest.mark.parametrize("name", ("demo", "mafiascope_en_demo"))
 def test_personality_section_and_cells_from_whole_sums(loaded, name: str, monkeypatch: pytest.MonkeyPatch) -> None:
     c = loaded[name]
-    c.forget("personality_whole_sums")
+    c.forget(pb.PERSONALITY_WHOLE_SUMS.key())
     got = accounting.personality_error(c), seat_cells._personality(c, Mode(boot=0))
-    assert "personality_whole_sums" in c._memo and c._memo["personality_whole_sums"] is not None
-    c.forget("personality_whole_sums")
+    assert c.peek(pb.PERSONALITY_WHOLE_SUMS.key()) is not None
+    c.forget(pb.PERSONALITY_WHOLE_SUMS.key())
     monkeypatch.setattr(pb, "_whole_sums", lambda *a: None)
     ref = accounting.personality_error(c), seat_cells._personality(c, Mode(boot=0))
-    c.forget("personality_whole_sums")
+    c.forget(pb.PERSONALITY_WHOLE_SUMS.key())
     assert got[0] == ref[0] and np.array_equal(got[1], ref[1])
 
 
@@ -249,12 +249,12 @@ def test_whole_sums_decline_fractional_estimates() -> None:
 @pytest.mark.parametrize("name", ("demo", "mafiascope_en_demo"))
 def test_personality_rows_by_record_runs_equal_item_arrays(loaded, name: str, monkeypatch: pytest.MonkeyPatch) -> None:
     c = loaded[name]
-    c.forget("personality_rows")
+    c.forget(accounting.PERSONALITY_ROWS.key())
     got = accounting.personality_rows(c)
-    c.forget("personality_rows")
+    c.forget(accounting.PERSONALITY_ROWS.key())
     monkeypatch.setattr(accounting, "by_record_runs", lambda *a: None)
     ref = accounting.personality_rows(c)
-    c.forget("personality_rows")
+    c.forget(accounting.PERSONALITY_ROWS.key())
     assert list(got) == list(ref) and len(ref["g"])
     assert all(got[k].dtype == ref[k].dtype and np.array_equal(got[k], ref[k], equal_nan=True) for k in ref)
     cols = ("g", "tgt", "O")

@@ -11,8 +11,11 @@ import numpy as np
 import pytest
 
 from mafiascope.analytics import dynamics, executor, f1, f3, f3_match, runtime
+from mafiascope.analytics.corpus import SEAT_ARRAY, Cached
 from mafiascope.analytics.modes import COMPAT, Mode
 from tests.loader_digest import loaded_corpora
+
+BUILD = Cached("test_build")
 
 
 def test_results_come_back_in_block_order(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -63,13 +66,13 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> Any:
 
 
 CASES = [  # (module, block size attribute, tiny size, memo key head, builder)
-    (dynamics, "_STATE_ITEMS", 40, "dyn_states", dynamics.suspicion_states),
-    (f1, "_RUNS", 3, "f1_arrays", f1.f1_arrays),
-    (f3_match, "_BLOCK_ITEMS", 30, "f3_pair_arrays", lambda c, mode: f3._pair_arrays(c, mode)),
+    (dynamics, "_STATE_ITEMS", 40, dynamics.DYN_STATES, dynamics.suspicion_states),
+    (f1, "_RUNS", 3, f1.F1_ARRAYS, f1.f1_arrays),
+    (f3_match, "_BLOCK_ITEMS", 30, f3.F3_PAIR_ARRAYS, lambda c, mode: f3._pair_arrays(c, mode)),
 ]
 
 
-@pytest.mark.parametrize("case", CASES, ids=[c[3] for c in CASES])
+@pytest.mark.parametrize("case", CASES, ids=[c[3].name for c in CASES])
 def test_threaded_blocks_equal_the_sequential_loop(demo: Any, case: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     module, attr, size, memo, build = case
     monkeypatch.setattr(module, attr, size)  # many blocks
@@ -77,9 +80,9 @@ def test_threaded_blocks_equal_the_sequential_loop(demo: Any, case: Any, monkeyp
         got = {}
         for threads in ("1", "2", "4"):
             monkeypatch.setenv(runtime.ENV, threads)
-            demo.forget((memo, mode))
+            demo.forget(memo.key(mode))
             got[threads] = build(demo, mode)
-        demo.forget((memo, mode))
+        demo.forget(memo.key(mode))
         assert len(next(iter(got["1"].values()))) > 0
         for threads in ("2", "4"):
             assert list(got[threads]) == list(got["1"])
@@ -96,14 +99,14 @@ def test_a_block_reading_the_corpus_fails_at_once(demo: Any, monkeypatch: pytest
     from mafiascope.analytics.frames import mafia_mask
 
     monkeypatch.setenv(runtime.ENV, threads)
-    demo.forget("seat_array", ("seat_array", "role_code"), "test-build")
+    demo.forget(SEAT_ARRAY.key("role_code"), BUILD.key())
 
     def build() -> list[Any]:
         return executor.map_blocks(lambda g: mafia_mask(demo)[g].sum(), list(range(demo.m)))
 
     started = time.monotonic()
     with pytest.raises(runtime.BlockReadError, match="seat_array"):
-        demo.memo("test-build", build)
+        demo.memo(BUILD.key(), build)
     assert time.monotonic() - started < 30
     # what the blocks need built first and handed to them: the same sums, on any thread count
     maf = mafia_mask(demo)
@@ -120,12 +123,12 @@ def test_a_game_view_made_in_a_block_is_the_blocks_own(demo: Any, monkeypatch: p
     def own(i: int) -> int:
         view = Corpus(demo.games.iloc[i:i + 1].reset_index(drop=True), {})
         made.append(view)
-        return view.memo("x", lambda: i)
+        return view.memo(BUILD.key(), lambda: i)
 
     assert executor.map_blocks(own, [0, 1, 2]) == [0, 1, 2]
     with pytest.raises(runtime.BlockReadError):
-        executor.map_blocks(lambda i: made[0].memo("x", lambda: i), [0])
-    assert made[0].memo("x", lambda: -1) == 0  # outside any block: readable
+        executor.map_blocks(lambda i: made[0].memo(BUILD.key(), lambda: i), [0])
+    assert made[0].memo(BUILD.key(), lambda: -1) == 0  # outside any block: readable
 
 
 def test_free_memory_is_handed_back_without_error() -> None:

@@ -27,14 +27,14 @@ def loaded(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     return loaded_corpora(tmp_path_factory.mktemp("blocks"), NAMES)
 
 
-def _blocks_equal_whole(c, name: str, module: Any, size_attr: str, memo: str, build: Any, sizes: tuple[int, ...],
+def _blocks_equal_whole(c, name: str, module: Any, size_attr: str, memo: Any, build: Any, sizes: tuple[int, ...],
                         monkeypatch: pytest.MonkeyPatch) -> None:
     """``build(c, mode)`` with ``module.<size_attr>`` set to each of ``sizes`` equals it with one block
     (same keys, dtypes and values), both modes; ``memo`` is its memo key's head."""
     for mode in (Mode(), COMPAT):
         def run(size: int) -> dict[str, np.ndarray]:
             monkeypatch.setattr(module, size_attr, size)
-            c.forget((memo, mode))
+            c.forget(memo.key(mode))
             return build(c, mode)
 
         whole = run(1 << 40)
@@ -44,12 +44,12 @@ def _blocks_equal_whole(c, name: str, module: Any, size_attr: str, memo: str, bu
             for k in whole:
                 assert got[k].dtype == whole[k].dtype, (name, mode.name, size, k)
                 assert np.array_equal(got[k], whole[k], equal_nan=True), (name, mode.name, size, k)
-        c.forget((memo, mode))
+        c.forget(memo.key(mode))
 
 
 @pytest.mark.parametrize("name", NAMES)
 def test_f1_arrays_by_blocks_equal_one_block(loaded, name: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    _blocks_equal_whole(loaded[name], name, f1, "_BLOCK", "f1_arrays", f1.f1_arrays, (1, 7, 100), monkeypatch)
+    _blocks_equal_whole(loaded[name], name, f1, "_BLOCK", f1.F1_ARRAYS, f1.f1_arrays, (1, 7, 100), monkeypatch)
 
 
 def _ordered(c, seats) -> dict[str, Any]:
@@ -145,7 +145,7 @@ def test_f3_report_pair_columns_equal_the_full_pairs(loaded, name: str) -> None:
     """The report's pairs (no key, qi, B, step columns; ``guess`` in its stored dtype) are the full pairs' columns."""
     c = loaded[name]
     for mode in (Mode(), COMPAT):
-        c.forget(("f3_pair_arrays", mode), ("f3_lean_pair_arrays", mode))
+        c.forget(f3.F3_PAIR_ARRAYS.key(mode), f3.F3_LEAN_PAIR_ARRAYS.key(mode))
         lean = f3.pair_arrays(c, mode)
         by_lean = f3.f3(c, mode)
         full = f3._pair_arrays(c, mode)
@@ -258,9 +258,9 @@ def test_dynamics_seat_cells_from_arrays_equal_the_frame(loaded, name: str) -> N
         has = ~np.isnan(l1)
         want = np.stack([cl.sum(k[has], l1[has]), cl.sum(k[has]), cl.sum(k, df["flip"].to_numpy()),
                          cl.sum(k, df["flip_pair"].to_numpy()), cl.sum(k, df["ret"].to_numpy())], axis=-1)
-        c.forget(("dyn_pairs", mode), ("dyn_pair_arrays", mode))
+        c.forget(dynamics.DYN_PAIRS.key(mode), dynamics.DYN_PAIR_ARRAYS.key(mode))
         assert np.array_equal(seat_cells._dyn(c, mode), want), (name, mode.name)
-        assert ("dyn_pairs", mode) not in c._memo  # no frame built
+        assert c.peek(dynamics.DYN_PAIRS.key(mode)) is None  # no frame built
 
 
 def _f3_cells_whole(c, mode: Mode, tau: float) -> np.ndarray:
@@ -295,7 +295,7 @@ def test_suspicion_states_by_game_blocks_equal_one_block(loaded, name: str, monk
     (the demo corpora have several games: many blocks; the others one game: a block longer than asked)."""
     c = loaded[name]
     assert len(dynamics.suspicion_states(c, Mode())["g"]) > 1, name
-    _blocks_equal_whole(c, name, dynamics, "_STATE_ITEMS", "dyn_states", dynamics.suspicion_states, (1, 7, 50), monkeypatch)
+    _blocks_equal_whole(c, name, dynamics, "_STATE_ITEMS", dynamics.DYN_STATES, dynamics.suspicion_states, (1, 7, 50), monkeypatch)
 
 
 @pytest.mark.parametrize("name", NAMES)

@@ -155,7 +155,7 @@ class _Fake:
         return self.truth[k]
 
     def memo(self, key: Any, build: Any) -> Any:
-        return self.rows if key == "personality_rows" else build()
+        return self.rows if key == accounting.PERSONALITY_ROWS.key() else build()
 
 
 @pytest.mark.parametrize("seed", range(20))

@@ -62,7 +62,7 @@ def _states_by_probe(c, mode: Mode) -> dict[str, np.ndarray]:
 def test_suspicion_states_follow_the_definition(loaded, name: str) -> None:
     c = loaded[name]
     for mode in (Mode(), COMPAT):
-        c.forget(("dyn_states", mode))
+        c.forget(dynamics.DYN_STATES.key(mode))
         got, want = dynamics.suspicion_states(c, mode), _states_by_probe(c, mode)
         assert len(want["g"]) > 1, name
         for k in dynamics._STATE_KEYS:

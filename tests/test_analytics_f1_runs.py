@@ -105,18 +105,18 @@ def test_f1_arrays_per_run_equal_per_item(loaded, name: str, monkeypatch: pytest
     c = loaded[name]
     for mode in (Mode(), COMPAT):
         want = _arrays_by_item(c, mode)
-        c.forget(("f1_arrays", mode))
+        c.forget(f1.F1_ARRAYS.key(mode))
         _assert_same_arrays(f1.f1_arrays(c, mode), want, (name, mode.name))
         with monkeypatch.context() as mp:  # every item its own run (items in no useful order)
             mp.setattr(f1, "_runs", lambda g, pi: (np.arange(len(pi)), np.ones(len(pi), dtype=np.int64)))
-            c.forget(("f1_arrays", mode))
+            c.forget(f1.F1_ARRAYS.key(mode))
             _assert_same_arrays(f1.f1_arrays(c, mode), want, (name, mode.name, "one item a run"))
         for runs in (1, 3):  # the kept items filled a few runs at a time (blocks end inside a game)
             with monkeypatch.context() as mp:
                 mp.setattr(f1, "_RUNS", runs)
-                c.forget(("f1_arrays", mode))
+                c.forget(f1.F1_ARRAYS.key(mode))
                 _assert_same_arrays(f1.f1_arrays(c, mode), want, (name, mode.name, "blocks of", runs))
-        c.forget(("f1_arrays", mode), ("f1_round_codes", mode))
+        c.forget(f1.F1_ARRAYS.key(mode), f1.F1_ROUND_CODES.key(mode))
 
 
 def test_runs_split_at_every_probe_or_game_change() -> None:
@@ -138,14 +138,14 @@ def test_f1_by_round_counts_equal_sorted_weighted_sums(loaded, name: str, monkey
     for mode in (Mode(boot=50), COMPAT):
         for bins in (1 << 22, 1):  # one count of every (round, game, code), or round by round (and rounds sorted)
             monkeypatch.setattr(f1, "_BINS", bins)
-            c.forget(("f1_round_codes", mode))
+            c.forget(f1.F1_ROUND_CODES.key(mode))
             for model in models:
                 for seats in masks:
                     got = f1.f1_by_round(c, mode, model=model, seats=seats)
                     want = _by_round_by_sort(c, mode, model, seats)
                     assert list(got) == list(want), (name, mode.name, bins, model)
                     assert got == want, (name, mode.name, bins, model)
-        c.forget(("f1_round_codes", mode))
+        c.forget(f1.F1_ROUND_CODES.key(mode))
 
 
 @batched_cis

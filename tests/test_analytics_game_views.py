@@ -12,8 +12,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from mafiascope.analytics import dynamics, episodes, executor, f3, f4, personality_blocks as pb, runtime, step_keys
+from mafiascope.analytics import dynamics, episodes, executor, f3, f4, personality_blocks as pb, runtime, step_keys, viewer
 from mafiascope.analytics import accounting
+from mafiascope.analytics.frames import N_SEATS
 from mafiascope.analytics.modes import COMPAT, Mode
 from mafiascope.analytics.report import build_report
 from mafiascope.analytics.viewer import step_table
@@ -58,14 +59,14 @@ def _blocks(c) -> int:
 def test_step_table_and_top_suspects_by_views_equal_the_whole(loaded, name: str, views) -> None:
     c = loaded[name]
     views(None)
-    c.forget("step_table", "episode_comparisons")
+    c.forget(viewer.STEP_TABLE.key(), episodes.EPISODE_COMPARISONS.key())
     whole_st, whole, counts = step_table(c), episodes._comparisons(c), episodes.episode_counts(c)
     assert step_keys.blocked_step_table(c) is None  # no views: the whole-corpus build
     for rows in SIZES:
         views(rows)
         if rows == 1:
             assert _blocks(c) > 1 or c.m < 2, name
-        c.forget("step_table", "episode_comparisons")
+        c.forget(viewer.STEP_TABLE.key(), episodes.EPISODE_COMPARISONS.key())
         blocked = step_keys.blocked_step_table(c)
         if c.m < 2:  # one game: nothing to split
             assert blocked is None
@@ -76,7 +77,7 @@ def test_step_table_and_top_suspects_by_views_equal_the_whole(loaded, name: str,
         for k in ("disc", "g", "alive", "Z", "i0", "i1", "eligible"):
             assert np.array_equal(got[k], whole[k]), (name, rows, k)
         assert episodes.episode_counts(c) == counts, (name, rows)
-    c.forget("step_table", "episode_comparisons")
+    c.forget(viewer.STEP_TABLE.key(), episodes.EPISODE_COMPARISONS.key())
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -86,14 +87,14 @@ def test_vote_units_by_views_equal_the_whole(loaded, name: str, views) -> None:
         views(None)
         whole = f4._unit_rows(c, mode, False)
         assert f4._blocked_unit_rows(c, mode) is None
-        c.forget(("f4_units", mode, False))
+        c.forget(f4.F4_UNITS.key(mode, False))
         frame = f4.vote_units(c, mode, transcripts=False)
         for rows in SIZES:
             views(rows)
             assert f4._blocked_unit_rows(c, mode) == (whole if c.m > 1 else None), (name, mode.name, rows)
-            c.forget(("f4_units", mode, False))
+            c.forget(f4.F4_UNITS.key(mode, False))
             assert f4.vote_units(c, mode, transcripts=False).equals(frame), (name, mode.name, rows)
-        c.forget(("f4_units", mode, False))
+        c.forget(f4.F4_UNITS.key(mode, False))
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -107,7 +108,7 @@ def test_f3_report_pairs_by_views_equal_the_whole(loaded, name: str, views) -> N
             got = f3._blocked_pairs(c, mode)
             if c.m > 1 or got is not None:
                 _same_arrays(got, whole, f"{name} {mode.name} {rows}")
-        c.forget(("f3_lean_pair_arrays", mode))
+        c.forget(f3.F3_LEAN_PAIR_ARRAYS.key(mode))
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -121,7 +122,7 @@ def test_dynamics_pairs_by_views_equal_the_whole(loaded, name: str, views) -> No
             got = dynamics._blocked_pairs(c, mode)
             if c.m > 1 or got is not None:
                 _same_arrays(got, whole, f"{name} {mode.name} {rows}")
-        c.forget(("dyn_states", mode), ("dyn_pair_arrays", mode))
+        c.forget(dynamics.DYN_STATES.key(mode), dynamics.DYN_PAIR_ARRAYS.key(mode))
 
 
 def test_views_need_rows_in_game_order_and_a_big_enough_corpus(loaded, views) -> None:
@@ -135,7 +136,7 @@ def test_views_need_rows_in_game_order_and_a_big_enough_corpus(loaded, views) ->
     shuffled = c.with_tables(probes=c.probes.sample(frac=1.0, random_state=1).reset_index(drop=True))
     assert executor.map_views(shuffled, lambda v, lo, hi: 0, {"probes": ("seat",)}) is None  # not in game order
     with pytest.raises(KeyError, match="built on the corpus first"):
-        executor.map_views(c.with_tables(), lambda v, lo, hi: 0, {"probes": ("seat",)}, memo=("n_seats",))
+        executor.map_views(c.with_tables(), lambda v, lo, hi: 0, {"probes": ("seat",)}, memo=(N_SEATS.key(),))
 
 
 def test_a_view_is_not_split_again_and_nested_blocks_run_in_turn(loaded, views, monkeypatch) -> None:

@@ -10,7 +10,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from mafiascope.analytics.corpus import LAZY_TABLES, load_corpus, prepare_corpus
+from mafiascope.analytics.corpus import LAZY_TABLES, Cached, load_corpus, prepare_corpus
+
+_X = Cached("test_x")
 
 ROOT = Path(__file__).resolve().parents[1]
 DEMO = ROOT / "data" / "demo"
@@ -123,7 +125,8 @@ def test_lean_report_equals_the_full_memo_report(tmp_path, compat):
     import json
 
     from mafiascope.analytics.modes import Mode
-    from mafiascope.analytics.report import LEAN_KEEP, build_report
+    from mafiascope.analytics.f1 import F1_ARRAYS
+    from mafiascope.analytics.report import build_report
 
     mode = Mode(boot=200, compat=compat)
     a = load_corpus([DEMO, EN], cache_dir=tmp_path / "cache", probed_only=False)
@@ -131,8 +134,7 @@ def test_lean_report_equals_the_full_memo_report(tmp_path, compat):
     lean = build_report(a, mode, transcripts=compat is not None)
     full = build_report(b, mode, transcripts=compat is not None, lean=False)
     assert json.dumps(lean, sort_keys=True, default=str) == json.dumps(full, sort_keys=True, default=str)
-    heads = {k[0] if isinstance(k, tuple) else k for k in a._memo}
-    assert heads <= LEAN_KEEP and "f1_arrays" in {k[0] if isinstance(k, tuple) else k for k in b._memo}
+    assert all(k[0].report for k in a.memo_keys()) and F1_ARRAYS in {k[0] for k in b.memo_keys()}
     assert a._tables["pp"]._frame is None and not a._tables["pp"]._cols
     # the report again on the lean corpus: the dropped intermediates are rebuilt the same way
     assert build_report(a, mode, transcripts=compat is not None) == lean
@@ -192,12 +194,12 @@ def test_with_tables_replaces_only_the_named_tables(tmp_path) -> None:
     from mafiascope.analytics.corpus import load_corpus
 
     c = load_corpus("data/demo", cache_dir=tmp_path)
-    c.memo("x", lambda: 1)
+    c.memo(_X.key(), lambda: 1)
     ev = c.events.iloc[::2].reset_index(drop=True)
     d = c.with_tables(events=ev)
     assert len(d.events) == len(ev) < len(c.events)
     assert d.probes is c.probes and d.m == c.m
-    assert "x" not in d._memo
+    assert d.peek(_X.key()) is None and c.peek(_X.key()) == 1
     with _pytest.raises(KeyError, match="nope"):
         c.with_tables(nope=ev)
 

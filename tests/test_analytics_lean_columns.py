@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from mafiascope.analytics import accounting, seat_cells
+from mafiascope.analytics import accounting, f2, seat_cells
 from mafiascope.analytics import labels as L
 from mafiascope.analytics.corpus import LAZY_TABLES
 from mafiascope.analytics.f1 import f1_items
@@ -97,7 +97,7 @@ def _personality_error_all_traits(c, seats: np.ndarray | None) -> dict[str, Any]
 @pytest.mark.parametrize("name", NAMES)
 def test_personality_rows_and_errors_equal_their_definitions(loaded, name: str) -> None:
     c = loaded[name]
-    c.forget("personality_rows")
+    c.forget(accounting.PERSONALITY_ROWS.key())
     got, want = accounting.personality_rows(c), _personality_rows_by_frame(c)
     assert list(got) == list(want)
     for k in want:
@@ -158,5 +158,5 @@ def test_seat_cells_and_calibration_from_arrays_equal_the_frames(loaded, name: s
             got = seat_cells._f1(num, den)(c, mode)
             assert np.array_equal(got, _f1_cells_by_frame(c, mode, num, den)), (name, mode.name, num)
         assert np.array_equal(seat_cells._f3(c, mode), _f3_cells_by_frame(c, mode)), (name, mode.name)
-        c.forget(("calibration_obs", mode))
+        c.forget(f2.CALIBRATION_OBS.key(mode))
         pd.testing.assert_frame_equal(calibration_obs(c, mode), _calibration_obs_by_frame(c, mode), check_exact=True)

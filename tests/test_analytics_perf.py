@@ -111,7 +111,7 @@ def test_plan_consistency_equals_per_plan_filter(tmp_path):
     ev = c.events.copy()
     ev["target"] = np.where(rng.random(len(ev)) < 0.7, rng.integers(-1, 7, len(ev)), ev["target"]).astype(ev["target"].dtype)
     c.pa, c.events = pa, ev
-    c._memo.clear()
+    c.forget(*c.memo_keys())
 
     items = items_with_probe(c, "pa")
     acts = c.events[c.events["target"].to_numpy() >= 0]

@@ -195,7 +195,7 @@ def test_f3_pairs_do_not_depend_on_the_matching_blocks(loaded, name: str, monkey
         whole = f3._pair_arrays(c, mode)
         monkeypatch.setattr(f3_match, "_BLOCK_ITEMS", 40)
         assert len(f3_match._game_blocks(c.m, c.sm["g"].to_numpy())) > 1 or c.m < 2
-        c._memo.pop(("f3_pair_arrays", mode))
+        c.forget(f3.F3_PAIR_ARRAYS.key(mode))
         blocked = f3._pair_arrays(c, mode)
         monkeypatch.undo()
         assert list(blocked) == list(whole)

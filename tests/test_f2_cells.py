@@ -103,7 +103,7 @@ def _fractional(c, mode: Mode, monkeypatch: pytest.MonkeyPatch) -> None:
         return rows
 
     monkeypatch.setattr(f2, "_obs_rows", fractional)
-    c.forget(("calibration_obs", mode), ("calibration_cells", mode))
+    c.forget(f2.CALIBRATION_OBS.key(mode), f2.CALIBRATION_CELLS.key(mode))
 
 
 def _seat_cells_by_rows(c, mode: Mode) -> np.ndarray:
@@ -133,4 +133,4 @@ def test_f2_and_seat_cells_from_the_cells_equal_the_row_paths(loaded, name: str,
                     ref = _f2_by_frame(c, mode, breakdowns, model, seats)
                     assert json.dumps(got) == json.dumps(ref), (name, model, seats is not None, breakdowns)
         assert _same(seat_cells._f2(c, mode), _seat_cells_by_rows(c, mode))
-        c.forget(("calibration_obs", mode), ("calibration_cells", mode))
+        c.forget(f2.CALIBRATION_OBS.key(mode), f2.CALIBRATION_CELLS.key(mode))

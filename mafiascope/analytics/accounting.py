@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .corpus import Corpus
+from .corpus import Cached, Corpus
 from .frames import item_arrays, items_with_probe, mafia_mask
 from ..probes.shapes import STANDARD_PROBES
 from .load import K_NONE, TRAITS
@@ -17,6 +17,10 @@ from .last_before import by_record_runs, first_min
 from .parse_counts import countable, flag_counts, headline, per_probe, standard_rows
 from .personality_blocks import pooled_errors, pooled_from, whole_sums
 from .stats import round_or_none, wilson
+
+PERSONALITY_ROWS = Cached("personality_rows")
+PLAN_ROWS = Cached("plan_rows")
+VOTE_ROWS = Cached("vote_rows")
 
 
 def parse_accounting(c: Corpus, mode: Mode, *, seats: np.ndarray | None = None) -> dict[str, Any]:
@@ -196,7 +200,7 @@ def personality_rows(c: Corpus) -> dict[str, np.ndarray]:
         return {"g": it["g"][at], "seat": sp[at], "tgt": t[at], "round": it["round"][at],
                 **{k: it[k][at] for k in TRAITS}}
 
-    return c.memo("personality_rows", build)
+    return c.memo(PERSONALITY_ROWS.key(), build)
 
 
 def personality_error(c: Corpus, *, seats: np.ndarray | None = None) -> dict[str, Any]:
@@ -270,7 +274,7 @@ ACTION_KIND = {"vote": "day_vote", "accuse": "day_vote", "kill": "night_mafia", 
 
 def plan_rows(c: Corpus) -> pd.DataFrame:
     """:func:`_plan_rows`, memoised (the plans section and its per-seat statistics share it)."""
-    return c.memo("plan_rows", lambda: _plan_rows(c))
+    return c.memo(PLAN_ROWS.key(), lambda: _plan_rows(c))
 
 
 def _plan_rows(c: Corpus) -> pd.DataFrame:
@@ -350,7 +354,7 @@ def by_kind(kinds: np.ndarray, hit: np.ndarray) -> dict[Any, list[int]]:
 def vote_rows(c: Corpus) -> pd.DataFrame:
     """Tally votes with a known voter and target: ``g``, ``voter``, ``target``, ``town_voter``, ``on_mafia``
     (memoised: the votes section and its per-seat statistics share it)."""
-    return c.memo("vote_rows", lambda: _vote_rows(c))
+    return c.memo(VOTE_ROWS.key(), lambda: _vote_rows(c))
 
 
 def _vote_rows(c: Corpus) -> pd.DataFrame:

@@ -31,6 +31,39 @@ from .load import TABLES, read_probe_record
 LAZY_TABLES = tuple(t for t in TABLES if t != "games")
 
 
+class Cached:
+    """A derived value a corpus memoises: ``c.memo(ENTRY.key(*params), build)``. Every memo key is one
+    of these (or a tuple headed by one), so what a report keeps is declared where the value is built:
+    ``report=True`` values (seat arrays, seat statistics, ...) are kept for the whole report; the
+    others are let go of after the group of sections that built them when the report is lean
+    (:func:`.executor.lean_report`)."""
+
+    __slots__ = ("name", "report")
+
+    def __init__(self, name: str, *, report: bool = False):
+        self.name, self.report = name, report
+
+    def __repr__(self) -> str:
+        return self.name
+
+    def key(self, *params: Any) -> tuple[Any, ...]:
+        return (self, *params)
+
+
+def _entry(key: Any) -> Cached:
+    head = key[0] if isinstance(key, tuple) and key else key
+    if not isinstance(head, Cached):
+        raise TypeError(f"memo key {key!r}: not a Cached entry (declare one where the value is built)")
+    return head
+
+
+SEAT_ARRAY = Cached("seat_array", report=True)
+SEAT_ARRAY_OBJ = Cached("seat_array_obj", report=True)
+SEAT_NAMES = Cached("seat_names", report=True)
+GAME_ROWS = Cached("game_rows")  # a table's row offsets per game (its rows' game order)
+EVENT_TEXTS = Cached("event_texts")
+
+
 def _table(name: str) -> property:
     """A table attribute: read on first use; assigning a frame replaces the table (tests, what-ifs)."""
 
@@ -40,7 +73,7 @@ def _table(name: str) -> property:
 
     def set(self: Corpus, df: pd.DataFrame) -> None:
         self._tables[name] = LazyTable(name, list(df.columns), frame=df)
-        self.forget(("game_rows", name))
+        self.forget(GAME_ROWS.key(name))
 
     return property(get, set)
 
@@ -114,18 +147,40 @@ class Corpus:
         """Let go of the tables' loaded columns (read again on the next use) and their row indexes."""
         for t in tables:
             self._tables[t].release()
-            self.forget(("game_rows", t))
+            self.forget(GAME_ROWS.key(t))
 
     def release_columns(self, table: str, keep: Sequence[str]) -> None:
         """Let go of a table's loaded columns other than ``keep`` (read again on the next use)."""
         self._tables[table].release(keep)
-        self.forget(("game_rows", table))
+        self.forget(GAME_ROWS.key(table))
+
+    def columns(self, table: str) -> list[str]:
+        """A table's columns (``g`` last), read or not."""
+        return list(self._tables[table].columns)
 
     def forget(self, *keys: Any) -> None:
         """Drop memoised intermediates (built again if asked for)."""
         with self._lock:
             for k in keys:
                 self._memo.pop(k, None)
+
+    def memo_keys(self) -> list[Any]:
+        """The keys of the values memoised now."""
+        with self._lock:
+            return list(self._memo)
+
+    def peek(self, key: Any) -> Any:
+        """The value memoised under ``key``, or None (nothing is built)."""
+        self._check_block(key)
+        with self._lock:
+            return self._memo.get(key)
+
+    def seed(self, values: dict[Any, Any]) -> None:
+        """Memoise these values as they are (a game view gets its corpus' per-game arrays sliced)."""
+        for k in values:
+            _entry(k)
+        with self._lock:
+            self._memo.update(values)
 
     @property
     def m(self) -> int:
@@ -150,7 +205,7 @@ class Corpus:
             arr[p["g"].to_numpy(), p["seat"].to_numpy()] = p[col].to_numpy()
             return arr
 
-        return self.memo(("seat_array", col), build)
+        return self.memo(SEAT_ARRAY.key(col), build)
 
     def seat_array_obj(self, col: str) -> np.ndarray:
         """(m, max_seats) object array of a players column (None for padding seats)."""
@@ -162,7 +217,7 @@ class Corpus:
             arr[p["g"].to_numpy(), p["seat"].to_numpy()] = p[col].to_numpy(dtype=object)
             return arr
 
-        return self.memo(("seat_array_obj", col), build)
+        return self.memo(SEAT_ARRAY_OBJ.key(col), build)
 
     def seat_names(self, g: int) -> list[str]:
         def build() -> list[list[str]]:
@@ -171,7 +226,7 @@ class Corpus:
             bounds = np.searchsorted(p["g"].to_numpy(), np.arange(self.m + 1)).tolist()
             return [names[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
 
-        return list(self.memo("seat_names", build)[g])
+        return list(self.memo(SEAT_NAMES.key(), build)[g])
 
     def game_rows(self, table: str, g: int) -> pd.DataFrame:
         """Rows of one game in a table, in table order (index labels kept), without scanning the table."""
@@ -183,7 +238,7 @@ class Corpus:
             bounds = np.searchsorted(gg if order is None else gg[order], np.arange(self.m + 1), side="left")
             return order, bounds
 
-        order, bounds = self.memo(("game_rows", table), index)
+        order, bounds = self.memo(GAME_ROWS.key(table), index)
         a, b = int(bounds[g]), int(bounds[g + 1])
         return df.iloc[a:b] if order is None else df.iloc[order[a:b]]
 
@@ -195,30 +250,30 @@ class Corpus:
 
     def event_texts(self) -> pd.DataFrame:
         """Events with their text column (loaded on demand, memoised)."""
-        self._check_block("event_texts")
-        if "event_texts" not in self._memo:
-            parts = []
-            for parent, cache_dir in self._cache_dirs.values():
-                try:
-                    parts.append(read_event_texts(parent, cache_dir))
-                except OSError:
-                    pass
-            if parts:
-                t = pd.concat(parts, ignore_index=True)
-            else:  # cache not written: re-parse the selected games' events
-                from .load import parse_game
+        return self.memo(EVENT_TEXTS.key(), self._event_texts)
 
-                rows = []
-                for gid, path in zip(self.games["game_id"], self.games["path"]):
-                    e = parse_game(path).tables["events"][["ev", "text"]].copy()
-                    e.insert(0, "game_id", gid)
-                    rows.append(e)
-                t = pd.concat(rows, ignore_index=True)
-            gmap = {gid: i for i, gid in enumerate(self.game_ids)}
-            t = t[t["game_id"].astype(str).isin(gmap.keys())]
-            t = t.assign(g=t["game_id"].astype(str).map(gmap).astype(int))
-            self._memo["event_texts"] = self.events.merge(t[["g", "ev", "text"]], on=["g", "ev"], how="left")
-        return self._memo["event_texts"]
+    def _event_texts(self) -> pd.DataFrame:
+        parts = []
+        for parent, cache_dir in self._cache_dirs.values():
+            try:
+                parts.append(read_event_texts(parent, cache_dir))
+            except OSError:
+                pass
+        if parts:
+            t = pd.concat(parts, ignore_index=True)
+        else:  # cache not written: re-parse the selected games' events
+            from .load import parse_game
+
+            rows = []
+            for gid, path in zip(self.games["game_id"], self.games["path"]):
+                e = parse_game(path).tables["events"][["ev", "text"]].copy()
+                e.insert(0, "game_id", gid)
+                rows.append(e)
+            t = pd.concat(rows, ignore_index=True)
+        gmap = {gid: i for i, gid in enumerate(self.game_ids)}
+        t = t[t["game_id"].astype(str).isin(gmap.keys())]
+        t = t.assign(g=t["game_id"].astype(str).map(gmap).astype(int))
+        return self.events.merge(t[["g", "ev", "text"]], on=["g", "ev"], how="left")
 
     def probe_record(self, g: int, rec: int) -> dict[str, Any]:
         """The full introspection record (raw text, question) of one probe, read on demand."""
@@ -226,8 +281,9 @@ class Corpus:
         row = p[p["rec"].to_numpy() == rec]
         return read_probe_record(self.games["path"].iat[g], int(row["offset"].iat[0]))
 
-    def memo(self, key: Any, fn):  # small per-corpus cache of derived arrays
+    def memo(self, key: Any, fn):  # small per-corpus cache of derived arrays (keys: :class:`Cached` entries)
         self._check_block(key)
+        _entry(key)
         with self._lock:
             if key not in self._memo:
                 self._memo[key] = fn()

@@ -23,9 +23,11 @@ import pandas as pd
 from ..logs.io import probe_records_at
 from ..probes.answer_schema import BOT_FLAG
 from ..probes.shapes import STANDARD_PROBES
-from .corpus import Corpus
+from .corpus import Cached, Corpus
 from .modes import Mode
 from .stats import batched_cis, ci_list, ratio_ci, round_or_none
+
+CUSTOM_RECORDS = Cached("custom_records")
 
 
 def custom_probe_ids(c: Corpus) -> list[str]:
@@ -67,7 +69,7 @@ def custom_records(c: Corpus, probe_id: str) -> pd.DataFrame:
                 })
         return pd.DataFrame(rows, columns=["g", "seat", "round", "pms", "model", "role", "parsed", "valid", "bot", "fields"])
 
-    return c.memo(("custom_records", probe_id), build)
+    return c.memo(CUSTOM_RECORDS.key(probe_id), build)
 
 
 def _field_kinds(df: pd.DataFrame) -> dict[str, str]:

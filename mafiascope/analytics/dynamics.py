@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from . import labels as L
-from .corpus import Corpus
+from .corpus import Cached, Corpus
 from .stats import ci_list as _ci
 from .frames import at_seats, death_ts, first_of_key, item_rows, items_with_probe, mafia_mask, order_key
 from .executor import concat_rows, map_blocks, map_views, seat_memo
@@ -26,6 +26,11 @@ from .personality_blocks import game_blocks
 from .runtime import workers
 from .modes import Mode
 from .stats import batched_cis, cluster_ci, ratio_stat, round_or_none
+
+
+DYN_STATES = Cached("dyn_states")
+DYN_PAIRS = Cached("dyn_pairs")
+DYN_PAIR_ARRAYS = Cached("dyn_pair_arrays")
 
 
 _STATE_ITEMS = 1 << 20  # ranking items per block of games of the states' build (cut only between games)
@@ -51,7 +56,7 @@ def suspicion_states(c: Corpus, mode: Mode) -> dict[str, np.ndarray]:
         parts = map_blocks(lambda span: _states_block(src, *span), blocks)
         return {k: np.concatenate([p.pop(k) for p in parts]) for k in _STATE_KEYS}  # each key's blocks freed in turn
 
-    return c.memo(("dyn_states", mode), build)
+    return c.memo(DYN_STATES.key(mode), build)
 
 
 @dataclass(frozen=True)
@@ -159,7 +164,7 @@ def dynamics_pairs(c: Corpus, mode: Mode) -> pd.DataFrame:
         arrays.update({k: df[k].to_numpy() for k in _PAIR_COLS})  # the memoised arrays become views of the frame
         return df
 
-    return c.memo(("dyn_pairs", mode), build)
+    return c.memo(DYN_PAIRS.key(mode), build)
 
 
 def _pair_arrays(c: Corpus, mode: Mode) -> dict[str, np.ndarray]:
@@ -167,7 +172,7 @@ def _pair_arrays(c: Corpus, mode: Mode) -> dict[str, np.ndarray]:
         got = _blocked_pairs(c, mode)
         return _build_pairs(c, mode) if got is None else got
 
-    return c.memo(("dyn_pair_arrays", mode), build)
+    return c.memo(DYN_PAIR_ARRAYS.key(mode), build)
 
 
 # what the states and their pairs are built from, besides the seats' roles and death times

@@ -27,13 +27,15 @@ from typing import Any
 
 import numpy as np
 
-from .corpus import Corpus
+from .corpus import Cached, Corpus
 from ..logs.steps import ROUND_END, step_label
 from .dynamics import cells_reduce
 from .frames import item_arrays
 from .executor import map_views
 from .step_keys import step_codes
 from .viewer import step_table
+
+EPISODE_COMPARISONS = Cached("episode_comparisons")
 
 
 def top_suspects(scores: dict[int, float], alive: set[int], me: int) -> int | None:
@@ -166,7 +168,7 @@ def _comparisons(c: Corpus) -> dict[str, Any]:
         return {"st": st, "disc": disc, "g": g, "round": rnd, "seq": st["seq"][disc], "alive": alive, "Z": Z,
                 "i0": i0, "i1": i1, "eligible": eligible}
 
-    return c.memo("episode_comparisons", build)
+    return c.memo(EPISODE_COMPARISONS.key(), build)
 
 
 def episode_seat_counts(c: Corpus) -> tuple[np.ndarray, np.ndarray]:

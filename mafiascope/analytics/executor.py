@@ -27,7 +27,7 @@ from typing import TypeVar
 import numpy as np
 import pandas as pd
 
-from .corpus import Corpus
+from .corpus import SEAT_ARRAY, Corpus
 from .frames import death_ts
 from .lazy_table import LazyTable
 from .runtime import current_block, release_free_memory, running_block, workers
@@ -65,7 +65,7 @@ def map_blocks(fn: Callable[[T], R], blocks: Sequence[T]) -> list[R]:
 BLOCK_ROWS = 1_000_000  # about this many rows of the largest table read per block at most
 MIN_ROWS = 1_000_000  # below this many rows a build runs on the whole corpus (the views would only add overhead)
 
-SEAT_MEMO = (("seat_array", "role_code"), ("seat_array", "death_ts"))  # the seats' true roles and death times
+SEAT_MEMO = (SEAT_ARRAY.key("role_code"), SEAT_ARRAY.key("death_ts"))  # the seats' true roles and death times
 
 
 def seat_memo(c: Corpus) -> tuple[Hashable, ...]:
@@ -139,7 +139,7 @@ def map_views(c: Corpus, fn: Callable[[Corpus, int, int], R], tables: Mapping[st
         lo, hi = span
         view = Corpus(games[span], {t: _table(t, x.frame(lo, hi)) for t, x in cols.items()},
                       selection={"game_view": [lo, hi]})
-        view._memo.update({k: v[lo:hi] for k, v in sliced.items()})
+        view.seed({k: v[lo:hi] for k, v in sliced.items()})
         return lo, hi, fn(view, lo, hi)
 
     return map_blocks(run, blocks)

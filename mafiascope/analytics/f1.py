@@ -17,11 +17,15 @@ import pandas as pd
 from . import labels as L
 from .executor import map_blocks
 from .runtime import workers
-from .corpus import Corpus
+from .corpus import Cached, Corpus
 from .frames import (at_seats, death_ts, dense_groups, item_arrays, mafia_mask, played_by, seat_model_codes,
                      true_roles)
 from .modes import Mode
 from .stats import batched_cis, ci_list, ratio_ci, round_or_none
+
+F1_ARRAYS = Cached("f1_arrays")
+F1_ITEMS = Cached("f1_items")
+F1_ROUND_CODES = Cached("f1_round_codes")
 
 
 _F1_COLS = ("g", "round", "obs", "tgt", "guess", "truth", "conf", "timestamp", "unknown", "committed", "correct",
@@ -106,7 +110,7 @@ def f1_arrays(c: Corpus, mode: Mode) -> dict[str, np.ndarray]:
         runs = {"obs": obs, "round": p["round"].to_numpy()[pr], "timestamp": ts}
         return _kept_columns(keep, blocks, roles, maf, tables, items, runs)
 
-    return c.memo(("f1_arrays", mode), build)
+    return c.memo(F1_ARRAYS.key(mode), build)
 
 
 _RUNS = 1 << 17  # probe runs per block of the kept items' passes (a block's index arrays are a few MB)
@@ -214,7 +218,7 @@ def f1_items(c: Corpus, mode: Mode) -> pd.DataFrame:
         arrays.update({k: df[k].to_numpy() for k in _F1_COLS})  # the memoised arrays become views of the frame: one copy
         return df
 
-    return c.memo(("f1_items", mode), build)
+    return c.memo(F1_ITEMS.key(mode), build)
 
 
 _BINS = 1 << 22  # (round, game, outcome) bins of one count; more rounds x games are counted round by round
@@ -247,7 +251,7 @@ def _round_codes(c: Corpus, mode: Mode) -> dict[str, np.ndarray]:
         return {"rounds": rounds, "ridx": ridx.astype(np.int8 if len(rounds) < 128 else np.int32), "code": code,
                 "acc_ok": com & ~np.isnan(it["acc_chance"]), "rec_ok": tm & ~np.isnan(it["rec_chance"])}
 
-    return c.memo(("f1_round_codes", mode), build)
+    return c.memo(F1_ROUND_CODES.key(mode), build)
 
 
 def outcome_codes(c: Corpus, mode: Mode) -> np.ndarray:

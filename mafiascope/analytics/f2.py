@@ -16,7 +16,7 @@ import pandas as pd
 from . import f2_cells
 from .arrays_out import gc_paused, group_sums, rounded_list
 from .executor import map_blocks
-from .corpus import Corpus
+from .corpus import Cached, Corpus
 from .f1 import f1_arrays
 from .f2_cells import ObsCells
 from .frames import seat_model_codes
@@ -25,12 +25,14 @@ from .stats import batched_cis, ci_list as _ci, cluster_ci, ratio_stat, round_or
 
 N_BINS = 5
 Obs = Union[pd.DataFrame, Mapping[str, np.ndarray]]  # calibration_obs() or its columns as arrays
+CALIBRATION_OBS = Cached("calibration_obs")
+CALIBRATION_CELLS = Cached("calibration_cells")
 
 
 def calibration_obs(c: Corpus, mode: Mode) -> pd.DataFrame:
     """F1's committed items with a confidence in [0, 100]: ``g``, ``obs``, ``conf``, ``correct``,
     ``bin``, ``outcome`` (only the columns F2 reads; built once per corpus and mode)."""
-    return c.memo(("calibration_obs", mode), lambda: pd.DataFrame(_obs_rows(c, mode)).astype({"bin": int}))
+    return c.memo(CALIBRATION_OBS.key(mode), lambda: pd.DataFrame(_obs_rows(c, mode)).astype({"bin": int}))
 
 
 def _obs_rows(c: Corpus, mode: Mode) -> dict[str, np.ndarray]:
@@ -206,7 +208,7 @@ def obs_cells(c: Corpus, mode: Mode, seats: np.ndarray | None = None) -> ObsCell
         names, codes = seat_model_codes(c)
         return f2_cells.obs_cells(rows, c.m, codes, len(names))
 
-    return c.memo(("calibration_cells", mode), build) if seats is None else build(seats)
+    return c.memo(CALIBRATION_CELLS.key(mode), build) if seats is None else build(seats)
 
 
 @batched_cis

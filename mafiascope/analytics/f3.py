@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from . import labels as L
-from .corpus import Corpus
+from .corpus import Cached, Corpus
 from .f3_match import match, rows_where, usable_queries
 from .frames import item_arrays, item_col as _item_col, mafia_mask, order_key
 from .executor import concat_rows, map_views, seat_memo
@@ -23,6 +23,9 @@ from .modes import Mode
 from .stats import batched_cis, ci_list as _ci, cluster_ci, ratio_stat, round_or_none
 
 CLASSES = L.ATTITUDES  # trusts, neutral, suspects (codes 0, 1, 2)
+F3_PAIR_ARRAYS = Cached("f3_pair_arrays")
+F3_LEAN_PAIR_ARRAYS = Cached("f3_lean_pair_arrays")
+F3_PAIRS = Cached("f3_pairs")
 
 
 _PAIR_COLS = ("g", "A", "B", "key", "a_round", "round", "public_msg_seq", "pred", "qi", "b_round", "guess", "conf",
@@ -39,7 +42,7 @@ def _pair_arrays(c: Corpus, mode: Mode, full: bool = True) -> dict[str, np.ndarr
         got = None if full else _blocked_pairs(c, mode)
         return _pairs(c, mode, full) if got is None else got
 
-    return c.memo(("f3_pair_arrays" if full else "f3_lean_pair_arrays", mode), build)
+    return c.memo((F3_PAIR_ARRAYS if full else F3_LEAN_PAIR_ARRAYS).key(mode), build)
 
 
 def _pair_tables(mode: Mode) -> dict[str, tuple[str, ...]]:
@@ -94,7 +97,7 @@ def _pairs(c: Corpus, mode: Mode, full: bool) -> dict[str, np.ndarray]:
 def pair_arrays(c: Corpus, mode: Mode) -> dict[str, np.ndarray]:
     """The report's columns of the pairs (the seat cells and :func:`f3` read them; no frame): the full
     pairs' when they are memoised already (the app's pairs view), else only these columns."""
-    full = c._memo.get(("f3_pair_arrays", mode))
+    full = c.peek(F3_PAIR_ARRAYS.key(mode))
     return full if full is not None else _pair_arrays(c, mode, full=False)
 
 
@@ -111,7 +114,7 @@ def f3_pairs(c: Corpus, mode: Mode, *, include_mafia_pairs: bool = False) -> pd.
         arrays.update({k: df[k].to_numpy() for k in _PAIR_COLS})  # the memoised arrays become views of the frame
         return df
 
-    df = c.memo(("f3_pairs", mode), build)
+    df = c.memo(F3_PAIRS.key(mode), build)
     return df if include_mafia_pairs else df[~df["mm"].to_numpy()]
 
 

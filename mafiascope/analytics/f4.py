@@ -22,7 +22,7 @@ import pandas as pd
 
 from ..logs import kinds as K
 from . import labels as L
-from .corpus import Corpus
+from .corpus import Cached, Corpus
 from .frames import death_ts, eq, mafia_mask
 from .executor import map_views, seat_memo
 from .last_before import distinct_pairs, first_min, last_probe_before, others, raw_items, record_index
@@ -30,6 +30,8 @@ from .load import K_LIST
 from ..lexicon.names import russian_spellings
 from .modes import Mode
 from .stats import batched_cis, ci_list as _ci, ratio_ci, round_or_none
+
+F4_UNITS = Cached("f4_units")
 
 ACCUSATION_CUES = (
     # English stems
@@ -186,7 +188,7 @@ def vote_units(c: Corpus, mode: Mode, transcripts: bool = True) -> pd.DataFrame:
         r = _unit_rows(c, mode, transcripts) if r is None else r
         return pd.DataFrame([]) if not r else pd.DataFrame(r)
 
-    return c.memo(("f4_units", mode, transcripts), build)
+    return c.memo(F4_UNITS.key(mode, transcripts), build)
 
 
 def _unit_tables(mode: Mode) -> dict[str, tuple[str, ...]]:

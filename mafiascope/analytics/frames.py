@@ -10,10 +10,18 @@ import pandas as pd
 
 from ..logs.steps import ROUND_END
 from . import labels as L
-from .corpus import Corpus
+from .corpus import Cached, Corpus
 from .modes import Mode
 
 _END_LAST = 99_990  # where a round-end probe sorts in default mode (after every message)
+
+PROBE_START = Cached("probe_start", report=True)  # each game's first probe row
+ORDER_KEY = Cached("order_key")
+TRUE_ROLES = Cached("true_roles")
+SEAT_MODEL_CODES = Cached("seat_model_codes", report=True)
+N_SEATS = Cached("n_seats", report=True)
+ITEMS = Cached("items")
+ITEM_ROWS = Cached("item_rows")
 
 
 def eq(col: pd.Series, value: str) -> np.ndarray:
@@ -43,7 +51,7 @@ def probe_start(c: Corpus) -> np.ndarray:
         counts = np.bincount(g, minlength=c.m)
         return np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
 
-    return c.memo("probe_start", f)
+    return c.memo(PROBE_START.key(), f)
 
 
 def pidx(c: Corpus, items: pd.DataFrame) -> np.ndarray:
@@ -83,7 +91,7 @@ def order_key(c: Corpus, mode: Mode) -> np.ndarray:
         k += seq
         return k
 
-    return c.memo(("order_key", mode.is_compat), f)
+    return c.memo(ORDER_KEY.key(mode.is_compat), f)
 
 
 def true_roles(c: Corpus, mode: Mode) -> np.ndarray:
@@ -95,7 +103,7 @@ def true_roles(c: Corpus, mode: Mode) -> np.ndarray:
             r[r == L.DON] = L.MAFIA
         return r
 
-    return c.memo(("true_roles", mode.is_compat), f)
+    return c.memo(TRUE_ROLES.key(mode.is_compat), f)
 
 
 def mafia_mask(c: Corpus) -> np.ndarray:
@@ -114,7 +122,7 @@ def seat_model_codes(c: Corpus) -> tuple[np.ndarray, np.ndarray]:
         names, codes = np.unique(c.seat_array_obj("model").astype(str), return_inverse=True)
         return names, codes.reshape(c.seat_array_obj("model").shape)
 
-    return c.memo("seat_model_codes", build)
+    return c.memo(SEAT_MODEL_CODES.key(), build)
 
 
 def dense_groups(codes: np.ndarray, n_codes: int) -> tuple[np.ndarray, np.ndarray]:
@@ -148,7 +156,7 @@ def at_seats(mask: np.ndarray, g: np.ndarray, seat: np.ndarray) -> np.ndarray:
 
 
 def n_seats(c: Corpus) -> np.ndarray:
-    return c.memo("n_seats", lambda: np.bincount(c.players["g"].to_numpy(), minlength=c.m))
+    return c.memo(N_SEATS.key(), lambda: np.bincount(c.players["g"].to_numpy(), minlength=c.m))
 
 
 # item frames that several metrics of one report read: kept per corpus; the others are
@@ -177,7 +185,7 @@ def items_with_probe(c: Corpus, table: str, probe_id: str | None = None, raw_onl
         want = ["g", "rec", *(["src"] if raw_only else []), *cols]
         get = lambda: c.cols(table, list(dict.fromkeys(want)))  # noqa: E731
     if key in _SHARED_ITEMS and cols is None:  # pandas copy-on-write keeps the shared frame unchanged
-        return c.memo(("items", *key), lambda: _items_with_probe(c, get(), probe_id, raw_only))
+        return c.memo(ITEMS.key(*key), lambda: _items_with_probe(c, get(), probe_id, raw_only))
     return _items_with_probe(c, get(), probe_id, raw_only, _PROBE_COLS if cols is None or probe_cols is None
                              else [k for k in _PROBE_COLS if k in probe_cols])
 
@@ -215,7 +223,7 @@ def item_rows(c: Corpus, table: str, probe_id: str | None) -> tuple[np.ndarray |
             pi = pi.astype(np.int32)
         return rows, pi
 
-    return c.memo(("item_rows", table, probe_id), build)
+    return c.memo(ITEM_ROWS.key(table, probe_id), build)
 
 
 def item_arrays(c: Corpus, table: str, probe_id: str | None, cols: tuple[str, ...],

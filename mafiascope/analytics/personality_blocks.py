@@ -21,10 +21,12 @@ from typing import Any
 import numpy as np
 
 from .executor import map_blocks
+from .corpus import Cached
 from .load import TRAITS
 from .stats import round_or_none
 
 BLOCK_ROWS = 1 << 19  # estimates per block (about 4 MB per float column of a block)
+PERSONALITY_WHOLE_SUMS = Cached("personality_whole_sums")
 
 
 def _whole(x: np.ndarray) -> bool:
@@ -166,7 +168,7 @@ def whole_sums(c: Any, r: dict[str, np.ndarray]) -> dict[str, Any] | None:
     With whole numbers every error, every per-row sum over the traits and every partial sum is a
     whole number below 2**53, exact in float64 in any order: the same values as :func:`pooled_errors`
     and :func:`seat_sums`, with one weighted count per block and quantity instead of one per trait."""
-    rows, sums = c.memo("personality_whole_sums", lambda: (r, _whole_sums(c, r)))
+    rows, sums = c.memo(PERSONALITY_WHOLE_SUMS.key(), lambda: (r, _whole_sums(c, r)))
     return sums if rows is r else _whole_sums(c, r)  # the memo holds the sums of these rows only
 
 

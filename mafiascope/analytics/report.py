@@ -51,18 +51,16 @@ LATE_PROBE_COLUMNS = ("seat", "round", "timestamp", "probe_id")
 LEAN_DROP_COLUMNS: dict[str, dict[str, tuple[str, ...]]] = {
     "f3": {"ra": ("conf",)},  # the assessments' confidences (~80 MB of float64 at 10,000 games): F4 does not read them
 }
-LEAN_KEEP = {"seat_stats", "seat_array", "seat_array_obj", "seat_cells", "seat_names", "by_model_entries", "models_of",
-             "roles_of", "probe_start", "n_seats", "seat_model_codes"}
 
 
 class _Lean:
     """After each group of :data:`LEAN_GROUPS`: prime the seat-level statistics, drop what the group
-    memoised, release the tables no later section reads. Values are unchanged (anything dropped is
+    memoised (but the values declared ``Cached(report=True)``), release the tables no later section reads. Values are unchanged (anything dropped is
     rebuilt the same way if asked for again); memory holds one group's intermediates at a time."""
 
     def __init__(self, c: Corpus, mode: Mode, on: bool, per_model: bool):
         self.c, self.mode, self.on, self.per_model = c, mode, on, per_model
-        self.before = set(c._memo)
+        self.before = set(c.memo_keys())
 
     def after(self, section: str) -> None:
         if not self.on:
@@ -71,11 +69,10 @@ class _Lean:
             if section in group and section == max(group, key=_ORDER.index):
                 if self.per_model:
                     seat_stats.prime(self.c, self.mode, set(group))
-                head = (lambda k: k[0] if isinstance(k, tuple) else k)
-                self.c.forget(*[k for k in list(self.c._memo) if k not in self.before and head(k) not in LEAN_KEEP])
+                self.c.forget(*[k for k in self.c.memo_keys() if k not in self.before and not k[0].report])
                 self.c.release(*tables)
                 for table, cols in LEAN_DROP_COLUMNS.get(section, {}).items():
-                    self.c.release_columns(table, [k for k in self.c._tables[table].columns if k not in cols])
+                    self.c.release_columns(table, [k for k in self.c.columns(table) if k not in cols])
                 if "probes" not in tables:
                     late = _ORDER.index(section) >= _ORDER.index("episodes")
                     self.c.release_columns("probes", LATE_PROBE_COLUMNS if late else LEAN_PROBE_COLUMNS)

@@ -11,7 +11,7 @@ import pandas as pd
 
 from . import labels as L
 from .accounting import personality_rows, plan_rows, vote_rows
-from .corpus import Corpus
+from .corpus import Cached, Corpus
 from .dynamics import pair_arrays as dynamics_arrays
 from .episodes import episode_seat_counts
 from .f1 import CODE_SETS, f1_arrays, outcome_codes
@@ -27,6 +27,8 @@ from .stats import ratio_stat
 
 
 Stat = Callable[[np.ndarray], np.ndarray]
+SEAT_CELLS = Cached("seat_cells", report=True)
+F1_CODE_CELLS = Cached("f1_code_cells")
 
 
 @dataclass(frozen=True)
@@ -50,7 +52,7 @@ def _seat_codes(c: Corpus, col: str) -> tuple[dict[object, int], np.ndarray]:
         codes, uniques = pd.factorize(arr.ravel())
         return {u: i for i, u in enumerate(uniques.tolist())}, codes.reshape(arr.shape)
 
-    return c.memo(("seat_cells", "codes", col), build)
+    return c.memo(SEAT_CELLS.key("codes", col), build)
 
 
 def _code_eq(c: Corpus, col: str, value: str) -> np.ndarray:
@@ -61,7 +63,7 @@ def _code_eq(c: Corpus, col: str, value: str) -> np.ndarray:
 
 def seat_mask(c: Corpus, model: str | None = None, role: str | None = None) -> np.ndarray:
     """(m, seats) bool: the seats played by ``model`` (exact name) and holding ``role`` (true role name)."""
-    keep = c.memo(("seat_cells", "seated"), lambda: np.not_equal(c.seat_array_obj("model"), None)).copy()
+    keep = c.memo(SEAT_CELLS.key("seated"), lambda: np.not_equal(c.seat_array_obj("model"), None)).copy()
     if model is not None:
         keep &= _code_eq(c, "model", model)
     if role is not None:
@@ -120,7 +122,7 @@ def _int(x: np.ndarray) -> np.ndarray:
 
 
 def _cells(c: Corpus) -> _Cells:
-    return c.memo("seat_cells", lambda: _Cells(c))
+    return c.memo(SEAT_CELLS.key(), lambda: _Cells(c))
 
 
 # ----------------------------------------------------------------------------- per-seat statistics
@@ -151,7 +153,7 @@ def _f1_code_cells(c: Corpus, mode: Mode) -> np.ndarray:
         k += outcome_codes(c, mode)
         return np.bincount(k, minlength=(cl.n + 1) * codes)[: cl.n * codes].reshape(cl.m, cl.S, codes)
 
-    return c.memo(("f1_code_cells", mode), build)
+    return c.memo(F1_CODE_CELLS.key(mode), build)
 
 
 def _f2(c: Corpus, mode: Mode) -> np.ndarray:

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from .corpus import Corpus
+from .corpus import Cached, Corpus
 from .f1 import f1_by_round_models
 from .f2 import f2
 from .modes import Mode
@@ -29,6 +29,11 @@ from .pooled_product import count_columns, pooled_columns
 from .stats import (batched_cis, bootstrap_p, bootstrap_tail_p, ci_list as _ci, holm, holm_family, isolated, multiplicities,
                     percentile_ci, round_or_none, round_p)
 from .seat_cells import METRIC_KEYS, METRICS, SeatMetric, seat_mask  # noqa: F401  (METRIC_KEYS, seat_mask: part of this module's API)
+
+SEAT_STATS = Cached("seat_stats", report=True)  # a metric builder's (m, seats, k) statistics
+MODELS_OF = Cached("models_of", report=True)
+ROLES_OF = Cached("roles_of", report=True)
+BY_MODEL_ENTRIES = Cached("by_model_entries", report=True)
 
 
 def _metrics(c: Corpus) -> tuple[SeatMetric, ...]:
@@ -38,13 +43,13 @@ def _metrics(c: Corpus) -> tuple[SeatMetric, ...]:
 
 def _seat_stats(c: Corpus, mode: Mode, metric: SeatMetric) -> np.ndarray:
     """A builder's (m, S, k) statistics, built once per corpus and mode (metrics sharing a builder share them)."""
-    return c.memo(("seat_stats", metric.per_seat, mode), lambda: np.asarray(metric.per_seat(c, mode), dtype=np.float64))
+    return c.memo(SEAT_STATS.key(metric.per_seat, mode), lambda: np.asarray(metric.per_seat(c, mode), dtype=np.float64))
 
 
 def _count_columns(c: Corpus, mode: Mode, metric: SeatMetric) -> np.ndarray:
     """Which of a builder's columns hold non-negative integers (counts): so does every seat mask's
     sum of them, which :func:`.pooled_product.pooled_columns` then pools in float32."""
-    return c.memo(("seat_stats", "counts", metric.per_seat, mode), lambda: count_columns(_seat_stats(c, mode, metric)))
+    return c.memo(SEAT_STATS.key("counts", metric.per_seat, mode), lambda: count_columns(_seat_stats(c, mode, metric)))
 
 
 class _PerGame:
@@ -146,14 +151,14 @@ def models_of(c: Corpus) -> list[str]:
     def build() -> list[str]:
         return sorted({str(x) for x in c.cols("players", ["model"])["model"].tolist()}) if c.n_rows("players") else []
 
-    return list(c.memo("models_of", build))
+    return list(c.memo(MODELS_OF.key(), build))
 
 
 def roles_of(c: Corpus) -> list[str]:
     def build() -> list[str]:
         return sorted({str(x) for x in c.cols("players", ["role"])["role"].tolist() if str(x)}) if c.n_rows("players") else []
 
-    return list(c.memo("roles_of", build))
+    return list(c.memo(ROLES_OF.key(), build))
 
 
 @batched_cis
@@ -167,7 +172,7 @@ def _model_entries(c: Corpus, mode: Mode) -> dict[str, dict[str, Any]]:
 
 def model_entries(c: Corpus, mode: Mode) -> dict[str, dict[str, Any]]:
     """F1 by round and F2 of each model's seats (memoised; a copy each call)."""
-    return copy.deepcopy(c.memo(("by_model_entries", mode), lambda: isolated(_model_entries, c, mode)))
+    return copy.deepcopy(c.memo(BY_MODEL_ENTRIES.key(mode), lambda: isolated(_model_entries, c, mode)))
 
 
 def prime(c: Corpus, mode: Mode, sections: set[str]) -> None:
@@ -178,7 +183,7 @@ def prime(c: Corpus, mode: Mode, sections: set[str]) -> None:
         if metric.key.split(".")[0] in sections:
             _seat_stats(c, mode, metric)
     if {"f1", "f2"} <= sections and c.n_rows("probes"):
-        c.memo(("by_model_entries", mode), lambda: isolated(_model_entries, c, mode))
+        c.memo(BY_MODEL_ENTRIES.key(mode), lambda: isolated(_model_entries, c, mode))
 
 
 def by_model(c: Corpus, mode: Mode) -> dict[str, Any]:

@@ -14,8 +14,8 @@ import numpy as np
 import pandas as pd
 
 from ..logs.steps import ROUND_END as END
-from .corpus import Corpus
-from .frames import death_ts, eq, n_seats
+from .corpus import SEAT_ARRAY, Corpus
+from .frames import N_SEATS, death_ts, eq, n_seats
 from .executor import concat_rows, map_views
 from .load import NO_SEQ
 
@@ -83,7 +83,7 @@ def step_codes(g: np.ndarray, rnd: np.ndarray, seq: np.ndarray, lo: tuple[int, i
 # what :func:`fast_step_table` reads: these columns and the per-game death times and seat counts
 _STEP_TABLES = {"probes": ("round", "pms", "probe_seq", "timestamp", "phase"),
                 "events": ("round", "msg_seq", "player", "kind", "ts")}
-_STEP_MEMO = (("seat_array", "death_ts"), "n_seats")
+_STEP_MEMO = (SEAT_ARRAY.key("death_ts"), N_SEATS.key())
 
 
 def blocked_step_table(c: Corpus) -> dict[str, np.ndarray] | None:

@@ -25,12 +25,14 @@ from ..logs import Timeline, kinds
 from ..logs.steps import ROUND_END as END
 from ..logs.steps import step_label
 from . import labels as L
-from .corpus import Corpus
+from .corpus import Cached, Corpus
 from .frames import eq, items_with_probe, n_seats
 from .load import K_LIST, NO_SEQ
 from .modes import Mode
 from .stats import wilson
 from .step_keys import blocked_step_table, fast_step_table
+
+STEP_TABLE = Cached("step_table")
 
 VIEWER_Z = 1.96
 
@@ -81,7 +83,7 @@ def step_table(c: Corpus) -> dict[str, np.ndarray]:
         fast = fast_step_table(c) if fast is None else fast
         return fast if fast is not None else frame_step_table(c)
 
-    return c.memo("step_table", build)
+    return c.memo(STEP_TABLE.key(), build)
 
 
 def frame_step_table(c: Corpus) -> dict[str, np.ndarray]:
