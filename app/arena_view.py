@@ -22,7 +22,8 @@ from mafiascope.redaction import ENV_REF
 from . import arena_jobs, keys
 from .data import invalid_note
 from .paths import ARENA_DATA_DIR, default_roots, free_paths_allowed, public_command, public_path, within_roots
-from .text import md_escape, md_link, plural
+from .polling import flash, live_block
+from .text import code, md_escape, md_link, plural
 from .widgets import dashes
 
 RULE_CHOICES = {"sport": "Sport", "open_table": "Open table", "imbalanced": "Imbalanced"}
@@ -146,30 +147,47 @@ def launcher(roster: dict[str, Any]) -> None:
     st.caption(est["note"] + ". Bot seats cost nothing." + (" Fixed seating: the paid share is the share of paid seats."
                                                             if est["mode"] == "fixed" else ""))  # fmt: skip
     name = st.text_input("Run name", value=f"run-{seed}-{games}", key="ms_arena_name")
-    if st.button("🚀 Launch arena run", type="primary", key="ms_arena_launch"):
-        if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_-]{0,40}", name or ""):
-            st.error("Run name: letters, digits, '-' or '_' (at most 41 characters).")
-        else:
-            job = arena_jobs.launch(name, roster, rules, games, parallel, seed)
-            st.session_state["ms_arena_run"] = job.run_dir
-            st.session_state["ms_arena_pick"] = run_label(Path(job.run_dir))  # the Leaderboards tab (drawn below) follows the new run
-            st.success(f"Started: `{public_command(job.cmd[1:])}`")
+    st.button("🚀 Launch arena run", type="primary", key="ms_arena_launch", on_click=_launch, args=(name, roster, rules, games, parallel, seed))
+    flash(LAUNCH_MSG)
+
+
+LAUNCH_MSG = "arena_launch"
+
+
+def _launch(name: str, roster: dict[str, Any], rules: list[str], games: int, parallel: int, seed: int) -> None:
+    """on_click of Launch (runs before the page: the run's progress and the sidebar see the new job at once)."""
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_-]{0,40}", name or ""):
+        flash(LAUNCH_MSG, "Run name: letters, digits, '-' or '_' (at most 41 characters).", "error")
+        return
+    job = arena_jobs.launch(name, roster, rules, games, parallel, seed)
+    st.session_state["ms_arena_run"] = job.run_dir
+    st.session_state["ms_arena_pick"] = run_label(Path(job.run_dir))  # the Leaderboards tab follows the new run
+    flash(LAUNCH_MSG, f"Started arena run {name}: {code(public_command(job.cmd))}")
+
+
+def progress_text(name: str, prog: dict[str, Any], job: arena_jobs.ArenaJob | None) -> str:
+    """One run's progress line: "starting" until its ledger holds the schedule, then finished/scheduled and state."""
+    if job is not None and job.running and not prog["scheduled"]:
+        return f"{name}: starting (writing the schedule) …"
+    state = "" if job is None else " · running" if job.running else " · done" if job.returncode == 0 else f" · stopped (exit code {job.returncode})"
+    failed = f" · {prog['failed']} failed" if prog.get("failed") else ""
+    return f"{name}: {prog['finished']}/{prog['scheduled']} games finished{failed}{state}"
+
+
+def _run_rows() -> None:
+    for name, job in arena_jobs.jobs().items():
+        prog = arena_jobs.progress(job.run_dir)
+        st.progress(min(1.0, prog["finished"] / max(1, prog["scheduled"])), text=progress_text(name, prog, job))
+        if not job.running and job.returncode not in (0, None):
+            st.code(job.tail(6), language="text")
 
 
 def run_status() -> None:
-    runs = arena_jobs.jobs().items()
-    if not runs:
+    """The runs started from this app, redrawn every couple of seconds while one runs (app/polling.py)."""
+    if not arena_jobs.jobs().items():
         return
     st.markdown("#### Runs started here")
-    for name, job in runs:
-        prog = arena_jobs.progress(job.run_dir)
-        total = max(1, prog["scheduled"])
-        label = f"{name}: {prog['finished']}/{prog['scheduled']} games" + (" · running" if job.running else " · done")
-        st.progress(min(1.0, prog["finished"] / total), text=label)
-        if not job.running and job.returncode not in (0, None):
-            st.code(job.tail(6), language="text")
-    if any(j.running for _, j in runs):
-        st.button("↻ Refresh progress", key="ms_arena_refresh")
+    live_block(_run_rows, lambda: any(j.running for _, j in arena_jobs.jobs().items()))
 
 
 def _board_df(rows: list[dict[str, Any]]) -> pd.DataFrame:
@@ -293,16 +311,22 @@ def render() -> None:
         pick = st.selectbox("Run", options, key="ms_arena_pick", bind="query-params")
         run_dir = paths.get(pick, pick) if pick else pick  # a label names a known run; a typed path is itself
         if run_dir and Path(run_dir).is_dir():
-            prog = arena_jobs.progress(run_dir)
-            plan = Ledger(run_dir).plan() or {}
-            if plan.get("mode") == "fixed":
-                st.caption("Fixed seating: " + md_escape(", ".join(f"{i + 1}. {m}" for i, m in enumerate(plan.get("seating") or []))))
-            if prog["scheduled"]:
-                st.progress(min(1.0, prog["finished"] / max(1, prog["scheduled"])), text=f"{prog['finished']}/{prog['scheduled']} games finished")
-            results(run_dir)
+            job = next((j for _, j in arena_jobs.jobs().items() if Path(j.run_dir) == Path(run_dir)), None)
+            live_block(lambda: run_view(run_dir, job), lambda: job is not None and job.running)
         elif run_dir:
             st.error(md_escape(f"{run_dir}: not a directory"))
 
+
+
+def run_view(run_dir: str, job: arena_jobs.ArenaJob | None) -> None:
+    """A run's seating, progress and leaderboards (live while its process started here runs)."""
+    prog = arena_jobs.progress(run_dir)
+    plan = Ledger(run_dir).plan() or {}
+    if plan.get("mode") == "fixed":
+        st.caption("Fixed seating: " + md_escape(", ".join(f"{i + 1}. {m}" for i, m in enumerate(plan.get("seating") or []))))
+    if prog["scheduled"] or (job is not None and job.running):
+        st.progress(min(1.0, prog["finished"] / max(1, prog["scheduled"])), text=progress_text(Path(run_dir).name, prog, job))
+    results(run_dir)
 
 
 def run_label(run_dir: Path) -> str:

@@ -13,6 +13,7 @@ import streamlit as st
 from . import analysis as A
 from . import bridge
 from . import dashboard_figures as DF
+from . import state as S
 from .analysis_view import ci_text
 from .index_progress import pct as _pct
 from .index_progress import preview_tiles
@@ -156,8 +157,12 @@ def compare_view(dirs: tuple[str, ...]) -> None:
         st.info("The analysed games seat a single model: nothing to compare.")
         return
     c1, c2 = st.columns(2)
-    a = c1.selectbox("Model A", models, index=0, key="db_cmp_a")
-    b = c2.selectbox("Model B", [m for m in models if m != a], index=0, key="db_cmp_b")
+    S.url_choice("a", models, "db_cmp_a")  # ?a=&b= reproduce the picks (app/state.url_choice)
+    a = c1.selectbox("Model A", models, key="db_cmp_a")
+    S.url_choice("b", [m for m in models if m != a], "db_cmp_b")
+    b = c2.selectbox("Model B", [m for m in models if m != a], key="db_cmp_b")
+    S.sync_url(a=a, b=b)
+    S.report_url_errors()
     res = A.compare(dirs, a, b)
     fig = DF.figure(dirs, "compare", a, b)
     st.caption(f"{plural(res['games_shared'], 'game')} seat{'s' if res['games_shared'] == 1 else ''} both · {plural(res['seats_a'], 'seat')} of A, {res['seats_b']:,} of B. Each row belongs to "

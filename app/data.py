@@ -127,9 +127,14 @@ def _build_index_row(path: str, root: str) -> dict[str, Any] | None:
     }
 
 
+# how deep under a log root the index looks for games: the runs directory holds the app's own launches one level
+# down, arena runs three (<runs>/arena/<run>/<game>) and studies four (<runs>/studies/<name>/games/<game>)
+ROOT_DEPTH = 4
+
+
 @st.cache_data(ttl=5, show_spinner=False)
 def _dirs_of(root: str) -> list[str]:
-    return [str(p) for p in list_game_dirs(root)]
+    return [str(p) for p in list_game_dirs(root, depth=ROOT_DEPTH)]
 
 
 _ROOT_PROBLEMS: dict[str, tuple[float, str | None]] = {}

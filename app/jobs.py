@@ -13,6 +13,7 @@ import os
 import subprocess
 import threading
 import time
+import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, TypeVar
@@ -76,12 +77,21 @@ class BackgroundJob:
 J = TypeVar("J", bound=BackgroundJob)
 
 
+_REGISTRIES: "weakref.WeakSet[Registry[Any]]" = weakref.WeakSet()  # every registry made in this process
+
+
+def running() -> list[BackgroundJob]:
+    """The jobs of every registry (games, batches, studies, arena runs, forks, experiments) whose process runs."""
+    return [j for reg in list(_REGISTRIES) for j in reg.all() if j.running]
+
+
 class Registry(Generic[J]):
     """Jobs keyed by id, safe to share between sessions (threads)."""
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self._jobs: dict[str, J] = {}
+        _REGISTRIES.add(self)
 
     def add(self, key: str, job: J) -> None:
         with self.lock:

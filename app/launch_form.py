@@ -13,11 +13,14 @@ from mafiascope.logs import GAME_FILE
 
 from . import keys, launcher, lineup, probe_editor
 from . import state as S
-from .lineup_form import human_choice, key_checks, lineup_editor, lineup_state, pasted_key
+from .lineup_form import SEAT, human_choice, key_checks, lineup_editor, lineup_state, pasted_key
 from .paths import label_root, runs_dir
 from .text import md_escape
 
 WATCH = "— watch only —"
+# the form's non-secret fields are bound to the URL under these names (?mode=launch&config=sport&seed=3&games=5 ...),
+# so a link opens the form filled in; the line-up's models and keys are not
+CFG, SEED, GAMES, PROBES, SNAPS, CUSTOM, LINEUP = "config", "seed", "games", "probes", "snapshots", "custom_probes", "lineup"
 
 
 def launch_form() -> None:
@@ -28,29 +31,29 @@ def launch_form() -> None:
         return
     c1, c2, c3 = st.columns([2, 1, 2])
     names = list(cfgs)
-    cfg_name = c1.selectbox("Game config", names, index=names.index("classic") if "classic" in names else 0, key="lf_cfg",
+    cfg_name = c1.selectbox("Game config", names, index=names.index("classic") if "classic" in names else 0, key=CFG, bind="query-params",
                             help="configs/*.yaml. The shipped configs seat offline bots (no API key, deterministic per seed).")
-    c2.number_input("Seed", 0, 2**31 - 1, int(st.session_state.get("lf_seed_default", 1)), key="lf_seed",
+    c2.number_input("Seed", 0, 2**31 - 1, int(st.session_state.get("lf_seed_default", 1)), key=SEED, bind="query-params",
                     help="Same config + same seed = same game with offline bots.")
     st.caption(md_escape(launcher.describe_config(cfgs[cfg_name])))
     # the game names and orders its seats by the seed: the picker shows them as the game will
-    table = launcher.table_seats(cfgs[cfg_name], int(st.session_state.get("lf_seed", 1)))
+    table = launcher.table_seats(cfgs[cfg_name], int(st.session_state.get(SEED, 1)))
     shown = {lab: f"{name} (seat {i + 1} at the table)" for i, (lab, name) in enumerate(table)}
-    c3.selectbox("Take a seat yourself", [WATCH] + [lab for lab, _ in table], key="lf_human", format_func=lambda v: shown.get(v, v),
+    c3.selectbox("Take a seat yourself", [WATCH] + [lab for lab, _ in table], key=SEAT, bind="query-params", format_func=lambda v: shown.get(v, v),
                  help="Play one seat from this page: speak, vote and act at night. Human seats are not probed.")
-    c2.number_input("Games", 1, 100, 1, key="lf_games",
+    c2.number_input("Games", 1, 100, 1, key=GAMES, bind="query-params",
                     help="More than one: a batch with seeds seed, seed+1, ... played 4 at a time in one background process.")
     o1, o2, o3 = st.columns(3)
-    probes_on = o1.toggle("Probe agents after every message", True, key="lf_probes")
-    o2.toggle("Write snapshots (for Replay)", True, key="lf_snaps")
-    custom = o3.toggle("Custom probe battery", False, key="lf_custom", disabled=not probes_on,
+    probes_on = o1.toggle("Probe agents after every message", True, key=PROBES, bind="query-params")
+    o2.toggle("Write snapshots (for Replay)", True, key=SNAPS, bind="query-params")
+    custom = o3.toggle("Custom probe battery", False, key=CUSTOM, bind="query-params", disabled=not probes_on,
                        help="Edit the probes below; otherwise the config's battery is used.")
     valid = True
     if probes_on and custom:
         with st.expander("Probe battery", expanded=True):
             _, valid = probe_editor.editor()
     lineup_ok = True
-    if st.toggle("Line-up: choose each seat's backend", False, key="lf_lineup",
+    if st.toggle("Line-up: choose each seat's backend", False, key=LINEUP, bind="query-params",
                  help="Put a bot preset or an OpenAI-compatible model (OpenAI, DeepSeek, OpenRouter, vLLM, Ollama ...) "
                       "in any seat; the others keep the config's entry."):
         with st.expander("Line-up", expanded=True):
@@ -70,21 +73,21 @@ def _do_launch() -> None:
     """on_click of the launch button (runs before the script, so it may update the sidebar's widgets)."""
     ss = st.session_state
     cfgs = launcher.configs()
-    cfg = cfgs.get(ss.get("lf_cfg"))
+    cfg = cfgs.get(ss.get(CFG))
     if cfg is None:
         ss["lf_error"] = "Pick a game config."
         return
     logs = runs_dir()
-    probes_on = bool(ss.get("lf_probes", True))
+    probes_on = bool(ss.get(PROBES, True))
     gid = launcher.new_game_id()
     probes_file = None
-    if probes_on and ss.get("lf_custom") and probe_editor.KEY in ss:
+    if probes_on and ss.get(CUSTOM) and probe_editor.KEY in ss:
         probes_file = logs / ".launch" / f"{gid}.probes.yaml"
         probes_file.parent.mkdir(parents=True, exist_ok=True)
         probes_file.write_text(probe_editor.to_yaml(ss[probe_editor.KEY]), encoding="utf-8")
     derived = None
-    if ss.get("lf_lineup"):
-        data, models, choices, skip = lineup_state(str(ss.get("lf_cfg")), cfg)
+    if ss.get(LINEUP):
+        data, models, choices, skip = lineup_state(str(ss.get(CFG)), cfg)
         avail, policy = key_checks(models)
         block = lineup.blocking(lineup.problems(data, choices, models, skip=skip, available=avail, policy=policy))
         if block:
@@ -97,9 +100,9 @@ def _do_launch() -> None:
                 if m.choice in used and m.key_var.startswith(lineup.SESSION_PREFIX):
                     keys.set_session_key(m.uid, pasted_key(m.uid), m.base_url)
     try:
-        item = launcher.launch(cfg, seed=int(ss.get("lf_seed", 1)), probes=probes_on, snapshots=bool(ss.get("lf_snaps", True)),
+        item = launcher.launch(cfg, seed=int(ss.get(SEED, 1)), probes=probes_on, snapshots=bool(ss.get(SNAPS, True)),
                                probes_file=probes_file, logs=logs, game_id=gid, human_seat=human_choice(),
-                               games=int(ss.get("lf_games", 1)), lineup=derived)
+                               games=int(ss.get(GAMES, 1)), lineup=derived)
     except Exception as exc:
         ss["lf_error"] = f"Could not start the game: {exc}"
         return
@@ -131,7 +134,7 @@ def _do_launch() -> None:
     S.put(S.K_STEP, 10**9)
     S.set_mode(("inspect", "launch"), "inspect")
     ss["lg_mode"] = "inspect"
-    ss["lf_seed_default"] = int(ss.get("lf_seed", 1)) + 1
+    ss["lf_seed_default"] = int(ss.get(SEED, 1)) + 1
 
 
 def _ensure_runs_root(logs: Path) -> None:

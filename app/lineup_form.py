@@ -14,10 +14,11 @@ from . import keys, lineup
 from .text import md_escape
 
 LU_MODELS = "lu_models"  # uids of the models defined in the line-up editor, in order
+SEAT = "seat"  # the launch form's "take a seat yourself" (a widget bound to ?seat=)
 
 
 def human_choice() -> str | None:
-    human = st.session_state.get("lf_human") or ""
+    human = st.session_state.get(SEAT) or ""
     return None if not human or human.startswith("—") else human
 
 

@@ -85,6 +85,18 @@ def label_root(root: Path) -> str:
         return str(root)
 
 
+def corpus_name(corpus: str) -> str:
+    """How a corpus (the :func:`label_root` of its games' folder) is named to a visitor: a study's games
+    (``<runs>/studies/<name>/games``) as "study <name>", an arena run's (``.../arena/<run>``) as "arena <run>",
+    any other folder by its name."""
+    parts = Path(corpus).parts
+    if len(parts) >= 3 and parts[-1] == "games" and parts[-3] == "studies":
+        return f"study {parts[-2]}"
+    if len(parts) >= 2 and parts[-2] == "arena":
+        return f"arena {parts[-1]}"
+    return (parts[-1] if parts else "") or corpus
+
+
 def public_path(path: Path, roots: list[Path] | None = None) -> str:
     """How the app names a server path to a visitor: relative to the checkout or to the log root
     (or ``roots``) holding it, else its last part; never the server's absolute layout."""
@@ -101,5 +113,8 @@ def public_path(path: Path, roots: list[Path] | None = None) -> str:
 
 
 def public_command(cmd: list[str]) -> str:
-    """A launched command line as shown in the app: its path arguments named by :func:`public_path`."""
+    """A launched command line as a user would type it: ``mafiascope ...`` for ``python -m mafiascope ...`` (the
+    interpreter and ``-m`` are the app's business), path arguments named by :func:`public_path`."""
+    if "-m" in cmd[:2] and cmd[cmd.index("-m") + 1:cmd.index("-m") + 2] == ["mafiascope"]:
+        cmd = cmd[cmd.index("-m") + 1:]
     return " ".join(public_path(Path(a)) if os.path.isabs(a) else a for a in cmd)

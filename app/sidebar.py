@@ -13,7 +13,7 @@ import streamlit as st
 
 from . import state as S
 from .data import GameLookupError, clear_index, game_index, invalid_note, model_list, models_of, resolve_game, root_problem, without_invalid
-from .paths import (ENV_FREE_PATHS, ENV_LOGS, REPO_ROOT, default_roots, free_paths_allowed, is_bundled_arena, label_root,
+from .paths import (ENV_FREE_PATHS, ENV_LOGS, REPO_ROOT, corpus_name, default_roots, free_paths_allowed, is_bundled_arena, label_root,
                     parse_roots, runs_dir)
 from .text import md_escape, plural
 
@@ -114,14 +114,21 @@ def _filter_widgets(index: pd.DataFrame) -> None:
 
 
 def _filters(index: pd.DataFrame) -> tuple[pd.DataFrame, int]:
-    """The filtered index and how many invalid games (over their fault budget) it left out."""
-    df = index
-    q = st.text_input("Search games", key="sb_search", placeholder="id, player, model, winner ...",
-                      help="Case-insensitive substring over game id, player names, models and winner.")
+    """The search box and the Filters expander; the filtered index and how many invalid games it left out."""
+    st.text_input("Search games", key="sb_search", placeholder="id, player, model, winner ...",
+                  help="Case-insensitive substring over game id, player names, models and winner.")
     if (box := _opened("Filters", FILTERS_OPEN)) is not None:
         with box:
             _filter_widgets(index)
-    ss = st.session_state  # the widgets' values, drawn this run or kept while their expander is closed
+    return apply_filters(index)
+
+
+def apply_filters(index: pd.DataFrame) -> tuple[pd.DataFrame, int]:
+    """``index`` narrowed by the session's search and filters (drawn this run, or kept while their expander is
+    closed), and how many invalid games (over their fault budget) that left out."""
+    df = index
+    ss = st.session_state
+    q = ss.get("sb_search") or ""
     f_lang, f_model, f_win = (ss.get(k) or [] for k in ("sb_lang", "sb_model", "sb_winner"))
     f_branch, f_invalid = ss.get("sb_branch", BRANCH_CHOICES[0]), bool(ss.get(INVALID_KEY, False))
     if q:
@@ -139,6 +146,50 @@ def _filters(index: pd.DataFrame) -> tuple[pd.DataFrame, int]:
     elif f_branch == "branches only":
         df = df[df["is_branch"]]
     return without_invalid(df, include=f_invalid)
+
+
+CORPORA_SEEN = "sb_corpora_seen"  # every corpus the picker has offered this session
+
+
+def picked_corpora(corpora: list[str]) -> list[str]:
+    """The corpora the session uses: its pick, plus every corpus that appeared since the pick was made (a study,
+    arena run or batch started meanwhile: its games count at once), except bundled arena runs (opt in)."""
+    ss = st.session_state
+    seen = set(ss.get(CORPORA_SEEN) or [])
+    cur = ss.get("sb_corpora")
+    if cur is None:
+        return [c for c in corpora if not is_bundled_arena(c)]
+    return [c for c in corpora if c in cur or (c not in seen and not is_bundled_arena(c))]
+
+
+def _count_text(n_sel: int, n_index: int, n_invalid: int) -> str:
+    return f"{n_sel} of {plural(n_index, 'game')}" + (f" · {invalid_note(n_invalid)}" if n_invalid else "")
+
+
+LIVE_COUNT_EVERY_S = 2.0
+
+
+def _game_count(roots: tuple[str, ...], text: str) -> None:
+    """The sidebar's game count; while a job started from this app runs (a game, batch, study, arena run, fork),
+    a fragment lists the roots again every couple of seconds and counts the new games, and reruns the page once
+    when the last job ends (its games then open everywhere: picker, pages, analyses)."""
+    from .jobs import running
+
+    if not running():
+        st.caption(text)
+        return
+
+    @st.fragment(run_every=LIVE_COUNT_EVERY_S)
+    def _live() -> None:
+        if not running():
+            st.rerun(scope="app")
+        full = game_index(roots)
+        corpora = list(dict.fromkeys(full["corpus"])) if len(full) else []
+        index = full[full["corpus"].isin(picked_corpora(corpora))] if len(full) else full
+        selection, n_invalid = apply_filters(index)
+        st.caption(_count_text(len(selection), len(index), n_invalid) + " · updating while a job runs")
+
+    _live()
 
 
 def starting(game_id: str) -> bool:
@@ -238,15 +289,19 @@ def render() -> Context:
     slot.clear()
     with st.sidebar:
         corpora = list(dict.fromkeys(full["corpus"])) if len(full) else []
-        default_corpora = [c for c in corpora if not is_bundled_arena(c)]  # bundled arena runs: opt in
-        picked_corpora = st.multiselect("Corpora", corpora, default=default_corpora, key="sb_corpora",
-                                        format_func=lambda c: Path(c).name or c,
-                                        help="Which log roots make up the corpus the analysis pages use. The bundled "
-                                             "arena run (data/arena: ten-seat bot games, no probes) is off by default; "
-                                             "the Arena page reads it and its game links open here anyway.")
-        index = full[full["corpus"].isin(picked_corpora)] if len(full) else full
+        picked, ss = picked_corpora(corpora), st.session_state
+        if ss.get("sb_corpora") is not None:
+            ss["sb_corpora"] = picked
+        ss[CORPORA_SEEN] = sorted(set(ss.get(CORPORA_SEEN) or []) | set(corpora))
+        picked = st.multiselect("Corpora", corpora, default=None if "sb_corpora" in ss else picked, key="sb_corpora",
+                                format_func=corpus_name,
+                                help="Which folders of games make up the corpus the analysis pages use. A study, arena "
+                                     "run or batch started meanwhile joins the selection. The bundled arena run "
+                                     "(data/arena: ten-seat bot games, no probes) is off by default; the Arena page "
+                                     "reads it and its game links open here anyway.")
+        index = full[full["corpus"].isin(picked)] if len(full) else full
         selection, n_invalid = _filters(index)
-        st.caption(f"{len(selection)} of {plural(len(index), 'game')}" + (f" · {invalid_note(n_invalid)}" if n_invalid else ""))
+        _game_count(tuple(str(r) for r in existing), _count_text(len(selection), len(index), n_invalid))
 
         if (box := _opened("Analysis settings", SETTINGS_OPEN)) is not None:
             with box:

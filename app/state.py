@@ -171,3 +171,20 @@ def bound_int(name: str, lo: int, hi: int, default: int) -> int:
     if raw is not None and re.fullmatch(r"-?\d+", raw) and lo <= int(raw) <= hi:
         return int(raw)
     return default
+
+
+def url_choice(name: str, options: list[str], key: str) -> str | None:
+    """Before a selectbox keyed ``key`` over ``options`` whose pick the URL carries as ``?name=``: take a new URL
+    value (an unknown one is reported), keep the session's pick while it is an option, else the first option.
+    Write it back with ``sync_url(name=...)`` after the widget: the URL then always names the pick, also when it is
+    the first option (a link keeps its view when the options' order changes)."""
+    raw = fresh_url_value(name)
+    if raw is not None:
+        if raw in options:
+            st.session_state[key] = raw
+        else:
+            shown = ", ".join(options[:8]) + (", …" if len(options) > 8 else "")
+            add_url_error(f"URL parameter {name}={quoted(raw)}: not one of the choices here ({shown}).")
+    if st.session_state.get(key) not in options:
+        st.session_state[key] = options[0] if options else None
+    return st.session_state.get(key)

@@ -51,9 +51,10 @@ def run_command(spec_file: str, directory: str) -> list[str]:
 
 
 def start(name: str) -> StudyJob:
-    """Start (or resume) the study saved under ``<runs>/studies/<name>``."""
+    """Start (or resume) the study saved under ``<runs>/studies/<name>``: its spec saved by the app, or the
+    directory itself for a study run from the command line (its ``spec.json``)."""
     d = study_dir(name)
-    cmd = run_command(str(d / SPEC_FILE), str(d))
+    cmd = run_command(str(d / SPEC_FILE) if (d / SPEC_FILE).is_file() else str(d), str(d))
     log_file = d / "study_run.log"
     proc = spawn(cmd, log_file, append=True, stdin=subprocess.DEVNULL)
     job = StudyJob(cmd=cmd, proc=proc, log_file=str(log_file), name=name, study_dir=str(d))
@@ -95,7 +96,10 @@ def running(name: str) -> StudyJob | None:
 
 
 def known_studies() -> list[Path]:
+    """Study directories under ``<runs>/studies``, newest first: launched here (``spec.yaml``) or run there from the
+    command line (``spec.json``)."""
     root = studies_root()
     if not root.is_dir():
         return []
-    return sorted((p for p in root.iterdir() if (p / SPEC_FILE).is_file()), key=lambda p: (-p.stat().st_mtime, p.name))
+    found = (p for p in root.iterdir() if NAME.match(p.name) and ((p / SPEC_FILE).is_file() or (p / "spec.json").is_file()))
+    return sorted(found, key=lambda p: (-p.stat().st_mtime, p.name))

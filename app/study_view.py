@@ -7,6 +7,7 @@ from __future__ import annotations
 import itertools
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode
 
 import pandas as pd
 import streamlit as st
@@ -16,8 +17,14 @@ from mafiascope.config import ConfigError
 from mafiascope.study.spec import CLASSIC_RULES, parse_study_spec
 from mafiascope.engine.rules import TOURNAMENT_DEFAULTS
 
+from mafiascope.lexicon import glossary
+
 from . import lineup, study_jobs
-from .paths import public_command
+from . import state as S
+from .paths import public_command, public_path
+from .polling import flash, live_block
+from .text import code, md_link, plural
+from .widgets import dashes
 
 RULES = [*CLASSIC_RULES, *TOURNAMENT_DEFAULTS]
 BATTERIES = ("chained", "default", "suspicion", "none")
@@ -108,6 +115,19 @@ def builder() -> tuple[str, dict[str, Any]] | None:
     return name, build_spec(name, backends, rules, langs, probes, mode, games, seed, money, parallel)
 
 
+def _interval(v: Any, fmt: str = "{:,}") -> str:
+    """A 90% interval ``[lo, hi]`` as "lo–hi" text ("—" when missing)."""
+    if isinstance(v, (list, tuple)) and len(v) == 2 and None not in v:
+        return f"{fmt.format(v[0])}–{fmt.format(v[1])}"
+    return "—"
+
+
+def _source(src: str) -> str:
+    """Where an arm's estimate comes from, in words (``bundled:classic|en`` -> "bundled profile: classic, en")."""
+    kind, _, what = str(src or "").partition(":")
+    return f"{kind} profile: {what.replace('|', ', ')}" if what else (src or "—")
+
+
 def plan_view(data: dict[str, Any]) -> bool:
     """Validate the spec and show its plan; True when it can be launched."""
     from mafiascope.study.run import plan_study
@@ -128,16 +148,35 @@ def plan_view(data: dict[str, Any]) -> bool:
     t = plan["estimate"]["total"]
     m = st.columns(5)
     m[0].metric("Games", t["games"])
-    m[1].metric("Calls (est.)", f"{t['calls']:,}", help=f"90% interval {t['calls_90']}")
+    m[1].metric("Calls (est.)", f"{t['calls']:,}", help=f"90% interval {_interval(t['calls_90'])} calls")
     m[2].metric("Tokens (est.)", f"{t['prompt_tokens'] + t['completion_tokens']:,}")
-    m[3].metric("Money (est.)", f"{t['money']:.4f}", help=f"90% interval {t['money_90']}")
-    m[4].metric("Duration (est.)", f"{t['duration_s'] / 60:.1f} min", help=f"90% interval {t['duration_s_90']} s")
+    m[3].metric("Money (est.)", f"{t['money']:.4f}", help=f"90% interval {_interval(t['money_90'], '{:.4f}')}")
+    m[4].metric("Duration (est.)", f"{t['duration_s'] / 60:.1f} min", help=f"90% interval {_interval(t['duration_s_90'])} s")
     rows = [{"arm": k, "games": a["games"], "calls": a["calls"], "prompt tokens": a["prompt_tokens"],
-             "completion tokens": a["completion_tokens"], "money": a["money"], "money 90%": str(a["money_90"]),
-             "duration s": a["duration_s"], "estimated from": a["source"]} for k, a in plan["estimate"]["arms"].items()]  # fmt: skip
-    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+             "completion tokens": a["completion_tokens"], "money": a["money"], "money, 90% interval": _interval(a["money_90"], "{:.4f}"),
+             "duration (s)": a["duration_s"], "estimated from": _source(a["source"])} for k, a in plan["estimate"]["arms"].items()]  # fmt: skip
+    st.dataframe(dashes(pd.DataFrame(rows)), hide_index=True, width="stretch")
     st.caption(plan["estimate"]["uncertainty"])
     return True
+
+
+LAUNCH_MSG = "study_launch"
+
+
+def _launch(name: str, data: dict[str, Any]) -> None:
+    """on_click of Launch study (runs before the page, so the sidebar and the Studies tab see the new job)."""
+    try:
+        d = study_jobs.study_dir(name)
+    except ValueError as exc:
+        flash(LAUNCH_MSG, str(exc), "error")
+        return
+    if (d / "ledger.jsonl").is_file():
+        flash(LAUNCH_MSG, f"A study named {name!r} exists already: resume it under Studies, or pick another name.", "error")
+        return
+    job = study_jobs.save_and_launch(name, data)
+    st.session_state[PICK_KEY] = name
+    st.session_state[TAB] = TABS[1]  # follow the new study
+    flash(LAUNCH_MSG, f"Started study {name}: `{public_command(job.cmd)}`")
 
 
 def launch_view(name: str, data: dict[str, Any]) -> None:
@@ -145,73 +184,124 @@ def launch_view(name: str, data: dict[str, Any]) -> None:
         st.code(yaml.safe_dump(data, sort_keys=False, allow_unicode=True), language="yaml")
     if not plan_view(data):
         return
-    if st.button("🚀 Launch study", type="primary", key="ms_study_launch"):
-        try:
-            d = study_jobs.study_dir(name)
-        except ValueError as exc:
-            st.error(str(exc))
-            return
-        if (d / "ledger.jsonl").is_file():
-            st.error(f"A study named {name!r} exists already: resume it under Studies, or pick another name.")
-            return
-        job = study_jobs.save_and_launch(name, data)
-        st.session_state["ms_study_pick"] = job.study_dir
-        st.success(f"Started: `{public_command(job.cmd[1:])}`")
+    st.button("🚀 Launch study", type="primary", key="ms_study_launch", on_click=_launch, args=(name, data))
 
 
 def _link(gid: str) -> str:
-    return f"[{gid}](./live?game={gid})"  # the Live Game page's URL path
+    return md_link(f"Open {gid} in Live Game", "./live?" + urlencode({"game": gid}))  # the Live Game page's URL path
 
 
-def status_view(directory: Path) -> None:
-    from mafiascope.study.run import StudyError, load_study
-    from mafiascope.study.status import study_report, study_status
+def eta_seconds(status: dict[str, Any]) -> float | None:
+    """Seconds until every scheduled game is settled at the pace so far (busy wall time per settled game), or None
+    before the first game settles."""
+    vs = status.get("estimate_vs_actual") or {}
+    settled, busy = int(vs.get("games") or 0), float((vs.get("actual") or {}).get("duration_s") or 0)
+    c = status["counts"]
+    left = c["pending"] + c["running"]
+    if not settled or not busy:
+        return None
+    return busy / settled * left
 
+
+def _duration(seconds: float) -> str:
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    return f"{seconds / 60:.0f} min" if seconds < 5400 else f"{seconds / 3600:.1f} h"
+
+
+def study_state(status: dict[str, Any], job_running: bool) -> str:
+    """``running`` (a runner works on it), ``stopped`` (games left and nobody runs them) or ``done``."""
+    c = status["counts"]
+    if job_running or status["runners_alive"]:
+        return "running"
+    return "stopped" if c["pending"] + c["failed"] + c["running"] > 0 else "done"
+
+
+def _stop(name: str) -> None:
+    live = study_jobs.running(name)
+    if live is not None:
+        live.stop(grace=5.0)
+        flash(f"study_{name}", "Stopped; the game in flight is replayed when you resume.")
+
+
+def _resume(name: str) -> None:
+    study_jobs.start(name)
+    flash(f"study_{name}", "Resumed.")
+
+
+def _grow(name: str) -> None:
+    more = int(st.session_state.get("ms_study_grow_n") or 0)
     try:
-        spec, _ = load_study(directory)
-    except StudyError as exc:
-        st.error(str(exc))
-        return
+        study_jobs.grow(name, more)
+        flash(f"study_{name}", f"Growing to {more} games per arm.")
+    except ValueError as exc:
+        flash(f"study_{name}", str(exc), "error")
+
+
+def _controls(name: str, state: str, spec: Any) -> None:
+    """Stop while it runs; Resume once stopped; Done when every game is settled; Grow when no runner runs it."""
+    row = st.container(horizontal=True, gap="small")
+    with row:
+        _state_button(name, state)
+        if state != "running" and (study_jobs.studies_root() / name / study_jobs.SPEC_FILE).is_file():
+            with st.popover("➕ Grow"):
+                more = int(st.number_input("Games per arm", spec.games_per_arm, 10000, spec.games_per_arm, key="ms_study_grow_n",
+                                           help="the games played are kept; the new ones are scheduled after them"))  # fmt: skip
+                st.button("Grow and run", key="ms_study_grow", disabled=more <= spec.games_per_arm, on_click=_grow, args=(name,))
+    flash(f"study_{name}")
+
+
+def _state_button(name: str, state: str) -> None:
+    if state == "running":
+        st.button("⏹ Stop", key="ms_study_stop", on_click=_stop, args=(name,),
+                  disabled=study_jobs.running(name) is None,
+                  help="Terminate the study's runner; the game in flight is replayed on resume."
+                  if study_jobs.running(name) is not None else "This study's runner was started outside this app.")
+    elif state == "stopped":
+        st.button("▶ Resume", key="ms_study_resume", type="primary", on_click=_resume, args=(name,),
+                  help="Start the runner again: it continues from the ledger (pending, failed and interrupted games).")
+    else:
+        st.button("✓ Done", key="ms_study_done", disabled=True, help="Every scheduled game is settled.")
+
+
+def _progress(spec: Any, directory: Path) -> None:
+    """Progress, counts, spend, faults, ETA and the controls: redrawn every couple of seconds while the study runs."""
+    from mafiascope.study.status import study_status
+
     name = directory.name
     job = study_jobs.jobs().get(name)
+    running = job is not None and job.running
     if not (directory / "ledger.jsonl").is_file():
-        st.info("Not started yet." + (" It is starting…" if job is not None and job.running else ""))
+        if running:
+            st.info("Starting: the runner is writing the schedule …", icon=":material/hourglass_top:")
+        elif job is not None:
+            st.error(f"The study's runner exited (code {job.returncode}) before it wrote its schedule.")
+        else:
+            st.info("Not started: no ledger yet.")
+            _controls(name, "stopped", spec)
         if job is not None:
             st.code(job.tail(6) or "(no output yet)", language="text")
         return
     s = study_status(spec, directory)
     c = s["counts"]
-    done = c["finished"] + c["invalid"]
-    st.progress(min(1.0, done / max(1, s["scheduled"])), text=f"{done}/{s['scheduled']} games settled")
-    m = st.columns(6)
+    state = study_state(s, running)
+    stale = len(s["stale_running"])
+    settled = c["finished"] + c["invalid"]
+    eta = eta_seconds(s) if state == "running" else None
+    text = f"{settled}/{s['scheduled']} games settled · " + {"running": "running", "stopped": "stopped", "done": "done"}[state]
+    if eta is not None:
+        text += f" · about {_duration(eta)} left"
+    st.progress(min(1.0, settled / max(1, s["scheduled"])), text=text)
+    m = st.columns(7)
     m[0].metric("Finished", c["finished"])
-    m[1].metric("Pending", c["pending"])
-    m[2].metric("Running", c["running"], delta=f"{len(s['stale_running'])} held by a dead runner" if s["stale_running"] else None,
-                delta_color="off")  # fmt: skip
-    m[3].metric("Failed", c["failed"])
-    m[4].metric("Invalid", c["invalid"])
-    m[5].metric("Spend", f"{s['spend']['money']:.4f}", help=f"{s['spend']['calls']:,} calls; faults {s['faults']}")
-    live = study_jobs.running(name)
-    b1, b2, b3 = st.columns(3)
-    if live is not None:
-        if b1.button("⏹ Stop", key="ms_study_stop"):
-            live.stop(grace=5.0)
-            st.success("Stopped; the game in flight is replayed when you resume.")
-    elif c["pending"] + c["failed"] + c["running"] > 0:
-        if b1.button("▶ Resume", key="ms_study_resume", type="primary"):
-            study_jobs.start(name)
-            st.success("Resumed.")
-    b2.button("↻ Refresh", key="ms_study_refresh")
-    if live is None:
-        with b3.popover("➕ Grow"):
-            more = int(st.number_input("Games per arm", spec.games_per_arm, 10000, spec.games_per_arm, key="ms_study_grow_n",
-                                       help="the games played are kept; the new ones are scheduled after them"))  # fmt: skip
-            if st.button("Grow and run", key="ms_study_grow", disabled=more <= spec.games_per_arm):
-                try:
-                    study_jobs.grow(name, more)
-                    st.success(f"Growing to {more} games per arm.")
-                except ValueError as exc:
-                    st.error(str(exc))
+    m[1].metric("Pending", c["pending"] + stale, help=f"includes {stale} interrupted when the runner stopped (replayed on resume)"
+                if stale else "scheduled, not started yet")
+    m[2].metric("Running", c["running"] - stale, help="games a live runner is playing now")
+    m[3].metric("Failed", c["failed"], help="games that raised an error; they are retried on resume")
+    m[4].metric("Invalid", c["invalid"], help=glossary.tip("invalid game"))
+    m[5].metric("Spend", f"{s['spend']['money']:.4f}", help=f"{s['spend']['calls']:,} calls so far")
+    m[6].metric("Faults", f"{s['faults']:,}", help="moves that fell back because a backend failed (settled games)")
+    _controls(name, state, spec)
     if s["last_stop"]:
         st.warning(f"Last stop: {s['last_stop']}")
     if s["stale_running"]:
@@ -221,39 +311,96 @@ def status_view(directory: Path) -> None:
             st.code(job.tail(8) or "(no output yet)", language="text")
     vs = s["estimate_vs_actual"]
     if vs:
-        st.markdown(f"**Estimate vs actual** over {vs['games']} settled games")
-        st.dataframe(pd.DataFrame([{"measure": k, "planned": vs["planned"][k], "actual": vs["actual"][k],
-                                    "error": vs["error"][k]} for k in vs["planned"]]), hide_index=True, width="stretch")  # fmt: skip
+        st.markdown(f"**Estimate vs actual** over {plural(vs['games'], 'settled game')}")
+        st.dataframe(dashes(pd.DataFrame([{"measure": MEASURES.get(k, k), "planned": _num(vs["planned"][k]), "actual": _num(vs["actual"][k]),
+                                           "error": f"{vs['error'][k]:+.0%}" if vs["error"][k] is not None else None}
+                                          for k in vs["planned"]])), hide_index=True, width="stretch")  # fmt: skip
+        st.caption("error = actual ÷ planned − 1 (— when nothing was planned, e.g. money for free bots)")
     for label, rows in (("Invalid games (excluded from the report)", s["invalid"]), ("Failed games", s["failed"])):
         if rows:
             st.markdown(f"**{label}**")
-            st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+            st.dataframe(dashes(pd.DataFrame(rows).rename(columns={"game_id": "game"})), hide_index=True, width="stretch")
+    _report(spec, directory, s)
+
+
+def _num(v: Any) -> str:
+    """A count with thousands separators, money and seconds with at most 4 decimals."""
+    if v is None:
+        return "—"
+    return f"{v:,.0f}" if float(v).is_integer() or abs(v) >= 1000 else f"{v:,.4f}".rstrip("0").rstrip(".")
+
+
+MEASURES = {"calls": "calls", "prompt_tokens": "prompt tokens", "completion_tokens": "completion tokens", "money": "money",
+            "duration_s": "duration (s)"}
+
+
+def report_table(rep: dict[str, Any]) -> pd.DataFrame:
+    """The per-arm report as the page shows it: words for columns, intervals as text, "—" for no data."""
+    rows = []
+    for arm, a in rep["arms"].items():
+        rate = a.get("mafia_win_rate")
+        rows.append({"arm": arm, "rules": a["rules"], "language": a["language"], "probes": a["probes"],
+                     "scheduled": a["scheduled"], "finished": a["finished"], "invalid": a["invalid"], "failed": a["failed"],
+                     "Mafia wins": a["mafia_wins"], "Mafia win rate": f"{rate:.0%}" if rate is not None else None,
+                     "95% interval": _interval(a.get("mafia_win_ci95"), "{:.0%}") if a.get("mafia_win_ci95") else None,
+                     "mean rounds": a.get("mean_rounds"), "faults": a["faults"], "money": a["money"]})  # fmt: skip
+    return dashes(pd.DataFrame(rows), 2)
+
+
+def _report(spec: Any, directory: Path, s: dict[str, Any]) -> None:
+    from mafiascope.study.status import study_report
+
     rep = study_report(spec, directory)
     st.markdown("#### Report (finished games)")
-    st.dataframe(pd.DataFrame([{k: v for k, v in {"arm": arm, **a}.items() if k not in ("game_ids", "lineup")}
-                               for arm, a in rep["arms"].items()]), hide_index=True, width="stretch")  # fmt: skip
+    st.dataframe(report_table(rep), hide_index=True, width="stretch",
+                 column_config={"95% interval": st.column_config.TextColumn(help=glossary.tip("Wilson"))})
     games = [g for a in rep["arms"].values() for g in a["game_ids"]]
     if games:
         pick = st.selectbox("Open a game in Live Game", games, key="ms_study_game")
         st.markdown(f"🎲 {_link(pick)}")
-    st.caption(f"Games: `{rep['games_dir']}` · `mafiascope study report {directory}` · provenance: "
-               f"mafiascope {s['provenance'].get('mafiascope_version')}, commit {s['provenance']['git_commit'] or '—'}, spec {s['spec_hash'][:12]}")  # fmt: skip
+    st.caption(f"Games: {code(public_path(Path(rep['games_dir'])))} · {code('mafiascope study report ' + public_path(directory))} · "
+               f"provenance: mafiascope {s['provenance'].get('mafiascope_version')}, commit {s['provenance']['git_commit'] or '—'}, "
+               f"spec {s['spec_hash'][:12]}")  # fmt: skip
+
+
+def status_view(directory: Path) -> None:
+    """A study's status; live (app/polling.py) while its runner started here runs."""
+    from mafiascope.study.run import StudyError, load_study
+
+    try:
+        spec, _ = load_study(directory)
+    except StudyError as exc:
+        st.error(str(exc))
+        return
+    name = directory.name
+    live_block(lambda: _progress(spec, directory), lambda: study_jobs.running(name) is not None)
+
+
+TAB, PICK = "tab", "study"  # URL parameters (?tab=Studies&study=NAME)
+PICK_KEY = "ms_study_pick"
+TABS = ["Plan & launch", "Studies"]
 
 
 def render() -> None:
     st.markdown("### 🧪 Studies")
     st.caption("Plan a study (arms x games x seeds), see its cost before it runs, run it in the background under a budget, "
                "and resume it where it stopped (docs/studies.md).")  # fmt: skip
-    build, watch = st.tabs(["Plan & launch", "Studies"])
-    with build:
-        built = builder()
-        if built is not None:
-            launch_view(*built)
-    with watch:
-        known = [str(p) for p in study_jobs.known_studies()]
-        if not known:
-            st.info("No studies yet: launch one, or run `mafiascope study run SPEC --dir <runs>/studies/NAME`.")
-            return
-        pick = st.selectbox("Study", known, key="ms_study_pick", format_func=lambda p: Path(p).name)
-        if pick:
-            status_view(Path(pick))
+    flash(LAUNCH_MSG)
+    build, watch = st.tabs(TABS, key=TAB, bind="query-params")
+    if build.open is not False:
+        with build:
+            built = builder()
+            if built is not None:
+                launch_view(*built)
+    if watch.open is not False:
+        with watch:
+            known = [p.name for p in study_jobs.known_studies()]
+            if not known:
+                st.info("No studies yet: launch one, or run `mafiascope study run SPEC --dir <runs>/studies/NAME`.")
+                return
+            S.url_choice(PICK, known, PICK_KEY)
+            pick = st.selectbox("Study", known, key=PICK_KEY)
+            S.sync_url(**{PICK: pick})
+            S.report_url_errors()
+            if pick:
+                status_view(study_jobs.study_dir(pick))

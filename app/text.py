@@ -39,6 +39,11 @@ def md_link(label: Any, href: str) -> str:
     return f"[{md_escape(label)}](<{href.replace('<', '%3C').replace('>', '%3E')}>)"
 
 
+def code(text: Any) -> str:
+    """``text`` as a Markdown code span (shown verbatim: no escaping inside; a backtick in it is dropped)."""
+    return "`" + str(text).replace("`", "").replace("\n", " ") + "`"
+
+
 def plural(n: int, word: str, many: str | None = None) -> str:
     """``1 game``, ``2 games`` (``many`` for irregular plurals)."""
     return f"{n:,} {word if n == 1 else (many or word + 's')}"

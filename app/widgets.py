@@ -13,6 +13,7 @@ from mafiascope.logs import step_label
 
 from . import state as S
 from .gamemodel import PHASE_ICONS, GameModel
+from .paths import corpus_name
 from .sidebar import context
 from .text import md_escape
 
@@ -158,7 +159,7 @@ def game_header(gm: GameModel, *, title: str) -> None:
             st.markdown(HELP[title])
     with head:
         share_link()
-    corpus = f" · {Path(str(row['corpus'])).name}" if row is not None else ""
+    corpus = f" · {corpus_name(str(row['corpus']))}" if row is not None else ""
     winner = f"**{md_escape(gm.winner)}** win" if gm.winner else ":orange[in progress]"
     st.markdown(f"### {title}\n{md_escape(gm.game_id)} · {winner} · {len(gm.players)} players{md_escape(corpus)} &nbsp; {parse_badge(gm)}")
     if gm.setup.get("forked_from"):

@@ -82,9 +82,10 @@ with mc1:
     W.download_chart(ch, f"second_order_matrix_tau{tau}", key="ex_so")
 with mc2:
     st.markdown("**Drill down** — filter the pairs, then open one in Impersonate")
-    f_pred = st.multiselect("predicted", order, key="so_fp")
-    f_act = st.multiselect("actual", order, key="so_fa")
-    only_bad = st.toggle("mismatches only", False, key="so_bad")
+    # bound to the URL (?predicted=suspects&actual=trusts&mismatches=true): a link reproduces the drill-down
+    f_pred = st.multiselect("predicted", order, key="predicted", bind="query-params")
+    f_act = st.multiselect("actual", order, key="actual", bind="query-params")
+    only_bad = st.toggle("mismatches only", False, key="mismatches", bind="query-params")
 view = sub
 if f_pred:
     view = view[view["predicted"].isin(f_pred)]

@@ -14,6 +14,8 @@ from mafiascope.arena.ledger import Ledger  # noqa: E402
 from mafiascope.arena.roster import load_roster  # noqa: E402
 from mafiascope.arena.run import run_arena  # noqa: E402
 
+from app import arena_jobs  # noqa: E402
+
 from .app_support import plain  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -67,13 +69,21 @@ def test_arena_page_launches_a_background_run(runs):
     at.button(key="ms_arena_launch").click().run()
     assert not at.exception
     assert any("Started" in s.value for s in at.success)
+    assert not any("-m mafiascope" in s.value for s in at.success)
+    # the run's progress line says it is starting until its schedule exists, never "0/0 games"
+    texts = [p.proto.text or "" for p in at.get("progress")]
+    assert texts and not any("0/0" in t for t in texts), texts
     run_dir = runs / "arena" / "fromapp"
     deadline = time.time() + 60
     while time.time() < deadline and Ledger(run_dir).status()["finished"] < 1:
         time.sleep(0.5)
     assert Ledger(run_dir).status()["finished"] == 1
+    deadline = time.time() + 30
+    while time.time() < deadline and any(j.running for _, j in arena_jobs.jobs().items()):
+        time.sleep(0.2)
     at.run()
     assert not at.exception
+    assert any("fromapp: 1/1 games finished · done" in (p.proto.text or "") for p in at.get("progress"))
 
 
 @pytest.mark.slow

@@ -57,7 +57,7 @@ def test_fresh_install_opens_the_bundled_run_leaderboards(fresh):
     assert len(games.options) == 30 and "demo-bots-" in games.value
     # the sidebar keeps the bundled arena games out of the analysis corpus by default
     corpora = at.sidebar.multiselect(key="sb_corpora")
-    assert "demo-bots" in corpora.options  # options as shown (the directory name); the value holds the labels
+    assert "arena demo-bots" in corpora.options  # options as shown (app/paths.corpus_name); the value holds the labels
     assert "data/demo" in corpora.value and "data/arena/demo-bots" not in corpora.value
     assert not str(at.sidebar.selectbox(key="sb_game").value).startswith("demo-bots-")
 

@@ -39,11 +39,11 @@ def test_seat_picker_shows_game_names(tmp_path, monkeypatch):
     at = new_app(mode="launch").run()
     assert_clean(at)
     first_label, first_name = launcher.table_seats(ROOT / "configs" / "classic.yaml", 1)[0]
-    box = at.selectbox(key="lf_human")
+    box = at.selectbox(key="seat")
     assert box.options[1] == f"{first_name} (seat 1 at the table)", box.options
-    at.number_input(key="lf_seed").set_value(5).run()
+    at.number_input(key="seed").set_value(5).run()
     first5 = launcher.table_seats(ROOT / "configs" / "classic.yaml", 5)[0][1]
-    assert at.selectbox(key="lf_human").options[1] == f"{first5} (seat 1 at the table)"
+    assert at.selectbox(key="seat").options[1] == f"{first5} (seat 1 at the table)"
     assert first_label.startswith("seat ")
 
 

@@ -26,7 +26,7 @@ def listener():
 
 
 def _model(at, url: str, *, var: str = "", paste: str = "") -> None:
-    at.toggle(key="lf_lineup").set_value(True).run()
+    at.toggle(key="lineup").set_value(True).run()
     at.button(key="lu_add").click().run()
     at.selectbox(key="lu_prov_1").set_value("vLLM (local)").run()
     at.text_input(key="lu_name_1").set_value("dev")
@@ -90,7 +90,7 @@ def test_operator_key_from_secrets_only_for_its_base_url(runs, devserver, monkey
     at.text_input(key="lu_url_1").set_value(devserver.base_url).run()
     assert not errors(at), errors(at)
     assert "key: `$OPS_KEY` is set" in texts(at)
-    at.toggle(key="lf_probes").set_value(False)
+    at.toggle(key="probes").set_value(False)
     at.button(key="lf_go").click().run()
     assert_clean(at)
     assert not errors(at), errors(at)

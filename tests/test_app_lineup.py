@@ -164,13 +164,13 @@ def _records(gdir: Path) -> list[dict]:
 @pytest.mark.slow
 def test_launch_with_a_bot_preset_in_one_seat(runs):
     at = new_app(mode="launch").run()
-    at.toggle(key="lf_lineup").set_value(True).run()
+    at.toggle(key="lineup").set_value(True).run()
     assert_clean(at)
     at.selectbox(key="lu_seat:classic:0").set_value("bot:gullible").run()
     assert_clean(at)
     assert "offline bot, preset gullible (no key)" in texts(at)
     assert not errors(at) and not at.button(key="lf_go").disabled
-    at.toggle(key="lf_probes").set_value(False)
+    at.toggle(key="probes").set_value(False)
     at.button(key="lf_go").click().run()
     assert_clean(at)
     try:
@@ -198,10 +198,10 @@ def test_launch_with_a_bot_preset_in_one_seat(runs):
 @pytest.mark.slow
 def test_a_batch_uses_the_line_up(runs):
     at = new_app(mode="launch").run()
-    at.toggle(key="lf_lineup").set_value(True).run()
+    at.toggle(key="lineup").set_value(True).run()
     at.selectbox(key="lu_seat:classic:6").set_value("bot:aggressive").run()
-    at.number_input(key="lf_games").set_value(2)
-    at.toggle(key="lf_probes").set_value(False)
+    at.number_input(key="games").set_value(2)
+    at.toggle(key="probes").set_value(False)
     at.button(key="lf_go").click().run()
     assert_clean(at)
     try:
@@ -221,7 +221,7 @@ def test_a_batch_uses_the_line_up(runs):
 def test_line_up_errors_block_the_launch(runs, monkeypatch):
     monkeypatch.delenv(KEY_VAR, raising=False)
     at = new_app(mode="launch").run()
-    at.toggle(key="lf_lineup").set_value(True).run()
+    at.toggle(key="lineup").set_value(True).run()
     at.button(key="lu_add").click().run()
     assert_clean(at)
     at.text_input(key="lu_key_1").set_value(KEY_VAR)
@@ -239,7 +239,7 @@ def test_line_up_errors_block_the_launch(runs, monkeypatch):
     assert at.button(key="lf_go").disabled
     # the human seat overrides the seat: nothing to validate there any more
     at.text_input(key="lu_key_1").set_value(KEY_VAR)
-    at.selectbox(key="lf_human").set_value("seat 3").run()
+    at.selectbox(key="seat").set_value("seat 3").run()
     assert not errors(at), errors(at)
     assert "you play this seat (human seat)" in texts(at)
     assert not at.button(key="lf_go").disabled
@@ -261,7 +261,7 @@ def test_a_wrong_model_shows_the_preflight_error_instead_of_a_dead_job(runs, dev
     monkeypatch.setenv("MAFIASCOPE_KEYS", KEY_VAR)  # the operator allows this key for the dev server (docs/security.md)
     monkeypatch.setenv(f"MAFIASCOPE_KEY_{KEY_VAR}_BASE_URLS", devserver.base_url)
     at = new_app(mode="launch").run()
-    at.toggle(key="lf_lineup").set_value(True).run()
+    at.toggle(key="lineup").set_value(True).run()
     at.button(key="lu_add").click().run()
     at.selectbox(key="lu_prov_1").set_value("vLLM (local)").run()
     at.text_input(key="lu_name_1").set_value("dev")
@@ -291,7 +291,7 @@ def test_openai_compatible_seats_against_the_dev_server(runs, devserver, monkeyp
     monkeypatch.setenv("MAFIASCOPE_KEYS", KEY_VAR)  # the operator allows this key for the dev server (docs/security.md)
     monkeypatch.setenv(f"MAFIASCOPE_KEY_{KEY_VAR}_BASE_URLS", devserver.base_url)
     at = new_app(mode="launch").run()
-    at.toggle(key="lf_lineup").set_value(True).run()
+    at.toggle(key="lineup").set_value(True).run()
     at.button(key="lu_add").click().run()
     at.selectbox(key="lu_prov_1").set_value("vLLM (local)").run()  # fills base_url and an empty key variable
     assert at.text_input(key="lu_key_1").value == ""

@@ -42,7 +42,7 @@ def _wait(pred, timeout=60.0):
 def test_launch_offline_game(runs):
     at = new_app(mode="launch").run()
     assert_clean(at)
-    at.number_input(key="lf_seed").set_value(5)
+    at.number_input(key="seed").set_value(5)
     at.button(key="lf_go").click().run()
     assert_clean(at)
     try:
@@ -63,8 +63,8 @@ def test_launch_offline_game(runs):
 @pytest.mark.slow
 def test_launch_twenty_games_at_once(runs):
     at = new_app(mode="launch").run()
-    at.number_input(key="lf_games").set_value(20)
-    at.toggle(key="lf_probes").set_value(False)
+    at.number_input(key="games").set_value(20)
+    at.toggle(key="probes").set_value(False)
     at.button(key="lf_go").click().run()
     assert_clean(at)
     try:
@@ -88,8 +88,8 @@ def test_launch_twenty_games_at_once(runs):
 @pytest.mark.slow
 def test_human_seat_needs_a_single_game(runs):
     at = new_app(mode="launch").run()
-    at.number_input(key="lf_games").set_value(3)
-    at.selectbox(key="lf_human").set_value("seat 2")
+    at.number_input(key="games").set_value(3)
+    at.selectbox(key="seat").set_value("seat 2")
     at.button(key="lf_go").click().run()
     assert "one game at a time" in " ".join(e.value for e in at.error)
     _stop_all()
@@ -98,7 +98,7 @@ def test_human_seat_needs_a_single_game(runs):
 @pytest.mark.slow
 def test_launch_without_probes(runs):
     at = new_app(mode="launch").run()
-    at.toggle(key="lf_probes").set_value(False)
+    at.toggle(key="probes").set_value(False)
     at.button(key="lf_go").click().run()
     try:
         gdir = runs / at.session_state["ms_game"]
@@ -114,7 +114,7 @@ def test_launch_without_probes(runs):
 @pytest.mark.slow
 def test_human_seat_plays_from_the_page(runs):
     at = new_app(mode="launch").run()
-    at.selectbox(key="lf_human").set_value("seat 2")
+    at.selectbox(key="seat").set_value("seat 2")
     at.button(key="lf_go").click().run()
     try:
         gid = at.session_state["ms_game"]
@@ -139,7 +139,7 @@ def test_human_seat_plays_from_the_page(runs):
 @pytest.mark.slow
 def test_probe_battery_editor(runs):
     at = new_app(mode="launch").run()
-    at.toggle(key="lf_custom").set_value(True).run()
+    at.toggle(key="custom_probes").set_value(True).run()
     assert_clean(at)
     n0 = len([t for t in at.text_input if t.key and t.key.startswith("pe_id_")])
     assert n0 >= 3
@@ -171,7 +171,7 @@ def test_probe_battery_editor(runs):
 @pytest.mark.slow
 def test_custom_battery_is_used(runs):
     at = new_app(mode="launch").run()
-    at.toggle(key="lf_custom").set_value(True).run()
+    at.toggle(key="custom_probes").set_value(True).run()
     # keep only the first two probes
     while len([b for b in at.button if b.key and b.key.startswith("pe_rm_")]) > 2:
         [b for b in at.button if b.key and b.key.startswith("pe_rm_")][-1].click().run()
@@ -191,8 +191,8 @@ def test_follow_reaches_the_last_step_of_a_game_that_ended(runs):
     """A quick game ends between two reruns: following it must land on its last step (the step stayed where the
     last live rerun had clamped it, because only a running game moved the timeline)."""
     at = new_app(mode="launch").run()
-    at.toggle(key="lf_probes").set_value(False)
-    at.toggle(key="lf_snaps").set_value(False)
+    at.toggle(key="probes").set_value(False)
+    at.toggle(key="snapshots").set_value(False)
     at.button(key="lf_go").click().run()
     try:
         gdir = runs / at.session_state["ms_game"]

@@ -16,4 +16,5 @@ def test_paths_are_named_by_the_checkout_or_their_log_root(tmp_path, monkeypatch
     assert public_path(tmp_path / "elsewhere" / "run-7") == "run-7"  # outside every root: only its name
     line = public_command(["-m", "mafiascope", "study", "run", str(root / "study-a" / "spec.yaml"), "--dir", str(root / "study-a")])
     assert str(tmp_path) not in line
-    assert line == "-m mafiascope study run logs/study-a/spec.yaml --dir logs/study-a"
+    assert line == "mafiascope study run logs/study-a/spec.yaml --dir logs/study-a"  # as a user types it (issue 35)
+    assert public_command(["/usr/bin/python3", "-m", "mafiascope", "arena", "run"]) == "mafiascope arena run"

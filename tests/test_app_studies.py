@@ -36,6 +36,11 @@ with framed():  # the harness is the frame: the page runs without the entrypoint
     return AppTest.from_string(script, default_timeout=120)
 
 
+def url(at: AppTest, key: str) -> str:
+    v = at.query_params[key]
+    return v[0] if isinstance(v, list) else v
+
+
 def test_build_spec_is_a_valid_study_and_paths_are_refused():
     spec = build_spec("s", {"bot-balanced": {"type": "bot", "preset": "balanced"}, "bot-analyst": {"type": "bot", "preset": "analyst"}},
                       ["classic", "sport"], ["en", "ru"], "suspicion", "each", 3, 1, 2.5, 2)  # fmt: skip
@@ -62,6 +67,8 @@ def test_plan_launch_watch_stop_resume(runs):
     at.button(key="ms_study_launch").click().run()
     assert not at.exception
     assert any("Started" in s.value for s in at.success)
+    assert not any("-m mafiascope" in s.value for s in at.success)  # the command as a user types it
+    assert url(at, "tab") == "Studies" and url(at, "study") == "fromapp"  # the page follows the new study, in the URL
     d = runs / "studies" / "fromapp"
     deadline = time.time() + 90
     while time.time() < deadline and not (d / "ledger.jsonl").is_file():
@@ -72,6 +79,10 @@ def test_plan_launch_watch_stop_resume(runs):
     assert not at.exception
     counts = StudyLedger(d).counts()
     assert counts["pending"] + counts["running"] >= 1
+    # the controls follow the job in the same run: Stop became Resume, and no game counts as running any more
+    assert "▶ Resume" in [b.label for b in at.button] and "⏹ Stop" not in [b.label for b in at.button]
+    assert next(m for m in at.metric if m.label == "Running").value == "0"
+    assert any("stopped" in (p.proto.text or "") for p in at.get("progress"))
     at.run()
     at.button(key="ms_study_resume").click().run()
     assert any("Resumed" in s.value for s in at.success)
@@ -81,6 +92,13 @@ def test_plan_launch_watch_stop_resume(runs):
     assert StudyLedger(d).counts()["finished"] == 4
     at.run()
     assert not at.exception
+    assert "✓ Done" in [b.label for b in at.button]
+    assert any((p.proto.text or "").startswith("4/4 games settled · done") for p in at.get("progress"))
+    # a new browser with the page's URL opens the same study
+    again = page()
+    again.query_params.update({k: url(at, k) for k in at.query_params})
+    again.run()
+    assert again.selectbox(key="ms_study_pick").value == "fromapp" and "✓ Done" in [b.label for b in again.button]
     assert any("Live Game" in s.label for s in at.selectbox)
     assert "Finished" in [m.label for m in at.metric]
 
@@ -100,7 +118,7 @@ def test_grow_a_finished_study_from_the_studies_tab(runs):
     run_study(parse_study_spec(data, str(d / "spec.yaml")), quiet=True)
     first = StudyLedger(d).rows()
     at = page().run()
-    at.selectbox(key="ms_study_pick").set_value(str(d)).run()
+    at.selectbox(key="ms_study_pick").set_value("pilot").run()
     at.number_input(key="ms_study_grow_n").set_value(3).run()
     at.button(key="ms_study_grow").click().run()
     assert not at.exception and any("Growing to 3" in s.value for s in at.success)

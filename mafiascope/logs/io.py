@@ -273,18 +273,25 @@ def is_game_dir(path: Path) -> bool:
     return (path / GAME_FILE).is_file()
 
 
-def list_game_dirs(root: str | Path) -> list[Path]:
-    """Game directories under ``root`` (itself, its children, or grandchildren), sorted by name."""
+def list_game_dirs(root: str | Path, depth: int = 2) -> list[Path]:
+    """Game directories under ``root``: itself, or found at most ``depth`` levels down (default 2: its children
+    and grandchildren), depth first and sorted by name in each directory. A game directory is not searched further,
+    and below the first level neither are hidden directories (``.launch``)."""
     root = Path(root)
     if is_game_dir(root):
         return [root]
     found: list[Path] = []
     if not root.is_dir():
         return found
-    for child in sorted(root.iterdir()):
-        if child.is_dir():
+
+    def walk(d: Path, left: int, top: bool) -> None:
+        for child in sorted(d.iterdir()):
+            if not child.is_dir():
+                continue
             if is_game_dir(child):
                 found.append(child)
-            else:
-                found.extend(c for c in sorted(child.iterdir()) if c.is_dir() and is_game_dir(c))
+            elif left > 1 and (top or not child.name.startswith(".")):
+                walk(child, left - 1, False)
+
+    walk(root, depth, True)
     return found
