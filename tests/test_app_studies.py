@@ -117,7 +117,9 @@ def test_grow_a_finished_study_from_the_studies_tab(runs):
     (d / "spec.yaml").write_text(yaml.safe_dump(data), encoding="utf-8")
     run_study(parse_study_spec(data, str(d / "spec.yaml")), quiet=True)
     first = StudyLedger(d).rows()
-    at = page().run()
+    at = page()
+    at.query_params["tab"] = "Studies"  # the tabs are bound to the URL: only the open one is drawn
+    at.run()
     at.selectbox(key="ms_study_pick").set_value("pilot").run()
     at.number_input(key="ms_study_grow_n").set_value(3).run()
     at.button(key="ms_study_grow").click().run()
