@@ -83,11 +83,40 @@ def human_panel(gm: GameModel) -> None:
     logs = item.logs if item else str(Path(gm.dir).parent)
     pend = launcher.pending_moves(logs, gm.game_id)
     if not pend:
-        if item is not None and item.human_seat and item.running:
-            st.info(f"You play **{md_escape(item.human_seat)}**. Waiting for your turn ...", icon="🧑")
+        seat = (item.human_seat if item is not None else None) or human_seat(gm)
+        if seat is None or (item is None and not is_live(gm)):  # a finished game played elsewhere: nobody to tell
+            return
+        gone = eliminated(gm, seat)
+        if gone:
+            st.warning(f"You played **{md_escape(seat)}** and were {md_escape(gone)}. "
+                       + ("The game goes on without you: watch it here." if is_live(gm) else "The game is over."),
+                       icon=":material/person_off:")
+        elif is_live(gm):
+            st.info(f"You play **{md_escape(seat)}**. Waiting for your turn ...", icon="🧑")
         return
     for req in pend:
         _move_form(gm, logs, req)
+
+
+def eliminated(gm: GameModel, seat: str) -> str | None:
+    """How ``seat`` left the game ("voted out in round 2", "killed in night 1"), or None while it plays."""
+    from mafiascope.logs import kinds
+
+    for e in gm.events:
+        if kinds.death_of(e) == seat:
+            return f"voted out in round {e.get('round')}" if kinds.of(e) == kinds.DAY_ELIMINATE else f"killed in night {e.get('round')}"
+    return None
+
+
+def move_targets(gm: GameModel, req: dict[str, Any]) -> list[str]:
+    """The targets a human's open move may name: the engine's list (a Mafia's kill never offers its partners), else
+    (a request written before the engine listed them) the living others."""
+    seat = str(req.get("seat"))
+    listed = req.get("targets")
+    if isinstance(listed, list) and listed:
+        return [str(n) for n in listed]
+    alive = sorted(gm.steps[-1].alive) if gm.steps else gm.names
+    return [n for n in alive if n != seat]
 
 
 _ROLE_LINE = re.compile(r"(?:secret role|Your role|Ваша роль|Твоя роль)\s*[:：]\s*([^\n.]+)", re.IGNORECASE)
@@ -107,14 +136,13 @@ def _move_form(gm: GameModel, logs: str, req: dict[str, Any]) -> None:
                 st.text(system)
         st.text(str(req.get("instruction") or ""))
         fmt = req.get("format")
-        alive = sorted(gm.steps[-1].alive) if gm.steps else gm.names
         proto = str(fmt).split("<")[0] if fmt and "<" in str(fmt) else None
         target = None
         if fmt:
             st.caption(f"End your reply with a line like: {md_escape(fmt)}")
             if proto:
                 # no form: a callback writes the closing line into the text box before it is drawn again
-                target = st.selectbox("Target (writes the closing line into your reply)", ["—"] + [n for n in alive if n != seat],
+                target = st.selectbox("Target (writes the closing line into your reply)", ["—"] + move_targets(gm, req),
                                       key=f"hp_tgt_{rid}", on_change=_fill_target, args=(rid, proto))
         text = st.text_area("Your reply", key=f"hp_text_{rid}", height=120,
                             placeholder="Write what your character says, then Send")

@@ -75,3 +75,88 @@ def test_target_writes_the_vote_line_into_the_reply(tmp_path, monkeypatch):
     at.button(key="hp_send_r1").click().run()
     reply = json.loads((gdir / "human" / f"{seat}.reply.json").read_text())
     assert reply == {"request_id": "r1", "text": f"I think the quiet one is hiding something.\nVOTE: {other}"}
+
+
+def _human_game(logs, seat: str, *, running: bool):
+    """demo-classic-01 with ``seat`` played by a person (backend app_human); without its game_over while ``running``."""
+    gdir = logs / "demo-classic-01"
+    shutil.copytree(DEMO / "demo-classic-01", gdir)
+    lines = (gdir / "game.jsonl").read_text().splitlines()
+    setup = json.loads(lines[0])
+    for p in setup["players"]:
+        if p["name"] == seat:
+            p["backend"], p["model"] = "app_human", "human"
+    recs = [json.dumps(setup)] + [ln for ln in lines[1:] if running is False or '"game_over"' not in ln]
+    (gdir / "game.jsonl").write_text("\n".join(recs) + "\n")  # written now: a running game's log is fresh
+    return gdir
+
+
+@pytest.mark.slow
+def test_an_eliminated_human_is_told_so_not_to_wait(tmp_path, monkeypatch):
+    """Morgan (killed in night 1 of demo-classic-01) played by a person, the game still running: the page says the
+    seat was eliminated instead of "Waiting for your turn"."""
+    logs = tmp_path / "logs"
+    _human_game(logs, "Morgan", running=True)
+    monkeypatch.setenv("MAFIASCOPE_LOGS", str(logs))
+    monkeypatch.setenv("MAFIASCOPE_RUNS", str(tmp_path / "runs"))
+    at = new_app(game="demo-classic-01").run()
+    assert_clean(at)
+    said = " ".join(w.value for w in at.warning) + " ".join(i.value for i in at.info)
+    assert "killed in night 1" in said and "Waiting for your turn" not in said, said
+
+
+@pytest.mark.slow
+def test_a_human_mafia_is_offered_only_the_engine_s_targets(tmp_path, monkeypatch):
+    """The engine lists the move's targets in the pending file; a Mafia's kill never offers its partner."""
+    logs = tmp_path / "logs"
+    gdir = logs / "demo-classic-01"
+    shutil.copytree(DEMO / "demo-classic-01", gdir)
+    setup = json.loads((gdir / "game.jsonl").read_text().splitlines()[0])
+    mafia = [p["name"] for p in setup["players"] if p["role"] == "Mafia"]
+    town = [p["name"] for p in setup["players"] if p["role"] != "Mafia"]
+    (gdir / "human").mkdir()
+    (gdir / "human" / f"{mafia[0]}.pending.json").write_text(json.dumps({
+        "request_id": "k1", "seat": mafia[0], "purpose": "night_mafia", "kind": "act", "messages": [],
+        "instruction": "Choose a player to kill. End with a line: ACTION: Kill <name>", "format": "ACTION: Kill <name>",
+        "targets": town, "created": 0}))
+    monkeypatch.setenv("MAFIASCOPE_LOGS", str(logs))
+    monkeypatch.setenv("MAFIASCOPE_RUNS", str(tmp_path / "runs"))
+    at = new_app(game="demo-classic-01").run()
+    assert_clean(at)
+    options = at.selectbox(key="hp_tgt_k1").options
+    assert mafia[1] not in options and options == ["—", *town]
+
+
+@pytest.mark.slow
+def test_the_engine_lists_a_human_mafia_s_targets_without_its_partner(tmp_path):
+    """A real game with a human Mafia seat: its night move's pending file lists the living town, not the partner."""
+    import subprocess
+    import sys
+    import time
+
+    import yaml
+
+    cfg = yaml.safe_load((ROOT / "configs" / "classic.yaml").read_text())
+    cfg["rules"]["intro_round"] = False
+    roles = ["Mafia", "Mafia", "Doctor", "Villager", "Villager", "Villager", "Villager"]  # a role for every seat or none
+    cfg["seats"] = [{**seat, "role": role} for seat, role in zip(cfg["seats"], roles)]
+    cfg["seats"][0]["backend"] = "me"
+    cfg["backends"]["me"] = {"type": "human", "timeout_s": 60}
+    (tmp_path / "c.yaml").write_text(yaml.safe_dump(cfg))
+    proc = subprocess.Popen([sys.executable, "-m", "mafiascope", "run", "-c", str(tmp_path / "c.yaml"), "--seed", "3",
+                             "--logs", str(tmp_path), "--game-id", "hm", "--no-probes", "-q"], cwd=ROOT,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline, req = time.time() + 60, None
+        while time.time() < deadline and req is None:
+            found = list((tmp_path / "hm" / "human").glob("*.pending.json")) if (tmp_path / "hm" / "human").is_dir() else []
+            req = json.loads(found[0].read_text()) if found else None
+            time.sleep(0.1)
+        assert req is not None and req["purpose"] == "night_mafia", req
+        setup = json.loads((tmp_path / "hm" / "game.jsonl").read_text().splitlines()[0])
+        partner = [p["name"] for p in setup["players"] if p["role"] == "Mafia" and p["name"] != req["seat"]]
+        town = sorted(p["name"] for p in setup["players"] if p["role"] != "Mafia")
+        assert partner and sorted(req["targets"]) == town
+    finally:
+        proc.kill()
+        proc.wait(10)

@@ -48,7 +48,7 @@ async def test_human_file_roundtrip(tmp_path):
     assert isinstance(b, HumanBackend)
     task = asyncio.create_task(b.complete(act()))
     p = await _wait_pending(tmp_path, "g1", "Carol")
-    assert set(p) == {"request_id", "seat", "purpose", "kind", "instruction", "messages", "format", "created"}
+    assert set(p) == {"request_id", "seat", "purpose", "kind", "instruction", "messages", "format", "targets", "created"}
     assert p["seat"] == "Carol" and p["purpose"] == "day_vote" and p["kind"] == "act"
     assert p["instruction"] == VOTE_INSTR and p["format"] == "VOTE: <name>" and len(p["messages"]) == 2
     assert [x["request_id"] for x in list_pending(tmp_path, "g1")] == [p["request_id"]]

@@ -4,7 +4,7 @@ File protocol (the Streamlit page implements the other side with :func:`read_pen
 and :func:`write_reply`)::
 
     <logs_dir>/<game_id>/human/<seat>.pending.json   written by the engine side
-        {"request_id", "seat", "purpose", "kind", "instruction", "messages", "format", "created"}
+        {"request_id", "seat", "purpose", "kind", "instruction", "messages", "format", "targets", "created"}
     <logs_dir>/<game_id>/human/<seat>.reply.json     written by the app
         {"request_id", "text"}
 
@@ -12,7 +12,8 @@ Both files are written atomically (temporary file + ``os.replace``). The backend
 every 0.25 s for a reply whose ``request_id`` matches; a reply for another request is
 ignored (left for its owner or removed as stale when a new request starts). On a match
 both files are deleted and the text returned. ``instruction`` is the text of the last
-user message, ``format`` the closing line expected (e.g. ``"VOTE: <name>"``) or null.
+user message, ``format`` the closing line expected (e.g. ``"VOTE: <name>"``) or null, ``targets`` the
+names the engine accepts as the move's target (a Mafia's kill never lists its partners) or null for free speech.
 
 Human seats are **not probed**: a ``kind='probe'`` request returns at once with
 ``ok=False, error="human seat: not probed"`` (the probe engine records a skipped probe).
@@ -155,7 +156,7 @@ class HumanBackend:
         write_json_atomic(pend, {
             "request_id": request_id, "seat": seat, "purpose": request.purpose, "kind": request.kind,
             "instruction": instruction, "messages": request.messages, "format": expected_format(instruction),
-            "created": time.time(),
+            "targets": request.targets, "created": time.time(),
         })
         try:
             while True:
@@ -218,6 +219,8 @@ class HumanStdinBackend:
         print(f"\n=== {request.seat or self.name} ({request.purpose}) ===\n{instruction}", file=out)
         if fmt:
             print(f"(end with: {fmt})", file=out)
+        if request.targets:
+            print(f"(targets: {', '.join(request.targets)})", file=out)
         print("(finish with an empty line)", file=out, flush=True)
         t0 = time.monotonic()
         try:

@@ -203,7 +203,9 @@ class GameRunner:
         seat = st.seat(ask.seat)
         backend = self.backends[seat.backend]
         messages = context_for(st, ask.seat).with_instruction(ask.instruction)
-        req = CompletionRequest(messages, self.cfg.max_tokens, "act", ask.seat, ask.kind, st.next_act_seed(), game_id=st.game_id)
+        targets = list(ask.candidates) if ask.action else None
+        req = CompletionRequest(messages, self.cfg.max_tokens, "act", ask.seat, ask.kind, st.next_act_seed(), game_id=st.game_id,
+                                targets=targets)
         c = await self._complete(backend, req)
         if not c.ok:
             return self._fallback(ask, c.error or "backend failure", c.attempts, fatal=bool(c.meta.get("fatal")))
@@ -216,7 +218,8 @@ class GameRunner:
         p = prompts.pack(seat.language)
         fmt = prompts.action_format(p, ask.action) if ask.action in ("vote", "kill", "protect", "check") else "..."
         messages2 = [*messages, {"role": "assistant", "content": text}, {"role": "user", "content": p.reask.format(fmt=fmt)}]
-        req2 = CompletionRequest(messages2, self.cfg.max_tokens, "act", ask.seat, ask.kind, st.derive_seed("reask", st.act_calls), game_id=st.game_id)
+        req2 = CompletionRequest(messages2, self.cfg.max_tokens, "act", ask.seat, ask.kind, st.derive_seed("reask", st.act_calls),
+                                 game_id=st.game_id, targets=targets)
         c2 = await self._complete(backend, req2)
         self.acct.reasks += 1
         text2 = strip_think(c2.text) if c2.ok else ""
