@@ -47,18 +47,28 @@ def test_seat_picker_shows_game_names(tmp_path, monkeypatch):
     assert first_label.startswith("seat ")
 
 
+def _demo_copy(logs):
+    """demo-classic-01 copied under ``logs``, and its setup record."""
+    gdir = logs / "demo-classic-01"
+    shutil.copytree(DEMO / "demo-classic-01", gdir)
+    return gdir, json.loads((gdir / "game.jsonl").read_text().splitlines()[0])
+
+
+def _pending(gdir, seat: str, rid: str, purpose: str, instruction: str, fmt: str, **more) -> None:
+    """An open move of ``seat`` as the engine's human backend writes it."""
+    (gdir / "human").mkdir(exist_ok=True)
+    (gdir / "human" / f"{seat}.pending.json").write_text(json.dumps({
+        "request_id": rid, "seat": seat, "purpose": purpose, "kind": "act", "messages": [], "instruction": instruction,
+        "format": fmt, "created": 0, **more}))
+
+
 @pytest.mark.slow
 def test_target_writes_the_vote_line_into_the_reply(tmp_path, monkeypatch):
     """An open VOTE move (the engine's pending file): choosing a target fills the text box before Send."""
     logs = tmp_path / "logs"
-    gdir = logs / "demo-classic-01"
-    shutil.copytree(DEMO / "demo-classic-01", gdir)
-    setup = json.loads((gdir / "game.jsonl").read_text().splitlines()[0])
+    gdir, setup = _demo_copy(logs)
     seat = setup["players"][0]["name"]
-    (gdir / "human").mkdir()
-    (gdir / "human" / f"{seat}.pending.json").write_text(json.dumps({
-        "request_id": "r1", "seat": seat, "purpose": "vote", "kind": "act", "messages": [],
-        "instruction": "Vote now. End with a line: VOTE: <name>", "format": "VOTE: <name>", "created": 0}))
+    _pending(gdir, seat, "r1", "vote", "Vote now. End with a line: VOTE: <name>", "VOTE: <name>")
     monkeypatch.setenv("MAFIASCOPE_LOGS", str(logs))
     monkeypatch.setenv("MAFIASCOPE_RUNS", str(tmp_path / "runs"))
     at = new_app(game="demo-classic-01").run()
@@ -109,16 +119,11 @@ def test_an_eliminated_human_is_told_so_not_to_wait(tmp_path, monkeypatch):
 def test_a_human_mafia_is_offered_only_the_engine_s_targets(tmp_path, monkeypatch):
     """The engine lists the move's targets in the pending file; a Mafia's kill never offers its partner."""
     logs = tmp_path / "logs"
-    gdir = logs / "demo-classic-01"
-    shutil.copytree(DEMO / "demo-classic-01", gdir)
-    setup = json.loads((gdir / "game.jsonl").read_text().splitlines()[0])
+    gdir, setup = _demo_copy(logs)
     mafia = [p["name"] for p in setup["players"] if p["role"] == "Mafia"]
     town = [p["name"] for p in setup["players"] if p["role"] != "Mafia"]
-    (gdir / "human").mkdir()
-    (gdir / "human" / f"{mafia[0]}.pending.json").write_text(json.dumps({
-        "request_id": "k1", "seat": mafia[0], "purpose": "night_mafia", "kind": "act", "messages": [],
-        "instruction": "Choose a player to kill. End with a line: ACTION: Kill <name>", "format": "ACTION: Kill <name>",
-        "targets": town, "created": 0}))
+    _pending(gdir, mafia[0], "k1", "night_mafia", "Choose a player to kill. End with a line: ACTION: Kill <name>",
+             "ACTION: Kill <name>", targets=town)
     monkeypatch.setenv("MAFIASCOPE_LOGS", str(logs))
     monkeypatch.setenv("MAFIASCOPE_RUNS", str(tmp_path / "runs"))
     at = new_app(game="demo-classic-01").run()
