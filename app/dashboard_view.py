@@ -150,7 +150,7 @@ def dynamics(dirs: tuple[str, ...]) -> None:
 
 def compare_view(dirs: tuple[str, ...]) -> None:
     """Two models side by side on every seat-level metric, with the difference and its interval."""
-    from mafiascope.analytics.stats import format_p
+    from mafiascope.analytics.pvalues import format_p
 
     models = A.seat_models(dirs)
     if len(models) < 2:

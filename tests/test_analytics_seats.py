@@ -108,7 +108,7 @@ def test_bootstrap_p_resolution_does_not_depend_on_the_resamples():
 
 
 def test_p_values_are_never_printed_as_zero():
-    from mafiascope.analytics.stats import format_p, round_p
+    from mafiascope.analytics.pvalues import format_p, round_p
 
     assert [format_p(p) for p in (1.0, 0.0421, 0.001, 2.43e-5, 4e-7, 1e-300)] == [
         "1.000", "0.042", "0.001", "2.4e-05", "< 1e-6", "< 1e-6"]

@@ -14,7 +14,7 @@ from typing import Any
 import altair as alt
 import pandas as pd
 
-from .stats import format_p
+from .pvalues import format_p
 
 ROLE_COLORS = {  # Okabe-Ito (colour-blind safe); app/palette.py re-exports these
     "Mafia": "#D55E00",

@@ -21,7 +21,7 @@ from .corpus import Corpus
 from .manifest import analysis_provenance
 from .modes import Mode
 from .report import build_report
-from .stats import format_p
+from .pvalues import format_p
 
 TABLE_NOTES = {
     "outcome": "Game outcomes (completed games; Wilson 95% intervals).",
@@ -170,6 +170,42 @@ def write_report_dir(rep: dict[str, Any], out: Path, *, figures: bool = True) ->
     return written
 
 
+def _comparisons_md(cmps: list[dict[str, Any]], charts: dict[str, Any]) -> list[str]:
+    """report.md's model comparisons: one table per pair, each adjusted p beside its Holm family."""
+    if not cmps:
+        return []
+    L: list[str] = []
+    fam_all = cmps[0].get("p_holm_all_family") or {}
+    L += ["", "## Model comparisons", "",
+          "Difference a − b with its 95% cluster-bootstrap interval (both models' statistics pooled under the same "
+          "resampled games, so games where both sat are paired) and a two-sided p from the bootstrap standard error "
+          "(t with games − 1 degrees of freedom; docs/metrics.md §16). Two Holm adjustments, each column naming its "
+          f"family: over the metrics of the pair, and over {fam_all.get('text', 'every test of every pair')}."]
+    all_head = f"Holm p (all {fam_all.get('size', '?')} tests)"
+    for cmp in cmps:
+        df = F.comparison_frame([cmp])
+        df = df[df["diff"].notna()]
+        fam = cmp.get("p_holm_family") or {}
+        L += ["", f"### {cmp['a']} vs {cmp['b']}", "",
+              f"{cmp['games_shared']} shared games; {cmp['seats_a']} and {cmp['seats_b']} seats. "
+              f"Holm family of this pair: {fam.get('text', 'its metrics with a p')}.", ""]
+        if df.empty:
+            L.append("_No metric with data for both models._")
+            continue
+        show = pd.DataFrame({"metric": df["label"], "a": df["a"], "b": df["b"],
+                             "a − b [95% CI]": [_fmt(d, [lo, hi]) for d, lo, hi in zip(df["diff"], df["diff_lo"], df["diff_hi"])],
+                             "p": [format_p(x, "n/a") for x in df["p"]],
+                             f"Holm p ({fam.get('size', '?')} metrics)": [format_p(x) for x in df["p_holm"]],
+                             all_head: [format_p(x) for x in df["p_holm_all"]]})
+        L.append(_md_table(show))
+        if df["p"].isna().any():
+            L += ["", "n/a: not testable (the difference is the same in every resample, or fewer than two games hold data)."]
+        name = f"compare_{_slug(cmp['a'])}_vs_{_slug(cmp['b'])}"
+        if name in charts:
+            L += ["", f"![{name}](figures/{name}.svg)"]
+    return L
+
+
 def _p_text(df: pd.DataFrame) -> pd.DataFrame:
     """``df`` with its p columns as LaTeX (:func:`.stats.format_p`): a fixed precision would print 0."""
     return df.assign(**{c: [format_p(x, "--", latex=True) for x in df[c]] for c in F.P_COLUMNS if c in df})
@@ -225,36 +261,7 @@ def render_markdown(rep: dict[str, Any], tables: dict[str, pd.DataFrame], charts
             elif "by_role" in e:
                 L += ["", f"`{field}` answers by the answering seat's role:", "", _md_table(pd.DataFrame(
                     [{"role": r, **cnt} for r, cnt in e["by_role"].items()]).fillna(0))]
-    cmps = rep.get("comparisons") or []
-    if cmps:
-        fam_all = cmps[0].get("p_holm_all_family") or {}
-        L += ["", "## Model comparisons", "",
-              "Difference a − b with its 95% cluster-bootstrap interval (both models' statistics pooled under the same "
-              "resampled games, so games where both sat are paired) and a two-sided p from the bootstrap standard error "
-              "(t with games − 1 degrees of freedom; docs/metrics.md §16). Two Holm adjustments, each column naming its "
-              f"family: over the metrics of the pair, and over {fam_all.get('text', 'every test of every pair')}."]
-        all_head = f"Holm p (all {fam_all.get('size', '?')} tests)"
-        for cmp in cmps:
-            df = F.comparison_frame([cmp])
-            df = df[df["diff"].notna()]
-            fam = cmp.get("p_holm_family") or {}
-            L += ["", f"### {cmp['a']} vs {cmp['b']}", "",
-                  f"{cmp['games_shared']} shared games; {cmp['seats_a']} and {cmp['seats_b']} seats. "
-                  f"Holm family of this pair: {fam.get('text', 'its metrics with a p')}.", ""]
-            if df.empty:
-                L.append("_No metric with data for both models._")
-                continue
-            show = pd.DataFrame({"metric": df["label"], "a": df["a"], "b": df["b"],
-                                 "a − b [95% CI]": [_fmt(d, [lo, hi]) for d, lo, hi in zip(df["diff"], df["diff_lo"], df["diff_hi"])],
-                                 "p": [format_p(x, "n/a") for x in df["p"]],
-                                 f"Holm p ({fam.get('size', '?')} metrics)": [format_p(x) for x in df["p_holm"]],
-                                 all_head: [format_p(x) for x in df["p_holm_all"]]})
-            L.append(_md_table(show))
-            if df["p"].isna().any():
-                L += ["", "n/a: not testable (the difference is the same in every resample, or fewer than two games hold data)."]
-            name = f"compare_{_slug(cmp['a'])}_vs_{_slug(cmp['b'])}"
-            if name in charts:
-                L += ["", f"![{name}](figures/{name}.svg)"]
+    L += _comparisons_md(rep.get("comparisons") or [], charts)
     absent = [k for k, x in rep.items() if isinstance(x, dict) and "absent" in x]
     if absent:
         L += ["", "Absent sections (no probe logs): " + ", ".join(absent) + "."]

@@ -26,8 +26,9 @@ from .f1 import f1_by_round_models
 from .f2 import f2
 from .modes import Mode
 from .pooled_product import count_columns, pooled_columns
-from .stats import (batched_cis, bootstrap_p, bootstrap_tail_p, ci_list as _ci, holm, holm_family, isolated, multiplicities,
-                    percentile_ci, round_or_none, round_p)
+from .pvalues import bootstrap_p, bootstrap_tail_p, holm, holm_family, round_p
+from .stats import batched_cis, isolated, multiplicities, percentile_ci, round_or_none
+from .stats import ci_list as _ci
 from .seat_cells import METRIC_KEYS, METRICS, SeatMetric, seat_mask  # noqa: F401  (METRIC_KEYS, seat_mask: part of this module's API)
 
 SEAT_STATS = Cached("seat_stats", report=True)  # a metric builder's (m, seats, k) statistics
@@ -218,7 +219,7 @@ def compare(c: Corpus, mode: Mode, a: str, b: str, *, role: str | None = None) -
     """Model ``a`` minus model ``b`` on every metric: difference, cluster-bootstrap CI, p, Holm p.
 
     Both models' statistics are pooled under the same resampled games (paired where both sat
-    in a game). ``role`` restricts both to seats of that true role. ``p`` is :func:`.stats.bootstrap_p`
+    in a game). ``role`` restricts both to seats of that true role. ``p`` is :func:`.pvalues.bootstrap_p`
     (bootstrap standard error, t reference); ``p_holm`` is Holm over the pair's metrics that have a p,
     named in ``p_holm_family``.
     """

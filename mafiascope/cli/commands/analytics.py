@@ -154,7 +154,7 @@ def _compare(args: argparse.Namespace) -> int:
 
 
 def _compare_text(res: dict, role: str | None) -> Iterator[str]:
-    from ...analytics.stats import format_p
+    from ...analytics.pvalues import format_p
 
     fam = res["p_holm_family"]
     yield (f"{res['a']} vs {res['b']}" + (f" ({role} seats)" if role else "") + f": {res['games_shared']} shared games, "
