@@ -23,7 +23,7 @@ from . import lineup, study_jobs
 from . import state as S
 from .paths import public_command, public_path
 from .polling import flash, live_block
-from .text import code, md_link, plural
+from .text import code, md_escape, md_link, plural
 from .widgets import dashes
 
 RULES = [*CLASSIC_RULES, *TOURNAMENT_DEFAULTS]
@@ -80,7 +80,7 @@ def _models() -> dict[str, dict[str, Any]] | None:
         try:
             entry = m.spec()
         except ValueError as exc:
-            st.error(str(exc))
+            st.error(md_escape(str(exc)))
             bad = True
             continue
         out[f"model-{i + 1}"] = {**entry, **({"rpm": rpm} if rpm else {}), "price": {"prompt_per_mtok": pp, "completion_per_mtok": pc}}
@@ -138,12 +138,12 @@ def plan_view(data: dict[str, Any]) -> bool:
     except ConfigError as exc:
         problems += str(exc).splitlines()[1:] or [str(exc)]
     if problems:
-        st.error("The study spec has problems:\n\n" + "\n".join(f"- `{p.strip()}`" for p in problems))
+        st.error("The study spec has problems:\n\n" + "\n".join(f"- {md_escape(p.strip())}" for p in problems))
         return False
     try:
         plan = plan_study(spec)
     except ValueError as exc:
-        st.error(str(exc))
+        st.error(md_escape(str(exc)))
         return False
     t = plan["estimate"]["total"]
     m = st.columns(5)
@@ -168,7 +168,7 @@ def _launch(name: str, data: dict[str, Any]) -> None:
     try:
         d = study_jobs.study_dir(name)
     except ValueError as exc:
-        flash(LAUNCH_MSG, str(exc), "error")
+        flash(LAUNCH_MSG, md_escape(str(exc)), "error")
         return
     if (d / "ledger.jsonl").is_file():
         flash(LAUNCH_MSG, f"A study named {name!r} exists already: resume it under Studies, or pick another name.", "error")
@@ -235,7 +235,7 @@ def _grow(name: str) -> None:
         study_jobs.grow(name, more)
         flash(f"study_{name}", f"Growing to {more} games per arm.")
     except ValueError as exc:
-        flash(f"study_{name}", str(exc), "error")
+        flash(f"study_{name}", md_escape(str(exc)), "error")
 
 
 def _controls(name: str, state: str, spec: Any) -> None:
@@ -303,9 +303,11 @@ def _progress(spec: Any, directory: Path) -> None:
     m[6].metric("Faults", f"{s['faults']:,}", help="moves that fell back because a backend failed (settled games)")
     _controls(name, state, spec)
     if s["last_stop"]:
-        st.warning(f"Last stop: {s['last_stop']}")
+        st.warning("Last stop: " + md_escape(s["last_stop"]))  # ledger text: shown as text, never as Markdown
     if s["stale_running"]:
-        st.warning(f"Held by a runner that died (replayed from scratch on resume): {', '.join(s['stale_running'])}")
+        st.warning("Held by a runner that died (replayed from scratch on resume): " + md_escape(", ".join(s["stale_running"])))
+    for problem in s.get("ledger_problems", [])[:5]:
+        st.warning(md_escape(problem.replace(str(directory), public_path(directory))))
     if job is not None:
         with st.expander("Runner output"):
             st.code(job.tail(8) or "(no output yet)", language="text")
@@ -370,7 +372,7 @@ def status_view(directory: Path) -> None:
     try:
         spec, _ = load_study(directory)
     except StudyError as exc:
-        st.error(str(exc))
+        st.error(md_escape(str(exc)))
         return
     name = directory.name
     live_block(lambda: _progress(spec, directory), lambda: study_jobs.running(name) is not None)

@@ -9,6 +9,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
+from mafiascope.export_text import csv_text
 from mafiascope.logs import step_label
 
 from . import state as S
@@ -182,7 +183,7 @@ def dashes(df: pd.DataFrame, decimals: int = 3) -> pd.DataFrame:
 
 
 def download_csv(df: pd.DataFrame, name: str, key: str, label: str = "⬇ CSV") -> None:
-    st.download_button(label, lambda: df.to_csv(index=False).encode("utf-8"), file_name=f"{name}.csv", mime="text/csv",
+    st.download_button(label, lambda: csv_text(df).encode("utf-8"), file_name=f"{name}.csv", mime="text/csv",
                        key=key, help="Download this table as CSV", on_click="ignore")
 
 

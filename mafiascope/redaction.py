@@ -11,17 +11,20 @@ Three rules, applied at every depth of nested dicts and lists:
   become ``***``;
 * in **any string**: every substring of 8 or more characters of a **known secret** (a value
   given to :func:`scrub_text` or registered with :func:`register_secret`, which
-  ``backends.clients.resolve_credential`` does for every key it resolves) becomes ``***``. A server
-  error that echoes most of a key is thereby covered whatever the key looks like.
+  ``backends.clients.resolve_credential`` does for every key it resolves) becomes ``***``, and so does
+  such a piece of the secret reversed, base64-, hex- or percent-encoded
+  (:func:`variants`). A server error that echoes most of a key, in any of those forms, is thereby
+  covered whatever the key looks like.
 """
 
 from __future__ import annotations
 
+import base64
 import functools
 import re
 import threading
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit
 
 from pydantic import BaseModel
 
@@ -54,11 +57,22 @@ _known: set[str] = set()
 _lock = threading.Lock()
 
 
+def variants(secret: str) -> frozenset[str]:
+    """The forms in which a server may echo ``secret`` back: as given, reversed, base64 (standard and
+    URL-safe, without padding), hex and percent-encoded. Each is scrubbed like the secret itself (any
+    8+ character piece of it)."""
+    raw = secret.encode("utf-8", "surrogatepass")
+    forms = {secret, secret[::-1], base64.b64encode(raw).decode().rstrip("="), base64.urlsafe_b64encode(raw).decode().rstrip("="),
+             raw.hex(), quote(secret, safe="")}
+    return frozenset(f for f in forms if len(f) >= MIN_WHOLE)
+
+
 def register_secret(value: str | None) -> None:
-    """Remember a secret for this process: from now on it is scrubbed from everything written."""
+    """Remember a secret for this process: from now on it (and each of its :func:`variants`) is scrubbed
+    from everything written."""
     if value and len(value) >= MIN_WHOLE:
         with _lock:
-            _known.add(value)
+            _known.update(variants(value))
 
 
 def register_url_credentials(url: str | None) -> None:
@@ -128,7 +142,8 @@ def _mask_spans(text: str, spans: list[tuple[int, int]]) -> str:
 
 
 def _candidates(secrets: tuple[str | None, ...]) -> frozenset[str]:
-    return frozenset(s for s in secrets if s and len(s) >= MIN_WHOLE) | known_secrets()
+    given = [s for s in secrets if s and len(s) >= MIN_WHOLE]
+    return frozenset().union(*map(variants, given), known_secrets()) if given else known_secrets()
 
 
 def needs_scrub(text: str, *secrets: str | None) -> bool:

@@ -130,3 +130,28 @@ def test_grow_a_finished_study_from_the_studies_tab(runs):
     rows = StudyLedger(d).rows()
     assert StudyLedger(d).counts()["finished"] == 3 and all(rows[g]["attempts"] == 1 for g in first)
     assert yaml.safe_load((d / "spec.yaml").read_text())["games_per_arm"] == 3
+
+
+@pytest.mark.slow  # runs a small study
+def test_a_ledger_stop_reason_is_shown_as_text(runs, tmp_path):
+    """Issue 31 item 6. Seen: the Studies page rendered a ledger's stop reason as Markdown (an image beacon fired)."""
+    import yaml
+
+    from mafiascope.cli import main
+
+    from .injection import problems
+
+    d = runs / "studies" / "beacon"
+    spec = {"name": "beacon", "seed": 0, "games_per_arm": 2, "backends": {"b": {"type": "bot"}},
+            "arms": [{"name": "x", "lineup": "b", "rules": "classic", "probes": "none"}], "out": str(d)}  # fmt: skip
+    (tmp_path / "s.yaml").write_text(yaml.safe_dump(spec))
+    assert main(["study", "run", str(tmp_path / "s.yaml"), "--limit", "1"]) == 0  # a stop shows while games are left
+    reason = "budget: ![b](http://beacon.example/x.png) <img src=http://beacon.example/y> [c](http://beacon.example)"
+    StudyLedger(d).append({"event": "stop", "runner": "r", "reason": reason})
+    (d / "spec.yaml").write_text(yaml.safe_dump(spec))  # as the page saves a study it launches
+    at = page()
+    at.query_params["tab"] = "Studies"
+    at.query_params["study"] = "beacon"
+    at.run()
+    shown = [w.value for w in at.warning if "Last stop" in w.value]
+    assert shown and not problems(shown[0]) and "beacon" in shown[0]

@@ -14,7 +14,7 @@ PACKAGE = REPO / "mafiascope"
 # Low to high. A module belongs to the layer of the longest prefix listed for it.
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("foundation", ("mafiascope", "mafiascope.logs", "mafiascope.lexicon", "mafiascope.redaction",
-                    "mafiascope.safe_yaml", "mafiascope.provenance", "mafiascope.cache_root")),
+                    "mafiascope.safe_yaml", "mafiascope.provenance", "mafiascope.cache_root", "mafiascope.export_text")),
     ("rules", ("mafiascope.engine", "mafiascope.probes.parsing", "mafiascope.probes.shapes", "mafiascope.probes.render",
                "mafiascope.probes.answer_schema", "mafiascope.backends.base")),
     ("config", ("mafiascope.config", "mafiascope.backends.specs", "mafiascope.probes.dsl")),

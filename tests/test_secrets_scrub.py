@@ -96,7 +96,11 @@ def test_every_jsonl_record_is_scrubbed(tmp_path):
 
 
 class EchoKeyServer:
-    """An OpenAI-compatible endpoint that rejects every call, echoing most of the bearer key."""
+    """An OpenAI-compatible endpoint that rejects every call, echoing most of the bearer key (``reverse``: all
+    of it, reversed, as a hostile server might to get past a scrubber that knows the key's pieces)."""
+
+    def __init__(self, reverse: bool = False) -> None:
+        self.reverse = reverse
 
     async def __aenter__(self) -> "EchoKeyServer":
         app = web.Application()
@@ -110,7 +114,7 @@ class EchoKeyServer:
 
     async def _chat(self, request: web.Request) -> web.Response:
         key = request.headers.get("Authorization", "").removeprefix("Bearer ")
-        msg = f"Incorrect API key provided: {key[:-4]}****. Called {request.url}"
+        msg = f"Incorrect API key provided: {key[::-1] if self.reverse else key[:-4] + '****'}. Called {request.url}"
         return web.json_response({"error": {"message": msg, "type": "invalid_request_error", "code": "invalid_api_key"}},
                                  status=401)
 
@@ -150,6 +154,26 @@ async def test_game_fork_and_arena_write_no_secret(tmp_path, monkeypatch):
     ledger = (tmp_path / "arena" / "ledger.jsonl").read_text()
     assert '"finished"' in ledger and "***" in ledger
     assert _assert_clean(tmp_path) > 5
+
+
+@pytest.mark.slow  # plays a game
+async def test_a_key_echoed_back_reversed_is_never_written(tmp_path, monkeypatch):
+    """Issue 31 item 6. Seen: a server that echoed the key reversed got it into the game log."""
+    monkeypatch.setenv("LEAKY_TEST_KEY", KEY)
+    async with EchoKeyServer(reverse=True) as srv:
+        cfg = parse_game_config({"seats": [{"backend": "leaky"}] + [{"backend": "bot"}] * 6,
+                                 "backends": {"bot": {"type": "bot"},
+                                              "leaky": {**_leaky(srv.port), "base_url": f"http://127.0.0.1:{srv.port}/v1"}},
+                                 "probes": {"enabled": False}}, "leaky.yaml")  # fmt: skip
+        res = await play_game(cfg, logs_dir=tmp_path / "games", seed=3, game_id="leaky")
+        await close_all()
+    faults = [r["fault"] for r in read_jsonl(Path(res.path) / "game.jsonl") if r.get("fault")]
+    assert faults and all("Incorrect API key provided: ***" in f["error"] for f in faults)
+    rev = KEY[::-1]
+    for p in tmp_path.rglob("*"):
+        if p.is_file():
+            text = p.read_text(encoding="utf-8", errors="replace")
+            assert not any(rev[i : i + 8] in text for i in range(len(rev) - 7)), p
 
 
 async def test_nested_secret_keys_in_worker_meta_never_reach_game_over(tmp_path):

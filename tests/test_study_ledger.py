@@ -133,3 +133,35 @@ def test_incremental_reads_see_other_writers_torn_tails_and_a_replaced_file(tmp_
     tmp.write_bytes(b"".join(records[:4]))  # the file replaced by a shorter one (a restore)
     os.replace(tmp, a.path)
     assert a.rows() == StudyLedger(tmp_path).rows() and a.counts()["finished"] == 0
+
+
+TAMPERED = [
+    ('{"event": "row", "game_id": ["x"], "arm": "a"}', "game_id: not a valid game id"),
+    ('{"event": "row", "game_id": "s-a-0099"}', "arm: expected a string"),
+    ('{"event": "row", "game_id": "s-a-0098", "arm": "a", "seed": "abc"}', "seed: expected a whole number"),
+    ('{"event": "state", "game_id": "s-a-0001", "state": {"a": 1}}', "state: expected one of pending"),
+    ('{"event": "state", "game_id": "s-a-0001", "state": "pending", "attempts": "x"}', "attempts: expected a whole number"),
+    ('{"event": "state", "game_id": "s-a-0001", "state": "finished", "usage": {"calls": "zz"}}', "usage: expected a mapping"),
+    ('{"event": "state", "game_id": "s-a-0001", "state": "failed", "money": "lots"}', "money: expected a number"),
+    ('{"event": "state", "game_id": "../../etc", "state": "running"}', "game_id: not a valid game id"),
+    ("[1, 2]", "not a JSON object"),
+]
+
+
+def test_tampered_records_are_named_by_line_and_left_out(tmp_path):
+    """Issue 31 item 6. Seen: a tampered ledger row crashed `study status` and `study run` (TypeError,
+    ValueError, KeyError) on every later run."""
+    led = _init(tmp_path)
+    n = len(led.path.read_text().splitlines())
+    with open(led.path, "a") as fh:
+        fh.write("".join(line + "\n" for line, _ in TAMPERED))
+    fresh = StudyLedger(tmp_path)
+    with pytest.warns(UserWarning) as caught:
+        rows = fresh.rows()
+    assert list(rows) == [g["game_id"] for g in GAMES] and fresh.counts()["pending"] == len(GAMES)
+    assert [str(w.message) for w in caught] == fresh.problems
+    for i, (_, why) in enumerate(TAMPERED):
+        assert fresh.problems[i].startswith(f"{led.path}:{n + i + 1}: skipping a bad ledger record ({why}")
+    with Runner(tmp_path) as r, pytest.warns(UserWarning):
+        row, _ = StudyLedger(tmp_path).claim(r)
+    assert row["game_id"] == "s-a-0000"

@@ -337,3 +337,31 @@ def test_a_grown_ten_seat_roster_keeps_its_first_games():
     small = study_schedule(parse_study_spec(data, "g.yaml"))
     big = study_schedule(parse_study_spec({**data, "games_per_arm": 9}, "g.yaml"))
     assert [g.as_dict() for g in big[:3]] == [g.as_dict() for g in small]
+
+
+@pytest.mark.slow  # runs a small study twice
+def test_status_and_run_survive_a_tampered_ledger(tmp_path, capsys):
+    """Issue 31 item 6. Seen: a tampered row crashed `study status` and `study run`; a row nobody scheduled was
+    claimed, crashed the run (KeyError) and stayed `running`, so every rerun crashed on it again."""
+    path = small_spec(tmp_path, games=1)
+    ledger = tmp_path / "study" / "ledger.jsonl"
+    assert main(["study", "run", str(path), "--json"]) == 0
+    n = len(ledger.read_text().splitlines())
+    with open(ledger, "a") as fh:
+        fh.write('{"event": "state", "game_id": "tiny-one-0000", "state": {"x": 1}}\n'
+                 '{"event": "row", "game_id": "planted-0001", "arm": "one", "index": 7, "seed": 3}\n'
+                 '{"event": "state", "game_id": "tiny-mix-0000", "state": "finished", "usage": {"calls": "many"}}\n')
+    capsys.readouterr()
+    with pytest.warns(UserWarning) as caught:  # the CLI prints them as "mafiascope: warning: FILE:LINE: ..."
+        assert main(["study", "status", str(tmp_path / "study")]) == 0
+    err = "\n".join(str(w.message) for w in caught)
+    capsys.readouterr()
+    assert f"ledger.jsonl:{n + 1}: skipping a bad ledger record (state: expected one of" in err
+    assert f"ledger.jsonl:{n + 3}: skipping a bad ledger record (usage: expected a mapping of counts)" in err
+    for _ in range(2):
+        with pytest.warns(UserWarning):
+            assert main(["study", "run", str(path), "--json"]) == 1  # a failed game (the planted row): exit 1
+        out = json.loads(capsys.readouterr().out)
+        assert out["counts"]["running"] == 0 and out["counts"]["finished"] == 2
+    rows = StudyLedger(tmp_path / "study").rows()
+    assert rows["planted-0001"]["state"] == "failed" and rows["planted-0001"]["error"] == "not in this run's schedule"

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..export_text import write_csv
 from . import labels as L
 from .corpus import Cached, Corpus
 from .stats import ci_list as _ci
@@ -368,6 +369,6 @@ def export_edge_stream(c: Corpus, mode: Mode, out: str | Path, *, source_model: 
     df = edge_stream(c, mode)
     if source_model is not None:
         df = df[df["source_model"].to_numpy() == source_model]
-    df.to_csv(out.with_suffix(".csv"), index=False)
+    write_csv(df, out.with_suffix(".csv"))
     df.to_parquet(out.with_suffix(".parquet"), index=False)
     return {"csv": str(out.with_suffix(".csv")), "parquet": str(out.with_suffix(".parquet")), "rows": str(len(df))}

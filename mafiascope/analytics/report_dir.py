@@ -15,6 +15,7 @@ from typing import Any
 
 import pandas as pd
 
+from ..export_text import md_code, md_inline, write_csv
 from . import figures as F
 from . import seats as seat_stats
 from .corpus import Corpus
@@ -60,7 +61,7 @@ def _fmt(v: Any, ci: Any = None, nd: int = 3) -> str:
 
 
 def _md_table(df: pd.DataFrame) -> str:
-    """A GitHub-flavoured Markdown table (pipes in cells escaped)."""
+    """A GitHub-flavoured Markdown table (cells and headers through :func:`md_inline`)."""
     if df.empty:
         return "_(no rows)_"
     cols = [str(c) for c in df.columns]
@@ -70,9 +71,9 @@ def _md_table(df: pd.DataFrame) -> str:
             return "–"
         if isinstance(x, float):
             x = f"{x:.3f}"
-        return str(x).replace("|", "\\|").replace("\n", " ")
+        return md_inline(x)  # names from logs: no HTML, link, image or cell break
 
-    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    lines = ["| " + " | ".join(md_inline(c) for c in cols) + " |", "|" + "---|" * len(cols)]
     lines += ["| " + " | ".join(cell(x) for x in row) + " |" for row in df.itertuples(index=False)]
     return "\n".join(lines)
 
@@ -140,7 +141,7 @@ def write_report_dir(rep: dict[str, Any], out: Path, *, figures: bool = True) ->
         tables.update({"f1_by_round_per_model": F.f1_frame(by_model), "calibration_per_model": calib,
                        "calibration_bins_per_model": bins, "dynamics": F.dynamics_frame(rep)})
     for name, df in tables.items():
-        df.to_csv(tables_dir / f"{name}.csv", index=False)
+        write_csv(df, tables_dir / f"{name}.csv")
         latex_df = _wide_metrics(df) if name == "by_model" else _p_text(df) if name == "comparisons" else df
         raw = F.P_COLUMNS if name == "comparisons" else ()
         (tables_dir / f"{name}.tex").write_text(to_booktabs(latex_df, TABLE_NOTES.get(name), raw), encoding="utf-8")
@@ -180,15 +181,15 @@ def _comparisons_md(cmps: list[dict[str, Any]], charts: dict[str, Any]) -> list[
           "Difference a − b with its 95% cluster-bootstrap interval (both models' statistics pooled under the same "
           "resampled games, so games where both sat are paired) and a two-sided p from the bootstrap standard error "
           "(t with games − 1 degrees of freedom; docs/metrics.md §16). Two Holm adjustments, each column naming its "
-          f"family: over the metrics of the pair, and over {fam_all.get('text', 'every test of every pair')}."]
+          f"family: over the metrics of the pair, and over {md_inline(fam_all.get('text', 'every test of every pair'))}."]
     all_head = f"Holm p (all {fam_all.get('size', '?')} tests)"
     for cmp in cmps:
         df = F.comparison_frame([cmp])
         df = df[df["diff"].notna()]
         fam = cmp.get("p_holm_family") or {}
-        L += ["", f"### {cmp['a']} vs {cmp['b']}", "",
+        L += ["", f"### {md_inline(cmp['a'])} vs {md_inline(cmp['b'])}", "",
               f"{cmp['games_shared']} shared games; {cmp['seats_a']} and {cmp['seats_b']} seats. "
-              f"Holm family of this pair: {fam.get('text', 'its metrics with a p')}.", ""]
+              f"Holm family of this pair: {md_inline(fam.get('text', 'its metrics with a p'))}.", ""]
         if df.empty:
             L.append("_No metric with data for both models._")
             continue
@@ -249,17 +250,17 @@ def render_markdown(rep: dict[str, Any], tables: dict[str, pd.DataFrame], charts
     if not tables["f4"].empty:
         L += ["", "## F4 belief-vote coupling", "", _md_table(tables["f4"])]
     for pid, cp in (rep.get("custom_probes") or {}).items():
-        L += ["", f"## Custom probe `{pid}`", "",
+        L += ["", f"## Custom probe {md_code(pid)}", "",
               f"{cp['calls']} calls, {cp['parsed']} parsed, "
               + (f"{cp['valid']} valid against the declared schema" if cp["schema_declared"] else "no declared schema")
               + f", {cp['bot_answers']} answered by offline bots; usable rate {_fmt(cp['usable_rate'])} (kept out of the "
               "headline parse rate)."]
         for field, e in (cp.get("fields") or {}).items():
             if e["kind"] == "numeric":
-                L += ["", f"`{field}` mean by role:", "", _md_table(pd.DataFrame(
+                L += ["", f"{md_code(field)} mean by role:", "", _md_table(pd.DataFrame(
                     [{"role": k, "mean": v} for k, v in e["mean_by_role"].items()]))]
             elif "by_role" in e:
-                L += ["", f"`{field}` answers by the answering seat's role:", "", _md_table(pd.DataFrame(
+                L += ["", f"{md_code(field)} answers by the answering seat's role:", "", _md_table(pd.DataFrame(
                     [{"role": r, **cnt} for r, cnt in e["by_role"].items()]).fillna(0))]
     L += _comparisons_md(rep.get("comparisons") or [], charts)
     absent = [k for k, x in rep.items() if isinstance(x, dict) and "absent" in x]

@@ -8,15 +8,20 @@ directory mafiascope writes to or deletes under a logs root goes through these h
 * :func:`game_dir` -- ``<root>/<game_id>`` for an id that passes the writer's validator;
 * :func:`claim_game_dir` -- creates that directory exclusively (``os.mkdir``, no
   ``exist_ok``): of two writers given one id, exactly one gets it;
-* :func:`safe_rmtree` / :func:`safe_rename` -- delete or move only what :func:`inside` accepts.
+* :func:`safe_rmtree` / :func:`safe_rename` -- delete or move only what :func:`inside` accepts;
+* :func:`staged_output` -- write a whole output (a report directory) into a fresh private directory,
+  then move its files into place without following any symlink found in the destination.
 
 The root itself may be a symlink (a logs directory on another disk): it is the caller's choice.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 from .schema import validate_game_id
@@ -94,3 +99,33 @@ def safe_rmtree(root: str | os.PathLike[str], path: str | os.PathLike[str], *, m
 def safe_rename(root: str | os.PathLike[str], src: str | os.PathLike[str], dst: str | os.PathLike[str]) -> None:
     """``src.rename(dst)`` when both lie strictly inside ``root`` with no symlink on the way."""
     inside(root, src).rename(inside(root, dst))
+
+
+def _real_dir(path: Path) -> None:
+    """``path`` as a real directory: a symlink (or a file) there is removed first -- the link, never its target."""
+    if path.is_symlink() or (path.exists() and not path.is_dir()):
+        path.unlink()
+    path.mkdir(exist_ok=True)
+
+
+@contextlib.contextmanager
+def staged_output(out: str | os.PathLike[str]) -> Iterator[Path]:
+    """A fresh, empty private directory inside ``out`` to write a whole output into. When the block ends
+    without an error its files are moved into ``out`` (``os.replace``: a symlink already there is replaced
+    itself, its target is never written; a symlinked subdirectory becomes a real one); the staging
+    directory is removed either way. ``out`` itself may be a symlink: that is the caller's choice."""
+    root = Path(out)
+    root.mkdir(parents=True, exist_ok=True)
+    stage = Path(tempfile.mkdtemp(prefix=".staging-", dir=root))
+    try:
+        yield stage
+        for dirpath, dirnames, filenames in os.walk(stage):
+            rel = Path(dirpath).relative_to(stage)
+            dest = root / rel
+            if rel != Path("."):
+                _real_dir(dest)
+            for name in filenames:
+                os.replace(Path(dirpath) / name, dest / name)
+            dirnames.sort()
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)

@@ -25,13 +25,18 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import json
+import math
 import os
 import socket
 import time
 import uuid
+import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
+
+from ..logs.io import TornLineWarning
+from ..logs.schema import validate_game_id
 
 LEDGER_FILE = "ledger.jsonl"
 LOCK_FILE = "ledger.lock"
@@ -51,6 +56,58 @@ def _parse(line: bytes) -> dict[str, Any] | None:
     except ValueError:
         return None
     return rec if isinstance(rec, dict) else None
+
+
+def _count(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool) and v >= 0
+
+
+def _amount(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v >= 0
+
+
+def _counts(v: Any) -> bool:
+    return isinstance(v, dict) and all(isinstance(k, str) and _count(x) for k, x in v.items())
+
+
+# The fields a row is read by (status, estimates, claims): a value of another shape makes the record bad.
+_FIELD_CHECKS: dict[str, tuple[Callable[[Any], bool], str]] = {
+    "arm": (lambda v: isinstance(v, str), "a string"),
+    "index": (_count, "a whole number >= 0"),
+    "seed": (lambda v: isinstance(v, int) and not isinstance(v, bool), "a whole number"),
+    "runner": (lambda v: isinstance(v, str), "a string"),
+    "attempts": (_count, "a whole number >= 0"),
+    "money": (_amount, "a number >= 0"),
+    "faults": (lambda v: v is None or _count(v), "a whole number >= 0"),
+    "rounds": (lambda v: v is None or _count(v), "a whole number >= 0"),
+    "usage": (_counts, "a mapping of counts"),
+    "by_backend": (lambda v: isinstance(v, dict) and all(isinstance(k, str) and _counts(x) for k, x in v.items()),
+                   "a mapping of backends to counts"),
+    "ts": (_amount, "a time stamp"),
+    "reason": (lambda v: v is None or isinstance(v, str), "a string"),
+    "error": (lambda v: v is None or isinstance(v, str), "a string"),
+    "winner": (lambda v: v is None or isinstance(v, str), "a string"),
+}
+
+
+def record_problem(rec: dict[str, Any]) -> str | None:
+    """Why a ledger record cannot be used (None: it can). A ``row`` or ``state`` names a valid game id;
+    a ``state`` one of :data:`STATES`; every known field has the shape its readers expect."""
+    event = rec.get("event")
+    if event in ("row", "state"):
+        try:
+            validate_game_id(rec.get("game_id"))  # type: ignore[arg-type]
+        except ValueError:
+            return "game_id: not a valid game id"
+        if event == "row" and not isinstance(rec.get("arm"), str):
+            return "arm: expected a string"
+        state = rec.get("state", "pending")
+        if not isinstance(state, str) or state not in STATES:
+            return f"state: expected one of {', '.join(STATES)}"
+    for name, (ok, what) in _FIELD_CHECKS.items():
+        if name in rec and not ok(rec[name]):
+            return f"{name}: expected {what}"
+    return None
 
 
 def _fold(rows: dict[str, dict[str, Any]], scheduled: dict[str, dict[str, Any]], r: dict[str, Any]) -> None:
@@ -93,6 +150,8 @@ class StudyLedger:
     def _reset(self) -> None:
         self._recs: list[dict[str, Any]] = []  # whole records read so far
         self._offset = 0  # bytes of the file behind them (always just after a newline)
+        self._lines = 0  # lines behind them
+        self.problems: list[str] = []  # "ledger.jsonl:LINE: skipping ...", one per bad record, in file order
         self._ident: tuple[int, int] | None = None  # (device, inode) they were read from
         self._rows: dict[str, dict[str, Any]] = {}
         self._scheduled: dict[str, dict[str, Any]] = {}
@@ -115,12 +174,18 @@ class StudyLedger:
             fh.seek(self._offset)
             data = fh.read()
         end = data.rfind(b"\n") + 1  # only whole lines are kept; a partial tail is read again next time
-        for line in data[:end].splitlines():
+        for line in data[:end].split(b"\n")[:-1]:
+            self._lines += 1
             rec = _parse(line)
-            if rec is not None:
+            why = record_problem(rec) if rec is not None else ("not a JSON object" if line.strip() else None)
+            if why is None and rec is not None:
                 self._recs.append(rec)
+            elif why is not None:  # a tampered or damaged line: named and left out, never a crash
+                self.problems.append(f"{self.path}:{self._lines}: skipping a bad ledger record ({why})")
+                warnings.warn(self.problems[-1], TornLineWarning, stacklevel=2)
         self._offset += end
         tail = _parse(data[end:]) if data[end:].strip() else None  # a last record whose newline is missing
+        tail = tail if tail is not None and record_problem(tail) is None else None
         return self._recs + [tail] if tail is not None else list(self._recs)
 
     def _append(self, recs: list[dict[str, Any]]) -> None:

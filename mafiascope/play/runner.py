@@ -138,7 +138,11 @@ class _Run:
                     self.stop = refused
                     self.ledger.append({"event": "stop", "runner": self.runner.id, "reason": refused})
                 return None
-            job = self.by_id[row["game_id"]]
+            job = self.by_id.get(row["game_id"])
+            if job is None:  # a row no front end scheduled (a hand-edited ledger): settled, never played or crashed on
+                self.ledger.settle(row["game_id"], self.runner, "failed", error="not in this run's schedule",
+                                   error_type="NotScheduled")  # fmt: skip
+                continue
             path = self.gdir(job)
             ours = self.owns or (int(row.get("attempts") or 0) > 0 and row.get("error_type") != "GameDirTaken")
             if ours and (path.exists() or path.is_symlink()):

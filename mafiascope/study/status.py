@@ -104,6 +104,7 @@ def study_status(spec: StudySpec, study_dir: str | Path) -> dict[str, Any]:
         "runners_alive": alive,
         "stale_running": stale,
         "last_stop": _open_stop(recs, rows),
+        "ledger_problems": list(ledger.problems),  # "FILE:LINE: skipping a bad ledger record (...)"
         "plan_total": plan["estimate"]["total"] if plan else None,
         "estimate_now": current,
         "estimate_vs_actual": vs,

@@ -135,19 +135,36 @@ def _episodes_text(e: dict) -> Iterator[str]:
                f"switching {', '.join(f'{a} ({m})' for a, m in zip(x['switching'], x['switching_models']))}")
 
 
+def model_pair(given: list[str]) -> list[str]:
+    """The two models of ``--models``: one value ``A,B`` (CSV quoting for a name with a comma:
+    ``'"org/m,v2",B'``), or the option twice, each value one name taken as it is."""
+    import csv
+
+    if len(given) == 1:
+        try:
+            names = [x.strip() for x in next(csv.reader([given[0]], skipinitialspace=True), []) if x.strip()]
+        except csv.Error as exc:
+            raise CliError(f"--models: {exc}") from None
+    else:
+        names = [x for x in given if x.strip()]
+    if len(names) != 2 or names[0] == names[1]:
+        raise CliError("--models takes two different model names: --models A,B, or --models A --models B for names "
+                       'with a comma (or quote one: --models \'"org/m,v2",B\')')
+    return names
+
+
 def _compare(args: argparse.Namespace) -> int:
     from ...analytics.seats import compare, models_of
 
     if args.model:
         raise CliError("compare picks its two models with --models; --games-with-model MODEL restricts the games")
-    names = [x.strip() for x in args.models.split(",") if x.strip()]
-    if len(names) != 2 or names[0] == names[1]:
-        raise CliError("--models takes two different model names separated by a comma, e.g. --models gpt-4o,bot-analyst")
+    names = model_pair(args.models)
     c, mode = _load(args)
     known = models_of(c)
     missing = [m for m in names if m not in known]
     if missing:
-        raise CliError(f"model {missing[0]} sat in none of the selected games (models: {', '.join(known)})")
+        hint = "; for a name with a comma give --models A --models B" if any("," in k for k in known) else ""
+        raise CliError(f"model {missing[0]} sat in none of the selected games (models: {', '.join(known)}){hint}")
     res = compare(c, mode, names[0], names[1], role=args.role)
     emit(args, _with_provenance(res, c, mode), lambda: _compare_text(res, args.role))
     return 0
@@ -179,6 +196,7 @@ def _compare_text(res: dict, role: str | None) -> Iterator[str]:
 
 def _report(args: argparse.Namespace) -> int:
     from ...analytics.report_dir import build_dir_report, write_report_dir
+    from ...logs.paths import staged_output
 
     out = Path(args.out)
     if out.exists() and not out.is_dir():
@@ -193,8 +211,9 @@ def _report(args: argparse.Namespace) -> int:
     c, mode = _load(args)
     mask, desc = _seat_filter(args, c)
     rep = build_dir_report(c, mode, transcripts=args.transcripts, seats=mask, seat_filter=desc)
-    try:
-        written = write_report_dir(rep, out, figures=not args.no_figures)
+    try:  # written aside, then moved in: a symlink planted inside --out is replaced, never followed
+        with staged_output(out) as stage:
+            written = write_report_dir(rep, stage, figures=not args.no_figures)
     except OSError as exc:
         raise CliError(f"cannot write the report to {out}: {exc.strerror or exc}") from None
     emit(args, {"out": str(out), **written}, f"report of {c.m} games -> {out / 'report.md'} ({len(written['tables'])} table "
@@ -227,7 +246,9 @@ def register(subparsers) -> None:
     p.set_defaults(func=_analyze)
     p = subparsers.add_parser("compare", help="two models on every metric: difference, cluster-bootstrap CI, p, Holm p")
     _add_selection(p)
-    p.add_argument("--models", required=True, metavar="A,B", help="the two models to compare (as in the setup's model field)")
+    p.add_argument("--models", required=True, action="append", metavar="A,B",
+                   help="the two models to compare (as in the setup's model field): A,B, or the option twice "
+                        "(--models A --models B) when a name holds a comma")
     p.add_argument("--role", help="compare only seats of this true role (Mafia, Villager, Doctor, Sheriff, Don)")
     add_json_flag(p, 'print {"a", "b", "role", "boot", "seed", "games_a", "games_b", "games_shared", "seats_a", "seats_b", '
                         '"rows", "provenance"}')
