@@ -96,8 +96,8 @@ def render(parent_dir: str | Path, branches: list[dict[str, Any]], key: str) -> 
         st.warning(md_escape(f"Cannot align these branches with their parent: {exc}"), icon="⚠️")
         return
     wins = md_escape(", ".join(f"{g}: {o['winner'] or 'unfinished'}" for g, o in c.outcomes.items() if g == c.parent_id))
-    st.caption(f"Aligned at the fork step {step_label(c.fork_point)} (step 0). Parent's own result — {wins}. "
-               "Lines: the parent; dashed: the branches' mean; band: their range.")
+    st.caption(f"Step 0 is {step_label(c.fork_point)}, the last step the branches share with their parent. Parent's own "
+               f"result — {wins}. Lines: the parent; dashed: the branches' mean; band: their range.")
     chart = suspicion_chart(c)
     if chart is None:
         st.caption("No role assessments after the fork (probes off or suspicion-only battery): nothing to draw.")

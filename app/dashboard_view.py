@@ -167,7 +167,7 @@ def compare_view(dirs: tuple[str, ...]) -> None:
     fig = DF.figure(dirs, "compare", a, b)
     st.caption(f"{plural(res['games_shared'], 'game')} seat{'s' if res['games_shared'] == 1 else ''} both · {plural(res['seats_a'], 'seat')} of A, {res['seats_b']:,} of B. Each row belongs to "
                "the seat that produced it; intervals resample whole games (paired where both sat); p: two-sided, from "
-               f"the bootstrap standard error (t, games − 1 df); Holm p: adjusted over {res['p_holm_family']['text']} "
+               f"the bootstrap standard error (t, games − 1 df); Holm p: adjusted over {md_escape(res['p_holm_family']['text'])} "
                "(n/a: not testable).")
     df = fig["table"]
     show = pd.DataFrame({

@@ -90,32 +90,58 @@ def branch_tree_of(game_dir: str | Path, game_id: str) -> dict[str, Any]:
 _OUTCOME_KINDS = {kinds.DAY_ELIMINATE: ("day_eliminated", "eliminated"), kinds.NIGHT_KILL: ("night_killed", "victim")}
 
 
-def inherited_outcomes(branch_dir: str | Path) -> dict[str, dict[str, str]]:
+def inherited_outcomes(branch_dir: str | Path) -> tuple[dict[str, dict[str, str]], str | None]:
     """The eliminations a branch copied from its parent (``inherited: true``, before the fork point):
-    ``{"day_eliminated": {round: name}, "night_killed": {round: name}}``, as keyed in the outcome summary.
-    Every branch of a batch inherits the same ones; they are history, not outcomes of the branch."""
+    ``{"day_eliminated": {round: name}, "night_killed": {round: name}}``, as keyed in the outcome summary, and the
+    timeline label of the branch's first message of its own (None before it has one). Every branch of a batch
+    inherits the same ones; they are history, not outcomes of the branch."""
+    from mafiascope.logs import step_label
+
     out: dict[str, dict[str, str]] = {"day_eliminated": {}, "night_killed": {}}
     try:
         log = read_game(branch_dir)
     except (FileNotFoundError, MissingSetupError):
-        return out
+        return out, None
     for rec in log.records:
-        if not rec.get("inherited"):
-            break  # the inherited records come first
-        kind = kinds.of(rec)
-        if kind in _OUTCOME_KINDS:
-            key, field = _OUTCOME_KINDS[kind]
-            out[key][str(rec.get("round"))] = str(rec.get(field))
-    return out
+        if rec.get("inherited"):  # the inherited records come first
+            kind = kinds.of(rec)
+            if kind in _OUTCOME_KINDS:
+                key, field = _OUTCOME_KINDS[kind]
+                out[key][str(rec.get("round"))] = str(rec.get(field))
+        elif isinstance(rec.get("msg_seq"), int):
+            return out, step_label(int(rec.get("round") or 0), int(rec["msg_seq"]))
+    return out, None
 
 
 def _mark_inherited(node: dict[str, Any]) -> None:
-    """Adds ``inherited`` (see :func:`inherited_outcomes`, read from the batch's first branch) to every batch of a tree."""
+    """Adds ``inherited`` and ``first_new`` (see :func:`inherited_outcomes`, read from the batch's first branch) to
+    every batch of a tree."""
     for b in node.get("batches", []):
         first = next((br for br in b.get("branches", []) if br.get("path")), None)
-        b["inherited"] = inherited_outcomes(first["path"]) if first else {}
+        b["inherited"], b["first_new"] = inherited_outcomes(first["path"]) if first else ({}, None)
         for br in b.get("branches", []):
             _mark_inherited(br)
+
+
+def experiment_batches(dirs: list[Path], game_id: str) -> dict[str, str]:
+    """fork batch id -> what made it, for the batches an experiment started (attribution's PRE and POST rerolls, a
+    bifurcation's continuations): the branch tree labels them instead of showing plain resamples."""
+    from mafiascope.logs import step_label
+
+    out: dict[str, str] = {}
+    for d in dirs:
+        for e in experiments_for(d, game_id):
+            if e.get("kind") == "attribution":
+                for u in e.get("utterances") or []:
+                    ut = u.get("utterance") or {}
+                    at = step_label(int(ut.get("round") or 0), int(ut.get("msg_seq") or 0)) if "round" in ut else str(ut.get("step"))
+                    for arm in ("pre", "post"):
+                        bid = (u.get(arm) or {}).get("fork_batch_id")
+                        if bid:
+                            out[str(bid)] = f"attribution {e.get('experiment_id')}: {arm.upper()} of {at} ({ut.get('speaker')})"
+            elif e.get("kind") == "bifurcation" and e.get("fork_batch_id"):
+                out[str(e["fork_batch_id"])] = f"bifurcation {e.get('experiment_id')}"
+    return out
 
 
 def night_actors(parent: Any, key: tuple[int, int]) -> list[dict[str, Any]]:

@@ -13,6 +13,7 @@ from mafiascope.logs import step_label as _label
 from mafiascope.logs import step_order
 
 from . import branch_compare_view as BC
+from .fork_start import fork_start
 from .text import md_escape, md_link, plural
 
 SIDE_COLOURS = {"Mafia": "#D55E00", "Villagers": "#0072B2", "Draw": "#999999"}
@@ -63,22 +64,56 @@ def no_snapshot_hint(parent: Any, labels: list[str], keys: list[tuple[int, int]]
     return f"No snapshot at this step. Nearest forkable steps: {' · '.join(near)}."
 
 
-def _batches(tree: dict[str, Any], depth: int = 0, parent: str | None = None) -> list[dict[str, Any]]:
-    rows = []
-    def picked(b: dict[str, Any]) -> Any:
-        # a replacement restarts from the snapshot before the replaced turn: name the turn the user picked
-        iv = b.get("intervention") or {}
-        return (iv.get("step") if iv.get("type") == "replace_utterance" else None) or b.get("fork_point")
+def branch_form_note(parent: Any, key: tuple[int, int], label: str, is_message: bool) -> str:
+    """Where a branch from ``label`` starts, for each kind of branch the form makes (app/fork_start.py's words)."""
+    note = f"A resample or a night override keeps {label} and plays on after it."
+    prev = parent.previous_key(key) if is_message else None
+    if prev is not None:
+        shared = "nothing but the set-up" if tuple(prev) == (0, 0) else step_label(list(prev))
+        note += f" A replacement replaces {label} itself: the branch shares the game through {shared} and {label} is its first move of its own."
+    return note
 
-    for b in sorted(tree.get("batches", []), key=lambda b: _order(picked(b))):
-        iv = b.get("intervention") or {}
-        at = step_label(picked(b))
-        rows.append({"batch": b["fork_batch_id"], "depth": depth, "parent": parent or tree.get("game_id"),
-                     "fork_point": at, "intervention": describe_intervention(iv), "summary": b["summary"],
+
+def night_override_hint(parent: Any, steps: list[Any], i: int, look: int = 40) -> str:
+    """Why no night action can be overridden from step ``i`` and the nearest later step where one can (the round end
+    before the next night, or a night action), from the engine's own check (app.replay_jobs.night_actors)."""
+    from .replay_jobs import night_actors
+
+    s = steps[i]
+    for later in steps[i + 1:i + 1 + look]:
+        if (later.phase == "night" or later.seq == -1) and parent.has((later.round, later.seq)) and night_actors(parent, (later.round, later.seq)):
+            where = "is a day step" if s.phase != "night" else "comes after the last night action to force"
+            return (f"Night override: {s.label} {where}, so no night action can be forced from here. The next night's "
+                    f"actions can be forced from {later.label}: move the timeline there.")
+    return f"Night override: no night action is left to force after {s.label} (the game has no night to come)."
+
+
+def _batches(tree: dict[str, Any], depth: int = 0, parent: str | None = None, made_by: dict[str, str] | None = None) -> list[dict[str, Any]]:
+    """The tree's batches in fork order, each with where it starts (app/fork_start.py) and what made it: its
+    intervention, or the experiment that started it (``made_by``: batch id -> label)."""
+    made_by = made_by or {}
+    rows = []
+    starts = {b["fork_batch_id"]: fork_start(b.get("fork_point"), b.get("intervention")) for b in tree.get("batches", [])}
+    for b in sorted(tree.get("batches", []), key=lambda b: _order(_key(starts[b["fork_batch_id"]].step))):
+        start = starts[b["fork_batch_id"]]
+        what = made_by.get(str(b["fork_batch_id"])) or describe_intervention(b.get("intervention"))
+        rows.append({"batch": b["fork_batch_id"], "depth": depth, "parent": parent or tree.get("game_id"), "start": start,
+                     "fork_point": start.step, "first_new": b.get("first_new"), "intervention": what, "summary": b["summary"],
                      "branches": b["branches"], "inherited": b.get("inherited")})  # fmt: skip
         for br in b["branches"]:
-            rows.extend(_batches(br, depth + 1, br["game_id"]))
+            rows.extend(_batches(br, depth + 1, br["game_id"], made_by))
     return rows
+
+
+def _key(label: str) -> list[int] | None:
+    """``R1.6`` -> [1, 6], ``R1.end`` -> [1, -1] (the order of the tree's rows)."""
+    from mafiascope.logs import StepKey
+
+    try:
+        k = StepKey.parse(label)
+    except ValueError:
+        return None
+    return [k.round, k.msg_seq]
 
 
 def outcome_rows(summary: dict[str, Any], inherited: dict[str, dict[str, str]] | None) -> list[dict[str, Any]]:
@@ -108,7 +143,7 @@ def outcome_chart(rows: list[dict[str, Any]], parent_winner: str | None = None) 
     data = []
     for r in rows:
         n = r["summary"]["finished"]
-        label = f"{r['fork_point']} · {r['intervention']} · n={n} ({r['batch'][:6]})"
+        label = f"{r['start'].new} · {r['intervention']} · n={n} ({r['batch'][:6]})"
         for side, v in r["summary"]["winner"].items():
             if v["k"]:
                 data.append({"batch": label, "winner": side, "branches": v["k"], "n": n,
@@ -145,8 +180,9 @@ def _dirs_of(tree: dict[str, Any], root_dir: str | None) -> dict[str, str]:
     return out
 
 
-def branch_tree(tree: dict[str, Any], root_dir: str | None = None, parent_winner: str | None = None) -> None:
-    rows = _batches(tree)
+def branch_tree(tree: dict[str, Any], root_dir: str | None = None, parent_winner: str | None = None,
+                made_by: dict[str, str] | None = None) -> None:
+    rows = _batches(tree, made_by=made_by)
     dirs = _dirs_of(tree, root_dir)
     if not rows:
         st.caption("No branches yet. Pick a step and press **Branch**.")
@@ -158,12 +194,14 @@ def branch_tree(tree: dict[str, Any], root_dir: str | None = None, parent_winner
         s = r["summary"]
         wins = ", ".join(f"{k} {v['k']}/{v['n']} [{v['ci95'][0]:.2f}–{v['ci95'][1]:.2f}]" for k, v in s["winner"].items() if v["n"] and v["k"])
         pad = "  " * r["depth"]
-        with st.expander(f"{pad}↳ {md_escape(r['fork_point'])} · {md_escape(r['intervention'])} · {s['finished']}/{s['n']} finished · "
+        opens = r["first_new"] or r["fork_point"]
+        with st.expander(f"{pad}↳ {md_escape(r['start'].new)} · {md_escape(r['intervention'])} · {s['finished']}/{s['n']} finished · "
                          f"{md_escape(wins)} · batch {md_escape(r['batch'])}"):
-            links = " · ".join(f"{md_link(b['game_id'], live_link(b['game_id'], r['fork_point']))} ({md_escape(b['winner'] or 'unfinished')}, {md_escape(b['rounds'])} r)"
+            links = " · ".join(f"{md_link(b['game_id'], live_link(b['game_id'], opens))} ({md_escape(b['winner'] or 'unfinished')}, {md_escape(b['rounds'])} r)"
                                for b in r["branches"])  # fmt: skip
             st.markdown(links)
-            st.caption(f"Each link opens the branch in Live Game at {md_escape(r['fork_point'])}; its transcript from there on is the branch's own.")
+            st.caption(f"The branches are {md_escape(r['start'].text)}. Each link opens a branch in Live Game at "
+                       f"{md_escape(opens)}, its first step of its own.")
             outs = outcome_rows(s, r.get("inherited"))
             if outs:
                 st.dataframe(pd.DataFrame(outs), hide_index=True, width="stretch",

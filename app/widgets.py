@@ -10,25 +10,13 @@ import pandas as pd
 import streamlit as st
 
 from mafiascope.export_text import csv_text
-from mafiascope.logs import step_label
 
 from . import state as S
 from .gamemodel import PHASE_ICONS, GameModel
+from .fork_start import of_setup
 from .paths import corpus_name
 from .sidebar import context
 from .text import md_escape
-
-
-def fork_label(setup: dict[str, Any]) -> str:
-    """The step a branch starts from, as the timeline names it: the replaced turn for a replacement,
-    else the fork point (``[1, 5]`` -> ``R1.5``, ``[1, -1]`` -> ``R1.end``)."""
-    iv = setup.get("intervention") or {}
-    key = iv.get("step") if isinstance(iv, dict) and iv.get("type") == "replace_utterance" else setup.get("fork_point")
-    if isinstance(key, str):
-        return key
-    if isinstance(key, (list, tuple)) and len(key) == 2:
-        return step_label(int(key[0]), int(key[1]))
-    return "?"
 
 
 def short_id(gid: str) -> str:
@@ -164,7 +152,7 @@ def game_header(gm: GameModel, *, title: str) -> None:
     winner = f"**{md_escape(gm.winner)}** win" if gm.winner else ":orange[in progress]"
     st.markdown(f"### {title}\n{md_escape(gm.game_id)} · {winner} · {len(gm.players)} players{md_escape(corpus)} &nbsp; {parse_badge(gm)}")
     if gm.setup.get("forked_from"):
-        st.caption(f"↳ branch of {md_escape(gm.setup.get('forked_from'))} at {md_escape(fork_label(gm.setup))}")
+        st.caption(f"↳ branch of {md_escape(gm.setup.get('forked_from'))}: {md_escape(of_setup(gm.setup).text)}")
     if row is not None and bool(row.get("invalid", False)):
         st.warning("Invalid game (over its fault budget; left out of analytics by default): "
                    + md_escape(str(row.get("invalid_reason") or "")), icon=":material/report:")

@@ -48,6 +48,7 @@ if parent is not None:
         keep = c3.checkbox("Keep the parent's seed", key="rp_keep", help="offline bots then replay the parent exactly")
         replace = st.text_area("Replacement utterance (optional)", key="rp_replace", disabled=ev is None,
                                help="the speaker's message at this step becomes this text; everything after it is replayed")  # fmt: skip
+        st.caption(md_escape(V.branch_form_note(parent, (s.round, s.seq), s.label, ev is not None)))
         if ev is None:
             st.caption(f"{md_escape(s.label)} is not a seat's message, so there is nothing to replace here: move the timeline to a "
                        "speech, vote or night action to replace it, or branch from here with a resample or a night override.")  # fmt: skip
@@ -66,9 +67,7 @@ if parent is not None:
                                 help="the targets the engine accepts for this action at this step (living players)")  # fmt: skip
             night = f"{who}={whom}" if who and whom else None
         elif ok:
-            st.caption(f"Night override: {md_escape(s.label)} is not at or before a night with an action still to come "
-                       "(no seat can be given a night action from here). Move the timeline to a night action, "
-                       "or to the round end before a night.")  # fmt: skip
+            st.caption(md_escape(V.night_override_hint(parent, gm.steps, step)))
         go = st.button("Branch", icon=":material/call_split:", type="primary", disabled=not ok, key="rp_go")
     if not ok:
         st.caption(md_escape(V.no_snapshot_hint(parent, [x.label for x in gm.steps], [(x.round, x.seq) for x in gm.steps], step)))
@@ -110,7 +109,7 @@ running_jobs()
 
 tab_tree, tab_exp, tab_val = st.tabs(["Branch tree", "Experiments", "Validation"], key="tab", bind="query-params")
 with tab_tree:
-    V.branch_tree(J.branch_tree_of(gm.dir, gm.game_id), str(gm.dir), gm.winner)
+    V.branch_tree(J.branch_tree_of(gm.dir, gm.game_id), str(gm.dir), gm.winner, made_by=J.experiment_batches(dirs, gm.game_id))
     st.caption("Branches are ordinary games (marked ↳ in the picker); corpus analytics leave them out unless forks are included.")
 with tab_exp:
     if parent is not None:

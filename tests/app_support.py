@@ -40,13 +40,17 @@ def copy_demo(dest: Path, n: int) -> Path:
     return dest
 
 
-def dashboard_logs(tmp_path: Path, monkeypatch) -> Path:
-    """Four demo games copied under ``tmp_path`` as the app's log root, with its runs and caches beside them."""
-    root = copy_demo(tmp_path / "logs", 4)
-    monkeypatch.setenv("MAFIASCOPE_LOGS", str(root))
+def use_logs(monkeypatch, logs: Path | str, tmp_path: Path) -> Path:
+    """``logs`` as the app's log root ("" for the bundled data/ corpora), runs and caches under ``tmp_path``."""
+    monkeypatch.setenv("MAFIASCOPE_LOGS", str(logs))
     monkeypatch.setenv("MAFIASCOPE_RUNS", str(tmp_path / "runs"))
     monkeypatch.setenv("MAFIASCOPE_CACHE_DIR", str(tmp_path / "cache"))
-    return root
+    return Path(logs)
+
+
+def dashboard_logs(tmp_path: Path, monkeypatch) -> Path:
+    """Four demo games copied under ``tmp_path`` as the app's log root, with its runs and caches beside them."""
+    return use_logs(monkeypatch, copy_demo(tmp_path / "logs", 4), tmp_path)
 
 
 def script_says(script, root: Path) -> list[str]:

@@ -49,7 +49,7 @@ def test_the_corpus_is_live_markdown_unescaped_and_text_escaped(s):
 
 st = pytest.importorskip("streamlit")
 
-from .app_support import assert_clean, each_tab, new_app  # noqa: E402
+from .app_support import assert_clean, each_tab, new_app, use_logs  # noqa: E402
 from .injection import injection_logs  # noqa: E402
 
 
@@ -62,10 +62,7 @@ def inj_logs(tmp_path_factory):
 
 @pytest.fixture()
 def inj_env(inj_logs, monkeypatch, tmp_path):
-    monkeypatch.setenv("MAFIASCOPE_LOGS", str(inj_logs))
-    monkeypatch.setenv("MAFIASCOPE_RUNS", str(tmp_path / "runs"))
-    monkeypatch.setenv("MAFIASCOPE_CACHE_DIR", str(tmp_path / "cache"))
-    return inj_logs
+    return use_logs(monkeypatch, inj_logs, tmp_path)
 
 
 PAGES = ("live", "impersonate", "replay", "calibration", "second_order", "episodes", "dashboard")

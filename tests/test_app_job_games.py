@@ -11,7 +11,7 @@ import pytest
 
 pytest.importorskip("streamlit")
 
-from .app_support import ROOT, assert_clean, copy_demo, errors, new_app, plain  # noqa: E402
+from .app_support import ROOT, assert_clean, copy_demo, errors, new_app, plain, use_logs  # noqa: E402
 
 STUDY = """name: tiny
 seed: 0
@@ -35,10 +35,7 @@ def games_tile(at) -> int:
 
 @pytest.fixture()
 def runs(tmp_path, monkeypatch) -> Path:
-    logs = copy_demo(tmp_path / "logs", 2)
-    monkeypatch.setenv("MAFIASCOPE_LOGS", str(logs))
-    monkeypatch.setenv("MAFIASCOPE_RUNS", str(tmp_path / "runs"))
-    monkeypatch.setenv("MAFIASCOPE_CACHE_DIR", str(tmp_path / "cache"))
+    use_logs(monkeypatch, copy_demo(tmp_path / "logs", 2), tmp_path)
     return tmp_path / "runs"
 
 

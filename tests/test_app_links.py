@@ -7,15 +7,13 @@ import pytest
 
 pytest.importorskip("streamlit")
 
-from .app_support import assert_clean, errors, new_app  # noqa: E402
+from .app_support import assert_clean, errors, new_app, use_logs  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
 def repo_data(tmp_path, monkeypatch):
     """The bundled corpora (data/), a fresh runs directory and cache."""
-    monkeypatch.delenv("MAFIASCOPE_LOGS", raising=False)
-    monkeypatch.setenv("MAFIASCOPE_RUNS", str(tmp_path / "runs"))
-    monkeypatch.setenv("MAFIASCOPE_CACHE_DIR", str(tmp_path / "cache"))
+    use_logs(monkeypatch, "", tmp_path)
 
 
 def url(at) -> dict[str, str]:

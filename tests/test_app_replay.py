@@ -96,7 +96,7 @@ def test_branch_batch_is_compared_with_its_parent(logs):
     assert not at.exception, at.exception
     body = texts(at)
     assert "Compared with the parent" in body and "Parent's own result" in body
-    assert "Aligned at the fork step R1.end" in body and "Aligned at the fork step R1.3" in body, body
+    assert "Step 0 is R1.end, the last step the branches share" in body and "Step 0 is R1.3, the last step" in body, body
     # the batch forked at the end of round 1: the game ended at night, nobody spoke again
     assert "Neither the parent nor this branch has a public utterance after the fork step." in body
     picker = at.selectbox(key="cmp_branch_bbbb2222")
@@ -117,5 +117,5 @@ def test_live_game_on_a_branch_compares_its_batch_with_the_parent(logs):
     at.run()
     assert not at.exception, at.exception
     assert any(e.label.startswith("↳ Compared with its parent parentgame") for e in at.expander)
-    assert "Aligned at the fork step R1.3" in texts(at)
+    assert "Step 0 is R1.3, the last step the branches share with their parent" in texts(at)
     assert at.selectbox(key="cmp_branch_live_cccc3333").options
