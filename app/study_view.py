@@ -214,7 +214,7 @@ def study_state(status: dict[str, Any], job_running: bool) -> str:
     c = status["counts"]
     if job_running or status["runners_alive"]:
         return "running"
-    return "stopped" if c["pending"] + c["failed"] + c["running"] > 0 else "done"
+    return "stopped" if c["pending"] + c["failed"] + c["running"] + c["cut"] > 0 else "done"
 
 
 def _stop(name: str) -> None:
@@ -292,15 +292,16 @@ def _progress(spec: Any, directory: Path) -> None:
     if eta is not None:
         text += f" · about {_duration(eta)} left"
     st.progress(min(1.0, settled / max(1, s["scheduled"])), text=text)
-    m = st.columns(7)
+    m = st.columns(8)
     m[0].metric("Finished", c["finished"])
     m[1].metric("Pending", c["pending"] + stale, help=f"includes {stale} interrupted when the runner stopped (replayed on resume)"
                 if stale else "scheduled, not started yet")
     m[2].metric("Running", c["running"] - stale, help="games a live runner is playing now")
     m[3].metric("Failed", c["failed"], help="games that raised an error; they are retried on resume")
     m[4].metric("Invalid", c["invalid"], help=glossary.tip("invalid game"))
-    m[5].metric("Spend", f"{s['spend']['money']:.4f}", help=f"{s['spend']['calls']:,} calls so far")
-    m[6].metric("Faults", f"{s['faults']:,}", help="moves that fell back because a backend failed (settled games)")
+    m[5].metric("Cut", c["cut"], help="stopped by the budget's hard cap: counted, left out of the report, replayed by a resume with more budget")
+    m[6].metric("Spend", f"{s['spend']['money']:.4f}", help=f"{s['spend']['calls']:,} calls so far, every attempt counted")
+    m[7].metric("Faults", f"{s['faults']:,}", help="moves that fell back because a backend failed (settled games)")
     _controls(name, state, spec)
     if s["last_stop"]:
         st.warning("Last stop: " + md_escape(s["last_stop"]))  # ledger text: shown as text, never as Markdown

@@ -22,7 +22,7 @@ def _init(d: Path, spec_hash: str = "h1") -> StudyLedger:
 
 def test_rows_claims_and_settle(tmp_path):
     led = _init(tmp_path)
-    assert led.counts() == {"pending": 12, "running": 0, "finished": 0, "failed": 0, "invalid": 0}
+    assert led.counts() == {"pending": 12, "running": 0, "finished": 0, "failed": 0, "invalid": 0, "cut": 0}
     with Runner(tmp_path) as r:
         row, why = led.claim(r)
         assert row["game_id"] == "s-a-0000" and why is None

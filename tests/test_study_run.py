@@ -170,7 +170,7 @@ def test_invalid_games_are_counted_and_excluded(tmp_path):
     assert rep["arms"]["mix"]["invalid"] == 1 and rep["arms"]["mix"]["finished"] == 0 and gid not in rep["arms"]["mix"]["game_ids"]
     # a re-run never replays an invalid game
     s = run_study(spec, quiet=True)
-    assert s["counts"] == {"pending": 0, "running": 0, "finished": 1, "failed": 0, "invalid": 1}
+    assert s["counts"] == {"pending": 0, "running": 0, "finished": 1, "failed": 0, "invalid": 1, "cut": 0}
 
 
 def test_preflight_names_the_backend_and_writes_nothing(tmp_path, monkeypatch, capsys):
@@ -365,3 +365,66 @@ def test_status_and_run_survive_a_tampered_ledger(tmp_path, capsys):
         assert out["counts"]["running"] == 0 and out["counts"]["finished"] == 2
     rows = StudyLedger(tmp_path / "study").rows()
     assert rows["planted-0001"]["state"] == "failed" and rows["planted-0001"]["error"] == "not in this run's schedule"
+
+
+def _underestimating_defaults(monkeypatch, share: float) -> None:
+    """The bundled profiles scaled down to ``share`` of their tokens: the plan expects games far cheaper than
+    they are (a hosted model writing longer than the bots the profiles were measured on)."""
+    import copy
+
+    from mafiascope.study import estimate
+
+    real = estimate.load_defaults()
+    low = copy.deepcopy(real)
+    for prof in low["profiles"].values():
+        prof["act_prompt_per_call"] *= share
+        prof["act_completion_per_call"] *= share
+    monkeypatch.setattr(estimate, "load_defaults", lambda: low)
+
+
+def test_the_budget_is_a_hard_cap_with_parallel_games(tmp_path, monkeypatch):
+    """However wrong the estimate, spend never passes budget.money: every call reserves its ceiling first, and
+    a game the budget cannot carry on is cut (recorded as such, left out of the report), not counted."""
+    _underestimating_defaults(monkeypatch, 0.25)
+    spec = load_study_spec(small_spec(tmp_path, games=6))
+    d = spec.study_dir()
+    expected = plan_study(spec)["estimate"]["arms"]["one"]["per_game"]["money"]
+    cap = expected * 9  # about two and a half real games
+    capped = spec.model_copy(update={"budget": spec.budget.model_copy(update={"money": cap})})
+    s = run_study(capped, quiet=True, parallel=3)
+    assert 0 < s["spend"]["money"] <= cap, (s["spend"]["money"], cap)
+    spent_money, _ = StudyLedger(d).spent()
+    assert spent_money == s["spend"]["money"]
+    rows = StudyLedger(d).rows()
+    cut = [r for r in rows.values() if r["state"] == "cut"]
+    assert cut and all(r["cut"].startswith("the budget's hard cap") and r["metered"]["money"] >= r["money"] for r in cut)
+    for r in cut:  # the game's log says it was cut; analytics and the report leave it out
+        over = json.loads((d / "games" / r["game_id"] / "game.jsonl").read_text().splitlines()[-1])
+        assert over["kind"] == "game_over" and over["reason"] == "budget_cut" and over["invalid"] and over["cut"]
+    rep = study_report(capped, d)
+    assert all(r["game_id"] not in a["game_ids"] for a in rep["arms"].values() for r in cut)
+    assert sum(a["cut"] for a in rep["arms"].values()) == len(cut)
+    assert all(not r.get("metered", {}).get("over_ceiling") for r in rows.values())
+    # a larger budget replays the cut games from scratch and plays the rest; spend stays within the new cap
+    more = capped.model_copy(update={"budget": capped.budget.model_copy(update={"money": cap * 10})})
+    s2 = run_study(more, quiet=True, parallel=3)
+    assert s2["counts"]["finished"] == 12 and s2["counts"]["cut"] == 0
+    assert StudyLedger(d).spent()[0] <= cap * 10
+
+
+@pytest.mark.slow
+def test_the_hard_cap_holds_on_ray_workers(tmp_path, monkeypatch):
+    """A Ray worker cannot ask for more: it plays with the allowance it was given, and is cut at its end."""
+    ray = pytest.importorskip("ray", reason="Ray is an optional extra: pip install 'mafiascope[ray]'")
+    _underestimating_defaults(monkeypatch, 0.25)
+    spec = load_study_spec(small_spec(tmp_path, games=3))
+    cap = plan_study(spec)["estimate"]["arms"]["one"]["per_game"]["money"] * 9
+    capped = spec.model_copy(update={"budget": spec.budget.model_copy(update={"money": cap})})
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, ignore_reinit_error=True)
+    try:
+        s = run_study(capped, quiet=True, executor="ray", parallel=2)
+    finally:
+        ray.shutdown()
+    assert 0 < s["spend"]["money"] <= cap and s["counts"]["cut"] >= 1
+    cut = [r for r in StudyLedger(spec.study_dir()).rows().values() if r["state"] == "cut"]
+    assert all(r["metered"]["money"] <= r["allowance"]["money"] + 1e-9 for r in cut)

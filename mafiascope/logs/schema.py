@@ -267,6 +267,7 @@ class GameOver(Event):
     fault_budget: float | None = None
     invalid: bool = False  # more than fault_budget of the moves fell back: not data
     invalid_reason: str | None = None  # "<k> of <n> moves fell back (> 20%): <first causes>"
+    cut: str | None = None  # why a study's budget cap stopped the game (winner "", reason "budget_cut", invalid)
     # failed probe calls are in cost.probes.errors and never count toward the budget
 
 

@@ -33,11 +33,15 @@ def feeder(games: Iterable[Any]) -> Callable[[], Any]:
     return lambda: next(it, None)
 
 
-def _result(res: Any, seconds: float) -> dict[str, Any]:
+def _result(res: Any, seconds: float, allowance: Any = None) -> dict[str, Any]:
     out = {"game_id": res.game_id, "winner": res.winner, "rounds": res.rounds, "reason": res.reason, "faults": res.faults,
            "acts": res.acts, "seconds": round(seconds, 3)}  # fmt: skip
-    if getattr(res, "invalid", False):  # over the fault budget (engine/faults.py)
+    if getattr(res, "invalid", False):  # over the fault budget (engine/faults.py), or cut
         out.update(invalid=True, invalid_reason=res.invalid_reason)
+    if getattr(res, "cut", None):
+        out["cut"] = res.cut
+    if allowance is not None:
+        out["metered"] = allowance.totals()
     return out
 
 
@@ -46,17 +50,54 @@ async def _play_local(cfg: GameConfig, run_dir: Path, g: Any, backends: dict[str
 
     t0 = time.time()
     logs_dir = getattr(g, "logs_dir", None) or run_dir  # a game may name its own directory (validate ab's two arms)
-    res = await play_game(cfg, logs_dir=logs_dir, seed=g.seed, game_id=g.game_id, backends=backends)
-    return _result(res, time.time() - t0)
+    allowance = getattr(g, "allowance", None)  # a budget's hard cap (play/spend.py)
+    if allowance is not None:
+        from ..backends.registry import build_backends
+
+        backends = allowance.wrap(backends if backends is not None else build_backends(cfg.backends, logs_dir=logs_dir))
+    try:
+        res = await play_game(cfg, logs_dir=logs_dir, seed=g.seed, game_id=g.game_id, backends=backends,
+                              halt=allowance.halt if allowance is not None else None)  # fmt: skip
+    except Exception as exc:
+        if allowance is not None:
+            exc.metered = allowance.totals()  # type: ignore[attr-defined]  # what a failed game spent still counts
+        raise
+    return _result(res, time.time() - t0, allowance)
 
 
-def _play_in_worker(cfg_data: dict[str, Any], run_dir: str, seed: int, game_id: str | None) -> dict[str, Any]:
-    """Ray task body: one game in the worker's own event loop."""
+def _play_in_worker(cfg_data: dict[str, Any], run_dir: str, seed: int, game_id: str | None,
+                    allowance: dict[str, Any] | None = None) -> dict[str, Any]:  # fmt: skip
+    """Ray task body: one game in the worker's own event loop (``allowance``: its fixed share of a hard
+    budget, ``{"money", "calls", "prices"}``; a worker cannot ask the driver for more)."""
+    from ..backends.registry import build_backends
     from .game import run_game
+    from .spend import Allowance
+    from .usage import Price
 
     t0 = time.time()
-    res = run_game(GameConfig.model_validate(cfg_data), logs_dir=run_dir, seed=seed, game_id=game_id)
-    return _result(res, time.time() - t0)
+    cfg = GameConfig.model_validate(cfg_data)
+    meter = None
+    backends = None
+    if allowance is not None:
+        prices = {b: Price.model_validate(p) if p else None for b, p in (allowance.get("prices") or {}).items()}
+        meter = Allowance(allowance.get("money"), allowance.get("calls"), prices)
+        backends = meter.wrap(build_backends(cfg.backends, logs_dir=run_dir))
+    try:
+        res = run_game(cfg, logs_dir=run_dir, seed=seed, game_id=game_id, backends=backends, halt=meter.halt if meter is not None else None)
+    except Exception as exc:
+        if meter is None:
+            raise
+        return {"failed": f"{type(exc).__name__}: {exc}", "error_type": type(exc).__name__, "metered": meter.totals()}
+    return _result(res, time.time() - t0, meter)
+
+
+class WorkerGameError(RuntimeError):
+    """A game that raised in a Ray worker while it held a budget allowance (``metered``: what it spent)."""
+
+    def __init__(self, out: dict[str, Any]) -> None:
+        super().__init__(str(out["failed"]).split(": ", 1)[-1])
+        self.metered = out["metered"]
+        self.error_type = out.get("error_type")
 
 
 async def execute_local(next_game: Callable[[], Any], cfg_of: Callable[[Any], GameConfig], run_dir: Path, parallel: int,
@@ -111,7 +152,10 @@ def execute_ray(next_game: Callable[[], Any], cfg_of: Callable[[Any], GameConfig
                     more = False
                     break
                 logs_dir = Path(getattr(g, "logs_dir", None) or run_dir)
-                ref = task.remote(cfg_of(g).model_dump(mode="json"), str(logs_dir.resolve()), g.seed, g.game_id)
+                share = getattr(g, "allowance", None)
+                fixed = None if share is None else {"money": share.money, "calls": share.calls,
+                                                    "prices": {b: p.model_dump() if p else None for b, p in share.prices.items()}}  # fmt: skip
+                ref = task.remote(cfg_of(g).model_dump(mode="json"), str(logs_dir.resolve()), g.seed, g.game_id, fixed)
                 pending[ref] = g
             if not pending:
                 break
@@ -119,9 +163,11 @@ def execute_ray(next_game: Callable[[], Any], cfg_of: Callable[[Any], GameConfig
             for ref in ready:
                 g = pending.pop(ref)
                 try:
-                    record(g, ray.get(ref))
+                    out = ray.get(ref)
                 except Exception as exc:
                     record(g, exc)
+                    continue
+                record(g, WorkerGameError(out) if isinstance(out, dict) and "failed" in out else out)
     finally:
         if started:
             ray.shutdown()

@@ -60,8 +60,9 @@ class GameResult:
     reason: str | None
     faults: int = 0
     acts: int = 0
-    invalid: bool = False  # over the fault budget (engine/faults.py)
+    invalid: bool = False  # over the fault budget (engine/faults.py), or cut
     invalid_reason: str | None = None
+    cut: str | None = None  # stopped by its ``halt`` (a study's budget cap: play/spend.py) before it ended
 
 
 @dataclass
@@ -105,6 +106,7 @@ class GameRunner:
     snapshots: bool = True
     on_event: Callable[[dict[str, Any]], None] | None = None
     acct: ActAccounting = field(default_factory=ActAccounting)
+    halt: Callable[[], str | None] | None = None  # checked before every turn: a reason ends the game there, cut
 
     def __post_init__(self) -> None:
         self.game_log = JsonlWriter(self.out_dir / GAME_FILE, exclusive=True)  # one writer per game
@@ -244,8 +246,12 @@ class GameRunner:
     async def run(self) -> GameResult:
         phases = phases_for(self.state)
         final: dict[str, Any] | None = None
+        cut: str | None = None
         try:
             while not self.state.over:
+                if self.halt is not None and (cut := self.halt()) is not None:
+                    final = {"kind": K.GAME_OVER, "round": self.state.round, "winner": "", "reason": "budget_cut", "cut": cut}
+                    break
                 decision = phases.next(self.state)
                 if isinstance(decision, Resolve):
                     outcome = phases.resolve(self.state, decision)
@@ -267,13 +273,15 @@ class GameRunner:
                 final["cost"] = {"act": {**vars(self.acct), "by_backend": {k: dict(v) for k, v in self.acct.by_backend.items()}}, "probes": self.probes.cost() if self.probes else None}
                 final["faults"] = self.acct.faults
                 final.update(judge(self.state.events, self.cfg.fault_budget))
+                if cut is not None:  # not a finished game: never counted as one
+                    final.update(invalid=True, invalid_reason=f"cut before it ended by {cut}")
                 self.game_log.write(line({"game_id": self.state.game_id, **final, "ts": time.time()}))
             self.game_log.close()
             if self.state_log:
                 self.state_log.close()
         st = self.state
-        return GameResult(st.game_id, str(self.out_dir), st.winner, st.round, st.reason, self.acct.faults, self.acct.calls,
-                          bool((final or {}).get("invalid")), (final or {}).get("invalid_reason"))
+        return GameResult(st.game_id, str(self.out_dir), st.winner, st.round, "budget_cut" if cut else st.reason, self.acct.faults,
+                          self.acct.calls, bool((final or {}).get("invalid")), (final or {}).get("invalid_reason"), cut)  # fmt: skip
 
     def _apply(self, outcome: Outcome) -> dict[str, Any] | None:
         final = None
@@ -331,13 +339,15 @@ async def play_game(
     setup_extra: dict[str, Any] | None = None,
     probe_memory: dict[str, Any] | None = None,
     claimed: bool = False,
+    halt: Callable[[], str | None] | None = None,
 ) -> GameResult:
     """Play one game (or continue ``state``) and write its logs under ``logs_dir/<game_id>/``.
 
     The directory is claimed exclusively (mafiascope.logs.paths.claim_game_dir): if it exists,
     :class:`~mafiascope.logs.paths.GameDirTaken` (a FileExistsError) is raised and nothing is
     written. ``claimed``: the caller (fork, resume) has already claimed it and pre-written the
-    inherited records; ``game.jsonl`` is still created exclusively."""
+    inherited records; ``game.jsonl`` is still created exclusively. ``halt()``: checked before every
+    turn; a reason it returns ends the game there (``game_over`` with ``cut``, ``invalid``)."""
     cfg = with_switches(cfg, probes, snapshots)
     if backends is None:
         from ..backends.registry import build_backends
@@ -356,7 +366,7 @@ async def play_game(
     hook, probes_snapshot = _probe_hook(cfg, state, out_dir, backends)
     if hook is not None and probe_memory and hasattr(hook, "restore"):
         hook.restore(probe_memory)  # type: ignore[attr-defined]
-    runner = GameRunner(state, cfg, backends, out_dir, hook, cfg.snapshots, on_event)
+    runner = GameRunner(state, cfg, backends, out_dir, hook, cfg.snapshots, on_event, halt=halt)
     setup = setup_record(state, cfg, backends, probes_snapshot, setup_extra)
     runner.game_log.write(setup)
     if on_event:

@@ -41,8 +41,9 @@ from ..logs.schema import validate_game_id
 LEDGER_FILE = "ledger.jsonl"
 LOCK_FILE = "ledger.lock"
 RUNNERS_DIR = "runners"
-STATES = ("pending", "running", "finished", "failed", "invalid")
+STATES = ("pending", "running", "finished", "failed", "invalid", "cut")
 DONE = ("finished", "invalid")
+SETTLED = ("finished", "invalid", "failed", "cut")  # an attempt's end (``cut``: stopped by the budget's hard cap)
 BASE_FIELDS = ("game_id", "arm", "index", "seed", "rules", "seats")
 
 
@@ -110,9 +111,43 @@ def record_problem(rec: dict[str, Any]) -> str | None:
     return None
 
 
-def _fold(rows: dict[str, dict[str, Any]], scheduled: dict[str, dict[str, Any]], r: dict[str, Any]) -> None:
+def _cost(rec: dict[str, Any], key: str) -> tuple[float, float]:
+    """(money, calls) of a record's ``allowance`` / ``expected`` / ``metered`` / usage."""
+    if key == "settled":
+        metered = rec.get("metered") if isinstance(rec.get("metered"), dict) else {}
+        usage = rec.get("usage") if isinstance(rec.get("usage"), dict) else {}
+        return (max(_num(rec.get("money")), _num(metered.get("money"))), max(_num(usage.get("calls")), _num(metered.get("calls"))))
+    got = rec.get(key) if isinstance(rec.get(key), dict) else {}
+    return _num(got.get("money")), _num(got.get("calls"))
+
+
+def _num(x: Any) -> float:
+    return float(x) if isinstance(x, (int, float)) and not isinstance(x, bool) and x == x else 0.0
+
+
+class Spent:
+    """Money and calls every attempt so far has committed: each settled attempt its own spend (the larger of
+    its usage records and its metered calls), and an attempt claimed again without a settle (its runner
+    died) its whole allowance, since what it spent is not known."""
+
+    def __init__(self) -> None:
+        self.money = 0.0
+        self.calls = 0.0
+
+    def add(self, cost: tuple[float, float]) -> None:
+        self.money += cost[0]
+        self.calls += cost[1]
+
+
+def held(row: dict[str, Any]) -> tuple[float, float]:
+    """What a running attempt holds of the budget: its allowance (grown by top-ups), else its expected cost."""
+    return _cost(row, "allowance") if isinstance(row.get("allowance"), dict) else _cost(row, "expected")
+
+
+def _fold(rows: dict[str, dict[str, Any]], scheduled: dict[str, dict[str, Any]], r: dict[str, Any], spent: Spent | None = None) -> None:
     """Fold one record into the rows: a ``row`` starts a game, a ``state`` updates it (a ``running``
-    claim starts a new attempt from the scheduled fields, a front end's extra ones too)."""
+    claim starts a new attempt from the scheduled fields, a front end's extra ones too), a ``reserve``
+    raises a running attempt's allowance."""
     gid = r.get("game_id")
     if r.get("event") == "row" and gid not in rows:
         rows[gid] = {k: v for k, v in r.items() if k not in ("event", "ts")}
@@ -120,10 +155,16 @@ def _fold(rows: dict[str, dict[str, Any]], scheduled: dict[str, dict[str, Any]],
     elif r.get("event") == "state" and gid in rows:
         row = rows[gid]
         if r.get("state") == "running":
+            if spent is not None and row.get("state") == "running":  # an attempt abandoned by a dead runner
+                spent.add(held(row))
             attempts = int(row.get("attempts", 0)) + 1
             row.clear()
             row.update(scheduled[gid], attempts=attempts, started=r.get("ts"))
+        elif spent is not None and r.get("state") in SETTLED and row.get("state") == "running":
+            spent.add(_cost(r, "settled"))
         row.update({k: v for k, v in r.items() if k not in ("event", "ts")}, updated=r.get("ts"))
+    elif r.get("event") == "reserve" and gid in rows and rows[gid].get("state") == "running":
+        rows[gid]["allowance"] = r.get("allowance")
 
 
 class StudyLedger:
@@ -156,6 +197,7 @@ class StudyLedger:
         self._rows: dict[str, dict[str, Any]] = {}
         self._scheduled: dict[str, dict[str, Any]] = {}
         self._rows_n = 0  # records folded into _rows
+        self._spent = Spent()  # what the attempts folded so far committed
 
     def records(self) -> list[dict[str, Any]]:
         """Every whole record (a torn last line from a killed writer is skipped).
@@ -240,7 +282,7 @@ class StudyLedger:
         allrecs = self.records()
         whole = len(self._recs)
         for r in allrecs[self._rows_n:whole]:
-            _fold(self._rows, self._scheduled, r)
+            _fold(self._rows, self._scheduled, r, self._spent)
         self._rows_n = whole
         return allrecs
 
@@ -250,6 +292,11 @@ class StudyLedger:
         if len(allrecs) > len(self._recs):
             return self.rows()
         return self._rows
+
+    def spent(self) -> tuple[float, float]:
+        """(money, calls) committed by every attempt so far (:class:`Spent`), running attempts excepted."""
+        self._view_recs()
+        return self._spent.money, self._spent.calls
 
     def counts(self, rows: dict[str, dict[str, Any]] | None = None) -> dict[str, int]:
         rows = self.rows() if rows is None else rows
@@ -306,7 +353,7 @@ class StudyLedger:
                     if rid not in alive:
                         alive[rid] = runner_alive(self.dir, rid)
                     return None if alive[rid] else 1
-                if st == "failed" and row.get("runner") != runner.id:
+                if st in ("failed", "cut") and row.get("runner") != runner.id:
                     return 2
                 return None
 
@@ -323,6 +370,20 @@ class StudyLedger:
                     extra = verdict
             self._append([{"event": "state", "game_id": row["game_id"], "state": "running", "runner": runner.id, **extra}])
             return {**row, "state": "running", "runner": runner.id, **extra}, None
+
+    def reserve(self, game_id: str, runner: "Runner", grant: Callable[[dict[str, Any], dict[str, dict[str, Any]]], dict[str, Any] | None],
+                ) -> dict[str, Any] | None:  # fmt: skip
+        """Raise a running game's allowance under the lock: ``grant(row, rows)`` gives its new allowance (or
+        None: refused), which a ``reserve`` record keeps. Returns the new allowance."""
+        with self.locked():
+            rows = self._view()
+            row = rows.get(game_id)
+            if row is None or row.get("state") != "running" or row.get("runner") != runner.id:
+                return None
+            new = grant(row, rows)
+            if new is not None:
+                self._append([{"event": "reserve", "game_id": game_id, "runner": runner.id, "allowance": new}])
+            return new
 
     def settle(self, game_id: str, runner: "Runner", state: str, **fields: Any) -> None:
         if state not in STATES:

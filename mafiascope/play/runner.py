@@ -35,6 +35,7 @@ from .ledger import DONE, Runner, StudyLedger
 from .usage import game_usage, money, totals
 
 Admit = Callable[[dict[str, Any], dict[str, dict[str, Any]]], "str | dict[str, Any] | None"]
+TopUp = Callable[[dict[str, Any], dict[str, dict[str, Any]], dict[str, float]], "dict[str, Any] | None"]
 
 
 class RunnerError(ValueError):
@@ -52,6 +53,7 @@ class Job:
     index: int = 0
     logs_dir: Path | None = None
     fields: dict[str, Any] = field(default_factory=dict)
+    allowance: Any = None  # its share of a hard budget while it runs (play/spend.py Allowance), set at its claim
 
     def row(self) -> dict[str, Any]:
         return {"game_id": self.game_id, "arm": self.arm, "index": self.index, "seed": self.seed, **self.fields}
@@ -82,19 +84,29 @@ def settled(rows: dict[str, dict[str, Any]], state: str | tuple[str, ...] = DONE
 
 def settle_game(ledger: StudyLedger, runner: Runner, game_id: str, out: dict[str, Any] | BaseException, gdir: Path,
                   prices: dict[str, Any]) -> tuple[str, float]:  # fmt: skip
-    """Write a played game's ledger row: ``failed`` (an exception), ``invalid`` (its ``game_over`` says
-    ``invalid: true``: over the fault budget; counted, spend included, excluded from results) or
-    ``finished``, with its usage per backend and its money. Returns (state, money)."""
+    """Write a played game's ledger row: ``failed`` (an exception), ``cut`` (a budget's hard cap stopped it:
+    ``game_over.cut``), ``invalid`` (its ``game_over`` says ``invalid: true``: over the fault budget) or
+    ``finished``, with its usage per backend, its money and, under a budget, what its calls were charged
+    (``metered``). Cut and invalid games are counted, their spend included, and excluded from results.
+    Returns (state, money)."""
     if isinstance(out, BaseException):
-        ledger.settle(game_id, runner, "failed", error=f"{type(out).__name__}: {out}"[:300], error_type=type(out).__name__)
-        return "failed", 0.0
+        metered = getattr(out, "metered", None)  # what it spent under a budget still counts
+        kind = getattr(out, "error_type", None) or type(out).__name__
+        extra = {"metered": metered, "money": round(float(metered["money"]), 6)} if isinstance(metered, dict) else {}
+        ledger.settle(game_id, runner, "failed", error=f"{kind}: {out}"[:300], error_type=kind, **extra)
+        return "failed", float(extra.get("money") or 0.0)
     use = game_usage(gdir)
     over = use["game_over"] or {}
-    state = "invalid" if (over.get("invalid") or out.get("invalid")) else "finished"
+    cut = over.get("cut") or out.get("cut")
+    state = "cut" if cut else "invalid" if (over.get("invalid") or out.get("invalid")) else "finished"
     spend = money(use["by_backend"], prices)
     fields = {k: out.get(k) for k in ("winner", "rounds", "reason", "faults", "acts", "seconds")}
-    if state == "invalid":
+    if state != "finished":
         fields["invalid_reason"] = over.get("invalid_reason") or out.get("invalid_reason")
+    if cut:
+        fields["cut"] = cut
+    if isinstance(out.get("metered"), dict):
+        fields["metered"] = out["metered"]
     ledger.settle(game_id, runner, state, **fields, usage=totals(use["by_backend"]), by_backend=use["by_backend"], money=round(spend, 6))
     return state, spend
 
@@ -104,7 +116,7 @@ class _Run:
 
     def __init__(self, ledger_dir: str | Path, header: dict[str, Any], jobs: list[Job], games_dir: str | Path, *,
                  admit: Admit | None, limit: int | None, prices: dict[str, Any] | None, owns_game_dirs: bool,
-                 on_claim: Callable[[Job], None] | None,
+                 top_up: TopUp | None = None, executor: str = "local", on_claim: Callable[[Job], None] | None,
                  on_settle: Callable[[Job, str, dict[str, Any] | BaseException, float], None] | None,
                  on_ledger: Callable[[StudyLedger, bool], None] | None) -> None:  # fmt: skip
         self.games_dir = Path(games_dir)
@@ -119,6 +131,7 @@ class _Run:
         if on_ledger is not None:
             on_ledger(self.ledger, self.created)
         self.admit, self.limit, self.prices, self.owns = admit, limit, prices or {}, owns_game_dirs
+        self.top_up, self.executor = top_up, executor
         self.on_claim, self.on_settle = on_claim, on_settle
         self.started: list[str] = []
         self.stop: str | None = None
@@ -151,10 +164,28 @@ class _Run:
                 except ValueError as exc:  # a symlink where the game's directory should be: never followed
                     self.record(job, exc)
                     continue
+            job.allowance = self._allowance(job, row)
             self.started.append(job.game_id)
             if self.on_claim:
                 self.on_claim(job)
             return job
+
+    def _allowance(self, job: Job, row: dict[str, Any]) -> Any:
+        """The game's share of a hard budget, when its claim granted one; on the local executor it may ask
+        for more (a ``reserve`` record, granted by ``top_up``), a Ray worker plays with what it was given."""
+        share = row.get("allowance")
+        if not isinstance(share, dict):
+            return None
+        from .spend import Allowance
+
+        more = None
+        if self.top_up is not None and self.executor == "local":
+            top_up = self.top_up
+
+            def more(want: dict[str, float]) -> dict[str, Any] | None:
+                return self.ledger.reserve(job.game_id, self.runner, lambda r, rows: top_up(r, rows, want))
+
+        return Allowance(share.get("money"), share.get("calls"), self.prices, more)
 
     def record(self, j: Job, out: dict[str, Any] | BaseException) -> None:
         state, spend = settle_game(self.ledger, self.runner, j.game_id, out, self.gdir(j), self.prices)
@@ -177,6 +208,7 @@ async def run_games_async(
     backend_factory: Callable[[GameConfig], dict[str, Any]] | None = None,
     play: Callable[[Job], Awaitable[dict[str, Any]]] | None = None,
     admit: Admit | None = None,
+    top_up: TopUp | None = None,
     limit: int | None = None,
     prices: dict[str, Any] | None = None,
     owns_game_dirs: bool = False,
@@ -189,7 +221,8 @@ async def run_games_async(
 
     ``header`` must hold ``spec_hash``; a ledger there with another hash is refused. ``admit(row,
     rows)`` may refuse the next game with a reason (the study budget): the run then writes a
-    ``stop`` record and starts nothing more. ``play(job)``: the front end's own game (fork branches
+    ``stop`` record and starts nothing more; a verdict with ``allowance`` makes the game play under
+    that share of a hard budget (:mod:`.spend`), which ``top_up(row, rows, want)`` may raise. ``play(job)``: the front end's own game (fork branches
     continue a saved state) instead of a fresh ``play_game``. ``owns_game_dirs``: the games'
     directories belong to this run alone, so one left over is removed before a game is played;
     otherwise only the directory of a game this ledger attempted before is removed (another
@@ -199,7 +232,7 @@ async def run_games_async(
     from .executors import execute_local
 
     run = _Run(ledger_dir, header, jobs, games_dir, admit=admit, limit=limit, prices=prices, owns_game_dirs=owns_game_dirs,
-               on_claim=on_claim, on_settle=on_settle, on_ledger=on_ledger)  # fmt: skip
+               top_up=top_up, on_claim=on_claim, on_settle=on_settle, on_ledger=on_ledger)  # fmt: skip
     try:
         await execute_local(run.next_game, cfg_of, run.games_dir, max(1, parallel), backend_factory, run.record, play=play)
     finally:
@@ -219,6 +252,7 @@ def run_games(
     address: str | None = None,
     backend_factory: Callable[[GameConfig], dict[str, Any]] | None = None,
     admit: Admit | None = None,
+    top_up: TopUp | None = None,
     limit: int | None = None,
     prices: dict[str, Any] | None = None,
     owns_game_dirs: bool = False,
@@ -232,12 +266,12 @@ def run_games(
 
     if executor not in ("local", "ray"):
         raise RunnerError(f"executor: {executor!r} is not supported; choose local or ray")
-    kw: dict[str, Any] = dict(admit=admit, limit=limit, prices=prices, owns_game_dirs=owns_game_dirs, on_claim=on_claim,
-                              on_settle=on_settle, on_ledger=on_ledger)  # fmt: skip
+    kw: dict[str, Any] = dict(admit=admit, top_up=top_up, limit=limit, prices=prices, owns_game_dirs=owns_game_dirs,
+                              on_claim=on_claim, on_settle=on_settle, on_ledger=on_ledger)  # fmt: skip
     if executor == "local":
         return run_closing(run_games_async(ledger_dir, header, jobs, cfg_of, games_dir=games_dir, parallel=parallel,
                                            backend_factory=backend_factory, **kw))  # fmt: skip
-    run = _Run(ledger_dir, header, jobs, games_dir, **kw)
+    run = _Run(ledger_dir, header, jobs, games_dir, executor="ray", **kw)
     try:
         execute_ray(run.next_game, cfg_of, run.games_dir, max(1, parallel), address, run.record)
     except ExecutorError as exc:

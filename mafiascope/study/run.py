@@ -4,14 +4,16 @@ A study directory holds ``spec.json`` (the validated spec, secrets redacted), ``
 (schedule and estimate before anything ran), ``ledger.jsonl`` (:mod:`.ledger`) and the games
 under ``games/<game id>/``. Running the same spec again continues where it stopped: games
 never started, games whose runner died (replayed from scratch) and failed games (retried).
-Before each game the runner checks the budget: money spent so far (from the usage records of
-settled games), the expected cost of games in flight and of this game must fit, else the run
-stops cleanly and the remaining games stay pending.
+The budget is a hard cap: a game starts only if its expected cost fits in the budget nobody holds,
+and plays under an allowance its calls reserve their worst case from (mafiascope/play/spend.py);
+else the run stops cleanly and the remaining games stay pending, and a game the budget cannot carry
+on is cut.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
 import sys
 from collections.abc import Callable
@@ -19,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config import SECRET_KEYS, ConfigError, GameConfig
-from ..play.ledger import DONE, Runner, StudyLedger
+from ..play.ledger import DONE, Runner, StudyLedger, held
 from ..play.runner import Job, RunnerError, run_games, settle_game
 from ..provenance import provenance
 from .estimate import estimate_study
@@ -170,11 +172,21 @@ def _grown_plan(spec: StudySpec, study_dir: Path) -> dict[str, Any]:
 # ---------------------------------------------------------------------- running
 
 
-class _Budget:
-    """Admits a game only if spend so far + expected cost of games in flight + this game fits."""
+# A game's allowance, in multiples of its arm's expected cost: the local executor tops it up from free
+# budget when a game needs more, a Ray worker cannot ask, so it starts with more.
+ALLOWANCE_FACTOR = {"local": 1.5, "ray": 3.0}
 
-    def __init__(self, spec: StudySpec, schedule: list[StudyGame], rows: dict[str, dict[str, Any]]):
-        self.spec, self.schedule = spec, schedule
+
+class _Budget:
+    """The budget as a hard cap (docs/studies.md, "Budget"): a game is admitted only if its expected cost
+    fits in the budget nobody holds (the cap less what every attempt spent and what running games hold),
+    and it plays under an allowance of that free budget (``ALLOWANCE_FACTOR`` x expected, at most all of
+    it), which its calls draw on call by call (mafiascope/play/spend.py) and ``top_up`` may raise."""
+
+    def __init__(self, spec: StudySpec, schedule: list[StudyGame], rows: dict[str, dict[str, Any]], ledger: StudyLedger,
+                 executor: str) -> None:  # fmt: skip
+        self.spec, self.schedule, self.ledger = spec, schedule, ledger
+        self.factor = ALLOWANCE_FACTOR.get(executor, ALLOWANCE_FACTOR["ray"])
         self.per_game: dict[str, dict[str, float]] = {}
         self.refresh(rows)
 
@@ -182,19 +194,43 @@ class _Budget:
         est = estimate_study(self.spec, self.schedule, rows)
         self.per_game = {arm: {"money": r["per_game"]["money"], "calls": r["per_game"]["calls"]} for arm, r in est["arms"].items()}
 
+    def _free(self, rows: dict[str, dict[str, Any]]) -> tuple[float, float, float, float]:
+        """(money spent, money held, calls spent, calls held) by every attempt (called under the ledger's lock)."""
+        spent_m, spent_c = self.ledger.spent()
+        holds = [held(r) for r in rows.values() if r.get("state") == "running"]
+        return spent_m, sum(h[0] for h in holds), spent_c, sum(h[1] for h in holds)
+
     def __call__(self, row: dict[str, Any], rows: dict[str, dict[str, Any]]) -> str | dict[str, Any]:
         exp = self.per_game.get(row["arm"], {"money": 0.0, "calls": 0.0})
-        spent_m = sum(float(r.get("money") or 0) for r in rows.values() if r.get("state") in DONE)
-        spent_c = sum(int((r.get("usage") or {}).get("calls") or 0) for r in rows.values() if r.get("state") in DONE)
-        fly = [r.get("expected") or {} for r in rows.values() if r.get("state") == "running"]
-        fly_m, fly_c = sum(float(e.get("money") or 0) for e in fly), sum(float(e.get("calls") or 0) for e in fly)
+        spent_m, held_m, spent_c, held_c = self._free(rows)
         b = self.spec.budget
-        if b.money is not None and spent_m + fly_m + exp["money"] > b.money:
-            return (f"budget: money {spent_m:.4f} spent + {fly_m:.4f} in flight + {exp['money']:.4f} expected for "
-                    f"{row['game_id']} would exceed {b.money}")  # fmt: skip
-        if b.calls is not None and spent_c + fly_c + exp["calls"] > b.calls:
-            return f"budget: calls {spent_c} made + {fly_c:.0f} in flight + {exp['calls']:.0f} expected for {row['game_id']} would exceed {b.calls}"
-        return {"expected": {"money": round(exp["money"], 6), "calls": round(exp["calls"], 1)}}
+        if b.money is not None and spent_m + held_m + exp["money"] > b.money:
+            return (f"budget: money {spent_m:.4f} spent + {held_m:.4f} held by games in flight + {exp['money']:.4f} expected "
+                    f"for {row['game_id']} would exceed {b.money}")  # fmt: skip
+        if b.calls is not None and spent_c + held_c + exp["calls"] > b.calls:
+            return (f"budget: calls {spent_c:.0f} made + {held_c:.0f} held by games in flight + {exp['calls']:.0f} expected "
+                    f"for {row['game_id']} would exceed {b.calls}")  # fmt: skip
+        allowance = {"money": None if b.money is None else round(min(b.money - spent_m - held_m, self.factor * exp["money"]), 9),
+                     "calls": None if b.calls is None else float(int(min(b.calls - spent_c - held_c, math.ceil(self.factor * exp["calls"]))))}  # fmt: skip
+        return {"expected": {"money": round(exp["money"], 6), "calls": round(exp["calls"], 1)}, "allowance": allowance}
+
+    def top_up(self, row: dict[str, Any], rows: dict[str, dict[str, Any]], want: dict[str, float]) -> dict[str, Any] | None:
+        """A running game's allowance raised by ``want`` (at most what is free; None when the free budget
+        cannot cover what it lacks, ``need_money`` / ``need_calls``)."""
+        spent_m, held_m, spent_c, held_c = self._free(rows)
+        cur = dict(row.get("allowance") or {})
+        b = self.spec.budget
+        if b.money is not None:
+            free = b.money - spent_m - held_m
+            if free + 1e-12 < want.get("need_money", 0.0):
+                return None
+            cur["money"] = round(float(cur.get("money") or 0.0) + min(free, max(want.get("money", 0.0), want.get("need_money", 0.0))), 9)
+        if b.calls is not None:
+            free_c = b.calls - spent_c - held_c
+            if free_c < want.get("need_calls", 0.0):
+                return None
+            cur["calls"] = float(cur.get("calls") or 0.0) + float(int(min(free_c, max(want.get("calls", 0.0), want.get("need_calls", 0.0)))))
+        return cur
 
 
 class _Progress:
@@ -202,7 +238,7 @@ class _Progress:
 
     def __init__(self, total: int, done: int, spent: float, quiet: bool):
         self.bar = None
-        self.spent, self.failed, self.invalid = spent, 0, 0
+        self.spent, self.failed, self.invalid, self.cut = spent, 0, 0, 0
         if not quiet:
             from tqdm import tqdm
 
@@ -211,12 +247,13 @@ class _Progress:
 
     def _post(self) -> None:
         if self.bar is not None:
-            self.bar.set_postfix_str(f"spend {self.spent:.4f}, failed {self.failed}, invalid {self.invalid}")
+            self.bar.set_postfix_str(f"spend {self.spent:.4f}, failed {self.failed}, invalid {self.invalid}, cut {self.cut}")
 
     def step(self, money_now: float, state: str) -> None:
         self.spent += money_now
         self.failed += state == "failed"
         self.invalid += state == "invalid"
+        self.cut += state == "cut"
         if self.bar is not None:
             self.bar.update(1)
             self._post()
@@ -273,12 +310,15 @@ def run_study(
             _write_json(study_dir / PLAN_FILE, _grown_plan(spec, study_dir))
         games_dir.mkdir(parents=True, exist_ok=True)
         rows0 = ledger.rows()
-        state["ledger"], state["budget"] = ledger, _Budget(spec, schedule, rows0)
+        state["ledger"], state["budget"] = ledger, _Budget(spec, schedule, rows0, ledger, kind)
         done = [r for r in rows0.values() if r.get("state") in DONE]
         state["progress"] = _Progress(len(schedule), len(done), sum(float(r.get("money") or 0) for r in done), quiet)
 
     def admit(row: dict[str, Any], rows: dict[str, dict[str, Any]]) -> str | dict[str, Any] | None:
         return state["budget"](row, rows) if (spec.budget.money or spec.budget.calls) else None
+
+    def top_up(row: dict[str, Any], rows: dict[str, dict[str, Any]], want: dict[str, float]) -> dict[str, Any] | None:
+        return state["budget"].top_up(row, rows, want)
 
     def on_settle(job: Job, st: str, out: Any, spend: float) -> None:
         state["progress"].step(spend, st)
@@ -287,7 +327,8 @@ def run_study(
     try:
         res = run_games(study_dir, header, jobs, lambda j: game_config(spec, by_id[j.game_id]), games_dir=games_dir,
                         executor=kind, parallel=par, address=address or spec.executor.address, backend_factory=backend_factory,
-                        admit=admit, limit=limit, prices=prices, owns_game_dirs=True, on_settle=on_settle, on_ledger=on_ledger)  # fmt: skip
+                        admit=admit, top_up=top_up, limit=limit, prices=prices, owns_game_dirs=True, on_settle=on_settle,
+                        on_ledger=on_ledger)  # fmt: skip
     except RunnerError as exc:
         raise StudyError(str(exc)) from None
     finally:

@@ -16,7 +16,7 @@ from typing import Any
 
 from ..provenance import provenance
 from .estimate import estimate_study
-from ..play.ledger import DONE, StudyLedger, runner_alive
+from ..play.ledger import DONE, SETTLED, StudyLedger, runner_alive
 from .schedule import study_schedule
 from .spec import StudySpec
 
@@ -60,18 +60,22 @@ def study_status(spec: StudySpec, study_dir: str | Path) -> dict[str, Any]:
     plan = json.loads((study_dir / PLAN_FILE).read_text(encoding="utf-8")) if (study_dir / PLAN_FILE).is_file() else None
     settled = [r for r in rows.values() if r.get("state") in DONE]
     arms: dict[str, dict[str, Any]] = defaultdict(lambda: {"pending": 0, "running": 0, "finished": 0, "failed": 0, "invalid": 0,
-                                                           "stale": 0, "money": 0.0, "calls": 0})  # fmt: skip
-    by_backend: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+                                                           "cut": 0, "stale": 0, "money": 0.0, "calls": 0})  # fmt: skip
     for r in rows.values():
-        a = arms[r["arm"]]
-        a[r.get("state", "pending")] += 1
-        if r.get("state") in DONE:
-            a["money"] = round(a["money"] + float(r.get("money") or 0), 6)
-            a["calls"] += int((r.get("usage") or {}).get("calls") or 0)
-            for b, u in (r.get("by_backend") or {}).items():
-                for k, v in u.items():
-                    by_backend[b][k] += int(v)
-    spend = {k: round(sum(_actual(r, k) for r in settled), 6) if k == "money" else int(sum(_actual(r, k) for r in settled)) for k in METRICS}
+        arms[r["arm"]][r.get("state", "pending")] += 1
+    # spend counts every attempt (a cut or failed game, a game replayed), as the budget does
+    by_backend: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    attempts = [r for r in recs if r.get("event") == "state" and r.get("state") in SETTLED and r.get("game_id") in rows]
+    for r in attempts:
+        a = arms[rows[r["game_id"]]["arm"]]
+        a["money"] = round(a["money"] + max(_actual(r, "money"), float((r.get("metered") or {}).get("money") or 0)), 6)
+        a["calls"] += int(_actual(r, "calls"))
+        for b, u in (r.get("by_backend") or {}).items():
+            for k, v in u.items():
+                by_backend[b][k] += int(v)
+    spent_money, _ = ledger.spent()
+    spend = {k: int(sum(_actual(r, k) for r in attempts)) for k in METRICS if k != "money"}
+    spend["money"] = round(spent_money, 6)  # also what attempts abandoned by a dead runner held (not known spent)
     vs: dict[str, Any] | None = None
     if plan and settled:
         per_arm = plan["estimate"]["arms"]
@@ -80,7 +84,8 @@ def study_status(spec: StudySpec, study_dir: str | Path) -> dict[str, Any]:
         for r in settled:
             n_arm[r["arm"]] += 1
         planned["duration_s"] = sum(per_arm[a]["duration_s"] * n / max(1, per_arm[a]["games"]) for a, n in n_arm.items() if a in per_arm)
-        actual = {**spend, "duration_s": round(_busy_seconds(settled), 3)}
+        actual: dict[str, float] = {k: round(sum(_actual(r, k) for r in settled), 6) for k in METRICS}
+        actual["duration_s"] = round(_busy_seconds(settled), 3)
         vs = {"games": len(settled), "planned": {k: round(v, 4) for k, v in planned.items()}, "actual": actual,
               "error": {k: (round(actual[k] / planned[k] - 1, 4) if planned[k] else None) for k in planned}}  # fmt: skip
     running = [r for r in rows.values() if r.get("state") == "running"]
@@ -128,12 +133,12 @@ def study_report(spec: StudySpec, study_dir: str | Path) -> dict[str, Any]:
         arms[arm.name] = {
             "rules": arm.rules, "language": arm.language, "probes": arm.probes, "lineup": arm.lineup.model_dump(exclude_none=True),
             "scheduled": len(rs), "finished": n, "invalid": sum(1 for r in rs if r.get("state") == "invalid"),
-            "failed": sum(1 for r in rs if r.get("state") == "failed"),
+            "failed": sum(1 for r in rs if r.get("state") == "failed"), "cut": sum(1 for r in rs if r.get("state") == "cut"),
             "mafia_wins": mafia, "mafia_win_rate": round(mafia / n, 4) if n else None,
             "mafia_win_ci95": [round(lo, 4), round(hi, 4)] if n else None,
             "mean_rounds": round(sum(int(r.get("rounds") or 0) for r in ok) / n, 3) if n else None,
             "faults": sum(int(r.get("faults") or 0) for r in ok),
-            "money": round(sum(float(r.get("money") or 0) for r in rs if r.get("state") in DONE), 6),
+            "money": round(sum(float(r.get("money") or 0) for r in rs if r.get("state") in SETTLED), 6),
             "game_ids": [r["game_id"] for r in ok],
         }  # fmt: skip
     header = StudyLedger(study_dir).header() or {}

@@ -123,7 +123,7 @@ def _run(args: argparse.Namespace) -> int:
 
 def _run_text(summary: dict[str, Any]) -> Iterator[str]:
     c = summary["counts"]
-    yield (f"{c['finished']} finished, {c['invalid']} invalid, {c['failed']} failed, {c['pending']} pending of "
+    yield (f"{c['finished']} finished, {c['invalid']} invalid, {c['cut']} cut, {c['failed']} failed, {c['pending']} pending of "
            f"{summary['scheduled']} in {summary['dir']} ({summary['played_now']} now, {summary['seconds_now']} s); "
            f"spend {_money(summary['spend']['money'])}")  # fmt: skip
     if summary["stopped"]:
@@ -154,7 +154,7 @@ def _status_text(st: dict[str, Any]) -> Iterator[str]:
     yield f"study {st['study']} in {st['dir']}: " + ", ".join(f"{k} {v}" for k, v in c.items()) + f" of {st['scheduled']}"
     for name, a in st["arms"].items():
         dead = f" ({a['stale']} held by a dead runner)" if a["stale"] else ""
-        yield (f"  {name:<20} finished {a['finished']}, invalid {a['invalid']}, failed {a['failed']}, pending {a['pending']}, "
+        yield (f"  {name:<20} finished {a['finished']}, invalid {a['invalid']}, cut {a['cut']}, failed {a['failed']}, pending {a['pending']}, "
                f"running {a['running']}{dead}; spend {_money(a['money'])}, {a['calls']} calls")  # fmt: skip
     yield (f"spend: {_money(st['spend']['money'])} ({st['spend']['calls']} calls, {st['spend']['prompt_tokens']:,} + "
            f"{st['spend']['completion_tokens']:,} tokens); faults {st['faults']}")  # fmt: skip
@@ -185,9 +185,9 @@ def _report(args: argparse.Namespace) -> int:
 
 
 def _report_text(rep: dict[str, Any]) -> Iterator[str]:
-    yield f"study {rep['study']}: outcomes over finished games (invalid and failed excluded); games in {rep['games_dir']}"
+    yield f"study {rep['study']}: outcomes over finished games (invalid, cut and failed excluded); games in {rep['games_dir']}"
     for name, a in rep["arms"].items():
-        yield (f"  {name:<20} {a['finished']}/{a['scheduled']} finished ({a['invalid']} invalid, {a['failed']} failed); "
+        yield (f"  {name:<20} {a['finished']}/{a['scheduled']} finished ({a['invalid']} invalid, {a['cut']} cut, {a['failed']} failed); "
                f"Mafia won {a['mafia_wins']} ({a['mafia_win_rate']}, CI95 {a['mafia_win_ci95']}); mean rounds {a['mean_rounds']}; "
                f"spend {_money(a['money'])}")  # fmt: skip
     yield f"analyse the games: mafiascope analyze {rep['games_dir']}"
