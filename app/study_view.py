@@ -343,7 +343,7 @@ def report_table(rep: dict[str, Any]) -> pd.DataFrame:
     for arm, a in rep["arms"].items():
         rate = a.get("mafia_win_rate")
         rows.append({"arm": arm, "rules": a["rules"], "language": a["language"], "probes": a["probes"],
-                     "scheduled": a["scheduled"], "finished": a["finished"], "invalid": a["invalid"], "failed": a["failed"],
+                     "scheduled": a["scheduled"], "finished": a["finished"], "invalid": a["invalid"], "cut": a["cut"], "failed": a["failed"],
                      "Mafia wins": a["mafia_wins"], "Mafia win rate": f"{rate:.0%}" if rate is not None else None,
                      "95% interval": _interval(a.get("mafia_win_ci95"), "{:.0%}") if a.get("mafia_win_ci95") else None,
                      "mean rounds": a.get("mean_rounds"), "faults": a["faults"], "money": a["money"]})  # fmt: skip
