@@ -34,6 +34,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from app_waits import PAGE_WAIT_S, PROC_WAIT_S, STEP_WAIT_S, Failures, step_click, wait_health, wait_idle, wait_procs  # noqa: E402
 
 
 def _timed(fn) -> float:
@@ -114,8 +117,7 @@ def build_synthetic(dest: Path, n: int, base_games: int = 8) -> Path:
             procs.append(subprocess.Popen([sys.executable, "-m", "mafiascope", "run", "-c", str(ROOT / "configs" / "classic.yaml"),
                                            "--seed", str(seed + 1), "--logs", str(src), "--game-id", gid, "--no-snapshots", "-q"],
                                           cwd=ROOT, stdout=subprocess.DEVNULL))
-    for p in procs:
-        p.wait()
+    wait_procs(procs, what="offline game of the synthetic corpus")
     bases = sorted(p for p in src.iterdir() if (p / "game.jsonl").is_file())
     for i in range(len(have), n):
         b = bases[i % len(bases)]
@@ -172,37 +174,12 @@ def bench_search(corpus: Path, reps: int) -> dict:
 
 CHROMIUM = "/usr/bin/chromium"
 _ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run"]
-# time from a click inside the page to the rerun's end (stApp back to notRunning with the new step in
-# the URL) plus two animation frames (the new elements painted); measured in the browser's clock
-_STEP_JS = """async ({want}) => {
-  const app = document.querySelector('[data-testid="stApp"]');
-  const btn = document.querySelector('.st-key-tl_next button') ||
-    [...document.querySelectorAll('[data-testid="stButton"] button')].find(b => b.innerText.includes('chevron_right'));
-  const t0 = performance.now();
-  let ran = false;
-  return await new Promise(resolve => {
-    const check = () => {
-      const s = app.getAttribute('data-test-script-state');
-      if (s === 'running') ran = true;
-      if (ran && s === 'notRunning' && location.href.includes(want)) {
-        obs.disconnect();
-        requestAnimationFrame(() => requestAnimationFrame(() => resolve(performance.now() - t0)));
-      }
-    };
-    const obs = new MutationObserver(check);
-    obs.observe(app, {attributes: true});
-    btn.click();
-  });
-}"""
-
-
 class _Server:
     """``streamlit run streamlit_app.py`` of a checkout (this one by default) on a free loopback port
     (a fresh server process)."""
 
     def __init__(self, env: dict[str, str], checkout: Path = ROOT):
         import socket
-        import urllib.request
 
         with socket.socket() as sk:
             sk.bind(("127.0.0.1", 0))
@@ -213,16 +190,12 @@ class _Server:
                                      env={**os.environ, "PYTHONPATH": str(checkout), **env},
                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         self.url = f"http://127.0.0.1:{self.port}"
-        t0 = time.time()
-        while time.time() - t0 < 120:
-            try:
-                if urllib.request.urlopen(self.url + "/_stcore/health", timeout=2).status == 200:
-                    self.start_cpu_s = self.cpu_s()
-                    return
-            except OSError:
-                time.sleep(0.3)
-        self.close()
-        raise SystemExit("streamlit did not start")
+        try:
+            wait_health(self.url, self.proc)
+        except Exception:
+            self.close()
+            raise
+        self.start_cpu_s = self.cpu_s()
 
     def cpu_s(self) -> float:
         """User + system CPU seconds of the server process so far (Linux /proc; 0 elsewhere)."""
@@ -238,12 +211,6 @@ class _Server:
             self.proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
             self.proc.kill()
-
-
-def _wait_idle(page, timeout_s: float = 900) -> None:
-    page.wait_for_function("() => { const a = document.querySelector('[data-testid=\"stApp\"]');"
-                           " return a && a.getAttribute('data-test-script-state') === 'notRunning'; }",
-                           timeout=timeout_s * 1000)
 
 
 # first time (ms after navigation start, in the browser's clock) each phase of a page load is seen:
@@ -323,10 +290,10 @@ def _dashboard_visit(browser, url: str) -> dict:
     cpu0 = browser_cpu_s()
     t0 = time.perf_counter()
     page.goto(url + "/dashboard")
-    page.wait_for_selector('[data-testid="stProgress"], [data-testid="stMetric"]', timeout=900_000)
+    page.wait_for_selector('[data-testid="stProgress"], [data-testid="stMetric"]', timeout=PAGE_WAIT_S * 1000)
     first = time.perf_counter() - t0
-    page.wait_for_selector('[data-testid="stMetric"]:has-text("Probe parse rate")', timeout=900_000)
-    _wait_idle(page)
+    page.wait_for_selector('[data-testid="stMetric"]:has-text("Probe parse rate")', timeout=PAGE_WAIT_S * 1000)
+    wait_idle(page)
     full = time.perf_counter() - t0
     page.wait_for_function(_COMPLETE_JS, timeout=120_000)
     complete = time.perf_counter() - t0
@@ -369,17 +336,20 @@ def compile_checkout(checkout: Path) -> None:
     PYTHONDONTWRITEBYTECODE set (as in this machine's shells) every fresh process would otherwise compile
     the app and the package from source, about 0.4 s of CPU that no deploy pays twice."""
     subprocess.run([sys.executable, "-m", "compileall", "-q", *(str(checkout / d) for d in ("app", "pages", "mafiascope"))],
-                   check=True, stdout=subprocess.DEVNULL)
+                   check=True, stdout=subprocess.DEVNULL, timeout=PROC_WAIT_S)
 
 
 def bench_browser(n: int, synth_dir: Path | None, reps: int, baseline: Path | None = None, timeline: bool = True,
-                  bytecode: bool = False, settle_s: float = 0.0) -> dict:
+                  bytecode: bool = False, settle_s: float = 0.0, fails: Failures | None = None,
+                  step_wait_s: float = STEP_WAIT_S) -> dict:
     """In Chromium (Playwright): the Dashboard of n synthetic games in fresh server processes, cold
     (no analytics cache) and with the caches present, and the timeline's next-step click. With
     ``baseline`` (another checkout, e.g. ``git archive main | tar -x -C DIR``) the Dashboard visits
-    alternate between the two checkouts in the same run, each with its own cache directory."""
+    alternate between the two checkouts in the same run, each with its own cache directory. A visit or a
+    click whose wait runs out is recorded in ``fails`` and left out of the figures (app_waits.py)."""
     from playwright.sync_api import sync_playwright
 
+    fails = fails if fails is not None else Failures()
     if not Path(CHROMIUM).exists():
         raise SystemExit(f"{CHROMIUM} is not installed")
     root = synth_dir or Path(tempfile.mkdtemp(prefix="ms_synth_"))
@@ -397,26 +367,22 @@ def bench_browser(n: int, synth_dir: Path | None, reps: int, baseline: Path | No
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM, args=_ARGS)
             for name, checkout in checkouts.items():
-                out.setdefault(name, {})["dashboard_no_cache"] = _visit_fresh(browser, envs[name], checkout, settle_s)
+                first = fails.attempt(f"[{name}] Dashboard visit without caches",
+                                      lambda checkout=checkout, name=name: _visit_fresh(browser, envs[name], checkout, settle_s))
+                out.setdefault(name, {})["dashboard_no_cache"] = first
             runs: dict[str, list[dict]] = {name: [] for name in checkouts}
-            for _ in range(max(1, reps // 2)):
+            for k in range(max(1, reps // 2)):
                 for name, checkout in checkouts.items():  # alternating, so both see the same machine load
-                    runs[name].append(_visit_fresh(browser, envs[name], checkout, settle_s))
+                    r = fails.attempt(f"[{name}] Dashboard visit {k + 1} with caches",
+                                      lambda checkout=checkout, name=name: _visit_fresh(browser, envs[name], checkout, settle_s))
+                    if r is not None:
+                        runs[name].append(r)
             for name in checkouts:
-                out[name]["dashboard_fresh_process_with_cache"] = _summary(runs[name])
+                out[name]["dashboard_fresh_process_with_cache"] = _summary(runs[name]) if runs[name] else None
             if timeline:
-                game_dir, gid = _largest_game(_demo_roots())
-                srv = _Server({**envs["this"], "MAFIASCOPE_LOGS": str(game_dir.parent)})
-                try:
-                    page = browser.new_page(viewport={"width": 1500, "height": 2000})
-                    page.goto(f"{srv.url}/?game={gid}&step=5")
-                    page.wait_for_selector('.st-key-tl_next button', timeout=300_000)  # the first stSlider may be the sidebar's hidden one
-                    _wait_idle(page)
-                    steps = [page.evaluate(_STEP_JS, {"want": f"step={6 + i}"}) / 1000 for i in range(reps * 2)]
-                    page.close()
-                finally:
-                    srv.close()
-                out["timeline_step_click_to_render_s"] = {**_stats(steps), "game": gid}
+                steps = fails.attempt("timeline steps", lambda: _timeline_steps(browser, envs["this"], reps * 2, step_wait_s, fails))
+                if steps:
+                    out["timeline_step_click_to_render_s"] = {**_stats([x for x in steps if x is not None]), "game": _largest_game(_demo_roots())[1]}
             browser.close()
         out["load_average_end"] = os.getloadavg()
     finally:
@@ -425,6 +391,28 @@ def bench_browser(n: int, synth_dir: Path | None, reps: int, baseline: Path | No
         if synth_dir is None:
             shutil.rmtree(root, ignore_errors=True)
     return out
+
+
+def _timeline_steps(browser, env: dict[str, str], clicks: int, step_wait_s: float, fails: Failures) -> list[float]:
+    """Seconds from a click on "next step" to the new step drawn, on the largest demo game; a click that draws nothing
+    within ``step_wait_s`` is a failure and ends the series (the page may be stuck)."""
+    game_dir, gid = _largest_game(_demo_roots())
+    srv = _Server({**env, "MAFIASCOPE_LOGS": str(game_dir.parent)})
+    steps: list[float] = []
+    try:
+        page = browser.new_page(viewport={"width": 1500, "height": 2000})
+        page.goto(f"{srv.url}/?game={gid}&step=5")
+        page.wait_for_selector('.st-key-tl_next button', timeout=PAGE_WAIT_S * 1000)  # the first stSlider may be the sidebar's hidden one
+        wait_idle(page)
+        for i in range(clicks):
+            r = fails.attempt(f"timeline click to step {6 + i}", lambda i=i: step_click(page, f"step={6 + i}", step_wait_s))
+            if r is None:
+                break
+            steps.append(r["rendered"])
+        page.close()
+    finally:
+        srv.close()
+    return steps
 
 
 # one fresh-process Dashboard render under AppTest (run as `python -c` in the checkout): the process CPU of
@@ -451,11 +439,16 @@ print(json.dumps({"cpu_s": round(time.process_time() - c0, 2), "wall_s": round(t
 
 def _fresh_run(checkout: Path, env: dict[str, str], mode: str) -> dict:
     r = subprocess.run([sys.executable, "-c", _FRESH_JS, mode], cwd=checkout, env={**os.environ, "PYTHONPATH": str(checkout), **env},
-                       capture_output=True, text=True, timeout=3600)
+                       capture_output=True, text=True, timeout=FRESH_RUN_S)
+    if r.returncode != 0 or not r.stdout.strip():
+        raise RuntimeError(f"the fresh process exited with code {r.returncode}: {(r.stderr or '').strip().splitlines()[-1:]}")
     return json.loads(r.stdout.strip().splitlines()[-1])
 
 
-def bench_fresh_cpu(n: int, synth_dir: Path | None, reps: int, baseline: Path | None = None) -> dict:
+FRESH_RUN_S = 3600  # a fresh process's Dashboard run (a cold 1,000-game corpus included) that has not ended is a failure
+
+
+def bench_fresh_cpu(n: int, synth_dir: Path | None, reps: int, baseline: Path | None = None, fails: Failures | None = None) -> dict:
     """Process CPU of a fresh process's Dashboard render under AppTest, caches present (each checkout's cache
     built by a first, discarded run), and of a cold start to its first progress bar; checkouts alternate."""
     root = synth_dir or Path(tempfile.mkdtemp(prefix="ms_synth_"))
@@ -463,17 +456,23 @@ def bench_fresh_cpu(n: int, synth_dir: Path | None, reps: int, baseline: Path | 
     checkouts = {"this": ROOT, **({"baseline": baseline.resolve()} if baseline else {})}
     base_env = {"MAFIASCOPE_LOGS": str(root / "corpus"), "MAFIASCOPE_RUNS": str(root / "runs")}
     caches = {name: Path(tempfile.mkdtemp(prefix=f"ms_cache_{name}_")) for name in checkouts}
+    fails = fails if fails is not None else Failures()
     out: dict = {name: {"warm": [], "cold_first_progress": []} for name in checkouts}
+
+    def run(name: str, what: str, checkout: Path, cache: Path, mode: str, into: list | None) -> None:
+        r = fails.attempt(f"[{name}] fresh-process Dashboard {what}", lambda: _fresh_run(checkout, {**base_env, "MAFIASCOPE_CACHE_DIR": str(cache)}, mode))
+        if r is not None and into is not None:
+            into.append(r)
+
     try:
         for name, checkout in checkouts.items():
-            _fresh_run(checkout, {**base_env, "MAFIASCOPE_CACHE_DIR": str(caches[name])}, "full")  # builds the caches
+            run(name, "building its caches", checkout, caches[name], "full", None)
         for _ in range(max(1, reps)):
             for name, checkout in checkouts.items():
-                out[name]["warm"].append(_fresh_run(checkout, {**base_env, "MAFIASCOPE_CACHE_DIR": str(caches[name])}, "full"))
+                run(name, "with caches", checkout, caches[name], "full", out[name]["warm"])
                 empty = Path(tempfile.mkdtemp(prefix="ms_cold_"))
                 try:
-                    out[name]["cold_first_progress"].append(
-                        _fresh_run(checkout, {**base_env, "MAFIASCOPE_CACHE_DIR": str(empty)}, "first"))
+                    run(name, "cold, to its first progress bar", checkout, empty, "first", out[name]["cold_first_progress"])
                 finally:
                     shutil.rmtree(empty, ignore_errors=True)
         out["load_average"] = round(os.getloadavg()[0], 1)
@@ -509,38 +508,49 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--fresh-cpu", action="store_true",
                     help="only the process CPU of fresh-process Dashboard renders under AppTest (caches present, and a "
                          "cold start to its first progress bar), alternating with --baseline when given")
+    ap.add_argument("--step-wait", type=float, default=STEP_WAIT_S,
+                    help=f"seconds a timeline click may take to draw its step before it counts as a failure (default {STEP_WAIT_S:.0f})")
     args = ap.parse_args(argv)
     import logging
 
     logging.getLogger("streamlit").setLevel(logging.ERROR)
     out = {"streamlit": __import__("streamlit").__version__, "python": sys.version.split()[0], "cpus": os.cpu_count()}
+    fails = Failures()
     if args.fresh_cpu:
-        out["fresh_cpu"] = f = bench_fresh_cpu(args.games, args.synthetic_dir, args.reps, args.baseline)
+        out["fresh_cpu"] = f = bench_fresh_cpu(args.games, args.synthetic_dir, args.reps, args.baseline, fails)
+        out["failures"] = fails.items
         if args.json:
             print(json.dumps(out))
-            return 0
+            return 1 if fails.items else 0
         for name in ("this", "baseline"):
             if name in f:
                 print(f"[{name}] fresh-process Dashboard, caches present: process CPU "
                       + ", ".join(str(r["cpu_s"]) for r in f[name]["warm"]) + " s; cold start to the first progress bar: "
                       + ", ".join(str(r["cpu_s"]) for r in f[name]["cold_first_progress"]) + f" s (load average {f['load_average']})")
-        return 0
+        return fails.report()
     if args.browser or args.only_browser:
-        out["browser"] = bench_browser(args.games, args.synthetic_dir, args.reps, args.baseline, not args.no_timeline,
-                                       args.bytecode, args.settle)
+        out["browser"] = fails.attempt("Chromium measurements", lambda: bench_browser(
+            args.games, args.synthetic_dir, args.reps, args.baseline, not args.no_timeline, args.bytecode, args.settle, fails,
+            args.step_wait))
     if not args.only_browser:
-        out["largest_demo_game"] = bench_game(args.reps)
+        out["largest_demo_game"] = fails.attempt("largest demo game under AppTest", lambda: bench_game(args.reps))
     if not args.skip_dashboard and not args.only_browser:
-        out["synthetic_dashboard"] = bench_dashboard(args.games, args.synthetic_dir, max(2, args.reps // 2))
+        out["synthetic_dashboard"] = fails.attempt("synthetic Dashboard under AppTest",
+                                                   lambda: bench_dashboard(args.games, args.synthetic_dir, max(2, args.reps // 2)))
+    out = {k: v for k, v in out.items() if v is not None}
+    out["failures"] = fails.items
     if args.json:
         print(json.dumps(out))
-        return 0
+        return 1 if fails.items else 0
     if "browser" in out:
         b = out["browser"]
         print(f"Chromium, {b['games']} synthetic games, fresh server processes (load average at start "
-              f"{'/'.join(f'{x:.1f}' for x in b['load_average_start'])}, at end {'/'.join(f'{x:.1f}' for x in b['load_average_end'])}):")
+              f"{'/'.join(f'{x:.1f}' for x in b['load_average_start'])}, at end {'/'.join(f'{x:.1f}' for x in b.get('load_average_end', ()))}):")
         for name in b["checkouts"]:
             nc, w = b[name]["dashboard_no_cache"], b[name]["dashboard_fresh_process_with_cache"]
+            if not nc or not w:
+                print(f"  [{name}] Dashboard: see the failures below")
+                continue
             print(f"  [{name}] Dashboard without caches: first progress/tiles {nc['first_content_s']} s, "
                   f"full render {nc['full_render_s']} s (server CPU {nc['server_cpu_s']} s); phases "
                   + ", ".join(f"{k} {v}" for k, v in nc["phases_s"].items()))
@@ -561,16 +571,16 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  timeline step (next button): median {g['step_next_button_s']['median']} s, max {g['step_next_button_s']['max']} s")
         print(f"  timeline step (slider):      median {g['step_slider_s']['median']} s, max {g['step_slider_s']['max']} s")
         print(f"  page switch Live <-> Impersonate: median {g['page_switch_s']['median']} s, max {g['page_switch_s']['max']} s")
-        if "synthetic_dashboard" in out:
-            d = out["synthetic_dashboard"]
-            print(f"dashboard on {d['games']} synthetic games (corpus built in {d['build_corpus_s']} s): cold {d['dashboard_cold_s']} s, "
-                  f"warm rerun median {d['dashboard_warm_rerun_s']['median']} s")
-            q = d["search"]
-            print(f"  search index ({q['rows']} rows, {q['distinct_texts']} distinct texts): cold {q['index_cold_s']} s, "
-                  f"warm load {q['index_warm_load_s']} s; warm query median {q['query_warm_s']['median']} s, max {q['query_warm_s']['max']} s")
-            print(f"  switch to Calibration {d['switch_to_calibration_cold_s']} s, back to Dashboard median "
-                  f"{d['switch_back_to_dashboard_s']['median']} s, to Live Game {d['switch_to_live_game_s']} s")
-    return 0
+    if "synthetic_dashboard" in out:
+        d = out["synthetic_dashboard"]
+        print(f"dashboard on {d['games']} synthetic games (corpus built in {d['build_corpus_s']} s): cold {d['dashboard_cold_s']} s, "
+              f"warm rerun median {d['dashboard_warm_rerun_s']['median']} s")
+        q = d["search"]
+        print(f"  search index ({q['rows']} rows, {q['distinct_texts']} distinct texts): cold {q['index_cold_s']} s, "
+              f"warm load {q['index_warm_load_s']} s; warm query median {q['query_warm_s']['median']} s, max {q['query_warm_s']['max']} s")
+        print(f"  switch to Calibration {d['switch_to_calibration_cold_s']} s, back to Dashboard median "
+              f"{d['switch_back_to_dashboard_s']['median']} s, to Live Game {d['switch_to_live_game_s']} s")
+    return fails.report()
 
 
 if __name__ == "__main__":

@@ -37,38 +37,16 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from app_waits import PAGE_WAIT_S, STEP_WAIT_S, Failures, step_click, wait_health, wait_idle  # noqa: E402
+
 CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run"]
 TICK = os.sysconf("SC_CLK_TCK")
-
-_STEP_JS = """async ({want}) => {
-  const app = document.querySelector('[data-testid="stApp"]');
-  const btn = document.querySelector('.st-key-tl_next button');
-  const t0 = performance.now();
-  let ran = false;
-  return await new Promise(resolve => {
-    const check = () => {
-      const s = app.getAttribute('data-test-script-state');
-      if (s === 'running') ran = true;
-      if (ran && s === 'notRunning' && location.href.includes(want)) {
-        obs.disconnect();
-        requestAnimationFrame(() => requestAnimationFrame(() => {
-          const rendered = performance.now() - t0;
-          requestIdleCallback(() => resolve({rendered, settled: performance.now() - t0}), {timeout: 5000});
-        }));
-      }
-    };
-    const obs = new MutationObserver(check);
-    obs.observe(app, {attributes: true});
-    btn.click();
-    setTimeout(() => { obs.disconnect(); resolve(null); }, 120000);  // a lost click: reported, not waited on forever
-  });
-}"""
-
 
 # a minimal React devtools hook: react-dom calls onCommitFiberRoot after each commit when it finds one. With
 # window.__msReact.log set (--names), each commit also lists who re-rendered: every rendered component is counted
@@ -158,15 +136,11 @@ class Server:
                                       "--browser.gatherUsageStats", "false"], cwd=root, env=env,
                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         self.url = f"http://127.0.0.1:{self.port}"
-        t0 = time.time()
-        while time.time() - t0 < 180:
-            try:
-                if urllib.request.urlopen(self.url + "/_stcore/health", timeout=2).status == 200:
-                    return
-            except OSError:
-                time.sleep(0.3)
-        self.close()
-        raise SystemExit(f"streamlit did not start in {root}")
+        try:
+            wait_health(self.url, self.proc)
+        except Exception:
+            self.close()
+            raise
 
     def close(self) -> None:
         self.proc.terminate()
@@ -176,11 +150,6 @@ class Server:
             self.proc.kill()
 
 
-def _wait_idle(page) -> None:
-    page.wait_for_function("() => { const a = document.querySelector('[data-testid=\"stApp\"]');"
-                           " return a && a.getAttribute('data-test-script-state') === 'notRunning'; }", timeout=600_000)
-
-
 def _open(browser, srv: Server, game: str, step: int):
     ctx = browser.new_context(viewport={"width": 1500, "height": 2000})
     ctx.add_init_script(_REACT_HOOK)
@@ -188,8 +157,8 @@ def _open(browser, srv: Server, game: str, step: int):
     sent: list[int] = []
     page.on("websocket", lambda ws: ws.on("framereceived", lambda f: sent.append(len(f))))
     page.goto(f"{srv.url}/?game={game}&step={step}")
-    page.wait_for_selector(".st-key-tl_next button", timeout=600_000)
-    _wait_idle(page)
+    page.wait_for_selector(".st-key-tl_next button", timeout=PAGE_WAIT_S * 1000)
+    wait_idle(page)
     time.sleep(1.0)  # the first draw's charts
     return page, sent
 
@@ -200,8 +169,11 @@ def _named(log: list[dict], top: int = 14) -> list[dict]:
              "top": sorted(c["who"].items(), key=lambda kv: -kv[1])[:top]} for c in log]
 
 
-def _clicks(browser, srv: Server, game: str, start: int, reps: int, named: list | None = None) -> list[dict]:
-    """``reps`` clicks on "next step" from ``start``; with ``named`` (a list) each click's commits are appended to it."""
+def _clicks(browser, srv: Server, game: str, start: int, reps: int, named: list | None = None, fails: Failures | None = None,
+            step_wait_s: float = STEP_WAIT_S) -> list[dict]:
+    """``reps`` clicks on "next step" from ``start``; with ``named`` (a list) each click's commits are appended to it. A
+    click that draws nothing in ``step_wait_s`` is recorded in ``fails`` and ends the visit (app_waits.py)."""
+    fails = fails if fails is not None else Failures()
     page, sent = _open(browser, srv, game, start)
     out = []
     try:
@@ -209,16 +181,15 @@ def _clicks(browser, srv: Server, game: str, start: int, reps: int, named: list 
             sent.clear()
             c_srv, c_br = _cpu([srv.proc.pid]), _cpu(_chromium_pids({srv.proc.pid}))
             page.evaluate("(n) => { window.__msReact = {commits: 0, renders: 0, log: n ? [] : undefined}; }", named is not None)
-            _wait_idle(page)  # a click while a run is under way may be dropped by Streamlit
-            r = page.evaluate(_STEP_JS, {"want": f"step={start + i + 1}"})
+            wait_idle(page)  # a click while a run is under way may be dropped by Streamlit
+            r = fails.attempt(f"{srv.url}: click to step {start + i + 1}", lambda i=i: step_click(page, f"step={start + i + 1}", step_wait_s))
             if r is None:
-                print(f"{srv.url}: the click to step {start + i + 1} drew nothing in 120 s; visit abandoned", file=sys.stderr)
-                break
+                break  # the page may be stuck: the visit ends here
             time.sleep(0.2)  # the step's last websocket frames are counted
             react = page.evaluate("() => window.__msReact")
             if named is not None:
                 named.append({"step": start + i + 1, "commits": _named(react.pop("log"))})
-            out.append({"rendered_s": r["rendered"] / 1000, "settled_s": r["settled"] / 1000,
+            out.append({"rendered_s": r["rendered"], "settled_s": r["settled"],
                         "server_cpu_s": _cpu([srv.proc.pid]) - c_srv,
                         "browser_cpu_s": _cpu(_chromium_pids({srv.proc.pid})) - c_br, "ws_kb": sum(sent) / 1024,
                         **{f"react_{k}": v for k, v in react.items() if k != "log"}})
@@ -235,17 +206,21 @@ def _steps_of(game_dir: Path) -> int:
 
 
 def _summary(rows: list[dict]) -> dict:
+    if not rows:
+        return {"n": 0}
     return {k: {"median": round(statistics.median(r[k] for r in rows), 3), "max": round(max(r[k] for r in rows), 3)}
             for k in rows[0]} | {"n": len(rows)}
 
 
-def run(roots: dict[str, Path], game: str, reps: int, rounds: int, names: bool = False) -> dict:
+def run(roots: dict[str, Path], game: str, reps: int, rounds: int, names: bool = False, fails: Failures | None = None,
+        step_wait_s: float = STEP_WAIT_S) -> dict:
     from playwright.sync_api import sync_playwright
 
     if not Path(CHROMIUM).exists():
         raise SystemExit(f"{CHROMIUM} is not installed")
     n = _steps_of(ROOT / "data" / "demo" / game)
     starts = {"early": 5, "mid": n // 2, "late": max(5, n - reps - 2)}
+    fails = fails if fails is not None else Failures()
     caches = {name: Path(tempfile.mkdtemp(prefix=f"ms_step_{name}_")) for name in roots}
     servers: dict[str, Server] = {}
     rows: dict[str, dict[str, list[dict]]] = {name: {w: [] for w in starts} for name in roots}
@@ -255,19 +230,21 @@ def run(roots: dict[str, Path], game: str, reps: int, rounds: int, names: bool =
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
             for name, srv in servers.items():  # warm-up: the first visit reads the game and scores it
-                page, _ = _open(browser, srv, game, 5)
-                page.context.close()
+                fails.attempt(f"[{name}] warm-up visit", lambda srv=srv: _open(browser, srv, game, 5)[0].context.close())
             for _ in range(rounds):
                 for where, s0 in starts.items():
                     for name, srv in servers.items():
-                        rows[name][where] += _clicks(browser, srv, game, s0, reps, named[name] if names else None)
+                        rows[name][where] += fails.attempt(
+                            f"[{name}] visit at step {s0}",
+                            lambda srv=srv, s0=s0, name=name: _clicks(browser, srv, game, s0, reps, named[name] if names else None,
+                                                                    fails, step_wait_s), [])
             browser.close()
     finally:
         for srv in servers.values():
             srv.close()
         for c in caches.values():
             shutil.rmtree(c, ignore_errors=True)
-    return {"game": game, "steps": n, "starts": starts, "load_average": os.getloadavg(),
+    return {"game": game, "steps": n, "starts": starts, "load_average": os.getloadavg(), "failures": fails.items,
             "apps": {name: {"root": str(roots[name]), **{w: _summary(r) for w, r in rows[name].items()},
                             "all": _summary([x for r in rows[name].values() for x in r]),
                             **({"named_commits": named[name]} if names else {})} for name in roots}}
@@ -282,19 +259,25 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--baseline", type=Path, default=None, help="another checkout to measure alternately (e.g. main)")
     ap.add_argument("--names", action="store_true",
                     help="also name who re-rendered in each React commit (printed for each app's first click)")
+    ap.add_argument("--step-wait", type=float, default=STEP_WAIT_S,
+                    help=f"seconds a click may take to draw its step before it counts as a failure (default {STEP_WAIT_S:.0f})")
     args = ap.parse_args(argv)
     roots = {"this": ROOT} | ({"baseline": args.baseline.resolve()} if args.baseline else {})
     load0 = os.getloadavg()
-    out = {"load_average_before": load0, **run(roots, args.game, args.reps, args.rounds, args.names)}
+    fails = Failures()
+    out = {"load_average_before": load0, **run(roots, args.game, args.reps, args.rounds, args.names, fails, args.step_wait)}
     if args.json:
         print(json.dumps(out))
-        return 0
+        return 1 if fails.items else 0
     print(f"{out['game']} ({out['steps']} steps), clicks at steps {out['starts']}; load average "
           f"{load0[0]:.1f} before, {out['load_average'][0]:.1f} after")
     for name, a in out["apps"].items():
         print(f"{name} ({a['root']}):")
         for where in (*out["starts"], "all"):
             s = a[where]
+            if not s["n"]:
+                print(f"  {where:5s} n= 0  (no click drew its step: see the failures below)")
+                continue
             print(f"  {where:5s} n={s['n']:2d}  rendered {s['rendered_s']['median']:.3f} s (max {s['rendered_s']['max']:.3f})"
                   f"  settled {s['settled_s']['median']:.3f} s  server CPU {s['server_cpu_s']['median']:.3f} s"
                   f"  browser CPU {s['browser_cpu_s']['median']:.3f} s  websocket {s['ws_kb']['median']:.0f} KB"
@@ -302,11 +285,11 @@ def main(argv: list[str] | None = None) -> int:
         for k, c in enumerate(a.get("named_commits", [{}])[0].get("commits", [])):
             print(f"    commit {k}: {c['renders']} renders, {c['nodes']} elements and blocks: "
                   + "; ".join(f"{n} {who}" for who, n in c["top"]))
-    if "baseline" in out["apps"]:
+    if "baseline" in out["apps"] and out["apps"]["this"]["all"]["n"] and out["apps"]["baseline"]["all"]["n"]:
         t, b = out["apps"]["this"]["all"], out["apps"]["baseline"]["all"]
         print("baseline/this (medians): " + ", ".join(
             f"{k} {b[k]['median'] / max(t[k]['median'], 1e-9):.1f}x" for k in ("rendered_s", "settled_s", "server_cpu_s", "browser_cpu_s")))
-    return 0
+    return fails.report()
 
 
 if __name__ == "__main__":
