@@ -4,8 +4,13 @@
 The fixtures in ``tests/golden/reports/`` hold the values as they were when written; the tests in
 ``tests/test_report_golden.py`` recompute them and compare. Compat figures must be equal exactly;
 default figures to the printed precision (a float may move by one unit of its sixth decimal when a
-sum is taken in another order). To accept a deliberate change of the figures, regenerate them and
-read the diff:
+sum is taken in another order). The text report and the report directory's files are rendered from
+the fixture's own report, so they pin the rendering whatever the computation gives.
+
+A fixture lists the seat-level statistics registered when it was written (``statistics``). A statistic
+registered since (a new metric) is left out of the comparison, and so are the Holm-adjusted p-values,
+whose family it changed; rewriting the fixtures pins them. To accept a deliberate change of the
+figures, regenerate them and read the diff:
 
     UPDATE_GOLDEN=1 python -m pytest tests/test_report_golden.py -k outputs
     python -m tests.report_goldens demo       # or one corpus (both modes)
@@ -73,18 +78,23 @@ def seat_filter_model(c: Any) -> str | None:
     return ms[0] if len(ms) > 1 else None
 
 
+def statistics() -> list[str]:
+    """The seat-level statistics registered now (their keys, in order)."""
+    from mafiascope.analytics.seats import METRIC_KEYS
+
+    return list(METRIC_KEYS)
+
+
 def outputs(name: str, mode_name: str, cache_dir: str | Path) -> dict[str, Any]:
     """Every golden output of one corpus and mode (see the module docstring)."""
     from mafiascope.analytics.dynamics import edge_stream
     from mafiascope.analytics.episodes import find_episodes
-    from mafiascope.analytics.report import format_report
-    from mafiascope.analytics.report_dir import write_report_dir
     from mafiascope.analytics.seats import compare, compare_all, models_of, seat_mask
 
     c = load(name, cache_dir)
     mode = mode_of(mode_name)
     rep = report(c, mode, transcripts=True)
-    out: dict[str, Any] = {"report": rep, "text": format_report(rep).splitlines()}
+    out: dict[str, Any] = {"statistics": statistics(), "report": rep}
     model = seat_filter_model(c)
     if model is not None:
         mask = seat_mask(c, model=model)
@@ -98,12 +108,41 @@ def outputs(name: str, mode_name: str, cache_dir: str | Path) -> dict[str, Any]:
         out["episodes"] = find_episodes(c)
         edges = edge_stream(c, mode)
         out["edges"] = {"rows": len(edges), "sha256": hashlib.sha256(edges.to_csv(index=False).encode()).hexdigest()}
+    return out
+
+
+RENDERED = ("text", "report_dir")  # the fixture entries rendered from its own report
+
+
+def renderings(got: dict[str, Any]) -> dict[str, Any]:
+    """The text report and the report directory's Markdown and CSV files, rendered from ``got``'s
+    report and comparisons (JSON values: a fixture's, or :func:`outputs`' as JSON gives them back)."""
+    from mafiascope.analytics.report import format_report
+    from mafiascope.analytics.report_dir import write_report_dir
+
+    rep = got["report"]
+    out: dict[str, Any] = {"text": format_report(rep).splitlines()}
     with tempfile.TemporaryDirectory() as tmp:
-        full = {**rep, "comparisons": out["comparisons"], "provenance": PROVENANCE}
+        full = {**rep, "comparisons": got["comparisons"], "provenance": PROVENANCE}
         written = write_report_dir(full, Path(tmp), figures=False)
         out["report_dir"] = {f: (Path(tmp) / f).read_text(encoding="utf-8").splitlines()
                              for f in ["report.md", *sorted(x for x in written["tables"] if x.endswith(".csv"))]}
     return out
+
+
+def without_new_statistics(obj: Any, new: set[str]) -> Any:
+    """``obj`` (JSON values) without the statistics ``new`` (keys of ``metrics`` dicts, comparison rows of
+    those metrics) and, when there are any, without the Holm-adjusted p-values (their family changed)."""
+    if not new:
+        return obj
+    if isinstance(obj, dict):
+        return {k: (without_new_statistics({m: x for m, x in v.items() if m not in new}, new) if k == "metrics"
+                    and isinstance(v, dict) else without_new_statistics(v, new))
+                for k, v in obj.items() if not k.startswith("p_holm")}
+    if isinstance(obj, list):
+        return [without_new_statistics(x, new) for x in obj
+                if not (isinstance(x, dict) and x.get("metric") in new)]
+    return obj
 
 
 def fixture_path(name: str, mode_name: str) -> Path:
@@ -153,13 +192,19 @@ def as_json(obj: Any) -> Any:
     return json.loads(json.dumps(obj, ensure_ascii=False, default=str))
 
 
+def fixture(got: dict[str, Any]) -> dict[str, Any]:
+    """A fixture's contents: :func:`outputs` (as JSON) and their :func:`renderings`."""
+    got = as_json(got)
+    return {**got, **renderings(got)}
+
+
 def write(names: list[str]) -> None:
     FIXTURES.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as cache:
         for name in names:
             for mode_name in MODES:
                 path = fixture_path(name, mode_name)
-                path.write_text(dump(as_json(outputs(name, mode_name, cache))), encoding="utf-8")
+                path.write_text(dump(fixture(outputs(name, mode_name, cache))), encoding="utf-8")
                 print(f"wrote {path.relative_to(ROOT)} ({path.stat().st_size} bytes)")
 
 
