@@ -80,9 +80,9 @@ def seat_filter_model(c: Any) -> str | None:
 
 def statistics() -> list[str]:
     """The seat-level statistics registered now (their keys, in order)."""
-    from mafiascope.analytics.seats import METRIC_KEYS
+    from mafiascope.analytics.metrics import statistic_keys
 
-    return list(METRIC_KEYS)
+    return list(statistic_keys())
 
 
 def outputs(name: str, mode_name: str, cache_dir: str | Path) -> dict[str, Any]:

@@ -11,7 +11,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from mafiascope.analytics import accounting, f4, last_before, parse_counts, seat_cells
+from mafiascope.analytics import accounting, f4, last_before, parse_counts
+from mafiascope.analytics.metrics.personality import SUMS as PERSONALITY
 from mafiascope.analytics import personality_blocks as pb
 from mafiascope.analytics.load import K_NONE, TRAITS
 from mafiascope.analytics.modes import COMPAT_CHOICES, Mode
@@ -144,17 +145,6 @@ def test_parse_from_flags_equals_row_counts(seed: int, monkeypatch: pytest.Monke
             [list(d) for d in (y["by_probe_raw"], y["by_probe_repaired"])]
 
 
-@pytest.mark.parametrize("name", ("demo", "mafiascope_en_demo"))
-def test_parse_seat_cells_equal_weighted_sums(loaded, name: str) -> None:
-    c = loaded[name]
-    p = c.cols("probes", ["g", "seat", "eff_kind"])
-    cl = seat_cells._cells(c)
-    k = cl.key(p["g"].to_numpy(), p["seat"].to_numpy())
-    ref = np.stack([cl.sum(k, p["eff_kind"].to_numpy() != K_NONE), cl.sum(k)], axis=-1)
-    got = seat_cells._parse(c, Mode(boot=0))
-    assert got.dtype == ref.dtype and np.array_equal(got, ref) and got[..., 1].sum() > 0
-
-
 class _Memo(_Fake):
     """The personality fake with a real memo (the whole-number sums are memoised)."""
 
@@ -192,11 +182,11 @@ def test_whole_sums_equal_pooled_errors_and_seat_sums(seed: int, monkeypatch: py
 def test_personality_section_and_cells_from_whole_sums(loaded, name: str, monkeypatch: pytest.MonkeyPatch) -> None:
     c = loaded[name]
     c.forget(pb.PERSONALITY_WHOLE_SUMS.key())
-    got = accounting.personality_error(c), seat_cells._personality(c, Mode(boot=0))
+    got = accounting.personality_error(c), PERSONALITY.build(c, Mode(boot=0))["sums"]
     assert c.peek(pb.PERSONALITY_WHOLE_SUMS.key()) is not None
     c.forget(pb.PERSONALITY_WHOLE_SUMS.key())
     monkeypatch.setattr(pb, "_whole_sums", lambda *a: None)
-    ref = accounting.personality_error(c), seat_cells._personality(c, Mode(boot=0))
+    ref = accounting.personality_error(c), PERSONALITY.build(c, Mode(boot=0))["sums"]
     c.forget(pb.PERSONALITY_WHOLE_SUMS.key())
     assert got[0] == ref[0] and np.array_equal(got[1], ref[1])
 

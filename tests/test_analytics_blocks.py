@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from mafiascope.analytics import accounting, dynamics, episodes, f1, f3, personality_blocks as pb, seat_cells
+from mafiascope.analytics import accounting, dynamics, episodes, f1, f3, personality_blocks as pb
 from mafiascope.analytics.frames import _PROBE_COLS, items_with_probe
 from mafiascope.analytics.load import TRAITS
 from mafiascope.analytics.modes import COMPAT, Mode
@@ -92,40 +92,6 @@ def test_personality_pooled_declines_fractional_estimates(loaded) -> None:
     r = dict(accounting.personality_rows(c))
     r[TRAITS[0]] = r[TRAITS[0]] + 0.25
     assert pb.pooled_errors(c, r, slice(None), len(r["g"])) is None
-
-
-def _personality_cells_whole(c, r: dict[str, np.ndarray] | None = None) -> np.ndarray:
-    """The computation the game blocks replaced: every row of a trait at once."""
-    r = accounting.personality_rows(c) if r is None else r
-    cl = seat_cells._cells(c)
-    k = cl.key(r["g"], r["seat"])
-    cell = np.ravel_multi_index((r["g"], r["tgt"]), c.seat_array(TRAITS[0]).shape)
-    err, base, n = (np.zeros((cl.m, cl.S)) for _ in range(3))
-    for trait in TRAITS:
-        truth = c.seat_array(trait).ravel().take(cell)
-        est = r[trait]
-        ok = np.flatnonzero(~np.isnan(truth) & ~np.isnan(est))
-        err += cl.sum(k[ok], np.abs(est[ok] - truth[ok]))
-        base += cl.sum(k[ok], np.abs(50 - truth[ok]))
-        n += cl.sum(k[ok])
-    return np.stack([err, n, base], axis=-1)
-
-
-@pytest.mark.parametrize("name", NAMES)
-def test_personality_seat_cells_by_game_blocks_equal_the_whole(loaded, name: str,
-                                                               monkeypatch: pytest.MonkeyPatch) -> None:
-    c = loaded[name]
-    want = _personality_cells_whole(c)
-    for block in (1 << 40, 5, 1):
-        monkeypatch.setattr(pb, "BLOCK_ROWS", block)
-        monkeypatch.setattr(pb.game_blocks, "__defaults__", (block,))
-        assert np.array_equal(seat_cells._personality(c, Mode()), want), (name, block)
-    r = dict(accounting.personality_rows(c))
-    r = {k: v + 0.1 for k, v in r.items() if k in TRAITS} | {k: r[k] for k in ("g", "seat", "tgt", "round")}
-    cl = seat_cells._cells(c)
-    a = pb.seat_sums(c, r, cl.key, cl.n)
-    monkeypatch.setattr(pb.game_blocks, "__defaults__", (1 << 40,))
-    assert all(np.array_equal(x, y) for x, y in zip(a, pb.seat_sums(c, r, cl.key, cl.n)))  # fractional values too
 
 
 @pytest.mark.parametrize("rows", [1, 2, 3, 10, 100])
@@ -230,8 +196,6 @@ def test_personality_blocks_with_missing_estimates(loaded, frac: bool, monkeypat
     monkeypatch.setattr(pb.game_blocks, "__defaults__", (4,))
     assert accounting.personality_error(c) == _ordered(c, None)
     assert (pb.pooled_errors(c, r, slice(None), len(r["g"])) is None) == frac
-    monkeypatch.setattr(seat_cells, "personality_rows", lambda c: r)
-    assert np.array_equal(seat_cells._personality(c, Mode()), _personality_cells_whole(c, r))
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -245,48 +209,6 @@ def test_items_with_few_probe_columns_equal_the_whole_frame(loaded, name: str) -
         whole = items_with_probe(c, table, raw_only=raw, cols=cols)
         assert list(some.columns) == [k for k in whole.columns if k not in _PROBE_COLS or k in probe_cols]
         pd.testing.assert_frame_equal(some, whole[list(some.columns)], check_exact=True, obj=f"{name} {table}")
-
-
-@pytest.mark.parametrize("name", NAMES)
-def test_dynamics_seat_cells_from_arrays_equal_the_frame(loaded, name: str) -> None:
-    c = loaded[name]
-    for mode in (Mode(), COMPAT):
-        df = dynamics.dynamics_pairs(c, mode)
-        cl = seat_cells._cells(c)
-        k = cl.key(df["g"].to_numpy(), df["agent"].to_numpy())
-        l1 = df["l1"].to_numpy()
-        has = ~np.isnan(l1)
-        want = np.stack([cl.sum(k[has], l1[has]), cl.sum(k[has]), cl.sum(k, df["flip"].to_numpy()),
-                         cl.sum(k, df["flip_pair"].to_numpy()), cl.sum(k, df["ret"].to_numpy())], axis=-1)
-        c.forget(dynamics.DYN_PAIRS.key(mode), dynamics.DYN_PAIR_ARRAYS.key(mode))
-        assert np.array_equal(seat_cells._dyn(c, mode), want), (name, mode.name)
-        assert c.peek(dynamics.DYN_PAIRS.key(mode)) is None  # no frame built
-
-
-def _f3_cells_whole(c, mode: Mode, tau: float) -> np.ndarray:
-    """F3's seat cells in one pass over every pair, float weights per column (as before the blocks)."""
-    p = f3.pair_arrays(c, mode)
-    at = np.flatnonzero(~p["mm"])
-    cl = seat_cells._cells(c)
-    k = cl.key(p["g"][at], p["A"][at])
-    pred, act = p["pred"][at], f3.actual_attitude(p["guess"][at], p["conf"][at], tau)
-    cols = [cl.sum(k), cl.sum(k, pred == act)] + [cl.sum(k, act == a) for a in range(3)]
-    return np.stack(cols + [cl.sum(k, pred == f3.L.SUSPECTS)], axis=-1)
-
-
-@pytest.mark.parametrize("name", NAMES)
-def test_f3_seat_cells_by_blocks_of_pairs_equal_the_whole(loaded, name: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    c = loaded[name]
-    for mode in (Mode(), COMPAT):
-        n = len(f3.pair_arrays(c, mode)["g"])
-        if name == "demo":
-            assert n > 7 and (~f3.pair_arrays(c, mode)["mm"]).sum() < n  # many blocks, some Mafia-Mafia pairs
-        for tau in (50, 80):
-            want = _f3_cells_whole(c, mode, tau)
-            for block in (1, 7, 1 << 40):
-                monkeypatch.setattr(seat_cells, "_F3_BLOCK", block)
-                got = seat_cells._f3(c, mode, tau)
-                assert got.dtype == want.dtype and np.array_equal(got, want), (name, mode.name, tau, block)
 
 
 @pytest.mark.parametrize("name", NAMES)

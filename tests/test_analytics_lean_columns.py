@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from mafiascope.analytics import accounting, f2, seat_cells
+from mafiascope.analytics import accounting, f2
 from mafiascope.analytics import labels as L
 from mafiascope.analytics.corpus import LAZY_TABLES
 from mafiascope.analytics.f1 import f1_items
@@ -121,25 +121,6 @@ def test_release_columns_keeps_the_named_and_reads_the_rest_again(loaded) -> Non
     assert not t._cols and t._frame is None
 
 
-def _f1_cells_by_frame(c, mode, col_num: str, col_den: str | None) -> np.ndarray:
-    it = f1_items(c, mode)
-    cl = seat_cells._cells(c)
-    k = cl.key(it["g"].to_numpy(), it["obs"].to_numpy())
-    num = it[col_num].to_numpy()
-    den = np.ones(len(it), dtype=bool) if col_den is None else it[col_den].to_numpy()
-    return np.stack([cl.sum(k, num & den), cl.sum(k, den)], axis=-1)
-
-
-def _f3_cells_by_frame(c, mode, tau: float = 50) -> np.ndarray:
-    df = f3_pairs(c, mode)
-    cl = seat_cells._cells(c)
-    k = cl.key(df["g"].to_numpy(), df["A"].to_numpy())
-    pred = df["pred"].to_numpy()
-    act = actual_attitude(df["guess"].to_numpy(), df["conf"].to_numpy(), tau)
-    cols = [cl.sum(k), cl.sum(k, pred == act)] + [cl.sum(k, act == a) for a in range(3)]
-    return np.stack(cols + [cl.sum(k, pred == L.SUSPECTS)], axis=-1)
-
-
 def _calibration_obs_by_frame(c, mode) -> pd.DataFrame:
     it = f1_items(c, mode)
     conf = it["conf"].to_numpy()
@@ -150,13 +131,9 @@ def _calibration_obs_by_frame(c, mode) -> pd.DataFrame:
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_seat_cells_and_calibration_from_arrays_equal_the_frames(loaded, name: str) -> None:
-    """F1's and F3's seat cells and F2's observations read the memoised arrays, not the item/pair frames."""
+def test_calibration_from_arrays_equals_the_frames(loaded, name: str) -> None:
+    """F2's observations read the memoised arrays, not the item frames."""
     c = loaded[name]
     for mode in (Mode(), COMPAT):
-        for num, den in (("correct", "committed"), ("unknown", None), ("hit_mafia", "tgt_mafia")):
-            got = seat_cells._f1(num, den)(c, mode)
-            assert np.array_equal(got, _f1_cells_by_frame(c, mode, num, den)), (name, mode.name, num)
-        assert np.array_equal(seat_cells._f3(c, mode), _f3_cells_by_frame(c, mode)), (name, mode.name)
         c.forget(f2.CALIBRATION_OBS.key(mode))
         pd.testing.assert_frame_equal(calibration_obs(c, mode), _calibration_obs_by_frame(c, mode), check_exact=True)

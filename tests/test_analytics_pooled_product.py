@@ -88,9 +88,9 @@ def test_pooled_resamples_and_their_count_columns(loaded, name: str) -> None:
     masks = [seats.seat_mask(c, model=m, role=r) for m in seats.models_of(c) for r in [None, *seats.roles_of(c)]]
     pers = [seats._PerGame(c, mode, mask) for mask in masks]
     got = seats._pooled_resamples(c, mode, pers)
-    keys = list(dict.fromkeys(x.per_seat for x in seats._metrics(c)))
+    keys = list(seats._metrics(c))
     assert set(got) == {(i, k) for i in range(len(masks)) for k in keys}
-    blocks = [pers[i](next(x for x in seats._metrics(c) if x.per_seat is k)) for k in keys for i in range(len(masks))]
+    blocks = [pers[i](k) for k in keys for i in range(len(masks))]
     assert _same_bits(np.hstack([got[(i, k)] for k in keys for i in range(len(masks))]),
                       _whole_blocks(multiplicities(c.m, mode), blocks))
     n_counts = 0
@@ -98,5 +98,5 @@ def test_pooled_resamples_and_their_count_columns(loaded, name: str) -> None:
         flags = seats._count_columns(c, mode, metric)
         n_counts += int(flags.sum())
         for per in pers:
-            assert not (flags & ~count_columns(per(metric))).any(), (name, metric.key)
+            assert not (flags & ~count_columns(per(metric))).any(), (name, metric.name)
     assert n_counts > 0

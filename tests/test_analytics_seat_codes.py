@@ -12,7 +12,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from mafiascope.analytics import frames, seat_cells
+from mafiascope.analytics import frames, seats
+from mafiascope.analytics.metric import GameBlock
+from mafiascope.analytics.modes import Mode
 from tests.loader_digest import loaded_corpora
 
 NAMES = ("demo", "fixtures_v2", "mafiascope_en_demo", "malformed")
@@ -40,11 +42,11 @@ def test_seat_masks_from_codes_equal_the_object_comparison(loaded, name: str) ->
     roles = [None, "no such role", *{str(x) for x in c.seat_array_obj("role").ravel() if x is not None}]
     for model in models:
         for role in roles:
-            got = seat_cells.seat_mask(c, model=model, role=role)
+            got = seats.seat_mask(c, model=model, role=role)
             assert got.dtype == bool and np.array_equal(got, _object_mask(c, model, role)), (name, model, role)
     # the memoised "seated" mask is not changed by a caller's mask
-    seat_cells.seat_mask(c, model="no such model")[...] = False
-    assert np.array_equal(seat_cells.seat_mask(c), _object_mask(c, None, None))
+    seats.seat_mask(c, model="no such model")[...] = False
+    assert np.array_equal(seats.seat_mask(c), _object_mask(c, None, None))
 
 
 class _FakeCorpus:
@@ -66,27 +68,7 @@ def test_seat_masks_with_none_and_nan_slots() -> None:
     c = _FakeCorpus(models, roles)
     for model in (None, "a", "b", "c"):
         for role in (None, "Mafia", "Villager"):
-            assert np.array_equal(seat_cells.seat_mask(c, model=model, role=role), _object_mask(c, model, role))  # type: ignore[arg-type]
-
-
-def _where_key(S: int, n: int, g: np.ndarray, s: np.ndarray) -> np.ndarray:
-    g, s = np.asarray(g, dtype=np.int64), np.asarray(s, dtype=np.int64)
-    ok = (s >= 0) & (s < S)
-    return np.where(ok, g * S + np.where(ok, s, 0), n)
-
-
-@pytest.mark.parametrize("dtype", [np.int8, np.int32, np.int64, np.uint8, np.float64])
-def test_cell_keys_equal_the_select_form(dtype) -> None:
-    rng = np.random.default_rng(5)
-    cl = seat_cells._Cells.__new__(seat_cells._Cells)
-    cl.m, cl.S = 50, 7
-    cl.n = cl.m * cl.S
-    g = rng.integers(0, cl.m, 1000).astype(np.int32)
-    s = rng.integers(-2 if np.dtype(dtype).kind != "u" else 0, cl.S + 3, 1000).astype(dtype)
-    got = cl.key(g, s)
-    assert got.dtype == np.int64 and np.array_equal(got, _where_key(cl.S, cl.n, g, s))
-    assert np.array_equal(cl.key(g, np.clip(s, 0, cl.S - 1)), _where_key(cl.S, cl.n, g, np.clip(s, 0, cl.S - 1)))
-    assert cl.key(g[:0], s[:0]).shape == (0,)
+            assert np.array_equal(seats.seat_mask(c, model=model, role=role), _object_mask(c, model, role))  # type: ignore[arg-type]
 
 
 class _Deaths:
@@ -186,17 +168,30 @@ def test_played_by_flat_gather_equals_the_2d_codes() -> None:
         frames.played_by(c, g, np.full(500, 6), "a")  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize("dtype", [bool, np.int8, np.uint16, np.int32, np.float64])
-def test_cell_sums_by_chunks_equal_one_weighted_count(dtype, monkeypatch: pytest.MonkeyPatch) -> None:
-    rng = np.random.default_rng(9)
-    cl = seat_cells._Cells.__new__(seat_cells._Cells)
-    cl.m, cl.S = 40, 6
-    cl.n = cl.m * cl.S
-    key = rng.integers(0, cl.n + 1, 5000)  # cl.n: rows without a seat
-    w = (rng.random(5000) < 0.4) if dtype is bool else rng.integers(-3 if dtype != np.uint16 else 0, 300, 5000).astype(dtype)
-    want = np.bincount(key, weights=w.astype(float), minlength=cl.n + 1)[: cl.n].reshape(cl.m, cl.S)
-    for chunk in (1 << 20, 777, 1):
-        monkeypatch.setattr(seat_cells, "_SUM_CHUNK", chunk)
-        got = cl.sum(key, w)
-        assert got.dtype == np.float64 and np.array_equal(got, want), (dtype, chunk)
-    assert np.array_equal(cl.sum(key), np.bincount(key, minlength=cl.n + 1)[: cl.n].reshape(cl.m, cl.S))
+
+
+def _block(m: int, S: int) -> GameBlock:
+    return GameBlock(0, m, Mode(), S, np.zeros((m, S), np.int8), np.zeros((m, S), bool), np.full((m, S), np.inf), {}, {})
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.int32, np.int64, np.uint8])
+def test_block_sums_add_each_cells_rows_in_row_order(dtype) -> None:
+    """A kernel's per-(game, seat) sums: each cell adds its rows' weights left to right (so sums of floats are
+    the same on any block of whole games); rows whose seat is not a seat slot count for no cell."""
+    rng = np.random.default_rng(5)
+    m, S, n = 30, 7, 3000
+    b = _block(m, S)
+    g = rng.integers(0, m, n).astype(np.int32)
+    s = rng.integers(-2 if np.dtype(dtype).kind != "u" else 0, S + 3, n).astype(dtype)
+    w = rng.random(n) * 10.0 ** rng.integers(-3, 4, n)
+    flag = rng.random(n) < 0.4
+    want = np.zeros((m, S, 3))
+    for gi, si, wi, fi in zip(g.tolist(), s.tolist(), w.tolist(), flag.tolist()):
+        if 0 <= si < S:
+            want[gi, si] += (wi, fi, 1)
+    got = b.sums(g, s, w, flag, None)
+    assert got.dtype == np.float64 and np.array_equal(got, want)
+    code = rng.integers(0, 5, n)
+    cnt = b.counts(g, s, code, 5)
+    assert cnt.sum() == ((s >= 0) & (s < S)).sum() and np.array_equal(cnt.sum(-1), want[..., 2])
+    assert b.sums(g[:0], s[:0], w[:0]).shape == (m, S, 1)

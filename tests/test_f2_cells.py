@@ -12,7 +12,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from mafiascope.analytics import f2, seat_cells
+from mafiascope.analytics import f2
+from mafiascope.analytics.metrics.f2 import SUMS as F2_SUMS
 from mafiascope.analytics.f2_cells import COLS, N_BINS, obs_cells
 from mafiascope.analytics.frames import seat_model_codes
 from mafiascope.analytics.modes import COMPAT, Mode
@@ -109,9 +110,9 @@ def _fractional(c, mode: Mode, monkeypatch: pytest.MonkeyPatch) -> None:
 def _seat_cells_by_rows(c, mode: Mode) -> np.ndarray:
     """The F2 seat cells before f2y: bin_columns over (game, seat) cell keys."""
     df = f2.calibration_obs(c, mode)
-    cl = seat_cells._cells(c)
-    k = cl.key(df["g"].to_numpy(), df["obs"].to_numpy())
-    return f2.bin_columns(df.assign(g=k), cl.n + 1)[: cl.n].reshape(cl.m, cl.S, -1)
+    S = c.seat_array_obj("model").shape[1]
+    k = df["g"].to_numpy().astype(np.int64) * S + df["obs"].to_numpy()
+    return f2.bin_columns(df.assign(g=k), c.m * S + 1)[: c.m * S].reshape(c.m, S, -1)
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -132,5 +133,5 @@ def test_f2_and_seat_cells_from_the_cells_equal_the_row_paths(loaded, name: str,
                     got = f2.f2(c, mode, breakdowns=breakdowns, model=model, seats=seats)
                     ref = _f2_by_frame(c, mode, breakdowns, model, seats)
                     assert json.dumps(got) == json.dumps(ref), (name, model, seats is not None, breakdowns)
-        assert _same(seat_cells._f2(c, mode), _seat_cells_by_rows(c, mode))
+        assert _same(F2_SUMS.build(c, mode)["sums"], _seat_cells_by_rows(c, mode))
         c.forget(f2.CALIBRATION_OBS.key(mode), f2.CALIBRATION_CELLS.key(mode))

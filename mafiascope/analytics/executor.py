@@ -22,14 +22,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 import pandas as pd
 
-from .corpus import SEAT_ARRAY, Corpus
-from .frames import death_ts
+from .corpus import SEAT_ARRAY, Cached, Corpus
+from .frames import death_ts, game_bounds, mafia_mask
 from .lazy_table import LazyTable
+from .metric import GameBlock, Metric, Source
+from .modes import Mode
 from .runtime import current_block, release_free_memory, running_block, workers
 
 T = TypeVar("T")
@@ -170,4 +172,55 @@ def concat_rows(parts: list[tuple[int, int, dict[str, np.ndarray]]], game_keys: 
         out[k] = np.concatenate(arrays)
         del arrays
     parts.clear()
+    return out
+
+
+# ----------------------------------------------------------------------------- seat-level metrics
+
+KERNEL_ROWS = 1 << 20  # rows of a kernel's largest input per block of games (one block below this)
+SEAT_SUMS = Cached("seat_sums", report=True)  # a metric's (m, seats, k) sums (small: kept for the whole report)
+
+
+def seat_sums(c: Corpus, mode: Mode, metric: Metric) -> np.ndarray:
+    """``metric``'s (m, seats, k) sums per (game, seat) cell: its kernel run on blocks of games (on worker
+    threads when the inputs are large), each block's sums written at its games; memoised."""
+    return c.memo(SEAT_SUMS.key(metric, mode), lambda: _seat_sums(c, mode, metric))
+
+
+def _seat_sums(c: Corpus, mode: Mode, metric: Metric) -> np.ndarray:
+    S = c.seat_array_obj("model").shape[1]
+    rows: dict[Any, dict[str, np.ndarray]] = {}
+    per_game: dict[Any, dict[str, np.ndarray]] = {}
+    for src, cols in metric.reads.items():
+        if src == "games":
+            per_game[src] = {k: c.games[k].to_numpy() for k in cols}
+        elif isinstance(src, Source):
+            got = src.build(c, mode)
+            (per_game if src.per_game else rows)[src] = {k: np.asarray(got[k]) for k in dict.fromkeys(
+                [*(() if src.per_game else ("g",)), *cols])}
+        else:
+            df = c.cols(src, list(dict.fromkeys(["g", *cols])))
+            rows[src] = {k: df[k].to_numpy() for k in df.columns}
+    seat = {"role_code": c.seat_array("role_code"), "mafia": mafia_mask(c), "death_ts": death_ts(c)}
+    bounds = {src: game_bounds(r["g"], c.m) for src, r in rows.items()}
+    n_rows = max([len(r["g"]) for r in rows.values()], default=0)
+    if any(b is None for b in bounds.values()) or n_rows < KERNEL_ROWS or c.m < 2:
+        blocks = [(0, c.m)]  # rows not in game order, or too few to split
+    else:
+        biggest = max(bounds.values(), key=lambda b: int(b[-1]))  # type: ignore[arg-type, union-attr]
+        n = workers() * -(-n_rows // (KERNEL_ROWS * workers()))  # a multiple of the workers: none idle at the end
+        blocks = spans(biggest, -(-n_rows // n))  # type: ignore[arg-type]
+    out = np.zeros((c.m, S, len(metric.columns)))
+
+    def run(span: tuple[int, int]) -> None:
+        lo, hi = span
+        got: dict[Any, dict[str, np.ndarray]] = {src: {k: v[lo:hi] for k, v in cols.items()} for src, cols in per_game.items()}
+        for src, cols in rows.items():
+            a, b = (int(bounds[src][lo]), int(bounds[src][hi])) if bounds[src] is not None else (0, len(cols["g"]))
+            got[src] = {k: (v[a:b] - v.dtype.type(lo) if k == "g" and lo else v[a:b]) for k, v in cols.items()}
+        block = GameBlock(lo, hi, mode, S, seat["role_code"][lo:hi], seat["mafia"][lo:hi], seat["death_ts"][lo:hi],
+                          got.get("games", {}), got)
+        out[lo:hi] = metric.kernel(block)
+
+    map_blocks(run, blocks)
     return out

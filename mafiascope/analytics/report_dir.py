@@ -20,6 +20,7 @@ from . import figures as F
 from . import seats as seat_stats
 from .corpus import Corpus
 from .manifest import analysis_provenance
+from .metrics import labels as metric_labels
 from .modes import Mode
 from .report import build_report
 from .pvalues import format_p
@@ -85,8 +86,8 @@ def _wide_metrics(long: pd.DataFrame) -> pd.DataFrame:
     long = long.assign(cell=[f"{_fmt(v, [lo, hi] if lo is not None and lo == lo else None)} (n={n})" if v is not None and v == v else "–"
                              for v, lo, hi, n in zip(long["value"], long["ci_lo"], long["ci_hi"], long["n"])])
     wide = long.pivot(index="metric", columns="model", values="cell")
-    order = [k for k in seat_stats.METRIC_KEYS if k in wide.index]
-    labels = {x.key: x.label for x in seat_stats.METRICS}
+    labels = metric_labels()
+    order = [k for k in labels if k in wide.index]
     out = wide.loc[order].reset_index()
     out.insert(0, "measure", [labels[k] for k in out["metric"]])
     return out

@@ -20,104 +20,123 @@ import copy
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from .corpus import Cached, Corpus
+from .executor import seat_sums
 from .f1 import f1_by_round_models
 from .f2 import f2
+from .metric import Metric, Statistic
+from .metrics import registry
 from .modes import Mode
 from .pooled_product import count_columns, pooled_columns
 from .pvalues import bootstrap_p, bootstrap_tail_p, holm, holm_family, round_p
 from .stats import batched_cis, isolated, multiplicities, percentile_ci, round_or_none
 from .stats import ci_list as _ci
-from .seat_cells import METRIC_KEYS, METRICS, SeatMetric, seat_mask  # noqa: F401  (METRIC_KEYS, seat_mask: part of this module's API)
 
-SEAT_STATS = Cached("seat_stats", report=True)  # a metric builder's (m, seats, k) statistics
 MODELS_OF = Cached("models_of", report=True)
 ROLES_OF = Cached("roles_of", report=True)
 BY_MODEL_ENTRIES = Cached("by_model_entries", report=True)
+SEAT_CODES = Cached("seat_codes", report=True)  # an object seat column's values as small integer codes
+SEATED = Cached("seated", report=True)
+COUNT_COLUMNS = Cached("count_columns", report=True)
 
 
-def _metrics(c: Corpus) -> tuple[SeatMetric, ...]:
+def _metrics(c: Corpus) -> tuple[Metric, ...]:
     has_probes = c.n_rows("probes") > 0
-    return tuple(x for x in METRICS if has_probes or not x.needs_probes)
+    return tuple(x for x in registry() if has_probes or not x.needs_probes)
 
 
-def _seat_stats(c: Corpus, mode: Mode, metric: SeatMetric) -> np.ndarray:
-    """A builder's (m, S, k) statistics, built once per corpus and mode (metrics sharing a builder share them)."""
-    return c.memo(SEAT_STATS.key(metric.per_seat, mode), lambda: np.asarray(metric.per_seat(c, mode), dtype=np.float64))
+def _seat_codes(c: Corpus, col: str) -> tuple[dict[object, int], np.ndarray]:
+    """(value -> code, (m, seats) code of each slot) of an object seat column, -1 for None/NaN;
+    memoised (kept by a lean report): a seat mask compares small integers, not Python objects."""
+
+    def build() -> tuple[dict[object, int], np.ndarray]:
+        arr = c.seat_array_obj(col)
+        codes, uniques = pd.factorize(arr.ravel())
+        return {u: i for i, u in enumerate(uniques.tolist())}, codes.reshape(arr.shape)
+
+    return c.memo(SEAT_CODES.key(col), build)
 
 
-def _count_columns(c: Corpus, mode: Mode, metric: SeatMetric) -> np.ndarray:
-    """Which of a builder's columns hold non-negative integers (counts): so does every seat mask's
+def _code_eq(c: Corpus, col: str, value: str) -> np.ndarray:
+    index, codes = _seat_codes(c, col)
+    at = index.get(value)
+    return np.zeros(codes.shape, dtype=bool) if at is None else codes == at
+
+
+def seat_mask(c: Corpus, model: str | None = None, role: str | None = None) -> np.ndarray:
+    """(m, seats) bool: the seats played by ``model`` (exact name) and holding ``role`` (true role name)."""
+    keep = c.memo(SEATED.key(), lambda: np.not_equal(c.seat_array_obj("model"), None)).copy()
+    if model is not None:
+        keep &= _code_eq(c, "model", model)
+    if role is not None:
+        keep &= _code_eq(c, "role", role)
+    return keep
+
+
+def _count_columns(c: Corpus, mode: Mode, metric: Metric) -> np.ndarray:
+    """Which of a metric's columns hold non-negative integers (counts): so does every seat mask's
     sum of them, which :func:`.pooled_product.pooled_columns` then pools in float32."""
-    return c.memo(SEAT_STATS.key("counts", metric.per_seat, mode), lambda: count_columns(_seat_stats(c, mode, metric)))
+    return c.memo(COUNT_COLUMNS.key(metric, mode), lambda: count_columns(seat_sums(c, mode, metric)))
 
 
 class _PerGame:
-    """Per-game statistics of each metric builder for one seat mask: the sums over its seats."""
+    """Per-game statistics of each metric for one seat mask: the sums over its seats."""
 
     def __init__(self, c: Corpus, mode: Mode, mask: np.ndarray):
         self.c, self.mode = c, mode
         self.mask = mask.astype(np.float64)
-        self._got: dict[Any, np.ndarray] = {}
-        self._tot: dict[Any, np.ndarray] = {}
+        self._got: dict[Metric, np.ndarray] = {}
+        self._tot: dict[Metric, np.ndarray] = {}
 
-    def __call__(self, metric: SeatMetric) -> np.ndarray:
-        key = metric.per_seat
-        if key not in self._got:
-            cells = _seat_stats(self.c, self.mode, metric)
+    def __call__(self, metric: Metric) -> np.ndarray:
+        if metric not in self._got:
+            cells = seat_sums(self.c, self.mode, metric)
             S = min(cells.shape[1], self.mask.shape[1])
-            self._got[key] = np.einsum("msk,ms->mk", cells[:, :S], self.mask[:, :S])
-        return self._got[key]
+            self._got[metric] = np.einsum("msk,ms->mk", cells[:, :S], self.mask[:, :S])
+        return self._got[metric]
 
-    def total(self, metric: SeatMetric) -> np.ndarray:
-        """(1, k) pooled statistics over every game: summed once per builder, not once per metric."""
-        key = metric.per_seat
-        if key not in self._tot:
-            self._tot[key] = self(metric).sum(0)[None, :]
-        return self._tot[key]
-
-
-def _point(metric: SeatMetric, tot: np.ndarray) -> tuple[float | None, int]:
-    with np.errstate(divide="ignore", invalid="ignore"):
-        v = float(metric.stat(tot)[0])
-    n = int(round(float(np.sum(tot[0, metric.n_col]))))
-    return (None if np.isnan(v) else v), n
+    def total(self, metric: Metric) -> np.ndarray:
+        """(1, k) pooled statistics over every game: summed once per metric, not once per statistic."""
+        if metric not in self._tot:
+            self._tot[metric] = self(metric).sum(0)[None, :]
+        return self._tot[metric]
 
 
-def _resamples(metric: SeatMetric, pg: np.ndarray, mode: Mode) -> np.ndarray | None:
+def _point(metric: Metric, st: Statistic, tot: np.ndarray) -> tuple[float | None, int]:
+    v = float(metric.values(st, tot)[0])
+    return (None if np.isnan(v) else v), metric.n(st, tot)
+
+
+def _resamples(pg: np.ndarray, mode: Mode) -> np.ndarray | None:
+    """(B, k) resampled pooled sums of a metric's (m, k) per-game sums (None without resamples)."""
     if mode.boot == 0 or pg.shape[0] == 0:
         return None
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.asarray(metric.stat(multiplicities(pg.shape[0], mode) @ pg), dtype=np.float64)
+    return multiplicities(pg.shape[0], mode) @ pg
 
 
-def _pooled_resamples(c: Corpus, mode: Mode, pers: list[_PerGame]) -> dict[tuple[int, Any], np.ndarray]:
-    """``(mask index, builder) -> (B, k)`` resampled pooled statistics: every builder's columns for
-    every mask pooled together (:func:`.pooled_product.pooled_columns`: the multiplicity matrix is
-    read once, not once per builder and mask, and each column's values are the same as alone)."""
-    out: dict[tuple[int, Any], np.ndarray] = {}
+def _pooled_resamples(c: Corpus, mode: Mode, pers: list[_PerGame]) -> dict[tuple[int, Metric], np.ndarray]:
+    """``(mask index, metric) -> (B, k)`` resampled pooled sums: every metric's columns for every mask
+    pooled together (:func:`.pooled_product.pooled_columns`: the multiplicity matrix is read once, not
+    once per metric and mask, and each column's values are the same as alone)."""
+    out: dict[tuple[int, Metric], np.ndarray] = {}
     if mode.boot == 0 or c.m == 0 or not pers:
         return out
-    seen: set[Any] = set()
     blocks: list[np.ndarray] = []
     counts: list[np.ndarray] = []
-    where: list[tuple[int, Any, int, int]] = []
+    where: list[tuple[int, Metric, int, int]] = []
     at = 0
     for metric in _metrics(c):
-        key = metric.per_seat
-        if key in seen:
-            continue
-        seen.add(key)
         for i, per in enumerate(pers):
             pg = per(metric)
             blocks.append(pg)
             counts.append(_count_columns(c, mode, metric))
-            where.append((i, key, at, at + pg.shape[1]))
+            where.append((i, metric, at, at + pg.shape[1]))
             at += pg.shape[1]
     pooled = pooled_columns(multiplicities(c.m, mode), blocks, counts)
-    for i, key, lo, hi in where:
-        out[(i, key)] = pooled[:, lo:hi]
+    for i, metric, lo, hi in where:
+        out[(i, metric)] = pooled[:, lo:hi]
     return out
 
 
@@ -130,13 +149,12 @@ def seat_metrics_many(c: Corpus, mode: Mode, masks: list[np.ndarray]) -> list[di
         games = int(mask.any(1).sum())
         out: dict[str, dict[str, Any]] = {}
         for metric in _metrics(c):
-            pt, n = _point(metric, per.total(metric))
-            ci = None
-            if (i, metric.per_seat) in pooled:
-                with np.errstate(divide="ignore", invalid="ignore"):
-                    res = np.asarray(metric.stat(pooled[(i, metric.per_seat)]), dtype=np.float64)
-                ci = _ci(percentile_ci(res))
-            out[metric.key] = {"point": round_or_none(pt), "ci95": ci, "n": n, "games": games}
+            for st in metric.statistics:
+                pt, n = _point(metric, st, per.total(metric))
+                ci = None
+                if (i, metric) in pooled:
+                    ci = _ci(percentile_ci(metric.values(st, pooled[(i, metric)])))
+                out[st.key] = {"point": round_or_none(pt), "ci95": ci, "n": n, "games": games}
         results.append(out)
     return results
 
@@ -181,8 +199,8 @@ def prime(c: Corpus, mode: Mode, sections: set[str]) -> None:
     F2, each model's F1 by round and F2), while the sections' intermediates are still memoised; a
     lean report then drops those intermediates (:func:`.report.build_report`)."""
     for metric in _metrics(c):
-        if metric.key.split(".")[0] in sections:
-            _seat_stats(c, mode, metric)
+        if metric.section in sections:
+            seat_sums(c, mode, metric)
     if {"f1", "f2"} <= sections and c.n_rows("probes"):
         c.memo(BY_MODEL_ENTRIES.key(mode), lambda: isolated(_model_entries, c, mode))
 
@@ -238,19 +256,20 @@ def _compare(c: Corpus, mode: Mode, a: str, b: str, *, role: str | None = None) 
     raw_p: list[float | None] = []  # unrounded, for the Holm adjustments
     for metric in _metrics(c):
         ga, gb = pa(metric), pb(metric)
-        va, na = _point(metric, pa.total(metric))
-        vb, nb = _point(metric, pb.total(metric))
-        ra, rb = _resamples(metric, ga, mode), _resamples(metric, gb, mode)
-        diff = None if va is None or vb is None else va - vb
-        ci = p = p_tail = None
-        if ra is not None and rb is not None and diff is not None:
-            d = ra - rb
-            ci = _ci(percentile_ci(d))
-            p, p_tail = bootstrap_p(d, diff, _games_with_data(ga, gb)), bootstrap_tail_p(d)
-        raw_p.append(p)
-        rows.append({"metric": metric.key, "label": metric.label, "a": round_or_none(va), "b": round_or_none(vb),
-                     "n_a": na, "n_b": nb, "diff": round_or_none(diff), "diff_ci95": ci, "p": round_p(p),
-                     "p_boot_tail": round_p(p_tail)})
+        ra, rb = _resamples(ga, mode), _resamples(gb, mode)
+        for st in metric.statistics:
+            va, na = _point(metric, st, pa.total(metric))
+            vb, nb = _point(metric, st, pb.total(metric))
+            diff = None if va is None or vb is None else va - vb
+            ci = p = p_tail = None
+            if ra is not None and rb is not None and diff is not None:
+                d = metric.values(st, ra) - metric.values(st, rb)
+                ci = _ci(percentile_ci(d))
+                p, p_tail = bootstrap_p(d, diff, _games_with_data(ga, gb)), bootstrap_tail_p(d)
+            raw_p.append(p)
+            rows.append({"metric": st.key, "label": st.label, "a": round_or_none(va), "b": round_or_none(vb),
+                         "n_a": na, "n_b": nb, "diff": round_or_none(diff), "diff_ci95": ci, "p": round_p(p),
+                         "p_boot_tail": round_p(p_tail)})
     for row, ph in zip(rows, holm(raw_p)):
         row["p_holm"] = round_p(ph)
     family = [r["metric"] for r, p in zip(rows, raw_p) if p is not None]
@@ -262,7 +281,7 @@ def _compare(c: Corpus, mode: Mode, a: str, b: str, *, role: str | None = None) 
 
 
 def _games_with_data(ga: np.ndarray, gb: np.ndarray) -> int:
-    """Games (clusters) holding any statistic of either model: the resampled units of a difference."""
+    """Games (clusters) holding any sum of the metric for either model: the resampled units of a difference."""
     return int((np.any(ga != 0, axis=1) | np.any(gb != 0, axis=1)).sum())
 
 
