@@ -150,6 +150,8 @@ def dynamics(dirs: tuple[str, ...]) -> None:
 
 def compare_view(dirs: tuple[str, ...]) -> None:
     """Two models side by side on every seat-level metric, with the difference and its interval."""
+    from mafiascope.analytics.metric import Place
+    from mafiascope.analytics.metrics import rows_at
     from mafiascope.analytics.pvalues import format_p
 
     models = A.seat_models(dirs)
@@ -170,6 +172,7 @@ def compare_view(dirs: tuple[str, ...]) -> None:
                f"the bootstrap standard error (t, games − 1 df); Holm p: adjusted over {md_escape(res['p_holm_family']['text'])} "
                "(n/a: not testable).")
     df = fig["table"]
+    df = df[df["metric"].isin([r["metric"] for r in rows_at(df.to_dict("records"), Place.DASHBOARD)])]
     show = pd.DataFrame({
         "metric": df["label"], a: df["a"], b: df["b"],
         "A − B [95% CI]": [ci_text(d if d == d else None, [lo, hi] if lo is not None and lo == lo else None, "{:+.3f}")

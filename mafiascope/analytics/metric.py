@@ -49,11 +49,10 @@ NUMBER = Format("number")
 class Place(str, Enum):
     """Where a statistic is shown."""
 
-    REPORT = "report"  # the report's ``metrics`` over every seat, and the text report's line of it
     BY_MODEL = "by_model"  # the report's ``by_model`` / ``by_model_role`` and the text report's per-model block
-    COMPARE = "compare"  # ``mafiascope compare``, the report directory's comparisons, the Dashboard's comparison
-    REPORT_DIR = "report_dir"  # ``mafiascope report``'s per-model tables (CSV, LaTeX) and report.md
-    DASHBOARD = "dashboard"  # the Cross-Game Dashboard's per-model table
+    COMPARE = "compare"  # ``mafiascope compare`` (text, JSON) and the report directory's comparisons
+    REPORT_DIR = "report_dir"  # ``mafiascope report``'s per-model tables (CSV, LaTeX) and report.md's
+    DASHBOARD = "dashboard"  # the Cross-Game Dashboard's model comparison (table and forest plot)
 
 
 EVERYWHERE = frozenset(Place)

@@ -20,7 +20,8 @@ from . import figures as F
 from . import seats as seat_stats
 from .corpus import Corpus
 from .manifest import analysis_provenance
-from .metrics import labels as metric_labels
+from .metric import Place
+from .metrics import labels as metric_labels, metrics_at, rows_at
 from .modes import Mode
 from .report import build_report
 from .pvalues import format_p
@@ -133,9 +134,11 @@ def write_report_dir(rep: dict[str, Any], out: Path, *, figures: bool = True) ->
     bins, calib = F.calibration_frames(by_model) if has_probes else (pd.DataFrame(), pd.DataFrame())
     tables: dict[str, pd.DataFrame] = {
         "outcome": _outcome_frame(rep),
-        "by_model": F.metrics_frame(by_model),
-        "by_model_role": F.model_role_frame(rep.get("by_model_role") or {}),
-        "comparisons": F.comparison_frame(rep.get("comparisons") or []),
+        "by_model": F.metrics_frame({m: {**e, "metrics": metrics_at(e.get("metrics") or {}, Place.REPORT_DIR)}
+                                     for m, e in by_model.items()}),
+        "by_model_role": F.model_role_frame({m: {r: {**e, "metrics": metrics_at(e.get("metrics") or {}, Place.REPORT_DIR)}
+                                                 for r, e in roles.items()} for m, roles in (rep.get("by_model_role") or {}).items()}),
+        "comparisons": F.comparison_frame(_compared(rep)),
         "f4": _f4_frame(rep),
     }
     if has_probes:
@@ -155,7 +158,7 @@ def write_report_dir(rep: dict[str, Any], out: Path, *, figures: bool = True) ->
             charts["calibration_per_model"] = F.calibration_per_model_chart(bins, by_model)
         if has_probes and not tables["dynamics"].empty:
             charts["belief_dynamics"] = F.dynamics_chart(tables["dynamics"])
-        for cmp in rep.get("comparisons") or []:
+        for cmp in _compared(rep):
             df = F.comparison_frame([cmp])
             if df["diff"].notna().any():
                 charts[f"compare_{_slug(cmp['a'])}_vs_{_slug(cmp['b'])}"] = F.comparison_chart(df, cmp["a"], cmp["b"])
@@ -213,6 +216,11 @@ def _p_text(df: pd.DataFrame) -> pd.DataFrame:
     return df.assign(**{c: [format_p(x, "--", latex=True) for x in df[c]] for c in F.P_COLUMNS if c in df})
 
 
+def _compared(rep: dict[str, Any]) -> list[dict[str, Any]]:
+    """The report's comparisons with the rows of the statistics ``compare`` shows."""
+    return [{**cmp, "rows": rows_at(cmp["rows"], Place.COMPARE)} for cmp in rep.get("comparisons") or []]
+
+
 def _slug(s: str) -> str:
     return "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in s)[:60] or "model"
 
@@ -263,7 +271,7 @@ def render_markdown(rep: dict[str, Any], tables: dict[str, pd.DataFrame], charts
             elif "by_role" in e:
                 L += ["", f"{md_code(field)} answers by the answering seat's role:", "", _md_table(pd.DataFrame(
                     [{"role": r, **cnt} for r, cnt in e["by_role"].items()]).fillna(0))]
-    L += _comparisons_md(rep.get("comparisons") or [], charts)
+    L += _comparisons_md(_compared(rep), charts)
     absent = [k for k, x in rep.items() if isinstance(x, dict) and "absent" in x]
     if absent:
         L += ["", "Absent sections (no probe logs): " + ", ".join(absent) + "."]

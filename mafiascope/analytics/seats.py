@@ -26,8 +26,8 @@ from .corpus import Cached, Corpus
 from .executor import seat_sums
 from .f1 import f1_by_round_models
 from .f2 import f2
-from .metric import Metric, Statistic
-from .metrics import registry
+from .metric import Metric, Place, Statistic
+from . import metrics as registered
 from .modes import Mode
 from .pooled_product import count_columns, pooled_columns
 from .pvalues import bootstrap_p, bootstrap_tail_p, holm, holm_family, round_p
@@ -44,7 +44,7 @@ COUNT_COLUMNS = Cached("count_columns", report=True)
 
 def _metrics(c: Corpus) -> tuple[Metric, ...]:
     has_probes = c.n_rows("probes") > 0
-    return tuple(x for x in registry() if has_probes or not x.needs_probes)
+    return tuple(x for x in registered.registry() if has_probes or not x.needs_probes)
 
 
 def _seat_codes(c: Corpus, col: str) -> tuple[dict[object, int], np.ndarray]:
@@ -150,6 +150,8 @@ def seat_metrics_many(c: Corpus, mode: Mode, masks: list[np.ndarray]) -> list[di
         out: dict[str, dict[str, Any]] = {}
         for metric in _metrics(c):
             for st in metric.statistics:
+                if Place.BY_MODEL not in st.shown:
+                    continue
                 pt, n = _point(metric, st, per.total(metric))
                 ci = None
                 if (i, metric) in pooled:
@@ -258,6 +260,8 @@ def _compare(c: Corpus, mode: Mode, a: str, b: str, *, role: str | None = None) 
         ga, gb = pa(metric), pb(metric)
         ra, rb = _resamples(ga, mode), _resamples(gb, mode)
         for st in metric.statistics:
+            if Place.COMPARE not in st.shown and Place.DASHBOARD not in st.shown:
+                continue
             va, na = _point(metric, st, pa.total(metric))
             vb, nb = _point(metric, st, pb.total(metric))
             diff = None if va is None or vb is None else va - vb

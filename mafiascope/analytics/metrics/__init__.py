@@ -11,8 +11,9 @@ from __future__ import annotations
 import importlib
 import pkgutil
 from functools import lru_cache
+from typing import Any
 
-from ..metric import Metric, Statistic
+from ..metric import Metric, Place, Statistic
 
 
 @lru_cache(maxsize=1)
@@ -42,3 +43,24 @@ def statistic_keys() -> tuple[str, ...]:
 def labels() -> dict[str, str]:
     """Statistic key -> label."""
     return {st.key: st.label for _, st in statistics()}
+
+
+def shown(place: Place) -> set[str]:
+    """The keys of the statistics shown at ``place``."""
+    return {st.key for _, st in statistics() if place in st.shown}
+
+
+def _at(key: str, place: Place, keys: set[str], known: set[str]) -> bool:
+    return key in keys or key not in known  # a statistic no longer registered: a stored result drawn again
+
+
+def rows_at(rows: list[dict], place: Place) -> list[dict]:
+    """The comparison rows (``{"metric": key, ...}``) of the statistics shown at ``place``."""
+    keys, known = shown(place), set(statistic_keys())
+    return [r for r in rows if _at(r["metric"], place, keys, known)]
+
+
+def metrics_at(metrics: dict[str, Any], place: Place) -> dict[str, Any]:
+    """A ``metrics`` dict (statistic key -> figures) with the statistics shown at ``place``."""
+    keys, known = shown(place), set(statistic_keys())
+    return {k: v for k, v in metrics.items() if _at(k, place, keys, known)}

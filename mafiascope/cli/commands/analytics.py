@@ -171,9 +171,12 @@ def _compare(args: argparse.Namespace) -> int:
 
 
 def _compare_text(res: dict, role: str | None) -> Iterator[str]:
+    from ...analytics.metric import Place
+    from ...analytics.metrics import rows_at
     from ...analytics.pvalues import format_p
 
     fam = res["p_holm_family"]
+    res = {**res, "rows": rows_at(res["rows"], Place.COMPARE)}
     yield (f"{res['a']} vs {res['b']}" + (f" ({role} seats)" if role else "") + f": {res['games_shared']} shared games, "
            f"{res['seats_a']} / {res['seats_b']} seats, B={res['boot']}")
     holm_head = f"Holm p ({fam['size']})"
