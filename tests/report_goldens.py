@@ -187,6 +187,13 @@ def differences(mine: Any, gold: Any, tol: float, path: str = "", out: list[str]
     return out
 
 
+def mismatches(mine: Any, gold: Any, gold_statistics: list[str], mode_name: str, path: str) -> list[str]:
+    """:func:`differences` of computed values from a fixture's (``gold_statistics``: the fixture's
+    ``statistics``), leaving out statistics registered since and, with them, the Holm-adjusted p-values."""
+    new = set(statistics()) - set(gold_statistics)
+    return differences(without_new_statistics(mine, new), without_new_statistics(gold, new), FLOAT_TOL[mode_name], path)
+
+
 def as_json(obj: Any) -> Any:
     """``obj`` as a JSON round trip gives it back (tuples as lists, keys as strings)."""
     return json.loads(json.dumps(obj, ensure_ascii=False, default=str))
