@@ -55,6 +55,24 @@ def test_vote_parser_reads_markdown_bold():
     assert not parse_vote_target("no marker here", names).valid
 
 
+def test_import_recovers_the_stated_votes_the_original_tally_dropped(tmp_path):
+    """Replies that state the vote in a sentence are read on import; the tally's own entry is kept beside it."""
+    from mafiascope.analytics.original_format import import_corpus
+
+    def vote(player: str, text: str) -> dict:
+        return {"game_id": "imp-0", "kind": "day_vote", "round": 1, "player": player, "response": text, "ts": 5.0}
+
+    votes = [vote("Bob", "Ann dodged every question. I'm voting for Ann."), vote("Cid", "Я голосую за Ann."),
+             vote("Dee", "VOTE: Ann"), vote("Ann", "I'm not voting for Bob, but Cid? Maybe.")]
+    tally = {"game_id": "imp-0", "kind": "vote_tally", "round": 1, "tally": {"Ann": 1}, "votes": {"Dee": "Ann"}, "ts": 6.0}
+    _tiny_game(tmp_path / "src" / "imp-0", probes=False, extra=[*votes, tally])
+    stats = import_corpus(tmp_path / "src", tmp_path / "out")
+    assert (stats["votes"], stats["parsed"], stats["tally_missed"], stats["disagree"]) == (4, 3, 2, 0)
+    got = {r["player"]: (r["target"], r["tally_target"]) for r in _jsonl(tmp_path / "out" / "imp-0" / "game.jsonl")
+           if r["kind"] == "day_vote"}
+    assert got == {"Bob": ("Ann", None), "Cid": ("Ann", None), "Dee": ("Ann", "Ann"), "Ann": (None, None)}
+
+
 def _tiny_game(d: Path, *, torn: bool = False, probes: bool = True, extra: list[dict] | None = None,
                answers: list | None = None) -> Path:
     d.mkdir(parents=True)

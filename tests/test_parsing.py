@@ -40,7 +40,7 @@ def test_votes_are_read(text, target):
 @pytest.mark.parametrize(
     "text,note",
     [
-        ("I vote for Logan", "no VOTE line"),
+        ("I voted for Logan", "no VOTE line or stated vote"),
         ("VOTE: Zed", "no living player matches"),
         ("VOTE: nobody", "explicit abstention"),
         ("", "empty reply"),
@@ -50,6 +50,57 @@ def test_votes_are_read(text, target):
 def test_unresolvable_votes_say_why(text, note):
     res = parse_vote(text, NAMES)
     assert not res.valid and res.target is None and note in res.note
+
+
+@pytest.mark.parametrize(
+    "text,target",
+    [
+        ("I'm voting for Logan.", "Logan"),
+        ("Gray dodged every question. I vote Gray.", "Gray"),
+        ("My vote goes to Casey, she lied about the night.", "Casey"),
+        ("Finley gets my vote.", "Finley"),
+        ("Я голосую за Алекса.", "Alex"),
+        ("Мой голос — за Логана, он путался в показаниях.", "Logan"),
+        ("Голосую за Грея.", "Gray"),
+        ("Final vote: VOTE: Casey", "Casey"),  # the marker written twice
+        ("**Final vote:** **VOTE: Alex**", "Alex"),
+        ("VOTE: Gray\n\nOn reflection, I'm voting for Logan instead.", "Logan"),  # the last decision
+        ("I'm voting for Gray.\n\nVOTE: Casey", "Casey"),
+    ],
+)
+def test_stated_votes_are_read(text, target):
+    res = parse_vote(text, NAMES)
+    assert res.valid and res.target == target, res
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I'm not voting for Logan.",
+        "If I vote for Logan and he's town, we lose.",
+        "Gray thinks I'm voting for Logan.",
+        "Should I vote for Casey?",
+        "I voted for Alex yesterday.",
+        "I'll vote for Finley tomorrow.",
+        "I think I'm voting for Gray, not sure yet.",
+        "I'm voting for Gray or Logan.",
+        "Casey said: \"I'm voting for Alex.\"",
+        "I'm voting for Alex. Just kidding.",
+        "VOTE: Gray\n\nI'm not voting for Gray after all.",
+        "Я не голосую за Логана.",
+        "Если я проголосую за Грея, а он мирный...",
+        "Голосую за Алекса, если он промолчит.",
+    ],
+)
+def test_statements_that_cast_no_vote_are_not_read(text):
+    res = parse_vote(text, NAMES)
+    assert not res.valid and res.target is None, res
+
+
+def test_a_quoted_vote_line_above_the_reply_s_own_does_not_hide_it():
+    text = "Casey wrote:\n> VOTE: Gray\nThat vote came too fast. VOTE: not Gray\n\nVOTE: Alex"
+    assert parse_vote(text, NAMES).target == "Alex"
+    assert not parse_vote("Past votes:\n1. VOTE: Gray\n2. VOTE: Logan", NAMES).valid  # a list under an intro
 
 
 def test_dead_players_are_not_targets():

@@ -1,9 +1,9 @@
 """Vote-reply target for the importer and the loader of original logs.
 
 :func:`parse_vote_target` is the engine's parser (``mafiascope.engine.parsing.parse_vote``),
-so analytics and a live game read a vote identically: only from a ``VOTE:``/``ГОЛОС:``
-protocol line, never from prose (docs/parsing.md). Compat figures do not depend on it:
-they use the original's own tally (``vote_tally.votes``).
+so analytics and a live game read a vote identically: from a ``VOTE:``/``ГОЛОС:`` protocol
+line or a first-person statement of the vote, never from other prose (docs/parsing.md).
+Compat figures do not depend on it: they use the original's own tally (``vote_tally.votes``).
 """
 
 from __future__ import annotations

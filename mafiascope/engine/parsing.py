@@ -1,7 +1,9 @@
 """Reading protocol lines (``VOTE: X``, ``ACTION: Kill X`` ...) out of seat replies.
 
-A target is read only from a protocol marker in marker position, never from prose; the
-rule, with examples, is in docs/parsing.md. In short:
+A target is read from a protocol marker in marker position and, for votes, from a
+first-person statement of the decision (``I'm voting for Dana.``, ``Голосую за Логана.``:
+:mod:`.stated_votes`); never from other prose. The rule, with examples, is in
+docs/parsing.md. In short:
 
 * the marker (a :class:`~.markers.ActionMarker` head such as ``VOTE``/``ГОЛОС``, whole
   word) starts a line (after optional Markdown: ``**``, ``#``, ``>``, a bullet or number,
@@ -10,11 +12,14 @@ rule, with examples, is in docs/parsing.md. In short:
 * the name is the first word(s) after the separator (Markdown, quotes, brackets and
   ``for``/``за``/``against``/``против`` allowed around it; possessives, Cyrillic
   transliterations and Russian case forms accepted: names.py);
-* the *last* marker line decides; if it names nobody, or hedges (``VOTE: not Ellis``,
-  ``VOTE: Logan?``, ``VOTE: Gray or Logan``, ``VOTE: Ellis was my call yesterday``), the
-  reply is unreadable and the caller re-asks -- never an earlier mention;
+* the *last* decision decides, marker line or statement; if it names nobody, or hedges
+  (``VOTE: not Ellis``, ``VOTE: Logan?``, ``VOTE: Gray or Logan``, ``VOTE: Ellis was my call
+  yesterday``, ``I'm voting for Gray, unless Logan claims``), the reply is unreadable and the
+  caller re-asks -- never an earlier mention;
 * a marker line that quotes someone (a ``>`` quote or quotation marks followed by more
-  prose, a line introduced by ``Logan wrote:``) or that later prose retracts is no vote.
+  prose, a line introduced by ``Logan wrote:``) or that later prose retracts, negates
+  (``I'm not voting for Gray after all``) or replaces with another name (``... Or Logan.``)
+  is no vote.
 
 An unresolvable reply yields ``valid=False`` with a note; callers log it, never drop it.
 Which markers exist is data (:class:`~.markers.Markers`) that the rule family passes in.
@@ -30,15 +35,17 @@ from functools import lru_cache
 from ..logs.answers import strip_think
 from . import reply_cues as cues
 from .markers import PROTOCOL_MARKERS, ActionMarker, Markers
+from .stated_votes import Stated, stated_votes
 from .names import END as _END
-from .names import NONE_WORDS, fold, match_name, name_at, name_forms
+from .names import match_name, name_at
+from .target_text import DASHES as _DASHES
+from .target_text import alternative_next, bare, read_name, strip_lead
 
 __all__ = ["ParsedTarget", "match_name", "parse_list", "parse_target", "parse_vote", "strip_think", "Markers", "PROTOCOL_MARKERS"]
 
 # --------------------------------------------------------------------------- text pieces
 _D = r"[*_`~]*"  # Markdown emphasis around a marker or name
 _SP = r"[ \t]*"
-_DASHES = r"\-–—‒―"  # for use inside a character class
 _OPEN_QUOTES = "\"“„«'‘"
 _CLOSE_QUOTES = "\"”»“"  # not apostrophes: "Logan's" is no quotation
 # labels a line may carry before the marker ("Final answer: VOTE: Gray")
@@ -48,11 +55,6 @@ _POSITION = (
     rf"(?:{_D}{_SP}{_LABEL}{_SP}{_D}{_SP}:{_SP})?"
     rf"|(?<=[.!?…])(?<!e\.g\.)(?<!i\.e\.)(?<!etc\.)(?<!vs\.){_SP})"  # after a sentence, not after an abbreviation
 )
-_LEAD_STRIP = re.compile(r"^[\s*_`~\"“”„«»'‘’(\[{<>@:]+")
-# words a target may carry before the name: "for Dana", "за игрока Логана", "eliminate Gray"
-_FOR = re.compile(r"(?:(?:for|against|eliminate|player|за|против|исключить|игрок\w{0,2})\s+[*_`~\"“«(\[]*){1,2}", re.I)
-_AFTER_NAME_DECOR = re.compile(r"^[*_`~\]\)}>\"”»’']*")
-
 @dataclass(frozen=True)
 class ParsedTarget:
     target: str | None
@@ -83,114 +85,6 @@ def _marker_re(marker: ActionMarker) -> re.Pattern[str]:
     )
 
 
-def _strip_lead(text: str) -> str:
-    text = _LEAD_STRIP.sub("", text)
-    m = _FOR.match(text)
-    return text[m.end():] if m else text
-
-
-def _bare(text: str) -> str:
-    """Text without Markdown, quotes, brackets and sentence punctuation."""
-    return re.sub(r"[\s*_`~\"“”„«»'‘’()\[\]{}<>.,;:!…]+", " ", text).strip()
-
-
-def _abstains(rest: str) -> bool:
-    words = fold(_bare(rest)).split()
-    return bool(words) and (words[0] in NONE_WORDS or " ".join(words[:2]) in NONE_WORDS)
-
-
-def _read_name(rest: str, names: list[str], whole_line: bool) -> tuple[str | None, str, str]:
-    """(name, note, tail) for the text after a marker; ``name`` None with the reason when unusable.
-
-    ``whole_line``: nothing but punctuation may follow the name (dash separators).
-    """
-    if re.match(r"^[\s*_`]*~~", rest):
-        return None, "struck out", ""
-    frag = _strip_lead(rest)
-    if not _bare(frag):
-        return None, "empty target", ""
-    if _abstains(frag):
-        return None, "explicit abstention", ""
-    hit = name_at(frag, names)
-    if hit is None:
-        prefix = _unique_prefix(frag, names)
-        if prefix is None:
-            return None, f"no living player matches {rest.strip()[:40]!r}", ""
-        return prefix, "unique prefix", ""
-    name, note, end = hit
-    tail = frag[end:end + 500]  # a protocol line is short; what runs on past this is prose either way
-    if whole_line:
-        return (name, note, tail) if not re.sub(r"[\s*_`~\"”»’'.!)\]}>]+", "", tail) else (None, "prose after a dash", tail)
-    why = _hedged(tail, names, name, possessive=note == "possessive")
-    return (None, why, tail) if why else (name, note, tail)
-
-
-def _unique_prefix(frag: str, names: list[str]) -> str | None:
-    """An abbreviation that is the whole target (``VOTE: Fin``) and fits exactly one candidate."""
-    words = fold(_bare(frag)).split()
-    if len(words) != 1 or len(words[0]) < 3:
-        return None
-    cands = [n for n in names if fold(n).startswith(words[0])]
-    return cands[0] if len(cands) == 1 else None
-
-
-def _hedged(tail: str, names: list[str], name: str, possessive: bool) -> str:
-    """Why the words after the name undo the vote ("" when they do not)."""
-    tail = cues.IDLE_IF.sub(" ", tail)  # "if I'm wrong, blame me" conditions nothing
-    after = _AFTER_NAME_DECOR.sub("", tail)
-    stripped = after.lstrip()
-    if stripped.startswith("?"):
-        return "a question, not a vote"
-    # another player right after the name: "Gray or Logan", "Gray/Logan", "Gray, Logan"
-    m = re.match(rf"^[\s*_`~]*(?:[,/&+;{_DASHES}]|(?<!\w)(?:or|and|vs\.?|versus|или|либо|и)(?!\w))[\s*_`~\"“«(\[]*", after, re.I)
-    if m:
-        other = name_at(after[m.end():], names)
-        if other and other[0] != name:
-            return "names more than one player"
-        if _abstains(after[m.end():]):
-            return "a player or an abstention"
-    if cues.PAST_VOTE.match(tail):
-        return "refers to a past vote"
-    if cues.UNSURE.search(tail):
-        return "unsure on the marker line"
-    if cues.CONDITION.search(tail):
-        return "conditional on the marker line"
-    if cues.HEDGE_FIRST.match(re.sub(rf"^[\s,.;:!()\[\]{_DASHES}*_`~]+", "", stripped)):
-        return "hedged after the name"
-    if cues.NOT_REAL.search(tail):
-        return "an example or hypothetical, not a vote"
-    if cues.EARLIER.match(after):
-        return "dated to an earlier round"
-    if _alternative_named(tail, names, name):
-        return "offers another player instead"
-    # words running on from the name without a delimiter belong to the same clause
-    if stripped and (stripped[0].isalpha() or stripped[0] in "'’"):
-        clause = cues.REASON.split(re.split(rf"[,.;:!?()\[\]{_DASHES}]", stripped, maxsplit=1)[0], maxsplit=1)[0]
-        if possessive:
-            first = fold(clause).split()[:1]
-            contraction = first and (first[0] in cues.CONTRACTION_OK or (first[0].endswith("ing") and first[0] not in cues.ING_NOUNS))
-            if first and not contraction:
-                return "a possessive, not a vote"
-        if cues.HEDGE.search(clause):
-            return "hedged (negation, condition or past) after the name"
-        return ""
-    # a delimited clause that opens with a condition or an alternative
-    nxt = re.sub(rf"^[\s,.;:!()\[\]{_DASHES}*_`~]+", "", stripped)
-    if nxt and cues.ALTERNATIVE.match(nxt):
-        return "conditional or alternative after the name"
-    return ""
-
-
-def _alternative_named(tail: str, names: list[str], name: str) -> bool:
-    """Another candidate named right after an "or"/"maybe"/"no" on the marker line."""
-    rx, table = name_forms(tuple(names))
-    for start in (m.start() for m in re.finditer(r"(?<!\w)\w", tail)):
-        hit = rx.match(tail, start)
-        if hit and hit.lastgroup and table[int(hit.lastgroup[1:])][0] != name and cues.ALT_BEFORE.search(tail[:start]):
-            return True
-    return False
-
-
 # --------------------------------------------------------------------------- marker lines
 _MAX_LINES = 50  # marker lines looked at, from the last one back (bounds the work on a hostile reply)
 _NEAR = 4000  # characters around a marker line that its context checks read
@@ -205,6 +99,7 @@ class _Line:
     dash: bool  # separated by a dash, not a colon
     blockquote: bool  # inside a '>' quote
     opened: str  # the quotation mark right before the marker, or ""
+    pos: int  # where the marker starts (orders the line among the reply's stated votes)
 
     @property
     def rest(self) -> str:
@@ -237,17 +132,14 @@ def _marker_lines(text: str, marker: ActionMarker) -> list[_Line]:
         bol = text.rfind("\n", 0, m.start()) + 1
         opened = m.group("q") if m.group("q") and m.group("q") in _OPEN_QUOTES else ""
         blockquote = ">" in (m.group("pre") or "")
-        out.append(_Line(text, m.end(), bol, eol, m.group("sep") != ":", blockquote, opened))
+        out.append(_Line(text, m.end(), bol, eol, m.group("sep") != ":", blockquote, opened, m.start()))
     return out
 
 
 def _is_quotation(line: _Line, head: re.Pattern[str]) -> bool:
     """A marker line that reports someone else's (or an earlier) line rather than casting one."""
     before, after = line.before, line.after
-    prev = [ln for ln in before.splitlines() if ln.strip()]
-    while prev and head.search(prev[-1]):  # "Past votes:" / "1. VOTE: Ellis" / "2. VOTE: Gray"
-        prev.pop()
-    if prev and prev[-1].rstrip(" *_`").endswith(":") and cues.QUOTE_INTRO.search(prev[-1]):
+    if _introduced(before.splitlines(), head):
         return True
     # a sentence running through the marker line: "Logan's reply ended with" / VOTE: Finley / "which surprised me."
     above = before[:-1].rsplit("\n", 1)[-1].rstrip(" *_`") if before else ""
@@ -263,34 +155,90 @@ def _is_quotation(line: _Line, head: re.Pattern[str]) -> bool:
     return bool(re.match(rf"^[^\w{_OPEN_QUOTES}]*\w+[.,!]?[{_CLOSE_QUOTES}]\s+\w", line.rest))
 
 
+def _introduced(prev: list[str], head: re.Pattern[str]) -> bool:
+    """The lines above a marker line introduce it as someone's (or a past, or a hypothetical) line:
+    ``Logan wrote:`` right above it (blank lines allowed), or above a list of marker lines it ends
+    (``Past votes:`` / ``1. VOTE: Ellis`` / ``2. VOTE: Gray``: the items adjacent, no blank line
+    between them or before this one: a paragraph break after a list ends it)."""
+    i = len(prev) - 1
+    while i >= 0 and _starts_with_marker(prev[i], head):
+        i -= 1  # climb the adjacent list items
+    while i >= 0 and not prev[i].strip():
+        i -= 1
+    return i >= 0 and prev[i].rstrip(" *_`").endswith(":") and bool(cues.QUOTE_INTRO.search(prev[i]))
+
+
+def _starts_with_marker(ln: str, head: re.Pattern[str]) -> bool:
+    m = head.search(ln)
+    return bool(m) and not ln[:m.start()].strip(" \t>#-*+•0123456789.)_`~\"“„«'‘")
+
+
 def _next_line_name(after: str, names: list[str]) -> tuple[str | None, str]:
     """``VOTE:`` alone on its line, the name alone on the next non-blank one."""
-    nxt = _strip_lead(re.sub(r"^\s*(?:[-*+•]|\d{1,2}[.)])\s+", "", next((ln for ln in after.splitlines() if _bare(ln)), "")))
+    nxt = strip_lead(re.sub(r"^\s*(?:[-*+•]|\d{1,2}[.)])\s+", "", next((ln for ln in after.splitlines() if bare(ln)), "")))
     hit = name_at(nxt, names) if nxt else None
-    if hit and not _bare(nxt[hit[2]:]):
+    if hit and not bare(nxt[hit[2]:]):
         return hit[0], "name on the next line"
     return None, "empty target"
 
 
 def parse_target(text: str, action: str, names: list[str], markers: Markers = PROTOCOL_MARKERS) -> ParsedTarget:
-    """Read the last ``action`` protocol line of ``text`` and resolve its target among ``names``."""
+    """Read the last ``action`` protocol line of ``text`` and resolve its target among ``names``.
+
+    For votes, first-person statements (``I'm voting for Dana.``, ``Голосую за Логана.``:
+    :mod:`.stated_votes`) count as well: the reply's last decision, line or statement, decides."""
     if not text or not text.strip():
         return ParsedTarget(None, False, "empty reply")
     marker = markers.marker(action)
     text = _norm(text)
-    for line in reversed(_marker_lines(text, marker)):
+    events: list[tuple[int, _Line | Stated]] = [(line.pos, line) for line in _marker_lines(text, marker)]
+    if action == "vote":
+        events += [(s.pos, s) for s in stated_votes(text, names)]
+        events.sort(key=lambda e: e[0])
+    negated_later: set[str] = set()  # "I'm not voting for Dana" after a decision for Dana undoes it
+    for _, ev in reversed(events):
+        if isinstance(ev, Stated):
+            if ev.kind == "negated" and ev.target:
+                negated_later.add(ev.target)
+            if ev.kind in ("other", "negated"):
+                continue
+            raw = text[ev.pos:ev.end].strip()
+            if ev.kind == "unsettled" or ev.target is None:
+                return ParsedTarget(None, False, ev.note, raw)
+            return _settled(ev.target, ev.note, raw, text[ev.pos:ev.end + _NEAR], negated_later, text[ev.end:ev.end + 200], names)
+        line = ev
         if _is_quotation(line, _marker_re(marker)):
             continue
-        rest = line.rest.strip()
-        name, note, _ = _read_name(rest, names, whole_line=line.dash)
+        rest = _REPEATED_HEAD.sub("", line.rest).strip() if _REPEATED_HEAD.match(line.rest) else line.rest.strip()
+        name, note, _ = read_name(rest, names, whole_line=line.dash)
         if line.dash and name is None and note not in ("explicit abstention", "prose after a dash"):
             continue  # "Vote — and I mean this ...": a dash in prose, not a marker
         if name is None and note == "empty target":
             name, note = _next_line_name(line.after, names)
-        if name is not None and cues.RETRACT.search(line.rest + "\n" + line.after):
-            return ParsedTarget(None, False, "retracted after the marker line", rest)
-        return ParsedTarget(name, name is not None, note, rest)
-    return ParsedTarget(None, False, f"no {action.upper()} line")
+        if name is None:
+            return ParsedTarget(None, False, note, rest)
+        return _settled(name, note, rest, line.rest + "\n" + line.after, negated_later, line.after[:200], names)
+    return ParsedTarget(None, False, f"no {action.upper()} line" + (" or stated vote" if action == "vote" else ""))
+
+
+# "Final vote: VOTE: Jordan": the marker written twice
+_REPEATED_HEAD = re.compile(r"^(?:[\s*_`]*(?:VOTE|ГОЛОС)[\s*_`]*[:：][\s*_`]*)+", re.I)
+
+
+def _settled(name: str, note: str, raw: str, after: str, negated_later: set[str], next_text: str,
+             names: list[str]) -> ParsedTarget:
+    """A decision for ``name``, unless the reply retracts it, later says it does not vote for them, or
+    offers another player right after it (``next_text``: what follows the decision's line or sentence)."""
+    if cues.RETRACT.search(after):
+        return ParsedTarget(None, False, "retracted after the vote", raw)
+    if name in negated_later:
+        return ParsedTarget(None, False, "negated later in the reply", raw)
+    if alternative_next(next_text, names, name):
+        return ParsedTarget(None, False, "offers another player after the vote", raw)
+    lead = re.sub(r"^[\s.…!,;:\-–—*_`)\]]+", "", next_text)
+    if cues.NEGATED_AFTER.match(lead) or cues.STILL_UNDECIDED.match(lead):
+        return ParsedTarget(None, False, "taken back right after the vote", raw)
+    return ParsedTarget(name, True, note, raw)
 
 
 def parse_vote(text: str, names: list[str]) -> ParsedTarget:
@@ -308,7 +256,7 @@ def parse_list(text: str, action: str, names: list[str], limit: int = 3, markers
         return []
     out: list[str] = []
     for part in re.split(r"[,;/]|\band\b|\bи\b", lines[-1].rest):
-        name, _, _ = _read_name(part, names, whole_line=False)
+        name, _, _ = read_name(part, names, whole_line=False)
         if name and name not in out:
             out.append(name)
     return out[:limit]

@@ -154,7 +154,7 @@ def find_names(text: str, players: tuple[str, ...]) -> list[tuple[int, str]]:
 
 
 def _vote_target(text: str, players: tuple[str, ...]) -> str:
-    """The vote in another seat's reply, read as the engine reads it (a protocol line, never prose)."""
+    """The vote in another seat's reply, read as the engine reads it (a protocol line or a stated vote)."""
     got = parse_vote(text, list(players))
     return got.target if got.valid and got.target else ""
 
