@@ -31,6 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 SCALARS = ("player", "players", "probability", "score", "text")
 SCHEMA_MARK = "Answer schema:"
 BOT_FLAG = "_answered_by"  # key an offline bot adds to its answer ("offline-bot")
+FORMAT_LEAD = "Reply with JSON only, one object: "  # opens the format line a declared schema appends to the question
 NUMERIC = ("probability", "score")
 RANGES = {"probability": (0.0, 1.0), "score": (0.0, 10.0)}
 
@@ -103,7 +104,7 @@ class AnswerSchema(BaseModel):
 def schema_suffix(schema: AnswerSchema) -> str:
     """The lines appended to a custom probe's question: the JSON format and the machine-readable schema."""
     body = ", ".join(f'"{k}": {f.template()}' for k, f in schema.fields.items())
-    return ("\n\nReply with JSON only, one object: {" + body + "}\n"
+    return ("\n\n" + FORMAT_LEAD + "{" + body + "}\n"
             + SCHEMA_MARK + " " + json.dumps(schema.spec(), ensure_ascii=False, separators=(",", ":")))
 
 

@@ -14,9 +14,10 @@ import re
 from typing import Any, Callable
 
 from mafiascope.logs.schema import MAFIA_ROLES
-from mafiascope.probes.answer_schema import BOT_FLAG, SCHEMA_MARK, AnswerSchema, read_schema
+from mafiascope.probes.answer_schema import BOT_FLAG, FORMAT_LEAD, SCHEMA_MARK, AnswerSchema, read_schema
 
 from . import policy
+from .polarity import SUSPECT, TRUST, field_direction
 from .reader import find_names
 from .state import TOWN, BotState
 
@@ -236,35 +237,89 @@ def planned_action(st: BotState, question: str, rng: random.Random) -> Any:
 
 
 def custom(st: BotState, question: str, rng: random.Random) -> Any:
-    """Any declared schema, from the belief state: ``player`` = the top suspect (for Mafia: the most
-    suspected town player), ``players`` = the next suspects up to the number of Mafia, ``probability``
-    = the belief that the top suspect is Mafia, ``score`` = that belief on 0-10, ``enum`` = an option
-    drawn by the seeded generator, ``text`` = a one-line reason. Flagged with ``_answered_by``."""
+    """Any declared schema, from the belief state, in the direction the question points
+    (:mod:`.polarity`): asked about suspects, ``player`` = the top suspect (for Mafia: the most
+    suspected town player) and ``players`` = the next suspects up to the number of Mafia; asked about
+    trust, ``player`` = the most trusted player (for Mafia: a partner) and ``players`` = the next
+    trusted; ``probability`` = the belief that the answer is right (the suspect is Mafia, the trusted
+    player on the bot's side), ``score`` = that belief on 0-10, ``enum`` = an option drawn by the seeded
+    generator, ``text`` = a one-line reason. Flagged with ``_answered_by``; ``_direction`` records each
+    such field's direction, None where the question gives none: that field's answer (the suspect
+    reading) is not meaningful."""
     schema: AnswerSchema | None = read_schema(question)
     if schema is None:
         return None
-    pm = st.p_mafia()
-    names = [n for n in _players(st, question) if n != st.me and n not in st.ident.partners]
-    names.sort(key=lambda n: (-pm.get(n, 0.0), n))
-    top = names[0] if names else None
-    q = pm.get(top, 0.0) if top else 0.0
+    asked = question[: question.rfind(FORMAT_LEAD)] if FORMAT_LEAD in question else question[: question.rfind(SCHEMA_MARK)]
+    picks = {SUSPECT: _suspects(st, question), TRUST: _trusted(st, question)}
     out: dict[str, Any] = {}
+    directions: dict[str, str | None] = {}
     for field, f in schema.fields.items():
+        if f.type in ("enum", "text"):
+            continue
+        way = field_direction(asked, field)
+        directions[field] = way
+        names, belief = picks[way or SUSPECT]
         if f.type == "player":
-            out[field] = top or "none"
+            out[field] = names[0] if names else "none"
         elif f.type == "players":
-            out[field] = names[: max(1, st.n_mafia() - (len(st.ident.partners) + 1 if st.is_mafia else 0))]
+            out[field] = names[: _how_many(st, names, way or SUSPECT)]
         elif f.type == "probability":
-            out[field] = round(stated(st, q) / 100.0, 2)
-        elif f.type == "score":
-            out[field] = int(round(stated(st, q) / 10))
-        elif f.type == "enum":
+            out[field] = round(stated(st, belief) / 100.0, 2)
+        else:  # score
+            out[field] = int(round(stated(st, belief) / 10))
+    main = next((w for w in directions.values() if w), SUSPECT)
+    for field, f in schema.fields.items():
+        if f.type == "enum":
             out[field] = rng.choice(list(f.options))
-        else:
-            out[field] = (f"{top} is my top suspect." if st.ident.language != "ru" else f"{top} — мой главный подозреваемый.") \
-                if top else ("No strong information yet." if st.ident.language != "ru" else "Пока нет надёжной информации.")
+        elif f.type == "text":
+            out[field] = _custom_reason(st, picks[main][0][0] if picks[main][0] else None, main)
+    out = {k: out[k] for k in schema.fields}
     out[BOT_FLAG] = "offline-bot"
+    out[DIRECTION_KEY] = directions
     return out
+
+
+DIRECTION_KEY = "_direction"  # field -> "trust" | "suspect" | None (no direction: not meaningful)
+
+
+def _suspects(st: BotState, question: str) -> tuple[list[str], float]:
+    """Other seats by suspicion, most suspected first (Mafia partners left out), and the belief that the first is Mafia."""
+    pm = st.p_mafia()
+    names = sorted((n for n in _players(st, question) if n != st.me and n not in st.ident.partners),
+                   key=lambda n: (-pm.get(n, 0.0), n))
+    return names, (pm.get(names[0], 0.0) if names else 0.0)
+
+
+def _trusted(st: BotState, question: str) -> tuple[list[str], float]:
+    """Other seats by trust, most trusted first (for Mafia: its living partners first, whom it knows), and the
+    belief that the first is on the bot's side."""
+    pm = st.p_mafia()
+    others = [n for n in _players(st, question) if n != st.me]
+    if st.is_mafia:
+        partners = [n for n in others if n in st.ident.partners]
+        rest = sorted((n for n in others if n not in st.ident.partners), key=lambda n: (pm.get(n, 0.0), n))
+        return partners + rest, (0.995 if partners else 0.005)
+    names = sorted(others, key=lambda n: (pm.get(n, 0.0), n))
+    return names, (1.0 - pm.get(names[0], 0.0) if names else 0.0)
+
+
+def _how_many(st: BotState, names: list[str], way: str) -> int:
+    """How many players a ``players`` field lists: the Mafia the bot has not placed (suspects), or the
+    players it believes on its side (trusted: for Mafia its living partners)."""
+    if way == SUSPECT:
+        return max(1, st.n_mafia() - (len(st.ident.partners) + 1 if st.is_mafia else 0))
+    if st.is_mafia:
+        return max(1, sum(1 for n in names if n in st.ident.partners))
+    return max(1, len(names) - st.n_mafia())
+
+
+def _custom_reason(st: BotState, who: str | None, way: str) -> str:
+    ru = st.ident.language == "ru"
+    if who is None:
+        return "Пока нет надёжной информации." if ru else "No strong information yet."
+    if way == TRUST:
+        return f"{who} кажется мне самым надёжным." if ru else f"{who} seems the most trustworthy to me."
+    return f"{who} — мой главный подозреваемый." if ru else f"{who} is my top suspect."
 
 
 def role_beliefs(st: BotState, question: str, rng: random.Random) -> Any:
