@@ -20,7 +20,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("config", ("mafiascope.config", "mafiascope.backends.specs", "mafiascope.probes.dsl")),
     ("backends", ("mafiascope.backends",)),
     ("play", ("mafiascope.play", "mafiascope.probes")),
-    ("analytics", ("mafiascope.analytics",)),
+    ("analytics", ("mafiascope.analytics", "mafiascope.dataframes")),
     ("experiments", ("mafiascope.replay", "mafiascope.arena")),
     ("study", ("mafiascope.study",)),
     ("cli", ("mafiascope.cli", "mafiascope.__main__")),
