@@ -3,7 +3,6 @@ assessed player, with the shared columns, checked against the logs read one game
 
 from __future__ import annotations
 
-import json
 import shutil
 from pathlib import Path
 
@@ -13,6 +12,7 @@ import pytest
 from mafiascope import dataframes as D
 from mafiascope.logs import read_game
 from mafiascope.logs.schema import VoteTally
+from mafiascope.play.ledger import StudyLedger
 
 ROOT = Path(__file__).resolve().parents[1]
 OURS = [ROOT / "data" / "demo", ROOT / "data" / "arena"]  # fast to parse; the original corpora in the slow lane
@@ -90,10 +90,9 @@ def test_a_study_ledger_gives_the_arm(tmp_path):
     games = tmp_path / "study" / "games"
     for gid in ("demo-classic-01", "demo-classic-02"):
         shutil.copytree(ROOT / "data" / "demo" / gid, games / gid)
-    lines = [{"event": "study", "name": "pilot", "games": 2},
-             {"event": "row", "game_id": "demo-classic-01", "arm": "strict", "index": 0, "seed": 1, "state": "done"},
-             {"event": "row", "game_id": "demo-classic-02", "arm": "loose", "index": 0, "seed": 2, "state": "done"}]
-    (tmp_path / "study" / "ledger.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    StudyLedger(tmp_path / "study").init({"name": "pilot", "spec_hash": "x", "games": 2}, [
+        {"game_id": "demo-classic-01", "arm": "strict", "index": 0, "seed": 1},
+        {"game_id": "demo-classic-02", "arm": "loose", "index": 0, "seed": 2}])
     c = D.load(games, cache_dir=tmp_path / "cache")
     for df in (D.games_df(c), D.seats_df(c), D.beliefs_df(c)):
         arms = df.groupby("game_id", observed=True)["arm"].first().to_dict()
