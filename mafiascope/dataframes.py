@@ -150,12 +150,27 @@ def _frame(seats: _Seats, g: np.ndarray, columns: dict[str, Any]) -> pd.DataFram
 
 
 def _step(rnd: np.ndarray, pms: np.ndarray) -> pd.Categorical:
-    """Step labels (``R1.5``, ``R1.end``) of (round, public message) pairs, one label per distinct step."""
-    pairs = pd.MultiIndex.from_arrays([rnd, pms])
-    codes, uniq = pd.factorize(pairs, sort=True)
-    labels = [step_label(int(r), int(s)) if s != NO_SEQ else f"R{int(r)}" for r, s in uniq]
-    return pd.Categorical.from_codes(codes, categories=pd.Index(labels).unique()) if len(set(labels)) == len(labels) \
-        else pd.Categorical(np.asarray(labels, dtype=object)[codes])
+    """Step labels (``R1.5``, ``R1.end``) of (round, public message) pairs, the categories in the order
+    the steps happened (a round's end after its messages)."""
+    order = np.where(pms >= 0, pms, np.where(pms == -1, _LAST, -1))  # -1: the round's end; NO_SEQ: the round itself
+    key = rnd.astype(np.int64) * (2 * _LAST) + order
+    uniq, first, codes = np.unique(key, return_index=True, return_inverse=True)
+    labels = [step_label(int(rnd[i]), int(pms[i])) if pms[i] != NO_SEQ else f"R{int(rnd[i])}" for i in first]
+    return pd.Categorical.from_codes(codes.astype(np.int32), categories=labels)
+
+
+_LAST = 1 << 30
+
+
+def _rows_of(g: np.ndarray, rec: np.ndarray, at_g: np.ndarray, at_rec: np.ndarray) -> np.ndarray:
+    """For each (game, record) of ``at_g``/``at_rec``, its row in the table of ``g``/``rec`` (-1: none)."""
+    key = (g.astype(np.int64) << 32) | rec.astype(np.int64)
+    want = (at_g.astype(np.int64) << 32) | at_rec.astype(np.int64)
+    order = np.argsort(key, kind="stable")
+    pos = np.searchsorted(key[order], want)
+    pos = np.minimum(pos, max(len(key) - 1, 0))
+    hit = (key[order][pos] == want) if len(key) else np.zeros(len(want), dtype=bool)
+    return np.where(hit, order[pos] if len(key) else -1, -1)
 
 
 # ----------------------------------------------------------------------------- the frames
@@ -246,10 +261,9 @@ def probes_df(logs: Logs, *, custom_answers: bool = True) -> pd.DataFrame:
         "tokens_prompt": p["tokens_prompt"].to_numpy(), "tokens_completion": p["tokens_completion"].to_numpy(),
         "question_chars": p["q_chars"].to_numpy(), "response_chars": p["a_chars"].to_numpy(),
         "timestamp": p["timestamp"].to_numpy()})
-    key = pd.MultiIndex.from_arrays([g, p["rec"].to_numpy(np.int64)])
     if c.n_rows("pa"):
         pa = c.cols("pa", ["g", "rec", "action", "tgt"])
-        at = pd.MultiIndex.from_arrays([pa["g"].to_numpy(np.int64), pa["rec"].to_numpy(np.int64)]).get_indexer(key)
+        at = _rows_of(pa["g"].to_numpy(), pa["rec"].to_numpy(), g, p["rec"].to_numpy())
         hit = at >= 0
         action = np.full(len(out), None, dtype=object)
         action[hit] = pa["action"].to_numpy(dtype=object)[at[hit]]
@@ -292,7 +306,7 @@ _BELIEF_TABLES = {
 }
 
 
-def beliefs_df(logs: Logs) -> pd.DataFrame:
+def beliefs_df(logs: Logs, probes: Sequence[str] | None = None) -> pd.DataFrame:
     """One row per assessed player per probe call of the standard battery: the step (``round``,
     ``msg_seq``, ``step``), ``probe_id``, the observer (``seat``, ``name``, ``model``, ``role``,
     ``side``), the assessed player (``target_seat``, ``target_name``, true ``target_role`` and
@@ -308,22 +322,30 @@ def beliefs_df(logs: Logs) -> pd.DataFrame:
       ``confidence``;
     * personality profile: the estimated ``O``, ``C``, ``E``, ``A``, ``N``.
 
-    Columns another probe fills are missing on a row."""
+    Columns another probe fills are missing on a row. ``probes``: only these probe ids (less memory:
+    at 1,000 games the four give ~3.8 million rows)."""
     c = _corpus(logs)
     seats = _Seats(c)
-    parts = [part for t in _BELIEF_TABLES if c.n_rows(t) and (part := _belief_rows(c, seats, t)) is not None]
+    if not c.n_rows("probes"):
+        return _frame(seats, np.zeros(0, np.int64), {})
+    p = c.cols("probes", ["g", "rec", "round", "pms", "timestamp"])
+    unknown = set(probes or ()) - {v[0] for v in _BELIEF_TABLES.values()}
+    if unknown:
+        raise ValueError(f"beliefs_df: no such probe {sorted(unknown)}; one of {[v[0] for v in _BELIEF_TABLES.values()]}")
+    tables = [t for t, (pid, _) in _BELIEF_TABLES.items() if probes is None or pid in probes]
+    steps = (p, _step(p["round"].to_numpy(np.int64), p["pms"].to_numpy(np.int64)))
+    parts = [part for t in tables if c.n_rows(t) and (part := _belief_rows(c, seats, t, steps)) is not None]
     if not parts:
         return _frame(seats, np.zeros(0, np.int64), {})
     return pd.concat(parts, ignore_index=True, sort=False)
 
 
-def _belief_rows(c: Corpus, seats: _Seats, table: str) -> pd.DataFrame | None:
+def _belief_rows(c: Corpus, seats: _Seats, table: str, probes: tuple[pd.DataFrame, pd.Categorical]) -> pd.DataFrame | None:
     probe_id, fields = _BELIEF_TABLES[table]
+    p, steps = probes
     it = c.cols(table, ["g", "rec", "src", "tgt", *fields])
-    p = c.cols("probes", ["g", "rec", "round", "pms", "timestamp"])
     g, rec = it["g"].to_numpy(np.int64), it["rec"].to_numpy(np.int64)
-    at = pd.MultiIndex.from_arrays([p["g"].to_numpy(np.int64), p["rec"].to_numpy(np.int64)]).get_indexer(
-        pd.MultiIndex.from_arrays([g, rec]))
+    at = _rows_of(p["g"].to_numpy(), p["rec"].to_numpy(), g, rec)
     keep = at >= 0
     if not keep.any():
         return None
@@ -337,8 +359,10 @@ def _belief_rows(c: Corpus, seats: _Seats, table: str) -> pd.DataFrame | None:
     alive[ok] = ts[ok] < death[g[ok], tgt[ok]]
     alive[~ok] = pd.NA
     cols: dict[str, Any] = {
-        "round": rnd, "msg_seq": _msg_seq(pms), "step": _step(rnd, pms),
-        "probe_id": probe_id, "seat": src, "name": seats.pick("name", g, src), "model": seats.pick("model", g, src),
+        "round": rnd, "msg_seq": _msg_seq(pms),
+        "step": pd.Categorical.from_codes(steps.codes[at], categories=steps.categories),
+        "probe_id": pd.Categorical.from_codes(np.full(len(g), list(_BELIEF_TABLES).index(table), dtype=np.int8),
+                                              categories=[v[0] for v in _BELIEF_TABLES.values()]), "seat": src, "name": seats.pick("name", g, src), "model": seats.pick("model", g, src),
         "role": seats.pick("role", g, src), "side": seats.pick("side", g, src), "target_seat": tgt,
         "target_name": seats.pick("name", g, tgt), "target_role": seats.pick("role", g, tgt),
         "target_side": seats.pick("side", g, tgt), "target_is_self": src == tgt, "target_alive": alive}

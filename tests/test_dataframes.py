@@ -83,7 +83,12 @@ def test_probe_calls_and_beliefs_match_the_records(frames):
     assert (known["correct"].astype(bool) == truth).all()
     sr = beliefs[beliefs["probe_id"] == "suspicion_ranking"]
     assert sr["rank"].min() == 1 and sr["guessed_role"].isna().all()
-    assert beliefs["step"].str.match(r"^R\d+\.(\d+|end)$").all()
+    assert beliefs["step"].astype(str).str.match(r"^R\d+\.(\d+|end)$").all()
+    only = D.beliefs_df(ROOT / "data" / "demo", probes=["role_assessment"])
+    assert set(only["probe_id"]) == {"role_assessment"} and len(only) == len(beliefs[beliefs["probe_id"] == "role_assessment"]
+                                                                          [lambda b: b["game_id"].str.startswith("demo-")])
+    with pytest.raises(ValueError, match="no such probe"):
+        D.beliefs_df(ROOT / "data" / "demo", probes=["role_asessment"])
 
 
 def test_a_study_ledger_gives_the_arm(tmp_path):
