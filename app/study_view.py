@@ -319,6 +319,16 @@ def _progress(spec: Any, directory: Path) -> None:
                                            "error": f"{vs['error'][k]:+.0%}" if vs["error"][k] is not None else None}
                                           for k in vs["planned"]])), hide_index=True, width="stretch")  # fmt: skip
         st.caption("error = actual ÷ planned − 1 (— when nothing was planned, e.g. money for free bots)")
+    pr = s["probes"]
+    if pr["total"]["scheduled"]:
+        st.markdown("**Probe calls** per arm and model")
+        st.dataframe(dashes(pd.DataFrame([
+            {"arm": arm, "model": b, "scheduled": c["scheduled"], "answered": c["answered"], "failed": c["failed"],
+             "skipped": c["skipped"], "answered share": f"{c['answered_share']:.1%}" if c["answered_share"] is not None else None,
+             "mean delay (s)": c["mean_delay_s"]}
+            for arm, per in pr["by_arm_backend"].items() for b, c in per.items() if c["scheduled"]])), hide_index=True, width="stretch")
+        st.caption("A probe answered late is still a measurement (its context is the step's); failed and skipped calls are lost, "
+                   "and a game that lost more than its probe-loss budget is invalid.")  # fmt: skip
     for label, rows in (("Invalid games (excluded from the report)", s["invalid"]), ("Failed games", s["failed"])):
         if rows:
             st.markdown(f"**{label}**")

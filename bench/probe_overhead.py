@@ -1,4 +1,4 @@
-"""Probing overhead with the shipped defaults: probed vs unprobed wall time of the same game.
+"""Probing overhead with the shipped defaults: probed vs unprobed time of the same game.
 
 Each game runs as its own ``mafiascope run`` process against a loopback dev server process
 (``mafiascope dev-server --latency-ms``), exactly as a user runs it, so the figures include
@@ -12,12 +12,17 @@ Line-ups (7-seat classic, English, chained battery, shipped backend defaults: no
   not hit (``--rpm``, default 240: the unprobed game starts at most ~120 calls a minute
   at 500 ms per call).
 
-For each: unprobed wall, probed wall, their ratio, client CPU seconds (user+sys of the
-run process), act latency (mean, from game.jsonl), probe calls and probe calls skipped
-because they lagged (game_over.probe_cost.lagged).
+* ``one-model-rpm-skip`` -- the same with ``probes.max_lag_s: 5``: the explicit option that skips
+  probe calls lagging more than 5 s behind (the shipped default before probes were queued).
+
+For each: the moves' span (setup to the last move, from game.jsonl) unprobed and probed and
+their ratio (the game's pace: probes must not slow the moves), the probe calls scheduled and the
+share answered (every call is answered unless skipping is asked for), the drain after the last
+move (last move to game_over: the probes answered late), the whole run's wall time, client CPU
+seconds (user+sys of the run process) and act latency (mean, from game.jsonl).
 
 Usage: python bench/probe_overhead.py [--latency-ms 500] [--seed 3] [--rpm 240]
-                                       [--cases one-model,per-seat,one-model-rpm] [--json]
+                                       [--cases one-model,per-seat,one-model-rpm,one-model-rpm-skip] [--json]
 """
 
 from __future__ import annotations
@@ -42,7 +47,7 @@ def _config(path: Path, base_url: str, case: str, rpm: float) -> Path:
 
     if case.startswith("one-model"):
         spec: dict[str, Any] = {"type": "openai", "base_url": base_url, "model": "bot-balanced"}
-        if case.endswith("rpm"):
+        if "-rpm" in case:
             spec["rpm"] = rpm
         backends = {"m": spec}
         seats = [{"backend": "m"} for _ in PRESETS]
@@ -55,7 +60,8 @@ def _config(path: Path, base_url: str, case: str, rpm: float) -> Path:
         "rules": {"name": "classic", "roles": {"Mafia": 2, "Doctor": 1, "Villager": 4}, "intro_round": True, "max_rounds": 10},
         "seats": seats,
         "backends": backends,
-        "probes": {"enabled": True, "battery": str(ROOT / "configs/probes/chained_en.yaml")},
+        "probes": {"enabled": True, "battery": str(ROOT / "configs/probes/chained_en.yaml"),
+                   **({"max_lag_s": 5.0} if case.endswith("-skip") else {})},
         "snapshots": True,
     }
     path.write_text(yaml.safe_dump(cfg), encoding="utf-8")
@@ -79,19 +85,30 @@ def _run_game(cfg: Path, logs: Path, seed: int, probed: bool) -> dict[str, Any]:
     if gdir.is_file():
         gdir = gdir.parent
     game_over: dict[str, Any] = {}
+    setup_ts = last_move_ts = None
     for line in (gdir / "game.jsonl").read_text(encoding="utf-8").splitlines():
         rec = json.loads(line)
-        if rec.get("kind") == "game_over":
+        if rec.get("kind") == "setup":
+            setup_ts = rec["ts"]
+        elif rec.get("kind") == "game_over":
             game_over = rec
+        elif "player" in rec and "response" in rec:  # a move (an utterance record)
+            last_move_ts = rec["ts"]
     act = (game_over.get("cost") or {}).get("act") or {}
     pc = (game_over.get("cost") or {}).get("probes") or {}
+    scheduled = pc.get("scheduled", pc.get("calls")) or 0
     return {
         "wall_s": round(wall, 2),
+        "moves_span_s": round(last_move_ts - setup_ts, 2),
+        "drain_s": round(game_over["ts"] - last_move_ts, 2),
         "cpu_s": round((after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), 2),
         "rounds": res.get("rounds"),
         "act_latency_ms": round(act["latency_ms"] / act["calls"]) if act.get("calls") else None,
-        "probe_calls": pc.get("calls"),
-        "probe_lagged": pc.get("lagged"),
+        "probes_scheduled": scheduled,
+        "probes_answered": pc.get("answered"),
+        "probes_skipped": pc.get("skipped"),
+        "answered_share": round(pc["answered"] / scheduled, 4) if scheduled and pc.get("answered") is not None else None,
+        "probe_delay_ms": pc.get("delay_ms"),
     }
 
 
@@ -100,7 +117,7 @@ def main() -> None:
     ap.add_argument("--latency-ms", type=float, default=500.0)
     ap.add_argument("--seed", type=int, default=3)
     ap.add_argument("--rpm", type=float, default=240.0)
-    ap.add_argument("--cases", default="one-model,per-seat,one-model-rpm")
+    ap.add_argument("--cases", default="one-model,per-seat,one-model-rpm,one-model-rpm-skip")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
 
@@ -118,12 +135,15 @@ def main() -> None:
                 cfg = _config(Path(tmp) / f"{case}.yaml", base_url, case, args.rpm)
                 un = _run_game(cfg, Path(tmp) / case / "un", args.seed, probed=False)
                 pr = _run_game(cfg, Path(tmp) / case / "pr", args.seed, probed=True)
-                results[case] = {"unprobed": un, "probed": pr, "ratio": round(pr["wall_s"] / un["wall_s"], 2)}
+                results[case] = {"unprobed": un, "probed": pr, "moves_ratio": round(pr["moves_span_s"] / un["moves_span_s"], 2),
+                                 "wall_ratio": round(pr["wall_s"] / un["wall_s"], 2)}  # fmt: skip
                 if not args.json:
-                    print(f"{case:14s} unprobed {un['wall_s']:6.1f} s (cpu {un['cpu_s']:.1f}, act {un['act_latency_ms']} ms)  "
-                          f"probed {pr['wall_s']:6.1f} s (cpu {pr['cpu_s']:.1f}, act {pr['act_latency_ms']} ms, "
-                          f"{pr['probe_calls']} probe calls, {pr['probe_lagged'] or 0} lagged)  ratio {results[case]['ratio']:.2f}x",
-                          flush=True)
+                    r = results[case]
+                    print(f"{case:18s} moves {un['moves_span_s']:6.1f} -> {pr['moves_span_s']:6.1f} s ({r['moves_ratio']:.2f}x; act "
+                          f"{un['act_latency_ms']} -> {pr['act_latency_ms']} ms)  answered {pr['probes_answered']}/"
+                          f"{pr['probes_scheduled']} ({(pr['answered_share'] or 0):.1%}), skipped {pr['probes_skipped'] or 0}; "
+                          f"drain {pr['drain_s']:.1f} s; wall {un['wall_s']:.1f} -> {pr['wall_s']:.1f} s ({r['wall_ratio']:.2f}x); "
+                          f"cpu {un['cpu_s']:.1f} -> {pr['cpu_s']:.1f} s", flush=True)  # fmt: skip
         if args.json:
             print(json.dumps({"latency_ms": args.latency_ms, "seed": args.seed, "rpm": args.rpm, "cases": results}))
     finally:

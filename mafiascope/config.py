@@ -86,7 +86,8 @@ class ProbesConfig(BaseModel):
     battery: str | None = None  # path to a battery YAML (relative to the config file or the repo)
     probes: list[dict[str, Any]] | None = None  # inline battery
     max_concurrency: int | None = Field(None, ge=1, le=1024, description="probe calls in flight per game; default: one step's probes of every seat")
-    max_lag_s: float = Field(5.0, gt=0, le=3600, description="longest a probe call may queue behind its backend's limits before it is skipped (counted as lagged)")
+    max_lag_s: float | None = Field(None, gt=0, le=86400, description="skip a probe call that would queue longer than this behind its backend's limits (recorded as skipped); default: never skip, every call is answered however late")
+    loss_budget: float = Field(0.05, ge=0, le=1, description="share of a game's scheduled probe calls that may get no answer (failed or skipped) before the game is invalid")
 
 
 class GameConfig(BaseModel):
@@ -147,6 +148,32 @@ class GameConfig(BaseModel):
     def snapshot(self) -> dict[str, Any]:
         """The config as data for the setup record, with secrets replaced."""
         return redact(self.model_dump(mode="json"))
+
+
+def config_from_setup(setup: dict[str, Any], battery: list[dict[str, Any]] | None) -> GameConfig:
+    """A recorded game's configuration rebuilt from its setup record (``setup.config``; the battery as
+    recorded in ``setup.probes`` inline instead of the file it was read from). ConfigError names the game."""
+    gid = setup.get("game_id")
+    raw = setup.get("config")
+    if not isinstance(raw, dict):
+        raise ConfigError(f"game {gid}: setup.config is missing; the game's configuration cannot be rebuilt")
+    raw = {k: v for k, v in raw.items() if k != "source_path"}
+    if battery:
+        raw["probes"] = {**(raw.get("probes") or {}), "battery": None, "probes": battery}
+    try:
+        return GameConfig.model_validate(raw)
+    except ValidationError as exc:
+        raise ConfigError(f"game {gid}: setup.config does not validate any more: {exc}") from None
+
+
+def redacted_backends(cfg: GameConfig, used: set[str]) -> list[str]:
+    """Backends of ``used`` whose secret a recorded config holds only as ``***`` (a game's log redacts a
+    literal key): a fork, resume or late probe call cannot use them."""
+    out = []
+    for name, spec in cfg.backends.items():
+        if name in used and any(isinstance(v, str) and "***" in v for v in spec.model_dump().values()):
+            out.append(name)
+    return out
 
 
 def redact(obj: Any) -> Any:

@@ -22,7 +22,8 @@ from mafiascope.probes.dsl import load_battery
 
 bot = pytest.importorskip("mafiascope.backends.bot")
 REPO = Path(__file__).resolve().parents[1]
-PROBE_FIELDS = ("probes", "cost", "backends")  # setup.probes (battery), game_over.cost/backends (wall-clock sums)
+PROBE_FIELDS = ("probes", "cost", "backends", "probes_scheduled", "probes_lost", "probe_loss_budget")  # setup.probes (battery),
+# game_over.cost/backends (wall-clock sums) and the probe-loss budget's figures
 
 
 class TimedBackend:

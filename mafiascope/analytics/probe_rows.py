@@ -116,8 +116,13 @@ def _memo_entry(pid: str, stored: Any, parsed_json: bytes, seat: dict[str, int])
 
 def _record_row(rec: int, off: int, exact: bool, sc: Scanned, seat: dict[str, int], audit: Counter,
                 probe_rows: list[tuple], items: dict[str, list[ItemBlock]], memo: dict[tuple[str, bytes], Any]) -> None:
-    """The rows of a record given as a dict (older schemas, imported logs, lines stating fields)."""
+    """The rows of a record given as a dict (older schemas, imported logs, lines stating fields). A call
+    skipped for lagging (``lagged``) was never asked: no row (never a call, a transport error or a parse
+    failure); it is counted in the audit as ``probes.skipped``."""
     o = sc.rec
+    if o.get("lagged"):
+        audit["probes.skipped"] += 1
+        return
     ts = _num(o.get("timestamp", math.nan))
     if math.isnan(ts):
         ts = math.inf  # missing timestamp = +infinity (docs/metrics.md §1.4)

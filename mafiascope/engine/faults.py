@@ -1,9 +1,15 @@
-"""The fault budget: a game whose seats fell back on too many of their moves is not data.
+"""The budgets that make a game invalid: moves that fell back, and probe answers lost.
 
-A *move* is one seat turn (an utterance record: speech, vote, night action, last words ...);
-it *fell back* when the backend failed and the engine applied its logged fallback (the
-record's ``fault``). Probe failures are not moves and do not count. The share is judged at
-``game_over`` over every move of the game, inherited ones included for a resumed game.
+Fault budget: a *move* is one seat turn (an utterance record: speech, vote, night action,
+last words ...); it *fell back* when the backend failed and the engine applied its logged
+fallback (the record's ``fault``). Probe failures are not moves and do not count. The share
+is judged at ``game_over`` over every move of the game, inherited ones included for a
+resumed game.
+
+Probe-loss budget (``probes.loss_budget``): a scheduled probe call is *lost* when it got no
+answer: it failed after its retries, or it was skipped for lagging (``probes.max_lag_s``,
+an explicit option). A game that lost more than the budget's share of its scheduled calls
+is invalid too: its probe figures would rest on the steps that happened to be answered.
 """
 
 from __future__ import annotations
@@ -14,6 +20,7 @@ from typing import Any
 from ..logs.schema import UTTERANCE_KINDS
 
 DEFAULT_FAULT_BUDGET = 0.2
+DEFAULT_PROBE_LOSS_BUDGET = 0.05
 MAX_CAUSES = 3
 
 
@@ -60,4 +67,41 @@ def judge(records: list[dict[str, Any]], budget: float) -> dict[str, Any]:
     reason = budget_verdict(n, k, budget, first_causes(records) if k else [])
     if reason is not None:
         out.update(invalid=True, invalid_reason=reason)
+    return out
+
+
+def judge_probes(probes: dict[str, Any], budget: float) -> dict[str, Any]:
+    """``probes_scheduled``, ``probes_lost``, ``probe_loss_budget``, and ``invalid_reason`` when the share
+    of scheduled probe calls that got no answer (failed or skipped) is over the budget."""
+    scheduled = int(probes.get("scheduled") or 0)
+    failed, skipped = int(probes.get("errors") or 0), int(probes.get("skipped") or 0)
+    lost = failed + skipped
+    out: dict[str, Any] = {"probes_scheduled": scheduled, "probes_lost": lost, "probe_loss_budget": budget}
+    if scheduled > 0 and lost / scheduled > budget:
+        out["invalid_reason"] = (f"{lost} of {scheduled} probe calls got no answer (> {budget * 100:g}%): "
+                                 f"{failed} failed, {skipped} skipped for lagging")  # fmt: skip
+    return out
+
+
+def game_over_record(final: dict[str, Any], backends: dict[str, Any], probes: dict[str, Any] | None,
+                     loss_budget: float) -> dict[str, Any]:  # fmt: skip
+    """The ``game_over`` record from the one written when the acts ended (``final``: the game_over event,
+    ``cost.act``, ``faults`` and the fault verdict), the backends' provenance and the probe figures:
+    with probes, the probe-loss verdict joins the fault budget's in ``invalid``/``invalid_reason``."""
+    out = {k: v for k, v in final.items() if k not in ("cost", "faults", "invalid", "invalid_reason", "moves", "moves_fell_back",
+                                                         "fault_budget", "backends")}
+    fault_reason = final.get("invalid_reason") if final.get("invalid") else None
+    out["backends"] = backends
+    out["cost"] = {**(final.get("cost") or {}), "probes": probes}
+    out["faults"] = final.get("faults", 0)
+    out.update({k: final[k] for k in ("moves", "moves_fell_back", "fault_budget") if k in final})
+    reasons = [fault_reason] if fault_reason else []
+    if probes is not None:
+        verdict = judge_probes(probes, loss_budget)
+        reason = verdict.pop("invalid_reason", None)
+        out.update(verdict)
+        if reason:
+            reasons.append(reason)
+    if reasons:
+        out.update(invalid=True, invalid_reason="; ".join(reasons))
     return out

@@ -118,6 +118,6 @@ def iter_snapshots(path: str | Path, *, skip_corrupt: bool = False) -> Iterator[
     return _iter(path, skip_corrupt=skip_corrupt, contexts=derive_contexts)
 
 
-def read_snapshots(path: str | Path) -> tuple[list[dict[str, Any]], bool]:
-    """All full snapshot records and whether the file's last line was torn."""
-    return _read(path, contexts=derive_contexts)
+def read_snapshots(path: str | Path, pending_ok: bool = False) -> tuple[list[dict[str, Any]], bool]:
+    """All full snapshot records and whether the file's last line was torn (``pending_ok``: logs.snapshots)."""
+    return _read(path, contexts=derive_contexts, pending_ok=pending_ok)

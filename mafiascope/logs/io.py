@@ -98,6 +98,34 @@ class JsonlWriter:
         self.close()
 
 
+def trim_torn_tail(path: str | Path) -> int:
+    """Cut a torn last line (a writer killed mid-record: no newline at the end) off a JSONL file before
+    appending to it, so the next record does not merge with it. Only for a file no live writer holds
+    (a game being finished after a crash). Returns the bytes removed."""
+    path = Path(path)
+    try:
+        size = path.stat().st_size
+    except FileNotFoundError:
+        return 0
+    if not size:
+        return 0
+    with open(path, "rb+") as fh:
+        fh.seek(-1, os.SEEK_END)
+        if fh.read(1) == b"\n":
+            return 0
+        back = min(size, 1 << 20)
+        while True:
+            fh.seek(size - back)
+            chunk = fh.read(back)
+            cut = chunk.rfind(b"\n")
+            if cut >= 0 or back == size:
+                keep = size - back + cut + 1 if cut >= 0 else 0
+                break
+            back = min(size, back * 2)
+        fh.truncate(keep)
+    return size - keep
+
+
 def _parse_constant(name: str) -> float:
     # NaN / Infinity appear in some foreign logs; keep them as floats so analytics can count them.
     return {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}[name]

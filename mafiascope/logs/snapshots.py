@@ -33,8 +33,9 @@ class SnapshotDecoder:
     refer to (read once, when the first such entry is met)."""
 
     def __init__(self, where: str = STATE_FILE, contexts: ContextBuilder | None = None,
-                 game_dir: str | Path | None = None) -> None:  # fmt: skip
+                 game_dir: str | Path | None = None, pending_ok: bool = False) -> None:  # fmt: skip
         self.where = where
+        self.pending_ok = pending_ok  # a reference to a record not written yet reads as {"pending": True, ...}
         self.contexts = contexts
         self.game_dir = Path(game_dir) if game_dir is not None else None
         self._probes: ProbeDecoder | None = None
@@ -58,9 +59,12 @@ class SnapshotDecoder:
             hit = self._probes.chain_value(seat, pid, entry)
             if hit is not None:
                 break
+        if hit is None and self.pending_ok:
+            return {"step_index": entry, "value": None, "raw": False, "pending": True}
         if hit is None:
             raise LogFormatError(f"{at}: probe memory of {seat!r:.40} for {pid!r:.40} refers to its record of step {entry}, "
-                                 "which introspection.jsonl does not hold")  # fmt: skip
+                                 "which introspection.jsonl does not hold (its answer may be pending: a game still running, "
+                                 "or interrupted, which `mafiascope resume` finishes)")  # fmt: skip
         return {"step_index": entry, "value": hit[0], "raw": hit[1]}
 
     def decode(self, rec: dict[str, Any], line: int | None = None) -> dict[str, Any]:
@@ -114,20 +118,23 @@ class SnapshotDecoder:
         return full
 
 
-def iter_snapshots(path: str | Path, *, skip_corrupt: bool = False,
-                   contexts: ContextBuilder | None = None) -> Iterator[dict[str, Any]]:  # fmt: skip
-    """Full snapshot records of a ``state.jsonl`` (either schema version)."""
-    dec = SnapshotDecoder(str(path), contexts, Path(path).parent)
+def iter_snapshots(path: str | Path, *, skip_corrupt: bool = False, contexts: ContextBuilder | None = None,
+                   pending_ok: bool = False) -> Iterator[dict[str, Any]]:  # fmt: skip
+    """Full snapshot records of a ``state.jsonl`` (either schema version). ``pending_ok``: a memory entry
+    whose probe record is not written yet (a game interrupted while its probes drained) is
+    ``{"step_index": k, "value": None, "raw": False, "pending": True}`` instead of an error."""
+    dec = SnapshotDecoder(str(path), contexts, Path(path).parent, pending_ok)
     for i, rec in enumerate(iter_jsonl(path, skip_corrupt=skip_corrupt), start=1):
         yield dec.decode(rec, i)
 
 
-def read_snapshots(path: str | Path, *, contexts: ContextBuilder | None = None) -> tuple[list[dict[str, Any]], bool]:
+def read_snapshots(path: str | Path, *, contexts: ContextBuilder | None = None,
+                   pending_ok: bool = False) -> tuple[list[dict[str, Any]], bool]:  # fmt: skip
     """All full snapshot records and whether the file's last line was torn."""
     torn = False
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", TornLineWarning)
-        rows = list(iter_snapshots(path, contexts=contexts))
+        rows = list(iter_snapshots(path, contexts=contexts, pending_ok=pending_ok))
     for w in caught:
         if issubclass(w.category, TornLineWarning):
             torn = True

@@ -8,6 +8,15 @@ the calling process, so ledgers are written in one place. A result is
 ``{game_id, winner, rounds, reason, faults, acts, seconds}`` (plus ``invalid``, ``invalid_reason``
 for a game over its fault budget).
 
+The local executor overlaps games with their probes: a game whose last move is made while its
+probe calls are still queued (a provider's rate limit) keeps draining them in the background,
+and its worker starts the next game at once, whose moves then go before those probes
+(mafiascope.backends.limits). At most ``parallel`` games drain at once; beyond that a worker
+waits for its own game to finish. A game's result is recorded when its probes are done.
+
+A game object with ``finish_probes`` set is not played: it died while its probes drained, and
+only its pending probe calls and ``game_over`` are written (mafiascope.probes.pending).
+
 Called only by the one runner (:mod:`mafiascope.play.runner`), which every front end goes
 through: ``study run``, ``batch``, ``arena run``, ``validate ab`` and fork batches.
 """
@@ -45,7 +54,8 @@ def _result(res: Any, seconds: float, allowance: Any = None) -> dict[str, Any]:
     return out
 
 
-async def _play_local(cfg: GameConfig, run_dir: Path, g: Any, backends: dict[str, Any] | None) -> dict[str, Any]:
+async def _play_local(cfg: GameConfig, run_dir: Path, g: Any, backends: dict[str, Any] | None,
+                      on_acts_done: Callable[[], None] | None = None) -> dict[str, Any]:  # fmt: skip
     from .game import play_game
 
     t0 = time.time()
@@ -56,8 +66,13 @@ async def _play_local(cfg: GameConfig, run_dir: Path, g: Any, backends: dict[str
 
         backends = allowance.wrap(backends if backends is not None else build_backends(cfg.backends, logs_dir=logs_dir))
     try:
+        if getattr(g, "finish_probes", False):
+            from ..probes.pending import finish_game
+
+            out = await finish_game(Path(logs_dir) / g.game_id, backends=backends)
+            return {**out, "metered": allowance.totals()} if allowance is not None else out
         res = await play_game(cfg, logs_dir=logs_dir, seed=g.seed, game_id=g.game_id, backends=backends,
-                              halt=allowance.halt if allowance is not None else None)  # fmt: skip
+                              halt=allowance.halt if allowance is not None else None, on_acts_done=on_acts_done)  # fmt: skip
     except Exception as exc:
         if allowance is not None:
             exc.metered = allowance.totals()  # type: ignore[attr-defined]  # what a failed game spent still counts
@@ -66,10 +81,11 @@ async def _play_local(cfg: GameConfig, run_dir: Path, g: Any, backends: dict[str
 
 
 def _play_in_worker(cfg_data: dict[str, Any], run_dir: str, seed: int, game_id: str | None,
-                    allowance: dict[str, Any] | None = None) -> dict[str, Any]:  # fmt: skip
+                    allowance: dict[str, Any] | None = None, finish_probes: bool = False) -> dict[str, Any]:  # fmt: skip
     """Ray task body: one game in the worker's own event loop (``allowance``: its fixed share of a hard
-    budget, ``{"money", "calls", "prices"}``; a worker cannot ask the driver for more)."""
-    from ..backends.registry import build_backends
+    budget, ``{"money", "calls", "prices"}``; a worker cannot ask the driver for more; ``finish_probes``:
+    only the pending probe calls and game_over of a game that died draining them)."""
+    from ..backends.registry import build_backends, run_closing
     from .game import run_game
     from .spend import Allowance
     from .usage import Price
@@ -83,6 +99,11 @@ def _play_in_worker(cfg_data: dict[str, Any], run_dir: str, seed: int, game_id: 
         meter = Allowance(allowance.get("money"), allowance.get("calls"), prices)
         backends = meter.wrap(build_backends(cfg.backends, logs_dir=run_dir))
     try:
+        if finish_probes and game_id is not None:
+            from ..probes.pending import finish_game
+
+            out = run_closing(finish_game(Path(run_dir) / game_id, backends=backends))
+            return {**out, "metered": meter.totals()} if meter is not None else out
         res = run_game(cfg, logs_dir=run_dir, seed=seed, game_id=game_id, backends=backends, halt=meter.halt if meter is not None else None)
     except Exception as exc:
         if meter is None:
@@ -106,21 +127,40 @@ async def execute_local(next_game: Callable[[], Any], cfg_of: Callable[[Any], Ga
     """``parallel`` workers in this event loop, each taking games from ``next_game()`` until it returns
     None; ``record(game, result | exception)`` after each (one broken game never stops the others).
     ``play(game)``: the caller's own game coroutine (a fork branch continues a saved state) instead
-    of a fresh game of ``cfg_of(game)``."""
+    of a fresh game of ``cfg_of(game)``. A fresh game whose moves are done hands its probe drain to
+    the background (at most ``parallel`` such games) and its worker takes the next game."""
+
+    draining: set[asyncio.Task[None]] = set()
+
+    async def one(g: Any, acts_done: Callable[[], None]) -> Any:
+        try:
+            if play is not None:
+                return await play(g)
+            cfg = cfg_of(g)
+            return await _play_local(cfg, run_dir, g, backend_factory(cfg) if backend_factory else None, acts_done)
+        except Exception as exc:  # one broken game never stops the run
+            return exc
+
+    async def settle(g: Any, task: "asyncio.Future[Any]") -> None:
+        record(g, await task)
 
     async def worker() -> None:
         while (g := next_game()) is not None:
-            try:
-                if play is not None:
-                    out: Any = await play(g)
-                else:
-                    cfg = cfg_of(g)
-                    out = await _play_local(cfg, run_dir, g, backend_factory(cfg) if backend_factory else None)
-            except Exception as exc:  # one broken game never stops the run
-                out = exc
-            record(g, out)
+            acts = asyncio.Event()
+            task = asyncio.ensure_future(one(g, acts.set))
+            waiter = asyncio.ensure_future(acts.wait())
+            await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
+            waiter.cancel()
+            if not task.done() and len(draining) < max(1, parallel):  # its moves are done: the probes drain behind
+                t = asyncio.ensure_future(settle(g, task))
+                draining.add(t)
+                t.add_done_callback(draining.discard)
+                continue
+            record(g, await task)
 
     await asyncio.gather(*(worker() for _ in range(max(1, parallel))))
+    while draining:
+        await asyncio.gather(*list(draining))
     try:
         from ..backends.registry import close_all
 
@@ -155,7 +195,8 @@ def execute_ray(next_game: Callable[[], Any], cfg_of: Callable[[Any], GameConfig
                 share = getattr(g, "allowance", None)
                 fixed = None if share is None else {"money": share.money, "calls": share.calls,
                                                     "prices": {b: p.model_dump() if p else None for b, p in share.prices.items()}}  # fmt: skip
-                ref = task.remote(cfg_of(g).model_dump(mode="json"), str(logs_dir.resolve()), g.seed, g.game_id, fixed)
+                ref = task.remote(cfg_of(g).model_dump(mode="json"), str(logs_dir.resolve()), g.seed, g.game_id, fixed,
+                                  bool(getattr(g, "finish_probes", False)))
                 pending[ref] = g
             if not pending:
                 break

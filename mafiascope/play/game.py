@@ -1,9 +1,13 @@
 """The one game loop: ask seats, apply rules, log every record, snapshot, hand steps to the probes.
 
 The loop is the same for every rule family (``engine/phases``). It never waits for
-probes: probe calls run concurrently (``mafiascope.probes``) and only the final
-``game_over`` record waits for them to drain. A failed backend call is never spoken as a
-player's words: it becomes a logged, flagged fallback (skip the speech, abstain).
+probes: probe calls run concurrently (``mafiascope.probes``) and may be answered long after
+their step. Each probe point is written to ``probe_steps.jsonl`` before its calls start;
+when the last move is made the runner writes ``acts_done`` there (and tells ``on_acts_done``,
+so a study can start its next game), then waits for the probes to drain, and only then
+writes ``game_over`` with the probe figures and both budgets' verdicts. A failed backend
+call is never spoken as a player's words: it becomes a logged, flagged fallback (skip the
+speech, abstain).
 """
 
 from __future__ import annotations
@@ -21,10 +25,11 @@ from ..backends.base import Backend, Completion, CompletionRequest
 from ..backends.registry import run_closing
 from ..config import GameConfig
 from ..logs.io import GAME_FILE, STATE_FILE, JsonlWriter, game_dir
+from ..logs.probe_steps import STEPS_FILE, acts_done_line, step_line
 from ..logs.paths import GameDirTaken, claim_game_dir
 from ..logs.schema import Snapshot, validate_game_id
 from ..engine import prompts
-from ..engine.faults import judge
+from ..engine.faults import game_over_record, judge
 from ..engine.observation import context_for
 from ..engine.records import build, line
 from ..engine.snapshots import SnapshotEncoder
@@ -107,11 +112,12 @@ class GameRunner:
     on_event: Callable[[dict[str, Any]], None] | None = None
     acct: ActAccounting = field(default_factory=ActAccounting)
     halt: Callable[[], str | None] | None = None  # checked before every turn: a reason ends the game there, cut
+    on_acts_done: Callable[[], None] | None = None  # the last move is made; the probes may still be draining
 
     def __post_init__(self) -> None:
         self.game_log = JsonlWriter(self.out_dir / GAME_FILE, exclusive=True)  # one writer per game
         self.state_log = JsonlWriter(self.out_dir / STATE_FILE) if self.snapshots else None
-        self._snap_task: asyncio.Task[None] | None = None
+        self.steps_log = JsonlWriter(self.out_dir / STEPS_FILE)
         self._snap_codec = SnapshotEncoder(getattr(self.probes, "chain_value", None))  # memory refers to probe records
 
     # -------------------------------------------------------------- records
@@ -123,7 +129,9 @@ class GameRunner:
         if self.on_event:
             self.on_event(rec)
 
-    def _snapshot(self, step: ProbeStep | None, fut: "asyncio.Future[Any] | None") -> None:
+    def _snapshot(self, step: ProbeStep | None) -> None:
+        """Write the snapshot now (a killed process keeps every snapshot so far). Its probe memory names
+        the records later questions quote, answered or still on their way (ProbeEngine.memory_at)."""
         if not self.state_log:
             return
         st = self.state
@@ -152,26 +160,10 @@ class GameRunner:
             ],  # their acting contexts are derived from the state by the reader (engine/snapshots.py)
             "step_index": st.step_index,
             "state": st.model_dump(mode="json"),
+            "probe_memory": self.probes.memory_at(st.step_index) if self.probes else None,
+            "ts": time.time(),
         }
-        prev, writer, probes, step_index = self._snap_task, self.state_log, self.probes, st.step_index
-        if (prev is None or prev.done()) and (fut is None or fut.done()):
-            # nothing to wait for: write now, so a killed process keeps every snapshot so far
-            record["probe_memory"] = probes.memory_at(step_index) if probes else None
-            record["ts"] = time.time()
-            writer.write(self._snap_codec.encode(build(Snapshot, record, opaque=SNAPSHOT_OPAQUE)))
-            self._snap_task = None
-            return
-
-        async def write() -> None:
-            if prev is not None:
-                await prev
-            if fut is not None:
-                await asyncio.shield(fut)
-            record["probe_memory"] = probes.memory_at(step_index) if probes else None
-            record["ts"] = time.time()
-            writer.write(self._snap_codec.encode(build(Snapshot, record, opaque=SNAPSHOT_OPAQUE)))
-
-        self._snap_task = asyncio.ensure_future(write())
+        self.state_log.write(self._snap_codec.encode(build(Snapshot, record, opaque=SNAPSHOT_OPAQUE)))
 
     # -------------------------------------------------------------- seats
     def _usable(self, ask: Ask, text: str) -> tuple[bool, Reply]:
@@ -262,26 +254,41 @@ class GameRunner:
                 if narrate is not None:
                     await narrate(self.state, outcome, self.backends, self.cfg)
                 final = self._apply(outcome) or final
-                await asyncio.sleep(0)  # let probe calls and snapshot writes progress between turns
-        finally:
-            if self.probes is not None:
-                await self.probes.drain()
-            if self._snap_task is not None:
-                await self._snap_task
+                await asyncio.sleep(0)  # let probe calls progress between turns
             if final is not None:
-                final["backends"] = {n: b.describe() for n, b in self.backends.items() if any(s.backend == n for s in self.state.seats)}
-                final["cost"] = {"act": {**vars(self.acct), "by_backend": {k: dict(v) for k, v in self.acct.by_backend.items()}}, "probes": self.probes.cost() if self.probes else None}
-                final["faults"] = self.acct.faults
-                final.update(judge(self.state.events, self.cfg.fault_budget))
-                if cut is not None:  # not a finished game: never counted as one
-                    final.update(invalid=True, invalid_reason=f"cut before it ended by {cut}")
-                self.game_log.write(line({"game_id": self.state.game_id, **final, "ts": time.time()}))
-            self.game_log.close()
-            if self.state_log:
-                self.state_log.close()
+                final = self._acts_done(final, cut)
+        finally:
+            try:
+                if self.probes is not None:
+                    await self.probes.drain()
+                if final is not None:
+                    backends = {n: b.describe() for n, b in self.backends.items() if any(s.backend == n for s in self.state.seats)}
+                    probes = self.probes.cost() if self.probes else None
+                    final = game_over_record(final, backends, probes, self.cfg.probes.loss_budget)
+                    self.game_log.write(line({"game_id": self.state.game_id, **final, "ts": time.time()}))
+            finally:
+                self.game_log.close()
+                self.steps_log.close()
+                if self.state_log:
+                    self.state_log.close()
         st = self.state
         return GameResult(st.game_id, str(self.out_dir), st.winner, st.round, "budget_cut" if cut else st.reason, self.acct.faults,
                           self.acct.calls, bool((final or {}).get("invalid")), (final or {}).get("invalid_reason"), cut)  # fmt: skip
+
+    def _acts_done(self, final: dict[str, Any], cut: str | None = None) -> dict[str, Any]:
+        """The last move is made (or the game was cut): the game_over record's act figures and fault verdict,
+        kept in ``probe_steps.jsonl`` so a crash while the probes drain loses nothing (resume finishes them)."""
+        final["cost"] = {"act": {**vars(self.acct), "by_backend": {k: dict(v) for k, v in self.acct.by_backend.items()}}}
+        final["faults"] = self.acct.faults
+        final.update(judge(self.state.events, self.cfg.fault_budget))
+        if cut is not None:  # not a finished game: never counted as one
+            final.update(invalid=True, invalid_reason=f"cut before it ended by {cut}")
+        if self.probes is not None:
+            backends = {n: b.describe() for n, b in self.backends.items() if any(s.backend == n for s in self.state.seats)}
+            self.steps_log.write(acts_done_line({"game_id": self.state.game_id, **final, "backends": backends}, time.time()))
+        if self.on_acts_done is not None:
+            self.on_acts_done()
+        return final
 
     def _apply(self, outcome: Outcome) -> dict[str, Any] | None:
         final = None
@@ -291,14 +298,17 @@ class GameRunner:
                 self.state.events.append(ev)  # logged after probes drain, with cost and provenance
                 continue
             self._emit(ev)
-        fut = None
         if outcome.probe is not None:
-            self.state.step_index += 1
-            outcome.probe.step_index = self.state.step_index
+            st, step = self.state, outcome.probe
+            st.step_index += 1
+            step.step_index, step.events, step.alive, step.ts = st.step_index, len(st.events), st.alive_names(), time.time()
+            # the step is on disk before any of its probe calls starts: the durable queue (logs/probe_steps.py)
+            self.steps_log.write(step_line(step.step_index, step.round, step.public_msg_seq, step.phase, step.speaker, step.seats,
+                                           step.alive, step.events, step.ts))  # fmt: skip
             if self.probes is not None:
-                fut = self.probes.on_step(self.state, outcome.probe)
+                self.probes.on_step(st, step)
         if outcome.snapshot and not self.state.over:
-            self._snapshot(outcome.probe, fut)
+            self._snapshot(outcome.probe)
         return final
 
 
@@ -340,6 +350,7 @@ async def play_game(
     probe_memory: dict[str, Any] | None = None,
     claimed: bool = False,
     halt: Callable[[], str | None] | None = None,
+    on_acts_done: Callable[[], None] | None = None,
 ) -> GameResult:
     """Play one game (or continue ``state``) and write its logs under ``logs_dir/<game_id>/``.
 
@@ -347,7 +358,8 @@ async def play_game(
     :class:`~mafiascope.logs.paths.GameDirTaken` (a FileExistsError) is raised and nothing is
     written. ``claimed``: the caller (fork, resume) has already claimed it and pre-written the
     inherited records; ``game.jsonl`` is still created exclusively. ``halt()``: checked before every
-    turn; a reason it returns ends the game there (``game_over`` with ``cut``, ``invalid``)."""
+    turn; a reason it returns ends the game there (``game_over`` with ``cut``, ``invalid``). ``on_acts_done()``
+    is called when the last move is made, before the probes have drained (a study starts its next game then)."""
     cfg = with_switches(cfg, probes, snapshots)
     if backends is None:
         from ..backends.registry import build_backends
@@ -366,7 +378,7 @@ async def play_game(
     hook, probes_snapshot = _probe_hook(cfg, state, out_dir, backends)
     if hook is not None and probe_memory and hasattr(hook, "restore"):
         hook.restore(probe_memory)  # type: ignore[attr-defined]
-    runner = GameRunner(state, cfg, backends, out_dir, hook, cfg.snapshots, on_event, halt=halt)
+    runner = GameRunner(state, cfg, backends, out_dir, hook, cfg.snapshots, on_event, halt=halt, on_acts_done=on_acts_done)
     setup = setup_record(state, cfg, backends, probes_snapshot, setup_extra)
     runner.game_log.write(setup)
     if on_event:

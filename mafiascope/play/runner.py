@@ -9,7 +9,8 @@ decides the games, then call :func:`run_games`. It
   (:mod:`.ledger`: pending / running / finished / failed / invalid rows, one atomic append each),
 * claims each next game under the ledger's lock, so two runners never take one game, and
   resumes exactly where a run stopped: never-started games, games of a dead runner (their
-  partial directory removed and replayed from scratch) and failed games,
+  partial directory removed and replayed from scratch; one that died after its last move,
+  while its probe calls drained, only gets those calls and its game_over) and failed games,
 * plays them on the local or Ray executor (:mod:`mafiascope.play.executors`), or with the
   front end's own ``play`` coroutine (fork branches continue a saved state), and
 * settles each row from the game's own logs: ``invalid`` when ``game_over.invalid`` (over the
@@ -21,6 +22,7 @@ reports every game it holds, not only those played now.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -30,6 +32,7 @@ from typing import Any
 from ..backends.registry import run_closing
 from ..config import GameConfig, redact
 from ..logs.paths import safe_rmtree
+from ..probes.pending import needs_finishing
 from ..provenance import content_hash
 from .ledger import DONE, Runner, StudyLedger
 from .usage import game_usage, money, totals
@@ -54,6 +57,7 @@ class Job:
     logs_dir: Path | None = None
     fields: dict[str, Any] = field(default_factory=dict)
     allowance: Any = None  # its share of a hard budget while it runs (play/spend.py Allowance), set at its claim
+    finish_probes: bool = False  # its moves are all logged: only its pending probe calls and game_over are missing
 
     def row(self) -> dict[str, Any]:
         return {"game_id": self.game_id, "arm": self.arm, "index": self.index, "seed": self.seed, **self.fields}
@@ -158,7 +162,9 @@ class _Run:
                 continue
             path = self.gdir(job)
             ours = self.owns or (int(row.get("attempts") or 0) > 0 and row.get("error_type") != "GameDirTaken")
-            if ours and (path.exists() or path.is_symlink()):
+            if ours and int(row.get("attempts") or 0) > 0 and not path.is_symlink() and needs_finishing(path):
+                job = dataclasses.replace(job, finish_probes=True)  # died draining its probes: its moves are kept
+            elif ours and (path.exists() or path.is_symlink()):
                 try:  # a game whose runner died, or a failed attempt: replayed from scratch
                     safe_rmtree(path.parent, path)
                 except ValueError as exc:  # a symlink where the game's directory should be: never followed

@@ -3,8 +3,12 @@
 Acting calls: ``game_over.cost.act.by_backend`` (the runner's accounting: API usage where the
 backend reported it, else the backend's own estimate). Logs without it (older games) split
 ``cost.act`` over the backends by their share of utterances. Probe calls: every
-``introspection.jsonl`` record, charged to the backend of the seat that was asked, with its
-``tokens_prompt``/``tokens_completion`` (characters / 3 where a record has none).
+``introspection.jsonl`` record of a call that was sent, charged to the backend of the seat
+that was asked, with its ``tokens_prompt``/``tokens_completion`` (characters / 3 where a record
+has none). A call skipped for lagging (``probes.max_lag_s``) was never sent: it is no call and
+no spend, only ``probes_skipped``. Per backend the probe coverage is counted too: calls
+scheduled, answered, failed (no answer after the retries), skipped, and the summed delay from
+each answered call's step to its answer.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..logs import LogFormatError, iter_probe_records, kinds, read_game
+from ..logs.probe_steps import is_skipped
 
 class Price(BaseModel):
     """US dollars (or any currency, consistently) per million tokens."""
@@ -26,10 +31,11 @@ class Price(BaseModel):
 
 
 FIELDS = ("act_calls", "probe_calls", "prompt_tokens", "completion_tokens")
+PROBE_FIELDS = ("probes_scheduled", "probes_answered", "probes_failed", "probes_skipped", "probe_delay_ms_sum")
 
 
 def _row() -> dict[str, int]:
-    return {k: 0 for k in FIELDS}
+    return {k: 0 for k in (*FIELDS, *PROBE_FIELDS)}
 
 
 def game_usage(gdir: str | Path) -> dict[str, Any]:
@@ -72,7 +78,18 @@ def game_usage(gdir: str | Path) -> dict[str, Any]:
         if b is None:
             continue
         row = by.setdefault(b, _row())
+        row["probes_scheduled"] += 1
+        if is_skipped(rec):
+            row["probes_skipped"] += 1
+            continue
         row["probe_calls"] += 1
+        if rec.get("error") is not None:
+            row["probes_failed"] += 1
+        else:
+            row["probes_answered"] += 1
+            t0, t1 = rec.get("timestamp"), rec.get("finished_ts")
+            if isinstance(t0, (int, float)) and isinstance(t1, (int, float)) and t0 > 0:
+                row["probe_delay_ms_sum"] += max(0, round((t1 - t0) * 1000))
         tp, tc = rec.get("tokens_prompt"), rec.get("tokens_completion")
         row["prompt_tokens"] += int(tp) if tp is not None else len(rec.get("question") or "") // 3
         row["completion_tokens"] += int(tc) if tc is not None else len(str(rec.get("answer_raw") or "")) // 3
@@ -92,7 +109,17 @@ def money(by_backend: dict[str, dict[str, int]], prices: dict[str, Price | None]
 def totals(by_backend: dict[str, dict[str, int]]) -> dict[str, int]:
     out = _row()
     for row in by_backend.values():
-        for k in FIELDS:
+        for k in out:
             out[k] += int(row.get(k) or 0)
     out["calls"] = out["act_calls"] + out["probe_calls"]
     return out
+
+
+def probe_coverage(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Probe calls scheduled, answered, failed and skipped over usage rows (a study's games, an arm's, a
+    backend's), the share answered and the mean delay from a step to its answer (seconds)."""
+    tot = {k: sum(int(r.get(k) or 0) for r in rows) for k in PROBE_FIELDS}
+    n, ans = tot["probes_scheduled"], tot["probes_answered"]
+    return {"scheduled": n, "answered": ans, "failed": tot["probes_failed"], "skipped": tot["probes_skipped"],
+            "answered_share": round(ans / n, 4) if n else None,
+            "mean_delay_s": round(tot["probe_delay_ms_sum"] / ans / 1000, 3) if ans else None}  # fmt: skip

@@ -4,7 +4,14 @@
 waits: it captures what each probed seat may know *now* (a copy of its acting context via
 :func:`~mafiascope.engine.observation.context_for`, the living players, its role), then
 schedules one task per (seat, probe) and returns a future that completes when this step's
-probes -- and every earlier step's -- are done (the runner writes the step's snapshot then).
+probes -- and every earlier step's -- are done. The game does not wait for it: its snapshot
+is written at once, its probe memory naming the records it will refer to (:meth:`memory_at`).
+
+Deferred, never dropped: a call waits in its backend's queue as long as it takes (acts go
+first there); only with ``max_lag_s`` set is a call that would wait longer skipped (and
+recorded as such). Every scheduled call ends in exactly one record, so the step lines of
+``probe_steps.jsonl`` minus the records are the calls still pending after a crash
+(mafiascope.probes.pending finishes them).
 
 Ordering: calls for different seats are independent; within a seat only the chain
 placeholders order them (``{prev_X}`` waits for this step's X when X is earlier in the
@@ -22,12 +29,14 @@ the backends also serve first (:mod:`mafiascope.backends.limits`).
 Non-invasiveness: nothing is ever written to the game state -- probe seeds come from
 ``state.derive_seed("probe", round, public_msg_seq, seat_idx, probe_seq)`` (a pure
 function; the acting seed counter is not touched), the context is a copy, and the
-chaining memory lives only here, versioned by step index so ``memory_at(k)`` is exact.
+chaining memory lives only here; ``memory_at(k)`` names, per seat and chained probe, the
+step of the record a later question at ``k`` quotes.
 """
 
 from __future__ import annotations
 
 import asyncio
+import bisect
 import threading
 import time
 import traceback
@@ -42,12 +51,13 @@ from ..engine.phases.base import ProbeStep
 from ..engine.state import GameState
 from ..logs.io import PROBE_FILE, JsonlWriter
 from ..logs.probe_codec import ProbeEncoder
+from .calls import build_call, probe_seed
 from .dsl import Battery, Probe
-from .probe_record import ProbeCost, probe_record
-from .render import render
+from .probe_record import ProbeCost, probe_record, seat_figures
 from .step_jobs import ChainValue, SeatJob, applies, role_options, step_kind
 
-__all__ = ["MEMORY_VERSION", "NETWORK_TYPES", "ChainValue", "ProbeCost", "ProbeEngine", "applies", "role_options", "step_kind"]
+__all__ = ["MEMORY_VERSION", "NETWORK_TYPES", "ChainValue", "ProbeCost", "ProbeEngine", "applies", "role_options", "seat_figures",
+           "step_kind"]
 
 MEMORY_VERSION = 1
 NETWORK_TYPES = ("openai", "bus")  # backends whose calls wait on the network (probes get their own loop)
@@ -66,7 +76,8 @@ class ProbeEngine:
     threaded: bool = False  # run the calls on a loop and thread of their own (see module docstring)
     clock: Callable[[], float] = time.perf_counter
     _latest: dict[str, dict[str, "asyncio.Future[ChainValue] | ChainValue"]] = field(default_factory=dict)
-    _history: dict[str, dict[str, list[tuple[int, ChainValue]]]] = field(default_factory=dict)
+    _refs: dict[str, dict[str, list[int]]] = field(default_factory=dict)  # seat -> chained probe -> steps scheduled
+    _restored: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)  # seat -> probe -> memory entry
     _tasks: set["asyncio.Future[Any]"] = field(default_factory=set)
     _step_fut: "asyncio.Future[Any] | None" = None
 
@@ -82,12 +93,12 @@ class ProbeEngine:
         self._seq = {p.id: i for i, p in enumerate(self.battery.active)}
         self.total = ProbeCost()
         self.by_probe: dict[str, ProbeCost] = {p.id: ProbeCost() for p in self.battery.active}
+        self.by_seat: dict[str, ProbeCost] = {}
         self.in_flight = 0
         self.max_in_flight = 0
         self.first_start: float | None = None
         self.last_finish: float | None = None
         self.internal_errors: list[str] = []
-        self._history_lock = threading.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         if self.threaded:
@@ -95,22 +106,33 @@ class ProbeEngine:
             self._thread = threading.Thread(target=self._loop.run_forever, name=f"probes-{self.game_id}", daemon=True)
             self._thread.start()
 
+    @property
+    def chained(self) -> set[str]:
+        """The probe ids some question quotes (``{prev_*}``/``{last_*}``)."""
+        return self._chained
+
     # ------------------------------------------------------------------ hook API
-    def on_step(self, state: GameState, step: ProbeStep) -> "asyncio.Future[Any] | None":
-        plan = self._capture(state, step)
+    def on_step(self, state: GameState, step: ProbeStep, only: set[tuple[str, str]] | None = None,
+                known: dict[tuple[str, str], ChainValue] | None = None) -> "asyncio.Future[Any] | None":  # fmt: skip
+        """Schedule the step's calls. ``only``: ask just these (seat, probe id) calls; ``known``: the
+        chain values of this step's calls already answered (finishing a step after a crash)."""
+        plan = self._capture(state, step, only)
         if self._loop is None:
-            return self._schedule(plan)
+            return self._schedule(plan, known)
         if not plan and self._step_fut is None:
             return None
         # the calls, their parsing and writing run on the probe loop; the game loop only waits
         # for this future where it writes the step's snapshot
-        return asyncio.wrap_future(asyncio.run_coroutine_threadsafe(self._schedule_and_wait(plan), self._loop))
+        return asyncio.wrap_future(asyncio.run_coroutine_threadsafe(self._schedule_and_wait(plan, known), self._loop))
 
-    def _capture(self, state: GameState, step: ProbeStep) -> list[tuple[SeatJob, list[tuple[Probe, int, int]]]]:
-        """What each probed seat may know now, and its calls with their seeds (reads the state: game loop)."""
+    def _capture(self, state: GameState, step: ProbeStep,
+                 only: set[tuple[str, str]] | None = None) -> list[tuple[SeatJob, list[tuple[Probe, int, int]]]]:  # fmt: skip
+        """What each probed seat may know at the step, and its calls with their seeds (reads the state:
+        game loop). The step's ``events``/``alive``/``ts`` say which; unset, the state as it is now.
+        ``only``: the calls to be asked (a seat with none gets no context built)."""
         kind = step_kind(step)
-        t_step = time.time()
-        alive = state.alive_names()
+        t_step = step.ts or time.time()
+        alive = list(step.alive) if step.alive is not None else state.alive_names()
         all_seats = [s.name for s in state.seats]
         plan: list[tuple[SeatJob, list[tuple[Probe, int, int]]]] = []
         for name in step.seats:
@@ -118,25 +140,38 @@ class ProbeEngine:
             if not probes:
                 continue
             seat = state.seat(name)
+            asks = only is None or any((name, p.id) in only for p in probes)
             job = SeatJob(step=ProbeStep(**vars(step)), kind=kind, seat=name, seat_idx=seat.idx, role=seat.role, model=seat.model_label,
-                       backend=seat.backend, ctx=context_for(state, name), players=list(alive), seats=all_seats, t_step=t_step)  # fmt: skip
+                          backend=seat.backend, ctx=context_for(state, name, step.events) if asks else None, players=alive,
+                          seats=all_seats, t_step=t_step)  # fmt: skip
             calls = []
             for p in probes:
                 seq = self._seq[p.id]
-                calls.append((p, seq, state.derive_seed("probe", step.round, step.public_msg_seq, seat.idx, seq)))
+                calls.append((p, seq, probe_seed(state, step.round, step.public_msg_seq, seat.idx, seq)))
+                if p.id in self._chained:
+                    steps = self._refs.setdefault(name, {}).setdefault(p.id, [])
+                    if not steps or steps[-1] < step.step_index:
+                        steps.append(step.step_index)
             plan.append((job, calls))
         return plan
 
-    def _schedule(self, plan: list[tuple[SeatJob, list[tuple[Probe, int, int]]]]) -> "asyncio.Future[Any] | None":
+    def _schedule(self, plan: list[tuple[SeatJob, list[tuple[Probe, int, int]]]],
+                  known: dict[tuple[str, str], ChainValue] | None = None) -> "asyncio.Future[Any] | None":  # fmt: skip
         """One task per call, chained within a seat; the step's future (runs on the probe loop)."""
         if self._sem is None:
             self._sem = asyncio.Semaphore(self.max_concurrency)
         tasks: list[asyncio.Future[ChainValue]] = []
         for job, calls in plan:
             before = dict(self._latest.get(job.seat, {}))
-            this_step: dict[str, asyncio.Future[ChainValue]] = {}
-            behind = self._backlog_s(job.backend, len(calls))
+            this_step: dict[str, asyncio.Future[ChainValue] | ChainValue] = {}
+            asked = [c for c in calls if job.ctx is not None and (not known or (job.seat, c[0].id) not in known)]
+            behind = self._backlog_s(job.backend, len(asked))
             for p, seq, seed in calls:
+                if known and (job.seat, p.id) in known:  # answered before (a step finished after a crash)
+                    this_step[p.id] = known[(job.seat, p.id)]
+                    continue
+                if job.ctx is None:  # neither asked now nor answered before: not this call's turn
+                    continue
                 deps: dict[str, asyncio.Future[ChainValue] | ChainValue | None] = {}
                 for ref_kind, ref in p.chain_refs():
                     key = f"{ref_kind}_{ref}"
@@ -156,8 +191,9 @@ class ProbeEngine:
         self._step_fut = asyncio.ensure_future(self._step_done(tasks, prev))
         return self._step_fut
 
-    async def _schedule_and_wait(self, plan: list[tuple[SeatJob, list[tuple[Probe, int, int]]]]) -> None:
-        fut = self._schedule(plan)
+    async def _schedule_and_wait(self, plan: list[tuple[SeatJob, list[tuple[Probe, int, int]]]],
+                                 known: dict[tuple[str, str], ChainValue] | None = None) -> None:  # fmt: skip
+        fut = self._schedule(plan, known)
         if fut is not None:
             await fut
 
@@ -197,14 +233,19 @@ class ProbeEngine:
                     pass
 
     def memory_at(self, step_index: int) -> dict[str, Any]:
+        """The chaining memory as of step ``step_index``: per seat and chained probe, the step index of the
+        seat's record a later question quotes (scheduled here; its answer may still be on its way: the
+        snapshot reader resolves it from ``introspection.jsonl``), or an entry restored from a snapshot."""
         seats: dict[str, dict[str, Any]] = {}
-        with self._history_lock:
-            history = {seat: {pid: list(h) for pid, h in per.items()} for seat, per in self._history.items()}
-        for seat, per in history.items():
-            for pid, hist in per.items():
-                best = max((h for h in hist if h[0] <= step_index), key=lambda h: h[0], default=None)
-                if best is not None:
-                    seats.setdefault(seat, {})[pid] = {"step_index": best[0], "value": best[1].text, "raw": best[1].raw}
+        for seat, per in self._restored.items():
+            for pid, entry in per.items():
+                if int(entry.get("step_index", 0)) <= step_index:
+                    seats.setdefault(seat, {})[pid] = dict(entry)
+        for seat, per in self._refs.items():
+            for pid, steps in per.items():
+                i = bisect.bisect_right(steps, step_index)
+                if i:
+                    seats.setdefault(seat, {})[pid] = steps[i - 1]
         return {"version": MEMORY_VERSION, "battery": self.battery.name, "step_index": step_index, "seats": seats}
 
     def chain_value(self, seat: str, probe_id: str, step_index: int) -> tuple[str | None, bool] | None:
@@ -214,15 +255,19 @@ class ProbeEngine:
         return self.codec.tables.lookup(seat, probe_id, step_index)
 
     def restore(self, memory: dict[str, Any]) -> None:
-        """Continue from a snapshot's ``probe_memory`` (forks, resume)."""
+        """Continue from a snapshot's ``probe_memory`` (forks, resume), as the snapshot reader gives it."""
         if not memory:
             return
         for seat, per in (memory.get("seats") or {}).items():
             for pid, entry in per.items():
+                if not isinstance(entry, dict):
+                    raise ValueError(f"probe memory of {seat!r:.40} for {pid!r:.40}: a reference to step {entry!r:.20} not "
+                                     "resolved from introspection.jsonl (read the snapshot with iter_snapshots)")  # fmt: skip
                 cv = ChainValue(entry.get("value"), bool(entry.get("raw")))
                 si = int(entry.get("step_index", memory.get("step_index", 0)))
                 self._latest.setdefault(seat, {})[pid] = cv
-                self._history.setdefault(seat, {})[pid] = [(si, cv)]
+                self._restored.setdefault(seat, {})[pid] = {"step_index": si, "value": cv.text, "raw": cv.raw}
+                self._refs.get(seat, {}).pop(pid, None)
 
     def cost(self) -> dict[str, Any]:
         wall = (self.last_finish - self.first_start) * 1000 if self.first_start is not None and self.last_finish is not None else 0.0
@@ -234,6 +279,7 @@ class ProbeEngine:
             "max_lag_s": self.max_lag_s,
             "internal_errors": len(self.internal_errors),
             "by_probe": {pid: c.as_dict() for pid, c in self.by_probe.items()},
+            "by_seat": {seat: seat_figures(c) for seat, c in self.by_seat.items()},
         }
 
     # ------------------------------------------------------------------ internals
@@ -242,11 +288,6 @@ class ProbeEngine:
             await prev
         if tasks:
             await asyncio.gather(*tasks, return_exceptions=True)
-
-    def _remember(self, seat: str, pid: str, step_index: int, cv: ChainValue) -> None:
-        if pid in self._chained:
-            with self._history_lock:
-                self._history.setdefault(seat, {}).setdefault(pid, []).append((step_index, cv))
 
     def _backlog_s(self, backend: str, n_new: int) -> float | None:
         """Seconds the backend needs for the probe calls queued on it (and ``n_new`` more), when that
@@ -271,9 +312,7 @@ class ProbeEngine:
         """A step's probe not asked: its backend's probe queue would take longer than max_lag_s."""
         c = Completion(ok=False, error=f"lagged: the backend's probe queue needs ~{behind_s:.0f}s, over max_lag_s "
                                        f"{self.max_lag_s:g}s (step skipped; see probes.max_lag_s)", meta={"lagged": True})
-        cv = self._write(job, probe, seq, question="", c=c, raw_fallback=False, started=None, finished=None, messages=[], values=None)
-        self._remember(job.seat, probe.id, job.step.step_index, cv)
-        return cv
+        return self._write(job, probe, seq, question="", c=c, raw_fallback=False, started=None, finished=None, messages=[], values=None)
 
     async def _run(self, job: SeatJob, probe: Probe, seq: int, seed: int, deps: dict[str, Any]) -> ChainValue:
         try:
@@ -283,20 +322,12 @@ class ProbeEngine:
             self._write(job, probe, seq, question="", c=Completion(ok=False, error=f"internal: {type(exc).__name__}: {exc}"),
                         raw_fallback=False, started=None, finished=None, messages=[], values=None)  # fmt: skip
             cv = ChainValue(None)
-        self._remember(job.seat, probe.id, job.step.step_index, cv)
         return cv
 
     async def _probe(self, job: SeatJob, probe: Probe, seq: int, seed: int, deps: dict[str, Any]) -> ChainValue:
-        values: dict[str, str | None] = {"player": job.seat, "players": ", ".join(job.players), "roles": self.roles}
-        raw_fallback = False
-        for key, d in deps.items():
-            cv = (await d) if isinstance(d, asyncio.Future) else d
-            values[key] = cv.text if cv is not None else None
-            raw_fallback = raw_fallback or bool(cv is not None and cv.raw and cv.text)
-        question = render(probe.question_text(), values)
-        messages = job.ctx.with_probe(question)
-        req = CompletionRequest(messages, probe.max_tokens, "probe", job.seat, probe.id, seed, game_id=self.game_id,
-                                max_wait=self.max_lag_s)
+        chained = {key: ((await d) if isinstance(d, asyncio.Future) else d) for key, d in deps.items()}
+        call = build_call(job, probe, seed, chained, self.roles, self.game_id, self.max_lag_s)
+        question, messages, values, raw_fallback, req = call.question, call.messages, call.values, call.raw_fallback, call.request
         backend = self.backends[job.backend]
         assert self._sem is not None
         async with self._sem:
@@ -319,6 +350,7 @@ class ProbeEngine:
                finished: float | None, messages: list[dict[str, str]], values: dict[str, str | None] | None) -> ChainValue:  # fmt: skip
         rec, cv = probe_record(self.game_id, job, probe, seq, question, c, raw_fallback, started, finished, messages)
         self.writer.write_many(self.codec.encode(rec, probe.question_text() if question else None, values if question else None))
-        for acc in (self.total, self.by_probe.setdefault(probe.id, ProbeCost())):
+        for acc in (self.total, self.by_probe.setdefault(probe.id, ProbeCost()), self.by_seat.setdefault(job.seat, ProbeCost())):
             acc.count(rec)
         return cv
+

@@ -59,7 +59,7 @@ class SeatJob:
     role: str
     model: str
     backend: str
-    ctx: Context
+    ctx: Context | None  # None: no call of this seat is asked at the step (only its earlier answers are known)
     players: list[str]
     seats: list[str]
     t_step: float

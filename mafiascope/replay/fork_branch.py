@@ -15,6 +15,7 @@ from ..engine.state import GameState
 from ..logs.io import GAME_FILE, PROBE_FILE, STATE_FILE, JsonlWriter, dumps
 from ..logs.paths import claim_game_dir
 from ..logs.probe_codec import ProbeEncoder
+from ..logs.probe_steps import copy_steps
 from .fork_plan import ForkPlan
 from .interventions import ForcedReply
 from .source import START, Key, ParentGame
@@ -76,6 +77,7 @@ def _write_inherited(plan: ForkPlan, state: GameState, out_dir: Path) -> list[di
                 if isinstance(rec.get("state"), dict):
                     rec["state"] = {**rec["state"], "game_id": gid}
                 fh.write(dumps(enc.encode(rec) if isinstance(rec.get("state"), dict) else rec) + "\n")
+    copy_steps(parent.dir, out_dir, plan.base_state.step_index)
     n_events = len(plan.base_state.events)
     recs = parent.inherited_records(n_events)
     if len(recs) != n_events or any(r.get("kind") != e.get("kind") for r, e in zip(recs, plan.base_state.events)):

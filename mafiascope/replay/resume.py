@@ -1,5 +1,11 @@
 """Crash resume: finish games whose log stops before ``game_over``.
 
+A game that died after its last move, while its probe calls drained (``probe_steps.jsonl``
+holds ``acts_done``), is finished in place: its pending probe calls are asked
+(mafiascope.probes.pending) and its ``game_over`` written; no move is played again. A game
+that died mid-play first gets the pending probe calls of the steps up to its resume point,
+so the continuation's chaining memory is complete; then:
+
 A resumed game stays the same logical game in the same directory, under the same id:
 it continues from its last complete snapshot with the same seed and counters (so an
 offline-bot game ends exactly as it would have without the crash), and its setup record
@@ -26,6 +32,8 @@ from typing import Any
 from ..play.game import play_game
 from ..logs import LogFormatError, kinds, read_game
 from ..logs.io import GAME_FILE, PROBE_FILE, STATE_FILE, JsonlWriter, dumps, list_game_dirs
+from ..logs.probe_steps import STEPS_FILE, copy_steps
+from ..probes.pending import finish_game, finish_pending, needs_finishing
 from ..logs.probe_codec import ProbeEncoder
 from ..logs.paths import UnsafePathError, claim_game_dir, game_dir, inside, safe_rename, safe_rmtree
 from ..logs.schema import validate_game_id
@@ -98,10 +106,15 @@ class Candidate:
     point: Key | None  # None = cannot be resumed
     reason: str = ""
     empty: bool = False
+    finish_probes: bool = False  # its last move was made: only its pending probe calls and game_over are missing
+
+    @property
+    def resumable(self) -> bool:
+        return self.point is not None or self.finish_probes
 
     def as_dict(self) -> dict[str, Any]:
         return {"game_id": self.game_id, "path": str(self.game_dir), "resume_point": fmt_key(self.point) if self.point else None,
-                "reason": self.reason}  # fmt: skip
+                "finish_probes": self.finish_probes, "reason": self.reason}  # fmt: skip
 
 
 def find_unfinished(logs: str | Path, *, min_idle: float = 0.0) -> list[Candidate]:
@@ -121,11 +134,11 @@ def find_unfinished(logs: str | Path, *, min_idle: float = 0.0) -> list[Candidat
             out.append(Candidate(d, d.name, None, "never started (no complete setup record); remove it with --drop-empty", empty=True))
             continue
         try:
-            parent = ParentGame(d, need_snapshots=False)
+            parent = ParentGame(d, need_snapshots=False, pending_ok=True)
         except ReplayError as exc:
             out.append(Candidate(d, d.name, None, str(exc)))
             continue
-        idle = now - max((d / f).stat().st_mtime for f in (GAME_FILE, STATE_FILE, PROBE_FILE) if (d / f).exists())
+        idle = now - max((d / f).stat().st_mtime for f in (GAME_FILE, STATE_FILE, PROBE_FILE, STEPS_FILE) if (d / f).exists())
         if idle < min_idle:
             out.append(Candidate(d, parent.game_id, None, f"written {idle:.0f} s ago (still running? use --min-idle 0)"))
             continue
@@ -136,6 +149,9 @@ def find_unfinished(logs: str | Path, *, min_idle: float = 0.0) -> list[Candidat
             why = f"setup.game_id: {exc}"
         if why:
             out.append(Candidate(d, d.name, None, f"{why}; not resumed"))
+            continue
+        if needs_finishing(d):
+            out.append(Candidate(d, parent.game_id, None, "its last move was made: finishes its pending probe calls", finish_probes=True))
             continue
         keys = parent.keys()
         if keys:
@@ -153,8 +169,16 @@ async def resume_game(cand: Candidate, backends: dict[str, Any] | None = None) -
     from .source import redacted_backends
 
     d, key = cand.game_dir, cand.point
+    if cand.finish_probes:
+        res = await finish_game(d, backends=backends)
+        return {"game_id": res["game_id"], "path": str(d), "resume_point": "probes", "winner": res["winner"],
+                "rounds": res["rounds"], "reason": res["reason"], "probes_finished": res["probes_finished"]}  # fmt: skip
     assert key is not None
-    parent = ParentGame(d, need_snapshots=False)
+    parent = ParentGame(d, need_snapshots=False, pending_ok=True)
+    upto_k = int(parent.snapshot(key).get("step_index") or 0) if key != START else 0
+    if upto_k:  # the calls of the steps kept must be answered before the continuation quotes them
+        await finish_pending(d, backends=backends, upto=upto_k)
+        parent = ParentGame(d, need_snapshots=False)
     cfg = parent.config()
     state, memory = state_at(parent, key, cfg)
     state.game_id = parent.game_id
@@ -180,6 +204,7 @@ async def resume_game(cand: Candidate, backends: dict[str, Any] | None = None) -
         for r in records:
             if (r.get("round"), r.get("public_msg_seq")) in keyset:
                 fh.write("".join(dumps(line) + "\n" for line in enc.encode(r)))
+    copy_steps(d, new, upto_k)  # the probe steps kept (the continuation appends its own)
     own = parent.inherited_records(len(state.events))
     if len(own) != len(state.events):
         own = [{"game_id": parent.game_id, **e} for e in state.events]
@@ -231,4 +256,4 @@ async def resume_all(cands: list[Candidate], parallel: int = 4, on_result: Any =
             on_result(r)
         return r
 
-    return list(await asyncio.gather(*(one(c) for c in cands if c.point is not None)))
+    return list(await asyncio.gather(*(one(c) for c in cands if c.resumable)))

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..config import GameConfig
+from ..config import ConfigError, GameConfig, config_from_setup, redacted_backends  # noqa: F401 - redacted_backends re-exported
 from ..engine.snapshots import read_snapshots
 from ..logs import BatterySnapshot, GameLog, LogFormatError, kinds, read_game
 from ..logs.io import GAME_FILE, PROBE_FILE, STATE_FILE, TornLineWarning, is_game_dir, iter_probe_records, list_game_dirs
@@ -90,10 +90,10 @@ def read_log(gdir: Path) -> GameLog:
         raise ReplayError(f"cannot read {gdir / GAME_FILE}: {exc}") from None
 
 
-def _read_snapshots(path: Path) -> tuple[list[dict[str, Any]], bool]:
+def _read_snapshots(path: Path, pending_ok: bool = False) -> tuple[list[dict[str, Any]], bool]:
     """Full snapshot records (compact ones rebuilt) and whether the last line was torn."""
     try:
-        return read_snapshots(path)
+        return read_snapshots(path, pending_ok)
     except LogFormatError as exc:
         raise ReplayError(f"{path} is corrupt: {exc}") from None
     except OSError as exc:
@@ -122,7 +122,9 @@ class ForkPoint:
 class ParentGame:
     """A recorded game loaded for forking (and resuming)."""
 
-    def __init__(self, path: Path, *, need_snapshots: bool = True):
+    def __init__(self, path: Path, *, need_snapshots: bool = True, pending_ok: bool = False):
+        """``pending_ok``: read snapshots whose probe memory names records not written yet (a game that died
+        while its probes drained); such entries carry ``pending: True`` (only for finding its resume point)."""
         self.dir = Path(path)
         self.probe_templates: dict[str, str] = {}  # filled by probe_records()
         self.log = read_log(self.dir)
@@ -134,7 +136,7 @@ class ParentGame:
         self.snapshots: list[dict[str, Any]] = []
         self.torn_state = False
         if state_path.is_file():
-            self.snapshots, self.torn_state = _read_snapshots(state_path)
+            self.snapshots, self.torn_state = _read_snapshots(state_path, pending_ok)
             self.snapshots = [s for s in self.snapshots if isinstance(s.get("state"), dict)]
         elif need_snapshots:
             raise ReplayError(
@@ -219,18 +221,11 @@ class ParentGame:
     # ------------------------------------------------------------------ rebuilding
     def config(self) -> GameConfig:
         """The parent's configuration rebuilt from its own setup record."""
-        raw = self.setup.get("config")
-        if not isinstance(raw, dict):
-            raise ReplayError(f"game {self.game_id}: setup.config is missing; the game's configuration cannot be rebuilt")
-        raw = {k: v for k, v in raw.items() if k != "source_path"}
         battery = self.log.setup.probes.definitions() if self.log.setup.probes is not None else None
-        if battery:
-            raw.setdefault("probes", {})
-            raw["probes"] = {**raw["probes"], "battery": None, "probes": battery}
         try:
-            return GameConfig.model_validate(raw)
-        except Exception as exc:  # pydantic ValidationError
-            raise ReplayError(f"game {self.game_id}: setup.config does not validate any more: {exc}") from None
+            return config_from_setup(self.setup, battery)
+        except ConfigError as exc:
+            raise ReplayError(str(exc)) from None
 
     def _can_start(self) -> bool:
         return isinstance(self.setup.get("config"), dict) and self.setup.get("seed") is not None
@@ -246,12 +241,3 @@ def battery_list(probes: Any) -> list[dict[str, Any]] | None:
         except ValueError:  # pydantic ValidationError: not a battery we can read
             return None
     return probes.definitions() or None
-
-
-def redacted_backends(cfg: GameConfig, used: set[str]) -> list[str]:
-    """Backends used by the fork whose secrets were redacted in the parent's log."""
-    out = []
-    for name, spec in cfg.backends.items():
-        if name in used and any(isinstance(v, str) and "***" in v for v in spec.model_dump().values()):
-            out.append(name)
-    return out

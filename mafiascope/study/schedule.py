@@ -77,7 +77,9 @@ def game_config(spec: StudySpec, g: StudyGame) -> GameConfig:
     host = rules.option("host_backend") if rules.family == "tournament" else None
     if host:
         used.add(str(host))
-    probes = ProbesConfig(enabled=False) if arm.probes == "none" else ProbesConfig(battery=str(battery_path(arm.probes, arm.language, spec.source_path)))
+    probes = ProbesConfig(enabled=False) if arm.probes == "none" else ProbesConfig(
+        battery=str(battery_path(arm.probes, arm.language, spec.source_path)), max_lag_s=spec.probe_max_lag_s,
+        loss_budget=spec.probe_loss_budget)  # fmt: skip
     return GameConfig(
         name=f"study-{g.game_id}",
         rules=rules,

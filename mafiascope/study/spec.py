@@ -19,6 +19,8 @@
         lineup: {roster: [gpt, bot-balanced]}       # balanced roster, as the Arena schedules it
     budget: {money: 5.0, calls: 20000}
     fault_budget: 0.2
+    probe_loss_budget: 0.05      # share of a game's probe calls that may get no answer before it is invalid
+    probe_max_lag_s: null        # null: every probe call is answered however late; a number: skip calls that lag more
     executor: {kind: local, parallel: 4}      # or {kind: ray, address: "ray://host:10001"}
 
 Errors name the file and the field (``arms.1.lineup.seats: ...``) like game configs do.
@@ -41,6 +43,7 @@ from ..engine.rules import CLASSIC, CLASSIC_SHERIFF, TOURNAMENT_DEFAULTS, VARIAN
 from ..play.usage import Price
 from ..provenance import content_hash
 
+_LATER_FIELDS = ("probe_loss_budget", "probe_max_lag_s")  # left out of the hash at their defaults
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$")
 _BACKEND_ERR = re.compile(r"^backend '.*?' \(.*?\): field '(.*?)': (.*)$")
 CLASSIC_RULES = {"classic": CLASSIC, "classic_sheriff": CLASSIC_SHERIFF}
@@ -137,6 +140,10 @@ class StudySpec(BaseModel):
     arms: list[Arm] = Field(min_length=1)
     budget: Budget = Field(default_factory=Budget)
     fault_budget: float = Field(0.2, ge=0, le=1, description="share of a game's calls that may fault before it is invalid")
+    probe_loss_budget: float = Field(0.05, ge=0, le=1, description="share of a game's scheduled probe calls that may get "
+                                     "no answer (failed or skipped) before it is invalid")  # fmt: skip
+    probe_max_lag_s: float | None = Field(None, gt=0, le=86400, description="skip a probe call that would queue longer than "
+                                          "this behind its backend's limits; default: never skip")  # fmt: skip
     executor: Executor = Field(default_factory=Executor)
     snapshots: bool = False
     max_tokens: int = Field(400, ge=16, le=32768)
@@ -212,8 +219,14 @@ class StudySpec(BaseModel):
         return Path(self.out) if self.out else Path("logs") / "studies" / self.name
 
     def fingerprint(self) -> dict[str, Any]:
-        """The spec as data with secrets redacted (what the spec hash covers)."""
-        return redact(self.model_dump(mode="json", exclude={"out", "executor", "budget"}))
+        """The spec as data with secrets redacted (what the spec hash covers). Settings added after studies
+        were first run count only when they differ from their default, so a study started before them keeps
+        its hash (and resumes)."""
+        data = self.model_dump(mode="json", exclude={"out", "executor", "budget"})
+        for name in _LATER_FIELDS:
+            if data.get(name) == type(self).model_fields[name].default:
+                del data[name]
+        return redact(data)
 
     def spec_hash(self) -> str:
         """Covers the whole spec but the budget, executor and directory, which may change between a stop and a

@@ -19,6 +19,7 @@ from .estimate import estimate_study
 from ..play.ledger import DONE, SETTLED, StudyLedger, runner_alive
 from .schedule import study_schedule
 from .spec import StudySpec
+from ..play.usage import probe_coverage
 
 PLAN_FILE = "plan.json"
 METRICS = ("calls", "prompt_tokens", "completion_tokens", "money")
@@ -104,6 +105,7 @@ def study_status(spec: StudySpec, study_dir: str | Path) -> dict[str, Any]:
         "arms": {k: dict(v) for k, v in arms.items()},
         "spend": {**spend, "by_backend": {b: dict(v) for b, v in by_backend.items()}},
         "faults": sum(int(r.get("faults") or 0) for r in settled),
+        "probes": study_probes(settled),
         "invalid": [{"game_id": r["game_id"], "reason": r.get("invalid_reason")} for r in rows.values() if r.get("state") == "invalid"],
         "failed": [{"game_id": r["game_id"], "error": r.get("error")} for r in rows.values() if r.get("state") == "failed"],
         "runners_alive": alive,
@@ -118,12 +120,30 @@ def study_status(spec: StudySpec, study_dir: str | Path) -> dict[str, Any]:
     }
 
 
+def study_probes(settled: list[dict[str, Any]]) -> dict[str, Any]:
+    """Probe coverage of the settled games (invalid ones included): in total, per arm, per backend (the
+    study's models) and per arm and backend -- calls scheduled, answered, failed, skipped, mean delay."""
+    by_arm: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    by_b: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    by_arm_b: dict[str, dict[str, list[dict[str, Any]]]] = defaultdict(lambda: defaultdict(list))
+    for r in settled:
+        by_arm[r["arm"]].append(r.get("usage") or {})
+        for b, u in (r.get("by_backend") or {}).items():
+            by_b[b].append(u)
+            by_arm_b[r["arm"]][b].append(u)
+    return {"total": probe_coverage([r.get("usage") or {} for r in settled]),
+            "by_arm": {a: probe_coverage(us) for a, us in by_arm.items()},
+            "by_backend": {b: probe_coverage(us) for b, us in sorted(by_b.items())},
+            "by_arm_backend": {a: {b: probe_coverage(us) for b, us in sorted(per.items())} for a, per in by_arm_b.items()}}
+
+
 def study_report(spec: StudySpec, study_dir: str | Path) -> dict[str, Any]:
     """Outcomes per arm over finished games (invalid and failed games counted, excluded)."""
     from ..arena.scoring import wilson
 
     rows = StudyLedger(study_dir).rows()
     arms = {}
+    probes = study_probes([r for r in rows.values() if r.get("state") in DONE])
     for arm in spec.arms:
         rs = [r for r in rows.values() if r["arm"] == arm.name]
         ok = [r for r in rs if r.get("state") == "finished"]
@@ -139,6 +159,8 @@ def study_report(spec: StudySpec, study_dir: str | Path) -> dict[str, Any]:
             "mean_rounds": round(sum(int(r.get("rounds") or 0) for r in ok) / n, 3) if n else None,
             "faults": sum(int(r.get("faults") or 0) for r in ok),
             "money": round(sum(float(r.get("money") or 0) for r in rs if r.get("state") in SETTLED), 6),
+            "probe_coverage": probes["by_arm"].get(arm.name),
+            "probe_coverage_by_backend": probes["by_arm_backend"].get(arm.name, {}),
             "game_ids": [r["game_id"] for r in ok],
         }  # fmt: skip
     header = StudyLedger(study_dir).header() or {}

@@ -25,8 +25,8 @@ def cmd_resume(args: argparse.Namespace) -> int:
     for n in notes:
         say(args, "repaired " + n)
     cands = find_unfinished(root, min_idle=args.min_idle)
-    todo = [c for c in cands if c.point is not None][: args.limit or None]
-    skipped = [c for c in cands if c.point is None]
+    todo = [c for c in cands if c.resumable][: args.limit or None]
+    skipped = [c for c in cands if not c.resumable]
     if args.drop_empty and not args.dry_run:
         from ...logs.paths import safe_rmtree
 
@@ -40,11 +40,17 @@ def cmd_resume(args: argparse.Namespace) -> int:
         check_backends(_resumable_configs(todo), args)
     if args.dry_run:
         out = {"to_resume": [c.as_dict() for c in todo], "skipped": [c.as_dict() for c in skipped], "repaired": notes}
-        emit(args, out, [f"would resume {c.game_id} from {c.as_dict()['resume_point']}" for c in todo])
+        emit(args, out, [f"would finish the pending probe calls of {c.game_id}" if c.finish_probes else
+                         f"would resume {c.game_id} from {c.as_dict()['resume_point']}" for c in todo])  # fmt: skip
         return 0
 
     def tick(r: dict[str, Any]) -> None:
-        say(args, f"  {r['game_id']}: " + (f"error: {r['error']}" if r.get("error") else f"resumed from {r['resume_point']}: {r['winner']} in {r['rounds']} rounds"))
+        if r.get("error"):
+            say(args, f"  {r['game_id']}: error: {r['error']}")
+        elif r.get("resume_point") == "probes":
+            say(args, f"  {r['game_id']}: finished {r['probes_finished']} pending probe call(s): {r['winner']} in {r['rounds']} rounds")
+        else:
+            say(args, f"  {r['game_id']}: resumed from {r['resume_point']}: {r['winner']} in {r['rounds']} rounds")
 
     results = run_closing(resume_all(todo, parallel=args.parallel, on_result=tick))
     failed = [r for r in results if r.get("error")]

@@ -158,6 +158,7 @@ def _status_text(st: dict[str, Any]) -> Iterator[str]:
                f"running {a['running']}{dead}; spend {_money(a['money'])}, {a['calls']} calls")  # fmt: skip
     yield (f"spend: {_money(st['spend']['money'])} ({st['spend']['calls']} calls, {st['spend']['prompt_tokens']:,} + "
            f"{st['spend']['completion_tokens']:,} tokens); faults {st['faults']}")  # fmt: skip
+    yield from _probe_lines(st["probes"])
     vs = st["estimate_vs_actual"]
     if vs:
         yield (f"estimate vs actual over {vs['games']} settled games: " + "; ".join(
@@ -175,6 +176,24 @@ def _status_text(st: dict[str, Any]) -> Iterator[str]:
         yield f"last stop: {st['last_stop']}"
 
 
+def _probe_lines(pr: dict[str, Any]) -> Iterator[str]:
+    """Probe coverage: in total, then per arm and per arm and backend (the study's models)."""
+
+    def fmt(c: dict[str, Any]) -> str:
+        share = f" ({c['answered_share']:.1%})" if c["answered_share"] is not None else ""
+        delay = f", mean delay {c['mean_delay_s']:.1f} s" if c["mean_delay_s"] is not None else ""
+        return f"{c['answered']}/{c['scheduled']} answered{share}, {c['failed']} failed, {c['skipped']} skipped{delay}"
+
+    if not pr["total"]["scheduled"]:
+        return
+    yield f"probe calls: {fmt(pr['total'])}"
+    for arm, c in pr["by_arm"].items():
+        yield f"  {arm:<20} {fmt(c)}"
+        for b, cb in pr["by_arm_backend"].get(arm, {}).items():
+            if cb["scheduled"]:
+                yield f"    {b:<18} {fmt(cb)}"
+
+
 def _report(args: argparse.Namespace) -> int:
     from ...study.status import study_report
 
@@ -190,6 +209,10 @@ def _report_text(rep: dict[str, Any]) -> Iterator[str]:
         yield (f"  {name:<20} {a['finished']}/{a['scheduled']} finished ({a['invalid']} invalid, {a['cut']} cut, {a['failed']} failed); "
                f"Mafia won {a['mafia_wins']} ({a['mafia_win_rate']}, CI95 {a['mafia_win_ci95']}); mean rounds {a['mean_rounds']}; "
                f"spend {_money(a['money'])}")  # fmt: skip
+        pr = a.get("probe_coverage")
+        if pr and pr["scheduled"]:
+            yield (f"  {'':<20} probe calls {pr['answered']}/{pr['scheduled']} answered, {pr['failed']} failed, "
+                   f"{pr['skipped']} skipped")  # fmt: skip
     yield f"analyse the games: mafiascope analyze {rep['games_dir']}"
 
 

@@ -57,7 +57,10 @@ class ProbeStep:
     phase: str  # intro | night | night_analysis | day_discuss | day_vote | round_end | ...
     seats: list[str]  # who is probed
     speaker: str | None = None
-    step_index: int = 0
+    step_index: int = 0  # the runner numbers the steps (1, 2, ...) and stamps the two fields below
+    events: int | None = None  # game events the seats' contexts are built from (len(state.events) at the step)
+    alive: list[str] | None = None  # the living players at the step (the questions' {players})
+    ts: float = 0.0  # capture time (the probe records' timestamp)
 
 
 @dataclass
