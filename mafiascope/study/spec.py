@@ -239,10 +239,12 @@ class StudySpec(BaseModel):
 
         An arm's games are decided by its line-up, rules, battery and language, the entries of the backends
         it seats (not their price or ``latency_s``: those only estimate and account), and the study's name,
-        seed base, fault budget, snapshots and max_tokens; not by how many games it has (game *i*'s seed and
+        seed base, fault budget, snapshots and max_tokens (and the probe-loss budget and probe lag limit when set);
+        not by how many games it has (game *i*'s seed and
         seating depend on (seed, arm, i) alone). Rules and batteries given as files count by their content."""
         study = {"name": self.name, "seed": self.seed, "fault_budget": self.fault_budget, "snapshots": self.snapshots,
                  "max_tokens": self.max_tokens}  # fmt: skip
+        study.update({k: getattr(self, k) for k in _LATER_FIELDS if getattr(self, k) != type(self).model_fields[k].default})
         out = {}
         for arm in self.arms:
             used = sorted(set(arm.lineup.names()) | _host_backends(arm, self.source_path))
