@@ -90,6 +90,10 @@ def test_plan_launch_watch_stop_resume(runs):
     while time.time() < deadline and StudyLedger(d).counts()["finished"] < 4:
         time.sleep(0.5)
     assert StudyLedger(d).counts()["finished"] == 4
+    from app import study_jobs
+
+    while time.time() < deadline and study_jobs.running("fromapp") is not None:  # the runner writes its summary, then exits
+        time.sleep(0.2)
     at.run()
     assert not at.exception
     assert "✓ Done" in [b.label for b in at.button]
