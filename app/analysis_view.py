@@ -7,6 +7,8 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
+from mafiascope.lexicon import glossary
+
 from . import widgets
 from .text import plural
 
@@ -82,10 +84,8 @@ def reliability_block(f2res: dict[str, Any], title: str, key: str) -> None:
     df = bins_frame(f2res)
     c1, c2, c3 = st.columns(3)
     games = f2res.get("m")
-    metric_ci(c1, "ECE", f2res.get("ece"), f2res.get("ece_ci95"), help="Expected calibration error (0 = perfect); "
-              "95% game-level cluster bootstrap interval below when available.", games=games)
-    metric_ci(c2, "Brier", f2res.get("brier"), f2res.get("brier_ci95"), help="Mean squared error of confidence/100 vs "
-              "correctness; 95% bootstrap interval below.", games=games)
+    metric_ci(c1, "ECE", f2res.get("ece"), f2res.get("ece_ci95"), help=glossary.tip("ECE", "95% CI"), games=games)
+    metric_ci(c2, "Brier", f2res.get("brier"), f2res.get("brier_ci95"), help=glossary.tip("Brier", "95% CI"), games=games)
     c3.metric("Guesses", f"{f2res.get('n', 0):,}")
     if df["n"].sum() == 0:
         st.info("No committed role guesses with a confidence in this selection. They come from the role_assessment "
@@ -98,11 +98,14 @@ def reliability_block(f2res: dict[str, Any], title: str, key: str) -> None:
     # a reliability diagram is read against its diagonal: keep it near square instead of a 6:1 strip
     left, right = st.columns([3, 2])
     left.altair_chart(ch, width="stretch", key=f"rel_{key}")
-    right.caption("Bars: accuracy per stated-confidence bin; whiskers: Wilson 95%; dashed diagonal: perfect calibration; "
-                  "vermillion = overconfident (accuracy below the bin's mid confidence), faded = fewer than 10 guesses.")
+    right.caption(glossary.plain("reliability diagram") + " Bars: accuracy per stated-confidence bin; whiskers: Wilson 95%; "
+                  "dashed diagonal: perfect calibration; vermillion = overconfident (accuracy below the bin's mid "
+                  "confidence), faded = fewer than 10 guesses.")
     with right.expander("Bins table and export"):
         show = df.assign(bin=df["lo"].astype(str) + "–" + (df["hi"] - (df["hi"] < 100)).astype(str)).drop(columns=["lo", "hi"])
-        st.dataframe(widgets.dashes(show), hide_index=True, width="stretch")
+        show = show[["bin", *[c for c in show.columns if c != "bin"]]]
+        st.dataframe(widgets.shown(show, words={"ci_lo": "Wilson 95% low", "ci_hi": "Wilson 95% high"}), hide_index=True,
+                     width="stretch")
         widgets.download_csv(show, f"calibration_{key}", key=f"dl_rel_{key}")
         widgets.download_chart(ch, f"reliability_{key}", key=f"ex_rel_{key}")
 

@@ -19,14 +19,17 @@ from mafiascope.config import ConfigError, parse_yaml_text
 from mafiascope.logs.io import is_game_dir
 from mafiascope.redaction import ENV_REF
 
+from mafiascope.lexicon import glossary
+
 from . import arena_jobs, keys
+from . import arena_tables as T
 from .data import invalid_note
 from .paths import ARENA_DATA_DIR, default_roots, free_paths_allowed, public_command, public_path, within_roots
 from .polling import flash, live_block
 from .text import code, md_escape, md_link, plural
 from .widgets import dashes
 
-RULE_CHOICES = {"sport": "Sport", "open_table": "Open table", "imbalanced": "Imbalanced"}
+RULE_CHOICES = T.RULE_NAMES
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
@@ -208,37 +211,15 @@ def _chart(df: pd.DataFrame, title: str) -> None:
 
     base = alt.Chart(df).encode(y=alt.Y("model:N", sort=alt.EncodingSortField("score", order="descending"), title=None))
     x_title = "points vs side (dashed: 0 = the side's average)"
-    pts = base.mark_point(filled=True, size=70).encode(x=alt.X("score:Q", title=x_title), tooltip=[
+    x_axis = alt.Axis(format="+.2f")  # an all-zero column's default labels read "0.000000"
+    pts = base.mark_point(filled=True, size=70).encode(x=alt.X("score:Q", title=x_title, axis=x_axis), tooltip=[
         "model", "score", "se", alt.Tooltip("low:Q", format=".3f", title="95% low"), alt.Tooltip("high:Q", format=".3f", title="95% high"),
         alt.Tooltip("games:Q", title="n (games)")])
     # an explicit grey: Vega-Lite's default rule colour is black, which vanished on the dark theme
-    bars = base.mark_rule(strokeWidth=2, color=CI_COLOR).encode(x=alt.X("low:Q", title=x_title), x2="high:Q")
-    zero = alt.Chart(pd.DataFrame({"x": [0]})).mark_rule(strokeDash=[4, 4], color="gray").encode(x=alt.X("x:Q", title=x_title))
+    bars = base.mark_rule(strokeWidth=2, color=CI_COLOR).encode(x=alt.X("low:Q", title=x_title, axis=x_axis), x2="high:Q")
+    zero = alt.Chart(pd.DataFrame({"x": [0]})).mark_rule(strokeDash=[4, 4], color="gray").encode(x=alt.X("x:Q", title=x_title, axis=x_axis))
     # a height per row (Step): a fixed pixel height is shared with the title and axis and squashed the rows
     st.altair_chart((bars + pts + zero).properties(title=title, height=alt.Step(28)), width="stretch")
-
-
-def _won(cell: dict[str, Any], more: str = "") -> str:
-    """``3/5`` (plus ``more``), or ``—`` when the model never played that side or role."""
-    return f"{cell['wins']}/{cell['games']}{more}" if cell.get("games") else "—"
-
-
-def models_table(rep: dict[str, Any]) -> pd.DataFrame:
-    """Models by side and role: a column per rule set that was played, no column for one that was not."""
-    rows = []
-    for m in rep["models"]:
-        row: dict[str, Any] = {"model": m["model"]}
-        for rs in rep["rule_sets"]:
-            row[f"Mafia win {RULE_CHOICES.get(rs, rs)}"] = _won(m["mafia_win_rate"].get(rs) or {})
-        imb = m["town_imbalanced"]
-        if "imbalanced" in rep["rule_sets"]:
-            avg = imb.get("side_average")
-            row["town win Imbalanced"] = _won(imb, f" (town side: {avg:.0%})" if avg is not None else "")
-        don, sheriff = m["don"], m["sheriff"]
-        row["as Don"] = _won(don, f" won · found the Sheriff {don['sheriff_found']}/{don['checks']}" if don["checks"] else " won")
-        row["as Sheriff"] = _won(sheriff, f" won · found Mafia {sheriff['mafia_found']}/{sheriff['checks']}" if sheriff["checks"] else " won")
-        rows.append(row)
-    return pd.DataFrame(rows)
 
 
 def results(run_dir: str) -> None:
@@ -254,27 +235,38 @@ def results(run_dir: str) -> None:
     st.info(f"What the noise is: each score below is a mean over the model's seats, with its standard error (`se`); "
             f"the typical standard error here is ±{se if se is not None else '—'}, so gaps smaller than about "
             f"{2 * se:.2f} are noise." if se else "What the noise is: too few games for standard errors yet.", icon="📏")  # fmt: skip
+    st.caption(md_escape(glossary.tip("points vs side")))
     tabs = st.tabs(["Overall", *[md_escape(RULE_CHOICES.get(r, r)) for r in rep["rule_sets"]], "Mafia only", "Town only"], key="board",
                    bind="query-params")
     boards = [rep["leaderboards"]["overall"], *[rep["leaderboards"]["by_rules"][r] for r in rep["rule_sets"]],
               rep["leaderboards"]["mafia"], rep["leaderboards"]["town"]]  # fmt: skip
     for tab, board in zip(tabs, boards):
         with tab:
+            problem = T.board_problem(board)
+            if problem:
+                st.warning(problem, icon=":material/balance:")
+                continue
             df = _board_df(board)
-            st.dataframe(dashes(df.drop(columns=["low", "high"], errors="ignore")), hide_index=True, width="stretch")
+            st.dataframe(dashes(df.drop(columns=["low", "high"], errors="ignore")), hide_index=True, width="stretch",
+                         column_config={c: st.column_config.Column(help=h) for c, h in T.BOARD_HELP.items()})
             _chart(df, "score ± 1.96 SE")
-    if rep["spearman"]:
+    if rep["spearman"] and any(s["rho"] is not None for s in rep["spearman"]):
         st.markdown("**Rank correlation between rule sets** (Spearman): " + md_escape(", ".join(
             f"{RULE_CHOICES.get(s['a'], s['a'])} ~ {RULE_CHOICES.get(s['b'], s['b'])}: {s['rho'] if s['rho'] is not None else '—'}"
-            for s in rep["spearman"])))  # fmt: skip
-    st.markdown("#### Pairs (ranked = total ÷ (games + 4))")
+            for s in rep["spearman"])), help=glossary.tip("Spearman"))  # fmt: skip
+    st.markdown("#### Pairs", help=glossary.tip("pairs ranking"))
     for kind, tab in zip(("teammates", "rivals", "mismatches"), st.tabs(["Teammates", "Rivals", "Mismatches"], key="pairs", bind="query-params")):
         with tab:
-            st.dataframe(pd.DataFrame(rep["pairs"][kind]), hide_index=True, width="stretch")
+            st.caption(T.PAIR_NOTES[kind] + " Ranked = total ÷ (games + 4), which shrinks pairs seen in few games toward 0.")
+            st.dataframe(T.pairs_table(kind, rep["pairs"][kind]), hide_index=True, width="stretch")
     st.markdown("#### What the rules do")
-    st.dataframe(pd.DataFrame(rep["rule_measures"]), hide_index=True, width="stretch")
+    measures = T.rule_measures_table(rep["rule_measures"])
+    st.dataframe(measures, hide_index=True, width="stretch", height=38 + 35 * len(measures))  # every row, no inner scroll
     st.markdown("#### Models by side and role")
-    st.dataframe(models_table(rep), hide_index=True, width="stretch")
+    st.dataframe(T.models_table(rep), hide_index=True, width="stretch")
+    st.caption("Games won of the games played on that side or in that role (Mafia, town: the side under those rules; "
+               "Don, Sheriff: the role). Hits: a Don's checks that found the Sheriff, a Sheriff's that found Mafia. "
+               + T.town_side_note(rep))
     st.markdown("#### Games")
     games = sorted(p.name for p in path.iterdir() if is_game_dir(p))
     pick = st.selectbox("Open a game in Live Game", games, key="ms_arena_game", bind="query-params")

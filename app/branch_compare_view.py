@@ -14,7 +14,7 @@ from mafiascope.replay.source import ReplayError
 
 from . import bridge
 from .palette import agent_colors
-from .text import md_escape
+from .text import md_escape, plural
 
 
 @st.cache_data(max_entries=16, show_spinner="Aligning the branches with their parent ...")
@@ -77,11 +77,14 @@ def side_by_side(c: BranchComparison, branch: str) -> tuple[pd.DataFrame, int | 
     for i in range(max(len(a), len(b))):
         pa = a[i] if i < len(a) else {}
         pb = b[i] if i < len(b) else {}
-        mark = "▶ first divergence" if div is not None and i == div else ("" if div is None or i < div else "·")
+        mark = "▶" if div is not None and i == div else ("" if div is None or i < div else "·")  # the caption says what they mean
         rows.append({"#": i + 1, "": mark, "parent step": pa.get("label", ""), "parent speaker": pa.get("player", ""),
                      "parent said": pa.get("text", ""), "branch step": pb.get("label", ""),
                      "branch speaker": pb.get("player", ""), "branch said": pb.get("text", "")})
     return pd.DataFrame(rows), div
+
+
+ROW_PX = 96  # five lines of text a row
 
 
 def render(parent_dir: str | Path, branches: list[dict[str, Any]], key: str) -> None:
@@ -98,11 +101,20 @@ def render(parent_dir: str | Path, branches: list[dict[str, Any]], key: str) -> 
     wins = md_escape(", ".join(f"{g}: {o['winner'] or 'unfinished'}" for g, o in c.outcomes.items() if g == c.parent_id))
     st.caption(f"Step 0 is {step_label(c.fork_point)}, the last step the branches share with their parent. Parent's own "
                f"result — {wins}. Lines: the parent; dashed: the branches' mean; band: their range.")
-    chart = suspicion_chart(c)
-    if chart is None:
-        st.caption("No role assessments after the fork (probes off or suspicion-only battery): nothing to draw.")
+    blind = [g for g, ok in c.assessed.items() if not ok]
+    if blind and len(blind) == len(c.assessed):
+        st.caption("The branches have no role assessments of their own after the fork (run without probes, or with a "
+                   "battery without role_assessment), so their suspicion is not drawn: it would only repeat the last answers "
+                   "before the fork as flat lines.")
     else:
-        st.altair_chart(chart, width="content")
+        if blind:
+            st.caption(f"{plural(len(blind), 'branch', 'branches')} without role assessments after the fork "
+                       "(no probes, or no role_assessment in the battery) left out of the branches' mean and band.")
+        chart = suspicion_chart(c)
+        if chart is None:
+            st.caption("No role assessments after the fork: nothing to draw.")
+        else:
+            st.altair_chart(chart, width="content")
     el = elimination_table(c)
     if not el.empty:
         st.markdown("**Eliminated after the fork**")
@@ -117,8 +129,14 @@ def render(parent_dir: str | Path, branches: list[dict[str, Any]], key: str) -> 
         return
     if div is not None:
         st.caption(f"The first utterance that differs is #{div + 1} (marked ▶); rows after it are marked ·.")
-    st.dataframe(df, hide_index=True, width="stretch", height=min(520, 38 + 35 * len(df)),
-                 column_config={"parent said": st.column_config.TextColumn(width="large"),
+    # several lines a row: the utterances are read side by side (one line a row cut them after a few words)
+    st.dataframe(df, hide_index=True, width="stretch", height=min(640, 38 + ROW_PX * len(df)), row_height=ROW_PX,
+                 column_config={"#": st.column_config.NumberColumn(width=40), "": st.column_config.TextColumn(width=40),
+                                "parent step": st.column_config.TextColumn("parent", width="small"),
+                                "parent speaker": st.column_config.TextColumn("speaker", width="small"),
+                                "branch step": st.column_config.TextColumn("branch", width="small"),
+                                "branch speaker": st.column_config.TextColumn("speaker ", width="small"),
+                                "parent said": st.column_config.TextColumn(width="large"),
                                 "branch said": st.column_config.TextColumn(width="large")})
 
 

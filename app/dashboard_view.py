@@ -10,6 +10,8 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
+from mafiascope.lexicon import glossary
+
 from . import analysis as A
 from . import bridge
 from . import dashboard_figures as DF
@@ -17,9 +19,9 @@ from . import state as S
 from .analysis_view import ci_text
 from .index_progress import pct as _pct
 from .index_progress import preview_tiles
-from .data import models_of
+from .data import analysed_models, models_of
 from .text import md_escape, plural
-from .widgets import dashes, download_chart, download_csv
+from .widgets import dashes, download_chart, download_csv, shown
 
 
 def __getattr__(name: str) -> Any:
@@ -51,12 +53,14 @@ def tiles(rep: dict[str, Any], sel: pd.DataFrame) -> None:
     c[1].caption(f"95% CI {_pct(w[0])}–{_pct(w[1])}")
     lr = (o.get("game_length_rounds") or {})
     c[2].metric("Mean rounds", "–" if lr.get("mean") is None else f"{lr['mean']:.1f}", help=f"min {lr.get('min')}, max {lr.get('max')}")
-    c[3].metric("Probe parse rate", _pct(p.get("parse_rate")), help=f"{p.get('parsed', 0):,} of {p.get('calls', 0):,} probe "
+    c[3].metric("Probe parse rate", _pct(p.get("parse_rate")), help=glossary.tip("parse rate") + f" {p.get('parsed', 0):,} of {p.get('calls', 0):,} probe "
                 f"answers usable after repair; {p.get('repair_recovered', 0):,} needed repair")
     c[4].metric("Branches", int(sel["is_branch"].sum()) if len(sel) else 0, help="Forked games in the sidebar selection")
     used = sel[sel["game_id"].isin(set(rep.get("game_ids") or []))] if len(sel) else sel  # the games the figures use
-    models = models_of(used["models"]) if len(used) else []
-    c[5].metric("Models", len(models), help="Models seated in the games above: " + md_escape(", ".join(models)))
+    seated = models_of(used["models"]) if len(used) else []
+    models = analysed_models(seated)
+    c[5].metric("Models", len(models), help="Models seated in the games above: " + md_escape(", ".join(models))
+                + (" (people who played a seat are not counted: human seats are not probed)" if len(models) < len(seated) else ""))
 
 
 def build_progress(dirs: tuple[str, ...], sel: pd.DataFrame) -> None:
@@ -88,12 +92,13 @@ def f1_per_model(dirs: tuple[str, ...], rep: dict[str, Any]) -> None:
         st.info("No first-order data.")
         return
     _show_chart(fig["spec"], "db_f1")
+    st.caption(glossary.tip("F1", "chance"))
     more = st.expander("Table and downloads", key=F1_MORE, on_change="rerun")
     if more.open is False:  # the first view: no data grid (its JS chunk) and no export row until asked for
         return
     with more:
         download_chart(DF.chart_builder("f1", df, A.per_model(dirs)), "f1_by_round_per_model", key="ex_f1")
-        st.dataframe(dashes(df), hide_index=True, width="stretch")
+        st.dataframe(shown(df), hide_index=True, width="stretch")
         download_csv(df, "f1_by_round_per_model", key="dl_f1")
 
 
@@ -104,14 +109,17 @@ def calibration_per_model(dirs: tuple[str, ...]) -> None:
         return
     s = fig["table"]
     _show_chart(fig["spec"], "db_cal")
+    st.caption(glossary.tip("F2", "ECE", "Brier"))
     download_chart(DF.chart_builder("calibration", s, A.per_model(dirs)), "calibration_per_model", key="ex_cal")
-    st.dataframe(dashes(s), hide_index=True, width="stretch")
+    st.dataframe(shown(s), hide_index=True, width="stretch",
+                 column_config={"ECE": st.column_config.Column(help=glossary.tip("ECE")),
+                                "Brier": st.column_config.Column(help=glossary.tip("Brier"))})
     download_csv(s, "calibration_per_model", key="dl_cal")
 
 
 def f3_f4(rep: dict[str, Any]) -> None:
     f3 = rep.get("f3") or {}
-    st.markdown("**F3 · second-order consistency** (τ = 50)")
+    st.markdown("**F3 · second-order consistency** (τ = 50)", help=glossary.tip("F3", "tau", "spotlight ratio", "majority baseline"))
     rows = []
     for key, lab in (("canonical", "all predictors"), ("innocent_predictors", "town"), ("mafia_predictors", "Mafia")):
         r = f3.get(key) or {}
@@ -121,7 +129,8 @@ def f3_f4(rep: dict[str, Any]) -> None:
     t = pd.DataFrame(rows)
     st.dataframe(t, hide_index=True, width="stretch")
     download_csv(t, "f3_summary", key="dl_f3")
-    st.markdown("**F4 · belief–vote coupling** (pre-vote rule; rate [95% CI] vs chance)")
+    st.markdown("**F4 · belief–vote coupling** (pre-vote rule; rate [95% CI] vs chance)",
+                help=glossary.tip("F4", "top-1", "committed set", "post-vote", "chance"))
     rows = []
     for side, v in (rep.get("f4") or {}).items():
         if not isinstance(v, dict):
@@ -142,9 +151,10 @@ def dynamics(dirs: tuple[str, ...]) -> None:
         st.info("No belief-dynamics data.")
         return
     _show_chart(fig["spec"], "db_dyn", stretch=False)
-    st.caption("Suspicion volatility, top-suspect flip rate (death-forced flips excluded) and return rate, with 95% bootstrap intervals.")
+    st.caption("Suspicion volatility, top-suspect flip rate (death-forced flips excluded) and return rate, with 95% bootstrap "
+               "intervals.", help=glossary.tip("volatility", "flip rate", "return rate"))
     download_chart(DF.chart_builder("dynamics", df), "belief_dynamics", key="ex_dyn")
-    st.dataframe(dashes(df), hide_index=True, width="stretch")
+    st.dataframe(shown(df), hide_index=True, width="stretch")
     download_csv(df, "belief_dynamics", key="dl_dyn")
 
 
@@ -154,7 +164,7 @@ def compare_view(dirs: tuple[str, ...]) -> None:
     from mafiascope.analytics.metrics import rows_at
     from mafiascope.analytics.pvalues import format_p
 
-    models = A.seat_models(dirs)
+    models = analysed_models(A.seat_models(dirs))
     if len(models) < 2:
         st.info("The analysed games seat a single model: nothing to compare.")
         return
@@ -180,7 +190,11 @@ def compare_view(dirs: tuple[str, ...]) -> None:
         "p": [format_p(x, "n/a") if d == d else "–" for x, d in zip(df["p"], df["diff"])],
         f"Holm p ({res['p_holm_family']['size']} metrics)": [format_p(x) for x in df["p_holm"]],
         "n A": df["n_a"], "n B": df["n_b"]})
-    st.dataframe(dashes(show), hide_index=True, width="stretch")
+    holm = f"Holm p ({res['p_holm_family']['size']} metrics)"
+    st.dataframe(dashes(show), hide_index=True, width="stretch",
+                 column_config={"A − B [95% CI]": st.column_config.Column(help=glossary.tip("95% CI")),
+                                "p": st.column_config.Column(help=glossary.tip("p")),
+                                holm: st.column_config.Column(help=glossary.tip("Holm p"))})
     download_csv(df, f"compare_{a}_vs_{b}", key="dl_cmp")
     if fig["spec"] is not None:
         _show_chart(fig["spec"], "db_cmp_chart", stretch=False)
@@ -198,5 +212,5 @@ def matchups(out: dict[str, Any]) -> None:
         town_wins=("winner", lambda s: int((s == "Villagers").sum())), median_rounds=("rounds", "median")).reset_index()
     t = t.rename(columns={"mafia_models": "Mafia models", "town_models": "town models"})
     st.markdown("**Mafia models ⚔ town models** (completed root games)")
-    st.dataframe(t, hide_index=True, width="stretch")
+    st.dataframe(shown(t), hide_index=True, width="stretch")
     download_csv(t, "matchups", key="dl_match")

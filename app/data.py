@@ -116,7 +116,7 @@ def _build_index_row(path: str, root: str) -> dict[str, Any] | None:
         "winner": str(over.get("winner")) if over else "Pending",
         "rounds": rounds,
         "events": len(events),
-        "probed": probe_bytes > 0,
+        "probed": probe_bytes > 0 or bool(planned_probes(setup)),  # a probed game whose first answers are not in yet is probed
         "probe_bytes": probe_bytes,
         "is_branch": bool(setup.get("forked_from")),
         "forked_from": setup.get("forked_from"),
@@ -130,6 +130,13 @@ def _build_index_row(path: str, root: str) -> dict[str, Any] | None:
 # how deep under a log root the index looks for games: the runs directory holds the app's own launches one level
 # down, arena runs three (<runs>/arena/<run>/<game>) and studies four (<runs>/studies/<name>/games/<game>)
 ROOT_DEPTH = 4
+
+
+def planned_probes(setup: dict[str, Any]) -> list[str]:
+    """The probe ids the game's battery asks (its setup record), empty for a game played without probes."""
+    battery = setup.get("probes")
+    ids = battery.get("probe_ids") if isinstance(battery, dict) else None
+    return [str(i) for i in ids] if isinstance(ids, list) else []
 
 
 @st.cache_data(ttl=5, show_spinner=False)
@@ -329,3 +336,12 @@ def model_list(cell: Any) -> list[str]:
 def models_of(cells: Any) -> list[str]:
     """Sorted distinct models over a ``models`` column."""
     return sorted({m for cell in cells for m in model_list(cell)})
+
+
+HUMAN = "human"  # the model label of a seat a person plays (mafiascope.backends.human): never probed
+
+
+def analysed_models(models: list[str]) -> list[str]:
+    """``models`` without people: the analysis pages' per-model figures are over probed seats, and a human seat has
+    none (it used to be offered, and counted, as a model with no data)."""
+    return [m for m in models if m != HUMAN]

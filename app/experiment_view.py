@@ -13,7 +13,7 @@ from mafiascope.replay.source import ParentGame, ReplayError
 
 from . import experiment_jobs as EJ
 from .replay_jobs import page_error
-from .replay_view import live_link, step_label
+from .replay_view import live_link, step_label, utterance_label
 
 PROBES = ["suspicion", "full", "none"]
 
@@ -124,10 +124,11 @@ def attribution_games(res: dict[str, Any]) -> pd.DataFrame:
         for arm in ("pre", "post"):
             for r in (u.get(arm) or {}).get("replicas", []):
                 gid = r.get("game_id")
-                rows.append({"message": f"{u['utterance']['step']} {u['utterance']['speaker']}", "arm": arm.upper(),
-                             "game": live_link(gid) if gid else None, "winner": r.get("winner"),
+                rows.append({"message": utterance_label(u["utterance"]), "arm": arm.upper(),
+                             "game": live_link(gid) if gid else None, "winner": r.get("winner") or "unfinished",
                              "error": r.get("error")})  # fmt: skip
-    return pd.DataFrame(rows, columns=["message", "arm", "game", "winner", "error"])
+    df = pd.DataFrame(rows, columns=["message", "arm", "game", "winner", "error"])
+    return df.drop(columns=["error"]) if df["error"].isna().all() else df.fillna({"error": ""})
 
 
 def game_link_column(title: str = "branch game") -> Any:
@@ -167,7 +168,7 @@ def attribution_arms(res: dict[str, Any]) -> None:
     for u in res.get("utterances", []):
         w = u["delta_post_minus_pre"]["p_mafia_win"]
         for arm in ("pre", "post"):
-            rows.append({**_share(arm.upper(), w[arm]), "arm": f"{u['utterance']['step']} {arm.upper()}"})
+            rows.append({**_share(arm.upper(), w[arm]), "arm": f"{utterance_label(u['utterance']).split()[0]} {arm.upper()}"})
     if rows:
         st.altair_chart(arms_chart(rows, x="arm", y_title="P(Mafia wins), 95% CI"), width="content")
     st.dataframe(attribution_games(res), hide_index=True, width="stretch", column_config={"game": game_link_column()})

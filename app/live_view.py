@@ -14,7 +14,7 @@ from mafiascope.logs import GAME_FILE
 from . import charts, graph, launcher
 from . import state as S
 from . import widgets as W
-from .data import file_sig
+from .data import file_sig, planned_probes
 from .gamemodel import (PROBE_ROLE, PROBE_SOCIAL, PROBE_SUSPICION, GameModel, assessment, battery_has, personality_guesses,
                         probe_gap, suspicion)
 from .text import md_escape, plural
@@ -199,7 +199,9 @@ def inspector(gm: GameModel, mode: str | None, share: Any) -> None:
         W.finish(gm, step=step, share=share)
         return
     if gm.probes_total == 0:
-        st.info("Transcript-only game: no probe answers, so there are no per-agent beliefs or metrics to show.")
+        st.info("No probe answers yet: the agents' beliefs and the metrics appear after the first probed message."
+                if planned_probes(gm.setup) and not gm.winner else
+                "Transcript-only game: no probe answers, so there are no per-agent beliefs or metrics to show.")
         raw_records(gm, step)
         W.finish(gm, step=step, mode=mode, share=share)
         if clicked:

@@ -15,6 +15,7 @@ from mafiascope.logs import step_order
 from . import branch_compare_view as BC
 from .fork_start import fork_start
 from .text import md_escape, md_link, plural
+from .widgets import dashes
 
 SIDE_COLOURS = {"Mafia": "#D55E00", "Villagers": "#0072B2", "Draw": "#999999"}
 
@@ -216,11 +217,23 @@ def branch_tree(tree: dict[str, Any], root_dir: str | None = None, parent_winner
                 BC.render(dirs[str(r["parent"])], r["branches"], key=r["batch"])
 
 
+def utterance_label(ut: dict[str, Any]) -> str:
+    """An attribution's message as the timeline names it (``R1.6 Riley``; the result stores ``1.6``)."""
+    try:
+        at = step_label([int(ut["round"]), int(ut["msg_seq"])])
+    except (KeyError, TypeError, ValueError):
+        at = str(ut.get("step") or "?")
+    return f"{at} {ut.get('speaker') or ''}".strip()
+
+
 def attribution(res: dict[str, Any]) -> None:
+    from mafiascope.lexicon import glossary
+
+    st.caption(glossary.tip("PRE/POST"))
     rows = []
     for u in res["utterances"]:
         d = u["delta_post_minus_pre"]
-        row = {"step": u["utterance"]["step"], "speaker": u["utterance"]["speaker"], "n per arm": d["p_mafia_win"]["pre"]["n"],
+        row = {"message": utterance_label(u["utterance"]), "n per arm": d["p_mafia_win"]["pre"]["n"],
                "P(Mafia wins) PRE": d["p_mafia_win"]["pre"]["p"], "P(Mafia wins) POST": d["p_mafia_win"]["post"]["p"],
                "Δ Mafia": d["p_mafia_win"]["diff"], "Fisher p (Mafia)": d["p_mafia_win"]["fisher_p"]}  # fmt: skip
         if "p_eliminate_target" in d:
@@ -230,7 +243,9 @@ def attribution(res: dict[str, Any]) -> None:
         for p, v in d["suspicion"].items():
             row[f"Δ susp. {p}"] = v
         rows.append(row)
-    st.dataframe(pd.DataFrame(rows).round(3), hide_index=True, width="stretch")
+    st.dataframe(dashes(pd.DataFrame(rows).round(3)), hide_index=True, width="stretch",
+                 column_config={c: st.column_config.Column(help="Fisher's exact test, two-sided: how likely a PRE-POST gap "
+                                                           "this large is by chance") for c in ("Fisher p (Mafia)", "Fisher p")})
     chart = attribution_chart(res)
     if chart is not None:
         st.altair_chart(chart, width="content")
@@ -251,7 +266,7 @@ def attribution_chart(res: dict[str, Any]) -> alt.FacetChart | None:
         t = u["delta_post_minus_pre"]["p_eliminate_target"]
         for arm in ("pre", "post"):
             a = t[arm]
-            long.append({"utterance": f"{u['utterance']['step']} {u['utterance']['speaker']}", "arm": arm.upper(), "p": a["p"],
+            long.append({"utterance": utterance_label(u["utterance"]), "arm": arm.upper(), "p": a["p"],
                          "lo": a["ci95"][0], "hi": a["ci95"][1], "k/n": f"{a['k']}/{a['n']}"})  # fmt: skip
     df = pd.DataFrame(long)
     x = alt.X("arm:N", title=None, sort=["PRE", "POST"], axis=alt.Axis(labelAngle=0))

@@ -18,6 +18,7 @@ from . import widgets as W
 from .text import plural
 
 MAX_QUERY = 200
+ROW_PX = 78  # four lines of text a row
 LIMIT = 500
 SOURCE_LABELS = {"utterance": "What seats said", "reason": "Probe reasons", "plan": "Plans"}
 
@@ -72,14 +73,17 @@ def render() -> None:
     rows = []
     for h in hits:
         step = step_label(h.round, h.msg_seq)
-        rows.append({"game": W.short_id(h.game_id), "step": step, "speaker": h.player, "source": SOURCE_LABELS[h.source],
-                     "probe": h.probe_id or "", "about": h.about or "", "text": h.text,
+        rows.append({"game": W.short_id(h.game_id), "step": step, "speaker": h.player,
                      "live": _link("live", game=h.game_id, step=step),
-                     "impersonate": _link("impersonate", game=h.game_id, step=step, agent=h.player)})
+                     "impersonate": _link("impersonate", game=h.game_id, step=step, agent=h.player),
+                     "text": h.text, "source": SOURCE_LABELS[h.source], "probe": h.probe_id or "", "about": h.about or ""})
     df = pd.DataFrame(rows)
-    st.dataframe(df, hide_index=True, width="stretch", height=min(560, 38 + 35 * len(df)), key="search_table",
+    # the links next to the step, the text wrapped over several lines (a row of one line cut every hit's text)
+    st.dataframe(df, hide_index=True, width="stretch", height=min(640, 38 + ROW_PX * len(df)), row_height=ROW_PX, key="search_table",
                  column_config={
                      "text": st.column_config.TextColumn("text", width="large"),
-                     "live": st.column_config.LinkColumn("Live Game", display_text="open ↗"),
-                     "impersonate": st.column_config.LinkColumn("Impersonate", display_text="as speaker ↗")})
+                     "live": st.column_config.LinkColumn("Live Game", display_text="open ↗", width="small"),
+                     "impersonate": st.column_config.LinkColumn("Impersonate", display_text="as speaker ↗", width="small"),
+                     "probe": st.column_config.TextColumn("probe", help="The probe whose answer gave this reason or plan."),
+                     "about": st.column_config.TextColumn("about", help="The player the reason or plan is about.")})
     W.download_csv(df.drop(columns=["live", "impersonate"]), "search_results", key="dl_search")

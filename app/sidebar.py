@@ -11,6 +11,8 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
+from mafiascope.lexicon import glossary
+
 from . import state as S
 from .data import GameLookupError, clear_index, game_index, invalid_note, model_list, models_of, resolve_game, root_problem, without_invalid
 from .paths import (ENV_FREE_PATHS, ENV_LOGS, REPO_ROOT, corpus_name, default_roots, free_paths_allowed, is_bundled_arena, label_root,
@@ -109,8 +111,7 @@ def _filter_widgets(index: pd.DataFrame) -> None:
     st.multiselect("Winner", winners, key="sb_winner", persist_state=KEEP)
     st.radio("Branches", BRANCH_CHOICES, key="sb_branch", horizontal=True, persist_state=KEEP)
     st.checkbox("Include invalid games", key=INVALID_KEY, persist_state=KEEP,
-                help="Games whose seats fell back on more than the fault budget of their moves (a dead or "
-                     "misconfigured backend) are not data and are left out by default.")
+                help=glossary.tip("invalid game"))
 
 
 def _filters(index: pd.DataFrame) -> tuple[pd.DataFrame, int]:
@@ -241,8 +242,8 @@ def _roots() -> list[Path]:
 def _settings() -> None:
     """The analysis settings (app/bridge.current_mode and app/live_view read their keys, with these defaults)."""
     st.radio("Metric mode", ["default", "compat"], key="sb_metric_mode", horizontal=True, persist_state=KEEP,
-             help="default: the original's quirks corrected (labels normalised, round-end last, alive filters). "
-                  "compat: reproduces the original MafiaScope figures exactly.")
+             help=glossary.tip("compat") + " The default's corrections: labels normalised, round-end probes last, alive "
+                  "filters (docs/metrics.md §13).")
     st.radio("Ground-truth graph renderer", ["Vega (default)", "vis.js (streamlit-agraph)"], key="sb_renderer",
              persist_state=KEEP,
              help="vis.js can be dragged and zoomed but shows no deception rings or reason tooltips, and only one "
@@ -250,7 +251,7 @@ def _settings() -> None:
     # a radio like the two above, not a select slider: every page's first view then loads no slider chunk
     st.radio("Bootstrap resamples", BOOT_CHOICES, index=BOOT_CHOICES.index(1000), key="sb_boot", horizontal=True,
              persist_state=KEEP,
-             help="Game-level cluster bootstrap for the confidence intervals (0 = no intervals).")
+             help=glossary.tip("bootstrap resamples"))
 
 
 class _Slot:
@@ -331,8 +332,9 @@ def render() -> Context:
         elif options:
             st.session_state["sb_game"] = cur
             st.selectbox("Game", options, key="sb_game", format_func=lambda g: labels.get(g, g), on_change=_on_pick,
-                         help="↳ marks branch (forked) games; 'transcript only' games have no probe answers. The probe parse rate "
-                              "of the picked game is shown next to its title.")
+                         help="↳ marks branch (forked) games: " + glossary.plain("branch") + " 'transcript only': "
+                              + glossary.plain("transcript only") + " The probe parse rate of the picked game is shown next "
+                              "to its title.")
             game_row = full[full["game_id"] == cur].iloc[0]
         else:
             if not existing:

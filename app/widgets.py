@@ -10,8 +10,10 @@ import pandas as pd
 import streamlit as st
 
 from mafiascope.export_text import csv_text
+from mafiascope.lexicon import glossary
 
 from . import state as S
+from .data import planned_probes
 from .gamemodel import PHASE_ICONS, GameModel
 from .fork_start import of_setup
 from .paths import corpus_name
@@ -79,6 +81,8 @@ def timeline(gm: GameModel) -> int:
 
 def parse_badge(gm: GameModel) -> str:
     if gm.probes_total == 0:
+        if planned_probes(gm.setup):  # probed, but no answer is in yet (a game that just started) or none could be asked
+            return ":blue-badge[probed · no answers yet]" if not gm.winner else ":gray-badge[probed · no probe answers]"
         return ":gray-badge[transcript only]"
     r = gm.probes_ok / gm.probes_total
     color = "green" if r >= 0.9 else "orange" if r >= 0.7 else "red"
@@ -100,13 +104,15 @@ success (dashed), per-agent second-order consistency. Click a point to jump ther
 **Each agent's view**: what each agent guesses (shape/colour = guessed role, opacity = confidence) and whom
 it suspects (edges at or above the threshold). Hover nodes and edges for the agent's own words; click a node
 to see the game through that agent's eyes (Impersonate).
-""",
+
+""" + glossary.tip("F1", "crowd recall", "deception", "second-order consistency", "transcript only"),
     "Impersonate": """
 The game as one agent saw it: the transcript it could see (others' night actions hidden, Mafia allies' shown as
 their ACTION line), what it believed (guessed roles, suspicions, plans), and two ego panels: **how I think they
 see me** (its social_map) vs **how they actually see me** (the others' role guesses about it). Mismatches are
 ringed in amber; Mafia-Mafia pairs do not count.
-""",
+
+""" + glossary.tip("match score"),
 }
 
 
@@ -168,6 +174,34 @@ def dashes(df: pd.DataFrame, decimals: int = 3) -> pd.DataFrame:
         if miss.any():
             out[c] = ["—" if m else (f"{v:.{decimals}f}" if isinstance(v, float) else str(v)) for v, m in zip(out[c], miss)]
     return out
+
+
+# how the tables' machine column names read on screen (the CSV downloads keep the machine names)
+COLUMN_WORDS = {"game_id": "game", "ci_lo": "95% low", "ci_hi": "95% high", "mean_conf": "mean confidence",
+                "acc": "accuracy", "acc_boot_ci": "accuracy, bootstrap 95% CI", "ECE_lo": "ECE 95% low",
+                "ECE_hi": "ECE 95% high", "Brier_lo": "Brier 95% low", "Brier_hi": "Brier 95% high",
+                "mafia_wins": "Mafia wins", "town_wins": "town wins", "median_rounds": "median rounds",
+                "predictor_role": "predictor's role", "about_role": "counterpart's role",
+                "their_guess": "counterpart's guess", "their_guess_conf": "counterpart's confidence"}
+
+
+def _interval_text(v: Any) -> Any:
+    """A two-number list (an interval) as "lo–hi" text; anything else unchanged."""
+    if isinstance(v, (list, tuple)) and len(v) == 2 and all(isinstance(x, (int, float)) for x in v):
+        return f"{v[0]:.3g}–{v[1]:.3g}"
+    return v
+
+
+def shown(df: pd.DataFrame, decimals: int = 3, words: dict[str, str] | None = None) -> pd.DataFrame:
+    """``df`` as a table on screen: columns named in words (:data:`COLUMN_WORDS`, ``words``; any other snake_case name
+    with spaces), intervals stored as lists as "lo–hi" text, a missing cell as "—" (:func:`dashes`)."""
+    out = df.copy()
+    for c in out.columns:
+        if out[c].dtype == object:
+            out[c] = [_interval_text(v) for v in out[c]]
+    names = {**COLUMN_WORDS, **(words or {})}
+    out = out.rename(columns={c: names.get(str(c), str(c).replace("_", " ")) for c in out.columns})
+    return dashes(out, decimals)
 
 
 def download_csv(df: pd.DataFrame, name: str, key: str, label: str = "⬇ CSV") -> None:

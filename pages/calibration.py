@@ -11,7 +11,7 @@ from app import analysis as A
 from app import analysis_view as AV
 from app import state as S
 from app import widgets as W
-from app.data import models_of
+from app.data import analysed_models, models_of
 from app.sidebar import context
 from app.text import md_escape, plural
 
@@ -35,7 +35,7 @@ if scope == "corpus":
     res = A.f2(dirs)
     AV.reliability_block(res, AV.games_scope(res.get("m", 0), len(context().selection)), "corpus")
 elif scope == "model":
-    models = models_of(context().selection["models"])
+    models = analysed_models(models_of(context().selection["models"]))
     mdl = st.selectbox("Model", models, key="model", bind="query-params")  # ?model= reproduces the pick
     res = A.f2(dirs, model=mdl)
     AV.reliability_block(res, f"{mdl} · {plural(res.get('m', 0), 'game')}", f"model_{mdl}")

@@ -14,6 +14,7 @@ from app import analysis_view as AV
 from app import widgets as W
 from app.sidebar import context
 from app.text import md_escape
+from mafiascope.lexicon import glossary
 
 dirs = AV.page_intro("Suspicion episodes",
                      "Between consecutive discussion steps with the same living roster, q(j) = share of agents whose top "
@@ -45,7 +46,8 @@ df["after ↗"] = ["live?" + urlencode({"game": g, "step": s}) for g, s in zip(d
 show = df[["game_id", "round", "before", "after", "speaker", "D", "K", "switching agents", "before ↗", "after ↗"]]
 ev = st.dataframe(show, hide_index=True, width="stretch", height=380, on_select="rerun", selection_mode="single-row",
                   key="ep_table", column_config={
-                      "D": st.column_config.ProgressColumn("D", min_value=0, max_value=1, format="%.2f"),
+                      "D": st.column_config.ProgressColumn("D", min_value=0, max_value=1, format="%.2f", help=glossary.tip("D")),
+                      "K": st.column_config.NumberColumn("K", help=glossary.tip("K")),
                       "before ↗": st.column_config.LinkColumn("before", display_text="Live Game ↗"),
                       "after ↗": st.column_config.LinkColumn("after", display_text="Live Game ↗"),
                       "game_id": st.column_config.TextColumn("game", width="small")})

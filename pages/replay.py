@@ -119,8 +119,8 @@ with tab_exp:
         st.caption("No experiment on this game yet (the CLI's `mafiascope replay attribution` and `replay bifurcate` "
                    "write here too).")  # fmt: skip
     for e in exps:
-        what = (f" · {len(e.get('utterances') or [])} utterances · target {e.get('target') or '–'} · n={e.get('n_per_arm')} per arm"
-                if e["kind"] == "attribution" else f" · {len(e.get('variants') or [])} variants")  # fmt: skip
+        what = (f" · {plural(len(e.get('utterances') or []), 'message')} · target {e.get('target') or 'none'} · n={e.get('n_per_arm')} per arm"
+                if e["kind"] == "attribution" else f" · {plural(len(e.get('variants') or []), 'variant')}")  # fmt: skip
         with st.expander(md_escape(f"{e['kind']} {e['experiment_id']}{what}"), expanded=e is exps[0]):
             (V.attribution if e["kind"] == "attribution" else V.bifurcation)(e)
             if e["kind"] == "attribution":

@@ -16,13 +16,13 @@ from app import state as S
 from app import widgets as W
 from app.sidebar import context
 from app.text import plural
+from mafiascope.lexicon import glossary
 
 dirs = AV.page_intro("Second-order beliefs",
                      "A pair = agent A's stated belief about how B sees A (social_map.toward_me) matched with B's latest role "
                      "assessment of A, turned into an attitude with the confidence threshold τ. Mafia–Mafia pairs are excluded.")
 tau = st.slider("Confidence threshold τ (%)", 30, 70, 50, step=5, key="tau", bind="query-params",  # ?tau= reproduces it
-                help="B's guess counts as 'suspects' (Mafia) or 'trusts' (town role) only at or above this confidence; "
-                     "below it the actual attitude is neutral.")
+                help=glossary.tip("tau"))
 pairs = A.f3_pairs(dirs, tau)  # first: the F3 summary then reuses these memoised pairs instead of matching again
 res = A.f3(dirs, tau)
 if not res.get("m"):
@@ -46,10 +46,10 @@ for key, lab in (("canonical", "all predictors"), ("innocent_predictors", "town 
 can = res.get("canonical") or {}
 c1, c2, c3 = st.columns(3)
 AV.metric_ci(c1, "Over-prediction ratio", can.get("suspects_ratio"), can.get("ratio_ci95"), "{:.2f}", games=res["m"],
-             help="Predicted 'suspects' ÷ actual 'suspects'. Above 1: agents think they are suspected more than they are.")
+             help=glossary.tip("spotlight ratio"))
 AV.metric_ci(c2, "Accuracy", can.get("accuracy"), can.get("acc_ci95"), "{:.2f}", games=res["m"])
 AV.metric_ci(c3, "vs majority baseline", can.get("diff"), can.get("diff_ci95"), "{:+.2f}", games=res["m"],
-             help=f"Accuracy minus always guessing the most common actual attitude ({can.get('majority_class')}).")
+             help=glossary.tip("majority baseline") + f" Here the most common actual attitude is {can.get('majority_class')}.")
 tbl = pd.DataFrame(rows)
 st.dataframe(tbl, hide_index=True, width="stretch", column_config={
     c: st.column_config.NumberColumn(c, format="%.2f") for c in ("over-prediction ratio", "accuracy", "majority baseline",
@@ -98,7 +98,13 @@ view = view.assign(open=["impersonate?" + urlencode({"game": g, "step": s, "agen
 st.caption(f"{plural(len(view), 'pair')} · click a row to open that agent's Impersonate view at the step, or use the link column")
 ev = st.dataframe(view, hide_index=True, width="stretch", height=360, on_select="rerun", selection_mode="single-row", key="so_pairs",
                   column_config={"open": st.column_config.LinkColumn("open", display_text="Impersonate ↗"),
-                                 "game_id": st.column_config.TextColumn("game", width="small")})
+                                 "game_id": st.column_config.TextColumn("game", width="small"),
+                                 "predictor_role": "predictor's role", "about_role": "counterpart's role",
+                                 "their_guess_conf": st.column_config.NumberColumn(
+                                     "counterpart's confidence", help="How sure the counterpart's own guess about the "
+                                     "predictor was (0-100); below τ its attitude counts as neutral."),
+                                 "seq": "message", "match": st.column_config.CheckboxColumn(
+                                     "match", help="The predicted attitude is the counterpart's actual one.")})
 W.download_csv(view.drop(columns=["open"]), f"second_order_pairs_tau{tau}", key="dl_so_pairs")
 sel = getattr(getattr(ev, "selection", None), "rows", None) or []
 if sel:

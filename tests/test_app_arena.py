@@ -106,8 +106,28 @@ def test_sport_only_run_shows_no_internals(tmp_path, monkeypatch):
     at = app().run()
     assert not at.exception
     tables = [d.value for d in at.dataframe]
-    models = next(t for t in tables if "model" in t.columns and any(str(c).startswith("Mafia win") for c in t.columns))
-    assert list(models.columns) == ["model", "Mafia win Sport", "as Don", "as Sheriff"], list(models.columns)
+    models = next(t for t in tables if "model" in t.columns and any(str(c).startswith("Mafia: ") for c in t.columns))
+    assert list(models.columns) == ["model", "Mafia: Sport", "Don: won", "Don: hits", "Sheriff: won", "Sheriff: hits"], list(models.columns)
     for t in tables:
         cells = [str(c) for c in t.to_numpy().ravel()]
         assert not [c for c in cells if c in ("None", "nan", "<NA>") or "None" in c or "0/0" in c], (list(t.columns), cells[:20])
+
+
+@pytest.mark.slow
+def test_a_run_too_small_to_rank_says_so_and_no_table_shows_internals(tmp_path, monkeypatch):
+    """One game per rule set: every seat scores its side's average, so every model tied at "1st, 0 ± 0" on an axis
+    labelled 0.000000; the page says there are not enough games instead. No table shows a raw list, None or a
+    snake_case column name (issue 35 item 5)."""
+    import re
+
+    monkeypatch.setenv("MAFIASCOPE_RUNS", str(tmp_path / "runs"))
+    monkeypatch.setenv("MAFIASCOPE_LOGS", str(tmp_path / "runs"))
+    run_arena(load_roster(), "sport,open,imbalanced", 1, tmp_path / "runs" / "arena" / "one", quiet=True)
+    at = app().run()
+    assert not at.exception
+    assert any("Not enough games to rank" in w.value for w in at.warning), [w.value for w in at.warning]
+    assert not [d for d in at.dataframe if "rank" in d.value.columns]  # no leaderboard of ties
+    for d in at.dataframe:
+        cols, cells = [str(c) for c in d.value.columns], [str(c) for c in d.value.to_numpy().ravel()]
+        assert not [c for c in cols if "_" in c], cols
+        assert not [c for c in cells if re.fullmatch(r"\[.*\]", c) or c in ("None", "nan")], (cols, cells[:30])

@@ -28,7 +28,7 @@ def _buttons(at) -> list[str]:
 def test_f1_table_and_downloads_are_drawn_only_while_open(logs, monkeypatch):
     from app import dashboard_figures as DF
     from app.dashboard_view import F1_MORE
-    from app.widgets import dashes
+    from app.widgets import shown
 
     tables = []  # the F1 figure's table as the page reads it, with a gap (drawn as a dash)
     real = DF.figure
@@ -55,7 +55,7 @@ def test_f1_table_and_downloads_are_drawn_only_while_open(logs, monkeypatch):
     assert_clean(at)
     exports = F1_BUTTONS if importlib.util.find_spec("vl_convert") else ["⬇ Vega-Lite JSON", "⬇ HTML", "⬇ CSV"]
     assert len(at.dataframe) == 1 and _buttons(at) == exports + ["⬇ Full report (JSON)"]
-    assert at.dataframe[0].value.equals(dashes(tables[-1]))  # the table drawn before, every value as it was
+    assert at.dataframe[0].value.equals(shown(tables[-1]))  # the table drawn before, every value as it was (columns in words)
 
     at.session_state[F1_MORE] = False
     at.run()

@@ -72,3 +72,21 @@ def test_a_branch_header_says_what_it_shares(env):
     at = new_app(page="live", game="fork-replace16-000").run()
     assert_clean(at)
     assert "branch of parent-01: shared with the parent through R1.5; R1.6 replaced" in texts(at)
+
+
+@pytest.mark.slow
+def test_experiment_results_and_unprobed_branches_show_no_internals(env):
+    """The attribution's tables name messages by their timeline label and show no None; branches run without probes are
+    not drawn as flat suspicion lines (issue 35 item 5)."""
+    at = new_app(page="replay", game="parent-01", step="R1.6", tab="Experiments").run()
+    assert_clean(at)
+    tables = [d.value for d in at.dataframe]
+    attribution = next(t for t in tables if "n per arm" in t.columns)
+    assert attribution["message"].tolist() == ["R1.6 Riley"]
+    for t in tables:
+        cells = [str(c) for c in t.to_numpy().ravel()]
+        assert "None" not in cells and "error" not in t.columns, (list(t.columns), cells[:20])
+    at = new_app(page="replay", game="parent-01", step="R1.6").run()
+    assert "not drawn: it would only repeat the last answers before the fork as flat lines" in texts(at)
+    charts = at.get("vega_lite_chart")
+    assert charts and not [c for c in charts if "steps after the fork" in str(c.proto.spec)]  # the outcome bars only

@@ -45,3 +45,12 @@ def test_markdown_in_a_query_is_searched_as_text():
     assert_clean(at)
     assert not at.dataframe  # no match, and nothing rendered as a link
     assert any("No match" in i.value for i in at.info)
+
+
+def test_hits_show_their_links_first_and_their_text_on_several_lines():
+    """The hits' text was cut to one line and the links sat past the table's right edge (issue 35 item 5)."""
+    at = new_app(page="search", q="Mafia").run()
+    assert_clean(at)
+    table = at.dataframe[0]
+    assert list(table.value.columns)[:6] == ["game", "step", "speaker", "live", "impersonate", "text"]
+    assert table.proto.row_height >= 70  # four lines of text a row

@@ -175,8 +175,9 @@ def f1_per_model_chart(df: pd.DataFrame, models: Any = None) -> alt.LayerChart:
     x_axis = alt.X("x:Q", title="round", scale=alt.Scale(domain=[rounds[0] - 0.5, rounds[-1] + 0.5], nice=False),
                    axis=alt.Axis(values=rounds, format="d", grid=False))
     base = alt.Chart(df).encode(x=x_axis, color=alt.Color("model:N", scale=colors))
-    band = base.mark_rule(strokeWidth=2, opacity=0.7).encode(
-        y=alt.Y("ci_lo:Q", title="first-order accuracy", axis=alt.Axis(format="%")), y2="ci_hi:Q")
+    band = base.mark_rule(strokeWidth=2, opacity=0.7).encode(  # an accuracy axis runs from 0 % to 100 %, never beyond
+        y=alt.Y("ci_lo:Q", title="first-order accuracy", axis=alt.Axis(format="%"), scale=alt.Scale(domain=[0, 1], nice=False)),
+        y2="ci_hi:Q")
     line = base.mark_line(point=True).encode(y="accuracy:Q", tooltip=["model", "round", alt.Tooltip("accuracy:Q", format=".1%"),
                                                                        "n:Q", alt.Tooltip("chance:Q", format=".1%")])
     chance = base.mark_line(strokeDash=[3, 3], opacity=0.6).encode(y="chance:Q")
@@ -249,7 +250,8 @@ def comparison_chart(df: pd.DataFrame, a: str, b: str) -> alt.VConcatChart:
     for name, sub in (("rates", df[~df["metric"].isin(UNBOUNDED)]), ("ratio and trait errors", df[df["metric"].isin(UNBOUNDED)])):
         if sub.empty:
             continue
-        base = alt.Chart(sub).encode(y=alt.Y("label:N", sort=sub["label"].tolist(), title=None))
+        # the metrics' names in full (Vega-Lite cuts axis labels at 180 px: "F1 committed acc…")
+        base = alt.Chart(sub).encode(y=alt.Y("label:N", sort=sub["label"].tolist(), title=None, axis=alt.Axis(labelLimit=400)))
         whisk = base.mark_rule(strokeWidth=2, color=CI_COLOR).encode(
             x=alt.X("diff_lo:Q", title=f"{a} − {b} ({name})"), x2="diff_hi:Q", tooltip=tip)
         pts = base.mark_point(size=70, color=AGENT_PALETTE[4]).encode(

@@ -156,10 +156,16 @@ class BranchComparison:
     transcripts: dict[str, list[dict[str, Any]]]  # game_id -> utterances after the fork step
     divergence: dict[str, int | None] = field(default_factory=dict)  # branch id -> first differing utterance
     outcomes: dict[str, dict[str, Any]] = field(default_factory=dict)  # game_id -> winner, rounds
+    # branch id -> whether it has role assessments of its own after the fork step (a branch run without probes, or with
+    # a battery without role_assessment, only carries the inherited answers forward: its suspicion would be flat)
+    assessed: dict[str, bool] = field(default_factory=dict)
 
     def band(self) -> pd.DataFrame:
-        """Branches summarised per (k, player): mean, min and max suspicion and how many branches."""
-        b = self.suspicion[~self.suspicion["is_parent"] & self.suspicion["k"].ge(0)].dropna(subset=["suspicion"])
+        """Branches with assessments of their own after the fork (:attr:`assessed`) summarised per (k, player): mean,
+        min and max suspicion and how many branches."""
+        own = [g for g, ok in self.assessed.items() if ok] if self.assessed else list(self.suspicion["game_id"].unique())
+        s = self.suspicion
+        b = s[~s["is_parent"] & s["k"].ge(0) & s["game_id"].isin(own)].dropna(subset=["suspicion"])
         if b.empty:
             return pd.DataFrame(columns=["k", "player", "mean", "lo", "hi", "branches"])
         return (b.groupby(["k", "player"])["suspicion"].agg(mean="mean", lo="min", hi="max", branches="count").reset_index())
@@ -201,6 +207,7 @@ def compare_branches(parent_dir: str | Path, branch_dirs: list[str | Path]) -> B
     sus = pd.concat(frames, ignore_index=True)
     cols = ["game_id", "is_parent", "k", "round", "seq", "label", "player", "alive", "suspicion", "n"]
     div = {b.game_id: first_divergence(transcripts[parent.game_id], transcripts[b.game_id]) for b in branches}
+    assessed = {b.game_id: any(_order(key) > _order(fp) for key, _, _ in b.assessments) for b in branches}
     return BranchComparison(parent.game_id, fp, sus[cols],
                             pd.DataFrame(elims, columns=["game_id", "is_parent", "k", "label", "victim", "how", "before_fork"]),
-                            transcripts, div, outcomes)
+                            transcripts, div, outcomes, assessed)
