@@ -25,8 +25,7 @@ REPO = Path(__file__).resolve().parent.parent
 FACTORY = "mafiascope/backends/clients.py"
 # Modules that open HTTP connections without any credential: health checks of a Streamlit server.
 NO_CREDENTIAL = {
-    "bench/app_latency.py": "polls the local app's /_stcore/health",
-    "bench/app_step.py": "polls the local app's /_stcore/health",
+    "bench/app_waits.py": "polls the local app's /_stcore/health for the app benches (app_latency.py, app_step.py)",
     "scripts/check_deploy.py": "checks a deployed app's public pages; it has no key to send",
 }
 CLIENTS = {"AsyncOpenAI", "OpenAI", "AzureOpenAI", "AsyncAzureOpenAI", "DefaultAioHttpClient", "DefaultAsyncHttpxClient",
