@@ -19,7 +19,7 @@ import yaml
 from mafiascope.arena.ledger import Ledger
 from mafiascope.logs.paths import game_dir, inside
 
-from .jobs import BackgroundJob, Registry, spawn
+from .jobs import BackgroundJob, JobRefused, Registry, Work, admit, claim_dir, owns_dir, spawn
 from .paths import ARENA_DATA_DIR, runs_dir
 
 
@@ -47,16 +47,26 @@ def run_command(roster_file: str, rules: list[str], games: int, run_dir: str, pa
             "--games", str(games), "--logs", run_dir, "--parallel", str(parallel), "--seed", str(seed)]  # fmt: skip
 
 
+def arena_work(rules: list[str], games: int, parallel: int) -> Work:
+    """An arena run for the quotas: ``games`` per rule set."""
+    return Work("this arena run", int(games) * max(1, len(rules)), int(parallel))
+
+
 def launch(name: str, roster: dict[str, Any], rules: list[str], games: int, parallel: int = 4, seed: int = 0) -> ArenaJob:
     """Start ``mafiascope arena run`` into ``<runs>/arena/<name>``; the name comes from a form, so it must be a
     valid id naming a real directory inside the arena root (ValueError otherwise: no symlink, no ``..``)."""
     run_dir = game_dir(arena_root(), name)
+    if run_dir.exists() and not owns_dir(run_dir):
+        raise JobRefused(f"arena run {name}: another visitor started it; pick another name")
+    work = arena_work(rules, games, parallel)
+    admit(work)  # the quotas (app/jobs.py), before anything is written
     run_dir.mkdir(parents=True, exist_ok=True)
+    claim_dir(run_dir)
     roster_file = inside(arena_root(), run_dir / "roster.yaml")
     roster_file.write_text(yaml.safe_dump(roster, sort_keys=False, allow_unicode=True), encoding="utf-8")
     cmd = run_command(str(roster_file), rules, games, str(run_dir), parallel, seed)
     log_file = run_dir / "arena_run.log"
-    proc = spawn(cmd, log_file, append=True, stdin=subprocess.DEVNULL)
+    proc = spawn(cmd, log_file, work=work, append=True, stdin=subprocess.DEVNULL)
     job = ArenaJob(cmd=cmd, proc=proc, log_file=str(log_file), name=name, run_dir=str(run_dir))
     jobs().add(name, job)
     return job
@@ -74,5 +84,6 @@ def _runs_under(root: Path) -> list[Path]:
 
 
 def known_runs() -> list[Path]:
-    """The user's runs (newest first), then the bundled runs under data/arena (the default on a fresh install)."""
-    return _runs_under(arena_root()) + _runs_under(ARENA_DATA_DIR)
+    """The user's runs (newest first; in public mode only this session's), then the bundled runs under data/arena
+    (the default on a fresh install)."""
+    return [p for p in _runs_under(arena_root()) if owns_dir(p)] + _runs_under(ARENA_DATA_DIR)

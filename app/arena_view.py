@@ -21,7 +21,7 @@ from mafiascope.redaction import ENV_REF
 
 from mafiascope.lexicon import glossary
 
-from . import arena_jobs, keys
+from . import arena_jobs, jobs, keys
 from . import arena_tables as T
 from .data import invalid_note
 from .paths import ARENA_DATA_DIR, default_roots, free_paths_allowed, public_command, public_path, within_roots
@@ -150,7 +150,11 @@ def launcher(roster: dict[str, Any]) -> None:
     st.caption(est["note"] + ". Bot seats cost nothing." + (" Fixed seating: the paid share is the share of paid seats."
                                                             if est["mode"] == "fixed" else ""))  # fmt: skip
     name = st.text_input("Run name", value=f"run-{seed}-{games}", key="ms_arena_name")
-    st.button("🚀 Launch arena run", type="primary", key="ms_arena_launch", on_click=_launch, args=(name, roster, rules, games, parallel, seed))
+    why = jobs.refusal(arena_jobs.arena_work(rules, games, parallel))  # the quotas (app/jobs.py), said next to the button
+    st.button("🚀 Launch arena run", type="primary", key="ms_arena_launch", on_click=_launch, args=(name, roster, rules, games, parallel, seed),
+              disabled=bool(why), help=why)
+    if why:
+        st.caption(md_escape(why))
     flash(LAUNCH_MSG)
 
 
@@ -162,7 +166,11 @@ def _launch(name: str, roster: dict[str, Any], rules: list[str], games: int, par
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_-]{0,40}", name or ""):
         flash(LAUNCH_MSG, "Run name: letters, digits, '-' or '_' (at most 41 characters).", "error")
         return
-    job = arena_jobs.launch(name, roster, rules, games, parallel, seed)
+    try:
+        job = arena_jobs.launch(name, roster, rules, games, parallel, seed)
+    except ValueError as exc:  # a quota, or a name another visitor's run holds (app/jobs.py)
+        flash(LAUNCH_MSG, md_escape(str(exc)), "error")
+        return
     st.session_state["ms_arena_run"] = job.run_dir
     st.session_state["ms_arena_pick"] = run_label(Path(job.run_dir))  # the Leaderboards tab follows the new run
     flash(LAUNCH_MSG, f"Started arena run {name}: {code(public_command(job.cmd))}")

@@ -10,7 +10,7 @@ from urllib.parse import urlparse
 
 import streamlit as st
 
-from . import keys, nav, sidebar
+from . import keys, nav, public_mode, sidebar
 from .frame import framed
 from .paths import REPO_ROOT
 from .state import add_url_error, qp, quoted
@@ -68,5 +68,6 @@ def main() -> None:
             del st.query_params["page"]
 
     sidebar.render()
+    public_mode.sidebar_note()
     with framed():  # the page's page_guard sees it runs inside this frame
         current.run()

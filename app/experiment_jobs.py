@@ -23,7 +23,7 @@ from mafiascope.logs.paths import inside
 from mafiascope.replay.forks import experiments_dir
 from mafiascope.replay.progress import Progress, read_progress
 
-from .jobs import BackgroundJob, Registry, spawn
+from .jobs import BackgroundJob, Registry, Work, admit, parallel_cap, spawn
 from .paths import runs_dir
 from .replay_jobs import branch_logs
 
@@ -57,7 +57,14 @@ def for_game(game_id: str) -> list[ExperimentJob]:
     return [j for j in jobs().all() if j.game_id == game_id]
 
 
-def _start(kind: str, game_id: str, out: Path, cmd: list[str]) -> ExperimentJob:
+def experiment_work(kind: str, units: int) -> Work:
+    """An experiment for the quotas: re-rolls, continuations or re-asked states count as branches of one Replay
+    request, an A/B validation's games as games per job; two at once (fewer under the parallel quota)."""
+    limit = "games_per_job" if kind == "validate_ab" else "forks_per_request"
+    return Work(f"this {kind.replace('_', ' ')}", int(units), parallel_cap(2), limit)
+
+
+def _start(kind: str, game_id: str, out: Path, cmd: list[str], work: Work) -> ExperimentJob:
     """Run ``cmd`` (without its progress flag) in the background; progress and stderr go to ``out``/experiments/."""
     job_id = secrets.token_hex(4)
     d = experiments_dir(out)
@@ -65,7 +72,7 @@ def _start(kind: str, game_id: str, out: Path, cmd: list[str]) -> ExperimentJob:
     prog = str(inside(out, d / f"job-{job_id}.progress.jsonl"))
     log = str(inside(out, d / f"job-{job_id}.stderr.txt"))
     cmd = [sys.executable, "-m", "mafiascope", *cmd, "--progress", prog, "--json"]
-    job = ExperimentJob(cmd=cmd, proc=spawn(cmd, log, stdout_to_log=False, start_new_session=True), log_file=log,
+    job = ExperimentJob(cmd=cmd, proc=spawn(cmd, log, work=work, stdout_to_log=False, start_new_session=True), log_file=log,
                         job_id=job_id, kind=kind, game_id=game_id, progress_file=prog)  # fmt: skip
     jobs().add(job_id, job)
     return job
@@ -76,11 +83,13 @@ def start_attribution(game_id: str, game_dir: str, utterances: list[str], n: int
     """PRE/POST rerolls around ``utterances`` (steps ``R.S``); ReplayError on bad input (nothing started)."""
     from mafiascope.replay.experiments import plan_attribution
 
+    work = experiment_work("attribution", 2 * int(n) * max(1, len(utterances)))  # PRE and POST re-rolls per utterance
+    admit(work)
     logs = branch_logs(game_dir)
     plan_attribution(game_dir, utterances, n, target=target, probes=probes, logs=logs)
     cmd = ["replay", "attribution", str(game_dir), "--utterances", ",".join(utterances), "-n", str(int(n)), "--probes", probes,
-           "--logs", str(logs), "--parallel", "2"] + (["--target", target] if target else [])  # fmt: skip
-    return _start("attribution", game_id, logs, cmd)
+           "--logs", str(logs), "--parallel", str(work.parallel)] + (["--target", target] if target else [])  # fmt: skip
+    return _start("attribution", game_id, logs, cmd, work)
 
 
 def start_bifurcation(game_id: str, game_dir: str, at: str, seat: str | None, *, samples: int, select: int,
@@ -88,12 +97,14 @@ def start_bifurcation(game_id: str, game_dir: str, at: str, seat: str | None, *,
     """Sample, select and continue alternatives of the utterance at ``at``; ReplayError on bad input."""
     from mafiascope.replay.bifurcation import run_bifurcation
 
+    work = experiment_work("bifurcation", int(select) * int(continuations))
+    admit(work)
     logs = branch_logs(game_dir)
     run_closing(run_bifurcation(game_dir, at, seat, samples=samples, select=select, continuations=continuations,
                                 probes=probes, logs=logs, dry_run=True))  # fmt: skip  (validates, runs nothing)
     cmd = ["replay", "bifurcate", str(game_dir), "--at", at, "--samples", str(int(samples)), "--select", str(int(select)),
-           "--continuations", str(int(continuations)), "--probes", probes, "--logs", str(logs), "--parallel", "2"]
-    return _start("bifurcation", game_id, logs, cmd + (["--seat", seat] if seat else []))
+           "--continuations", str(int(continuations)), "--probes", probes, "--logs", str(logs), "--parallel", str(work.parallel)]
+    return _start("bifurcation", game_id, logs, cmd + (["--seat", seat] if seat else []), work)
 
 
 def start_ab(game_id: str, game_dir: str, games: int) -> ExperimentJob:
@@ -106,6 +117,8 @@ def start_ab(game_id: str, game_dir: str, games: int) -> ExperimentJob:
 
     if not 1 <= int(games) <= 200:
         raise ReplayError("games per arm must be between 1 and 200")
+    work = experiment_work("validate_ab", 2 * int(games))  # probed and unprobed
+    admit(work)
     cfg: GameConfig = ParentGame.load(game_dir).config()
     runs = runs_dir()
     tag = secrets.token_hex(3)
@@ -114,8 +127,8 @@ def start_ab(game_id: str, game_dir: str, games: int) -> ExperimentJob:
     conf = inside(runs, d / f"ab-{tag}.yaml")
     conf.write_text(yaml.safe_dump(cfg.model_dump(mode="json", exclude_none=True), sort_keys=False), encoding="utf-8")
     cmd = ["validate", "ab", "-c", str(conf), "--games", str(int(games)), "--logs", str(runs), "--id-prefix", f"ab{tag}",
-           "--results", str(branch_logs(game_dir)), "--parallel", "2"]  # fmt: skip
-    return _start("validate_ab", game_id, branch_logs(game_dir), cmd)
+           "--results", str(branch_logs(game_dir)), "--parallel", str(work.parallel)]  # fmt: skip
+    return _start("validate_ab", game_id, branch_logs(game_dir), cmd, work)
 
 
 def start_repeat(game_id: str, game_dir: str, states: int, repeats: int, seed: int = 0) -> ExperimentJob:
@@ -125,11 +138,13 @@ def start_repeat(game_id: str, game_dir: str, states: int, repeats: int, seed: i
 
     if not 1 <= int(states) <= 200 or not 2 <= int(repeats) <= 20:
         raise ReplayError("states must be between 1 and 200 and repeats between 2 and 20")
+    work = experiment_work("validate_repeat", int(states))
+    admit(work)
     logs = Path(game_dir).parent
     pick_states(logs, 1, seed)  # ReplayError when no probed game with snapshots is there
     cmd = ["validate", "repeat", str(logs), "--states", str(int(states)), "--repeats", str(int(repeats)), "--seed", str(int(seed)),
            "--results", str(branch_logs(game_dir))]  # fmt: skip
-    return _start("validate_repeat", game_id, branch_logs(game_dir), cmd)
+    return _start("validate_repeat", game_id, branch_logs(game_dir), cmd, work)
 
 
 def result_of(job: ExperimentJob) -> dict[str, Any] | None:

@@ -9,11 +9,13 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from mafiascope.replay.source import ParentGame, ReplayError
+from mafiascope.replay.source import ParentGame
 
 from . import experiment_jobs as EJ
+from . import jobs
 from .replay_jobs import page_error
 from .replay_view import live_link, step_label, utterance_label
+from .text import md_escape
 
 PROBES = ["suspicion", "full", "none"]
 
@@ -50,10 +52,11 @@ def experiment_forms(gm: Any, parent: ParentGame, step_key: tuple[int, int]) -> 
         probes = c2.selectbox("Probes", PROBES, key="ex_probes")
         target = st.selectbox("Target (elimination counted)", [None, *gm.names], key="ex_target",
                               format_func=lambda x: "none" if x is None else x)  # fmt: skip
-        if st.button("Run attribution", icon=":material/science:", key="ex_attr_go", disabled=not utts):
+        why = _why(EJ.experiment_work("attribution", 2 * int(n) * max(1, len(utts))))
+        if st.button("Run attribution", icon=":material/science:", key="ex_attr_go", disabled=not utts or bool(why), help=why):
             try:
                 _started(EJ.start_attribution(gm.game_id, str(gm.dir), list(utts), int(n), target=target, probes=probes))
-            except ReplayError as exc:
+            except ValueError as exc:  # ReplayError (bad input) or JobRefused (a quota)
                 _fail(exc)
     with b.container(border=True):
         st.markdown("**Bifurcation**: what else could this seat have said?")
@@ -63,12 +66,21 @@ def experiment_forms(gm: Any, parent: ParentGame, step_key: tuple[int, int]) -> 
         samples = c1.number_input("Samples", 1, 200, 12, key="ex_samples")
         select = c2.number_input("Variants", 1, 20, 4, key="ex_select")
         conts = c3.number_input("Continuations", 1, 10, 1, key="ex_conts")
-        if st.button("Run bifurcation", icon=":material/alt_route:", key="ex_bif_go"):
+        why = _why(EJ.experiment_work("bifurcation", int(select) * int(conts)))
+        if st.button("Run bifurcation", icon=":material/alt_route:", key="ex_bif_go", disabled=bool(why), help=why):
             try:
                 _started(EJ.start_bifurcation(gm.game_id, str(gm.dir), at, speaker_of.get(at), samples=int(samples),
                                               select=int(select), continuations=int(conts)))  # fmt: skip
-            except ReplayError as exc:
+            except ValueError as exc:  # ReplayError (bad input) or JobRefused (a quota)
                 _fail(exc)
+
+
+def _why(work: Any) -> str | None:
+    """Why a Run button is disabled (the quotas, app/jobs.py), said under it too."""
+    why = jobs.refusal(work)
+    if why:
+        st.caption(md_escape(why))
+    return why
 
 
 def validation_forms(gm: Any) -> None:
@@ -78,10 +90,11 @@ def validation_forms(gm: Any) -> None:
         st.markdown("**A/B**: does probing change the games?")
         st.caption("Pairs of games on this game's set-up, one probed and one not, with the same seed.")
         games = st.number_input("Games per arm", 1, 200, 3, key="va_games")
-        if st.button("Run A/B", icon=":material/compare_arrows:", key="va_go"):
+        why = _why(EJ.experiment_work("validate_ab", 2 * int(games)))
+        if st.button("Run A/B", icon=":material/compare_arrows:", key="va_go", disabled=bool(why), help=why):
             try:
                 _started(EJ.start_ab(gm.game_id, str(gm.dir), int(games)))
-            except (ReplayError, ValueError) as exc:
+            except ValueError as exc:  # ReplayError (bad input) or JobRefused (a quota)
                 _fail(exc)
     with b.container(border=True):
         st.markdown("**Repeatability**: do probes give the same answer twice?")
@@ -89,10 +102,11 @@ def validation_forms(gm: Any) -> None:
         c1, c2 = st.columns(2)
         states = c1.number_input("States", 1, 200, 3, key="vr_states")
         repeats = c2.number_input("Repeats", 2, 20, 3, key="vr_repeats")
-        if st.button("Run repeatability", icon=":material/repeat:", key="vr_go"):
+        why = _why(EJ.experiment_work("validate_repeat", int(states)))
+        if st.button("Run repeatability", icon=":material/repeat:", key="vr_go", disabled=bool(why), help=why):
             try:
                 _started(EJ.start_repeat(gm.game_id, str(gm.dir), int(states), int(repeats)))
-            except ReplayError as exc:
+            except ValueError as exc:  # ReplayError (bad input) or JobRefused (a quota)
                 _fail(exc)
 
 

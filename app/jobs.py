@@ -1,15 +1,25 @@
-"""Background processes the app starts (games, fork batches, arena runs) and their registries.
+"""Background processes the app starts (games, batches, studies, arena runs, forks, experiments) and their registries.
 
 A job is a subprocess running outside Streamlit's script thread, writing its output to a
 log file; the page only polls it. :class:`BackgroundJob` holds the process, the log path,
-the command and the start time; the launchers subclass it with their own fields.
+the command, the start time and its owner; the launchers subclass it with their own fields.
 :class:`Registry` is a thread-locked dict of jobs keyed by id; each caller keeps its
-registry in ``st.cache_resource`` so a job survives reruns and every session sees it.
+registry in ``st.cache_resource`` so a job survives reruns.
+
+Every job starts through :func:`spawn`, which first asks :func:`refusal` whether the operator's quotas
+(app/public_mode.py) allow it: jobs running per session and per server, games per job, branches per
+Replay request, games per study, games at once, disk for runs and starts per hour. A page asks the same
+function to disable its button and say why. In public mode a session sees and controls only its own
+jobs (:func:`owner`: a random token kept in that browser session, stored hashed with the job and in a
+study's or arena run's directory), unless the operator shows all.
 """
 
 from __future__ import annotations
 
+import collections
+import hashlib
 import os
+import secrets
 import subprocess
 import threading
 import time
@@ -18,24 +28,174 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
-from .paths import REPO_ROOT
+import streamlit as st
+
+from . import public_mode
+from .paths import REPO_ROOT, runs_dir
+
+OWNER_FILE = ".owner"  # in a study's or arena run's directory: the hashed token of the session that started it
+_OWNER_KEY = "_ms_owner_token"
+LOCAL_OWNER = "local"  # jobs started outside a browser session (the operator's own code)
+_DISK_TTL_S = 30.0
 
 
-def spawn(cmd: list[str], log_file: str | Path, *, append: bool = False, stdout_to_log: bool = True,
+class JobRefused(ValueError):
+    """A quota refuses a job (the message says which limit and why)."""
+
+
+@dataclass(frozen=True)
+class Work:
+    """What a job would do, for the quotas: ``units`` games (or branches, or states), ``parallel`` at once,
+    bounded by the quota named ``limit`` (``games_per_job``, ``forks_per_request`` or ``study_games``)."""
+
+    what: str  # "this batch", "this study" ... (for the message)
+    units: int = 1
+    parallel: int = 1
+    limit: str = "games_per_job"
+
+
+_NOUNS = {"games_per_job": "games", "forks_per_request": "branches", "study_games": "games"}
+
+
+def owner() -> str:
+    """This browser session's owner id: the hash of a random token kept in its session state (never shown), or
+    :data:`LOCAL_OWNER` outside a session."""
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    if get_script_run_ctx(suppress_warning=True) is None:
+        return LOCAL_OWNER
+    token = st.session_state.get(_OWNER_KEY)
+    if not token:
+        token = st.session_state[_OWNER_KEY] = secrets.token_urlsafe(32)
+    return hashlib.sha256(token.encode()).hexdigest()[:32]
+
+
+def private_view() -> bool:
+    """Whether this session sees only its own jobs (public mode, unless the operator shows all)."""
+    s = public_mode.settings()
+    return s.public and not s.show_all_jobs
+
+
+def visible(job: "BackgroundJob") -> bool:
+    return not private_view() or job.owner == owner()
+
+
+def claim_dir(path: str | Path) -> None:
+    """Record this session as the owner of a job's directory (a study, an arena run)."""
+    (Path(path) / OWNER_FILE).write_text(owner() + "\n", encoding="utf-8")
+
+
+def owns_dir(path: str | Path) -> bool:
+    """Whether this session may see and control the job directory ``path`` (always, outside public mode)."""
+    if not private_view():
+        return True
+    try:
+        return (Path(path) / OWNER_FILE).read_text(encoding="utf-8").strip() == owner()
+    except OSError:
+        return False
+
+
+@st.cache_resource
+def _starts() -> "collections.deque[float]":
+    return collections.deque()
+
+
+_disk: dict[str, tuple[float, int]] = {}
+
+
+def _tree_bytes(root: Path) -> int:
+    total, stack = 0, [root]
+    while stack:
+        try:
+            with os.scandir(stack.pop()) as it:
+                for e in it:
+                    try:
+                        if e.is_dir(follow_symlinks=False):
+                            stack.append(Path(e.path))
+                        elif e.is_file(follow_symlinks=False):
+                            total += e.stat(follow_symlinks=False).st_size
+                    except OSError:
+                        continue
+        except OSError:
+            continue
+    return total
+
+
+def runs_bytes() -> int:
+    """Bytes under the runs directory (symlinks not followed), measured at most every 30 s."""
+    root = runs_dir()
+    key = str(root)
+    now = time.monotonic()
+    hit = _disk.get(key)
+    if hit is None or now - hit[0] > _DISK_TTL_S:
+        hit = _disk[key] = (now, _tree_bytes(root) if root.is_dir() else 0)
+    return hit[1]
+
+
+def parallel_cap(want: int) -> int:
+    """``want`` games at once, lowered to the ``parallel`` quota (for jobs whose parallelism the page does not ask)."""
+    cap = public_mode.settings().quotas.parallel
+    return max(1, min(int(want), cap)) if cap else max(1, int(want))
+
+
+def refusal(work: Work) -> str | None:
+    """Why ``work`` may not start now (None: it may). Said on the page next to the disabled button."""
+    s = public_mode.settings()
+    q = s.quotas
+    head = "Public mode: " if s.public else "Quota: "
+    cap = getattr(q, work.limit)
+    if cap is not None and work.units > cap:
+        return f"{head}{work.what} would start {work.units:,} {_NOUNS.get(work.limit, 'games')}; at most {cap:,} are allowed."
+    if q.parallel is not None and work.parallel > max(1, q.parallel):
+        return f"{head}at most {max(1, q.parallel)} games at once (this asks {work.parallel})."
+    alive = _running_jobs()
+    if q.jobs_per_server is not None and len(alive) >= q.jobs_per_server:
+        return (f"{head}the server runs {len(alive)} jobs, the most it allows at once ({q.jobs_per_server}); try again when "
+                "one has finished.") if q.jobs_per_server else f"{head}this deploy starts no jobs (read-only)."
+    mine = [j for j in alive if j.owner == owner()]
+    if q.jobs_per_session is not None and len(mine) >= q.jobs_per_session:
+        return (f"{head}you have {len(mine)} jobs running, the most one visitor may have at once ({q.jobs_per_session}); "
+                "stop one or wait for it to finish.") if q.jobs_per_session else f"{head}this deploy starts no jobs (read-only)."
+    if q.starts_per_hour is not None:
+        starts = _starts()
+        while starts and starts[0] < time.time() - 3600:
+            starts.popleft()
+        if len(starts) >= q.starts_per_hour:
+            wait = max(1, int((starts[0] + 3600 - time.time()) // 60) + 1)
+            return f"{head}the server started {len(starts)} jobs in the last hour, its limit; try again in {wait} min."
+    if q.runs_disk_mb is not None:
+        used = runs_bytes() / 1e6
+        if used >= q.runs_disk_mb:
+            return f"{head}runs on this server take {used:,.0f} MB of the {q.runs_disk_mb:,} MB allowed; no new job starts."
+    return None
+
+
+def admit(work: Work) -> None:
+    """:class:`JobRefused` when :func:`refusal` refuses ``work`` (launchers call it before writing anything)."""
+    why = refusal(work)
+    if why:
+        raise JobRefused(why)
+
+
+def spawn(cmd: list[str], log_file: str | Path, *, work: Work, append: bool = False, stdout_to_log: bool = True,
           env_extra: dict[str, str] | None = None, **popen_kw: Any) -> subprocess.Popen:
     """Start ``cmd`` from the repository root with its stderr (and stdout, unless
-    ``stdout_to_log`` is false: then it is discarded) written to ``log_file``.
+    ``stdout_to_log`` is false: then it is discarded) written to ``log_file``, if the quotas allow
+    ``work`` (else :class:`JobRefused`, nothing started).
 
-    The process gets :func:`app.keys.child_env`: the key policy in force and only the allowed keys
-    (plus ``env_extra``); keys travel in its environment, never in ``cmd``."""
+    The process gets :func:`app.keys.child_env`: an allow-listed environment, the key policy in force and
+    only the allowed keys (plus ``env_extra``); keys travel in its environment, never in ``cmd``."""
     from .keys import child_env
 
+    admit(work)
     env = child_env(env_extra)
     env["PYTHONPATH"] = str(REPO_ROOT) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     with open(log_file, "a" if append else "w", encoding="utf-8") as fh:
         out = fh if stdout_to_log else subprocess.DEVNULL
         err = subprocess.STDOUT if stdout_to_log else fh
-        return subprocess.Popen(cmd, cwd=str(REPO_ROOT), stdout=out, stderr=err, env=env, **popen_kw)
+        proc = subprocess.Popen(cmd, cwd=str(REPO_ROOT), stdout=out, stderr=err, env=env, **popen_kw)
+    _starts().append(time.time())
+    return proc
 
 
 @dataclass(kw_only=True)
@@ -44,6 +204,7 @@ class BackgroundJob:
     proc: subprocess.Popen
     log_file: str
     started: float = field(default_factory=time.time)
+    owner: str = field(default_factory=owner)  # the session that started it (see :func:`owner`)
 
     @property
     def running(self) -> bool:
@@ -66,12 +227,29 @@ class BackgroundJob:
                 self.proc.kill()
 
     def tail(self, n: int = 30) -> str:
-        """The last ``n`` lines of the job's log ("" when it cannot be read)."""
+        """The last ``n`` lines of the job's log ("" when it cannot be read); in public mode with the server's
+        directories named as the app names them (no absolute server path)."""
         try:
             with open(self.log_file, encoding="utf-8", errors="replace") as fh:
-                return "".join(fh.readlines()[-n:])
+                text = "".join(fh.readlines()[-n:])
         except OSError:
             return ""
+        return hide_paths(text) if public_mode.settings().public else text
+
+
+def hide_paths(text: str) -> str:
+    """``text`` with the runs directory, the checkout and the home directory named relatively (``runs/...``)."""
+    places = [(runs_dir(), runs_dir().name), (REPO_ROOT, "."), (Path.home(), "~")]
+    pairs = {str(p): name for p, name in places}
+    for p, name in places:
+        try:
+            pairs.setdefault(str(p.resolve()), name)
+        except OSError:
+            pass
+    for raw in sorted(pairs, key=len, reverse=True):
+        if raw and raw != "/":
+            text = text.replace(raw, pairs[raw])
+    return text
 
 
 J = TypeVar("J", bound=BackgroundJob)
@@ -81,8 +259,14 @@ _REGISTRIES: "weakref.WeakSet[Registry[Any]]" = weakref.WeakSet()  # every regis
 
 
 def running() -> list[BackgroundJob]:
-    """The jobs of every registry (games, batches, studies, arena runs, forks, experiments) whose process runs."""
-    return [j for reg in list(_REGISTRIES) for j in reg.all() if j.running]
+    """The jobs of every registry (games, batches, studies, arena runs, forks, experiments) whose process runs and
+    that this session may see."""
+    return [j for j in _running_jobs() if visible(j)]
+
+
+def _running_jobs() -> list[BackgroundJob]:
+    """Every running job of the server, whoever started it (for the quotas)."""
+    return [j for reg in list(_REGISTRIES) for j in reg.every() if j.running]
 
 
 class Registry(Generic[J]):
@@ -98,15 +282,22 @@ class Registry(Generic[J]):
             self._jobs[key] = job
 
     def get(self, key: str) -> J | None:
+        """The job ``key`` if this session may see it (see :func:`visible`)."""
         with self.lock:
-            return self._jobs.get(key)
+            job = self._jobs.get(key)
+        return job if job is not None and visible(job) else None
 
     def items(self) -> list[tuple[str, J]]:
-        """(id, job) in the order they were added."""
+        """(id, job) this session may see, in the order they were added."""
         with self.lock:
-            return list(self._jobs.items())
+            pairs = list(self._jobs.items())
+        return [(k, j) for k, j in pairs if visible(j)]
 
     def all(self) -> list[J]:
-        """Every job, newest first."""
+        """The jobs this session may see, newest first."""
+        return sorted((j for _, j in self.items()), key=lambda j: -j.started)
+
+    def every(self) -> list[J]:
+        """Every job, whoever started it (the quotas count them; never shown as such)."""
         with self.lock:
-            return sorted(self._jobs.values(), key=lambda j: -j.started)
+            return list(self._jobs.values())

@@ -11,7 +11,7 @@ import streamlit as st
 
 from mafiascope.logs import GAME_FILE
 
-from . import keys, launcher, lineup, probe_editor
+from . import jobs, keys, launcher, lineup, probe_editor
 from . import state as S
 from .lineup_form import SEAT, human_choice, key_checks, lineup_editor, lineup_state, pasted_key
 from .paths import label_root, runs_dir
@@ -60,8 +60,11 @@ def launch_form() -> None:
             lineup_ok = lineup_editor(cfg_name, cfgs[cfg_name])
     st.caption(f"Games are written to {md_escape(label_root(runs_dir()))} (set $MAFIASCOPE_RUNS to change).")
     why = "Fix the probe errors above first." if not valid else "Fix the line-up errors above first." if not lineup_ok else None
+    why = why or jobs.refusal(launcher.launch_work(int(st.session_state.get(GAMES, 1))))  # the quotas (app/jobs.py)
     st.button("Launch game", icon=":material/rocket_launch:", type="primary", key="lf_go", disabled=bool(why),
               on_click=_do_launch, help=why or "Starts `mafiascope run` in the background.")
+    if why:
+        st.caption(md_escape(why))
     if st.session_state.get("lf_error"):
         st.error(md_escape(st.session_state.pop("lf_error")))
     running_list()

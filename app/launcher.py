@@ -21,7 +21,7 @@ import yaml
 from mafiascope.config import read_yaml
 from mafiascope.logs import GAME_FILE
 
-from .jobs import BackgroundJob, Registry, spawn
+from .jobs import BackgroundJob, Registry, Work, admit, parallel_cap, spawn
 from .paths import CONFIG_DIR, runs_dir
 
 
@@ -149,6 +149,12 @@ def new_game_id(prefix: str = "live") -> str:
     return f"{prefix}-{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:4]}"
 
 
+def launch_work(games: int) -> Work:
+    """A launch of ``games`` games for the quotas: a batch plays up to 4 at once (fewer under the parallel quota)."""
+    games = max(1, int(games))
+    return Work("this game" if games == 1 else "this batch", games, parallel_cap(min(4, games)))
+
+
 def launch(config: Path, *, seed: int, probes: bool = True, snapshots: bool = True, probes_file: Path | None = None,
            logs: Path | None = None, game_id: str | None = None, human_seat: str | None = None, games: int = 1,
            lineup: dict[str, Any] | None = None) -> Launch:
@@ -157,6 +163,8 @@ def launch(config: Path, *, seed: int, probes: bool = True, snapshots: bool = Tr
     ``lineup``: the config data derived by the line-up editor (app/lineup.derive), written to
     ``<logs>/.launch/<gid>.yaml`` and launched instead of ``config``; a human seat overrides its seat.
     ``human_seat`` is a label of :func:`seat_names`; the launch records the player's name in the game."""
+    work = launch_work(games)
+    admit(work)  # the quotas (app/jobs.py), before anything is written
     logs = Path(logs or runs_dir())
     logs.mkdir(parents=True, exist_ok=True)
     gid = game_id or new_game_id()
@@ -169,7 +177,7 @@ def launch(config: Path, *, seed: int, probes: bool = True, snapshots: bool = Tr
     if human_seat:
         cfg = human_config(cfg, human_seat, meta / gid)
     if games > 1:
-        cmd = [sys.executable, "-m", "mafiascope", "batch", "-c", str(cfg), "-n", str(int(games)), "--parallel", "4",
+        cmd = [sys.executable, "-m", "mafiascope", "batch", "-c", str(cfg), "-n", str(int(games)), "--parallel", str(work.parallel),
                "--seed-base", str(int(seed)), "--logs", str(logs), "--id-prefix", gid]
     else:
         cmd = [sys.executable, "-m", "mafiascope", "run", "-c", str(cfg), "--seed", str(int(seed)), "--logs", str(logs),
@@ -181,7 +189,7 @@ def launch(config: Path, *, seed: int, probes: bool = True, snapshots: bool = Tr
     if probes and probes_file is not None:
         cmd += ["--probes-file", str(probes_file)]
     log_file = meta / f"{gid}.log"
-    proc = spawn(cmd, log_file, start_new_session=True)  # keys: app/keys.child_env (the policy and allowed keys only)
+    proc = spawn(cmd, log_file, work=work, start_new_session=True)  # keys: app/keys.child_env (the policy and allowed keys only)
     first = f"{gid}-0000" if games > 1 else gid
     item = Launch(cmd=cmd, proc=proc, log_file=str(log_file), game_id=first, logs=str(logs), human_seat=human_name,
                   games=int(games), prefix=gid if games > 1 else None)

@@ -17,8 +17,13 @@ ENV_FREE_PATHS = "MAFIASCOPE_ALLOW_FREE_PATHS"  # "1": visitors may type any dir
 
 
 def free_paths_allowed() -> bool:
-    """Whether the app may read directories the operator did not configure (``MAFIASCOPE_ALLOW_FREE_PATHS=1``)."""
-    return os.environ.get(ENV_FREE_PATHS, "").strip().lower() in ("1", "true", "yes", "on")
+    """Whether the app may read directories the operator did not configure (``MAFIASCOPE_ALLOW_FREE_PATHS=1``, and
+    only in local mode: a public app never reads a path a visitor types)."""
+    if os.environ.get(ENV_FREE_PATHS, "").strip().lower() not in ("1", "true", "yes", "on"):
+        return False
+    from .public_mode import settings  # imports this module
+
+    return not settings().public
 
 
 def runs_dir() -> Path:

@@ -22,7 +22,7 @@ from mafiascope.logs import MissingSetupError, iter_jsonl, kinds, read_game
 from mafiascope.logs.paths import inside
 from mafiascope.replay.forks import experiments_dir
 
-from .jobs import BackgroundJob, Registry, spawn
+from .jobs import BackgroundJob, Registry, Work, admit, parallel_cap, spawn
 from .paths import DATA_DIR, runs_dir
 
 
@@ -173,10 +173,16 @@ def page_error(msg: str) -> str:
     return msg
 
 
+def fork_work(n: int) -> Work:
+    """A fork batch of ``n`` branches for the quotas (up to 4 at once, fewer under the parallel quota)."""
+    return Work("this fork", int(n), parallel_cap(min(4, int(n))), "forks_per_request")
+
+
 def fork_command(game_dir: str, step: str, n: int, probes: str, *, logs: str, batch_id: str, replace: str | None = None,
-                 seat: str | None = None, override_night: str | None = None, keep_seed: bool = False) -> list[str]:  # fmt: skip
+                 seat: str | None = None, override_night: str | None = None, keep_seed: bool = False,
+                 parallel: int = 4) -> list[str]:  # fmt: skip
     cmd = [sys.executable, "-m", "mafiascope", "fork", str(game_dir), "--at", step, "-n", str(int(n)), "--probes", probes,
-           "--logs", str(logs), "--batch-id", batch_id, "--parallel", str(min(4, int(n))), "--json"]  # fmt: skip
+           "--logs", str(logs), "--batch-id", batch_id, "--parallel", str(max(1, min(int(parallel), int(n)))), "--json"]  # fmt: skip
     if replace:
         cmd += ["--replace-utterance", replace] + (["--seat", seat] if seat else [])
     if override_night:
@@ -190,16 +196,18 @@ def start_fork(game_id: str, game_dir: str, step: str, n: int, probes: str, **kw
     """Validate (quickly, in-process) and start a fork batch in the background."""
     from mafiascope.replay.forks import plan_fork
 
+    work = fork_work(n)
+    admit(work)  # the quotas (app/jobs.py), before anything is planned or written
     logs = str(branch_logs(game_dir))
     night = kw.get("override_night")
     plan_fork(game_dir, step, n, logs=logs, probes=probes, replace_text=kw.get("replace"), seat=kw.get("seat"),
               override_night=tuple(night.split("=", 1)) if night else None)  # fmt: skip  (raises ReplayError)
     batch_id = secrets.token_hex(5)
-    cmd = fork_command(game_dir, step, n, probes, logs=logs, batch_id=batch_id, **kw)
+    cmd = fork_command(game_dir, step, n, probes, logs=logs, batch_id=batch_id, parallel=work.parallel, **kw)
     log_dir = experiments_dir(logs)
     log_dir.mkdir(parents=True, exist_ok=True)
     log_file = str(inside(logs, log_dir / f"fork-{batch_id}.stderr.txt"))  # never through a symlinked experiments/
-    proc = spawn(cmd, log_file, stdout_to_log=False, start_new_session=True)
+    proc = spawn(cmd, log_file, work=work, stdout_to_log=False, start_new_session=True)
     job = ForkJob(cmd=cmd, proc=proc, log_file=log_file, batch_id=batch_id, game_id=game_id, logs=logs, n=n)
     jobs().add(batch_id, job)
     return job

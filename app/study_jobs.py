@@ -18,7 +18,7 @@ from typing import Any
 import streamlit as st
 import yaml
 
-from .jobs import BackgroundJob, Registry, spawn
+from .jobs import BackgroundJob, JobRefused, Registry, Work, admit, claim_dir, owns_dir, spawn
 from .paths import runs_dir
 
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$")
@@ -50,13 +50,32 @@ def run_command(spec_file: str, directory: str) -> list[str]:
     return [sys.executable, "-m", "mafiascope", "study", "run", spec_file, "--dir", directory, "--json"]
 
 
+def study_work(spec: Any) -> Work:
+    """A study (a parsed spec, or its data) for the quotas: every game it schedules, its parallelism."""
+    from mafiascope.study.spec import StudySpec, parse_study_spec
+
+    if not isinstance(spec, StudySpec):
+        spec = parse_study_spec(spec, "study")
+    return Work("this study", spec.total_games(), spec.executor.parallel, "study_games")
+
+
+def spec_of(d: Path) -> Any:
+    from mafiascope.study.run import load_study
+
+    return load_study(d / SPEC_FILE if (d / SPEC_FILE).is_file() else d)[0]
+
+
 def start(name: str) -> StudyJob:
     """Start (or resume) the study saved under ``<runs>/studies/<name>``: its spec saved by the app, or the
-    directory itself for a study run from the command line (its ``spec.json``)."""
+    directory itself for a study run from the command line (its ``spec.json``). In public mode only the
+    session that started it may (JobRefused otherwise); the quotas apply (app/jobs.py)."""
     d = study_dir(name)
+    if not owns_dir(d):
+        raise JobRefused(f"study {name}: another visitor started it")
+    work = study_work(spec_of(d))
     cmd = run_command(str(d / SPEC_FILE) if (d / SPEC_FILE).is_file() else str(d), str(d))
     log_file = d / "study_run.log"
-    proc = spawn(cmd, log_file, append=True, stdin=subprocess.DEVNULL)
+    proc = spawn(cmd, log_file, work=work, append=True, stdin=subprocess.DEVNULL)
     job = StudyJob(cmd=cmd, proc=proc, log_file=str(log_file), name=name, study_dir=str(d))
     jobs().add(name, job)
     return job
@@ -65,7 +84,9 @@ def start(name: str) -> StudyJob:
 def save_and_launch(name: str, spec: dict[str, Any]) -> StudyJob:
     """Write the spec (its ``out:`` replaced by the study directory) and start it."""
     d = study_dir(name)
+    admit(study_work(spec))  # the quotas, before anything is written
     d.mkdir(parents=True, exist_ok=True)
+    claim_dir(d)
     data = {**spec, "out": str(d)}
     (d / SPEC_FILE).write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True), encoding="utf-8")
     return start(name)
@@ -78,14 +99,17 @@ def grow(name: str, games_per_arm: int) -> StudyJob:
     from mafiascope.study.spec import parse_study_spec
 
     d = study_dir(name)
+    if not owns_dir(d):
+        raise JobRefused(f"study {name}: another visitor started it")
     data = yaml.safe_load((d / SPEC_FILE).read_text(encoding="utf-8"))
     if games_per_arm < int(data.get("games_per_arm") or 0):
         raise ValueError(f"games per arm: a study only grows (it has {data.get('games_per_arm')})")
     data["games_per_arm"] = games_per_arm
     try:
-        parse_study_spec(data, str(d / SPEC_FILE))
+        grown = parse_study_spec(data, str(d / SPEC_FILE))
     except ConfigError as exc:
         raise ValueError(" ".join(str(exc).split())) from None
+    admit(study_work(grown))  # the grown study within the quotas, before the spec is rewritten
     (d / SPEC_FILE).write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True), encoding="utf-8")
     return start(name)
 
@@ -97,9 +121,10 @@ def running(name: str) -> StudyJob | None:
 
 def known_studies() -> list[Path]:
     """Study directories under ``<runs>/studies``, newest first: launched here (``spec.yaml``) or run there from the
-    command line (``spec.json``)."""
+    command line (``spec.json``); in public mode only those this session started."""
     root = studies_root()
     if not root.is_dir():
         return []
-    found = (p for p in root.iterdir() if NAME.match(p.name) and ((p / SPEC_FILE).is_file() or (p / "spec.json").is_file()))
+    found = (p for p in root.iterdir() if NAME.match(p.name) and ((p / SPEC_FILE).is_file() or (p / "spec.json").is_file())
+             and owns_dir(p))  # in public mode, only this session's
     return sorted(found, key=lambda p: (-p.stat().st_mtime, p.name))

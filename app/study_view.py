@@ -19,7 +19,7 @@ from mafiascope.engine.rules import TOURNAMENT_DEFAULTS
 
 from mafiascope.lexicon import glossary
 
-from . import lineup, study_jobs
+from . import jobs, keys, lineup, study_jobs
 from . import state as S
 from .paths import public_command, public_path
 from .polling import flash, live_block
@@ -83,6 +83,9 @@ def _models() -> dict[str, dict[str, Any]] | None:
             st.error(md_escape(str(exc)))
             bad = True
             continue
+        refused = keys.operator_policy().problem(kvar.strip(), base) if kvar.strip() else None
+        if refused:  # only a key the operator allows for this base URL (its name, never its value); the plan still shows
+            st.warning(md_escape(f"model-{i + 1}: Key variable: {refused}; the study would stop at its preflight."))
         out[f"model-{i + 1}"] = {**entry, **({"rpm": rpm} if rpm else {}), "price": {"prompt_per_mtok": pp, "completion_per_mtok": pc}}
     return None if bad else out
 
@@ -173,7 +176,11 @@ def _launch(name: str, data: dict[str, Any]) -> None:
     if (d / "ledger.jsonl").is_file():
         flash(LAUNCH_MSG, f"A study named {name!r} exists already: resume it under Studies, or pick another name.", "error")
         return
-    job = study_jobs.save_and_launch(name, data)
+    try:
+        job = study_jobs.save_and_launch(name, data)
+    except ValueError as exc:  # a quota (app/jobs.py)
+        flash(LAUNCH_MSG, md_escape(str(exc)), "error")
+        return
     st.session_state[PICK_KEY] = name
     st.session_state[TAB] = TABS[1]  # follow the new study
     flash(LAUNCH_MSG, f"Started study {name}: `{public_command(job.cmd)}`")
@@ -184,7 +191,11 @@ def launch_view(name: str, data: dict[str, Any]) -> None:
         st.code(yaml.safe_dump(data, sort_keys=False, allow_unicode=True), language="yaml")
     if not plan_view(data):
         return
-    st.button("🚀 Launch study", type="primary", key="ms_study_launch", on_click=_launch, args=(name, data))
+    why = jobs.refusal(study_jobs.study_work(data))  # the quotas (app/jobs.py), said next to the button
+    st.button("🚀 Launch study", type="primary", key="ms_study_launch", on_click=_launch, args=(name, data), disabled=bool(why),
+              help=why)
+    if why:
+        st.caption(md_escape(why))
 
 
 def _link(gid: str) -> str:
@@ -225,7 +236,11 @@ def _stop(name: str) -> None:
 
 
 def _resume(name: str) -> None:
-    study_jobs.start(name)
+    try:
+        study_jobs.start(name)
+    except ValueError as exc:  # a quota (app/jobs.py)
+        flash(f"study_{name}", md_escape(str(exc)), "error")
+        return
     flash(f"study_{name}", "Resumed.")
 
 
@@ -251,6 +266,15 @@ def _controls(name: str, state: str, spec: Any) -> None:
     flash(f"study_{name}")
 
 
+def _resume_refusal(name: str) -> str | None:
+    """Why Resume is disabled (the quotas), or None."""
+    try:
+        work = study_jobs.study_work(study_jobs.spec_of(study_jobs.study_dir(name)))
+    except ValueError:  # a spec that no longer loads: the runner says so when it starts
+        return None
+    return jobs.refusal(work)
+
+
 def _state_button(name: str, state: str) -> None:
     if state == "running":
         st.button("⏹ Stop", key="ms_study_stop", on_click=_stop, args=(name,),
@@ -258,8 +282,11 @@ def _state_button(name: str, state: str) -> None:
                   help="Terminate the study's runner; the game in flight is replayed on resume."
                   if study_jobs.running(name) is not None else "This study's runner was started outside this app.")
     elif state == "stopped":
-        st.button("▶ Resume", key="ms_study_resume", type="primary", on_click=_resume, args=(name,),
-                  help="Start the runner again: it continues from the ledger (pending, failed and interrupted games).")
+        why = _resume_refusal(name)
+        st.button("▶ Resume", key="ms_study_resume", type="primary", on_click=_resume, args=(name,), disabled=bool(why),
+                  help=why or "Start the runner again: it continues from the ledger (pending, failed and interrupted games).")
+        if why:
+            st.caption(md_escape(why))
     else:
         st.button("✓ Done", key="ms_study_done", disabled=True, help="Every scheduled game is settled.")
 

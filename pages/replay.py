@@ -9,9 +9,11 @@ from pathlib import Path
 from urllib.parse import urlencode
 
 from app import experiment_view as EV
+from app import jobs
 from app import replay_jobs as J
 from app import replay_view as V
 from app import widgets as W
+from app.paths import public_path
 from app.text import md_escape, md_link, plural
 from mafiascope.logs import STATE_FILE
 from mafiascope.replay.source import ParentGame, ReplayError
@@ -68,7 +70,10 @@ if parent is not None:
             night = f"{who}={whom}" if who and whom else None
         elif ok:
             st.caption(md_escape(V.night_override_hint(parent, gm.steps, step)))
-        go = st.button("Branch", icon=":material/call_split:", type="primary", disabled=not ok, key="rp_go")
+        why = jobs.refusal(J.fork_work(int(n)))  # the quotas (app/jobs.py), said next to the button
+        go = st.button("Branch", icon=":material/call_split:", type="primary", disabled=not ok or bool(why), key="rp_go", help=why)
+        if why:
+            st.caption(md_escape(why))
     if not ok:
         st.caption(md_escape(V.no_snapshot_hint(parent, [x.label for x in gm.steps], [(x.round, x.seq) for x in gm.steps], step)))
     if go:
@@ -77,7 +82,7 @@ if parent is not None:
                                seat=ev["player"] if ev and replace.strip() else None,
                                override_night=night, keep_seed=keep)  # fmt: skip
             st.success(f"Started fork batch {md_escape(job.batch_id)} ({plural(int(n), 'branch', 'branches')}) in the background.")
-        except ReplayError as exc:
+        except ValueError as exc:  # ReplayError (bad input) or JobRefused (a quota)
             st.error(md_escape(J.page_error(str(exc))), icon=":material/error:")
 
 
@@ -91,7 +96,7 @@ def running_jobs() -> None:
         st.progress(p["done"] / max(1, p["n"]), text=f"batch {j.batch_id}: {p['done']}/{p['n']} branches finished"
                     + (f", {p['errors']} failed" if p["errors"] else "") + (" (starting…)" if j.running and not p["done"] else ""))  # fmt: skip
         if not j.running and not p["finished"]:
-            st.error(md_escape(f"batch {j.batch_id} stopped before it finished. Last lines of its log ({j.log_file}):"))
+            st.error(md_escape(f"batch {j.batch_id} stopped before it finished. Last lines of its log ({public_path(Path(j.log_file))}):"))
             st.code(j.tail(8) or "(empty)", language=None)
     for j in EV.job_progress(gm.game_id):
         st.toast(f"{j.kind.replace('_', ' ')} {j.job_id} " + ("finished" if j.progress().finished else "stopped"), icon=":material/science:")

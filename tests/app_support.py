@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
 import re
+import socket
 import subprocess
 import sys
+import time
+import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -125,3 +131,37 @@ def panel_heads(chart) -> list[str]:
 
     data = {d.name: convert_arrow_bytes_to_pandas_df(d.data.data) for d in chart.proto.datasets}
     return data["cards"]["head"].tolist()
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextlib.contextmanager
+def serve_app(env_extra: dict[str, str]) -> Iterator[str]:
+    """``streamlit run streamlit_app.py`` on a free loopback port with ``env_extra``; yields its URL once it is healthy."""
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "streamlit_app.py", "--server.headless", "true",
+                             "--server.port", str(port), "--server.address", "127.0.0.1",
+                             "--browser.gatherUsageStats", "false"],
+                            cwd=ROOT, env=dict(os.environ, **env_extra), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    url = f"http://127.0.0.1:{port}"
+    try:
+        t0 = time.time()
+        while time.time() - t0 < 60:
+            try:
+                if urllib.request.urlopen(url + "/_stcore/health", timeout=2).status == 200:
+                    break
+            except OSError:
+                time.sleep(0.3)
+        else:
+            pytest.fail("streamlit did not start")
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()

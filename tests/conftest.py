@@ -13,6 +13,9 @@ from mafiascope.cache_root import ENV_CACHE_DIR, user_cache_root
 # Hypothesis keeps its example database and caches in ./.hypothesis by default: scratch files
 # belong in the user's cache dir, never in the checkout (and no test depends on replayed examples)
 os.environ.setdefault("HYPOTHESIS_STORAGE_DIRECTORY", str(user_cache_root() / "hypothesis"))
+# The app decides public mode from the listening address when nothing says otherwise (app/public_mode.py); the
+# tests run it as a local app unless a test asks for public mode (tests/test_app_quotas.py).
+os.environ.setdefault("MAFIASCOPE_PUBLIC", "0")
 try:
     from hypothesis import settings as _hyp_settings
 

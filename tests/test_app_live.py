@@ -25,7 +25,7 @@ def runs(tmp_path, monkeypatch):
 def _stop_all():
     from app import launcher
 
-    for item in launcher.registry().all():
+    for item in launcher.registry().every():  # every session's, not only those this thread may see
         item.stop()
 
 

@@ -3,7 +3,6 @@ configured; an unreadable root is a message on every page; local runs bind to 12
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
 
 import pytest
@@ -84,9 +83,3 @@ def test_arena_extra_models_refuse_keys_the_policy_does_not_allow(env, monkeypat
     area.set_value('mine: {type: openai, model: m, api_key: "sk-pasted-0123456789abcdef"}').run()
     msgs = [plain(e.value) for e in at.error]
     assert any("never the key itself" in m for m in msgs) and not any("sk-pasted" in m for m in msgs), msgs
-
-
-def test_local_runs_bind_to_loopback():
-    cfg = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text(encoding="utf-8"))
-    assert cfg["server"]["address"] == "127.0.0.1"
-    assert "--server.address 0.0.0.0" in (ROOT / "docs" / "app.md").read_text(encoding="utf-8")

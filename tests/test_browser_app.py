@@ -11,16 +11,12 @@ import contextlib
 import json
 import os
 import shutil
-import socket
-import subprocess
-import sys
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 
-from .app_support import ROOT, shared_or_skip
+from .app_support import ROOT, serve_app, shared_or_skip
 
 CHROMIUM = "/usr/bin/chromium"
 SHOTS = ROOT / "test-output" / "screenshots"
@@ -31,44 +27,15 @@ GAME = "0da78714-88e0-4445-b161-f2eaf029184c"
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @contextlib.contextmanager
 def streamlit_app(env_extra: dict[str, str]):
     """``streamlit run streamlit_app.py`` on a free loopback port with ``env_extra``; yields its URL."""
     if not Path(CHROMIUM).exists():
         pytest.skip("/usr/bin/chromium is not installed")
     pytest.importorskip("playwright.sync_api")
-    port = _free_port()
-    env = dict(os.environ, **env_extra)
-    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "streamlit_app.py", "--server.headless", "true",
-                             "--server.port", str(port), "--server.address", "127.0.0.1",
-                             "--browser.gatherUsageStats", "false"],
-                            cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
-    t0 = time.time()
-    while time.time() - t0 < 60:
-        try:
-            if urllib.request.urlopen(url + "/_stcore/health", timeout=2).status == 200:
-                break
-        except OSError:
-            time.sleep(0.3)
-    else:
-        proc.terminate()
-        pytest.fail("streamlit did not start")
     SHOTS.mkdir(parents=True, exist_ok=True)
-    try:
+    with serve_app(env_extra) as url:
         yield url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
 
 
 @pytest.fixture(scope="module")

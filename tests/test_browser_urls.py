@@ -9,13 +9,12 @@ import os
 import subprocess
 import sys
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 
-from .app_support import ROOT, shared_or_skip
-from .test_browser_app import ARGS, CHROMIUM, _free_port, _settle, _wait_url
+from .app_support import ROOT, serve_app, shared_or_skip
+from .test_browser_app import ARGS, CHROMIUM, _settle, _wait_url
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 SHOTS = ROOT / "test-output" / "screenshots" / "urls"
@@ -60,29 +59,9 @@ def server(results_runs):
         pytest.skip("/usr/bin/chromium is not installed")
     pytest.importorskip("playwright.sync_api")
     corpus = shared_or_skip()
-    port = _free_port()
-    env = dict(os.environ, MAFIASCOPE_LOGS=str(corpus), MAFIASCOPE_RUNS=str(results_runs))
-    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "streamlit_app.py", "--server.headless", "true",
-                             "--server.port", str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false"],
-                            cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
-    url = f"http://127.0.0.1:{port}"
-    t0 = time.time()
-    while time.time() - t0 < 60:
-        try:
-            if urllib.request.urlopen(url + "/_stcore/health", timeout=2).status == 200:
-                break
-        except OSError:
-            time.sleep(0.3)
-    else:
-        proc.terminate()
-        pytest.fail("streamlit did not start")
     SHOTS.mkdir(parents=True, exist_ok=True)
-    yield url
-    proc.terminate()
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
+    with serve_app({"MAFIASCOPE_LOGS": str(corpus), "MAFIASCOPE_RUNS": str(results_runs)}) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
