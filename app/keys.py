@@ -121,11 +121,14 @@ def install() -> None:
 
 
 # What a process the app starts may see of the server's environment: the system's basics (PATH, HOME, the
-# locale, the temporary directory, the Python path of this checkout) and mafiascope's own settings, nothing else.
-# Keys are added by name, only those the policy in force allows (operator's and this session's).
+# locale, the temporary directory, the Python path of this checkout), how to reach the network (proxies and CA
+# bundles, which a model API behind a proxy needs) and mafiascope's own settings, nothing else. Keys are added by
+# name, only those the policy in force allows (operator's and this session's).
 CHILD_ENV_NAMES = ("PATH", "HOME", "USER", "LOGNAME", "LANG", "LANGUAGE", "TZ", "TMPDIR", "TEMP", "TMP", "PYTHONPATH",
-                   "PYTHONHASHSEED", "PYTHONUTF8", "VIRTUAL_ENV", "SYSTEMROOT", "XDG_CACHE_HOME", "MAFIASCOPE_CACHE_DIR",
-                   "MAFIASCOPE_LOGS", "MAFIASCOPE_RUNS", "MAFIASCOPE_LOGS_DIR", "MAFIASCOPE_BUS_URL",
+                   "PYTHONHASHSEED", "PYTHONUTF8", "VIRTUAL_ENV", "SYSTEMROOT", "XDG_CACHE_HOME",
+                   "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy", "SSL_CERT_FILE",
+                   "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE",
+                   "MAFIASCOPE_CACHE_DIR", "MAFIASCOPE_LOGS", "MAFIASCOPE_RUNS", "MAFIASCOPE_LOGS_DIR", "MAFIASCOPE_BUS_URL",
                    "MAFIASCOPE_ANALYTICS_THREADS")  # fmt: skip
 CHILD_ENV_PREFIXES = ("LC_",)
 
