@@ -2,8 +2,8 @@
 
 The first script run of a fresh ``streamlit run`` process imports pandas, pyarrow, pydantic and the app
 (about a thousand modules). The collector's full passes keep walking every object those imports create;
-with it off during the imports they take about a quarter less CPU (docs/benchmarks.md, issue 17 item 4,
-third pass). ``gc.freeze()`` afterwards moves the imported objects out of the collector's view, so later
+with it off during the imports they take about a quarter less CPU (issue 17 item 4, third pass; the run is
+in the history of docs/benchmarks.md). ``gc.freeze()`` afterwards moves the imported objects out of the collector's view, so later
 collections (every script run allocates) do not walk them either. Later runs import nothing: no effect.
 """
 

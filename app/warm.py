@@ -7,7 +7,7 @@ opens) the thread imports pandas, pyarrow, pydantic and the app's modules, then 
 disk into the index's memo. The first script run waits for the imports (:func:`app.boot.first_imports`), so
 two threads never import the same modules at once. Nothing here calls Streamlit (a call outside a script run
 logs a "missing ScriptRunContext" warning): the report summary, the file signatures and the index frame are
-left to the script run, which did them in ~0.1 s of CPU at 1,000 games (docs/benchmarks.md); a cold corpus is
+left to the script run, which did them in ~0.1 s of CPU at 1,000 games (issue 17; the history of docs/benchmarks.md); a cold corpus is
 read by the visitor's run, under its progress bar.
 """
 
