@@ -17,16 +17,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 ENTRY = str(ROOT / "streamlit_app.py")
-SHARED_CORPUS = Path(__file__).parents[1].parent / "shared" / "corpus"
-EN_DEMO = SHARED_CORPUS / "mafiascope_en_demo"
+CORPUS = ROOT / "data" / "corpus"  # the original MafiaScope's real corpora, bundled with their LICENSE
 DEMO = ROOT / "data" / "demo"
 TIMEOUT = 180
-
-
-def shared_or_skip() -> Path:
-    if not EN_DEMO.is_dir():
-        pytest.skip("../shared/corpus is not available")
-    return SHARED_CORPUS
 
 
 def play(logs: Path, gid: str, seed: int, *extra: str) -> Path:

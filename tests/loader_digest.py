@@ -53,8 +53,7 @@ def corpora(tmp: Path) -> dict[str, Path]:
     for v in ("v0", "v1", "v2", "v3"):
         out[f"fixtures_{v}"] = ROOT / "tests" / "fixtures" / "logs" / v
     for name in ("mafiascope_en_demo", "mafiascope_ru_legacy"):
-        p = ROOT.parent / "shared" / "corpus" / name
-        out[name] = p if p.is_dir() else ROOT / "data" / "corpus" / name
+        out[name] = ROOT / "data" / "corpus" / name
     out["malformed"] = make_malformed(tmp / "malformed")
     return out
 

@@ -15,8 +15,8 @@ from mafiascope.analytics.corpus import find_game_dirs, load_corpus
 from mafiascope.analytics.load import TABLES, parse_game
 
 ROOT = Path(__file__).parents[1]
-SHARED = ROOT / "data" / "corpus"  # the bundled copies of the original corpora
-SOURCES = [ROOT / "data" / "demo", SHARED / "mafiascope_en_demo", SHARED / "mafiascope_ru_legacy"]
+CORPUS = ROOT / "data" / "corpus"  # the bundled copies of the original corpora
+SOURCES = [ROOT / "data" / "demo", CORPUS / "mafiascope_en_demo", CORPUS / "mafiascope_ru_legacy"]
 
 
 def _load(root: Path, cache: Path, chunk: int, **kw) -> dict[str, pd.DataFrame]:

@@ -1,6 +1,6 @@
 """The fast game parser (orjson, column-wise tables) gives the same tables as the parser it
 replaced: that parser is read from git history (commit below) and both are run on the
-bundled and shared corpora and on a game of malformed lines. ``probes.hash`` changed by
+bundled corpora and on a game of malformed lines. ``probes.hash`` changed by
 design (orjson's text of the answer), so for it the grouping of equal answers is compared.
 """
 
@@ -22,9 +22,7 @@ from mafiascope.logs.io import list_game_dirs
 
 ROOT = Path(__file__).resolve().parents[1]
 PREVIOUS = "2c2d4626dde184cce0777a79a7f462f35c7bfc7f"  # last commit with the json-module parser
-SHARED = ROOT.parent / "shared" / "corpus"
-CORPORA = [ROOT / "data" / "demo", ROOT / "data" / "corpus" / "mafiascope_en_demo",
-           ROOT / "data" / "corpus" / "mafiascope_ru_legacy", SHARED / "mafiascope_en_demo", SHARED / "mafiascope_ru_legacy"]
+CORPORA = [ROOT / "data" / "demo", ROOT / "data" / "corpus" / "mafiascope_en_demo", ROOT / "data" / "corpus" / "mafiascope_ru_legacy"]
 
 
 @pytest.fixture(scope="module")

@@ -10,17 +10,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-SHARED_CORPUS = Path(__file__).parents[1].parent / "shared" / "corpus"
-EN = SHARED_CORPUS / "mafiascope_en_demo"
-RU = SHARED_CORPUS / "mafiascope_ru_legacy"
-need_corpus = pytest.mark.skipif(not EN.is_dir(), reason="shared corpus not available")
+CORPUS = Path(__file__).resolve().parents[1] / "data" / "corpus"  # the original's real corpora, bundled
+EN = CORPUS / "mafiascope_en_demo"
+RU = CORPUS / "mafiascope_ru_legacy"
 
 
 def _jsonl(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
-@need_corpus
 @pytest.mark.parametrize("src", [EN, RU], ids=["en", "ru"])
 def test_import_is_lossless(src, tmp_path):
     from mafiascope.analytics.original_format import import_corpus, is_original_game
@@ -167,7 +165,6 @@ def test_episode_shift_worked_example():
     assert K == 5 and sw == [1, 2, 3, 5, 6]
 
 
-@need_corpus
 @pytest.mark.slow
 def test_episode_in_demo_game(tmp_path):
     from mafiascope.analytics.corpus import load_corpus
@@ -228,7 +225,6 @@ def test_labels():
     assert L.normalise_role(42) == L.UNUSABLE
 
 
-@need_corpus
 @pytest.mark.slow
 def test_cli_json_shape(tmp_path, capsys):
     from mafiascope.cli import main
@@ -252,7 +248,6 @@ def test_cli_json_shape(tmp_path, capsys):
     assert main(["analyze", str(tmp_path / "nothing")]) == 2
 
 
-@need_corpus
 @pytest.mark.slow
 def test_cli_text_report_prints_transcript_baselines(tmp_path, capsys):
     from mafiascope.cli import main

@@ -14,8 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-EN = Path(__file__).parents[1].parent / "shared" / "corpus" / "mafiascope_en_demo"
-need_corpus = pytest.mark.skipif(not EN.is_dir(), reason="shared corpus not available")
+EN = Path(__file__).resolve().parents[1] / "data" / "corpus" / "mafiascope_en_demo"
 
 
 @pytest.fixture(scope="module")
@@ -51,7 +50,6 @@ def _reference_ratio_ci(k, n, B, seed, compat):
     return (vals[int(0.025 * len(vals))], vals[min(len(vals) - 1, int(0.975 * len(vals)))])
 
 
-@need_corpus
 @pytest.mark.parametrize("compat", [None, "mafiascope-2026-07"])
 @pytest.mark.slow
 def test_vectorised_bootstrap_equals_reference(corpus, compat):
@@ -74,7 +72,6 @@ def test_vectorised_bootstrap_equals_reference(corpus, compat):
     assert checked >= 2
 
 
-@need_corpus
 @pytest.mark.parametrize("compat", [None, "mafiascope-2026-07"])
 def test_f2_breakdowns_equal_per_group_summaries(corpus, compat):
     from mafiascope.analytics.f2 import calibration_obs, calibration_summary, f2
@@ -96,7 +93,6 @@ def test_f2_breakdowns_equal_per_group_summaries(corpus, compat):
     assert res["by_model"] == ref_m and list(res["by_model"]) == list(ref_m)
 
 
-@need_corpus
 @pytest.mark.slow
 def test_plan_consistency_equals_per_plan_filter(tmp_path):
     from mafiascope.analytics import accounting

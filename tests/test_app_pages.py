@@ -6,7 +6,7 @@ import pytest
 
 pytest.importorskip("streamlit")
 
-from .app_support import assert_clean, demo_logs, errors, new_app, shared_or_skip, texts, timeline  # noqa: E402
+from .app_support import CORPUS, assert_clean, demo_logs, errors, new_app, texts, timeline  # noqa: E402
 
 PAGES = ["live", "impersonate", "calibration", "second_order", "episodes", "dashboard", "arena", "studies", "replay", "search"]
 
@@ -18,7 +18,7 @@ def demo(tmp_path_factory):
 
 @pytest.fixture(params=["demo", "shared"])
 def corpus(request, demo, monkeypatch, tmp_path):
-    root = demo if request.param == "demo" else shared_or_skip()
+    root = demo if request.param == "demo" else CORPUS
     monkeypatch.setenv("MAFIASCOPE_LOGS", str(root))
     monkeypatch.setenv("MAFIASCOPE_RUNS", str(tmp_path / "runs"))
     return root

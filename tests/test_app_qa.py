@@ -195,9 +195,9 @@ def test_ten_seat_transcript_shows_nominations_and_shots(demo):
 @pytest.mark.slow
 def test_replay_says_when_no_step_of_a_game_can_be_forked(monkeypatch, tmp_path):
     """Original-format games have a state.jsonl but no resumable snapshot: 'pick another step' could never work."""
-    from .app_support import shared_or_skip
+    from .app_support import CORPUS
 
-    corpus = shared_or_skip()
+    corpus = CORPUS
     monkeypatch.setenv("MAFIASCOPE_LOGS", str(corpus))
     monkeypatch.setenv("MAFIASCOPE_RUNS", str(tmp_path / "runs"))
     at = new_app(page="replay", game="0da78714").run()

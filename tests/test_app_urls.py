@@ -6,14 +6,14 @@ import pytest
 
 pytest.importorskip("streamlit")
 
-from .app_support import assert_clean, errors, new_app, shared_or_skip, timeline  # noqa: E402
+from .app_support import CORPUS, assert_clean, errors, new_app, timeline  # noqa: E402
 
 GAME = "0da78714-88e0-4445-b161-f2eaf029184c"
 
 
 @pytest.fixture(autouse=True)
 def shared(monkeypatch, tmp_path):
-    root = shared_or_skip()
+    root = CORPUS
     monkeypatch.setenv("MAFIASCOPE_LOGS", str(root))
     monkeypatch.setenv("MAFIASCOPE_RUNS", str(tmp_path / "runs"))
     return root

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+import os
 import threading
 import time
 
@@ -91,6 +92,57 @@ async def test_human_stdin():
     assert c.ok and c.text == "I trust Alice.\nVOTE: Bob"
     assert "VOTE: <name>" in out.getvalue()
     assert (await b.complete(act(kind="probe"))).error == NOT_PROBED
+
+
+@pytest.fixture
+def pipe():
+    """A terminal stand-in: the backend reads the read end's file descriptor, the test types on the write end."""
+    r, w = os.pipe()
+    with os.fdopen(r, "rb", buffering=0) as reader, os.fdopen(w, "wb", buffering=0) as writer:
+        yield reader, writer
+
+
+async def test_human_stdin_reads_blocks_from_a_descriptor(pipe):
+    reader, writer = pipe
+    b = HumanStdinBackend("tty", stdin=reader, stdout=io.StringIO())
+    writer.write("Я за Боба.\r\nVOTE: Bob\n\nsecond\n".encode())  # two blocks' worth in one write, the second still open
+    assert (await b.complete(act())).text == "Я за Боба.\nVOTE: Bob"
+    later = asyncio.ensure_future(b.complete(act()))
+    writer.write(b"VOTE: Alice\n\n")
+    assert (await later).text == "second\nVOTE: Alice"
+
+
+async def test_human_stdin_interrupted_move_never_waits_for_the_terminal(pipe):
+    """Cancelling a move (Ctrl-C) ends it although no line ever comes; the read stays with the seat's next move."""
+    reader, writer = pipe
+    b = HumanStdinBackend("tty", stdin=reader, stdout=io.StringIO())
+    move = asyncio.ensure_future(b.complete(act()))
+    await asyncio.sleep(0)
+    move.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await move
+    writer.write(b"VOTE: Bob\n\n")
+    assert (await b.complete(act())).text == "VOTE: Bob"
+
+
+async def test_human_stdin_timeout_then_the_late_answer_serves_the_next_move(pipe):
+    reader, writer = pipe
+    b = HumanStdinBackend("tty", timeout_s=0.05, stdin=reader, stdout=io.StringIO())
+    c = await b.complete(act())
+    assert not c.ok and "no answer on stdin within" in c.error
+    writer.write(b"VOTE: Bob\n\n")
+    b.timeout_s = None
+    assert (await b.complete(act())).text == "VOTE: Bob"
+    assert threading.active_count() < 50  # one reader at a time, not one per move
+
+
+async def test_human_stdin_end_of_input_is_an_empty_reply(pipe):
+    reader, writer = pipe
+    b = HumanStdinBackend("tty", stdin=reader, stdout=io.StringIO())
+    writer.write(b"VOTE: Bob")  # no newline before the end
+    writer.close()
+    assert (await b.complete(act())).text == "VOTE: Bob"
+    assert (await b.complete(act())).text == ""
 
 
 # ---------------------------------------------------------------- limits

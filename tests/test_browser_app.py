@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from .app_support import ROOT, serve_app, shared_or_skip
+from .app_support import CORPUS, ROOT, serve_app
 
 CHROMIUM = "/usr/bin/chromium"
 SHOTS = ROOT / "test-output" / "screenshots"
@@ -40,7 +40,7 @@ def streamlit_app(env_extra: dict[str, str]):
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    corpus = shared_or_skip()
+    corpus = CORPUS
     with streamlit_app({"MAFIASCOPE_LOGS": str(corpus), "MAFIASCOPE_RUNS": str(tmp_path_factory.mktemp("runs"))}) as url:
         yield url
 

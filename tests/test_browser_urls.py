@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from .app_support import ROOT, serve_app, shared_or_skip
+from .app_support import CORPUS, ROOT, serve_app
 from .test_browser_app import ARGS, CHROMIUM, _settle, _wait_url
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -58,7 +58,7 @@ def server(results_runs):
     if not Path(CHROMIUM).exists():
         pytest.skip("/usr/bin/chromium is not installed")
     pytest.importorskip("playwright.sync_api")
-    corpus = shared_or_skip()
+    corpus = CORPUS
     SHOTS.mkdir(parents=True, exist_ok=True)
     with serve_app({"MAFIASCOPE_LOGS": str(corpus), "MAFIASCOPE_RUNS": str(results_runs)}) as url:
         yield url

@@ -21,7 +21,7 @@ from mafiascope.logs.schema import SCHEMA_VERSION, DayEliminate, Event, GameOver
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "fixtures" / "logs"
 DEMO = ROOT / "data" / "demo"
-SHARED_CORPUS = ROOT.parent / "shared" / "corpus"
+CORPUS = ROOT / "data" / "corpus"  # the original's real corpora, bundled
 
 
 def _lines(path: Path) -> int:
@@ -96,11 +96,10 @@ def test_arena_games_without_a_battery():
     assert all(g.setup.game_type for g in logs)
 
 
-@pytest.mark.skipif(not SHARED_CORPUS.is_dir(), reason="shared corpus not available")
 def test_original_corpus_read_as_is_and_after_import(tmp_path):
     from mafiascope.analytics.original_format import import_corpus
 
-    src = SHARED_CORPUS / "mafiascope_en_demo"
+    src = CORPUS / "mafiascope_en_demo"
     originals = list(iter_games(src))
     assert originals and all(g.setup.probes is None and g.setup.schema_version == SCHEMA_VERSION for g in originals)  # default: no field
     import_corpus(src, tmp_path / "imported")

@@ -101,17 +101,18 @@ def _repo_text_files() -> list[Path]:
     return [f for f in files if f.suffix in (".py", ".md", ".toml", ".txt", ".yaml", ".cfg") and f.is_file() and not f.is_symlink()]
 
 
-def test_nothing_outside_tests_refers_to_the_shared_checkout():
-    """The metric definitions live in docs/metrics.md; only tests may read ../shared (its corpus)."""
+def test_nothing_reads_outside_the_repository():
+    """A fresh clone runs every test: no file of the repository, tests included, names a path beside the
+    checkout (the original's corpora are bundled in data/corpus, its reference figures in tests/fixtures/reference)."""
+    up = ".." + "/"  # spelled apart so this test's own source is no hit
+    needles = (up + "shared", "shared/" + "spec", "shared/" + "corpus", "shared/" + "seeds", '"shared"' + " /", "'shared'" + " /",
+               "ROOT" + ".parent", "REPO" + ".parent", "parents[1]" + ".parent", "parents" + "[2]")
     bad = []
     for f in _repo_text_files():
-        rel = f.relative_to(ROOT).as_posix()
-        if rel.startswith("tests/"):
-            continue
         text = f.read_text(encoding="utf-8", errors="replace")
-        for needle in ("../shared", "shared/spec", "shared/corpus", "shared/seeds", '"shared" /', "'shared' /"):
+        for needle in needles:
             if needle in text:
-                bad.append(f"{rel}: {needle}")
+                bad.append(f"{f.relative_to(ROOT).as_posix()}: {needle}")
     assert bad == []
 
 
@@ -126,3 +127,16 @@ def test_metric_citations_name_existing_sections():
             cited.setdefault(sec, f.relative_to(ROOT).as_posix())
     assert len(cited) >= 10
     assert {s: f for s, f in cited.items() if s not in headings} == {}
+
+
+def test_every_bench_script_has_its_reference_section():
+    """docs/benchmarks.md is the reference of bench/: each script has a section that names it in its heading
+    and shows how to run it, and the file names no script that is gone."""
+    import re
+
+    text = (ROOT / "docs" / "benchmarks.md").read_text(encoding="utf-8")
+    scripts = {p.name for p in (ROOT / "bench").glob("*.py")}
+    headed = set(re.findall(r"^## .*`bench/([a-z_]+\.py)", text, re.M))
+    run = set(re.findall(r"^python bench/([a-z_]+\.py)", text, re.M))
+    assert scripts - headed == set() and scripts - run == set()
+    assert set(re.findall(r"bench/([a-z_]+\.py)", text)) <= scripts

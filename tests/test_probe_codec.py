@@ -148,15 +148,14 @@ def test_a_bad_table_line_is_named(tmp_path: Path, edit, message):
         list(iter_probe_records(tmp_path, skip_corrupt=False))
 
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "corpus" / "mafiascope_en_demo"
+EN_DEMO = Path(__file__).resolve().parents[1] / "data" / "corpus" / "mafiascope_en_demo"
 
 
-@pytest.mark.skipif(not SHARED.is_dir(), reason="shared corpus not available")
 def test_llm_answers_of_the_original_corpus_round_trip():
     """Foreign records with LLM answers (fences, prose, repairs), given step indexes: exact both ways."""
     from mafiascope.logs.io import iter_jsonl
 
-    game = next(d for d in sorted(SHARED.iterdir()) if (d / "introspection.jsonl").is_file())
+    game = next(d for d in sorted(EN_DEMO.iterdir()) if (d / "introspection.jsonl").is_file())
     recs = list(iter_jsonl(game / "introspection.jsonl", skip_corrupt=True))
     steps: dict = {}
     for r in recs:

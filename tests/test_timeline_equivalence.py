@@ -62,10 +62,7 @@ def test_logs_timeline_is_the_app_timeline(app_models):
         assert tl.steps == gm.steps and tl.event_step == gm.event_step and tl.beliefs == gm.beliefs
 
 
-SHARED = ROOT.parent / "shared" / "corpus"
-
-
-@pytest.mark.parametrize("root", [DEMO, ROOT / "data" / "arena", ROOT / "tests" / "fixtures" / "logs", SHARED],
+@pytest.mark.parametrize("root", [DEMO, ROOT / "data" / "arena", ROOT / "tests" / "fixtures" / "logs", ROOT / "data" / "corpus"],
                          ids=["demo", "arena", "fixtures", "original-corpus"])  # fmt: skip
 def test_viewer_step_model_agrees(tmp_path, root):
     """The viewer's step model (logs.Timeline over the corpus tables) and its columnar step table (the
@@ -76,8 +73,6 @@ def test_viewer_step_model_agrees(tmp_path, root):
     from mafiascope.analytics.corpus import load_corpus
     from mafiascope.analytics.viewer import build_step_model, step_table
 
-    if not root.is_dir():
-        pytest.skip("shared corpus not available")
     c = load_corpus(root, cache_dir=tmp_path, probed_only=False)
     table = step_table(c)
     n = 0

@@ -24,11 +24,13 @@ its logged fallback.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import json
 import os
 import re
 import sys
 import tempfile
+import threading
 import time
 import uuid
 from pathlib import Path
@@ -188,27 +190,56 @@ class HumanBackend:
 
 
 class HumanStdinBackend:
-    """A human seat in a terminal: prints the instruction, reads lines until an empty line."""
+    """A human seat in a terminal: prints the instruction, reads lines until an empty line.
+
+    Lines are read on a daemon thread, straight from the file descriptor (no buffered reader whose lock
+    the thread would hold), so Ctrl-C during a move ends the command at once instead of waiting for the
+    terminal's next line. One read is in flight at a time: after a timeout, the next move takes the block
+    that read returns rather than a second thread competing for the same lines."""
 
     type = "human"
 
     def __init__(self, name: str, timeout_s: float | None = None, *, stdin: Any = None, stdout: Any = None,
-                 model_label: str = "human") -> None:
+                 model_label: str = "human") -> None:  # fmt: skip
         self.name = name
         self.timeout_s = timeout_s
         self.model_label = model_label
         self._in = stdin
         self._out = stdout
+        self._buf = b""
+        self._pending: concurrent.futures.Future[str] | None = None
+
+    def _fd(self) -> int | None:
+        try:
+            return int((self._in or sys.stdin).fileno())
+        except (AttributeError, OSError, ValueError):  # a StringIO (tests, scripts): read it as a stream
+            return None
+
+    def _next_line(self, fd: int | None) -> str | None:
+        """The next line without its newline; None at the end of input."""
+        if fd is None:
+            line = (self._in or sys.stdin).readline()
+            return line.rstrip("\n") if line else None
+        while b"\n" not in self._buf:
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                line, self._buf = self._buf, b""
+                return line.decode("utf-8", "replace") if line else None
+            self._buf += chunk
+        line, _, self._buf = self._buf.partition(b"\n")
+        return line.decode("utf-8", "replace").rstrip("\r")
 
     def _read_block(self) -> str:
-        src = self._in or sys.stdin
-        lines = []
-        while True:
-            line = src.readline()
-            if not line or not line.strip():
-                break
-            lines.append(line.rstrip("\n"))
+        fd, lines = self._fd(), []
+        while (line := self._next_line(fd)) is not None and line.strip():
+            lines.append(line)
         return "\n".join(lines)
+
+    def _read_into(self, fut: concurrent.futures.Future[str]) -> None:
+        try:
+            fut.set_result(self._read_block())
+        except BaseException as exc:  # noqa: BLE001 - handed to the awaiting move
+            fut.set_exception(exc)
 
     async def complete(self, request: CompletionRequest) -> Completion:
         if request.kind == "probe":
@@ -223,14 +254,23 @@ class HumanStdinBackend:
             print(f"(targets: {', '.join(request.targets)})", file=out)
         print("(finish with an empty line)", file=out, flush=True)
         t0 = time.monotonic()
+        if self._pending is None:  # else a read a timed-out or interrupted move started: its block is this move's
+            self._pending = concurrent.futures.Future()
+            threading.Thread(target=self._read_into, args=(self._pending,), name=f"human-stdin-{self.name}", daemon=True).start()
+        pending = self._pending
         try:
-            text = await asyncio.wait_for(asyncio.to_thread(self._read_block), timeout=self.timeout_s)
-        except asyncio.TimeoutError:
+            async with asyncio.timeout(self.timeout_s):
+                text = await asyncio.shield(asyncio.wrap_future(pending))
+        except TimeoutError:
             return Completion(ok=False, error=f"backend {self.name!r}: no answer on stdin within {self.timeout_s:g}s",
-                              attempts=1, meta={"backend": self.name})
+                              attempts=1, meta={"backend": self.name})  # fmt: skip
+        except Exception:  # the read itself failed: the next move reads anew
+            self._pending = None
+            raise
+        self._pending = None  # taken: the next move reads anew
         return Completion(text=text, ok=True, attempts=1, latency_ms=int((time.monotonic() - t0) * 1000),
                           prompt_tokens=0, completion_tokens=0, tokens_estimated=True, served_model="human",
-                          meta={"backend": self.name})
+                          meta={"backend": self.name})  # fmt: skip
 
     def describe(self) -> dict[str, Any]:
         return {"type": self.type, "name": self.name, "model": self.model_label, "mode": "stdin",
