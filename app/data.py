@@ -17,7 +17,8 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from mafiascope.logs import GameLog, LogFormatError, kinds, read_game
+from mafiascope.logs import INDEX_COLUMNS as LOG_INDEX_COLUMNS
+from mafiascope.logs import GameLog, LogFormatError, game_index_row, kinds, read_game
 from mafiascope.logs.io import GAME_FILE, PROBE_FILE, STATE_FILE, list_game_dirs
 from mafiascope.logs.schema import validate_game_id
 
@@ -64,14 +65,6 @@ def read_log(path: str | Path) -> GameLog | None:
     return log
 
 
-def _language_of(setup: dict[str, Any], events: list[dict[str, Any]]) -> str:
-    lang = setup.get("language")
-    if lang:
-        return str(lang)
-    text = " ".join(str(e.get("response", ""))[:200] for e in events[:12])
-    return "ru" if any("\u0400" <= ch <= "\u04ff" for ch in text) else "en"
-
-
 _ROW_MEMO: dict[tuple[str, str, tuple], dict[str, Any] | None] = {}
 ROW_MEMO_MAX = 20000
 
@@ -89,54 +82,16 @@ def _index_row(path: str, root: str, sig: tuple) -> dict[str, Any] | None:
 
 
 def _build_index_row(path: str, root: str) -> dict[str, Any] | None:
-    gdir = Path(path)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        try:
-            log = read_game(gdir, skip_corrupt=True)
-        except (LogFormatError, OSError):
-            return None
-    setup, events = log.raw_setup, [log.raw_setup, *log.records]
-    over = next((e for e in reversed(log.records) if kinds.of(e) == kinds.GAME_OVER), None)
-    players = setup.get("players") or []
-    models = sorted({str(p.get("model") or p.get("backend") or "?") for p in players})
-    pfile = gdir / PROBE_FILE
-    probe_bytes = pfile.stat().st_size if pfile.is_file() else 0  # parse rates: per game (header) and dashboard
-    rounds = max((int(e.get("round") or 0) for e in events), default=0)
-    return {
-        "game_id": str(setup.get("game_id") or gdir.name),
-        "dir": path,
-        "corpus": label_root(gdir.parent),
-        "root": root,
-        "ts": float(setup.get("ts") or 0.0),
-        "players": len(players),
-        "player_names": ", ".join(str(p.get("name")) for p in players),
-        "models": ", ".join(models),
-        "language": _language_of(setup, events),
-        "winner": str(over.get("winner")) if over else "Pending",
-        "rounds": rounds,
-        "events": len(events),
-        "probed": probe_bytes > 0 or bool(planned_probes(setup)),  # a probed game whose first answers are not in yet is probed
-        "probe_bytes": probe_bytes,
-        "is_branch": bool(setup.get("forked_from")),
-        "forked_from": setup.get("forked_from"),
-        "fork_batch_id": setup.get("fork_batch_id"),
-        "has_snapshots": (gdir / STATE_FILE).is_file(),
-        "invalid": bool(over.get("invalid")) if over else False,  # over its fault budget (game_over.invalid)
-        "invalid_reason": str(over.get("invalid_reason") or "") if over else "",
-    }
+    """The package's index row of the game (mafiascope.logs.game_index_row) with where the app found it."""
+    row = game_index_row(path)
+    if row is None:
+        return None
+    return {**row, "dir": path, "corpus": label_root(Path(path).parent), "root": root}
 
 
 # how deep under a log root the index looks for games: the runs directory holds the app's own launches one level
 # down, arena runs three (<runs>/arena/<run>/<game>) and studies four (<runs>/studies/<name>/games/<game>)
 ROOT_DEPTH = 4
-
-
-def planned_probes(setup: dict[str, Any]) -> list[str]:
-    """The probe ids the game's battery asks (its setup record), empty for a game played without probes."""
-    battery = setup.get("probes")
-    ids = battery.get("probe_ids") if isinstance(battery, dict) else None
-    return [str(i) for i in ids] if isinstance(ids, list) else []
 
 
 @st.cache_data(ttl=5, show_spinner=False)
@@ -169,9 +124,7 @@ def root_problem(root: str) -> str | None:
 _INDEX_MEMO: dict[tuple[str, ...], tuple[float, pd.DataFrame]] = {}
 INDEX_TTL_S = 2.0
 
-INDEX_COLUMNS = ["game_id", "dir", "corpus", "root", "ts", "players", "player_names", "models", "language", "winner",
-                 "rounds", "events", "probed", "probe_bytes", "is_branch", "forked_from", "fork_batch_id",
-                 "has_snapshots", "invalid", "invalid_reason"]
+INDEX_COLUMNS = ["game_id", "dir", "corpus", "root", *LOG_INDEX_COLUMNS[1:]]  # the package's row and where it was found
 IndexProgress = Callable[[list[dict[str, Any]], int, int], None]  # (rows so far, games read, games to read)
 PROGRESS_MIN = 64  # fewer new or changed games than this are read without telling
 PROGRESS_EVERY_S = 0.25

@@ -10,11 +10,12 @@ from typing import Any
 import streamlit as st
 
 from mafiascope.logs import GAME_FILE
+from mafiascope.logs.game_facts import planned_probes
 
 from . import charts, graph, launcher
 from . import state as S
 from . import widgets as W
-from .data import file_sig, planned_probes
+from .data import file_sig
 from .gamemodel import (PROBE_ROLE, PROBE_SOCIAL, PROBE_SUSPICION, GameModel, assessment, battery_has, personality_guesses,
                         probe_gap, suspicion)
 from .text import md_escape, plural

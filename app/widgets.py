@@ -11,9 +11,9 @@ import streamlit as st
 
 from mafiascope.export_text import csv_text
 from mafiascope.lexicon import glossary
+from mafiascope.logs.game_facts import planned_probes
 
 from . import state as S
-from .data import planned_probes
 from .gamemodel import PHASE_ICONS, GameModel
 from .fork_start import of_setup
 from .paths import corpus_name

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import gc
 import math
-import re
 from collections import Counter
 from dataclasses import dataclass, field
 from itertools import chain, repeat
@@ -31,8 +30,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..logs.game_facts import event_text, game_language
 from ..logs.io import GAME_FILE, PROBE_FILE, STATE_FILE, probe_records_at, scan_jsonl
-from ..logs.schema import EVENT_MODELS, UTTERANCE_KINDS
+from ..logs.schema import EVENT_MODELS
 from . import labels as L
 from .answer_rows import TRAITS
 from .answer_rows import num as _num
@@ -44,7 +44,7 @@ from .row_values import ITEM_TABLES, K_LIST, K_NONE, NO_SEQ, ItemBlock, to_count
 KNOWN_KINDS = frozenset({"setup", *EVENT_MODELS})
 PUBLIC_MESSAGE_KINDS = ("intro", "day_discuss", "day_vote", "last_words", "best_move", "defence")
 GAME_CALL_KINDS = ("intro", "night_mafia", "night_doctor", "day_discuss", "day_vote")
-_CYR = re.compile(r"[А-Яа-яЁё]")
+
 
 @dataclass
 class GameTables:
@@ -190,7 +190,6 @@ def _parse_game(path: Path, full_decode: bool = False) -> GameRows:
     death_round = [-1] * len(names)
     death_kind = [""] * len(names)
     game_over: dict[str, Any] | None = None
-    cyr = 0
     n_setup = n_over = 0
     for ev, (_, o, _) in enumerate(lines):
         kind = o.get("kind")
@@ -211,7 +210,7 @@ def _parse_game(path: Path, full_decode: bool = False) -> GameRows:
         if isinstance(who, str) and p < 0:
             audit["game.unknown_player"] += 1
         tgt = -1
-        text = o.get("response") if kind in UTTERANCE_KINDS else o.get("night_result", o.get("text"))
+        text = event_text(o)
         if kind == K.NIGHT_KILL or kind == K.DAY_ELIMINATE:
             victim = o.get("victim") if kind == K.NIGHT_KILL else o.get("eliminated")
             tgt = seat.get(victim, -1) if isinstance(victim, str) else -1
@@ -237,8 +236,6 @@ def _parse_game(path: Path, full_decode: bool = False) -> GameRows:
             # original logs keep the vote target only in the tally: re-read it from the reply
             pv = parse_vote_target(text, names, None)
             tgt = seat.get(pv.target, -1) if pv.valid and pv.target else -1
-        if isinstance(text, str) and cyr < 3 and _CYR.search(text):
-            cyr += 1
         ev_rows.append((ev, str(kind), rnd, ms, ts, p, tgt, o.get("visible_to") is None,
                         text if isinstance(text, str) else None))
 
@@ -247,9 +244,7 @@ def _parse_game(path: Path, full_decode: bool = False) -> GameRows:
         audit["game.multiple_setup"] = n_setup
     if n_over > 1:
         audit["game.multiple_game_over"] = n_over
-    language = setup.get("language") or next((p.get("language") for p in players if p.get("language")), None)
-    if not language:
-        language = "ru" if cyr >= 2 else "en"
+    language = game_language(setup, (o for _, o, _ in lines))
 
     # ------------------------------------------------------------------ probes
     probe_path = path / PROBE_FILE

@@ -4,14 +4,15 @@ where it is made instead of reaching a log.
 
 A record keeps the key order its writer gives (the order logs and fixtures have always had; the
 schema declares fields in another order) and only the keys the writer set: a default the
-writer did not set is not added to the line.
+writer did not set is not added to the line. A field the schema does not declare is refused
+(the models keep unknown fields for readers of other writers' logs, never for our own).
 """
 
 from __future__ import annotations
 
 from typing import Any, TypeVar
 
-from ..logs.schema import EVENT_MODELS, Event, Record
+from ..logs.schema import EVENT_MODELS, Event, Record, undeclared
 
 R = TypeVar("R", bound=Record)
 E = TypeVar("E", bound=Event)
@@ -23,8 +24,19 @@ def build(model: type[R], fields: dict[str, Any], opaque: tuple[str, ...] = ()) 
     ``opaque``: fields the schema types as free mappings (a snapshot's ``state``): only checked
     to be one, and passed through as they are instead of being copied twice per record."""
     light = {k: {} if k in opaque and isinstance(v, dict) else v for k, v in fields.items()}
-    dumped = _ordered_like(model.model_validate(light).model_dump(exclude_unset=True), light)
+    rec = model.model_validate(light)
+    if bad := undeclared(rec):
+        raise ValueError(f"{model.__name__} record: {', '.join(bad)} not declared in mafiascope/logs/schema.py")
+    dumped = _ordered_like(rec.model_dump(exclude_unset=True), light)
     return {k: fields[k] if light[k] is not fields[k] else v for k, v in dumped.items()}
+
+
+def check(model: type[R], fields: dict[str, Any]) -> dict[str, Any]:
+    """``fields`` as they are, once they validate as ``model`` with every field declared (for records whose
+    values already have the schema's types: a probe record is checked, not copied)."""
+    if bad := undeclared(model.model_validate(fields)):
+        raise ValueError(f"{model.__name__} record: {', '.join(bad)} not declared in mafiascope/logs/schema.py")
+    return fields
 
 
 def _ordered_like(dumped: Any, given: Any) -> Any:

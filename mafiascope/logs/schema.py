@@ -10,8 +10,10 @@ Three JSONL files per game directory (``<logs>/<game_id>/``):
 Field names follow the original MafiaScope logs wherever the concept is the same
 (``kind``, ``round``, ``msg_seq``, ``public_msg_seq``, ``player_idx``, ``player_name``,
 ``probe_id``, ``answer_raw``, ``answer_parsed``, ``answer_parse_ok`` ...), so tools written
-for either corpus read both. Every model allows extra fields: the importer keeps the
-original records losslessly and newer writers may add fields without breaking old readers.
+for either corpus read both. Every model allows extra fields, so the importer keeps the
+original records losslessly and an older reader keeps a newer writer's fields; but every field our
+own writers write is declared here (:func:`undeclared` finds any other, and tests/test_log_schema_writers.py
+checks every record of every writer with it).
 
 ``SCHEMA_VERSION`` is bumped whenever a field changes meaning; readers accept every
 version listed in ``SUPPORTED_SCHEMA_VERSIONS`` (tests/fixtures/logs holds one fixture per version).
@@ -67,6 +69,25 @@ class Record(BaseModel):
     model_config = ConfigDict(extra="allow", populate_by_name=True)
 
 
+def undeclared(record: BaseModel, where: str = "") -> list[str]:
+    """The paths of the fields of a validated record, nested records included, that its model does not
+    declare (kept by ``extra="allow"``): empty for every record our writers produce."""
+    out = [f"{where}{k}" for k in (record.model_extra or {})]
+    for name in type(record).model_fields:
+        out += _undeclared_in(getattr(record, name), f"{where}{name}")
+    return out
+
+
+def _undeclared_in(value: Any, where: str) -> list[str]:
+    if isinstance(value, BaseModel):
+        return undeclared(value, where + ".")
+    if isinstance(value, list):
+        return [p for i, v in enumerate(value) for p in _undeclared_in(v, f"{where}[{i}]")]
+    if isinstance(value, dict):
+        return [p for k, v in value.items() for p in _undeclared_in(v, f"{where}.{k}")]
+    return []
+
+
 # --------------------------------------------------------------------------- setup
 
 
@@ -99,6 +120,11 @@ class SeatInfo(Record):
     preset: str | None = None  # offline bot preset, when the backend is a bot
 
 
+class ResumePoint(Record):
+    point: list[int]
+    ts: float
+
+
 class Setup(Record):
     game_id: str
     kind: Literal["setup"] = "setup"
@@ -115,13 +141,25 @@ class Setup(Record):
     config: dict[str, Any] | None = None  # config snapshot (secrets removed)
     backends: dict[str, dict[str, Any]] | None = None  # provenance per backend, no secrets
     probes: BatterySnapshot | None = None  # the probe battery as recorded (every shape old logs hold)
-    # fork / resume metadata (absent or null on root games)
+    # fork / resume metadata (absent or null on root games; docs/replay.md)
     forked_from: str | None = None
-    fork_point: list[int] | None = None
+    fork_point: list[int] | None = None  # the parent step whose snapshot the branch restarted from
     fork_batch_id: str | None = None
     replica_idx: int | None = None
     intervention: dict[str, Any] | None = None
+    fork_seed: int | None = None  # the branch's state seed
+    fork_keep_seed: bool | None = None  # the parent's seed and counters were kept
+    fork_probes: str | None = None  # "full" | "suspicion" | "none"
+    inherited_events: int | None = None  # events copied from the parent (``inherited: true``)
+    parent_seed: int | None = None
+    experiment: str | None = None  # the attribution or bifurcation experiment the branch belongs to
+    utterance: list[int] | None = None  # attribution: the step of the utterance the arm is about
+    arm: str | None = None  # attribution: "pre" | "post"
+    imported_from: dict[str, Any] | None = None  # `mafiascope import`: {format, source} of an original log
     resume_of: str | None = None
+    resume_point: list[int] | None = None  # the step the last resume continued from
+    resumes: list[ResumePoint] | None = None  # every resume of the game, in order
+    feedback_to_context: bool | None = None  # original MafiaScope logs: probe answers fed back to the seats
 
 
 # --------------------------------------------------------------------------- events
@@ -140,6 +178,7 @@ class Event(Record):
     ts: float = 0.0
     msg_seq: int | None = None
     visible_to: list[str] | None = None
+    inherited: bool = False  # a fork's copy of its parent's event
 
 
 class Fault(Record):
@@ -162,10 +201,16 @@ class Utterance(Event):
     target: str | None = None
     target_valid: bool | None = None
     parse_note: str | None = None  # how the target was read, or why it could not be
+    targets: list[str] | None = None  # a list move as read (best-move suspects, nominations)
     fault: Fault | None = None
+    retried_faults: list[dict[str, Any]] | None = None  # transport faults absorbed by retries before this reply
     reask: bool = False  # the first reply was empty/garbage and the seat was asked again
+    first_reply: str | None = None  # ... and what it said the first time
     nominations: list[str] | None = None
     suspects: list[str] | None = None  # best move (ten-seat rules)
+    ballot: str | None = None  # ten-seat rules: the vote stage this vote belongs to ("vote", "runoff", "remove_all")
+    order: list[str] | None = None  # ten-seat rules: the Don's shot order as read from this reply
+    tally_target: str | None = None  # imported original logs: whom the original's tally counted this vote for
     latency_ms: int | None = None
 
 
@@ -186,6 +231,7 @@ class DonResult(Event):
 class NightKill(Event):
     kind: Literal["night_kill"] = "night_kill"
     victim: str
+    first_shot: bool = False  # ten-seat rules: the game's first night kill (the victim gets the best move)
 
 
 class NightSave(Event):
@@ -196,6 +242,7 @@ class NightSave(Event):
 class NightNoKill(Event):
     kind: Literal["night_no_kill"] = "night_no_kill"
     reason: str = ""  # "no_target" | "split_shot" ...
+    missed: bool = False  # ten-seat rules: the Mafia shot at different players (a split shot)
 
 
 class NightAnalysis(Event):
@@ -209,6 +256,7 @@ class VoteTally(Event):
     votes: dict[str, str]  # voter -> target, valid votes only (as in the original)
     invalid: dict[str, str] = Field(default_factory=dict)  # voter -> raw reason
     stage: str | None = None  # "vote", "revote", "remove_all" ...
+    candidates: list[str] | None = None  # ten-seat rules: who could be voted for at this stage
 
 
 class DayEliminate(Event):
@@ -217,11 +265,13 @@ class DayEliminate(Event):
     role: str
     votes: int
     revealed: bool = False
+    reason: str | None = None  # ten-seat rules: how the seat left ("vote", "remove_all" ...)
 
 
 class NoElimination(Event):
     kind: Literal["no_elimination"] = "no_elimination"
     reason: str  # "tie" | "no_valid_votes" | "no_vote_day" ...
+    tied: list[str] | None = None  # the players tied at the top
 
 
 class Nomination(Event):
@@ -251,6 +301,8 @@ class ShotOrder(Event):
 class HostLine(Event):
     kind: Literal["host"] = "host"
     text: str
+    template: str | None = None  # the host text pack's key the line was made from
+    host: str | None = None  # "template" | "llm" (retold by a backend)
 
 
 class GameOver(Event):
@@ -322,17 +374,31 @@ class ProbeRecord(Record):
     tokens_prompt: int | None = None
     tokens_completion: int | None = None
     tokens_estimated: bool | None = None
+    # written by our probe engine since schema 1 (docs/probes.md)
+    step_index: int | None = None  # the game step the question was asked at (0 = first)
+    when: str | None = None  # the step kind that asked it: "after_each_message" | "after_night_action" | "after_round"
+    answer_norm: Any = None  # the answer normalised to its shape or declared schema (names matched to seats)
+    think_stripped: bool | None = None  # a <think> block was removed before parsing
+    finished_ts: float | None = None  # when the answer arrived
+    attempts: int | None = None  # transport attempts of the call
+    lagged: bool = False  # not asked: the backend's probe queue was over probes.max_lag_s
+    inherited: bool = False  # a fork's copy of its parent's record
 
 
 # --------------------------------------------------------------------------- snapshots
 
 
 class Pending(Record):
+    """Where the state machine stood (mafiascope.engine.state.Pending)."""
+
     stage: str
     remaining: list[str] = Field(default_factory=list)
     mafia_targets: list[str] = Field(default_factory=list)
     protected: str | None = None
+    check: str | None = None
     votes: dict[str, str] = Field(default_factory=dict)
+    invalid: dict[str, str] = Field(default_factory=dict)
+    data: dict[str, Any] = Field(default_factory=dict)  # rule-family specific scratch
 
 
 class SnapshotPlayer(Record):
@@ -374,6 +440,7 @@ class Snapshot(Record):
     # events after the first `events_from`; players[].messages are derived from the state
     events_from: int | None = None
     contexts: str | None = None
+    inherited: bool = False  # a fork's copy of its parent's snapshot
 
 
 def parse_event(d: dict[str, Any]) -> Setup | Event:

@@ -18,13 +18,12 @@ checked once; ``messages_checked`` counts every message of every snapshot.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from ..engine.observation import PROBE_HEADER
 from ..engine.snapshots import derive_contexts
-from ..logs import LogFormatError, kinds, read_game
+from ..logs import LogFormatError, game_language, kinds, read_game
 from ..logs.io import list_game_dirs
 
 MIN_ANSWER_CHARS = 24
@@ -32,16 +31,15 @@ MIN_PRIVATE_CHARS = 12
 _HEADER_MARKERS = (PROBE_HEADER, "[PRIVATE PROBE")
 
 
-def _private_texts(events: Iterable[dict[str, Any]]) -> list[tuple[str, set[str], str]]:
+def _private_texts(events: list[dict[str, Any]]) -> list[tuple[str, set[str], str]]:
     """(text, seats allowed to see it, description) for every private event with identifying text."""
     from ..engine.observation import RENDERERS
     from ..engine import prompts
 
     out = []
-    lang = "en"
+    lang = game_language(next((e for e in events if kinds.of(e) == kinds.SETUP), {}), events)
     for ev in events:
         if kinds.of(ev) == kinds.SETUP:
-            lang = ev.get("language") or "en"
             continue
         vt = ev.get("visible_to")
         if vt is None:

@@ -1,5 +1,6 @@
 """One probe call as a record: its answer parsed, checked and normalised, its tokens (API usage
-or an estimate), the fields of ``introspection.jsonl`` (before compaction), and the running cost."""
+or an estimate), the fields of ``introspection.jsonl`` (before compaction) validated against
+``logs.schema.ProbeRecord``, and the running cost."""
 
 from __future__ import annotations
 
@@ -9,7 +10,9 @@ from collections.abc import Iterable
 from typing import Any
 
 from ..backends.base import Completion, estimate_tokens
+from ..engine.records import check
 from ..logs.probe_steps import is_skipped
+from ..logs.schema import ProbeRecord
 from .answer_schema import check as check_answer
 from .dsl import Probe
 from .parsing import chain_text, finite, parse_answer
@@ -157,4 +160,4 @@ def probe_record(game_id: str, job: SeatJob, probe: Probe, seq: int, question: s
     lagged = not c.ok and bool(c.meta.get("lagged"))
     if lagged:
         rec["lagged"] = True
-    return rec, cv
+    return check(ProbeRecord, rec), cv  # validated against the schema before it is written

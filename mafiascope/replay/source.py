@@ -149,10 +149,6 @@ class ParentGame:
         return cls(find_game(game, logs), need_snapshots=need_snapshots)
 
     # ------------------------------------------------------------------ lookups
-    @property
-    def language(self) -> str:
-        return str(self.setup.get("language") or (self.setup.get("config") or {}).get("language") or "en")
-
     def keys(self) -> list[Key]:
         return [(int(s["round"]), int(s["msg_seq"])) for s in self.snapshots]
 

@@ -1,0 +1,139 @@
+"""The log schema is the whole truth: every record every writer produces validates against its model in
+mafiascope/logs/schema.py and carries no field the schema does not declare (logs.schema.undeclared).
+
+The writers: the engine (game.jsonl, introspection.jsonl, state.jsonl; classic and ten-seat rules, probed,
+snapshots on), forks (plain, a replaced utterance, an overridden night action), crash resume, the replay
+experiments (attribution, bifurcation), instrument validation (A/B), the Arena, a study, a batch, and the
+importer of the original format."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mafiascope.cli import main
+from mafiascope.engine.snapshots import iter_snapshots
+from mafiascope.logs.io import GAME_FILE, iter_probe_records, list_game_dirs, read_jsonl
+from mafiascope.logs.schema import ProbeRecord, Snapshot, parse_event, undeclared
+
+from .test_replay_resume import crash_copy
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def check_game(d: Path) -> tuple[list[str], int]:
+    """(problems, records checked) of one game directory: every line of its three files, decoded."""
+    problems, n = [], 0
+
+    def check(model_name: str, rec: Any, where: str) -> None:
+        nonlocal n
+        n += 1
+        try:
+            bad = undeclared(rec)
+        except Exception as exc:  # pragma: no cover - reported below
+            bad = [repr(exc)]
+        problems.extend(f"{where}: {model_name}.{p} is not in the schema" for p in bad)
+
+    for i, raw in enumerate(read_jsonl(d / GAME_FILE)):
+        try:
+            rec = parse_event(raw)
+        except ValueError as exc:
+            problems.append(f"{d.name}/game.jsonl:{i + 1}: {exc}")
+            continue
+        check(type(rec).__name__, rec, f"{d.name}/game.jsonl:{i + 1} ({raw.get('kind')})")
+    for i, raw in enumerate(iter_probe_records(d, skip_corrupt=False)):
+        check("ProbeRecord", ProbeRecord.model_validate(raw), f"{d.name}/introspection.jsonl record {i + 1}")
+    if (d / "state.jsonl").is_file():
+        for i, raw in enumerate(iter_snapshots(d / "state.jsonl")):
+            check("Snapshot", Snapshot.model_validate(raw), f"{d.name}/state.jsonl record {i + 1}")
+    return problems, n
+
+
+def check_tree(root: Path) -> tuple[list[str], int]:
+    problems, n = [], 0
+    for d in list_game_dirs(root):
+        p, k = check_game(d)
+        problems += p
+        n += k
+    return problems, n
+
+
+def cli(*args: str) -> dict[str, Any]:
+    import contextlib
+    import io
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main([*args, "--json"]) == 0
+    return json.loads(out.getvalue() or "{}")
+
+
+@pytest.mark.slow
+def test_every_writer_writes_only_what_the_schema_declares(tmp_path):
+    logs = tmp_path / "logs"
+    # the engine: classic and ten-seat rules, probed, with snapshots
+    cli("run", "-c", str(REPO / "configs" / "classic.yaml"), "--seed", "3", "--logs", str(logs), "--game-id", "classic")
+    cli("run", "-c", str(REPO / "configs" / "tournament_sport.yaml"), "--seed", "2", "--logs", str(logs), "--game-id", "sport")
+    parent = logs / "classic"
+    events = read_jsonl(parent / GAME_FILE)
+    speech = next(e for e in events if e.get("kind") == "day_discuss")
+    vote = next(e for e in events if e.get("kind") == "day_vote")
+    # forks: plain, a replaced utterance, an overridden night action (the pickers' own options)
+    cli("fork", str(parent), "--at", f"{speech['round']}.{speech['msg_seq']}", "-n", "1", "--logs", str(logs / "forks"))
+    cli("fork", str(parent), "--at", f"{speech['round']}.{speech['msg_seq']}", "-n", "1", "--replace-utterance", "I trust nobody.",
+        "--logs", str(logs / "forks"))
+    from mafiascope.replay.forks import night_override_options
+    from mafiascope.replay.source import ParentGame
+
+    pg = ParentGame.load(parent)
+    opts = next((k, o) for k in pg.keys() for o in night_override_options(pg, k))
+    cli("fork", str(parent), "--at", f"{opts[0][0]}.{opts[0][1]}", "-n", "1", "--override-night",
+        f"{opts[1]['seat']}={opts[1]['targets'][0]}", "--logs", str(logs / "forks"))
+    # crash resume
+    crash_copy(parent, logs / "crashed" / "classic", keep_snapshots=10)
+    cli("resume", str(logs / "crashed"), "--min-idle", "0")
+    # replay experiments
+    cli("replay", "attribution", str(parent), "--utterances", f"{speech['round']}.{speech['msg_seq']}", "-n", "1",
+        "--logs", str(logs / "attribution"))
+    cli("replay", "bifurcate", str(parent), "--at", f"{vote['round']}.{vote['msg_seq']}", "--seat", vote["player"],
+        "--samples", "6", "--select", "2", "--continuations", "1", "--logs", str(logs / "bifurcation"))
+    # instrument validation, a batch, the Arena, a study
+    cfg = tmp_path / "ab.yaml"
+    shutil.copy(REPO / "configs" / "classic.yaml", cfg)
+    cli("validate", "ab", "-c", str(cfg), "--games", "1", "--logs", str(logs / "ab"))
+    cli("batch", "-c", str(REPO / "configs" / "classic_sheriff.yaml"), "-n", "1", "--logs", str(logs / "batch"), "--id-prefix", "b")
+    cli("arena", "run", "--rules", "imbalanced", "--games", "1", "--logs", str(logs / "arena"))
+    # the importer of the original format
+    cli("import", str(REPO / "data" / "corpus" / "mafiascope_ru_legacy"), str(logs / "imported"))
+
+    problems, n = check_tree(logs)
+    assert problems == [], "\n".join(sorted({p.split(": ", 1)[1] for p in problems})) + "\nfirst: " + problems[0]
+    kinds = {e.get("kind") for d in list_game_dirs(logs) for e in read_jsonl(d / GAME_FILE)}
+    assert {"setup", "day_vote", "night_kill", "vote_tally", "game_over", "nomination"} <= kinds
+    assert n > 1000 and len(list_game_dirs(logs)) >= 12
+
+
+def test_every_field_the_engine_passes_to_a_record_model_is_declared():
+    """Statically, for the fields a game reaches rarely: each keyword of ``event(Model, ...)`` / ``build(Model, ...)``
+    in the package names a field of that schema model."""
+    import ast
+
+    from mafiascope.logs import schema
+
+    bad = []
+    for path in sorted((REPO / "mafiascope").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("event", "build")
+                    and node.args and isinstance(node.args[0], ast.Name)):
+                continue
+            model = getattr(schema, node.args[0].id, None)
+            if model is None:
+                continue
+            for kw in node.keywords:
+                if kw.arg and kw.arg != "opaque" and kw.arg not in model.model_fields:
+                    bad.append(f"{path.relative_to(REPO)}:{node.lineno}: {model.__name__}.{kw.arg}")
+    assert bad == []
