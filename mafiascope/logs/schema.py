@@ -187,6 +187,7 @@ class Fault(Record):
     error: str
     attempts: int = 1
     fallback: str  # e.g. "abstain", "skip_speech", "random_target"
+    fatal: bool = False  # retrying cannot help (e.g. HTTP 401/404): batches may stop early
 
 
 class Utterance(Event):
@@ -207,6 +208,8 @@ class Utterance(Event):
     reask: bool = False  # the first reply was empty/garbage and the seat was asked again
     first_reply: str | None = None  # ... and what it said the first time
     nominations: list[str] | None = None
+    nomination_note: str | None = None  # ten-seat rules: why a nomination did not count ("already nominated")
+    passed: bool = False  # ten-seat rules: the seat passed its turn on the open floor
     suspects: list[str] | None = None  # best move (ten-seat rules)
     ballot: str | None = None  # ten-seat rules: the vote stage this vote belongs to ("vote", "runoff", "remove_all")
     order: list[str] | None = None  # ten-seat rules: the Don's shot order as read from this reply
@@ -302,7 +305,9 @@ class HostLine(Event):
     kind: Literal["host"] = "host"
     text: str
     template: str | None = None  # the host text pack's key the line was made from
-    host: str | None = None  # "template" | "llm" (retold by a backend)
+    host: str | None = None  # "template", or the model label of the backend that retold it
+    template_text: str | None = None  # the template's line, when a backend retold it
+    host_error: str | None = None  # why the backend's retelling was not used (the template's line was)
 
 
 class GameOver(Event):
