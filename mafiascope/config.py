@@ -85,9 +85,21 @@ class ProbesConfig(BaseModel):
     enabled: bool = True
     battery: str | None = None  # path to a battery YAML (relative to the config file or the repo)
     probes: list[dict[str, Any]] | None = None  # inline battery
-    max_concurrency: int | None = Field(None, ge=1, le=1024, description="probe calls in flight per game; default: one step's probes of every seat")
-    max_lag_s: float | None = Field(None, gt=0, le=86400, description="skip a probe call that would queue longer than this behind its backend's limits (recorded as skipped); default: never skip, every call is answered however late")
-    loss_budget: float = Field(0.05, ge=0, le=1, description="share of a game's scheduled probe calls that may get no answer (failed or skipped) before the game is invalid")
+    max_concurrency: int | None = Field(
+        None, ge=1, le=1024, description="probe calls in flight per game; default: one step's probes of every seat"
+    )
+    max_lag_s: float | None = Field(
+        None,
+        gt=0,
+        le=86400,
+        description="skip a probe call that would queue longer than this behind its backend's limits (recorded as skipped); default: never skip, every call is answered however late",
+    )
+    loss_budget: float = Field(
+        0.05,
+        ge=0,
+        le=1,
+        description="share of a game's scheduled probe calls that may get no answer (failed or skipped) before the game is invalid",
+    )
 
 
 class GameConfig(BaseModel):
@@ -268,7 +280,7 @@ def validation_problems(exc: ValidationError, data: Any = None) -> list[tuple[tu
             for loc, _, msg in specific:
                 result.extend(_lines(loc, msg))
             continue
-        got = next((m[m.rindex(" (got "):] for _, _, m in alts if " (got " in m), "")
+        got = next((m[m.rindex(" (got ") :] for _, _, m in alts if " (got " in m), "")
         wants = [m.replace(got, "").removeprefix("Input should be ") for _, _, m in alts]
         result.extend(_lines(base, "Input should be " + " or ".join(dict.fromkeys(wants)) + got))
     return result
@@ -286,8 +298,9 @@ def format_validation_error(exc: ValidationError, source: str, data: Any = None,
     return "\n".join(lines)
 
 
-def validate_mapping(model: type[BaseModel], data: Any, source: str, what: str = "configuration",
-                     extra: dict[str, Any] | None = None) -> Any:
+def validate_mapping(
+    model: type[BaseModel], data: Any, source: str, what: str = "configuration", extra: dict[str, Any] | None = None
+) -> Any:
     """A YAML mapping validated as ``model`` (``${VAR}`` only in credential fields); every problem as a ConfigError
     naming ``source``."""
     if not isinstance(data, dict):

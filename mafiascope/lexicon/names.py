@@ -30,4 +30,3 @@ RUSSIAN_SPELLINGS: dict[str, tuple[str, ...]] = {
 def russian_spellings(name: str) -> tuple[str, ...]:
     """The Cyrillic spellings of a pool name (exact Latin spelling), usual first; () for other names."""
     return RUSSIAN_SPELLINGS.get(name, ())
-

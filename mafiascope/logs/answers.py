@@ -69,7 +69,7 @@ def _repair_truncated(cleaned: str) -> Any:
     starts = [i for i in (cleaned.find("{"), cleaned.find("[")) if i >= 0]
     if not starts:
         return _FAIL
-    return _repair_from(cleaned[min(starts):])
+    return _repair_from(cleaned[min(starts) :])
 
 
 # a string (to its closing quote, or to the end of a truncated text) or a bracket outside strings:
@@ -165,7 +165,11 @@ def jsonish_to_json(s: str) -> str:
             out.append('"' + "".join(buf) + ('"' if j < n else ""))
             i = j + 1
         else:
-            m = re.match(r"(True|False|None)\b", s[i:]) if ch in "TFN" and (i == 0 or not (s[i - 1].isalnum() or s[i - 1] == "_")) else None
+            m = (
+                re.match(r"(True|False|None)\b", s[i:])
+                if ch in "TFN" and (i == 0 or not (s[i - 1].isalnum() or s[i - 1] == "_"))
+                else None
+            )
             if m:
                 out.append({"True": "true", "False": "false", "None": "null"}[m.group(1)])
                 i += len(m.group(1))

@@ -37,8 +37,11 @@ def declared_language(setup: Mapping[str, Any]) -> str | None:
     """The language the setup record states: its own, else its config's, else the first seat's that has one."""
     config = setup.get("config")
     players = setup.get("players")
-    found = setup.get("language") or (config.get("language") if isinstance(config, Mapping) else None) or next(
-        (p.get("language") for p in players or () if isinstance(p, Mapping) and p.get("language")), None)
+    found = (
+        setup.get("language")
+        or (config.get("language") if isinstance(config, Mapping) else None)
+        or next((p.get("language") for p in players or () if isinstance(p, Mapping) and p.get("language")), None)
+    )
     return str(found) if found else None
 
 

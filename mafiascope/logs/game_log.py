@@ -20,7 +20,16 @@ from typing import Any, TypeVar
 from pydantic import ValidationError
 
 from . import kinds as K
-from .io import GAME_FILE, PROBE_FILE, STATE_FILE, LogFormatError, TornLineWarning, iter_probe_records, list_game_dirs, read_jsonl_lines
+from .io import (
+    GAME_FILE,
+    PROBE_FILE,
+    STATE_FILE,
+    LogFormatError,
+    TornLineWarning,
+    iter_probe_records,
+    list_game_dirs,
+    read_jsonl_lines,
+)
 from .schema import Event, GameOver, ProbeRecord, Setup, Snapshot, parse_event
 from .snapshots import ContextBuilder, iter_snapshots
 from .timeline import Timeline
@@ -112,7 +121,9 @@ class GameLog:
             try:
                 out.append(ProbeRecord.model_validate(rec))
             except ValidationError as exc:
-                warnings.warn(f"{self.dir / PROBE_FILE}: record {n}: {_first_error(exc)} (skipped)", InvalidRecordWarning, stacklevel=2)
+                warnings.warn(
+                    f"{self.dir / PROBE_FILE}: record {n}: {_first_error(exc)} (skipped)", InvalidRecordWarning, stacklevel=2
+                )
         return out
 
     @property
@@ -165,7 +176,6 @@ def iter_games(root: str | Path, *, skip_corrupt: bool = False) -> Iterator[Game
     """Every game under ``root`` (the root itself, its children or grandchildren), by name."""
     for d in list_game_dirs(root):
         yield read_game(d, skip_corrupt=skip_corrupt)
-
 
 
 def _first_error(exc: ValidationError) -> str:

@@ -41,7 +41,33 @@ from .answer_norm import NORM_VERSION, Underivable, normalise
 from .answers import PARSER_VERSION, ParsedAnswer, chain_text, finite, parse_answer
 from .templates import render
 from .probe_lines import (  # noqa: F401  (some re-exported: the codec's public pieces)
-    CODEC_VERSION, SCHEMA_VERSION_COMPACT, MARK, STANDARD_SHAPES, CHAIN_PREFIXES, FULL_FIELDS, STEP_FIELDS, SEAT_FIELDS, SHORT_KEYS, RESERVED_KEYS, ABSENT, EAGER_FIELDS, ProbeDecodeError, Header, SeatLine, ProbeLine, StepLine, TABLE_LINES, chain_value, dumps_answer, loads_answer, make_patch, apply_patch, same, chain_names, template_re, malformed,
+    CODEC_VERSION,
+    SCHEMA_VERSION_COMPACT,
+    MARK,
+    STANDARD_SHAPES,
+    CHAIN_PREFIXES,
+    FULL_FIELDS,
+    STEP_FIELDS,
+    SEAT_FIELDS,
+    SHORT_KEYS,
+    RESERVED_KEYS,
+    ABSENT,
+    EAGER_FIELDS,
+    ProbeDecodeError,
+    Header,
+    SeatLine,
+    ProbeLine,
+    StepLine,
+    TABLE_LINES,
+    chain_value,
+    dumps_answer,
+    loads_answer,
+    make_patch,
+    apply_patch,
+    same,
+    chain_names,
+    template_re,
+    malformed,
 )
 
 
@@ -73,7 +99,9 @@ class ProbeTables:
             raise ProbeDecodeError(f"{line[MARK]} line: {'.'.join(map(str, err['loc']))}: {err['msg']}") from None
         if isinstance(t, Header):
             if t.codec > CODEC_VERSION:
-                raise ProbeDecodeError(f"written with probe codec {t.codec}; this mafiascope reads up to {CODEC_VERSION} (upgrade it)")
+                raise ProbeDecodeError(
+                    f"written with probe codec {t.codec}; this mafiascope reads up to {CODEC_VERSION} (upgrade it)"
+                )
             self.has_header = True
             self.game_id = t.game_id
             self.seats = tuple(t.seats) if t.seats is not None else None
@@ -110,7 +138,9 @@ class ProbeTables:
             base_k, patch = core["D"]
             base = self.answer.get((name, pid))
             if base is None or base[0] != base_k:
-                raise ProbeDecodeError(f"answer of {name!r:.40} to {pid!r:.40} patches its answer at step {base_k}, which the file does not hold")
+                raise ProbeDecodeError(
+                    f"answer of {name!r:.40} to {pid!r:.40} patches its answer at step {base_k}, which the file does not hold"
+                )
             value = apply_patch(base[1], patch)
             return dumps_answer(value), value
         raw = core.get("a")
@@ -147,14 +177,18 @@ class ProbeTables:
                 if isinstance(c, int) and not isinstance(c, bool):
                     hit = self.lookup(name, ph.split("_", 1)[1], c)
                     if hit is None:
-                        raise ProbeDecodeError(f"record of step {k}, seat {i}: {{{ph}}} quotes step {c}, which the file does not hold")
+                        raise ProbeDecodeError(
+                            f"record of step {k}, seat {i}: {{{ph}}} quotes step {c}, which the file does not hold"
+                        )
                     values[ph] = hit[0]
                     fallback = fallback or bool(hit[1] and hit[0])
                 else:
                     values[ph] = c
             question = render(template, values)
         raw, self.last_value = self.answer_value(name, pid, core)
-        self.last_shortcut = self.last_value is not ABSENT and isinstance(raw, str) and "```" not in raw and "<think" not in raw.lower()
+        self.last_shortcut = (
+            self.last_value is not ABSENT and isinstance(raw, str) and "```" not in raw and "<think" not in raw.lower()
+        )
         if self.last_shortcut:  # the JSON text of a stored value: re-parsing it gives it back, unrepaired
             pa, ok, parsed = ParsedAnswer(raw, None, True), True, json.loads(raw)
         else:
@@ -248,7 +282,9 @@ class ProbeEncoder:
                                                "parser": PARSER_VERSION, "norm": NORM_VERSION, "game_id": game_id,
                                                "seats": list(seats) if seats is not None else None}  # fmt: skip
 
-    def encode(self, rec: Mapping[str, Any], template: str | None = None, values: Mapping[str, str | None] | None = None) -> list[dict[str, Any]]:
+    def encode(
+        self, rec: Mapping[str, Any], template: str | None = None, values: Mapping[str, str | None] | None = None
+    ) -> list[dict[str, Any]]:
         out: list[dict[str, Any]] = []
         if self._header is not None:
             out.append(self._header)

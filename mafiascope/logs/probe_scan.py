@@ -26,7 +26,18 @@ except ImportError:  # pragma: no cover
 from .answers import chain_text, finite, parse_answer
 from .json_shape import json_shape, separators
 from .probe_codec import ProbeTables
-from .probe_lines import ABSENT, EAGER_FIELDS, MARK, RESERVED_KEYS, ProbeDecodeError, apply_patch, chain_names, dumps_answer, malformed, unchanged
+from .probe_lines import (
+    ABSENT,
+    EAGER_FIELDS,
+    MARK,
+    RESERVED_KEYS,
+    ProbeDecodeError,
+    apply_patch,
+    chain_names,
+    dumps_answer,
+    malformed,
+    unchanged,
+)
 from .templates import NA, PLACEHOLDER
 
 _RAW = object()  # the record's raw answer is the JSON text of its value (Fast.a_chars holds its length)
@@ -70,7 +81,9 @@ class Fast(NamedTuple):
 
 
 @lru_cache(maxsize=64)
-def _template_parts(template: str) -> tuple[int, tuple[tuple[str, int], ...], tuple[tuple[str, int], ...], tuple[tuple[str, str], ...]]:
+def _template_parts(
+    template: str,
+) -> tuple[int, tuple[tuple[str, int], ...], tuple[tuple[str, int], ...], tuple[tuple[str, str], ...]]:
     """(length of the literal text, then (name, length of ``{name}``) per placeholder occurrence:
     the other placeholders', the quoting ones' (``{prev_*}``/``{last_*}``), then (name, quoted probe
     id) per quoting placeholder, in the order of the record's ``c``)."""
@@ -220,7 +233,9 @@ class ProbeScanner:
                 if n.__class__ is not int:
                     n = self._quote_len(name, quoted, c)
                 if n is None:
-                    raise ProbeDecodeError(f"record of step {core['k']}, seat {core['i']}: {{{ph}}} quotes step {c}, which the file does not hold")
+                    raise ProbeDecodeError(
+                        f"record of step {core['k']}, seat {core['i']}: {{{ph}}} quotes step {c}, which the file does not hold"
+                    )
                 lens[ph] = n
             else:
                 lens[ph] = _value_len(c)
@@ -236,7 +251,9 @@ class ProbeScanner:
             base_k, patch = core["D"]
             base = self.tables.answer.get((name, pid))
             if base is None or base[0] != base_k:
-                raise ProbeDecodeError(f"answer of {name!r:.40} to {pid!r:.40} patches its answer at step {base_k}, which the file does not hold")
+                raise ProbeDecodeError(
+                    f"answer of {name!r:.40} to {pid!r:.40} patches its answer at step {base_k}, which the file does not hold"
+                )
             if self.clean and unchanged(base[1], patch):  # ~40% of an engine log's records repeat the answer
                 last = self.last.get((name, pid))
                 if last is not None and last[0] is base[1]:  # the base's own facts, for an equal value
@@ -319,10 +336,22 @@ class ProbeScanner:
         exact_json = raw.key if plain and rec.get("answer_parsed") is value else None  # type: ignore[union-attr]
         return Scanned(rec, q_chars, a_chars, exact_json)  # type: ignore[arg-type]
 
-
-    def _plain_record(self, core: Mapping[str, Any], k: Any, s: Any, step: dict[str, Any], name: Any, pid: Any,
-                      q_len: int | None, raw: Any, value: Any, plain: bool, parsed: Any, ok: bool,
-                      repaired: bool) -> tuple:
+    def _plain_record(
+        self,
+        core: Mapping[str, Any],
+        k: Any,
+        s: Any,
+        step: dict[str, Any],
+        name: Any,
+        pid: Any,
+        q_len: int | None,
+        raw: Any,
+        value: Any,
+        plain: bool,
+        parsed: Any,
+        ok: bool,
+        repaired: bool,
+    ) -> tuple:
         """:meth:`_record`'s result for a line that states no field itself: the same fields, lengths
         and remembered values, without building the record (a plain tuple in :class:`Fast`'s order)."""
         error = core.get("e")

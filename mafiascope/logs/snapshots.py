@@ -76,7 +76,9 @@ class SnapshotDecoder:
             self._events = list(state.get("events") or [])
             self._state = {k: v for k, v in state.items() if k != "events"}
             self._order = list(state)
-            self._players = [{k: v for k, v in p.items() if k != "messages"} for p in rec.get("players") or [] if isinstance(p, dict)]
+            self._players = [
+                {k: v for k, v in p.items() if k != "messages"} for p in rec.get("players") or [] if isinstance(p, dict)
+            ]
             mem = rec.get("probe_memory")
             self._memory = copy.deepcopy((mem or {}).get("seats") or {}) if isinstance(mem, dict) else {}
             return rec
@@ -98,20 +100,26 @@ class SnapshotDecoder:
         self._state = {k: v for k, v in st.items() if k != "events"}
         if rec.get("players_same"):
             full["players"] = copy.deepcopy(self._players or [])
-        self._players = [{k: v for k, v in p.items() if k != "messages"} for p in full.get("players") or [] if isinstance(p, dict)]
+        self._players = [
+            {k: v for k, v in p.items() if k != "messages"} for p in full.get("players") or [] if isinstance(p, dict)
+        ]
         full.pop("state_same", None)
         full.pop("players_same", None)
         mem = rec.get("probe_memory")
         if isinstance(mem, dict) and mem.get("delta"):
             for seat, per in (mem.get("seats") or {}).items():
                 self._memory.setdefault(seat, {}).update({pid: self._entry(seat, pid, e, at) for pid, e in per.items()})
-            full["probe_memory"] = {**{k: v for k, v in mem.items() if k not in ("seats", "delta")},
-                                    "seats": copy.deepcopy(self._memory)}
+            full["probe_memory"] = {
+                **{k: v for k, v in mem.items() if k not in ("seats", "delta")},
+                "seats": copy.deepcopy(self._memory),
+            }
         if rec.get("contexts") == "derived" and self.contexts is not None:
             try:
                 contexts = self.contexts(full["state"])
             except Exception as exc:  # a foreign or damaged state: say where
-                raise LogFormatError(f"{at}: cannot rebuild the seats' contexts: {type(exc).__name__}: {str(exc)[:160]}") from None
+                raise LogFormatError(
+                    f"{at}: cannot rebuild the seats' contexts: {type(exc).__name__}: {str(exc)[:160]}"
+                ) from None
             full["players"] = [{**p, "messages": contexts.get(str(p.get("name")), [])} for p in full.get("players") or []]
             full.pop("contexts", None)
         full.pop("events_from", None)
