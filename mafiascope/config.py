@@ -71,7 +71,7 @@ class SeatSpec(BaseModel):
     personality: Personality | str | None = None  # Big-Five values or a preset name
 
     @model_validator(mode="after")
-    def _preset(self) -> "SeatSpec":
+    def _preset(self) -> SeatSpec:
         if isinstance(self.personality, str) and self.personality not in PERSONALITY_PRESETS:
             raise ValueError(f"unknown personality preset {self.personality!r}; allowed: {sorted(PERSONALITY_PRESETS)}")
         return self
@@ -133,7 +133,7 @@ class GameConfig(BaseModel):
         return data
 
     @model_validator(mode="after")
-    def _check(self) -> "GameConfig":
+    def _check(self) -> GameConfig:
         if not self.backends:  # found by tests/test_fuzz_inputs.py: "backends: {}" raised StopIteration
             raise ValueError("backends: the mapping is empty; name at least one backend (e.g. bot: {type: bot})")
         if not self.seats:

@@ -9,7 +9,8 @@ import random
 import re
 import time
 import weakref
-from typing import Any, Callable, Generic, TypeVar
+from collections.abc import Callable
+from typing import Any, Generic, TypeVar
 from urllib.parse import urlsplit
 
 from ..redaction import scrub_text
@@ -93,7 +94,7 @@ class PerLoop(Generic[T]):
 
     def __init__(self, factory: Callable[[], T]) -> None:
         self._factory = factory
-        self._items: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, T]" = weakref.WeakKeyDictionary()
+        self._items: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, T] = weakref.WeakKeyDictionary()
         self._by_id: dict[int, tuple[asyncio.AbstractEventLoop, T]] = {}  # loops without weakref support
 
     def get(self) -> T:

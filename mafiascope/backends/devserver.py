@@ -112,7 +112,7 @@ class DevServer:
     def base_url(self) -> str:
         return f"http://{self.host}:{self.port}/v1"
 
-    async def start(self) -> "DevServer":
+    async def start(self) -> DevServer:
         app = web.Application(client_max_size=8 * 1024 * 1024)
         app.router.add_post("/v1/chat/completions", self._chat)
         app.router.add_get("/v1/models", self._models)
@@ -135,7 +135,7 @@ class DevServer:
             if close is not None:
                 await close()
 
-    async def __aenter__(self) -> "DevServer":
+    async def __aenter__(self) -> DevServer:
         return await self.start()
 
     async def __aexit__(self, *exc: Any) -> None:
@@ -227,7 +227,7 @@ class DevServer:
         if fault == "hang":
             try:
                 await asyncio.wait_for(self._stopping.wait(), timeout=self.hang_s)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 pass
             return _error(504, "hung (injected)", "server_error")
         if fault == "drop":

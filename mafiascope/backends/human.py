@@ -116,7 +116,7 @@ def write_reply(logs_dir: str | os.PathLike[str], game_id: str, seat: str, reque
 def expected_format(instruction: str) -> str | None:
     """The closing line an instruction asks for (``"VOTE: <name>"``), or None for free speech."""
     m = None
-    for m in _FORMAT.finditer(instruction or ""):
+    for m in _FORMAT.finditer(instruction or ""):  # noqa: B007 - keeps the last match
         pass
     if m is not None:
         return m.group(1).strip()

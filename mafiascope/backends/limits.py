@@ -54,7 +54,7 @@ class _Waiter:
         self.priority, self.seq, self.loop = priority, seq, loop
         self.fut: asyncio.Future[None] = loop.create_future()
 
-    def __lt__(self, other: "_Waiter") -> bool:
+    def __lt__(self, other: _Waiter) -> bool:
         return (self.priority, self.seq) < (other.priority, other.seq)
 
     def wake(self) -> None:
@@ -67,7 +67,7 @@ def _resolve(fut: asyncio.Future[None]) -> None:
         fut.set_result(None)
 
 
-async def _wait(fut: "asyncio.Future[None]", timeout: float | None) -> bool:
+async def _wait(fut: asyncio.Future[None], timeout: float | None) -> bool:
     """True when ``fut`` resolved, False on timeout (``fut`` itself is never cancelled)."""
     if timeout is None:
         await asyncio.shield(fut)
@@ -77,7 +77,7 @@ async def _wait(fut: "asyncio.Future[None]", timeout: float | None) -> bool:
     try:
         await asyncio.wait_for(asyncio.shield(fut), timeout)
         return True
-    except asyncio.TimeoutError:
+    except TimeoutError:
         return fut.done()
 
 
@@ -159,7 +159,7 @@ class ConcurrencyLimit:
             self._in_flight -= 1
             self._hand_over()
 
-    async def __aenter__(self) -> "ConcurrencyLimit":
+    async def __aenter__(self) -> ConcurrencyLimit:
         await self.acquire()
         return self
 
@@ -294,7 +294,7 @@ class Limits:
         return 0.0
 
     @contextlib.asynccontextmanager
-    async def slot(self, priority: int = ACT, max_wait: float | None = None) -> AsyncIterator["Limits"]:
+    async def slot(self, priority: int = ACT, max_wait: float | None = None) -> AsyncIterator[Limits]:
         t0 = time.monotonic()
         if self.rate is not None:
             await self.rate.acquire(priority, max_wait)
@@ -316,7 +316,7 @@ class Limits:
         finally:
             self.concurrency.add_demand(-n)
 
-    async def __aenter__(self) -> "Limits":
+    async def __aenter__(self) -> Limits:
         if self.rate is not None:
             await self.rate.acquire()
         await self.concurrency.acquire()

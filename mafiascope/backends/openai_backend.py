@@ -61,7 +61,7 @@ def _loads(body: bytes) -> Any:
 class OpenAIBackend:
     type = "openai"
 
-    def __init__(self, name: str, spec: "OpenAISpec") -> None:
+    def __init__(self, name: str, spec: OpenAISpec) -> None:
         self.name = name
         self.spec = spec
         self.model_label = spec.label or spec.model

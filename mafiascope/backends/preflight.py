@@ -224,7 +224,7 @@ async def _check_bus(names: list[str], spec: Any, timeout: float) -> PreflightRe
                     res.ok = True
                     return res
                 res.cause = f"HTTP {resp.status}" + (" (wrong or missing bus token)" if resp.status == 401 else "")
-    except asyncio.TimeoutError:
+    except TimeoutError:
         res.cause = f"the hub did not answer within {timeout:g}s"
     except aiohttp.ClientError as exc:
         res.cause = f"connection failed: {type(exc).__name__}: {' '.join(str(exc).split())[:160]}"

@@ -9,7 +9,7 @@ Pure data: a game config holds these (config.py) and the registry builds instanc
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator, model_validator
@@ -153,7 +153,7 @@ class HumanSpec(_Spec):
     label: str | None = "human"
 
 
-BackendSpec = Annotated[Union[BotSpec, OpenAISpec, BusSpec, HumanSpec], Field(discriminator="type")]
+BackendSpec = Annotated[BotSpec | OpenAISpec | BusSpec | HumanSpec, Field(discriminator="type")]
 _SPEC_ADAPTER: TypeAdapter[Any] = TypeAdapter(BackendSpec)
 
 

@@ -10,9 +10,9 @@ a Russian seat that answers ``VOTE: Logan`` is still read.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Mapping
 
 
 @dataclass(frozen=True)

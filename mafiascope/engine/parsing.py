@@ -35,9 +35,9 @@ from functools import lru_cache
 from ..logs.answers import strip_think
 from . import reply_cues as cues
 from .markers import PROTOCOL_MARKERS, ActionMarker, Markers
-from .stated_votes import Stated, stated_votes
 from .names import END as _END
 from .names import match_name, name_at
+from .stated_votes import Stated, stated_votes
 from .target_text import DASHES as _DASHES
 from .target_text import alternative_next, bare, read_name, strip_lead
 

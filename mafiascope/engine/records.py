@@ -44,7 +44,7 @@ def _ordered_like(dumped: Any, given: Any) -> Any:
     if isinstance(dumped, dict) and isinstance(given, dict):
         return {k: _ordered_like(dumped[k], given[k]) for k in given}
     if isinstance(dumped, list) and isinstance(given, (list, tuple)) and len(dumped) == len(given):
-        return [_ordered_like(d, g) for d, g in zip(dumped, given)]
+        return [_ordered_like(d, g) for d, g in zip(dumped, given, strict=True)]
     return dumped
 
 

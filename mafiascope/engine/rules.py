@@ -36,7 +36,7 @@ class RuleSet(BaseModel):
     options: dict[str, object] = Field(default_factory=dict)
 
     @model_validator(mode="after")
-    def _check_roles(self) -> "RuleSet":
+    def _check_roles(self) -> RuleSet:
         unknown = sorted(set(self.roles) - set(ROLES))
         if unknown:
             raise ValueError(f"roles: unknown role(s) {unknown}; allowed: {list(ROLES)}")

@@ -36,7 +36,6 @@ from ..logs.snapshots import read_snapshots as _read
 from .observation import all_contexts
 from .state import GameState
 
-
 ChainLookup = Callable[[str, str, int], "tuple[str | None, bool] | None"]
 
 

@@ -104,5 +104,5 @@ class GameState(BaseModel):
         self.draws += 1
         return options[self.derive_seed("engine", self.draws) % len(options)]
 
-    def clone(self) -> "GameState":
+    def clone(self) -> GameState:
         return self.model_copy(deep=True)

@@ -79,7 +79,7 @@ class GameLog:
     def events(self) -> list[Event]:
         """The records typed by kind (Utterance, NightKill, VoteTally, GameOver, ...; unknown kinds: Event)."""
         out: list[Event] = []
-        for line, rec in zip(self.lines, self.records):
+        for line, rec in zip(self.lines, self.records, strict=False):
             try:
                 ev = parse_event(rec if "game_id" in rec else {**rec, "game_id": self.game_id})  # hand-made logs omit it
             except ValidationError as exc:

@@ -39,36 +39,36 @@ from pydantic import ValidationError
 
 from .answer_norm import NORM_VERSION, Underivable, normalise
 from .answers import PARSER_VERSION, ParsedAnswer, chain_text, finite, parse_answer
-from .templates import render
 from .probe_lines import (  # noqa: F401  (some re-exported: the codec's public pieces)
-    CODEC_VERSION,
-    SCHEMA_VERSION_COMPACT,
-    MARK,
-    STANDARD_SHAPES,
+    ABSENT,
     CHAIN_PREFIXES,
+    CODEC_VERSION,
+    EAGER_FIELDS,
     FULL_FIELDS,
-    STEP_FIELDS,
+    MARK,
+    RESERVED_KEYS,
+    SCHEMA_VERSION_COMPACT,
     SEAT_FIELDS,
     SHORT_KEYS,
-    RESERVED_KEYS,
-    ABSENT,
-    EAGER_FIELDS,
-    ProbeDecodeError,
-    Header,
-    SeatLine,
-    ProbeLine,
-    StepLine,
+    STANDARD_SHAPES,
+    STEP_FIELDS,
     TABLE_LINES,
+    Header,
+    ProbeDecodeError,
+    ProbeLine,
+    SeatLine,
+    StepLine,
+    apply_patch,
+    chain_names,
     chain_value,
     dumps_answer,
     loads_answer,
     make_patch,
-    apply_patch,
-    same,
-    chain_names,
-    template_re,
     malformed,
+    same,
+    template_re,
 )
+from .templates import render
 
 
 class ProbeTables:
@@ -173,7 +173,7 @@ class ProbeTables:
         fallback = False
         if isinstance(template, str):
             values: dict[str, str | None] = {"player": name, "players": step.get("players"), "roles": step.get("roles")}
-            for ph, c in zip(chain_names(template), core.get("c") or ()):
+            for ph, c in zip(chain_names(template), core.get("c") or (), strict=False):
                 if isinstance(c, int) and not isinstance(c, bool):
                     hit = self.lookup(name, ph.split("_", 1)[1], c)
                     if hit is None:
@@ -363,7 +363,7 @@ class ProbeEncoder:
         """Store the raw answer as its JSON value when that re-serialises to it byte for byte (``A``),
         or as a patch of this seat's previous answer to the probe (``D``) when that is shorter."""
         raw = rec.get("answer_raw")
-        if not isinstance(raw, str) or not raw[:1] in ("[", "{"):
+        if not isinstance(raw, str) or raw[:1] not in ("[", "{"):
             return ABSENT
         value = loads_answer(raw)
         if value is ABSENT or dumps_answer(value) != raw:

@@ -226,7 +226,7 @@ class ProbeScanner:
             return base
         lens: dict[str, int] = {}
         done = self.chain
-        for (ph, quoted), c in zip(quoting, core.get("c") or ()):
+        for (ph, quoted), c in zip(quoting, core.get("c") or (), strict=False):
             if isinstance(c, int) and not isinstance(c, bool):
                 per = done.get((name, quoted))  # a quote's length once known (an int), else _quote_len's rule
                 n = per.get(c) if per is not None else None

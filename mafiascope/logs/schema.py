@@ -92,7 +92,7 @@ def _undeclared_in(value: Any, where: str) -> list[str]:
 
 
 class Personality(Record):
-    O: int = 50
+    O: int = 50  # noqa: E741 - the Big Five letters (OCEAN), as the logs name them
     C: int = 50
     E: int = 50
     A: int = 50

@@ -37,16 +37,16 @@ class StepKey:
     def sort_key(self) -> tuple[int, float]:
         return self.round, math.inf if self.msg_seq == ROUND_END else float(self.msg_seq)
 
-    def __lt__(self, other: "StepKey") -> bool:
+    def __lt__(self, other: StepKey) -> bool:
         return self.sort_key < other.sort_key
 
-    def __le__(self, other: "StepKey") -> bool:
+    def __le__(self, other: StepKey) -> bool:
         return self.sort_key <= other.sort_key
 
-    def __gt__(self, other: "StepKey") -> bool:
+    def __gt__(self, other: StepKey) -> bool:
         return self.sort_key > other.sort_key
 
-    def __ge__(self, other: "StepKey") -> bool:
+    def __ge__(self, other: StepKey) -> bool:
         return self.sort_key >= other.sort_key
 
     @property
@@ -60,7 +60,7 @@ class StepKey:
         return self.round, self.msg_seq
 
     @classmethod
-    def of(cls, key: Any) -> "StepKey":
+    def of(cls, key: Any) -> StepKey:
         """From a StepKey, a ``(round, msg_seq)`` pair (as logs store ``fork_point``) or a label."""
         if isinstance(key, StepKey):
             return key
@@ -71,7 +71,7 @@ class StepKey:
         raise ValueError(f"not a step: {key!r:.80}")
 
     @classmethod
-    def parse(cls, label: str) -> "StepKey":
+    def parse(cls, label: str) -> StepKey:
         """``R1.5`` -> (1, 5); ``R1.end`` / ``R1-end`` / ``R1end`` / ``R1 end`` -> (1, ROUND_END)."""
         m = _LABEL_RE.fullmatch(str(label).strip())
         if m is None:

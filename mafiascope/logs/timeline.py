@@ -84,7 +84,7 @@ class Timeline:
         return rows[step].get(probe_id, (None, False))
 
     @classmethod
-    def build(cls, names: Iterable[str], events: Sequence[dict[str, Any]], probes: Iterable[dict[str, Any]]) -> "Timeline":
+    def build(cls, names: Iterable[str], events: Sequence[dict[str, Any]], probes: Iterable[dict[str, Any]]) -> Timeline:
         """From the game's seat names, its events (setup excluded) and its probe records (dicts)."""
         names = list(names)
         probes = list(probes)

@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from ..config import GameConfig
+from ..logs import kinds as K
 from ..logs.io import game_dir
 from .game import GameResult, with_switches
-from ..logs import kinds as K
 
 
 @dataclass

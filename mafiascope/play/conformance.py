@@ -19,13 +19,13 @@ from pathlib import Path
 from typing import Any
 
 from ..config import GameConfig, load_game_config
+from ..engine.observation import context_for
+from ..engine.snapshots import iter_snapshots
+from ..engine.state import GameState
 from ..logs import kinds as K
 from ..logs.io import GAME_FILE, STATE_FILE, read_jsonl
 from ..logs.schema import MAFIA_ROLES, UTTERANCE_KINDS, parse_event
-from ..engine.observation import context_for
 from .game import WALL_CLOCK_FIELDS, play_game
-from ..engine.snapshots import iter_snapshots
-from ..engine.state import GameState
 
 
 class ConformanceError(AssertionError):

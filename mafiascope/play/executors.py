@@ -141,7 +141,7 @@ async def execute_local(next_game: Callable[[], Any], cfg_of: Callable[[Any], Ga
         except Exception as exc:  # one broken game never stops the run
             return exc
 
-    async def settle(g: Any, task: "asyncio.Future[Any]") -> None:
+    async def settle(g: Any, task: asyncio.Future[Any]) -> None:
         record(g, await task)
 
     async def worker() -> None:

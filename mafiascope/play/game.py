@@ -24,21 +24,21 @@ from typing import Any, Protocol
 from ..backends.base import Backend, Completion, CompletionRequest
 from ..backends.registry import run_closing
 from ..config import GameConfig
-from ..logs.io import GAME_FILE, STATE_FILE, JsonlWriter, game_dir
-from ..logs.probe_steps import STEPS_FILE, acts_done_line, step_line
-from ..logs.paths import GameDirTaken, claim_game_dir
-from ..logs.schema import Snapshot, validate_game_id
 from ..engine import prompts
 from ..engine.faults import game_over_record, judge
 from ..engine.observation import context_for
-from ..engine.records import build, line
-from ..engine.snapshots import SnapshotEncoder
 from ..engine.parsing import parse_list, parse_target, strip_think
 from ..engine.phases import phases_for
 from ..engine.phases.base import Ask, Outcome, ProbeStep, Reply, Resolve
-from .seating import initial_state, new_game_id, setup_record
+from ..engine.records import build, line
+from ..engine.snapshots import SnapshotEncoder
 from ..engine.state import GameState
 from ..logs import kinds as K
+from ..logs.io import GAME_FILE, STATE_FILE, JsonlWriter, game_dir
+from ..logs.paths import GameDirTaken, claim_game_dir
+from ..logs.probe_steps import STEPS_FILE, acts_done_line, step_line
+from ..logs.schema import Snapshot, validate_game_id
+from .seating import initial_state, new_game_id, setup_record
 
 WALL_CLOCK_FIELDS = ("ts", "timestamp", "latency_ms")
 SNAPSHOT_OPAQUE = ("state", "probe_memory")  # the engine's own serialised state: a mapping the schema does not look into
@@ -47,7 +47,7 @@ SNAPSHOT_OPAQUE = ("state", "probe_memory")  # the engine's own serialised state
 class ProbeHook(Protocol):
     """What the runner needs from the probe engine (mafiascope.probes implements it)."""
 
-    def on_step(self, state: GameState, step: ProbeStep) -> "asyncio.Future[Any] | None": ...
+    def on_step(self, state: GameState, step: ProbeStep) -> asyncio.Future[Any] | None: ...
 
     async def drain(self) -> None: ...
 

@@ -335,7 +335,7 @@ class StudyLedger:
                        "added": len(new)}] + [{"event": "row", **g, "state": "pending"} for g in new])  # fmt: skip
         self.added = [g["game_id"] for g in new]
 
-    def claim(self, runner: "Runner", admit: Callable[[dict[str, Any], dict[str, dict[str, Any]]], str | None] | None = None,
+    def claim(self, runner: Runner, admit: Callable[[dict[str, Any], dict[str, dict[str, Any]]], str | None] | None = None,
               ) -> tuple[dict[str, Any] | None, str | None]:  # fmt: skip
         """Take the next game (pending first, then running under a dead runner, then failed by another
         runner) and mark it running. ``admit(row, rows)`` may refuse it with a reason (the budget):
@@ -371,7 +371,7 @@ class StudyLedger:
             self._append([{"event": "state", "game_id": row["game_id"], "state": "running", "runner": runner.id, **extra}])
             return {**row, "state": "running", "runner": runner.id, **extra}, None
 
-    def reserve(self, game_id: str, runner: "Runner", grant: Callable[[dict[str, Any], dict[str, dict[str, Any]]], dict[str, Any] | None],
+    def reserve(self, game_id: str, runner: Runner, grant: Callable[[dict[str, Any], dict[str, dict[str, Any]]], dict[str, Any] | None],
                 ) -> dict[str, Any] | None:  # fmt: skip
         """Raise a running game's allowance under the lock: ``grant(row, rows)`` gives its new allowance (or
         None: refused), which a ``reserve`` record keeps. Returns the new allowance."""
@@ -385,7 +385,7 @@ class StudyLedger:
                 self._append([{"event": "reserve", "game_id": game_id, "runner": runner.id, "allowance": new}])
             return new
 
-    def settle(self, game_id: str, runner: "Runner", state: str, **fields: Any) -> None:
+    def settle(self, game_id: str, runner: Runner, state: str, **fields: Any) -> None:
         if state not in STATES:
             raise ValueError(f"unknown ledger state {state!r}")
         self.append({"event": "state", "game_id": game_id, "state": state, "runner": runner.id, **fields})
@@ -457,7 +457,7 @@ class Runner:
             os.close(self._fd)
             self._fd = None
 
-    def __enter__(self) -> "Runner":
+    def __enter__(self) -> Runner:
         return self
 
     def __exit__(self, *exc: Any) -> None:

@@ -11,11 +11,11 @@ from typing import Any
 from .. import __version__
 from ..backends.base import Backend
 from ..config import PERSONALITY_PRESETS, GameConfig
-from ..logs.schema import SCHEMA_VERSION, Personality, Setup
 from ..engine import prompts
 from ..engine.phases import phases_for
 from ..engine.records import build
 from ..engine.state import GameState, Pending, Seat
+from ..logs.schema import SCHEMA_VERSION, Personality, Setup
 
 
 def new_game_id() -> str:

@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..logs import LogFormatError, iter_probe_records, kinds, read_game
 from ..logs.probe_steps import is_skipped
 
+
 class Price(BaseModel):
     """US dollars (or any currency, consistently) per million tokens."""
 

@@ -77,7 +77,7 @@ class Lineup(BaseModel):
     roster: list[str] | None = Field(None, min_length=1)
 
     @model_validator(mode="after")
-    def _one(self) -> "Lineup":
+    def _one(self) -> Lineup:
         given = [k for k in ("backend", "seats", "roster") if getattr(self, k) is not None]
         if len(given) != 1:
             raise ValueError(f"give exactly one of backend, seats, roster (got {given or 'none'})")
@@ -174,7 +174,7 @@ class StudySpec(BaseModel):
         return out
 
     @model_validator(mode="after")
-    def _check(self) -> "StudySpec":
+    def _check(self) -> StudySpec:
         problems = []
         for name, b in self.backends.items():
             try:

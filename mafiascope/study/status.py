@@ -14,12 +14,12 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from ..play.ledger import DONE, SETTLED, StudyLedger, runner_alive
+from ..play.usage import probe_coverage
 from ..provenance import provenance
 from .estimate import estimate_study
-from ..play.ledger import DONE, SETTLED, StudyLedger, runner_alive
 from .schedule import study_schedule
 from .spec import StudySpec
-from ..play.usage import probe_coverage
 
 PLAN_FILE = "plan.json"
 METRICS = ("calls", "prompt_tokens", "completion_tokens", "money")

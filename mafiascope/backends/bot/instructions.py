@@ -129,7 +129,7 @@ def detect(text: str, language: str) -> Instruction | None:
     found: Instruction | None = None
     for spec in table(language) or table("*"):
         m = None
-        for m in spec.pattern.finditer(text):
+        for m in spec.pattern.finditer(text):  # noqa: B007 - keeps the last match
             pass
         if m is None:
             continue

@@ -11,7 +11,8 @@ import json
 import math
 import random
 import re
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from mafiascope.logs.schema import MAFIA_ROLES
 from mafiascope.probes.answer_schema import BOT_FLAG, FORMAT_LEAD, SCHEMA_MARK, AnswerSchema, read_schema
@@ -44,7 +45,7 @@ def identify(question: str) -> str | None:
     best, pos = None, -1
     for pid, rx in SIGNATURES.items():
         m = None
-        for m in rx.finditer(question):
+        for m in rx.finditer(question):  # noqa: B007 - keeps the last match
             pass
         if m is not None and m.start() > pos:
             best, pos = pid, m.start()
@@ -163,7 +164,7 @@ def suspicion_ranking(st: BotState, question: str, rng: random.Random) -> Any:
                 scores[0] = scores[1] + 1
             else:
                 scores[i] = max(0, scores[i - 1] - 1)
-    return [{"player": n, "score": sc} for (n, _, _), sc in zip(scored, scores)]
+    return [{"player": n, "score": sc} for (n, _, _), sc in zip(scored, scores, strict=True)]
 
 
 def social_map(st: BotState, question: str, rng: random.Random) -> Any:

@@ -95,7 +95,7 @@ class BotState(Posterior):
     _pm_cache: tuple | None = None
 
     # ------------------------------------------------------------------ basics
-    def clone(self) -> "BotState":
+    def clone(self) -> BotState:
         c = BotState(self.ident, self.params)
         for k, v in self.__dict__.items():
             if k in ("ident", "params", "_pm_cache"):

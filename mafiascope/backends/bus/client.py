@@ -8,7 +8,6 @@ marked ``meta['fatal'] = True``.
 
 from __future__ import annotations
 
-import asyncio
 import os
 import time
 from typing import TYPE_CHECKING, Any
@@ -28,7 +27,7 @@ if TYPE_CHECKING:
 DEFAULT_HUB = "http://127.0.0.1:8765"
 
 
-def hub_url(spec: "BusSpec") -> str:
+def hub_url(spec: BusSpec) -> str:
     """The hub a bus spec talks to: its ``hub``, else ``$MAFIASCOPE_BUS_URL``, else the local default."""
     return (spec.hub or os.environ.get("MAFIASCOPE_BUS_URL") or DEFAULT_HUB).rstrip("/")
 
@@ -36,7 +35,7 @@ def hub_url(spec: "BusSpec") -> str:
 class BusBackend:
     type = "bus"
 
-    def __init__(self, name: str, spec: "BusSpec") -> None:
+    def __init__(self, name: str, spec: BusSpec) -> None:
         self.name = name
         self.spec = spec
         self.model_label = spec.label or f"bus:{spec.model}"
@@ -87,7 +86,7 @@ class BusBackend:
                         data = None
         except QueueTimeout as exc:
             return lagged_completion(self.name, exc, 1, t0)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             return fail(f"hub did not answer within {client_timeout:g}s", extra={"faults": [{"fault": "timeout"}]})
         except aiohttp.ClientError as exc:
             return fail(f"hub unreachable: {type(exc).__name__}: {str(exc)[:160]}",
@@ -99,7 +98,7 @@ class BusBackend:
             extra = {"dispatches": data.get("dispatches", 0), "faults": data.get("faults") or [{"fault": data.get("code", f"http_{status}")}],
                      "code": data.get("code")}
             if status == 401:
-                return fail(f"HTTP 401 from the hub: wrong or missing bus token", fatal=True, status=status, extra=extra)
+                return fail("HTTP 401 from the hub: wrong or missing bus token", fatal=True, status=status, extra=extra)
             return fail(f"HTTP {status} {data.get('code', '')}: {msg}", status=status, extra=extra)
         worker = data.get("worker")
         if worker:

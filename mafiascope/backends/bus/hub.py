@@ -28,7 +28,8 @@ from aiohttp import web
 from pydantic import ValidationError
 
 from ...redaction import scrub_text
-
+from .hub_http import clean_meta, error_response, poll_wait
+from .hub_records import HubFailure, PendingRequest, Worker, request_budget
 from .protocol import (
     BODY_TIMEOUT_S,
     IDLE_TIMEOUT_S,
@@ -43,8 +44,6 @@ from .protocol import (
     RegisterRequest,
     ResultRequest,
 )
-from .hub_http import clean_meta, error_response, poll_wait
-from .hub_records import HubFailure, PendingRequest, Worker, request_budget
 
 
 class Hub:
@@ -88,7 +87,7 @@ class Hub:
         app.router.add_get("/v1/status", self._status)
         return app
 
-    async def start(self) -> "Hub":
+    async def start(self) -> Hub:
         self._wake = asyncio.Event()
         # keepalive_timeout also closes a connection that never completes its first request
         # (aiohttp arms it at connection_made), which covers slow or silent header senders
@@ -117,7 +116,7 @@ class Hub:
             await self._runner.cleanup()
             self._runner = None
 
-    async def __aenter__(self) -> "Hub":
+    async def __aenter__(self) -> Hub:
         return await self.start()
 
     async def __aexit__(self, *exc: Any) -> None:
@@ -143,7 +142,7 @@ class Hub:
             raw = await asyncio.wait_for(request.read(), timeout=self.body_timeout_s)
         except web.HTTPRequestEntityTooLarge:
             raise
-        except asyncio.TimeoutError:
+        except TimeoutError:
             raise HubFailure(408, "body_timeout", f"request body not received within {self.body_timeout_s:g}s") from None
         if len(raw) > self.max_body:
             raise web.HTTPRequestEntityTooLarge(max_size=self.max_body, actual_size=len(raw))
@@ -281,7 +280,7 @@ class Hub:
                 wake = self._wake
                 try:
                     await asyncio.wait_for(wake.wait(), timeout=remaining)
-                except asyncio.TimeoutError:
+                except TimeoutError:
                     pass
                 if wid not in self.workers:
                     return error_response(409, "unknown_worker", "unknown worker: register again")

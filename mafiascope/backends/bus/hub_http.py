@@ -9,7 +9,6 @@ from typing import Any
 from aiohttp import web
 
 from ...redaction import scrub
-
 from .protocol import DEFAULT_POLL_WAIT_S, MAX_POLL_WAIT_S
 
 

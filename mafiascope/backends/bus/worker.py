@@ -102,7 +102,7 @@ class Worker:
                 return
             except HubAuthError:
                 raise
-            except (aiohttp.ClientError, asyncio.TimeoutError, OSError) as exc:
+            except (TimeoutError, aiohttp.ClientError, OSError) as exc:
                 log.warning("hub not reachable (%s); retrying in %.1fs", type(exc).__name__, delay)
                 await asyncio.sleep(delay * (1 + 0.2 * random.random()))
                 delay = min(delay * 2, 10.0)
@@ -132,7 +132,7 @@ class Worker:
                 raise
             except asyncio.CancelledError:
                 raise
-            except (aiohttp.ClientError, asyncio.TimeoutError, OSError, ValueError) as exc:
+            except (TimeoutError, aiohttp.ClientError, OSError, ValueError) as exc:
                 log.warning("poll failed (%s); retrying in %.1fs", type(exc).__name__, delay)
                 await asyncio.sleep(delay * (1 + 0.2 * random.random()))
                 delay = min(delay * 2, 10.0)
@@ -153,7 +153,7 @@ class Worker:
         )
         try:
             out = await asyncio.wait_for(self.adapter.complete(req), timeout=float(job.get("deadline_s") or 300))
-        except asyncio.TimeoutError:
+        except TimeoutError:
             out = Completion(ok=False, error="adapter did not finish before the job deadline")
         except Exception as exc:  # an adapter bug is reported as a failure, never as text
             out = Completion(ok=False, error=f"adapter failed: {type(exc).__name__}: {str(exc)[:200]}")
@@ -174,7 +174,7 @@ class Worker:
                         return
                     if resp.status == 401:
                         raise HubAuthError("the hub refused the token (401)")
-            except (aiohttp.ClientError, asyncio.TimeoutError, OSError):
+            except (TimeoutError, aiohttp.ClientError, OSError):
                 await asyncio.sleep(0.5 * (attempt + 1))
 
 

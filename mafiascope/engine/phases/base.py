@@ -8,8 +8,8 @@ step the reply opened, if any. The runner is the same loop for every family.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ...logs.schema import GameOver, Utterance

@@ -9,6 +9,7 @@ import re
 from typing import Any
 
 from ...backends.base import CompletionRequest
+from ...logs import kinds as K
 from ...logs.schema import HostLine
 from .. import prompts
 from ..markers import PROTOCOL_MARKERS, ActionMarker, Markers
@@ -16,7 +17,6 @@ from ..parsing import match_name, parse_list, strip_think
 from ..records import event
 from ..state import GameState
 from .base import Outcome
-from ...logs import kinds as K
 
 
 def names_csv(names: list[str]) -> str:
