@@ -77,7 +77,7 @@ def exact_role(label: Any) -> str | None:
     raise Underivable(label)
 
 
-SeatFn = Callable[[Any, list[str]], "str | None"]
+SeatFn = Callable[[Any, "list[str] | tuple[str, ...]"], "str | None"]
 RoleFn = Callable[[Any], "str | None"]
 
 
@@ -85,7 +85,9 @@ def _items(value: Any) -> list[dict[str, Any]]:
     return [x for x in value if isinstance(x, dict)] if isinstance(value, list) else []
 
 
-def normalise(shape: str | None, value: Any, seats: list[str], seat: SeatFn = exact_seat, role: RoleFn = exact_role) -> Any:
+def normalise(
+    shape: str | None, value: Any, seats: list[str] | tuple[str, ...], seat: SeatFn = exact_seat, role: RoleFn = exact_role
+) -> Any:
     """Canonical view of an answer (None when the probe is free-form or nothing is usable)."""
     if shape == "role_assessment":
         return [{"player": seat(x.get("player"), seats), "role": role(x.get("guessed_role")), "confidence": _f(x.get("confidence"))}

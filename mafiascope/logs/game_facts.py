@@ -28,7 +28,8 @@ INDEX_COLUMNS = ["game_id", "ts", "players", "player_names", "models", "language
 def event_text(event: Mapping[str, Any]) -> Any:
     """The text of a game.jsonl record: a seat's ``response`` for the utterance kinds, else the night result or
     the host's ``text`` (None when it has none; not necessarily a string in a hostile log)."""
-    if kinds.of(event) in kinds.UTTERANCE_KINDS:  # kinds.of: None for a kind that is no string (hostile logs)
+    kind = kinds.of(event)  # None for a kind that is no string (hostile logs)
+    if kind is not None and kind in kinds.UTTERANCE_KINDS:
         return event.get("response")
     return event.get("night_result", event.get("text"))
 

@@ -23,7 +23,7 @@ from ..redaction import needs_scrub, scrub
 try:  # optional speed-up (requirements.txt): ~3x faster on the common, clean file
     import orjson as _orjson
 except ImportError:  # pragma: no cover
-    _orjson = None
+    _orjson = None  # type: ignore[assignment]
 
 GAME_FILE = "game.jsonl"
 PROBE_FILE = "introspection.jsonl"

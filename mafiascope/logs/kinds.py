@@ -4,6 +4,9 @@ against string literals, so a renamed or new kind is one edit here."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 SETUP = "setup"
 GAME_OVER = "game_over"
 
@@ -49,7 +52,7 @@ def death_of(record: dict) -> str | None:
     return victim if isinstance(victim, str) else None
 
 
-def of(record: dict) -> str | None:
+def of(record: Mapping[str, Any]) -> str | None:
     """The kind of a raw record (None when it has none): ``kinds.of(rec) == kinds.NIGHT_KILL``."""
     kind = record.get("kind")
     return kind if isinstance(kind, str) else None

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypeGuard
 
 from pydantic import ValidationError
 
@@ -69,6 +69,10 @@ from .probe_lines import (  # noqa: F401  (some re-exported: the codec's public 
     template_re,
 )
 from .templates import render
+
+
+def _is_int(x: Any) -> TypeGuard[int]:
+    return isinstance(x, int) and not isinstance(x, bool)
 
 
 class ProbeTables:
@@ -109,7 +113,7 @@ class ProbeTables:
             self.seat[t.i] = t.model_dump(include=set(SEAT_FIELDS))
         elif isinstance(t, ProbeLine):
             self.probe[t.s] = t.model_dump(include={"probe_id", "template"})
-        else:
+        elif isinstance(t, StepLine):
             self.step[t.k] = t.model_dump(include={*STEP_FIELDS, "players", "roles"})
 
     def remember(self, rec: Mapping[str, Any], line: Mapping[str, Any] | None = None) -> None:
@@ -150,7 +154,7 @@ class ProbeTables:
         per = self.chain.get((name, pid))
         hit = per.get(k) if per is not None else None
         if isinstance(hit, str):  # a raw answer stored as its JSON value: parsed, no error
-            hit = per[k] = (chain_text(json.loads(hit)), False)  # type: ignore[index]
+            hit = per[k] = (chain_text(json.loads(hit)), False)
         return hit
 
     def rows(self, core: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
@@ -189,7 +193,8 @@ class ProbeTables:
         self.last_shortcut = (
             self.last_value is not ABSENT and isinstance(raw, str) and "```" not in raw and "<think" not in raw.lower()
         )
-        if self.last_shortcut:  # the JSON text of a stored value: re-parsing it gives it back, unrepaired
+        pa: ParsedAnswer | None
+        if self.last_shortcut and isinstance(raw, str):  # the JSON text of a stored value: re-parsed gives it back, unrepaired
             pa, ok, parsed = ParsedAnswer(raw, None, True), True, json.loads(raw)
         else:
             pa = parse_answer(raw) if isinstance(raw, str) else None
@@ -291,7 +296,7 @@ class ProbeEncoder:
             self.tables.table(self._header)
             self._header = None
         k, i, s = rec.get("step_index"), rec.get("player_idx"), rec.get("probe_seq")
-        if not all(isinstance(x, int) and not isinstance(x, bool) for x in (k, i, s)):
+        if not (_is_int(k) and _is_int(i) and _is_int(s)):
             out.append(dict(rec))  # not a record of ours: kept whole
             self.tables.remember(rec)
             self.tables.set_answer(rec, ABSENT)

@@ -118,10 +118,11 @@ def _default_encoder() -> Any:
     holds no cycles); None where the C accelerator is missing."""
     from json import encoder
 
-    if encoder.c_make_encoder is None:  # pragma: no cover - CPython always has it
+    make = getattr(encoder, "c_make_encoder", None)  # private to the json module: not in its type stubs
+    if make is None:  # pragma: no cover - CPython always has it
         return None
     e = json.JSONEncoder(ensure_ascii=False)
-    return encoder.c_make_encoder(None, e.default, encoder.encode_basestring, e.indent, e.key_separator,
+    return make(None, e.default, encoder.encode_basestring, e.indent, e.key_separator,
                                   e.item_separator, e.sort_keys, e.skipkeys, e.allow_nan)  # fmt: skip
 
 
@@ -191,15 +192,15 @@ def apply_patch(base: Any, patch: Any) -> Any:
         return [got[str(i)] if str(i) in got else base[i] for i in range(n)]
     if isinstance(base, dict):
         keys = patch.get("keys") or list(base)
-        out = {}
+        out_d: dict[str, Any] = {}
         for key in keys:
             if key in patch["set"]:
-                out[key] = patch["set"][key]
+                out_d[key] = patch["set"][key]
             elif key in patch["sub"]:
-                out[key] = apply_patch(base[key], patch["sub"][key])
+                out_d[key] = apply_patch(base[key], patch["sub"][key])
             else:
-                out[key] = base[key]
-        return out
+                out_d[key] = base[key]
+        return out_d
     raise ProbeDecodeError("an answer patch applies only to a list or an object")
 
 

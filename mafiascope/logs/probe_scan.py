@@ -21,7 +21,7 @@ from typing import Any, NamedTuple
 try:  # optional speed-up (requirements.txt): the memo key of an answer value
     import orjson as _orjson
 except ImportError:  # pragma: no cover
-    _orjson = None
+    _orjson = None  # type: ignore[assignment]
 
 from .answers import chain_text, finite, parse_answer
 from .json_shape import json_shape, separators
@@ -229,14 +229,13 @@ class ProbeScanner:
         for (ph, quoted), c in zip(quoting, core.get("c") or (), strict=False):
             if isinstance(c, int) and not isinstance(c, bool):
                 per = done.get((name, quoted))  # a quote's length once known (an int), else _quote_len's rule
-                n = per.get(c) if per is not None else None
-                if n.__class__ is not int:
-                    n = self._quote_len(name, quoted, c)
-                if n is None:
+                known = per.get(c) if per is not None else None
+                qlen = known if type(known) is int else self._quote_len(name, quoted, c)
+                if qlen is None:
                     raise ProbeDecodeError(
                         f"record of step {core['k']}, seat {core['i']}: {{{ph}}} quotes step {c}, which the file does not hold"
                     )
-                lens[ph] = n
+                lens[ph] = qlen
             else:
                 lens[ph] = _value_len(c)
         for ph, n in chain:
@@ -262,18 +261,18 @@ class ProbeScanner:
         else:
             raw = core.get("a")
             return (raw if isinstance(raw, str) else None), ABSENT
-        key = _orjson.dumps(value) if self.clean else None  # type: ignore[union-attr]
+        key: bytes | None = _orjson.dumps(value) if self.clean else None
         hit = self.texts.get(key) if key is not None else None
         if hit is not None:
             self.last[(name, pid)] = (value, hit)
             return hit, value
         seps = json_shape(value) if key is not None else -1
-        if seps >= 0:  # the text is the orjson text with spaced separators: its facts from the key
-            if key.isascii():  # type: ignore[union-attr]
+        if key is not None and seps >= 0:  # the text is the orjson text with spaced separators: its facts from the key
+            if key.isascii():
                 # (no "<" at all: no "<think" in any case, without lowering a copy of the text)
-                n, plain = len(key) + seps, b"```" not in key and (b"<" not in key or b"<think" not in key.lower())  # type: ignore[union-attr,operator]
+                n, plain = len(key) + seps, b"```" not in key and (b"<" not in key or b"<think" not in key.lower())
             else:  # the same characters (every string escaped alike); "<think" never spans a separator
-                s = key.decode()  # type: ignore[union-attr]
+                s = key.decode()
                 n, plain = len(s) + seps, "```" not in s and ("<" not in s or "<think" not in s.lower())
             t = _Text(value, n, plain, None, key, seps)
         else:
@@ -320,7 +319,7 @@ class ProbeScanner:
         rec.update(core.get("x") or {})
         # the record's own fields replace derived ones: resolve both placeholders
         if rec.get("answer_raw") is _RAW:
-            rec["answer_raw"] = raw.raw()  # type: ignore[union-attr]
+            rec["answer_raw"] = raw.raw()
         have = rec.get("answer_raw")
         a_chars = len(have) if isinstance(have, str) else 0
         q = rec.get("question")
@@ -331,9 +330,9 @@ class ProbeScanner:
             have = rec["answer_raw"]
             self._remember(rec, raw if have is _RAW else _Odd(have))
         else:
-            self._remember(rec, _chain_len(rec, raw.raw() if rec.get("answer_raw") is _RAW else rec.get("answer_raw")))  # type: ignore[union-attr]
+            self._remember(rec, _chain_len(rec, raw.raw() if rec.get("answer_raw") is _RAW else rec.get("answer_raw")))
         tables.set_answer(rec, value)
-        exact_json = raw.key if plain and rec.get("answer_parsed") is value else None  # type: ignore[union-attr]
+        exact_json = raw.key if plain and rec.get("answer_parsed") is value else None
         return Scanned(rec, q_chars, a_chars, exact_json)  # type: ignore[arg-type]
 
     def _plain_record(

@@ -453,5 +453,5 @@ def parse_event(d: dict[str, Any]) -> Setup | Event:
     kind = d.get("kind")
     if kind == "setup":
         return Setup.model_validate(d)
-    model = EVENT_MODELS.get(kind, Event)
+    model = EVENT_MODELS.get(kind, Event) if isinstance(kind, str) else Event
     return model.model_validate(d)
