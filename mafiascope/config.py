@@ -102,6 +102,11 @@ class ProbesConfig(BaseModel):
     )
 
 
+def _default_bot() -> BackendSpec:
+    """The backend a config without ``backends`` seats everyone with: one balanced offline bot."""
+    return BotSpec()
+
+
 class GameConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -109,7 +114,7 @@ class GameConfig(BaseModel):
     rules: RuleSet = Field(default_factory=RuleSet)
     language: str = "en"
     seats: list[SeatSpec] = Field(default_factory=list)
-    backends: dict[str, BackendSpec] = Field(default_factory=lambda: {"bot": BotSpec()})
+    backends: dict[str, BackendSpec] = Field(default_factory=lambda: {"bot": _default_bot()})
     probes: ProbesConfig = Field(default_factory=ProbesConfig)
     snapshots: bool = True
     max_tokens: int = Field(400, ge=16, le=32768)
@@ -271,9 +276,9 @@ def validation_problems(exc: ValidationError, data: Any = None) -> list[tuple[tu
     result: list[tuple[tuple[Any, ...], str]] = []
     for item in items:
         if len(item) == 2 and isinstance(item[0], tuple):
-            result.append(item)  # type: ignore[arg-type]
+            result.append(item)
             continue
-        base, alts = item, unions[item]  # type: ignore[index]
+        base, alts = item, unions[item]
         # an alternative that got past its type check (deeper path, or a value error) says what is wrong
         specific = [a for a in alts if a[0] != base or not (a[1].endswith("_type") or a[1].endswith("_parsing"))]
         if specific:
@@ -330,8 +335,10 @@ def yaml_error_text(exc: yaml.YAMLError) -> str:
     context, cmark = getattr(exc, "context", None), getattr(exc, "context_mark", None)
     text = (f"at line {mark.line + 1}, column {mark.column + 1}: " if mark else "") + str(problem)
     if context:
-        same = cmark is None or (mark is not None and (cmark.line, cmark.column) == (mark.line, mark.column))
-        text += f" ({context}" + ("" if same else f" at line {cmark.line + 1}, column {cmark.column + 1}") + ")"
+        if cmark is None or (mark is not None and (cmark.line, cmark.column) == (mark.line, mark.column)):
+            text += f" ({context})"
+        else:
+            text += f" ({context} at line {cmark.line + 1}, column {cmark.column + 1})"
     note = getattr(exc, "note", None)
     return text + (f"; {' '.join(str(note).split())}" if note else "")
 

@@ -48,7 +48,7 @@ def _public_view(path: Path) -> list[str]:
 def check_game_log(game_dir: Path) -> dict[str, Any]:
     """Invariants of one finished game directory; returns a few counts."""
     events = read_jsonl(game_dir / GAME_FILE)
-    _check(events and events[0]["kind"] == K.SETUP, "first record must be setup")
+    _check(bool(events) and events[0]["kind"] == K.SETUP, "first record must be setup")
     _check(events[-1]["kind"] == K.GAME_OVER, "last record must be game_over")
     roles = {p["name"]: p["role"] for p in events[0]["players"]}
     alive = set(roles)

@@ -377,7 +377,7 @@ async def play_game(
         raise GameDirTaken(f"{out_dir / GAME_FILE} already exists; refusing to append to another game's log")
     hook, probes_snapshot = _probe_hook(cfg, state, out_dir, backends)
     if hook is not None and probe_memory and hasattr(hook, "restore"):
-        hook.restore(probe_memory)  # type: ignore[attr-defined]
+        hook.restore(probe_memory)
     runner = GameRunner(state, cfg, backends, out_dir, hook, cfg.snapshots, on_event, halt=halt, on_acts_done=on_acts_done)
     setup = setup_record(state, cfg, backends, probes_snapshot, setup_extra)
     runner.game_log.write(setup)

@@ -114,11 +114,14 @@ def record_problem(rec: dict[str, Any]) -> str | None:
 def _cost(rec: dict[str, Any], key: str) -> tuple[float, float]:
     """(money, calls) of a record's ``allowance`` / ``expected`` / ``metered`` / usage."""
     if key == "settled":
-        metered = rec.get("metered") if isinstance(rec.get("metered"), dict) else {}
-        usage = rec.get("usage") if isinstance(rec.get("usage"), dict) else {}
+        metered, usage = _mapping(rec.get("metered")), _mapping(rec.get("usage"))
         return (max(_num(rec.get("money")), _num(metered.get("money"))), max(_num(usage.get("calls")), _num(metered.get("calls"))))
-    got = rec.get(key) if isinstance(rec.get(key), dict) else {}
+    got = _mapping(rec.get(key))
     return _num(got.get("money")), _num(got.get("calls"))
+
+
+def _mapping(v: Any) -> dict[str, Any]:
+    return v if isinstance(v, dict) else {}
 
 
 def _num(x: Any) -> float:
@@ -149,6 +152,8 @@ def _fold(rows: dict[str, dict[str, Any]], scheduled: dict[str, dict[str, Any]],
     claim starts a new attempt from the scheduled fields, a front end's extra ones too), a ``reserve``
     raises a running attempt's allowance."""
     gid = r.get("game_id")
+    if not isinstance(gid, str):  # not a game's record (a header, stop or extend line)
+        return
     if r.get("event") == "row" and gid not in rows:
         rows[gid] = {k: v for k, v in r.items() if k not in ("event", "ts")}
         scheduled[gid] = {k: v for k, v in rows[gid].items() if k != "state"}
@@ -329,13 +334,13 @@ class StudyLedger:
         problem = growth_problem(old["arms"], header["arms"], [r for r in recs if r.get("event") == "row"], games)
         if problem:
             raise LedgerError(f"{self.dir}: {problem}")
-        have = {r.get("game_id") for r in recs if r.get("event") == "row"}
+        have: set[Any] = {r.get("game_id") for r in recs if r.get("event") == "row"}
         new = [g for g in games if g["game_id"] not in have]
-        self._append([{"event": "extend", **{k: header[k] for k in ("spec_hash", "games", "arms") if k in header},
-                       "added": len(new)}] + [{"event": "row", **g, "state": "pending"} for g in new])  # fmt: skip
+        extend: dict[str, Any] = {"event": "extend", **{k: header[k] for k in ("spec_hash", "games", "arms") if k in header}}
+        self._append([{**extend, "added": len(new)}] + [{"event": "row", **g, "state": "pending"} for g in new])
         self.added = [g["game_id"] for g in new]
 
-    def claim(self, runner: Runner, admit: Callable[[dict[str, Any], dict[str, dict[str, Any]]], str | None] | None = None,
+    def claim(self, runner: Runner, admit: Callable[[dict[str, Any], dict[str, dict[str, Any]]], str | dict[str, Any] | None] | None = None,
               ) -> tuple[dict[str, Any] | None, str | None]:  # fmt: skip
         """Take the next game (pending first, then running under a dead runner, then failed by another
         runner) and mark it running. ``admit(row, rows)`` may refuse it with a reason (the budget):

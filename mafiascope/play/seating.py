@@ -42,11 +42,11 @@ def _deal(cfg: GameConfig, seed: int, label: Callable[[str], str]) -> tuple[list
     for i, spec in enumerate(cfg.seats):
         name = spec.name or free.pop(0)
         pers = spec.personality
-        if pers is None:
-            pers = PERSONALITY_PRESETS[preset_names[rng.randrange(len(preset_names))]]
-        elif isinstance(pers, str):
-            pers = PERSONALITY_PRESETS[pers]
-        personality = pers if isinstance(pers, Personality) else Personality(**pers)
+        if isinstance(pers, Personality):
+            personality = pers
+        else:  # a preset named, or one drawn for the seat
+            preset = pers if pers is not None else preset_names[rng.randrange(len(preset_names))]
+            personality = Personality(**PERSONALITY_PRESETS[preset])
         seats.append(
             Seat(
                 idx=i,

@@ -75,10 +75,10 @@ def game_usage(gdir: str | Path) -> dict[str, Any]:
             row["prompt_tokens"] += round(int(act.get("prompt_tokens") or 0) * n / total)
             row["completion_tokens"] += round(int(act.get("completion_tokens") or 0) * n / total)
     for rec in iter_probe_records(gdir):
-        b = seat_backend.get(str(rec.get("player_name")))
-        if b is None:
+        backend = seat_backend.get(str(rec.get("player_name")))
+        if backend is None:
             continue
-        row = by.setdefault(b, _row())
+        row = by.setdefault(backend, _row())
         row["probes_scheduled"] += 1
         if is_skipped(rec):
             row["probes_skipped"] += 1

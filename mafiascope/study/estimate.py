@@ -196,8 +196,8 @@ def estimate_study(spec: StudySpec, schedule: list[Any], rows: dict[str, dict[st
     defaults = load_defaults() if defaults is None else defaults
     rows = rows or {}
     arms_out: dict[str, Any] = {}
-    tot = defaultdict(float)
-    var = defaultdict(float)
+    tot: defaultdict[str, float] = defaultdict(float)
+    var: defaultdict[str, float] = defaultdict(float)
     for arm in spec.arms:
         games = [g for g in schedule if g.arm == arm.name]
         n = len(games)

@@ -305,7 +305,7 @@ def run_study(
         if created or not (study_dir / PLAN_FILE).is_file():
             _write_json(study_dir / SPEC_FILE, _saved_spec(spec))
             _write_json(study_dir / PLAN_FILE, plan_study(spec))
-        elif ledger.header().get("spec_hash") == spec.spec_hash() and _saved_spec_hash(study_dir) != spec.spec_hash():
+        elif (ledger.header() or {}).get("spec_hash") == spec.spec_hash() and _saved_spec_hash(study_dir) != spec.spec_hash():
             _write_json(study_dir / SPEC_FILE, _saved_spec(spec))  # the study grew (or its prices changed) now
             _write_json(study_dir / PLAN_FILE, _grown_plan(spec, study_dir))
         games_dir.mkdir(parents=True, exist_ok=True)

@@ -187,10 +187,10 @@ class StudySpec(BaseModel):
         for dup in sorted({n for n in names if names.count(n) > 1}):
             problems.append(f"arms: the arm name {dup!r} is used twice")
         for i, arm in enumerate(self.arms):
-            for j, b in enumerate(arm.lineup.names()):
-                if b not in self.backends:
+            for j, seat_backend in enumerate(arm.lineup.names()):
+                if seat_backend not in self.backends:
                     field = "backend" if arm.lineup.mode == "all" else f"{arm.lineup.mode}.{j}"
-                    problems.append(f"arms.{i}.lineup.{field}: {b!r} is not in backends; allowed: {sorted(self.backends)}")
+                    problems.append(f"arms.{i}.lineup.{field}: {seat_backend!r} is not in backends; allowed: {sorted(self.backends)}")
             try:
                 rules = arm_rules(arm.rules, self.source_path)
             except ConfigError as exc:

@@ -75,7 +75,7 @@ def study_status(spec: StudySpec, study_dir: str | Path) -> dict[str, Any]:
             for k, v in u.items():
                 by_backend[b][k] += int(v)
     spent_money, _ = ledger.spent()
-    spend = {k: int(sum(_actual(r, k) for r in attempts)) for k in METRICS if k != "money"}
+    spend: dict[str, float] = {k: int(sum(_actual(r, k) for r in attempts)) for k in METRICS if k != "money"}
     spend["money"] = round(spent_money, 6)  # also what attempts abandoned by a dead runner held (not known spent)
     vs: dict[str, Any] | None = None
     if plan and settled:
@@ -155,7 +155,7 @@ def study_report(spec: StudySpec, study_dir: str | Path) -> dict[str, Any]:
             "scheduled": len(rs), "finished": n, "invalid": sum(1 for r in rs if r.get("state") == "invalid"),
             "failed": sum(1 for r in rs if r.get("state") == "failed"), "cut": sum(1 for r in rs if r.get("state") == "cut"),
             "mafia_wins": mafia, "mafia_win_rate": round(mafia / n, 4) if n else None,
-            "mafia_win_ci95": [round(lo, 4), round(hi, 4)] if n else None,
+            "mafia_win_ci95": [round(lo, 4), round(hi, 4)] if lo is not None and hi is not None else None,
             "mean_rounds": round(sum(int(r.get("rounds") or 0) for r in ok) / n, 3) if n else None,
             "faults": sum(int(r.get("faults") or 0) for r in ok),
             "money": round(sum(float(r.get("money") or 0) for r in rs if r.get("state") in SETTLED), 6),
