@@ -12,8 +12,14 @@ from __future__ import annotations
 
 import math
 from itertools import combinations
+from typing import TYPE_CHECKING, Any
 
 from mafiascope.logs.schema import MAFIA_ROLES
+
+if TYPE_CHECKING:
+    from .presets import BotParams
+    from .reader import Identity
+    from .state import Link
 
 TOWN = "Town"  # known not-Mafia, exact town role unknown
 TEAM_ACC = 0.9  # team model: log-odds against two seats being partners when one clearly accused the other
@@ -26,6 +32,36 @@ def mafia_count(n_players: int) -> int:
 
 
 class Posterior:
+    if TYPE_CHECKING:  # the state this mixin reads: BotState's fields and properties
+        ident: Identity
+        params: BotParams
+        players: tuple[str, ...]
+        alive: set[str]
+        dead: dict[str, str]
+        known: dict[str, str]
+        ev: dict[str, float]
+        p_at_death: dict[str, float]
+        heat: dict[str, float]
+        toward_me: dict[str, float]
+        links: list[Link]
+        style: dict[str, list[float]]
+        checks: dict[str, str]
+        my_said: list[tuple[int, str, float]]
+        my_votes: list[tuple[int, str]]
+        n_obs: int
+        pair_acc: dict[tuple[str, str], float]
+        pair_def: dict[tuple[str, str], float]
+        talk_count: dict[tuple[int, str], int]
+        _pm_cache: tuple[Any, dict[str, float]] | None
+
+        @property
+        def me(self) -> str: ...
+
+        @property
+        def is_mafia(self) -> bool: ...
+
+        def others(self, alive_only: bool = True) -> list[str]: ...
+
     def n_mafia(self) -> int:
         if self.is_mafia:
             return 1 + len(self.ident.partners)

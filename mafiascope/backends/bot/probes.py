@@ -230,11 +230,11 @@ def planned_action(st: BotState, question: str, rng: random.Random) -> Any:
     plan = policy.day_plan(st, rng, voting=phase == "vote")
     t = plan.target or "none"
     if st.is_mafia:
-        why = ("Push suspicion onto {t} and keep attention away from my team." if lang != "ru"
-               else "Перевести подозрения на игрока {t} и отвести внимание от моей команды.")
+        reason = ("Push suspicion onto {t} and keep attention away from my team." if lang != "ru"
+                  else "Перевести подозрения на игрока {t} и отвести внимание от моей команды.")
     else:
-        why = "{t} is my top suspect; I will argue for it and vote for {t}." if lang != "ru" else "{t} — мой главный подозреваемый, буду голосовать за {t}."
-    return {"action": "vote" if phase == "vote" else "accuse", "target": t, "reasoning": why.format(t=t)}
+        reason = "{t} is my top suspect; I will argue for it and vote for {t}." if lang != "ru" else "{t} — мой главный подозреваемый, буду голосовать за {t}."
+    return {"action": "vote" if phase == "vote" else "accuse", "target": t, "reasoning": reason.format(t=t)}
 
 
 def custom(st: BotState, question: str, rng: random.Random) -> Any:

@@ -131,7 +131,7 @@ def _obs_patterns(language: str) -> tuple[tuple[str, re.Pattern[str]], ...]:
 @lru_cache(maxsize=64)
 def name_regex(players: tuple[str, ...]) -> re.Pattern[str] | None:
     """One regex finding any player name (Latin, or a Cyrillic stem of the default pool)."""
-    alts = []
+    alts: list[str] = []
     for n in sorted(players, key=len, reverse=True):
         cyr = cyrillic_name_regex(n)
         alts.append(f"(?P<n{len(alts)}>" + re.escape(n) + (f"|(?:{cyr})\\w*" if cyr else "") + ")")

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 from mafiascope.engine.parsing import parse_list
 from mafiascope.engine.phases.tournament import MARKERS as TEN_SEAT_MARKERS
@@ -92,7 +93,7 @@ class BotState(Posterior):
     pair_acc: dict[tuple[str, str], float] = field(default_factory=dict)
     pair_def: dict[tuple[str, str], float] = field(default_factory=dict)
     talk_count: dict[tuple[int, str], int] = field(default_factory=dict)  # public speeches per (round, speaker)
-    _pm_cache: tuple | None = None
+    _pm_cache: tuple[Any, dict[str, float]] | None = None
 
     # ------------------------------------------------------------------ basics
     def clone(self) -> BotState:

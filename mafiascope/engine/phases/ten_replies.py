@@ -6,7 +6,7 @@ entries it uses: ``_d``, ``_opt``, ``_set``, ``_begin_day``, ``_night_stage``, `
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...logs.schema import MAFIA_ROLES, DonResult, Nomination, SheriffResult, ShotOrder
 from .. import prompts
@@ -17,6 +17,22 @@ from .ten_text import host_line, is_pass, mentioned, parse_order
 
 
 class TenSeatReplies:
+    if TYPE_CHECKING:  # TournamentPhases' helpers and stage entries this mixin calls
+
+        @staticmethod
+        def _d(state: GameState) -> dict[str, Any]: ...
+
+        @staticmethod
+        def _opt(state: GameState, key: str, default: Any = None) -> Any: ...
+
+        def _set(self, state: GameState, stage: str, remaining: list[str] | None = None) -> None: ...
+
+        def _begin_day(self, state: GameState, rnd: int) -> None: ...
+
+        def _start_vote(self, state: GameState, stage: str, candidates: list[str]) -> None: ...
+
+        def _night_stage(self, state: GameState, stage: str) -> None: ...
+
     def apply_reply(self, state: GameState, ask: Ask, reply: Reply) -> Outcome:
         ev = utterance_event(state, ask, reply)
         st = state.pending.stage
@@ -101,7 +117,7 @@ class TenSeatReplies:
             if n not in d["floor_queue"]:
                 d["floor_queue"].append(n)  # named players may answer first on an open floor
         if ask.action == "nominate":
-            nominee = (reply.targets or [None])[0]
+            nominee = reply.targets[0] if reply.targets else None
             if nominee and nominee not in d["nominees"]:
                 d["nominees"].append(nominee)
                 d["nominated_by"][nominee] = ask.seat
