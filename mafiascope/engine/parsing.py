@@ -170,7 +170,7 @@ def _introduced(prev: list[str], head: re.Pattern[str]) -> bool:
 
 def _starts_with_marker(ln: str, head: re.Pattern[str]) -> bool:
     m = head.search(ln)
-    return bool(m) and not ln[:m.start()].strip(" \t>#-*+•0123456789.)_`~\"“„«'‘")
+    return m is not None and not ln[:m.start()].strip(" \t>#-*+•0123456789.)_`~\"“„«'‘")
 
 
 def _next_line_name(after: str, names: list[str]) -> tuple[str | None, str]:

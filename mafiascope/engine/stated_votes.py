@@ -173,7 +173,7 @@ def _is_name(label: str, names: list[str]) -> bool:
         return False
     rx, _ = name_forms(tuple(names))
     m = rx.match(words)
-    return bool(m) and m.end() == len(words)
+    return m is not None and m.end() == len(words)
 
 
 def _name_before(text: str, pos: int, names: list[str]) -> tuple[str, int] | None:
