@@ -1,5 +1,6 @@
 """The log schema is the whole truth: every record every writer produces validates against its model in
-mafiascope/logs/schema.py and carries no field the schema does not declare (logs.schema.undeclared).
+mafiascope/logs (schema.py; probe_steps.py for probe_steps.jsonl) and carries no field the schema does not
+declare (logs.schema.undeclared).
 
 The writers: the engine (game.jsonl, introspection.jsonl, state.jsonl; classic and ten-seat rules, probed,
 snapshots on), forks (plain, a replaced utterance, an overridden night action), crash resume, the replay
@@ -18,6 +19,7 @@ import pytest
 from mafiascope.cli import main
 from mafiascope.engine.snapshots import iter_snapshots
 from mafiascope.logs.io import GAME_FILE, iter_probe_records, list_game_dirs, read_jsonl
+from mafiascope.logs.probe_steps import STEPS_FILE, ActsDone, StepLine
 from mafiascope.logs.schema import ProbeRecord, Snapshot, parse_event, undeclared
 
 from .test_replay_resume import crash_copy
@@ -47,6 +49,11 @@ def check_game(d: Path) -> tuple[list[str], int]:
         check(type(rec).__name__, rec, f"{d.name}/game.jsonl:{i + 1} ({raw.get('kind')})")
     for i, raw in enumerate(iter_probe_records(d, skip_corrupt=False)):
         check("ProbeRecord", ProbeRecord.model_validate(raw), f"{d.name}/introspection.jsonl record {i + 1}")
+    for i, raw in enumerate(read_jsonl(d / STEPS_FILE) if (d / STEPS_FILE).is_file() else []):
+        model = StepLine if raw.get("kind") == "step" else ActsDone
+        check(model.__name__, model.model_validate(raw), f"{d.name}/{STEPS_FILE}:{i + 1}")
+        if raw.get("kind") == "acts_done":  # the game_over record as the acts ended it
+            check("GameOver", parse_event(raw["final"]), f"{d.name}/{STEPS_FILE}:{i + 1} (final)")
     if (d / "state.jsonl").is_file():
         for i, raw in enumerate(iter_snapshots(d / "state.jsonl")):
             check("Snapshot", Snapshot.model_validate(raw), f"{d.name}/state.jsonl record {i + 1}")

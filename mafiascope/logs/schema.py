@@ -324,6 +324,10 @@ class GameOver(Event):
     fault_budget: float | None = None
     invalid: bool = False  # more than fault_budget of the moves fell back: not data
     invalid_reason: str | None = None  # "<k> of <n> moves fell back (> 20%): <first causes>"
+    # probe-loss budget (engine/faults.py judge_probes); absent on unprobed games and old logs
+    probes_scheduled: int | None = None  # probe calls the battery asked for
+    probes_lost: int | None = None  # of which failed or skipped (no answer)
+    probe_loss_budget: float | None = None
     cut: str | None = None  # why a study's budget cap stopped the game (winner "", reason "budget_cut", invalid)
     # failed probe calls are in cost.probes.errors and never count toward the budget
 
