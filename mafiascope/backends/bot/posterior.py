@@ -11,6 +11,7 @@ whose expected number of Mafia matches what is still unaccounted for.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from itertools import combinations
 from typing import TYPE_CHECKING, Any
 
@@ -19,11 +20,21 @@ from mafiascope.logs.schema import MAFIA_ROLES
 if TYPE_CHECKING:
     from .presets import BotParams
     from .reader import Identity
-    from .state import Link
 
 TOWN = "Town"  # known not-Mafia, exact town role unknown
 TEAM_ACC = 0.9  # team model: log-odds against two seats being partners when one clearly accused the other
 TEAM_DEF = 0.9  # ... and for them when one vouched for the other
+
+
+@dataclass
+class Link:
+    """One seat's public stance toward another: the evidence the team model weighs."""
+
+    actor: str
+    target: str
+    weight: float  # > 0 accusation / vote, < 0 defence
+    round: int
+    kind: str  # "said" | "voted"
 
 
 def mafia_count(n_players: int) -> int:

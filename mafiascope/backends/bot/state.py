@@ -19,7 +19,7 @@ from mafiascope.engine.phases.tournament import MARKERS as TEN_SEAT_MARKERS
 from mafiascope.logs.schema import MAFIA_ROLES
 
 from .cues import net_cues, style_of
-from .posterior import TOWN, Posterior
+from .posterior import TOWN, Link, Posterior
 from .presets import BotParams
 from .reader import Identity, Obs, find_names
 
@@ -35,15 +35,6 @@ _CLEARED = re.compile(r"not (?:the )?mafia|не мафи", re.I)
 def ten_list(text: str, action: str, players: tuple[str, ...]) -> list[str]:
     """Names on a ten-seat list line (``SUSPECTS:``, ``ORDER:``, ``NOMINATE:``), read like the engine does."""
     return parse_list(text, action, list(players), limit=len(players) if action == "order" else 3, markers=TEN_SEAT_MARKERS)
-
-
-@dataclass
-class Link:
-    actor: str
-    target: str
-    weight: float  # > 0 accusation / vote, < 0 defence
-    round: int
-    kind: str  # "said" | "voted"
 
 
 @dataclass
