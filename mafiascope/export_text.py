@@ -11,6 +11,12 @@ programs open: CSV for spreadsheets and Markdown for viewers.
   document: no raw HTML or entity, no link, image or autolink, no code span, no ``$`` math, no table
   cell break. Text without those constructs comes out unchanged, so ordinary reports read as before.
   (The app has its own, stricter helper for Streamlit's renderer: app/text.py.)
+* **LaTeX.** :func:`tex_inline` makes a name literal text in a LaTeX document compiled with pdflatex
+  (T1 fonts): every special character escaped (no command, group, math or comment can start), line breaks
+  as spaces, break points after ``/ _ . :`` and inside long runs of letters (a model named by a file path
+  wraps in a table cell instead of running past the page), Cyrillic transliterated and any other
+  character outside Latin-1 written as its closest ASCII or ``?`` (pdflatex stops on a character its
+  fonts lack).
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ from __future__ import annotations
 import math
 import os
 import re
+import unicodedata
 from typing import Any
 
 import pandas as pd
@@ -79,3 +86,54 @@ def md_code(text: Any) -> str:
     """``text`` as a Markdown code span when it can be one (no backtick, one line), else :func:`md_inline`."""
     s = "" if text is None else str(text)
     return f"`{s}`" if s and "`" not in s and not any(c in s for c in "\r\n") else md_inline(s)
+
+
+_TEX_SPECIAL = {
+    "\\": r"\textbackslash{}", "{": r"\{", "}": r"\}", "$": r"\$", "&": r"\&", "#": r"\#", "%": r"\%", "_": r"\_",
+    "^": r"\textasciicircum{}", "~": r"\textasciitilde{}", "<": r"\textless{}", ">": r"\textgreater{}",
+    "|": r"\textbar{}", '"': r"\textquotedbl{}", "`": r"\textasciigrave{}", "-": "-{}",
+    "\u2013": r"\textendash{}", "\u2014": r"\textemdash{}", "\u2018": r"\textquoteleft{}", "\u2019": r"\textquoteright{}",
+    "\u201c": r"\textquotedblleft{}", "\u201d": r"\textquotedblright{}", "\u2026": r"\dots{}", "\u2212": r"\textminus{}",
+    "\u00d7": r"\texttimes{}", "\u00b7": r"\textperiodcentered{}", "\u00a0": " ", "\u00ad": "",
+}
+_CYRILLIC = dict(zip("абвгдеёжзийклмнопрстуфхцчшщъыьэюя",
+                     "a b v g d e e zh z i y k l m n o p r s t u f kh ts ch sh shch \" y ' e yu ya".split(" ")))
+_TEX_BREAK_AFTER = frozenset("/_.:\\")
+_TEX_RUN = 16  # letters without a break point after which a break is allowed
+
+
+def _tex_char(ch: str) -> str:
+    if ch in _TEX_SPECIAL:
+        return _TEX_SPECIAL[ch]
+    if " " <= ch <= "~" or "\u00a1" <= ch <= "\u00ff":
+        return ch
+    low = ch.lower()
+    if low in _CYRILLIC:
+        lat = _CYRILLIC[low].replace('"', "").replace("'", "")
+        return lat.capitalize() if ch != low else lat
+    if ch in "\t\r\n\v\f" or unicodedata.category(ch) == "Zs":
+        return " "
+    if unicodedata.category(ch).startswith("C"):
+        return ""
+    ascii_form = unicodedata.normalize("NFKD", ch).encode("ascii", "ignore").decode("ascii")
+    return "".join(_tex_char(c) for c in ascii_form) if ascii_form else "?"
+
+
+def tex_inline(text: Any) -> str:
+    """``text`` as literal LaTeX text for pdflatex (see the module doc): nothing in it can run a command."""
+    s = "" if text is None else str(text)
+    out: list[str] = []
+    run = 0
+    for ch in s:
+        out.append(_tex_char(ch))
+        if ch in _TEX_BREAK_AFTER:
+            out.append(r"\allowbreak{}")
+            run = 0
+        elif ch.isalnum():
+            run += 1
+            if run >= _TEX_RUN:
+                out.append(r"\allowbreak{}")
+                run = 0
+        else:
+            run = 0
+    return "".join(out)

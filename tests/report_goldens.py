@@ -14,6 +14,9 @@ figures, regenerate them and read the diff:
 
     UPDATE_GOLDEN=1 python -m pytest tests/test_report_golden.py -k outputs
     python -m tests.report_goldens demo       # or one corpus (both modes)
+
+A change of the rendering alone (report.md, the CSV files, the text report) rewrites only the rendered
+entries, from each fixture's own values: ``python -m tests.report_goldens --renderings``.
 """
 
 from __future__ import annotations
@@ -215,5 +218,16 @@ def write(names: list[str]) -> None:
                 print(f"wrote {path.relative_to(ROOT)} ({path.stat().st_size} bytes)")
 
 
+def rerender() -> None:
+    """Rewrite every fixture's rendered entries (:data:`RENDERED`) from its own values."""
+    for path in sorted(FIXTURES.glob("*.json")):
+        gold = json.loads(path.read_text(encoding="utf-8"))
+        path.write_text(dump({**gold, **renderings(gold)}), encoding="utf-8")
+        print(f"re-rendered {path.relative_to(ROOT)}")
+
+
 if __name__ == "__main__":
-    write(sys.argv[1:] or list(CORPORA))
+    if sys.argv[1:] == ["--renderings"]:
+        rerender()
+    else:
+        write(sys.argv[1:] or list(CORPORA))

@@ -280,9 +280,17 @@ def chart_png(chart: alt.TopLevelMixin, scale: float = 2.0) -> bytes:
     return vlc.vegalite_to_png(chart.to_dict(), scale=scale)
 
 
+FIGURE_FORMATS = (".svg", ".png", ".pdf")
+
+
 def save_chart(chart: alt.TopLevelMixin, base: Path) -> list[Path]:
-    """Write ``base.svg`` and ``base.png`` (2x) from one chart; returns both paths."""
-    svg, png = base.with_suffix(".svg"), base.with_suffix(".png")
-    svg.write_text(chart_svg(chart), encoding="utf-8")
-    png.write_bytes(chart_png(chart))
-    return [svg, png]
+    """Write ``base.svg``, ``base.png`` (2x) and ``base.pdf`` (vector, fonts embedded) from one rendering of
+    the chart (vl-convert draws the SVG once and converts it); returns the paths."""
+    import vl_convert as vlc
+
+    svg = chart_svg(chart)
+    paths = [base.parent / (base.name + x) for x in FIGURE_FORMATS]
+    paths[0].write_text(svg, encoding="utf-8")
+    paths[1].write_bytes(vlc.svg_to_png(svg, scale=2.0))
+    paths[2].write_bytes(vlc.svg_to_pdf(svg))
+    return paths

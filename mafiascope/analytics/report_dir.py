@@ -1,15 +1,16 @@
 """``mafiascope report``: a corpus report as a directory a paper can cite.
 
-Writes ``report.md`` (readable on its own), ``report.json`` (the analyze report plus
-``comparisons`` and ``provenance``), ``provenance.json``, every table as ``tables/<name>.csv``
-and ``tables/<name>.tex`` (booktabs), and every figure as ``figures/<name>.svg`` and
-``.png``, rendered from the same Altair charts the Cross-Game Dashboard draws
-(:mod:`.figures`).
+Writes ``report.md`` (readable on its own), ``report.tex`` (a standalone LaTeX document of every
+table and figure, :mod:`.latex`), ``report.json`` (the analyze report plus ``comparisons`` and
+``provenance``), ``provenance.json``, every table as ``tables/<name>.csv`` and ``tables/<name>.tex``
+(:mod:`.report_tex`), and every figure as ``figures/<name>.svg``, ``.png`` and ``.pdf``, rendered
+from the same Altair charts the Cross-Game Dashboard draws (:mod:`.figures`).
 """
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -24,34 +25,11 @@ from .metric import Place
 from .metrics import labels as metric_labels, metrics_at, rows_at
 from .modes import Mode
 from .report import build_report
+from .report_tex import RENDERERS as TEX
+from .model_names import file_slug
+from . import latex
+from .latex import escape_caption
 from .pvalues import format_p
-
-TABLE_NOTES = {
-    "outcome": "Game outcomes (completed games; Wilson 95% intervals).",
-    "by_model": "Every metric per model, attributed to the seat the row belongs to (value, 95% game-level cluster-bootstrap interval, n).",
-    "by_model_role": "Every metric per model and true role.",
-    "comparisons": "Model a minus model b per metric: difference, 95% cluster-bootstrap interval, two-sided p from the "
-                   "bootstrap standard error, Holm-adjusted p over the pair's metrics with a p (p_holm, family size "
-                   "holm_family_size) and over every test of every pair (p_holm_all, family size holm_all_family_size).",
-    "f1_by_round_per_model": "F1 committed accuracy per round and model (chance: permutation baseline).",
-    "calibration_per_model": "F2 calibration per model: ECE and Brier with 95% intervals.",
-    "calibration_bins_per_model": "F2 accuracy per confidence bin and model.",
-    "dynamics": "Belief dynamics per group (all models).",
-    "f4": "F4 belief-vote coupling per voter group (hit rate, interval, chance).",
-}
-
-
-def to_booktabs(df: pd.DataFrame, caption: str | None = None, raw: tuple[str, ...] = ()) -> str:
-    """A LaTeX booktabs table (needs ``\\usepackage{booktabs}``); text escaped, numbers to 3 decimals;
-    the columns in ``raw`` hold LaTeX already and are not escaped."""
-    sty = df.style.hide(axis="index").format(escape="latex", na_rep="--", precision=3).format_index(escape="latex", axis=1)
-    raw = tuple(c for c in raw if c in df.columns)
-    if raw:
-        sty = sty.format(escape=None, na_rep="--", subset=list(raw))
-    if caption:
-        caption = "".join("\\" + ch if ch in "%&#_$" else ch for ch in caption)
-    return sty.to_latex(hrules=True, caption=caption, column_format="l" * max(1, len(df.columns)))
-
 
 def _fmt(v: Any, ci: Any = None, nd: int = 3) -> str:
     if v is None or (isinstance(v, float) and v != v):
@@ -146,33 +124,77 @@ def write_report_dir(rep: dict[str, Any], out: Path, *, figures: bool = True) ->
                        "calibration_bins_per_model": bins, "dynamics": F.dynamics_frame(rep)})
     for name, df in tables.items():
         write_csv(df, tables_dir / f"{name}.csv")
-        latex_df = _wide_metrics(df) if name == "by_model" else _p_text(df) if name == "comparisons" else df
-        raw = F.P_COLUMNS if name == "comparisons" else ()
-        (tables_dir / f"{name}.tex").write_text(to_booktabs(latex_df, TABLE_NOTES.get(name), raw), encoding="utf-8")
+        (tables_dir / f"{name}.tex").write_text(TEX[name](df, rep), encoding="utf-8")
         written["tables"] += [f"tables/{name}.csv", f"tables/{name}.tex"]
-    charts: dict[str, Any] = {}
-    if figures:
-        if has_probes and not tables["f1_by_round_per_model"].empty:
-            charts["f1_by_round_per_model"] = F.f1_per_model_chart(tables["f1_by_round_per_model"], by_model)
-        if has_probes and not bins.empty:
-            charts["calibration_per_model"] = F.calibration_per_model_chart(bins, by_model)
-        if has_probes and not tables["dynamics"].empty:
-            charts["belief_dynamics"] = F.dynamics_chart(tables["dynamics"])
-        for cmp in _compared(rep):
-            df = F.comparison_frame([cmp])
-            if df["diff"].notna().any():
-                charts[f"compare_{_slug(cmp['a'])}_vs_{_slug(cmp['b'])}"] = F.comparison_chart(df, cmp["a"], cmp["b"])
-        if charts:
-            fig_dir.mkdir(exist_ok=True)
-        for name, ch in charts.items():
-            F.save_chart(ch, fig_dir / name)
-            written["figures"] += [f"figures/{name}.svg", f"figures/{name}.png"]
+    charts = _figures(rep, tables) if figures else {}
+    if charts:
+        fig_dir.mkdir(exist_ok=True)
+    for name, fig in charts.items():
+        written["figures"] += [str(p.relative_to(out)) for p in F.save_chart(fig.chart, fig_dir / name)]
+    (out / "report.tex").write_text(_document(rep, tables, charts), encoding="utf-8")
     (out / "report.json").write_text(json.dumps(rep, ensure_ascii=False, indent=1, default=str), encoding="utf-8")
     (out / "provenance.json").write_text(json.dumps(rep.get("provenance"), ensure_ascii=False, indent=1, default=str),
                                          encoding="utf-8")
     (out / "report.md").write_text(render_markdown(rep, tables, charts), encoding="utf-8")
-    written["files"] = ["report.md", "report.json", "provenance.json"]
+    written["files"] = ["report.md", "report.tex", "report.json", "provenance.json"]
     return written
+
+
+@dataclass(frozen=True)
+class ReportFigure:
+    """A figure of the report directory: its chart, its caption (report.tex) and whether it spans the page."""
+
+    chart: Any
+    caption: str
+    wide: bool = True
+
+
+def _figures(rep: dict[str, Any], tables: dict[str, pd.DataFrame]) -> dict[str, ReportFigure]:
+    """Every figure of the report, by file name (without suffix)."""
+    by_model = rep.get("by_model") or {}
+    has_probes = rep.get("probe_logs", True)
+    out: dict[str, ReportFigure] = {}
+    boot = f"95% game-level cluster-bootstrap intervals (B = {rep.get('boot')})" if rep.get("boot") else "no intervals (B = 0)"
+    if has_probes and not tables["f1_by_round_per_model"].empty:
+        out["f1_by_round_per_model"] = ReportFigure(
+            F.f1_per_model_chart(tables["f1_by_round_per_model"], by_model),
+            f"F1 committed first-order accuracy per round and model, {boot}; dashed: the permutation chance baseline.")
+    if has_probes and not tables["calibration_bins_per_model"].empty:
+        out["calibration_per_model"] = ReportFigure(
+            F.calibration_per_model_chart(tables["calibration_bins_per_model"], by_model),
+            "F2 calibration per model: accuracy per stated-confidence bin with its 95% Wilson interval and the bin's n; "
+            "the diagonal is perfect calibration.")
+    if has_probes and not tables["dynamics"].empty:
+        out["belief_dynamics"] = ReportFigure(F.dynamics_chart(tables["dynamics"]),
+                                              f"Belief dynamics per group of agents, {boot}.")
+    for cmp in _compared(rep):
+        df = F.comparison_frame([cmp])
+        if df["diff"].notna().any():
+            out[f"compare_{file_slug(cmp['a'])}_vs_{file_slug(cmp['b'])}"] = ReportFigure(
+                F.comparison_chart(df, cmp["a"], cmp["b"]),
+                f"{cmp['a']} minus {cmp['b']} per metric with its 95% cluster-bootstrap interval (both models pooled under "
+                "the same resampled games); filled: Holm-adjusted p < 0.05 over the pair's metrics.")
+    return out
+
+
+TEX_SECTIONS = {"outcome": "Outcomes", "by_model": "Per model", "by_model_role": "Per model and role",
+                "f1_by_round_per_model": "F1 first-order accuracy", "calibration_per_model": "F2 calibration",
+                "calibration_bins_per_model": "F2 calibration", "dynamics": "Belief dynamics",
+                "f4": "F4 belief-vote coupling", "comparisons": "Model comparisons"}
+
+
+def _document(rep: dict[str, Any], tables: dict[str, pd.DataFrame], charts: dict[str, ReportFigure]) -> str:
+    """report.tex: every table and figure of the directory in one pdflatex document."""
+    prov = rep.get("provenance") or {}
+    summary = escape_caption(
+        f"{rep['n_games']} games, analysis mode {rep['mode']}, game-level cluster bootstrap B = {rep['boot']} (seed "
+        f"{rep['seed']}); mafiascope {prov.get('mafiascope_version')}, commit {prov.get('git_commit') or 'n/a'}. "
+        "Every per-model figure is attributed to the seat a row belongs to; intervals resample whole games. Game files, "
+        "their sha256 and the selection: provenance.json and report.md.")
+    order = [n for n in TEX_SECTIONS if n in tables] + [n for n in tables if n not in TEX_SECTIONS]
+    return latex.document("mafiascope corpus report", summary,
+                          [(TEX_SECTIONS.get(n, n), f"tables/{n}.tex") for n in order],
+                          [latex.Figure(f"figures/{n}", f.caption, f.wide) for n, f in charts.items()])
 
 
 def _comparisons_md(cmps: list[dict[str, Any]], charts: dict[str, Any]) -> list[str]:
@@ -205,24 +227,15 @@ def _comparisons_md(cmps: list[dict[str, Any]], charts: dict[str, Any]) -> list[
         L.append(_md_table(show))
         if df["p"].isna().any():
             L += ["", "n/a: not testable (the difference is the same in every resample, or fewer than two games hold data)."]
-        name = f"compare_{_slug(cmp['a'])}_vs_{_slug(cmp['b'])}"
+        name = f"compare_{file_slug(cmp['a'])}_vs_{file_slug(cmp['b'])}"
         if name in charts:
             L += ["", f"![{name}](figures/{name}.svg)"]
     return L
 
 
-def _p_text(df: pd.DataFrame) -> pd.DataFrame:
-    """``df`` with its p columns as LaTeX (:func:`.stats.format_p`): a fixed precision would print 0."""
-    return df.assign(**{c: [format_p(x, "--", latex=True) for x in df[c]] for c in F.P_COLUMNS if c in df})
-
-
 def _compared(rep: dict[str, Any]) -> list[dict[str, Any]]:
     """The report's comparisons with the rows of the statistics ``compare`` shows."""
     return [{**cmp, "rows": rows_at(cmp["rows"], Place.COMPARE)} for cmp in rep.get("comparisons") or []]
-
-
-def _slug(s: str) -> str:
-    return "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in s)[:60] or "model"
 
 
 def render_markdown(rep: dict[str, Any], tables: dict[str, pd.DataFrame], charts: dict[str, Any]) -> str:
@@ -275,6 +288,7 @@ def render_markdown(rep: dict[str, Any], tables: dict[str, pd.DataFrame], charts
     absent = [k for k, x in rep.items() if isinstance(x, dict) and "absent" in x]
     if absent:
         L += ["", "Absent sections (no probe logs): " + ", ".join(absent) + "."]
-    L += ["", "## Files", "", "Tables: `tables/*.csv` and `tables/*.tex` (booktabs). Figures: `figures/*.svg` and `*.png`. "
+    L += ["", "## Files", "", "Tables: `tables/*.csv` and `tables/*.tex` (booktabs, xltabular; every table and figure in "
+          "`report.tex`, which compiles with pdflatex). Figures: `figures/*.svg`, `*.png` and `*.pdf`. "
           "Full numbers: `report.json` (docs/report_schema.md).", ""]
     return "\n".join(L)
