@@ -28,6 +28,10 @@ from .modes import Mode
 from .stats import batched_cis, ci_list, ratio_ci, round_or_none
 
 CUSTOM_RECORDS = Cached("custom_records")
+DIRECTION_KEY = "_direction"  # a bot answer's field -> trust | suspect | None: None = not meaningful (docs/bots.md)
+TEXT_WORDS = 4  # a string field whose answers average this many words or more is free text
+TEXT_VALUES = 20  # ... or one with more distinct answers than this
+EXAMPLES = 3  # free-text answers quoted per field
 
 
 def custom_probe_ids(c: Corpus) -> list[str]:
@@ -39,7 +43,8 @@ def custom_probe_ids(c: Corpus) -> list[str]:
 
 
 def custom_records(c: Corpus, probe_id: str) -> pd.DataFrame:
-    """One row per record of ``probe_id``: g, seat, round, pms, model, role, parsed, valid, bot, fields (dict)."""
+    """One row per record of ``probe_id``: g, seat, round, pms, model, role, parsed, valid, bot, fields (dict),
+    pointless (the fields an offline bot marked not meaningful: its ``_direction`` is null for them)."""
 
     def build() -> pd.DataFrame:
         p = c.cols("probes", ["g", "probe_id", "offset", "seat", "round", "pms"])
@@ -58,6 +63,7 @@ def custom_records(c: Corpus, probe_id: str) -> pd.DataFrame:
                     continue
                 parsed = rec.get("answer_parsed")
                 norm = rec.get("answer_norm")
+                ways = parsed.get(DIRECTION_KEY) if isinstance(parsed, dict) else None
                 fields = norm if isinstance(norm, dict) else (parsed if isinstance(parsed, dict) else {})
                 s = int(seat)
                 rows.append({
@@ -65,9 +71,11 @@ def custom_records(c: Corpus, probe_id: str) -> pd.DataFrame:
                     "model": str(models[g, s]) if s >= 0 else "", "role": str(roles[g, s]) if s >= 0 else "",
                     "parsed": bool(rec.get("answer_parse_ok")), "valid": rec.get("answer_valid"),
                     "bot": bool(isinstance(parsed, dict) and parsed.get(BOT_FLAG)),
-                    "fields": {k: v for k, v in fields.items() if k != BOT_FLAG},
+                    "fields": {k: v for k, v in fields.items() if k not in (BOT_FLAG, DIRECTION_KEY)},
+                    "pointless": sorted(str(k) for k, v in ways.items() if v is None) if isinstance(ways, dict) else [],
                 })
-        return pd.DataFrame(rows, columns=["g", "seat", "round", "pms", "model", "role", "parsed", "valid", "bot", "fields"])
+        return pd.DataFrame(rows, columns=["g", "seat", "round", "pms", "model", "role", "parsed", "valid", "bot", "fields",
+                                           "pointless"])
 
     return c.memo(CUSTOM_RECORDS.key(probe_id), build)
 
@@ -112,6 +120,7 @@ def custom_summary(c: Corpus, mode: Mode, probe_id: str) -> dict[str, Any]:
         "calls": n, "parsed": int(df["parsed"].sum()) if n else 0, "schema_declared": declared,
         "valid": int(valid.sum()) if declared else None, "bot_answers": int(df["bot"].sum()) if n else 0,
         "usable_rate": round_or_none(usable.mean() if n else None),
+        "not_meaningful": int(df["pointless"].map(bool).sum()) if n else 0,
     }
     if not n:
         return out
@@ -122,38 +131,65 @@ def custom_summary(c: Corpus, mode: Mode, probe_id: str) -> dict[str, Any]:
     roles_of = c.seat_array_obj("role")
     names_of = {g: {nm: i for i, nm in enumerate(c.seat_names(g))} for g in sorted(set(ok["g"].tolist()))}
     for field, kind in _field_kinds(ok).items():
-        vals = [f.get(field) for f in ok["fields"]]
-        entry: dict[str, Any] = {"kind": kind}
+        meant = np.array([field not in p for p in ok["pointless"]], dtype=bool)
+        answered = ok[meant]  # a bot's answer to a question pointing nowhere says nothing: left out, counted
+        vals = [f.get(field) for f in answered["fields"]]
+        entry: dict[str, Any] = {"kind": kind, "not_meaningful": int((~meant).sum())}
         if kind == "numeric":
             x = pd.to_numeric(pd.Series(vals, dtype=object), errors="coerce")
-            frame = ok.assign(x=x.to_numpy())
+            frame = answered.assign(x=x.to_numpy())
             frame = frame[frame["x"].notna()]
             entry["n"] = len(frame)
             entry["mean"] = round_or_none(frame["x"].mean() if len(frame) else None)
             for by in ("role", "model", "round"):
                 entry[f"mean_by_{by}"] = {str(k): round_or_none(v) for k, v in frame.groupby(by, sort=True)["x"].mean().items()}
+            entry["n_by_model"] = {str(k): int(v) for k, v in frame.groupby("model", sort=True).size().items()}
         else:
             # a seat name is read as the named seat's true role ("named Mafia"); other strings as given
+            if kind == "string" and _free_text(vals):
+                entry.update(_text_summary(answered, vals))
+                fields[field] = entry
+                continue
             labels: list[list[str]] = []
-            for g, v in zip(ok["g"].tolist(), vals):
+            for g, v in zip(answered["g"].tolist(), vals):
                 items = v if isinstance(v, list) else [v]
                 seats = names_of[g]
                 labels.append([f"named {roles_of[g, seats[it]]}" if it in seats else it for it in items if isinstance(it, str)])
-            rows = [(r, mdl, rnd, lab) for r, mdl, rnd, labs in zip(ok["role"], ok["model"], ok["round"], labels) for lab in labs]
+            rows = [(r, mdl, rnd, lab) for r, mdl, rnd, labs in zip(answered["role"], answered["model"], answered["round"], labels)
+                    for lab in labs]
             if kind == "string" and all(lab.startswith("named ") for labs in labels for lab in labs):
                 entry["kind"] = "player"
             t = pd.DataFrame(rows, columns=["role", "model", "round", "value"])
-            if kind == "string" and t["value"].nunique() > 20:  # free text: no distribution, only its length
-                entry = {"kind": "text", "n": len(t), "mean_chars": round_or_none(t["value"].str.len().mean())}
-            else:
-                entry["n"] = len(t)
-                entry["distribution"] = {str(k): int(v) for k, v in t["value"].value_counts().sort_index().items()}
-                for by in ("role", "model", "round"):
-                    entry[f"by_{by}"] = {str(k): {str(a): int(b) for a, b in sub["value"].value_counts().sort_index().items()}
-                                         for k, sub in t.groupby(by, sort=True)}
+            entry["n"] = len(t)
+            entry["distribution"] = {str(k): int(v) for k, v in t["value"].value_counts().sort_index().items()}
+            for by in ("role", "model", "round"):
+                entry[f"by_{by}"] = {str(k): {str(a): int(b) for a, b in sub["value"].value_counts().sort_index().items()}
+                                     for k, sub in t.groupby(by, sort=True)}
         fields[field] = entry
     out["fields"] = fields
     return out
+
+
+def _free_text(vals: list[Any]) -> bool:
+    """Whether a string field's answers are free text (sentences), not categories."""
+    texts = [v for v in vals if isinstance(v, str)]
+    if not texts:
+        return False
+    words = sum(len(v.split()) for v in texts) / len(texts)
+    return words >= TEXT_WORDS or len(set(texts)) > TEXT_VALUES
+
+
+def _text_summary(answered: pd.DataFrame, vals: list[Any]) -> dict[str, Any]:
+    """A free-text field: how many answers, their length in characters (mean, median) overall and per model, and
+    the first few distinct answers as examples (in game and step order)."""
+    t = pd.DataFrame({"model": answered["model"].to_numpy(), "value": vals})
+    t = t[[isinstance(v, str) for v in t["value"]]]
+    chars = t["value"].str.len()
+    examples = list(dict.fromkeys(v.strip() for v in t["value"] if v.strip()))[:EXAMPLES]
+    return {"kind": "text", "n": len(t), "mean_chars": round_or_none(chars.mean() if len(t) else None),
+            "median_chars": round_or_none(chars.median() if len(t) else None), "examples": examples,
+            "by_model": {str(m): {"n": len(sub), "mean_chars": round_or_none(sub["value"].str.len().mean())}
+                         for m, sub in t.groupby("model", sort=True)}}
 
 
 @batched_cis

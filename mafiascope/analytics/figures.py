@@ -153,6 +153,35 @@ def comparison_frame(cmps: list[dict[str, Any]]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=COMPARISON_COLUMNS)
 
 
+CUSTOM_COLUMNS = ["field", "kind", "model", "answer", "count", "share", "n", "mean", "mean_chars"]
+
+
+def custom_frame(cp: dict[str, Any]) -> pd.DataFrame:
+    """One custom probe's fields per model (``custom_probes.<id>``): a categorical field's answer counts and
+    shares, a numeric field's mean, a free-text field's answer count and mean length; ``n`` is the model's
+    answers to the field (answers a bot marked not meaningful are not among them)."""
+    rows: list[dict[str, Any]] = []
+    for field, e in (cp.get("fields") or {}).items():
+        kind = e.get("kind")
+        if kind == "numeric":
+            for mdl, mean in (e.get("mean_by_model") or {}).items():
+                rows.append({"field": field, "kind": kind, "model": mdl, "n": (e.get("n_by_model") or {}).get(mdl),
+                             "mean": mean})
+        elif kind == "text":
+            for mdl, x in (e.get("by_model") or {}).items():
+                rows.append({"field": field, "kind": kind, "model": mdl, "n": x.get("n"), "mean_chars": x.get("mean_chars")})
+        else:
+            for mdl, counts in (e.get("by_model") or {}).items():
+                total = sum(counts.values())
+                for answer, k in counts.items():
+                    rows.append({"field": field, "kind": kind, "model": mdl, "answer": answer, "count": int(k),
+                                 "share": round(k / total, 6) if total else None, "n": total})
+    df = pd.DataFrame(rows, columns=CUSTOM_COLUMNS)
+    for col in ("count", "n"):
+        df[col] = df[col].astype("Int64")
+    return df
+
+
 COMPARISON_COLUMNS = ["model_a", "model_b", "metric", "label", "a", "b", "n_a", "n_b", "diff", "diff_lo", "diff_hi", "p",
                       "p_holm", "holm_family_size", "p_holm_all", "holm_all_family_size"]
 P_COLUMNS = ("p", "p_holm", "p_holm_all")

@@ -25,7 +25,7 @@ from .metric import Place
 from .metrics import labels as metric_labels, metrics_at, rows_at
 from .modes import Mode
 from .report import build_report
-from .report_tex import RENDERERS as TEX
+from .report_tex import RENDERERS as TEX, custom_probe as custom_tex
 from .model_names import file_slug
 from . import latex
 from .latex import escape_caption
@@ -122,9 +122,12 @@ def write_report_dir(rep: dict[str, Any], out: Path, *, figures: bool = True) ->
     if has_probes:
         tables.update({"f1_by_round_per_model": F.f1_frame(by_model), "calibration_per_model": calib,
                        "calibration_bins_per_model": bins, "dynamics": F.dynamics_frame(rep)})
+    custom = {f"custom_{file_slug(pid)}": pid for pid in rep.get("custom_probes") or {}}
+    tables.update({name: F.custom_frame(rep["custom_probes"][pid]) for name, pid in custom.items()})
     for name, df in tables.items():
         write_csv(df, tables_dir / f"{name}.csv")
-        (tables_dir / f"{name}.tex").write_text(TEX[name](df, rep), encoding="utf-8")
+        tex = custom_tex(df, rep, name, custom[name]) if name in custom else TEX[name](df, rep)
+        (tables_dir / f"{name}.tex").write_text(tex, encoding="utf-8")
         written["tables"] += [f"tables/{name}.csv", f"tables/{name}.tex"]
     charts = _figures(rep, tables) if figures else {}
     if charts:
@@ -181,6 +184,7 @@ TEX_SECTIONS = {"outcome": "Outcomes", "by_model": "Per model", "by_model_role":
                 "f1_by_round_per_model": "F1 first-order accuracy", "calibration_per_model": "F2 calibration",
                 "calibration_bins_per_model": "F2 calibration", "dynamics": "Belief dynamics",
                 "f4": "F4 belief-vote coupling", "comparisons": "Model comparisons"}
+CUSTOM_SECTION = "Custom probes"
 
 
 def _document(rep: dict[str, Any], tables: dict[str, pd.DataFrame], charts: dict[str, ReportFigure]) -> str:
@@ -193,7 +197,7 @@ def _document(rep: dict[str, Any], tables: dict[str, pd.DataFrame], charts: dict
         "their sha256 and the selection: provenance.json and report.md.")
     order = [n for n in TEX_SECTIONS if n in tables] + [n for n in tables if n not in TEX_SECTIONS]
     return latex.document("mafiascope corpus report", summary,
-                          [(TEX_SECTIONS.get(n, n), f"tables/{n}.tex") for n in order],
+                          [(TEX_SECTIONS.get(n, CUSTOM_SECTION), f"tables/{n}.tex") for n in order],
                           [latex.Figure(f"figures/{n}", f.caption, f.wide) for n, f in charts.items()])
 
 
@@ -238,6 +242,35 @@ def _compared(rep: dict[str, Any]) -> list[dict[str, Any]]:
     return [{**cmp, "rows": rows_at(cmp["rows"], Place.COMPARE)} for cmp in rep.get("comparisons") or []]
 
 
+def _counts_table(by: dict[str, dict[str, int]], head: str) -> str:
+    """Answer counts per group (model or role) as integers, answers as columns."""
+    df = pd.DataFrame([{head: k, **cnt} for k, cnt in by.items()])
+    return _md_table(df.fillna(0).astype({c: int for c in df.columns if c != head}))
+
+
+def _custom_fields_md(cp: dict[str, Any]) -> list[str]:
+    """A custom probe's fields in report.md: numeric means and answer counts by model and by role (counts as
+    integers), free text as its length and a few examples."""
+    L: list[str] = []
+    for field, e in (cp.get("fields") or {}).items():
+        skipped = f" ({e['not_meaningful']} not meaningful left out)" if e.get("not_meaningful") else ""
+        if e["kind"] == "numeric":
+            L += ["", f"{md_code(field)} mean by model{skipped}:", "", _md_table(pd.DataFrame(
+                [{"model": k, "n": (e.get("n_by_model") or {}).get(k), "mean": v} for k, v in e["mean_by_model"].items()]))]
+            L += ["", f"{md_code(field)} mean by role:", "", _md_table(pd.DataFrame(
+                [{"role": k, "mean": v} for k, v in e["mean_by_role"].items()]))]
+        elif e["kind"] == "text":
+            L += ["", f"{md_code(field)}: free text, {e['n']} answers{skipped}, {_fmt(e.get('mean_chars'), nd=1)} characters "
+                      f"on average (median {_fmt(e.get('median_chars'), nd=1)}). Examples:", ""]
+            L += [f"> {md_inline(x)}" + ("  " if i < len(e["examples"]) - 1 else "") for i, x in enumerate(e.get("examples") or [])]
+            L += ["", _md_table(pd.DataFrame([{"model": k, "answers": x["n"], "mean characters": x["mean_chars"]}
+                                              for k, x in (e.get("by_model") or {}).items()]))]
+        elif "by_role" in e:
+            L += ["", f"{md_code(field)} answers by model{skipped}:", "", _counts_table(e["by_model"], "model")]
+            L += ["", f"{md_code(field)} answers by the answering seat's role:", "", _counts_table(e["by_role"], "role")]
+    return L
+
+
 def render_markdown(rep: dict[str, Any], tables: dict[str, pd.DataFrame], charts: dict[str, Any]) -> str:
     prov = rep.get("provenance") or {}
     L = ["# mafiascope corpus report", ""]
@@ -277,13 +310,11 @@ def render_markdown(rep: dict[str, Any], tables: dict[str, pd.DataFrame], charts
               + (f"{cp['valid']} valid against the declared schema" if cp["schema_declared"] else "no declared schema")
               + f", {cp['bot_answers']} answered by offline bots; usable rate {_fmt(cp['usable_rate'])} (kept out of the "
               "headline parse rate)."]
-        for field, e in (cp.get("fields") or {}).items():
-            if e["kind"] == "numeric":
-                L += ["", f"{md_code(field)} mean by role:", "", _md_table(pd.DataFrame(
-                    [{"role": k, "mean": v} for k, v in e["mean_by_role"].items()]))]
-            elif "by_role" in e:
-                L += ["", f"{md_code(field)} answers by the answering seat's role:", "", _md_table(pd.DataFrame(
-                    [{"role": r, **cnt} for r, cnt in e["by_role"].items()]).fillna(0))]
+        if cp.get("not_meaningful"):
+            L += ["", f"{cp['not_meaningful']} bot answers were marked not meaningful (the question points neither at "
+                      "suspects nor at trusted players; docs/bots.md): those fields of them are left out below and "
+                      "counted per field."]
+        L += _custom_fields_md(cp)
     L += _comparisons_md(_compared(rep), charts)
     absent = [k for k, x in rep.items() if isinstance(x, dict) and "absent" in x]
     if absent:

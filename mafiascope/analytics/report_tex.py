@@ -154,3 +154,22 @@ def f4(df: pd.DataFrame, rep: dict[str, Any]) -> str:
 RENDERERS = {"outcome": outcome, "by_model": by_model, "by_model_role": by_model_role, "comparisons": comparisons,
              "f1_by_round_per_model": f1_by_round, "calibration_per_model": calibration,
              "calibration_bins_per_model": calibration_bins, "dynamics": dynamics, "f4": f4}
+
+
+def custom_probe(df: pd.DataFrame, rep: dict[str, Any], name: str, probe_id: str) -> str:
+    """A custom probe's fields per model (:func:`.figures.custom_frame`)."""
+    cp = (rep.get("custom_probes") or {}).get(probe_id) or {}
+    cols = [Col("model", "Model", "text"), Col("answer", "Answer", "text"), Col("count", "Count", "int"),
+            Col("share", "Share"), Col("n", "n", "int"), Col("mean", "Mean"), Col("mean_chars", "Mean characters", decimals=1)]
+
+    def head(r: dict[str, Any]) -> str:
+        kind = {"numeric": "mean", "text": "free text: length", "player": "named seat's true role"}.get(r["kind"], "answers")
+        return rf"\textbf{{{tex_inline(r['field'])}}} ({kind})"
+
+    skipped = cp.get("not_meaningful") or 0
+    note = (f" {skipped} offline-bot answers marked not meaningful (the question points nowhere) are left out."
+            if skipped else "")
+    return table(df, cols, name=name, group=Group(("field",), head),
+                 caption=f"Custom probe {probe_id}: each answer field per model. n: the model's answers to the field; "
+                         f"share: of those answers; mean: of a numeric field; mean characters: of a free-text answer."
+                         f"{note}")
