@@ -394,6 +394,9 @@ def _report(spec: Any, directory: Path, s: dict[str, Any]) -> None:
     st.markdown("#### Report (finished games)")
     st.dataframe(report_table(rep), hide_index=True, width="stretch",
                  column_config={"95% interval": st.column_config.TextColumn(help=glossary.tip("Wilson"))})
+    if st.toggle("Per model, per arm", key="ms_study_models", help="each arm's figures split by the model of each seat, "
+                 "with 95% intervals (game-level bootstrap); computed from the finished games when asked"):  # fmt: skip
+        st.dataframe(dashes(models_table(rep, directory)), hide_index=True, width="stretch")
     games = [g for a in rep["arms"].values() for g in a["game_ids"]]
     if games:
         pick = st.selectbox("Open a game in Live Game", games, key="ms_study_game")
@@ -401,6 +404,26 @@ def _report(spec: Any, directory: Path, s: dict[str, Any]) -> None:
     st.caption(f"Games: {code(public_path(Path(rep['games_dir'])))} · {code('mafiascope study report ' + public_path(directory))} · "
                f"provenance: mafiascope {s['provenance'].get('mafiascope_version')}, commit {s['provenance']['git_commit'] or '—'}, "
                f"spec {s['spec_hash'][:12]}")  # fmt: skip
+
+
+@st.cache_data(show_spinner="Computing per-model figures …", max_entries=16)
+def _arm_models(games_dir: str, game_ids: tuple[str, ...]) -> dict[str, Any]:
+    from mafiascope.study.status import arm_models
+
+    return arm_models(games_dir, list(game_ids))
+
+
+def models_table(rep: dict[str, Any], directory: Path) -> pd.DataFrame:
+    """One row per (arm, model): seats, games and the report's per-model figures (point [95% interval])."""
+    from mafiascope.study.status import MODEL_FIGURES, figure
+
+    rows = []
+    for arm, a in rep["arms"].items():
+        for model, m in _arm_models(str(directory / "games"), tuple(a["game_ids"])).items():
+            rows.append({"arm": arm, "model": model, "seats": m["seats"], "games": m["games"],
+                         **{label: figure(m["metrics"][k]) if m["metrics"].get(k, {}).get("point") is not None else None
+                            for k, label in MODEL_FIGURES.items()}})  # fmt: skip
+    return pd.DataFrame(rows)
 
 
 def status_view(directory: Path) -> None:

@@ -163,3 +163,38 @@ def test_shipped_specs_are_found_by_name_from_any_directory(tmp_path, monkeypatc
     assert main(["study", "plan", "no_such_study"]) == 2
     err = capsys.readouterr().err
     assert "no_such_study: no such study spec or study directory" in err and "bots_quick, two_models" in err
+
+
+def test_the_duration_estimate_learns_from_the_study_s_own_games():
+    """Calls and money already came from the study's own games; the duration did not (a hosted arm kept its
+    latency_s guess). Now it is the arm's games' seconds at the concurrency the ledger saw."""
+    data = {"name": "d", "seed": 0, "games_per_arm": 80, "executor": {"kind": "local", "parallel": 4},
+            "backends": {"m": {"type": "openai", "model": "x", "base_url": "http://127.0.0.1:9/v1", "api_key": "${NOPE_KEY}",
+                               "latency_s": 0.2, "price": {"prompt_per_mtok": 1.0, "completion_per_mtok": 2.0}}},
+            "arms": [{"name": "a", "lineup": "m", "rules": "classic", "probes": "none"}]}  # fmt: skip
+    spec = parse_study_spec(data, "d.yaml")
+    sched = study_schedule(spec)
+    planned = estimate_study(spec, sched)["arms"]["a"]["duration_s"]
+    usage = {"calls": 40, "act_calls": 40, "probe_calls": 0, "prompt_tokens": 40000, "completion_tokens": 3000}
+    rows, t0 = {}, 1_000.0
+    for i, g in enumerate(sched[:40]):  # four at a time, each 24 s (with a little spread)
+        secs = 24.0 + (i % 3) - 1
+        start = t0 + (i // 4) * 24.0
+        rows[g.game_id] = {"arm": "a", "state": "finished", "usage": usage, "money": 0.046, "seconds": secs,
+                           "started": start, "updated": start + secs}  # fmt: skip
+    est = estimate_study(spec, sched, rows)["arms"]["a"]
+    assert est["source"] == "own:40 games"
+    assert est["duration_s"] == pytest.approx(80 * 24.0 / 4, rel=0.05) and planned < est["duration_s"] / 2
+    lo, hi = est["duration_s_90"]
+    assert lo < est["duration_s"] < hi and hi - lo < 0.1 * est["duration_s"]
+    done = {g.game_id: {**rows[sched[i % 40].game_id]} for i, g in enumerate(sched)}  # every game settled
+    final = estimate_study(spec, sched, done)["arms"]["a"]
+    assert final["money_90"][0] == final["money_90"][1] == final["money"]  # nothing left to be uncertain about
+
+
+def test_t90_is_student_s_quantile():
+    from scipy.stats import t
+
+    from mafiascope.study.estimate import t90
+
+    assert max(abs(t90(df) / t.ppf(0.95, df) - 1) for df in range(1, 400)) < 5e-4

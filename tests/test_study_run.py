@@ -377,8 +377,9 @@ def _underestimating_defaults(monkeypatch, share: float) -> None:
     real = estimate.load_defaults()
     low = copy.deepcopy(real)
     for prof in low["profiles"].values():
-        prof["act_prompt_per_call"] *= share
-        prof["act_completion_per_call"] *= share
+        for g in prof["per_game"]:
+            g["act"] = [g["act"][0], g["act"][1] * share, g["act"][2] * share]
+            g["probes"] = {pid: [v[0], v[1] * share, v[2] * share] for pid, v in g["probes"].items()}
     monkeypatch.setattr(estimate, "load_defaults", lambda: low)
 
 
@@ -428,3 +429,22 @@ def test_the_hard_cap_holds_on_ray_workers(tmp_path, monkeypatch):
     assert 0 < s["spend"]["money"] <= cap and s["counts"]["cut"] >= 1
     cut = [r for r in StudyLedger(spec.study_dir()).rows().values() if r["state"] == "cut"]
     assert all(r["metered"]["money"] <= r["allowance"]["money"] + 1e-9 for r in cut)
+
+
+def test_report_gives_per_model_figures_per_arm(tmp_path, capsys):
+    """Each arm's figures split by the model of each seat (the analytics' seat attribution), with intervals."""
+    spec = load_study_spec(small_spec(tmp_path, games=2, probes="suspicion"))
+    run_study(spec, quiet=True)
+    rep = study_report(spec, spec.study_dir(), models=True)
+    assert set(rep["arms"]["one"]["models"]) == {"bot-balanced"}
+    mix = rep["arms"]["mix"]["models"]
+    assert set(mix) == {"bot-balanced", "bot-analyst"}
+    assert sum(m["seats"] for m in mix.values()) == 14 and all(m["games"] == 2 for m in mix.values())
+    for m in mix.values():
+        win, f4 = m["metrics"]["outcome.seat_win_rate"], m["metrics"]["f4.top1.innocent"]
+        assert 0 <= win["point"] <= 1 and win["n"] == m["seats"] and len(win["ci95"]) == 2
+        assert f4["point"] is not None and m["metrics"]["f1.accuracy"]["point"] is None  # the suspicion battery has no F1
+    assert "models" not in study_report(spec, spec.study_dir())["arms"]["mix"]  # the app's live view skips them
+    assert main(["study", "report", str(spec.study_dir())]) == 0
+    out = capsys.readouterr().out
+    assert "    bot-analyst " in out and "seats in 2 games: seat win rate" in out and "F4 top-1 (town)" in out

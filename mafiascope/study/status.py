@@ -17,25 +17,12 @@ from typing import Any
 from ..play.ledger import DONE, SETTLED, StudyLedger, runner_alive
 from ..play.usage import probe_coverage
 from ..provenance import provenance
-from .estimate import estimate_study
+from .estimate import busy_seconds, estimate_study
 from .schedule import study_schedule
 from .spec import StudySpec
 
 PLAN_FILE = "plan.json"
 METRICS = ("calls", "prompt_tokens", "completion_tokens", "money")
-
-
-def _busy_seconds(rows: list[dict[str, Any]]) -> float:
-    spans = sorted((float(r["started"]), float(r["updated"])) for r in rows if r.get("started") and r.get("updated"))
-    total, cur = 0.0, None
-    for a, b in spans:
-        if cur is None or a > cur[1]:
-            if cur is not None:
-                total += cur[1] - cur[0]
-            cur = [a, b]
-        else:
-            cur[1] = max(cur[1], b)
-    return total + (cur[1] - cur[0] if cur else 0.0)
 
 
 def _actual(r: dict[str, Any], k: str) -> float:
@@ -86,7 +73,7 @@ def study_status(spec: StudySpec, study_dir: str | Path) -> dict[str, Any]:
             n_arm[r["arm"]] += 1
         planned["duration_s"] = sum(per_arm[a]["duration_s"] * n / max(1, per_arm[a]["games"]) for a, n in n_arm.items() if a in per_arm)
         actual: dict[str, float] = {k: round(sum(_actual(r, k) for r in settled), 6) for k in METRICS}
-        actual["duration_s"] = round(_busy_seconds(settled), 3)
+        actual["duration_s"] = round(busy_seconds(settled), 3)
         vs = {"games": len(settled), "planned": {k: round(v, 4) for k, v in planned.items()}, "actual": actual,
               "error": {k: (round(actual[k] / planned[k] - 1, 4) if planned[k] else None) for k in planned}}  # fmt: skip
     running = [r for r in rows.values() if r.get("state") == "running"]
@@ -137,8 +124,35 @@ def study_probes(settled: list[dict[str, Any]]) -> dict[str, Any]:
             "by_arm_backend": {a: {b: probe_coverage(us) for b, us in sorted(per.items())} for a, per in by_arm_b.items()}}
 
 
-def study_report(spec: StudySpec, study_dir: str | Path) -> dict[str, Any]:
-    """Outcomes per arm over finished games (invalid and failed games counted, excluded)."""
+# the per-model figures ``study report`` prints and the Studies tab shows (``--json``: every seat-level metric)
+MODEL_FIGURES = {"outcome.seat_win_rate": "seat win rate", "f1.accuracy": "F1 accuracy", "f2.ece": "F2 ECE",
+                 "f4.top1.innocent": "F4 top-1 (town)", "parse.parse_rate": "parse rate"}  # fmt: skip
+
+
+def figure(entry: dict[str, Any]) -> str:
+    """A metric entry as text: its point and 95 % interval."""
+    ci = entry.get("ci95")
+    return f"{entry['point']:.3f}" + (f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci and None not in ci else "")
+
+
+def arm_models(games_dir: str | Path, game_ids: list[str]) -> dict[str, Any]:
+    """Per model over one arm's finished games: its seats and games and every seat-level metric
+    (``{key: {point, ci95, n, games}}``: seat win rate, votes, parse rate, F1-F4, dynamics, personality,
+    plans; intervals from the game-level cluster bootstrap), as ``mafiascope analyze`` attributes them to
+    the model of each seat (:func:`mafiascope.analytics.seats.by_model`)."""
+    from ..analytics.corpus import load_corpus
+    from ..analytics.modes import DEFAULT
+    from ..analytics.seats import by_model
+
+    if not game_ids:
+        return {}
+    corpus = load_corpus(Path(games_dir), manifest=list(game_ids), probed_only=False)
+    return {m: {"seats": e["seats"], "games": e["games"], "metrics": e["metrics"]} for m, e in by_model(corpus, DEFAULT).items()}
+
+
+def study_report(spec: StudySpec, study_dir: str | Path, *, models: bool = False) -> dict[str, Any]:
+    """Outcomes per arm over finished games (invalid, cut and failed games counted, excluded); ``models``:
+    also each arm's per-model figures (:func:`arm_models`)."""
     from ..arena.scoring import wilson
 
     rows = StudyLedger(study_dir).rows()
@@ -163,6 +177,8 @@ def study_report(spec: StudySpec, study_dir: str | Path) -> dict[str, Any]:
             "probe_coverage_by_backend": probes["by_arm_backend"].get(arm.name, {}),
             "game_ids": [r["game_id"] for r in ok],
         }  # fmt: skip
+        if models:
+            arms[arm.name]["models"] = arm_models(Path(study_dir) / "games", arms[arm.name]["game_ids"])
     header = StudyLedger(study_dir).header() or {}
     return {"study": spec.name, "dir": str(study_dir), "arms": arms, "games_dir": str(Path(study_dir) / "games"),
             "provenance": provenance({"spec_hash": header.get("spec_hash", spec.spec_hash()), "seed": spec.seed,

@@ -47,15 +47,20 @@ def register(sub: Any) -> None:
     rep = ssub.add_parser("report", help="outcomes per arm over finished games (invalid and failed games excluded)")
     rep.add_argument("spec", help="study spec YAML or study directory")
     rep.add_argument("--dir", default=None, help="study directory when SPEC is a YAML with another out:")
+    rep.add_argument("--no-models", action="store_true", help="leave out the per-model figures of each arm (faster)")
     add_json_flag(rep, "print the report as one JSON object")
     rep.set_defaults(func=_report)
 
     c = ssub.add_parser("calibrate", help="measure the bundled estimate profiles from offline bot games")
-    c.add_argument("--games", type=int, default=8, help="games per rule set and language (default 8)")
+    c.add_argument("--games", type=int, default=12,
+                   help="games per rule set and language, cycling over line-ups: the presets mixed, then each alone (default 12)")
     c.add_argument("--rules", default=",".join(("classic", "classic_sheriff", "sport", "open_table", "imbalanced")),
                    help="comma-separated rule sets to measure (default: all five); other profiles in --out are kept")
     c.add_argument("--out", default=None, help="where to write the profiles (default: mafiascope/study/defaults.json)")
-    add_json_flag(c, "print the profiles as one JSON object")
+    c.add_argument("--check", nargs="+", metavar="DIR", default=None,
+                   help="play nothing: plan the finished games under DIR(s) as studies and set the planned money and its "
+                        "90%% interval beside what they cost (the estimate's coverage)")  # fmt: skip
+    add_json_flag(c, "print the profiles (or the check) as one JSON object")
     c.set_defaults(func=_calibrate)
     p.set_defaults(func=lambda a: (p.print_help(), 1)[1])
 
@@ -198,12 +203,14 @@ def _report(args: argparse.Namespace) -> int:
     from ...study.status import study_report
 
     spec, study_dir = _load_ran(args)
-    rep = study_report(spec, study_dir)
+    rep = study_report(spec, study_dir, models=not args.no_models)
     emit(args, rep, lambda: _report_text(rep))
     return 0
 
 
 def _report_text(rep: dict[str, Any]) -> Iterator[str]:
+    from ...study.status import MODEL_FIGURES, figure
+
     yield f"study {rep['study']}: outcomes over finished games (invalid, cut and failed excluded); games in {rep['games_dir']}"
     for name, a in rep["arms"].items():
         yield (f"  {name:<20} {a['finished']}/{a['scheduled']} finished ({a['invalid']} invalid, {a['cut']} cut, {a['failed']} failed); "
@@ -213,13 +220,19 @@ def _report_text(rep: dict[str, Any]) -> Iterator[str]:
         if pr and pr["scheduled"]:
             yield (f"  {'':<20} probe calls {pr['answered']}/{pr['scheduled']} answered, {pr['failed']} failed, "
                    f"{pr['skipped']} skipped")  # fmt: skip
+        for model, m in (a.get("models") or {}).items():
+            shown = [f"{label} {figure(m['metrics'][k])}" for k, label in MODEL_FIGURES.items() if m["metrics"].get(k, {}).get("point") is not None]
+            yield f"    {model:<24} {m['seats']} seats in {m['games']} games: " + ("; ".join(shown) or "no figures")
     yield f"analyse the games: mafiascope analyze {rep['games_dir']}"
+
 
 
 def _calibrate(args: argparse.Namespace) -> int:
     from ...study.calibrate import calibrate
     from ...study.estimate import DEFAULTS_FILE
 
+    if args.check:
+        return _calibration_check(args)
     if not 2 <= args.games <= 200:
         raise CliError("--games must be between 2 and 200")
     out = Path(args.out) if args.out else DEFAULTS_FILE
@@ -232,4 +245,29 @@ def _calibrate(args: argparse.Namespace) -> int:
         raise CliError(f"--rules: unknown rule set {bad[0] if bad else '(none)'!r}; choose from classic, classic_sheriff, sport, open_table, imbalanced")
     data = calibrate(args.games, out, rule_sets=tuple(names))
     emit(args, data, f"measured {len(names) * 2} profiles ({args.games} games each); {out} holds {len(data['profiles'])}")
+    return 0
+
+
+def _calibration_check(args: argparse.Namespace) -> int:
+    from ...logs.io import list_game_dirs
+    from ...study.calibrate import backtest
+
+    dirs = []
+    for root in map(Path, args.check):
+        if not root.is_dir():
+            raise CliError(f"--check: {root} is not a directory")
+        dirs += list_game_dirs(root)
+    rows = backtest(dirs)
+    if not rows:
+        raise CliError(f"--check: no finished games this checkout can plan under {', '.join(args.check)}")
+    covered = sum(r["covered"] for r in rows)
+    data = {"arms": rows, "covered": covered, "of": len(rows), "price": {"prompt_per_mtok": 1.0, "completion_per_mtok": 4.0}}
+
+    def text() -> Iterator[str]:
+        for r in rows:
+            yield (f"{r['games_dir']}  {r['rules']}/{r['language']}/{r['probes']}  {r['games']} games: planned {r['planned']:.4f} "
+                   f"{r['money_90']}, actual {r['actual']:.4f} ({r['error']:+.1%}) {'inside' if r['covered'] else 'OUTSIDE'}")  # fmt: skip
+        yield f"the 90% money interval covered {covered} of {len(rows)} arms (every backend at 1.0 / 4.0 per million tokens)"
+
+    emit(args, data, text)
     return 0
