@@ -125,8 +125,8 @@ def backtest(game_dirs: list[Path], prompt_per_mtok: float = 1.0, completion_per
         except ValueError:
             continue  # a rule set or backend this checkout cannot plan
         est = estimate_study(spec, study_schedule(spec))["arms"]["arm"]
-        prices = {b: Price(**price) for b in names}
-        actual = sum(money(game_usage(d)["by_backend"], prices) for d in dirs)
+        prices: dict[str, Price | None] = {b: Price(**price) for b in names}
+        actual = sum((money(game_usage(d)["by_backend"], prices) for d in dirs), 0.0)
         lo, hi = est["money_90"]
         out.append({"games_dir": parent, "rules": rules, "language": language, "probes": probes, "games": len(dirs),
                     "planned": est["money"], "money_90": est["money_90"], "actual": round(actual, 4),

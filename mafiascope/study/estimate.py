@@ -80,25 +80,25 @@ def measure_games(game_dirs: list[Path], cpu_seconds: dict[str, float] | None = 
                 row[1] += int(r["tokens_prompt"])
                 row[2] += int(r.get("tokens_completion") or 0)
         if cpu_seconds is not None:
-            secs = cpu_seconds.get(gdir.name)
+            took = cpu_seconds.get(gdir.name)
         else:
-            secs = float(over["ts"]) - float(t0) if t0 is not None and over.get("ts") is not None else None
+            took = float(over["ts"]) - float(t0) if t0 is not None and over.get("ts") is not None else None
         games.append({
             "lineup": ",".join(f"{b}x{n}" for b, n in sorted(lineup.items())),
             "act": [int(act["calls"]), int(act["prompt_tokens"]), int(act["completion_tokens"])],
             "steps": {w: len(pairs.get(w, ())) for w in (*STEP_KINDS, "own_turn")},
             "probes": probes, "rounds": int(over.get("round") or 0),
-            "seconds": round(float(secs), 4) if secs is not None else None,
+            "seconds": round(float(took), 4) if took is not None else None,
         })  # fmt: skip
     if not games:
         raise ValueError("no finished games with acting-call accounting to measure")
     act_calls = [g["act"][0] for g in games]
-    secs = [g["seconds"] for g in games if g["seconds"] is not None]
+    secs: list[float] = [g["seconds"] for g in games if g["seconds"] is not None]
     all_calls = sum(g["act"][0] + sum(v[0] for v in g["probes"].values()) for g in games if g["seconds"] is not None)
     tok: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0])
     for g in games:
         for pid, v in g["probes"].items():
-            tok[pid] = [x + y for x, y in zip(tok[pid], v)]
+            tok[pid] = [x + y for x, y in zip(tok[pid], v, strict=True)]
     every = [sum(v[i] for v in tok.values()) for i in range(3)]
     return {
         "games": len(games),
@@ -193,7 +193,7 @@ def spread(values: list[float], groups: list[str]) -> dict[str, float]:
     mean (``b``, less what ``w`` explains) and of the mean itself (``m``), with the degrees of freedom
     ``df`` the mean is known to (line-ups - 1; games - 1 when every game has one line-up)."""
     by: dict[str, list[float]] = defaultdict(list)
-    for v, g in zip(values, groups):
+    for v, g in zip(values, groups, strict=True):
         by[g].append(float(v))
     means = [statistics.fmean(v) for v in by.values()]
     grand = statistics.fmean(means)
