@@ -26,6 +26,7 @@ from .cache import Progress, load_dir_games, open_warm, pending_games, read_colu
 from .game_dirs import find_game_dirs, scan  # noqa: F401 - find_game_dirs: part of this module's interface
 from .lazy_table import LazyTable
 from .load import TABLES, read_probe_record
+from .model_names import ModelNames, describe, models_below
 
 
 LAZY_TABLES = tuple(t for t in TABLES if t != "games")
@@ -342,7 +343,12 @@ def load_corpus(
     cache_dir: str | Path | None = None,
     use_cache: bool = True,
     workers: int | None = None,
+    model_names: ModelNames | None = None,
+    min_games: int | None = None,
 ) -> Corpus:
+    """The selected games (module doc). ``model_names``: how seats' models are named (aliases, a split by language;
+    applied before the filters, so ``model`` takes the new names); ``min_games``: models seated in fewer of
+    the selected games are left out of the per-model figures (``selection.models_left_out``)."""
     found = scan(sources)
     sources_of: list[tuple[Any, set[str]]] = []  # per parent: (opened tables or loaded frames, its ok game ids)
     games_parts: list[pd.DataFrame] = []
@@ -379,6 +385,8 @@ def load_corpus(
     games = tables["games"].copy()
     games["game_id"] = games["game_id"].astype(str)
     games = games.drop_duplicates("game_id")
+    if model_names:
+        games["models"] = model_names.games_models(games)
     excluded: Counter = Counter()
     keep = pd.Series(True, index=games.index)
 
@@ -416,6 +424,9 @@ def load_corpus(
     for t in LAZY_TABLES:
         srcs = [(src[t], ids) for src, ids in sources_of if isinstance(src[t], pq.ParquetFile) or "game_id" in src[t]]
         lazy[t] = LazyTable.opened(t, srcs, gmap, skip=("text",))
+    if model_names:
+        players = model_names.players(lazy["players"].frame(), games)
+        lazy["players"] = LazyTable("players", list(players.columns), frame=players)
     selection = {
         "sources": [str(s) for s in (sources if isinstance(sources, list) else [sources])],
         "n_found": int(len(tables["games"])),
@@ -429,6 +440,9 @@ def load_corpus(
         "unparseable_games": sorted(k for k, v in audit.items() if v.get("game.no_setup")),
         "doubled_games": doubled,
     }
+    selection["filters"].update(describe(model_names, min_games))
+    if min_games:
+        selection["models_left_out"] = models_below(games["models"], min_games)
     return Corpus(games, lazy, audit=audit, selection=selection, cache_dirs=cache_dirs)
 
 

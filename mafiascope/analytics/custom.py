@@ -167,7 +167,15 @@ def custom_summary(c: Corpus, mode: Mode, probe_id: str) -> dict[str, Any]:
                                      for k, sub in t.groupby(by, sort=True)}
         fields[field] = entry
     out["fields"] = fields
-    return out
+    return _without_models(out, set(c.selection.get("models_left_out") or {}))
+
+
+def _without_models(obj: Any, left_out: set[str]) -> Any:
+    """``obj`` without the per-model entries of models left out for too few games (``--min-games``)."""
+    if not left_out or not isinstance(obj, dict):
+        return obj
+    return {k: ({m: x for m, x in v.items() if m not in left_out} if k in ("by_model", "mean_by_model", "n_by_model")
+                and isinstance(v, dict) else _without_models(v, left_out)) for k, v in obj.items()}
 
 
 def _free_text(vals: list[Any]) -> bool:

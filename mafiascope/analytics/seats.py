@@ -167,10 +167,12 @@ def seat_metrics(c: Corpus, mode: Mode, mask: np.ndarray) -> dict[str, dict[str,
 
 
 def models_of(c: Corpus) -> list[str]:
-    """Models seated in the corpus, sorted."""
+    """Models seated in the corpus, sorted (but those left out for too few games: ``--min-games``)."""
 
     def build() -> list[str]:
-        return sorted({str(x) for x in c.cols("players", ["model"])["model"].tolist()}) if c.n_rows("players") else []
+        left_out = c.selection.get("models_left_out") or {}  # --min-games
+        return sorted({str(x) for x in c.cols("players", ["model"])["model"].tolist()} - set(left_out)) \
+            if c.n_rows("players") else []
 
     return list(c.memo(MODELS_OF.key(), build))
 

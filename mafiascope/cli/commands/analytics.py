@@ -24,6 +24,15 @@ def _add_selection(p: argparse.ArgumentParser) -> None:
     p.add_argument("--include-forks", action="store_true", help="also count fork branches (left out by default)")
     p.add_argument("--include-invalid", action="store_true",
                    help="also count games over their fault budget (game_over.invalid; left out by default)")
+    p.add_argument("--alias", action="append", default=[], metavar="OLD=NEW|FILE.yaml",
+                   help="name a model otherwise in every table and figure: 'path/to/model=DeepSeek-V3', or a YAML file "
+                        "mapping old names to new ones; repeatable; two names aliased to one are pooled")
+    p.add_argument("--by", choices=["language"],
+                   help="split each model by the game language: 'deepseek-chat (en)' and 'deepseek-chat (ru)' become "
+                        "models of their own (per-language columns, comparisons across languages)")
+    p.add_argument("--min-games", type=int, metavar="N",
+                   help="leave out of the per-model tables, comparisons and figures the models seated in fewer than N "
+                        "of the selected games (listed in audit.selection.models_left_out)")
     p.add_argument("--compat", choices=["mafiascope-2026-07"], help="reproduce the original's figures exactly")
     p.add_argument("--boot", type=int, default=1000, help="bootstrap resamples (0 = no CIs; default: %(default)s)")
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default: %(default)s)")
@@ -44,13 +53,22 @@ def _load(args: argparse.Namespace):
         raise CliError("--boot must be >= 0")
     if args.model and args.games_with_model:
         raise CliError("use either --model (its seats) or --games-with-model (whole games), not both")
+    if args.min_games is not None and args.min_games < 1:
+        raise CliError("--min-games must be >= 1")
+    from ...analytics.model_names import AliasError, ModelNames, read_aliases
+
+    try:
+        names = ModelNames(read_aliases(args.alias), by_language=args.by == "language")
+    except AliasError as exc:
+        raise CliError(str(exc)) from None
     game_model = args.model or args.games_with_model
 
     def load(probed_only: bool):
         return load_corpus(
             args.logs, manifest=args.corpus, language=args.language, model=game_model, rule_set=args.rule_set,
             completed_only=args.completed_only, include_forks=args.include_forks, include_invalid=args.include_invalid,
-            cache_dir=args.cache_dir, use_cache=not args.no_cache, probed_only=probed_only,
+            cache_dir=args.cache_dir, use_cache=not args.no_cache, probed_only=probed_only, model_names=names or None,
+            min_games=args.min_games,
         )
 
     c = load(True)
@@ -162,6 +180,10 @@ def _compare(args: argparse.Namespace) -> int:
     c, mode = _load(args)
     known = models_of(c)
     missing = [m for m in names if m not in known]
+    left_out = c.selection.get("models_left_out") or {}
+    if missing and missing[0] in left_out:
+        raise CliError(f"model {missing[0]} is left out by --min-games {args.min_games} (it sat in {left_out[missing[0]]} "
+                       "of the selected games)")
     if missing:
         hint = "; for a name with a comma give --models A --models B" if any("," in k for k in known) else ""
         raise CliError(f"model {missing[0]} sat in none of the selected games (models: {', '.join(known)}){hint}")
