@@ -17,9 +17,6 @@ from .data import model_list, models_of
 from .sidebar import context
 
 
-DASHBOARD_SECTIONS = ("parse", "outcome", "f1", "f2", "f3", "f4", "dynamics")
-
-
 def selection_dirs(include_forks: bool = False) -> tuple[str, ...]:
     sel = context().selection
     if sel is None or sel.empty:
@@ -115,11 +112,13 @@ def _report(_dirs: tuple[str, ...], key: str, mode: Any) -> dict[str, Any]:
 
 
 def _compute_report(dirs: tuple[str, ...], mode: Any, include_invalid: bool | None = None) -> dict[str, Any]:
+    from mafiascope.analytics.metric import Place
     from mafiascope.analytics.report import build_report
+    from mafiascope.analytics.sections import section_keys
 
     c = bridge.corpus(dirs, include_invalid=include_invalid)
     # the sections the dashboard shows (plans/personality/episodes have their own pages or the CLI report)
-    return build_report(c, mode, sections=DASHBOARD_SECTIONS) if c.m else {"n_games": 0}
+    return build_report(c, mode, sections=section_keys(Place.DASHBOARD)) if c.m else {"n_games": 0}
 
 
 def report_stored(dirs: tuple[str, ...]) -> bool:

@@ -143,25 +143,25 @@ def test_lean_report_equals_the_full_memo_report(tmp_path, compat):
 def _spied_lean_report(tmp_path, monkeypatch, compat, table: str, at: str) -> tuple[set[str], list[tuple[str | None, str]]]:
     """A lean report of the demo corpora: the columns of ``table`` loaded after section ``at``'s group,
     and each column of it read, with the last section finished before the read."""
-    from mafiascope.analytics import lazy_table, report
+    from mafiascope.analytics import executor, lazy_table, report
     from mafiascope.analytics.modes import Mode
 
     c = load_corpus([DEMO, EN], cache_dir=tmp_path / "cache", probed_only=False)
     state: dict = {"section": None, "kept": None}
     reads: list[tuple[str | None, str]] = []
-    after, read = report._Lean.after, lazy_table.LazyTable._read
+    after, read = executor._after_group, lazy_table.LazyTable._read
 
-    def after_spy(self, section):
-        after(self, section)
-        state["section"] = section
+    def after_spy(scope, group, before, wanted):
+        after(scope, group, before, wanted)
+        state["section"] = section = group.sections[-1]
         if section == at:
-            state["kept"] = set(self.c._tables[table]._cols)
+            state["kept"] = set(scope.c._tables[table]._cols)
 
     def read_spy(self, cols):
         reads.extend((state["section"], k) for k in cols if self.name == table)
         return read(self, cols)
 
-    monkeypatch.setattr(report._Lean, "after", after_spy)
+    monkeypatch.setattr(executor, "_after_group", after_spy)
     monkeypatch.setattr(lazy_table.LazyTable, "_read", read_spy)
     report.build_report(c, Mode(boot=50, compat=compat), transcripts=compat is not None)
     return state["kept"], reads
@@ -171,7 +171,7 @@ def _spied_lean_report(tmp_path, monkeypatch, compat, table: str, at: str) -> tu
 def test_the_sections_after_the_episodes_read_only_the_late_probe_columns(tmp_path, monkeypatch, compat):
     """A lean report keeps only LATE_PROBE_COLUMNS of the probes after the episodes, and personality and
     plans read no other probe column (one they read would be read again: same values, more work)."""
-    from mafiascope.analytics.report import LATE_PROBE_COLUMNS
+    from mafiascope.analytics.sections import LATE_PROBE_COLUMNS
 
     kept, reads = _spied_lean_report(tmp_path, monkeypatch, compat, "probes", "episodes")
     assert kept == set(LATE_PROBE_COLUMNS)  # pms, probe_seq, parse_ok and g let go of

@@ -74,8 +74,11 @@ def test_lean_and_reused_corpus_give_the_same_report(tmp_path, name, mode):
                                        ("en_demo", "mafiascope-2026-07")])
 def test_dashboard_sections_are_the_reports(tmp_path, name, mode):
     """The app's report (the Dashboard's sections only, not lean) holds the same figures as the full report."""
-    from app.analysis import DASHBOARD_SECTIONS
+    from mafiascope.analytics.metric import Place
+    from mafiascope.analytics.sections import section_keys
 
+    DASHBOARD_SECTIONS = section_keys(Place.DASHBOARD)
+    assert DASHBOARD_SECTIONS == ("parse", "outcome", "f1", "f2", "f3", "f4", "dynamics")
     gold = G.read(name, mode)
     c = G.load(name, tmp_path)
     mine = G.as_json(G.report(c, G.mode_of(mode), sections=DASHBOARD_SECTIONS))

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -33,6 +33,9 @@ from .lazy_table import LazyTable
 from .metric import GameBlock, Metric, Source
 from .modes import Mode
 from .runtime import current_block, release_free_memory, running_block, workers
+
+if TYPE_CHECKING:
+    from .sections import Group, Scope
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -224,3 +227,45 @@ def _seat_sums(c: Corpus, mode: Mode, metric: Metric) -> np.ndarray:
 
     map_blocks(run, blocks)
     return out
+
+
+# ----------------------------------------------------------------------------- a report's sections
+
+
+def run_sections(scope: Scope, wanted: Callable[[str], bool], *, lean: bool) -> dict[str, Any]:
+    """The report entries of the wanted sections (:data:`.sections.SECTIONS`, in order). Without probe logs
+    a section that needs them is not built (marked absent). ``lean``: after each group of sections
+    (:data:`.sections.GROUPS`) the sections' ``prime`` run, what the group memoised is let go of (but the
+    values declared ``Cached(report=True)``), and the tables and columns no later section reads; memory then
+    holds one group's intermediates at a time. Values are the same either way."""
+    from .sections import ABSENT, GROUPS, SECTIONS  # (the sections' module reads the metrics, which run here)
+
+    c = scope.c
+    before = set(c.memo_keys())
+    ends = {g.sections[-1]: g for g in GROUPS}
+    rep: dict[str, Any] = {}
+    for sec in SECTIONS:
+        if wanted(sec.key):
+            if not sec.needs_probes or scope.has_probes:
+                rep.update(sec.build(scope))
+            elif sec.marked_absent:
+                rep[sec.key] = dict(ABSENT)
+        if lean and sec.key in ends:
+            _after_group(scope, ends[sec.key], before, wanted)
+    return rep
+
+
+def _after_group(scope: Scope, group: Group, before: set[Any], wanted: Callable[[str], bool]) -> None:
+    from .sections import SECTIONS
+
+    c = scope.c
+    for sec in SECTIONS:
+        if sec.prime is not None and wanted(sec.key):
+            sec.prime(scope, set(group.sections))
+    c.forget(*[k for k in c.memo_keys() if k not in before and not k[0].report])
+    c.release(*group.releases)
+    for table, cols in group.drop_columns.items():
+        c.release_columns(table, [k for k in c.columns(table) if k not in cols])
+    if group.probe_columns is not None:
+        c.release_columns("probes", group.probe_columns)
+    release_free_memory()  # the freed intermediates' pages, worker threads' arenas included
