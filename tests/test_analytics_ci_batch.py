@@ -1,4 +1,4 @@
-"""Batched bootstrap intervals (stats.batched_cis) give the intervals computed one by one: exactly as a
+"""Pooled bootstrap intervals (intervals.pooled_entry) give the intervals computed one by one: exactly as a
 report rounds them; unrounded, to the last bits only. Both pool with a float64 matrix product, one
 product per interval alone and one over many intervals' columns batched, and a BLAS library may sum
 the games in another order for another product width (OpenBLAS's AVX-512 kernels do)."""
@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from mafiascope.analytics.modes import Mode
-from mafiascope.analytics.stats import PendingCI, batched_cis, ci_list, cluster_ci, ratio_stat
+from mafiascope.analytics.intervals import Interval, ci_list, cluster_ci, pooled_entry
+from mafiascope.analytics.stats import ratio_stat
 
 
 def _per_game(rng: np.random.Generator, m: int, k: int) -> np.ndarray:
@@ -32,17 +33,21 @@ def test_batched_equals_one_by_one(mode: Mode) -> None:
         out["none"] = {"ci": ci_list(cluster_ci(empty, ratio_stat(0, 1), mode))}
         return out
 
-    alone = intervals()
-    batched = batched_cis(intervals)
+    def one_by_one() -> dict:  # outside any batch: every interval's value is known at once
+        return {k: [x.value() for x in v] if isinstance(v, list) else (v.value() if isinstance(v, Interval) else
+                {kk: vv.value() for kk, vv in v.items()}) for k, v in intervals().items()}
+
+    alone = one_by_one()
+    batched = pooled_entry(intervals)
     inner_calls = []
 
-    @batched_cis
+    @pooled_entry
     def outer() -> dict:
-        inner = batched_cis(intervals)()  # joins the outer batch: still pending here
-        inner_calls.append(any(isinstance(x, PendingCI) for x in inner["each"]))
+        inner = pooled_entry(intervals)()  # joins the outer batch: still pending here
+        inner_calls.append(any(isinstance(x, Interval) for x in inner["each"]))
         return inner
 
-    assert not any(isinstance(x, PendingCI) for x in alone["each"])
+    assert not any(isinstance(x, Interval) for x in alone["each"])
     for got in (batched(), outer()):
         raw = got.pop("raw")
         assert got == {k: v for k, v in alone.items() if k != "raw"}  # rounded as the report rounds: exactly
@@ -52,10 +57,10 @@ def test_batched_equals_one_by_one(mode: Mode) -> None:
 
 
 def test_reading_a_pending_interval_early_fails_loudly() -> None:
-    @batched_cis
+    @pooled_entry
     def early() -> object:
         ci = cluster_ci(np.ones((5, 2)), ratio_stat(0, 1), Mode(boot=10))
-        return ci.value()  # type: ignore[union-attr]
+        return ci.value()
 
     with pytest.raises(RuntimeError, match="before its batch"):
         early()

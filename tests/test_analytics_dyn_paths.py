@@ -119,7 +119,8 @@ def test_distinct_equals_unique_first_index(x: np.ndarray) -> None:
 def _groups_by_rows(c, mode: Mode, seats: np.ndarray | None) -> dict[str, Any]:
     """Dynamics' groups as computed before the (group, game) bins: each group's rows gathered, five bincounts."""
     from mafiascope.analytics import labels as L
-    from mafiascope.analytics.dynamics import _ci, cluster_ci, ratio_stat, round_or_none
+    from mafiascope.analytics.intervals import ci_list as _ci, cluster_ci
+    from mafiascope.analytics.stats import ratio_stat, round_or_none
 
     d = dynamics.pair_arrays(c, mode)
     if seats is not None:

@@ -15,7 +15,8 @@ from mafiascope.analytics import f1
 from mafiascope.analytics import labels as L
 from mafiascope.analytics.frames import alive_matrix, item_arrays, mafia_mask, played_by, true_roles
 from mafiascope.analytics.modes import COMPAT, Mode
-from mafiascope.analytics.stats import batched_cis, ratio_ci, round_or_none
+from mafiascope.analytics.intervals import pooled_entry, ratio_ci
+from mafiascope.analytics.stats import round_or_none
 from tests.loader_digest import loaded_corpora
 
 NAMES = ("demo", "fixtures_v2", "mafiascope_en_demo", "mafiascope_ru_legacy", "malformed")
@@ -56,7 +57,7 @@ def _arrays_by_item(c, mode: Mode) -> dict[str, np.ndarray]:
     return {k: out[k] for k in f1._F1_COLS}
 
 
-@batched_cis
+@pooled_entry
 def _by_round_by_sort(c, mode: Mode, model: str | None = None, seats: np.ndarray | None = None) -> dict[str, Any]:
     """The replaced f1_by_round: a stable sort by round, weighted per-game sums per round."""
     it = f1.f1_arrays(c, mode)
@@ -148,12 +149,12 @@ def test_f1_by_round_counts_equal_sorted_weighted_sums(loaded, name: str, monkey
         c.forget(f1.F1_ROUND_CODES.key(mode))
 
 
-@batched_cis
+@pooled_entry
 def _per_model_calls(c, mode: Mode, models: list[str]) -> list[Any]:
     return [f1.f1_by_round(c, mode, model=mdl) for mdl in models]
 
 
-@batched_cis
+@pooled_entry
 def _per_model_grouped(c, mode: Mode, models: list[str]) -> list[Any]:
     return list(f1.f1_by_round_models(c, mode, models))
 

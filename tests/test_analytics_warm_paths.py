@@ -19,7 +19,8 @@ from mafiascope.analytics.dynamics import _codes
 from mafiascope.analytics.frames import item_arrays, items_with_probe
 from mafiascope.analytics.modes import COMPAT, Mode
 from mafiascope.analytics.step_keys import fast_step_table
-from mafiascope.analytics.stats import cluster_ci, ratio_stat, round_or_none
+from mafiascope.analytics.intervals import cluster_ci, pooled
+from mafiascope.analytics.stats import ratio_stat, round_or_none
 from mafiascope.analytics.viewer import frame_step_table, step_table
 from tests.loader_digest import loaded_corpora
 
@@ -117,7 +118,7 @@ def _summary_by_rows(P: dict[str, np.ndarray], tau: float, window: int | None, m
     cols.append(np.bincount(g, weights=(pred == L.SUSPECTS).astype(float), minlength=m))
     pg = np.column_stack(cols)
     nz = lambda p: np.where(p[:, 0] > 0, p[:, 0], np.nan)  # noqa: E731
-    ci = lambda x: None if x is None else [round_or_none(x[0]), round_or_none(x[1])]  # noqa: E731
+    ci = lambda i: None if i.value() is None else [round_or_none(i.value()[0]), round_or_none(i.value()[1])]  # noqa: E731
     return {"n": n, "accuracy": round_or_none(acc), "majority_class": maj_class, "majority_baseline": round_or_none(maj),
             "diff": round_or_none(acc - maj if n else None), "pred_counts": pred_counts, "actual_counts": act_counts,
             "suspects_ratio": round_or_none(ps / as_ if as_ else None), "pred_suspects": ps, "actual_suspects": as_,
@@ -147,7 +148,7 @@ def test_f3_summary_equals_per_pair_sums(seed: int, chunk: int, monkeypatch: pyt
             for tau in (30, 50, 70):
                 for window in (None,) + windows:
                     for sel, s in masks.items():
-                        got = f3._summary(pairs, tau, window, m, mode, True, sel)
+                        got = pooled(f3._summary, pairs, tau, window, m, mode, True, sel)
                         want = _summary_by_rows(P, tau, window, m, mode, s)
                         assert json.dumps(got) == json.dumps(want), (tau, window, sel)  # key order (first seen) included
 

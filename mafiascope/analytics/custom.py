@@ -25,7 +25,8 @@ from ..probes.answer_schema import BOT_FLAG
 from ..probes.shapes import STANDARD_PROBES
 from .corpus import Cached, Corpus
 from .modes import Mode
-from .stats import batched_cis, ci_list, ratio_ci, round_or_none
+from .intervals import ci_list, pooled_entry, ratio_ci
+from .stats import round_or_none
 
 CUSTOM_RECORDS = Cached("custom_records")
 DIRECTION_KEY = "_direction"  # a bot answer's field -> trust | suspect | None: None = not meaningful (docs/bots.md)
@@ -108,7 +109,7 @@ def _rate_by_model(df: pd.DataFrame, col: str, m: int, mode: Mode) -> dict[str, 
     return out
 
 
-@batched_cis
+@pooled_entry
 def custom_summary(c: Corpus, mode: Mode, probe_id: str) -> dict[str, Any]:
     """Parse/validity accounting and answer distributions of one custom probe (docs/report_schema.md)."""
     df = custom_records(c, probe_id)
@@ -200,7 +201,7 @@ def _text_summary(answered: pd.DataFrame, vals: list[Any]) -> dict[str, Any]:
                          for m, sub in t.groupby("model", sort=True)}}
 
 
-@batched_cis
+@pooled_entry
 def custom_probes(c: Corpus, mode: Mode) -> dict[str, Any]:
     """``{probe_id: custom_summary}`` for every custom probe of the selection."""
     return {pid: custom_summary(c, mode, pid) for pid in custom_probe_ids(c)}

@@ -20,13 +20,13 @@ import pandas as pd
 from ..export_text import write_csv
 from . import labels as L
 from .corpus import Cached, Corpus
-from .stats import ci_list as _ci
 from .frames import at_seats, death_ts, first_of_key, item_rows, items_with_probe, mafia_mask, order_key
 from .executor import concat_rows, map_blocks, map_views, seat_memo
 from .personality_blocks import game_blocks
 from .runtime import workers
 from .modes import Mode
-from .stats import batched_cis, cluster_ci, ratio_stat, round_or_none
+from .intervals import ci_list as _ci, cluster_ci, pooled_entry
+from .stats import ratio_stat, round_or_none
 
 
 DYN_STATES = Cached("dyn_states")
@@ -276,7 +276,7 @@ def _group_stats(cols: np.ndarray, mode: Mode, mult: int = 1) -> dict[str, Any]:
     }
 
 
-@batched_cis
+@pooled_entry
 def dynamics(c: Corpus, mode: Mode, *, seats: np.ndarray | None = None) -> dict[str, Any]:
     """Dynamics per group; ``seats`` (an (m, seats) mask) keeps only those agents' ranking pairs."""
     d = _pair_arrays(c, mode)

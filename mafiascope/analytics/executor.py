@@ -29,6 +29,7 @@ import pandas as pd
 
 from .corpus import SEAT_ARRAY, Cached, Corpus
 from .frames import death_ts, game_bounds, mafia_mask
+from .intervals import pooled
 from .lazy_table import LazyTable
 from .metric import GameBlock, Metric, Source
 from .modes import Mode
@@ -247,7 +248,7 @@ def run_sections(scope: Scope, wanted: Callable[[str], bool], *, lean: bool) -> 
     for sec in SECTIONS:
         if wanted(sec.key):
             if not sec.needs_probes or scope.has_probes:
-                rep.update(sec.build(scope))
+                rep.update(pooled(sec.build, scope))  # the section's intervals in one product
             elif sec.marked_absent:
                 rep[sec.key] = dict(ABSENT)
         if lean and sec.key in ends:

@@ -21,7 +21,8 @@ from .corpus import Cached, Corpus
 from .frames import (at_seats, death_ts, dense_groups, item_arrays, mafia_mask, played_by, seat_model_codes,
                      true_roles)
 from .modes import Mode
-from .stats import batched_cis, ci_list, ratio_ci, round_or_none
+from .intervals import ci_list, pooled_entry, ratio_ci
+from .stats import round_or_none
 
 F1_ARRAYS = Cached("f1_arrays")
 F1_ITEMS = Cached("f1_items")
@@ -272,7 +273,7 @@ def _counts(m: int, n_rounds: int, ridx: np.ndarray, g: np.ndarray, code: np.nda
     return out
 
 
-@batched_cis
+@pooled_entry
 def f1_by_round(c: Corpus, mode: Mode, *, model: str | None = None, seats: np.ndarray | None = None) -> dict[str, Any]:
     """F1 per round; ``model`` keeps only the observers played by that model (mixed-model games),
     ``seats`` (an (m, seats) mask) only those observers. The per-game counts of all rounds come from
@@ -302,7 +303,7 @@ def f1_by_round_models(c: Corpus, mode: Mode, models: list[str]) -> Iterator[dic
         yield _rows_by_round(c, mode, it, rc, np.flatnonzero(mk == hit[0]) if len(hit) else np.zeros(0, np.intp))
 
 
-@batched_cis
+@pooled_entry
 def _rows_by_round(c: Corpus, mode: Mode, it: dict[str, np.ndarray], rc: dict[str, np.ndarray],
                    at: slice | np.ndarray) -> dict[str, Any]:
     """The per-round figures of the F1 rows ``at`` (ascending positions, or every row)."""

@@ -21,7 +21,8 @@ from .f1 import f1_arrays
 from .f2_cells import ObsCells
 from .frames import seat_model_codes
 from .modes import Mode
-from .stats import batched_cis, ci_list as _ci, cluster_ci, ratio_stat, round_or_none, wilson, wilson_arrays
+from .intervals import ci_list as _ci, cluster_ci, pooled_entry
+from .stats import ratio_stat, round_or_none, wilson, wilson_arrays
 
 N_BINS = 5
 Obs = Union[pd.DataFrame, Mapping[str, np.ndarray]]  # calibration_obs() or its columns as arrays
@@ -191,7 +192,7 @@ def _summaries(cols: tuple[list[int], list, list, list]) -> list[dict[str, Any]]
         return [{"n": nn, "ece": e, "brier": b, "bins": bins} for nn, e, b, bins in zip(*cols)]
 
 
-@batched_cis
+@pooled_entry
 def _with_cis(df: Obs, m: int, mode: Mode) -> dict[str, Any]:
     return calibration_summary(df, m, mode, with_ci=True)
 
@@ -211,7 +212,7 @@ def obs_cells(c: Corpus, mode: Mode, seats: np.ndarray | None = None) -> ObsCell
     return c.memo(CALIBRATION_CELLS.key(mode), build) if seats is None else build(seats)
 
 
-@batched_cis
+@pooled_entry
 def _summary_of(cells: ObsCells, j: int | None, mode: Mode) -> dict[str, Any]:
     """:func:`_with_cis` of every row of ``cells`` (``j`` None) or of model ``j``'s rows (none if -1)."""
     if j is None:

@@ -20,7 +20,8 @@ from .f3_match import match, rows_where, usable_queries
 from .frames import item_arrays, item_col as _item_col, mafia_mask, order_key
 from .executor import concat_rows, map_views, seat_memo
 from .modes import Mode
-from .stats import batched_cis, ci_list as _ci, cluster_ci, ratio_stat, round_or_none
+from .intervals import ci_list as _ci, cluster_ci, pooled_entry
+from .stats import ratio_stat, round_or_none
 
 CLASSES = L.ATTITUDES  # trusts, neutral, suspects (codes 0, 1, 2)
 F3_PAIR_ARRAYS = Cached("f3_pair_arrays")
@@ -289,7 +290,7 @@ def _summary(P: _Pairs, tau: float, window: int | None, m: int, mode: Mode, with
 _GRID_TAUS = (30, 50, 70)
 
 
-@batched_cis
+@pooled_entry
 def f3(c: Corpus, mode: Mode, tau: float = 50, window: int | None = None, *, seats: np.ndarray | None = None) -> dict[str, Any]:
     """F3 summaries; ``seats`` (an (m, seats) mask) keeps only the pairs whose predictor A is a kept seat.
     Each threshold's counts come from one pass over the pairs (:meth:`_Pairs.counts`), shared by its summaries."""

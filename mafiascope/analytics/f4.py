@@ -29,7 +29,8 @@ from .last_before import distinct_pairs, first_min, last_probe_before, others, r
 from .load import K_LIST
 from ..lexicon.names import russian_spellings
 from .modes import Mode
-from .stats import batched_cis, ci_list as _ci, ratio_ci, round_or_none
+from .intervals import ci_list as _ci, pooled_entry, ratio_ci
+from .stats import round_or_none
 
 F4_UNITS = Cached("f4_units")
 
@@ -367,7 +368,7 @@ def _rate(units: pd.DataFrame, col: str, m: int, mode: Mode, *, is_set: bool = F
     }
 
 
-@batched_cis
+@pooled_entry
 def f4(c: Corpus, mode: Mode, transcripts: bool = True, *, seats: np.ndarray | None = None) -> dict[str, Any]:
     """F4 per voter group; ``seats`` (an (m, seats) mask) keeps only the votes of kept voters."""
     units = vote_units(c, mode, transcripts)

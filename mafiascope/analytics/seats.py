@@ -31,8 +31,8 @@ from . import metrics as registered
 from .modes import Mode
 from .pooled_product import count_columns, pooled_columns
 from .pvalues import bootstrap_p, bootstrap_tail_p, holm, holm_family, round_p
-from .stats import batched_cis, isolated, multiplicities, percentile_ci, round_or_none
-from .stats import ci_list as _ci
+from .intervals import ci_list as _ci, pooled, pooled_entry
+from .stats import multiplicities, percentile_ci, round_or_none
 
 MODELS_OF = Cached("models_of", report=True)
 ROLES_OF = Cached("roles_of", report=True)
@@ -184,7 +184,7 @@ def roles_of(c: Corpus) -> list[str]:
     return list(c.memo(ROLES_OF.key(), build))
 
 
-@batched_cis
+@pooled_entry
 def _model_entries(c: Corpus, mode: Mode) -> dict[str, dict[str, Any]]:
     # one batch holding each model's F1 and F2 intervals in model order, as by_model pooled them; every
     # model's F1 from one grouping of the rows by (model, round), taken model by model between the F2s
@@ -195,7 +195,7 @@ def _model_entries(c: Corpus, mode: Mode) -> dict[str, dict[str, Any]]:
 
 def model_entries(c: Corpus, mode: Mode) -> dict[str, dict[str, Any]]:
     """F1 by round and F2 of each model's seats (memoised; a copy each call)."""
-    return copy.deepcopy(c.memo(BY_MODEL_ENTRIES.key(mode), lambda: isolated(_model_entries, c, mode)))
+    return copy.deepcopy(c.memo(BY_MODEL_ENTRIES.key(mode), lambda: pooled(_model_entries, c, mode)))
 
 
 def prime(c: Corpus, mode: Mode, sections: set[str]) -> None:
@@ -206,7 +206,7 @@ def prime(c: Corpus, mode: Mode, sections: set[str]) -> None:
         if metric.section in sections:
             seat_sums(c, mode, metric)
     if {"f1", "f2"} <= sections and c.n_rows("probes"):
-        c.memo(BY_MODEL_ENTRIES.key(mode), lambda: isolated(_model_entries, c, mode))
+        c.memo(BY_MODEL_ENTRIES.key(mode), lambda: pooled(_model_entries, c, mode))
 
 
 def by_model(c: Corpus, mode: Mode) -> dict[str, Any]:

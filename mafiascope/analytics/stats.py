@@ -13,26 +13,20 @@ multiplicity matrix depends only on (number of games, B, seed, mode) and is cach
 Percentile CI: ``sorted[int(0.025 K)]``, ``sorted[min(K-1, int(0.975 K))]`` over the K
 resamples whose statistic is defined (no interpolation), in both modes.
 
-Inside :func:`batched_cis` (each metric function: F1, F2, F3, F4, dynamics, custom probes,
-the per-model section), :func:`cluster_ci` defers: it returns a :class:`PendingCI` and every
-interval of the batch is pooled by one matrix product over all their columns at the end
-(reading the B x m multiplicity matrix once per section instead of once per interval, ~150
-times a report). Each column's product is the same dot product as alone, so the intervals are
-unchanged. The report itself is not one batch: resolving walks the returned structure, and
-F2's per-agent breakdown (~10^5 containers at 10,000 games) holds no interval.
+Intervals over these resamples, and their pooling into one product per report section:
+:mod:`.intervals`.
 """
 
 from __future__ import annotations
 
 import contextlib
 import contextvars
-import functools
 import math
 import random
 import weakref
 from collections.abc import Callable, Iterator
 from functools import lru_cache
-from typing import Any, TypeVar
+from typing import Any
 
 import numpy as np
 
@@ -199,153 +193,6 @@ def percentile_ci(values: np.ndarray) -> tuple[float, float] | None:
     return (float(v[int(0.025 * k)]), float(v[min(k - 1, int(0.975 * k))]))
 
 
-def cluster_ci(
-    per_game: np.ndarray,
-    stat: Callable[[np.ndarray], np.ndarray],
-    mode: Mode,
-) -> tuple[float, float] | None:
-    """CI of ``stat`` over game-level resamples.
-
-    ``per_game``: (m, k) sufficient statistics, one row per game in corpus order.
-    ``stat``: maps pooled statistics (R, k) to (R,) values, NaN where undefined.
-    Returns None when B = 0, there are no games, or no resample is defined.
-    """
-    per_game = np.asarray(per_game, dtype=np.float64)
-    if per_game.ndim == 1:
-        per_game = per_game[:, None]
-    m = per_game.shape[0]
-    if m == 0 or mode.boot == 0:
-        return None
-    batch = _BATCH.get()
-    if batch is not None:
-        return batch.add(per_game, stat, mode)  # type: ignore[return-value]  # resolved by batched_cis
-    return _interval(stat, multiplicities(m, mode) @ per_game)
-
-
-def _interval(stat: Callable[[np.ndarray], np.ndarray], pooled: np.ndarray) -> tuple[float, float] | None:
-    with np.errstate(divide="ignore", invalid="ignore"):
-        vals = np.asarray(stat(pooled), dtype=np.float64)
-    return percentile_ci(vals)
-
-
-class PendingCI:
-    """An interval of a running :func:`batched_cis` batch (or a function of one, :meth:`then`);
-    :func:`batched_cis` replaces it by its value in the returned structure."""
-
-    __slots__ = ("_src", "_fn", "_value", "_done")
-
-    def __init__(self, src: PendingCI | None = None, fn: Callable[[Any], Any] | None = None):
-        self._src, self._fn, self._value, self._done = src, fn, None, False
-
-    def then(self, fn: Callable[[Any], Any]) -> PendingCI:
-        return PendingCI(self, fn)
-
-    def value(self) -> Any:
-        if not self._done:
-            if self._src is None or self._fn is None:
-                raise RuntimeError("bootstrap interval read before its batch was pooled")
-            self._value, self._done = self._fn(self._src.value()), True
-        return self._value
-
-
-class _Batch:
-    """Deferred intervals, pooled per (games, B, seed, mode) in one product at :meth:`flush`."""
-
-    COLS = 512  # columns per product (bounds the (m, cols) and (B, cols) temporaries)
-
-    def __init__(self) -> None:
-        self.items: list[tuple[tuple[int, int, int, bool], np.ndarray, Callable[[np.ndarray], np.ndarray], PendingCI]] = []
-
-    def add(self, per_game: np.ndarray, stat: Callable[[np.ndarray], np.ndarray], mode: Mode) -> PendingCI:
-        p = PendingCI()
-        self.items.append(((per_game.shape[0], mode.boot, mode.seed, mode.is_compat), per_game, stat, p))
-        return p
-
-    def flush(self) -> None:
-        groups: dict[tuple[int, int, int, bool], list[int]] = {}
-        for i, item in enumerate(self.items):
-            groups.setdefault(item[0], []).append(i)
-        for (m, boot, seed, compat), idx in groups.items():
-            arrays: dict[int, tuple[np.ndarray, int]] = {}  # one copy of an array several intervals share
-            start = 0
-            for i in idx:
-                a = self.items[i][1]
-                if id(a) not in arrays:
-                    arrays[id(a)] = (a, start)
-                    start += a.shape[1]
-            cols = np.empty((m, start))
-            for a, at in arrays.values():
-                cols[:, at:at + a.shape[1]] = a
-            mult = np.asarray(_multiplicities(m, boot, seed, compat))  # float64 (kept in a dense_multiplicities scope)
-            pooled = np.empty((mult.shape[0], start))
-            for lo in range(0, start, self.COLS):
-                pooled[:, lo:lo + self.COLS] = mult @ cols[:, lo:lo + self.COLS]
-            del mult, cols
-            for i in idx:
-                _, a, stat, p = self.items[i]
-                at = arrays[id(a)][1]
-                p._value, p._done = _interval(stat, pooled[:, at:at + a.shape[1]]), True
-        self.items.clear()
-
-
-_BATCH: contextvars.ContextVar[_Batch | None] = contextvars.ContextVar("mafiascope_ci_batch", default=None)
-F = TypeVar("F", bound=Callable[..., Any])
-
-
-def resolve(obj: Any) -> Any:
-    """``obj`` with every :class:`PendingCI` in its dicts and lists replaced by its value (in place)."""
-    if isinstance(obj, PendingCI):
-        return obj.value()
-    stack = [obj]  # a loop, not recursion: a report holds ~10^5 containers at 10,000 games
-    while stack:
-        x = stack.pop()
-        items = x.items() if type(x) is dict else enumerate(x) if type(x) is list else ()
-        for k, v in items:
-            t = type(v)
-            if t is dict or t is list:
-                stack.append(v)
-            elif t is PendingCI:
-                x[k] = v.value()
-    return obj
-
-
-def batched_cis(fn: F) -> F:
-    """Run ``fn`` with its cluster-bootstrap intervals pooled together at its end (nested calls join
-    the outermost batch); its result holds the values, never a :class:`PendingCI`."""
-
-    @functools.wraps(fn)
-    def run(*args: Any, **kwargs: Any) -> Any:
-        if _BATCH.get() is not None:
-            return fn(*args, **kwargs)
-        batch = _Batch()
-        token = _BATCH.set(batch)
-        try:
-            out = fn(*args, **kwargs)
-            batch.flush()
-        finally:
-            _BATCH.reset(token)
-        return resolve(out)
-
-    return run  # type: ignore[return-value]
-
-
-def isolated(fn: Callable[..., Any], *args: Any) -> Any:
-    """``fn(*args)`` (a :func:`batched_cis` function) in a batch of its own: its result holds values
-    even when called inside another batch (a memoised result must not hold pending intervals)."""
-    token = _BATCH.set(None)
-    try:
-        return fn(*args)
-    finally:
-        _BATCH.reset(token)
-
-
-def ci_list(ci: Any, nd: int = 6) -> Any:
-    """``[lo, hi]`` rounded (None stays None); a pending interval gives a pending list."""
-    if isinstance(ci, PendingCI):
-        return ci.then(lambda v: ci_list(v, nd))
-    return None if ci is None else [round_or_none(ci[0], nd), round_or_none(ci[1], nd)]
-
-
 def ratio_stat(num: int = 0, den: int = 1) -> Callable[[np.ndarray], np.ndarray]:
     """Pooled ratio column ``num`` / column ``den`` (NaN when the denominator is 0)."""
 
@@ -354,10 +201,6 @@ def ratio_stat(num: int = 0, den: int = 1) -> Callable[[np.ndarray], np.ndarray]
         return np.where(d > 0, p[:, num] / np.where(d > 0, d, 1), np.nan)
 
     return f
-
-
-def ratio_ci(per_game_num: np.ndarray, per_game_den: np.ndarray, mode: Mode) -> tuple[float, float] | None:
-    return cluster_ci(np.column_stack([per_game_num, per_game_den]), ratio_stat(0, 1), mode)
 
 
 def safe_ratio(k: float, n: float) -> float | None:

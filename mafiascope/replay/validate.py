@@ -30,7 +30,8 @@ from typing import Any
 import numpy as np
 
 from ..analytics.modes import Mode
-from ..analytics.stats import cluster_ci, ratio_stat
+from ..analytics.intervals import cluster_ci
+from ..analytics.stats import ratio_stat
 from ..config import GameConfig
 from ..engine.phases.base import ProbeStep
 from ..engine.state import GameState
@@ -243,7 +244,7 @@ async def run_repeat(logs: str | Path, states: int, repeats: int, *, seed: int =
     def entry(bucket: str, name: str) -> dict[str, Any]:
         rows = np.array([st.get((bucket, name), [0, 0, 0]) for st in per_state], dtype=float).reshape(-1, 3)
         d, n, u = (int(x) for x in rows.sum(0))
-        ci = cluster_ci(rows[:, :2], ratio_stat(0, 1), Mode(boot=REPEAT_BOOT, seed=seed)) if len(rows) else None
+        ci = cluster_ci(rows[:, :2], ratio_stat(0, 1), Mode(boot=REPEAT_BOOT, seed=seed)).value() if len(rows) else None
         return {"disagreements": d, "pairs": n, "unparsed_pairs": u, "k": d, "n": n, "p": (d / n) if n else None,
                 "ci95": [round(ci[0], 4), round(ci[1], 4)] if ci else None}
 
