@@ -72,27 +72,6 @@ def test_vectorised_bootstrap_equals_reference(corpus, compat):
     assert checked >= 2
 
 
-@pytest.mark.parametrize("compat", [None, "mafiascope-2026-07"])
-def test_f2_breakdowns_equal_per_group_summaries(corpus, compat):
-    from mafiascope.analytics.f2 import calibration_obs, calibration_summary, f2
-    from mafiascope.analytics.modes import Mode
-
-    mode = Mode(compat=compat, boot=0)
-    res = f2(corpus, mode)
-    df = calibration_obs(corpus, mode)
-    names = corpus.players.set_index(["g", "seat"])["name"]
-    gid = corpus.games["game_id"].to_numpy()
-    ref = [{"game_id": str(gid[g]), "agent": str(names.loc[(g, s)]), **calibration_summary(sub)}
-           for (g, s), sub in df.groupby(["g", "obs"], sort=True)]
-    assert res["by_agent"] == ref and len(ref) > 5
-    models = corpus.players.set_index(["g", "seat"])["model"]
-    import pandas as pd
-
-    key = models.reindex(pd.MultiIndex.from_arrays([df["g"], df["obs"]])).to_numpy()
-    ref_m = {str(mdl): calibration_summary(sub) for mdl, sub in df.assign(model=key).groupby("model", sort=True)}
-    assert res["by_model"] == ref_m and list(res["by_model"]) == list(ref_m)
-
-
 @pytest.mark.slow
 def test_plan_consistency_equals_per_plan_filter(tmp_path):
     from mafiascope.analytics import accounting
