@@ -6,10 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-import pandas as pd
 import pytest
 
-from mafiascope.analytics import frames, seats
+from mafiascope.analytics import seats
 from mafiascope.analytics.metric import GameBlock
 from mafiascope.analytics.modes import Mode
 from tests.loader_digest import loaded_corpora
