@@ -100,21 +100,9 @@ def _ledger_arms(c: Corpus) -> tuple[list[str | None], list[str | None]]:
     """(study name, arm) per game from the ledger that scheduled it: a study directory's ``ledger.jsonl``
     (games under ``<study>/games/``), an arena run's ``.study/`` or a batch's ``.batches/<prefix>/``
     (games beside them); (None, None) for a game no ledger names."""
-    from .play.ledger import StudyLedger
+    from .analytics.manifest import scheduled_by
 
-    found: dict[str, tuple[str | None, str | None]] = {}
-    read: set[Path] = set()
-    for parent in sorted({Path(p).parent for p in c.games["path"]}):
-        places = [parent.parent] if parent.name == "games" else []
-        places += [parent / ".study"] + (sorted((parent / ".batches").iterdir()) if (parent / ".batches").is_dir() else [])
-        for place in places:
-            if place in read or not (place / "ledger.jsonl").is_file():
-                continue
-            read.add(place)
-            ledger = StudyLedger(place)
-            name = (ledger.header() or {}).get("name")
-            for gid, row in ledger.rows().items():
-                found.setdefault(gid, (name, row.get("arm")))
+    found = {gid: (header.get("name"), arm) for gid, (header, arm) in scheduled_by(list(c.games["path"])).items()}
     pairs = [found.get(gid, (None, None)) for gid in c.games["game_id"]]
     return [p[0] for p in pairs], [p[1] for p in pairs]
 

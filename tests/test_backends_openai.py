@@ -46,6 +46,9 @@ async def test_reply_usage_served_model_and_seed():
     assert d["served_model"] == "echo-devserver" and d["base_url_host"] == f"127.0.0.1:{srv.port}"
     assert d["sampling"]["temperature"] == 0.3 and d["api_key_set"] is False
     assert "openai" in d["versions"] and "mafiascope" in d["versions"]
+    rep = d["api_reported"]  # what the API said it served (the report's provenance)
+    assert rep["models"] == {"echo-devserver": 1} and rep["system_fingerprints"] == {"fp_devserver_echo": 1}
+    assert rep["created_first"] == rep["created_last"] and abs(rep["created_first"] - time.time()) < 120
 
 
 async def test_think_blocks_are_stripped_from_acts_and_probes():

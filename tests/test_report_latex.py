@@ -10,12 +10,12 @@ import subprocess
 from pathlib import Path
 
 import pytest
-import yaml
 from hypothesis import given, settings, strategies as st
 
 from mafiascope.analytics import latex
 from mafiascope.analytics.report_dir import write_report_dir
 from mafiascope.export_text import tex_inline
+from tests.studies import three_model_study
 
 ROOT = Path(__file__).resolve().parents[1]
 GOLDEN = ROOT / "tests" / "golden" / "reports" / "demo.default.json"
@@ -84,22 +84,6 @@ def _assert_fits(out: Path) -> None:
     assert (out / "report.pdf").stat().st_size > 10_000
 
 
-def _three_model_study(tmp_path: Path) -> Path:
-    spec = {"name": "three", "seed": 5, "games_per_arm": 3,
-            "backends": {"a": {"type": "bot", "preset": "balanced", "model": "/home/me/models/DeepSeek-V3-0324-Q4_K_M.gguf"},
-                         "b": {"type": "bot", "preset": "analyst", "model": "gpt-4o-mini"},
-                         "c": {"type": "bot", "preset": "aggressive", "model": "claude-3.5-haiku"}},
-            "arms": [{"name": "mixed", "lineup": {"roster": ["a", "b", "c"]}, "rules": "classic", "probes": "chained"}],
-            "executor": {"kind": "local", "parallel": 2}, "out": str(tmp_path / "study")}
-    path = tmp_path / "three.yaml"
-    path.write_text(yaml.safe_dump(spec), encoding="utf-8")
-    from mafiascope.study.run import run_study
-    from mafiascope.study.spec import load_study_spec
-
-    run_study(load_study_spec(path), quiet=True)
-    return tmp_path / "study"
-
-
 @pytest.mark.slow
 @pytest.mark.skipif(PDFLATEX is None, reason="pdflatex is not installed")
 @pytest.mark.parametrize("corpus", ["bundled", "study"])
@@ -108,7 +92,7 @@ def test_report_tex_compiles_without_overfull_boxes(tmp_path, corpus):
     from mafiascope.analytics.modes import Mode
     from mafiascope.analytics.report_dir import build_dir_report
 
-    logs = ROOT / "data" / "demo" if corpus == "bundled" else _three_model_study(tmp_path)
+    logs = ROOT / "data" / "demo" if corpus == "bundled" else three_model_study(tmp_path)
     c = load_corpus(logs, cache_dir=tmp_path / "cache")
     rep = build_dir_report(c, Mode(boot=50))
     out = tmp_path / "report"

@@ -20,7 +20,7 @@ from ..export_text import md_code, md_inline, write_csv
 from . import figures as F
 from . import seats as seat_stats
 from .corpus import Corpus
-from .manifest import analysis_provenance
+from .manifest import SECTIONS as PROVENANCE_SECTIONS, analysis_provenance
 from .metric import Place
 from .metrics import labels as metric_labels, metrics_at, rows_at
 from .modes import Mode
@@ -271,6 +271,44 @@ def _custom_fields_md(cp: dict[str, Any]) -> list[str]:
     return L
 
 
+SELECTION_LISTS = {"doubled_games": "written by two writers (excluded)", "unparseable_games": "without a setup record"}
+
+
+def _selection_md(sel: dict[str, Any]) -> list[str]:
+    """report.md's selection: games found, selected, excluded per reason, the games listed apart (duplicates,
+    doubled, unparseable: whatever lists ``audit.selection`` holds), models left out, the filters in use."""
+    if not sel:
+        return []
+    L = ["", "## Selection", "", f"{sel.get('n_found', '?')} games found, {sel.get('n_selected', '?')} selected."]
+    excluded = {k: v for k, v in (sel.get("excluded") or {}).items() if v}
+    if excluded:
+        L += ["", "| left out because | games |", "|---|---|"]
+        L += [f"| {md_inline(k.replace('_', ' '))} | {v} |" for k, v in excluded.items()]
+    for key, items in sel.items():
+        if isinstance(items, list) and items and key not in ("sources",):
+            ids = [str(x.get("game_id", x)) if isinstance(x, dict) else str(x) for x in items]
+            L += ["", f"{md_inline(key.replace('_', ' '))} ({SELECTION_LISTS.get(key, 'listed in report.json')}): {len(ids)}: "
+                      + ", ".join(md_code(x) for x in ids[:5]) + (" ..." if len(ids) > 5 else "")]
+    left = sel.get("models_left_out") or {}
+    if left:
+        L += ["", f"Models left out for fewer than {(sel.get('filters') or {}).get('min_games')} games: "
+                  + ", ".join(f"{md_inline(m)} ({k})" for m, k in left.items()) + "."]
+    used = {k: v for k, v in (sel.get("filters") or {}).items() if v not in (None, False, {}, [])}
+    if used:
+        L += ["", "Filters: " + "; ".join(f"{md_inline(k)} = {md_inline(v)}" for k, v in used.items()) + "."]
+    return L
+
+
+def _provenance_md(prov: dict[str, Any]) -> list[str]:
+    """report.md's provenance: every declared section (:data:`.manifest.SECTIONS`) the provenance holds."""
+    L: list[str] = []
+    for sec in PROVENANCE_SECTIONS:
+        if prov.get(sec.key):
+            L += ["", f"### {sec.title}", "", *sec.markdown(prov[sec.key])]
+    return (["", "## Provenance", "", f"mafiascope {md_inline(prov.get('mafiascope_version'))}, commit "
+             f"`{prov.get('git_commit') or 'n/a'}`; game files with their sha256 in `provenance.json`."] + L) if L else []
+
+
 def render_markdown(rep: dict[str, Any], tables: dict[str, pd.DataFrame], charts: dict[str, Any]) -> str:
     prov = rep.get("provenance") or {}
     L = ["# mafiascope corpus report", ""]
@@ -281,6 +319,8 @@ def render_markdown(rep: dict[str, Any], tables: dict[str, pd.DataFrame], charts
     L.append("Every per-model figure is attributed to the seat a row belongs to (the observer for F1/F2, the predictor for "
              "F3, the voter for F4 and votes, the agent for dynamics and episode switching, the probed seat for parsing, "
              "the planner for plans). Intervals resample whole games, since seats of one game are not independent.")
+    L += _selection_md((rep.get("audit") or {}).get("selection") or {})
+    L += _provenance_md(prov)
     if rep.get("probe_logs") is False:
         L += ["", "**No probe logs in these games**: outcomes, votes and transcript baselines only; F1-F3, dynamics, "
                   "episodes, personality and plans are absent."]

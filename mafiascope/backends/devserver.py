@@ -245,6 +245,7 @@ class DevServer:
             "object": "chat.completion",
             "created": int(time.time()),
             "model": f"{model}-devserver",
+            "system_fingerprint": f"fp_devserver_{model}",
             "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
             "usage": {"prompt_tokens": estimate_tokens(prompt_text), "completion_tokens": estimate_tokens(text),
                       "total_tokens": estimate_tokens(prompt_text) + estimate_tokens(text)},

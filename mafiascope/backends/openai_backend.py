@@ -58,6 +58,32 @@ def _loads(body: bytes) -> Any:
         return json.loads(body)
 
 
+class ApiReported:
+    """What an OpenAI-compatible API reported about the model that answered: the responses' ``model`` ids,
+    ``system_fingerprint`` values and the range of their ``created`` times (Unix seconds), over this backend
+    instance's successful calls (recorded in each game's ``game_over.backends``; the report's provenance)."""
+
+    MAX_VALUES = 20  # distinct ids kept (a misbehaving server cannot grow the record without bound)
+
+    def __init__(self) -> None:
+        self.models: dict[str, int] = {}
+        self.fingerprints: dict[str, int] = {}
+        self.created: list[int] = []  # [first, last]
+
+    def add(self, model: str | None, fingerprint: Any, created: Any) -> None:
+        for seen, value in ((self.models, model), (self.fingerprints, fingerprint)):
+            if isinstance(value, str) and value and (value in seen or len(seen) < self.MAX_VALUES):
+                seen[value[:200]] = seen.get(value[:200], 0) + 1
+        if isinstance(created, (int, float)) and not isinstance(created, bool) and created > 0:
+            t = int(created)
+            self.created = [min(self.created[0], t), max(self.created[1], t)] if self.created else [t, t]
+
+    def describe(self) -> dict[str, Any]:
+        return {"models": dict(self.models), "system_fingerprints": dict(self.fingerprints),
+                "created_first": self.created[0] if self.created else None,
+                "created_last": self.created[1] if self.created else None}
+
+
 class OpenAIBackend:
     type = "openai"
 
@@ -71,6 +97,7 @@ class OpenAIBackend:
         self._clients: PerLoop[openai.AsyncOpenAI] = PerLoop(self._new_client)
         self._rng = random.Random()  # jitter only; never touches game RNG streams
         self.served_model: str | None = None
+        self.reported = ApiReported()  # what the API said it served: model ids, system fingerprints, creation times
         self.stats = {"calls": 0, "ok": 0, "failed": 0, "retries": 0, "faults": 0}
         self.fault_types: dict[str, int] = {}
 
@@ -197,6 +224,7 @@ class OpenAIBackend:
         served = served or None
         if served and self.served_model is None:
             self.served_model = served
+        self.reported.add(served, resp.get("system_fingerprint"), resp.get("created"))
         self.stats["ok"] += 1
         self._count(faults)
         meta: dict[str, Any] = {"backend": self.name}
@@ -237,6 +265,7 @@ class OpenAIBackend:
             "model": s.model,
             "model_label": self.model_label,
             "served_model": self.served_model,
+            "api_reported": self.reported.describe(),
             "base_url_host": host_of(s.base_url),
             "sampling": {"temperature": s.temperature, "top_p": s.top_p, "max_tokens": s.max_tokens,
                          "reasoning_effort": s.reasoning_effort, "seed_sent": s.send_seed},
