@@ -98,9 +98,8 @@ def reliability_block(f2res: dict[str, Any], title: str, key: str) -> None:
     # a reliability diagram is read against its diagonal: keep it near square instead of a 6:1 strip
     left, right = st.columns([3, 2])
     left.altair_chart(ch, width="stretch", key=f"rel_{key}")
-    right.caption(glossary.plain("reliability diagram") + " Bars: accuracy per stated-confidence bin; whiskers: Wilson 95%; "
-                  "dashed diagonal: perfect calibration; vermillion = overconfident (accuracy below the bin's mid "
-                  "confidence), faded = fewer than 10 guesses.")
+    right.caption(glossary.plain("reliability diagram") + " Whiskers: Wilson 95% intervals; vermillion = overconfident "
+                  "(accuracy below the bin's mid confidence); faded = fewer than 10 guesses.")
     with right.expander("Bins table and export"):
         show = df.assign(bin=df["lo"].astype(str) + "–" + (df["hi"] - (df["hi"] < 100)).astype(str)).drop(columns=["lo", "hi"])
         show = show[["bin", *[c for c in show.columns if c != "bin"]]]

@@ -78,9 +78,9 @@ def side_by_side(c: BranchComparison, branch: str) -> tuple[pd.DataFrame, int | 
         pa = a[i] if i < len(a) else {}
         pb = b[i] if i < len(b) else {}
         mark = "▶" if div is not None and i == div else ("" if div is None or i < div else "·")  # the caption says what they mean
-        rows.append({"#": i + 1, "": mark, "parent step": pa.get("label", ""), "parent speaker": pa.get("player", ""),
-                     "parent said": pa.get("text", ""), "branch step": pb.get("label", ""),
-                     "branch speaker": pb.get("player", ""), "branch said": pb.get("text", "")})
+        rows.append({"#": i + 1, "": mark, "parent step": f"{pa.get('label', '')} {pa.get('player', '')}".strip(),
+                     "parent said": pa.get("text", ""), "branch step": f"{pb.get('label', '')} {pb.get('player', '')}".strip(),
+                     "branch said": pb.get("text", "")})
     return pd.DataFrame(rows), div
 
 
@@ -131,13 +131,12 @@ def render(parent_dir: str | Path, branches: list[dict[str, Any]], key: str) -> 
         st.caption(f"The first utterance that differs is #{div + 1} (marked ▶); rows after it are marked ·.")
     # several lines a row: the utterances are read side by side (one line a row cut them after a few words)
     st.dataframe(df, hide_index=True, width="stretch", height=min(640, 38 + ROW_PX * len(df)), row_height=ROW_PX,
-                 column_config={"#": st.column_config.NumberColumn(width=40), "": st.column_config.TextColumn(width=40),
-                                "parent step": st.column_config.TextColumn("parent", width="small"),
-                                "parent speaker": st.column_config.TextColumn("speaker", width="small"),
-                                "branch step": st.column_config.TextColumn("branch", width="small"),
-                                "branch speaker": st.column_config.TextColumn("speaker ", width="small"),
-                                "parent said": st.column_config.TextColumn(width="large"),
-                                "branch said": st.column_config.TextColumn(width="large")})
+                 # fixed widths that fit the page's column: the two texts side by side, each on several lines
+                 column_config={"#": st.column_config.NumberColumn(width=36), "": st.column_config.TextColumn(width=28),
+                                "parent step": st.column_config.TextColumn("parent", width=110, help="step and speaker in the parent"),
+                                "branch step": st.column_config.TextColumn("branch", width=110, help="step and speaker in the branch"),
+                                "parent said": st.column_config.TextColumn(width=290),
+                                "branch said": st.column_config.TextColumn(width=290)})
 
 
 def branch_section(index: pd.DataFrame, row: pd.Series | None) -> None:

@@ -230,22 +230,27 @@ def attribution(res: dict[str, Any]) -> None:
     from mafiascope.lexicon import glossary
 
     st.caption(glossary.tip("PRE/POST"))
-    rows = []
+    cols: dict[str, dict[str, Any]] = {}
     for u in res["utterances"]:
         d = u["delta_post_minus_pre"]
-        row = {"message": utterance_label(u["utterance"]), "n per arm": d["p_mafia_win"]["pre"]["n"],
+        col = {"n per arm": d["p_mafia_win"]["pre"]["n"],
                "P(Mafia wins) PRE": d["p_mafia_win"]["pre"]["p"], "P(Mafia wins) POST": d["p_mafia_win"]["post"]["p"],
-               "Δ Mafia": d["p_mafia_win"]["diff"], "Fisher p (Mafia)": d["p_mafia_win"]["fisher_p"]}  # fmt: skip
+               "Δ P(Mafia wins), POST − PRE": d["p_mafia_win"]["diff"], "Fisher p (Mafia wins)": d["p_mafia_win"]["fisher_p"]}  # fmt: skip
         if "p_eliminate_target" in d:
             t = d["p_eliminate_target"]
-            row.update({f"P({res['target']} out) PRE": t["pre"]["p"], f"P({res['target']} out) POST": t["post"]["p"],
-                        "Δ target": t["diff"], "Δ target 95% CI": _ci(t["ci95"]), "Fisher p": t["fisher_p"]})  # fmt: skip
+            col.update({f"P({res['target']} out) PRE": t["pre"]["p"], f"P({res['target']} out) POST": t["post"]["p"],
+                        f"Δ P({res['target']} out)": t["diff"], f"Δ P({res['target']} out), 95% CI": _ci(t["ci95"]),
+                        f"Fisher p ({res['target']} out)": t["fisher_p"]})  # fmt: skip
         for p, v in d["suspicion"].items():
-            row[f"Δ susp. {p}"] = v
-        rows.append(row)
-    st.dataframe(dashes(pd.DataFrame(rows).round(3)), hide_index=True, width="stretch",
-                 column_config={c: st.column_config.Column(help="Fisher's exact test, two-sided: how likely a PRE-POST gap "
-                                                           "this large is by chance") for c in ("Fisher p (Mafia)", "Fisher p")})
+            col[f"Δ suspicion of {p}"] = v
+        cols[utterance_label(u["utterance"])] = col
+    # one row per measure, a column per message: the measures are many, the messages few (a row per message ran
+    # past the table's right edge)
+    table = pd.DataFrame(cols).rename_axis("measure").reset_index()
+    table[list(cols)] = table[list(cols)].map(lambda v: round(v, 3) if isinstance(v, float) else v)
+    st.dataframe(dashes(table.astype({c: object for c in cols})), hide_index=True, width="stretch",
+                 height=38 + 35 * len(table))
+    st.caption("Fisher p: Fisher's exact test, two-sided: how likely a PRE-POST gap this large is by chance.")
     chart = attribution_chart(res)
     if chart is not None:
         st.altair_chart(chart, width="content")

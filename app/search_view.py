@@ -76,14 +76,20 @@ def render() -> None:
         rows.append({"game": W.short_id(h.game_id), "step": step, "speaker": h.player,
                      "live": _link("live", game=h.game_id, step=step),
                      "impersonate": _link("impersonate", game=h.game_id, step=step, agent=h.player),
-                     "text": h.text, "source": SOURCE_LABELS[h.source], "probe": h.probe_id or "", "about": h.about or ""})
+                     "text": h.text, "source": SOURCE_LABELS[h.source] + (f" · {h.probe_id}" if h.probe_id else ""),
+                     "about": h.about or ""})
     df = pd.DataFrame(rows)
-    # the links next to the step, the text wrapped over several lines (a row of one line cut every hit's text)
+    # the links next to the step and the text wrapped over several lines, in widths that fit the page (a row of one
+    # line cut every hit's text, and the links sat past the table's right edge)
     st.dataframe(df, hide_index=True, width="stretch", height=min(640, 38 + ROW_PX * len(df)), row_height=ROW_PX, key="search_table",
                  column_config={
-                     "text": st.column_config.TextColumn("text", width="large"),
-                     "live": st.column_config.LinkColumn("Live Game", display_text="open ↗", width="small"),
-                     "impersonate": st.column_config.LinkColumn("Impersonate", display_text="as speaker ↗", width="small"),
-                     "probe": st.column_config.TextColumn("probe", help="The probe whose answer gave this reason or plan."),
-                     "about": st.column_config.TextColumn("about", help="The player the reason or plan is about.")})
+                     "game": st.column_config.TextColumn(width=80), "step": st.column_config.TextColumn(width=50),
+                     "speaker": st.column_config.TextColumn(width=75),
+                     "live": st.column_config.LinkColumn("Live Game", display_text="open ↗", width=80),
+                     "impersonate": st.column_config.LinkColumn("Impersonate", display_text="open ↗", width=95,
+                                                                help="The game through the speaker's eyes at that step."),
+                     "text": st.column_config.TextColumn("text", width=330),
+                     "source": st.column_config.TextColumn("source", width=170, help="What the text is, and for a reason or "
+                                                           "a plan the probe whose answer gave it."),
+                     "about": st.column_config.TextColumn("about", width=70, help="The player the reason or plan is about.")})
     W.download_csv(df.drop(columns=["live", "impersonate"]), "search_results", key="dl_search")

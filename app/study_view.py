@@ -375,14 +375,16 @@ MEASURES = {"calls": "calls", "prompt_tokens": "prompt tokens", "completion_toke
 
 
 def report_table(rep: dict[str, Any]) -> pd.DataFrame:
-    """The per-arm report as the page shows it: words for columns, intervals as text, "—" for no data."""
+    """The per-arm report as the page shows it: a few columns of words (fifteen ran past the page's edge), intervals
+    as text, "—" for no data."""
     rows = []
     for arm, a in rep["arms"].items():
-        rate = a.get("mafia_win_rate")
-        rows.append({"arm": arm, "rules": a["rules"], "language": a["language"], "probes": a["probes"],
-                     "scheduled": a["scheduled"], "finished": a["finished"], "invalid": a["invalid"], "cut": a["cut"], "failed": a["failed"],
-                     "Mafia wins": a["mafia_wins"], "Mafia win rate": f"{rate:.0%}" if rate is not None else None,
-                     "95% interval": _interval(a.get("mafia_win_ci95"), "{:.0%}") if a.get("mafia_win_ci95") else None,
+        rate, ci = a.get("mafia_win_rate"), a.get("mafia_win_ci95")
+        left_out = ", ".join(f"{a[k]} {k}" for k in ("invalid", "cut", "failed") if a.get(k))
+        rows.append({"arm": arm, "set-up": f"{a['rules']} · {a['language']} · {a['probes']}",
+                     "games": f"{a['finished']}/{a['scheduled']} finished" + (f" ({left_out})" if left_out else ""),
+                     "Mafia wins [95% CI]": None if rate is None else f"{a['mafia_wins']}/{a['finished']} = {rate:.0%}"
+                     + (f" [{_interval(ci, '{:.0%}')}]" if ci else ""),
                      "mean rounds": a.get("mean_rounds"), "faults": a["faults"], "money": a["money"]})  # fmt: skip
     return dashes(pd.DataFrame(rows), 2)
 
@@ -393,7 +395,9 @@ def _report(spec: Any, directory: Path, s: dict[str, Any]) -> None:
     rep = study_report(spec, directory)
     st.markdown("#### Report (finished games)")
     st.dataframe(report_table(rep), hide_index=True, width="stretch",
-                 column_config={"95% interval": st.column_config.TextColumn(help=glossary.tip("Wilson"))})
+                 column_config={"Mafia wins [95% CI]": st.column_config.TextColumn(help=glossary.tip("Wilson")),
+                                "games": st.column_config.TextColumn(help="Finished games of those scheduled; invalid, "
+                                                                     "cut and failed games are left out of the report.")})
     if st.toggle("Per model, per arm", key="ms_study_models", help="each arm's figures split by the model of each seat, "
                  "with 95% intervals (game-level bootstrap); computed from the finished games when asked"):  # fmt: skip
         st.dataframe(dashes(models_table(rep, directory)), hide_index=True, width="stretch")

@@ -51,9 +51,17 @@ AV.metric_ci(c2, "Accuracy", can.get("accuracy"), can.get("acc_ci95"), "{:.2f}",
 AV.metric_ci(c3, "vs majority baseline", can.get("diff"), can.get("diff_ci95"), "{:+.2f}", games=res["m"],
              help=glossary.tip("majority baseline") + f" Here the most common actual attitude is {can.get('majority_class')}.")
 tbl = pd.DataFrame(rows)
-st.dataframe(tbl, hide_index=True, width="stretch", column_config={
-    c: st.column_config.NumberColumn(c, format="%.2f") for c in ("over-prediction ratio", "accuracy", "majority baseline",
-                                                                 "accuracy − baseline")})
+# on screen each figure beside its interval (ten columns ran past the page's edge); the CSV keeps them apart
+shown_tbl = pd.DataFrame([{
+    "predictors": r["predictors"], "pairs": r["pairs"],
+    "over-prediction ratio [95% CI]": AV.ci_text(x.get("suspects_ratio"), x.get("ratio_ci95"), "{:.2f}"),
+    "accuracy [95% CI]": AV.ci_text(x.get("accuracy"), x.get("acc_ci95"), "{:.2f}"),
+    "majority baseline": "–" if x.get("majority_baseline") is None else f"{x['majority_baseline']:.2f} ({x.get('majority_class')})",
+    "accuracy − baseline [95% CI]": AV.ci_text(x.get("diff"), x.get("diff_ci95"), "{:+.2f}")}
+    for r, x in zip(rows, (res.get(k) or {} for k in ("canonical", "innocent_predictors", "mafia_predictors")))])
+st.dataframe(shown_tbl, hide_index=True, width="stretch", column_config={
+    "over-prediction ratio [95% CI]": st.column_config.Column(help=glossary.tip("spotlight ratio")),
+    "majority baseline": st.column_config.Column(help=glossary.tip("majority baseline"))})
 W.download_csv(tbl, f"second_order_tau{tau}", key="dl_so")
 
 st.markdown("#### Predicted × actual attitude")

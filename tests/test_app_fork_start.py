@@ -81,8 +81,8 @@ def test_experiment_results_and_unprobed_branches_show_no_internals(env):
     at = new_app(page="replay", game="parent-01", step="R1.6", tab="Experiments").run()
     assert_clean(at)
     tables = [d.value for d in at.dataframe]
-    attribution = next(t for t in tables if "n per arm" in t.columns)
-    assert attribution["message"].tolist() == ["R1.6 Riley"]
+    attribution = next(t for t in tables if "measure" in t.columns and "n per arm" in t["measure"].tolist())
+    assert list(attribution.columns) == ["measure", "R1.6 Riley"]  # a column per message, named by its timeline label
     for t in tables:
         cells = [str(c) for c in t.to_numpy().ravel()]
         assert "None" not in cells and "error" not in t.columns, (list(t.columns), cells[:20])

@@ -9,6 +9,8 @@ episode page with zero candidates did not say why.
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 pytest.importorskip("streamlit")
@@ -173,8 +175,8 @@ def test_second_order_table_prints_intervals_as_text(demo):
     at = new_app(page="second_order").run()
     assert_clean(at)
     df = at.dataframe[0].value
-    v = df["ratio CI95"].iloc[0]
-    assert isinstance(v, str) and v.startswith("[") and v.endswith("]"), v
+    v = df["over-prediction ratio [95% CI]"].iloc[0]  # the figure beside its interval, as text
+    assert isinstance(v, str) and re.fullmatch(r"\d+\.\d\d \[\d+\.\d\d, \d+\.\d\d\]", v), v
 
 
 @pytest.mark.slow
