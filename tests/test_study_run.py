@@ -448,3 +448,27 @@ def test_report_gives_per_model_figures_per_arm(tmp_path, capsys):
     assert main(["study", "report", str(spec.study_dir())]) == 0
     out = capsys.readouterr().out
     assert "    bot-analyst " in out and "seats in 2 games: seat win rate" in out and "F4 top-1 (town)" in out
+
+
+def test_games_in_flight_make_the_next_game_wait_not_stop(tmp_path):
+    """Allowances held by games in flight (1.5 x expected) do not end a run: a game that fits once they settle
+    waits; only a game that does not fit even at the expected costs of the games in flight stops the run."""
+    from mafiascope.play.ledger import WAIT
+    from mafiascope.study.run import _Budget
+    from mafiascope.study.schedule import study_schedule
+
+    spec = load_study_spec(small_spec(tmp_path, games=12))
+    e = plan_study(spec)["estimate"]["arms"]["one"]["per_game"]["money"]
+    spec = spec.model_copy(update={"budget": spec.budget.model_copy(update={"money": 10.2 * e}), "arms": spec.arms[:1]})
+    run_study(spec, quiet=True, limit=0)
+    led = StudyLedger(spec.study_dir())
+    budget = _Budget(spec, study_schedule(spec), led.rows(), led, "local")
+    with Runner(spec.study_dir()) as r:
+        verdicts = [led.claim(r, budget)[1] for _ in range(8)]
+        # seven games hold 10.2e (the last what was left); the eighth fits only once some settle: it waits
+        assert verdicts == [None] * 7 + [WAIT]
+        assert not any(x.get("event") == "stop" for x in led.records())
+        for _ in range(3):  # three more expected games would not fit even at expected cost: the run stops
+            led.settle(next(g for g, x in led.rows().items() if x["state"] == "running"), r, "finished", money=2.0 * e)
+        row, why = led.claim(r, budget)
+    assert row is None and why.startswith("budget: money")

@@ -24,12 +24,16 @@ through: ``study run``, ``batch``, ``arena run``, ``validate ab`` and fork batch
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
 from typing import Any
 
 from ..config import GameConfig
+
+WAITING = object()  # what next_game() answers when a game may start only once one in flight settles (a budget)
+WAIT_POLL_S = 2.0  # how long a waiting worker sleeps unless a game of its own run settles first (another runner's may)
 
 
 class ExecutorError(ValueError):
@@ -131,6 +135,16 @@ async def execute_local(next_game: Callable[[], Any], cfg_of: Callable[[Any], Ga
     the background (at most ``parallel`` such games) and its worker takes the next game."""
 
     draining: set[asyncio.Task[None]] = set()
+    settled = asyncio.Event()
+
+    def recorded(g: Any, out: Any) -> None:
+        record(g, out)
+        settled.set()
+
+    async def until_settled() -> None:
+        settled.clear()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(settled.wait(), WAIT_POLL_S)
 
     async def one(g: Any, acts_done: Callable[[], None]) -> Any:
         try:
@@ -142,10 +156,13 @@ async def execute_local(next_game: Callable[[], Any], cfg_of: Callable[[Any], Ga
             return exc
 
     async def settle(g: Any, task: asyncio.Future[Any]) -> None:
-        record(g, await task)
+        recorded(g, await task)
 
     async def worker() -> None:
         while (g := next_game()) is not None:
+            if g is WAITING:
+                await until_settled()
+                continue
             acts = asyncio.Event()
             task = asyncio.ensure_future(one(g, acts.set))
             waiter = asyncio.ensure_future(acts.wait())
@@ -156,7 +173,7 @@ async def execute_local(next_game: Callable[[], Any], cfg_of: Callable[[Any], Ga
                 draining.add(t)
                 t.add_done_callback(draining.discard)
                 continue
-            record(g, await task)
+            recorded(g, await task)
 
     await asyncio.gather(*(worker() for _ in range(max(1, parallel))))
     while draining:
@@ -190,6 +207,11 @@ def execute_ray(next_game: Callable[[], Any], cfg_of: Callable[[Any], GameConfig
                 g = next_game()
                 if g is None:
                     more = False
+                    break
+                if g is WAITING:  # the budget waits for a game in flight: take results first
+                    if not pending:
+                        time.sleep(WAIT_POLL_S)  # held by another runner's games
+                        continue
                     break
                 logs_dir = Path(getattr(g, "logs_dir", None) or run_dir)
                 share = getattr(g, "allowance", None)

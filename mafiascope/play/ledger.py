@@ -47,6 +47,13 @@ SETTLED = ("finished", "invalid", "failed", "cut")  # an attempt's end (``cut``:
 BASE_FIELDS = ("game_id", "arm", "index", "seed", "rules", "seats")
 
 
+class Wait(str):
+    """An ``admit`` verdict: not now, but maybe once a game in flight settles (its budget held is freed)."""
+
+
+WAIT = Wait("wait for a game in flight to settle")
+
+
 class LedgerError(ValueError):
     """The study directory holds another study, or the ledger cannot be used."""
 
@@ -344,7 +351,8 @@ class StudyLedger:
               ) -> tuple[dict[str, Any] | None, str | None]:  # fmt: skip
         """Take the next game (pending first, then running under a dead runner, then failed by another
         runner) and mark it running. ``admit(row, rows)`` may refuse it with a reason (the budget):
-        then ``(None, reason)``. ``(None, None)``: nothing left to take."""
+        then ``(None, reason)``, or answer :data:`WAIT` (``(None, WAIT)``: ask again after a settle).
+        ``(None, None)``: nothing left to take."""
         with self.locked():
             rows = self._view()  # read-only here: no copy of every row per claim
             alive: dict[str, bool] = {}

@@ -34,7 +34,8 @@ from ..config import GameConfig, redact
 from ..logs.paths import safe_rmtree
 from ..probes.pending import needs_finishing
 from ..provenance import content_hash
-from .ledger import DONE, Runner, StudyLedger
+from .executors import WAITING
+from .ledger import DONE, Runner, StudyLedger, Wait
 from .usage import game_usage, money, totals
 
 Admit = Callable[[dict[str, Any], dict[str, dict[str, Any]]], "str | dict[str, Any] | None"]
@@ -145,12 +146,14 @@ class _Run:
     def gdir(self, j: Job) -> Path:
         return Path(j.logs_dir or self.games_dir) / j.game_id
 
-    def next_game(self) -> Job | None:
+    def next_game(self) -> Job | None | Any:  # or WAITING (executors.py): ask again after a settle
         while True:
             if self.stop or (self.limit is not None and len(self.started) >= self.limit):
                 return None
             row, refused = self.ledger.claim(self.runner, self.admit)
             if row is None:
+                if isinstance(refused, Wait):
+                    return WAITING
                 if refused:
                     self.stop = refused
                     self.ledger.append({"event": "stop", "runner": self.runner.id, "reason": refused})

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config import SECRET_KEYS, ConfigError, GameConfig
-from ..play.ledger import DONE, Runner, StudyLedger, held
+from ..play.ledger import DONE, WAIT, Runner, StudyLedger, held, runner_alive
 from ..play.runner import Job, RunnerError, run_games, settle_game
 from ..provenance import provenance
 from .estimate import estimate_study
@@ -195,21 +195,38 @@ class _Budget:
         self.per_game = {arm: {"money": r["per_game"]["money"], "calls": r["per_game"]["calls"]} for arm, r in est["arms"].items()}
 
     def _free(self, rows: dict[str, dict[str, Any]]) -> tuple[float, float, float, float]:
-        """(money spent, money held, calls spent, calls held) by every attempt (called under the ledger's lock)."""
+        """(money spent, money held, calls spent, calls held) by every attempt (called under the ledger's lock).
+        A running game of a runner that died counts its allowance as spent: it is claimed again later."""
         spent_m, spent_c = self.ledger.spent()
-        holds = [held(r) for r in rows.values() if r.get("state") == "running"]
-        return spent_m, sum(h[0] for h in holds), spent_c, sum(h[1] for h in holds)
+        held_m = held_c = 0.0
+        alive: dict[str, bool] = {}
+        for r in rows.values():
+            if r.get("state") == "running":
+                rid = str(r.get("runner"))
+                alive.setdefault(rid, runner_alive(self.ledger.dir, rid))
+                m, c = held(r)
+                if alive[rid]:
+                    held_m, held_c = held_m + m, held_c + c
+                else:
+                    spent_m, spent_c = spent_m + m, spent_c + c
+        return spent_m, held_m, spent_c, held_c
 
     def __call__(self, row: dict[str, Any], rows: dict[str, dict[str, Any]]) -> str | dict[str, Any]:
+        """Stop when the game does not fit even if the games in flight cost what they are expected to; wait
+        (:data:`WAIT`) while it fits only once their allowances are freed; else admit it with an allowance."""
         exp = self.per_game.get(row["arm"], {"money": 0.0, "calls": 0.0})
         spent_m, held_m, spent_c, held_c = self._free(rows)
+        fly = [r.get("expected") or {} for r in rows.values() if r.get("state") == "running" and runner_alive(self.ledger.dir, str(r.get("runner")))]
+        fly_m, fly_c = sum(float(e.get("money") or 0) for e in fly), sum(float(e.get("calls") or 0) for e in fly)
         b = self.spec.budget
-        if b.money is not None and spent_m + held_m + exp["money"] > b.money:
-            return (f"budget: money {spent_m:.4f} spent + {held_m:.4f} held by games in flight + {exp['money']:.4f} expected "
+        if b.money is not None and spent_m + fly_m + exp["money"] > b.money:
+            return (f"budget: money {spent_m:.4f} spent + {fly_m:.4f} expected in flight + {exp['money']:.4f} expected "
                     f"for {row['game_id']} would exceed {b.money}")  # fmt: skip
-        if b.calls is not None and spent_c + held_c + exp["calls"] > b.calls:
-            return (f"budget: calls {spent_c:.0f} made + {held_c:.0f} held by games in flight + {exp['calls']:.0f} expected "
+        if b.calls is not None and spent_c + fly_c + exp["calls"] > b.calls:
+            return (f"budget: calls {spent_c:.0f} made + {fly_c:.0f} expected in flight + {exp['calls']:.0f} expected "
                     f"for {row['game_id']} would exceed {b.calls}")  # fmt: skip
+        if (b.money is not None and spent_m + held_m + exp["money"] > b.money) or (b.calls is not None and spent_c + held_c + exp["calls"] > b.calls):
+            return WAIT
         allowance = {"money": None if b.money is None else round(min(b.money - spent_m - held_m, self.factor * exp["money"]), 9),
                      "calls": None if b.calls is None else float(int(min(b.calls - spent_c - held_c, math.ceil(self.factor * exp["calls"]))))}  # fmt: skip
         return {"expected": {"money": round(exp["money"], 6), "calls": round(exp["calls"], 1)}, "allowance": allowance}
