@@ -105,12 +105,16 @@ view = view.reset_index(drop=True)
 view = view.assign(open=["impersonate?" + urlencode({"game": g, "step": s, "agent": a}) for g, s, a in zip(view["game_id"], view["step"], view["predictor"])])
 st.caption(f"{plural(len(view), 'pair')} · click a row to open that agent's Impersonate view at the step, or use the link column")
 ev = st.dataframe(view, hide_index=True, width="stretch", height=360, on_select="rerun", selection_mode="single-row", key="so_pairs",
+                  # the link first and the step instead of its round and message number: every column fits the page
+                  column_order=["open", "game_id", "step", "predictor", "predictor_role", "about", "about_role", "predicted",
+                                "actual", "their_guess_conf", "match"],
                   column_config={"open": st.column_config.LinkColumn("open", display_text="Impersonate ↗"),
                                  "game_id": st.column_config.TextColumn("game", width="small"),
-                                 "predictor_role": "predictor's role", "about_role": "counterpart's role",
+                                 "predictor_role": "predictor's role", "about_role": st.column_config.TextColumn(
+                                     "their role", help="the true role of the player the prediction is about"),
                                  "their_guess_conf": st.column_config.NumberColumn(
-                                     "counterpart's confidence", help="How sure the counterpart's own guess about the "
-                                     "predictor was (0-100); below τ its attitude counts as neutral."),
+                                     "their confidence", help="How sure that player's own guess about the predictor was "
+                                     "(0-100); below τ its attitude counts as neutral."),
                                  "seq": "message", "match": st.column_config.CheckboxColumn(
                                      "match", help="The predicted attitude is the counterpart's actual one.")})
 W.download_csv(view.drop(columns=["open"]), f"second_order_pairs_tau{tau}", key="dl_so_pairs")
