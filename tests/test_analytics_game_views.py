@@ -1,6 +1,6 @@
-"""Builds run a block of games at a time on game views (:mod:`mafiascope.analytics.executor`) give
-exactly what they give on the whole corpus: the step table, the episodes' top suspects, F4's vote
-units, F3's report pairs, and the whole report. Views are forced here on small corpora, with blocks
+"""Builds the executor runs a block of games at a time on game views (:func:`mafiascope.analytics.executor.by_games`)
+give exactly what they give on the whole corpus: the step table and the episodes, F4's vote units, F3's
+report pairs, the dynamics' pairs, and the whole report. Views are forced here on small corpora, with blocks
 of a few rows so that every corpus is split into many (seven- and ten-seat games mixed in ``demo``)."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from mafiascope.analytics import dynamics, episodes, executor, f3, f4, personality_blocks as pb, runtime, step_keys, viewer
+from mafiascope.analytics import dynamics, episodes, executor, f3, f4, personality_blocks as pb, runtime, viewer
 from mafiascope.analytics import accounting
 from mafiascope.analytics.frames import N_SEATS
 from mafiascope.analytics.modes import COMPAT, Mode
@@ -60,23 +60,16 @@ def test_step_table_and_top_suspects_by_views_equal_the_whole(loaded, name: str,
     c = loaded[name]
     views(None)
     c.forget(viewer.STEP_TABLE.key(), episodes.EPISODE_COMPARISONS.key())
-    whole_st, whole, counts = step_table(c), episodes._comparisons(c), episodes.episode_counts(c)
-    assert step_keys.blocked_step_table(c) is None  # no views: the whole-corpus build
+    whole_st, whole, counts = step_table(c), episodes.find_episodes(c), episodes.episode_counts(c)
+    slots = episodes.episode_seat_counts(c)
     for rows in SIZES:
         views(rows)
         if rows == 1:
             assert _blocks(c) > 1 or c.m < 2, name
         c.forget(viewer.STEP_TABLE.key(), episodes.EPISODE_COMPARISONS.key())
-        blocked = step_keys.blocked_step_table(c)
-        if c.m < 2:  # one game: nothing to split
-            assert blocked is None
-        else:
-            _same_arrays(blocked, step_keys.fast_step_table(c), f"{name} {rows}")
         _same_arrays(step_table(c), whole_st, f"{name} {rows}")
-        got = episodes._comparisons(c)
-        for k in ("disc", "g", "alive", "Z", "i0", "i1", "eligible"):
-            assert np.array_equal(got[k], whole[k]), (name, rows, k)
-        assert episodes.episode_counts(c) == counts, (name, rows)
+        assert episodes.find_episodes(c) == whole and episodes.episode_counts(c) == counts, (name, rows)
+        assert all(np.array_equal(a, b) for a, b in zip(episodes.episode_seat_counts(c), slots)), (name, rows)
     c.forget(viewer.STEP_TABLE.key(), episodes.EPISODE_COMPARISONS.key())
 
 
@@ -85,13 +78,10 @@ def test_vote_units_by_views_equal_the_whole(loaded, name: str, views) -> None:
     c = loaded[name]
     for mode in (Mode(), COMPAT):
         views(None)
-        whole = f4._unit_rows(c, mode, False)
-        assert f4._blocked_unit_rows(c, mode) is None
         c.forget(f4.F4_UNITS.key(mode, False))
         frame = f4.vote_units(c, mode, transcripts=False)
         for rows in SIZES:
             views(rows)
-            assert f4._blocked_unit_rows(c, mode) == (whole if c.m > 1 else None), (name, mode.name, rows)
             c.forget(f4.F4_UNITS.key(mode, False))
             assert f4.vote_units(c, mode, transcripts=False).equals(frame), (name, mode.name, rows)
         c.forget(f4.F4_UNITS.key(mode, False))
@@ -102,12 +92,12 @@ def test_f3_report_pairs_by_views_equal_the_whole(loaded, name: str, views) -> N
     c = loaded[name]
     for mode in (Mode(), COMPAT):
         views(None)
-        whole = f3._pairs(c, mode, False)
+        c.forget(f3.F3_LEAN_PAIR_ARRAYS.key(mode))
+        whole = f3.pair_arrays(c, mode)
         for rows in SIZES:
             views(rows)
-            got = f3._blocked_pairs(c, mode)
-            if c.m > 1 or got is not None:
-                _same_arrays(got, whole, f"{name} {mode.name} {rows}")
+            c.forget(f3.F3_LEAN_PAIR_ARRAYS.key(mode))
+            _same_arrays(f3.pair_arrays(c, mode), whole, f"{name} {mode.name} {rows}")
         c.forget(f3.F3_LEAN_PAIR_ARRAYS.key(mode))
 
 
@@ -116,12 +106,12 @@ def test_dynamics_pairs_by_views_equal_the_whole(loaded, name: str, views) -> No
     c = loaded[name]
     for mode in (Mode(), COMPAT):
         views(None)
-        whole = dynamics._build_pairs(c, mode)
+        c.forget(dynamics.DYN_STATES.key(mode), dynamics.DYN_PAIR_ARRAYS.key(mode))
+        whole = dynamics.pair_arrays(c, mode)
         for rows in SIZES:
             views(rows)
-            got = dynamics._blocked_pairs(c, mode)
-            if c.m > 1 or got is not None:
-                _same_arrays(got, whole, f"{name} {mode.name} {rows}")
+            c.forget(dynamics.DYN_STATES.key(mode), dynamics.DYN_PAIR_ARRAYS.key(mode))
+            _same_arrays(dynamics.pair_arrays(c, mode), whole, f"{name} {mode.name} {rows}")
         c.forget(dynamics.DYN_STATES.key(mode), dynamics.DYN_PAIR_ARRAYS.key(mode))
 
 
@@ -178,16 +168,20 @@ def test_personality_sums_on_threads_equal_one_thread(loaded, monkeypatch: pytes
     c = loaded["demo"]
     r = accounting.personality_rows(c)
     monkeypatch.setattr(pb, "BLOCK_ROWS", 1 << 40)
-    one = pb._whole_sums(c, r)
+    c.forget(pb.PERSONALITY_WHOLE_SUMS.key())
+    one = pb.whole_sums(c, r)
     assert one is not None
     for block, threads in ((7, "2"), (7, "1"), (100, "2")):
         monkeypatch.setattr(pb, "BLOCK_ROWS", block)
         monkeypatch.setenv(runtime.ENV, threads)
-        got = pb._whole_sums(c, r)
+        c.forget(pb.PERSONALITY_WHOLE_SUMS.key())
+        got = pb.whole_sums(c, r)
         assert set(got) == set(one)
         for k in one:
             assert np.array_equal(np.asarray(got[k]), np.asarray(one[k])), (block, threads, k)
     frac = dict(r)
     frac["O"] = frac["O"] + np.where(np.arange(len(frac["O"])) == len(frac["O"]) - 1, 0.5, 0.0)  # the last block only
     monkeypatch.setattr(pb, "BLOCK_ROWS", 7)
-    assert pb._whole_sums(c, frac) is None
+    c.forget(pb.PERSONALITY_WHOLE_SUMS.key())
+    assert pb.whole_sums(c, frac) is None
+    c.forget(pb.PERSONALITY_WHOLE_SUMS.key())

@@ -21,7 +21,7 @@ from ..export_text import write_csv
 from . import labels as L
 from .corpus import Cached, Corpus
 from .frames import at_seats, death_ts, first_of_key, item_rows, items_with_probe, mafia_mask, order_key
-from .executor import concat_rows, map_blocks, map_views, seat_memo
+from .executor import by_games, map_blocks, seat_memo
 from .personality_blocks import game_blocks
 from .runtime import workers
 from .modes import Mode
@@ -170,8 +170,9 @@ def dynamics_pairs(c: Corpus, mode: Mode) -> pd.DataFrame:
 
 def _pair_arrays(c: Corpus, mode: Mode) -> dict[str, np.ndarray]:
     def build() -> dict[str, np.ndarray]:
-        got = _blocked_pairs(c, mode)
-        return _build_pairs(c, mode) if got is None else got
+        # an agent's consecutive rankings are one game's, and the pairs come game by game (each block's
+        # suspicion states are let go of with its block)
+        return by_games(c, lambda view, lo, hi: _build_pairs(view, mode), _PAIR_TABLES, seat_memo(c))
 
     return c.memo(DYN_PAIR_ARRAYS.key(mode), build)
 
@@ -179,14 +180,6 @@ def _pair_arrays(c: Corpus, mode: Mode) -> dict[str, np.ndarray]:
 # what the states and their pairs are built from, besides the seats' roles and death times
 _PAIR_TABLES = {"probes": ("probe_id", "seat", "timestamp", "round", "pms", "probe_seq"),
                 "sr": ("rec", "tgt", "score", "src", "pos")}
-
-
-def _blocked_pairs(c: Corpus, mode: Mode) -> dict[str, np.ndarray] | None:
-    """:func:`_build_pairs` a block of games at a time (:mod:`.executor` game views: an agent's consecutive
-    rankings are one game's, and the pairs come game by game); the blocks' states are let go of with
-    their block. None when there are no blocks."""
-    parts = map_views(c, lambda view, lo, hi: _build_pairs(view, mode), _PAIR_TABLES, seat_memo(c))
-    return None if parts is None else concat_rows(parts)
 
 
 pair_arrays = _pair_arrays  # the seat cells read the pairs' arrays (no frame)

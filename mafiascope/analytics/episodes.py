@@ -31,7 +31,7 @@ from .corpus import Cached, Corpus
 from ..logs.steps import ROUND_END, step_label
 from .dynamics import cells_reduce
 from .frames import item_arrays
-from .executor import map_views
+from .executor import by_games
 from .step_keys import step_codes
 from .viewer import step_table
 
@@ -103,21 +103,17 @@ def _ranking_tops(c: Corpus, st: dict[str, np.ndarray], rows: np.ndarray) -> np.
 _RANK_TABLES = {"probes": ("seat", "round", "pms", "probe_id"), "sr": ("rec", "tgt", "score")}
 
 
-def _blocked_ranking_tops(c: Corpus, st: dict[str, np.ndarray], rows: np.ndarray) -> np.ndarray:
-    """:func:`_ranking_tops` a block of games at a time (:mod:`.executor` game views), the blocks' rows stacked
-    (``rows``: sorted step rows, as the step table is in game order); the whole corpus at once when
-    there are no blocks."""
+def _tops_by_games(c: Corpus, st: dict[str, np.ndarray], rows: np.ndarray) -> np.ndarray:
+    """:func:`_ranking_tops` of the step rows ``rows`` (sorted, as the step table is in game order), a block of
+    games at a time on a large corpus (each block's steps' tops from its own games' rankings)."""
 
-    def block(view: Corpus, lo: int, hi: int) -> np.ndarray:
+    def block(view: Corpus, lo: int, hi: int) -> dict[str, np.ndarray]:
         a, b = np.searchsorted(st["g"], (lo, hi))
         r0, r1 = np.searchsorted(rows, (a, b))
         sub = {"g": st["g"][a:b] - lo, "round": st["round"][a:b], "seq": st["seq"][a:b], "alive": st["alive"][a:b]}
-        return _ranking_tops(view, sub, rows[r0:r1] - a)
+        return {"Z": _ranking_tops(view, sub, rows[r0:r1] - a)}
 
-    parts = map_views(c, block, _RANK_TABLES)
-    if parts is None:
-        return _ranking_tops(c, st, rows)
-    return np.concatenate([z for _, _, z in parts])
+    return by_games(c, block, _RANK_TABLES, game_keys=())["Z"]  # type: ignore[index]
 
 
 def _distinct(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -162,7 +158,7 @@ def _comparisons(c: Corpus) -> dict[str, Any]:
         rnd = st["round"][disc]
         i0 = np.flatnonzero((g[1:] == g[:-1]) & (rnd[1:] == rnd[:-1]))
         i1 = i0 + 1
-        Z = _blocked_ranking_tops(c, st, disc)
+        Z = _tops_by_games(c, st, disc)
         ok = (Z != -1).all(1)  # every living agent has a complete ranking with a unique maximum
         eligible = (alive[i0] == alive[i1]).all(1) & ok[i0] & ok[i1]
         return {"st": st, "disc": disc, "g": g, "round": rnd, "seq": st["seq"][disc], "alive": alive, "Z": Z,

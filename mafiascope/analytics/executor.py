@@ -179,6 +179,33 @@ def concat_rows(parts: list[tuple[int, int, dict[str, np.ndarray]]], game_keys: 
     return out
 
 
+Rows = dict[str, Any]  # a build's columns: arrays (or lists) of one length, in game order
+
+
+def by_games(c: Corpus, build: Callable[[Corpus, int, int], Rows | None], reads: Mapping[str, Sequence[str]],
+             per_game: Sequence[Hashable] = (), game_keys: Sequence[str] = ("g",)) -> Rows | None:
+    """The rows of a build that never mixes games: ``build(corpus, lo, hi)`` on the games [lo, hi) of
+    ``corpus`` (its rows in game order, ``game_keys`` holding a game index).
+
+    On a large corpus the executor runs it on game views (a block of games at a time, the blocks on
+    worker threads) and joins the blocks' rows in game order, the games offset back (lists of values
+    are joined too); otherwise on the whole corpus, ``build(c, 0, c.m)``. ``reads``: the columns of each
+    table the build reads; ``per_game``: keys of the corpus' per-game memo arrays the views get sliced
+    (built by the caller). None when a block's build gives None."""
+    parts = map_views(c, build, reads, per_game)
+    if parts is None:
+        return build(c, 0, c.m)
+    if any(r is None for _, _, r in parts):
+        return None
+    parts = [p for p in parts if p[2]]  # (blocks without rows)
+    if not parts:
+        return {}
+    if all(isinstance(v, np.ndarray) for v in parts[0][2].values()):
+        return concat_rows(parts, game_keys)  # type: ignore[arg-type]
+    return {k: [x for lo, _, r in parts for x in ([v + lo for v in r[k]] if k in game_keys else r[k])]
+            for k in parts[0][2]}
+
+
 # ----------------------------------------------------------------------------- seat-level metrics
 
 KERNEL_ROWS = 1 << 20  # rows of a kernel's largest input per block of games (one block below this)

@@ -18,7 +18,7 @@ from . import labels as L
 from .corpus import Cached, Corpus
 from .f3_match import match, rows_where, usable_queries
 from .frames import item_arrays, item_col as _item_col, mafia_mask, order_key
-from .executor import concat_rows, map_views, seat_memo
+from .executor import by_games, seat_memo
 from .modes import Mode
 from .intervals import ci_list as _ci, cluster_ci, pooled_entry
 from .stats import ratio_stat, round_or_none
@@ -40,8 +40,10 @@ def _pair_arrays(c: Corpus, mode: Mode, full: bool = True) -> dict[str, np.ndarr
     ``guess`` in its stored dtype), about half the memory at 10,000 games."""
 
     def build() -> dict[str, np.ndarray]:
-        got = None if full else _blocked_pairs(c, mode)
-        return _pairs(c, mode, full) if got is None else got
+        if full:  # (the full pairs' ``qi`` numbers the whole corpus' usable items: built on the whole corpus)
+            return _pairs(c, mode, True)
+        # a pair is within one game, and pairs come in the social-map items' order, game by game
+        return by_games(c, lambda view, lo, hi: _pairs(view, mode, False), _pair_tables(mode), seat_memo(c))
 
     return c.memo((F3_PAIR_ARRAYS if full else F3_LEAN_PAIR_ARRAYS).key(mode), build)
 
@@ -50,14 +52,6 @@ def _pair_tables(mode: Mode) -> dict[str, tuple[str, ...]]:
     """What the lean pairs' build reads besides the seats' roles and death times."""
     return {"probes": ("probe_id", "seat", "timestamp", "round", "pms", "probe_seq"), "sm": ("rec", "tgt", "att"),
             "ra": ("rec", "tgt", "role_en" if mode.is_compat else "role", "conf")}
-
-
-def _blocked_pairs(c: Corpus, mode: Mode) -> dict[str, np.ndarray] | None:
-    """The lean pairs a block of games at a time (:mod:`.executor` game views: a pair is within one game, and
-    pairs come in the social-map items' order, game by game); None when there are no blocks. (The full
-    pairs' ``qi`` numbers the whole corpus' usable items: they are built on the whole corpus.)"""
-    parts = map_views(c, lambda view, lo, hi: _pairs(view, mode, False), _pair_tables(mode), seat_memo(c))
-    return None if parts is None else concat_rows(parts)
 
 
 def _pairs(c: Corpus, mode: Mode, full: bool) -> dict[str, np.ndarray]:

@@ -24,7 +24,7 @@ from ..logs import kinds as K
 from . import labels as L
 from .corpus import Cached, Corpus
 from .frames import death_ts, eq, mafia_mask
-from .executor import map_views, seat_memo
+from .executor import by_games, seat_memo
 from .last_before import distinct_pairs, first_min, last_probe_before, others, raw_items, record_index
 from .load import K_LIST
 from ..lexicon.names import russian_spellings
@@ -185,8 +185,9 @@ def vote_units(c: Corpus, mode: Mode, transcripts: bool = True) -> pd.DataFrame:
     """
 
     def build() -> pd.DataFrame:
-        r = _blocked_unit_rows(c, mode) if not transcripts else None
-        r = _unit_rows(c, mode, transcripts) if r is None else r
+        # without transcripts a unit is one game's vote: built a block of games at a time on large corpora
+        r = by_games(c, lambda view, lo, hi: _unit_rows(view, mode, False), _unit_tables(mode), seat_memo(c)) \
+            if not transcripts else _unit_rows(c, mode, True)
         return pd.DataFrame([]) if not r else pd.DataFrame(r)
 
     return c.memo(F4_UNITS.key(mode, transcripts), build)
@@ -197,18 +198,6 @@ def _unit_tables(mode: Mode) -> dict[str, tuple[str, ...]]:
     return {"events": ("ev", "kind", "round", "ts", "player", "msg_seq"), "votes": ("ev", "voter", "target"),
             "probes": ("seat", "timestamp", "probe_id", "parse_ok", "stored_kind"),
             "sr": ("rec", "src", "pos", "tgt"), "ra": ("rec", "src", "tgt", "exact" if mode.is_compat else "role")}
-
-
-def _blocked_unit_rows(c: Corpus, mode: Mode) -> dict[str, list[Any]] | None:
-    """:func:`_unit_rows` (no transcripts) a block of games at a time (:mod:`.executor` game views: a unit is one
-    game's vote), the blocks' lists joined in block order; None when there are no blocks."""
-    parts = map_views(c, lambda view, lo, hi: _unit_rows(view, mode, False), _unit_tables(mode), seat_memo(c))
-    if parts is None:
-        return None
-    got = [(lo, r) for lo, _, r in parts if r]
-    if not got:
-        return {}
-    return {k: [x for lo, r in got for x in ([v + lo for v in r[k]] if k == "g" else r[k])] for k in got[0][1]}
 
 
 def _unit_rows(c: Corpus, mode: Mode, transcripts: bool) -> dict[str, list[Any]]:

@@ -16,7 +16,7 @@ import pandas as pd
 from ..logs.steps import ROUND_END as END
 from .corpus import SEAT_ARRAY, Corpus
 from .frames import N_SEATS, death_ts, eq, n_seats
-from .executor import concat_rows, map_views
+from .executor import by_games
 from .load import NO_SEQ
 
 _WIDE = 2**62
@@ -86,15 +86,11 @@ _STEP_TABLES = {"probes": ("round", "pms", "probe_seq", "timestamp", "phase"),
 _STEP_MEMO = (SEAT_ARRAY.key("death_ts"), N_SEATS.key())
 
 
-def blocked_step_table(c: Corpus) -> dict[str, np.ndarray] | None:
-    """:func:`fast_step_table` a block of games at a time (:mod:`.executor` game views: steps never span games
-    and come in game order), the blocks' rows concatenated; None when the corpus is too small for
-    blocks, its rows are not in game order, or a block's codes would not fit an int64."""
+def step_codes_table(c: Corpus) -> dict[str, np.ndarray] | None:
+    """:func:`fast_step_table`, a block of games at a time on a large corpus (steps never span games and come
+    in game order); None when the codes would not fit an int64."""
     death_ts(c), n_seats(c)  # the per-game arrays the views get sliced
-    parts = map_views(c, lambda view, lo, hi: fast_step_table(view), _STEP_TABLES, _STEP_MEMO)
-    if parts is None or any(r is None for _, _, r in parts):
-        return None
-    return concat_rows(parts)  # type: ignore[arg-type]
+    return by_games(c, lambda view, lo, hi: fast_step_table(view), _STEP_TABLES, _STEP_MEMO)
 
 
 def fast_step_table(c: Corpus) -> dict[str, np.ndarray] | None:

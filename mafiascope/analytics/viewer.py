@@ -30,7 +30,7 @@ from .frames import eq, items_with_probe, n_seats
 from .load import K_LIST, NO_SEQ
 from .modes import Mode
 from .stats import wilson
-from .step_keys import blocked_step_table, fast_step_table
+from .step_keys import step_codes_table
 
 STEP_TABLE = Cached("step_table")
 
@@ -79,8 +79,7 @@ def step_table(c: Corpus) -> dict[str, np.ndarray]:
     """
 
     def build() -> dict[str, np.ndarray]:
-        fast = blocked_step_table(c)
-        fast = fast_step_table(c) if fast is None else fast
+        fast = step_codes_table(c)
         return fast if fast is not None else frame_step_table(c)
 
     return c.memo(STEP_TABLE.key(), build)
