@@ -49,6 +49,8 @@ def _layers(spec: dict) -> list[dict]:
     for key in ("layer", "hconcat", "vconcat"):
         for sub in spec.get(key) or []:
             out.extend(_layers(sub))
+    if isinstance(spec.get("spec"), dict):  # a faceted chart's inner spec
+        out.extend(_layers(spec["spec"]))
     if "mark" in spec:
         out.append(spec)
     return out
@@ -133,21 +135,21 @@ def test_arena_interval_rules_have_a_visible_colour(monkeypatch, tmp_path):
 @pytest.mark.slow
 def test_dashboard_calibration_has_reference_and_shared_model_colours(logs):
     """Per-model calibration bars had no perfect-calibration reference, rotated bin labels, and a colour scale
-    with no domain (a model without calibration bins shifted every other model's colour against the F1 tab)."""
+    with no domain (a model without calibration bins shifted every other model's colour against the F1 tab).
+    Now a reliability diagram per model: the diagonal, each bin's accuracy with its Wilson interval and n."""
     at = new_app(page="dashboard").run()
     assert_clean(at)
     specs = []
     for at in each_tab(at):  # only the open tab is drawn: collect every tab's charts
         assert_clean(at)
         specs += _specs(at)
-    cal = [s for s in specs if "confidence bin" in _title(s)]
+    cal = [s for s in specs if "Calibration per model" in _title(s)]
     f1 = [s for s in specs if "per round" in _title(s)]
     assert cal and f1, [_title(s) for s in specs]
     cal_layers, f1_layers = _layers(cal[0]), _layers(f1[0])
-    ticks = [lay for lay in cal_layers if _mark(lay)["type"] == "tick"]
-    assert ticks and ticks[0]["encoding"]["y"]["field"] == "perfect"
-    bars = [lay for lay in cal_layers if _mark(lay)["type"] == "bar"]
-    assert bars[0]["encoding"]["x"]["axis"]["labelAngle"] == 0
+    diagonal = [lay for lay in cal_layers if _mark(lay)["type"] == "rule" and "datum" in lay["encoding"].get("x2", {})]
+    assert diagonal and diagonal[0]["encoding"]["y2"]["datum"] == 1.0  # perfect calibration
+    assert any(lay["encoding"].get("y2", {}).get("field") == "wilson_hi" for lay in cal_layers)
 
     def scale(layers):
         for lay in layers:

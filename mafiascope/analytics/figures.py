@@ -14,7 +14,10 @@ from typing import Any
 import altair as alt
 import pandas as pd
 
+from .metric import Direction
+from .metrics import statistics
 from .pvalues import format_p
+from .stats import round_or_none, wilson
 
 ROLE_COLORS = {  # Okabe-Ito (colour-blind safe); app/palette.py re-exports these
     "Mafia": "#D55E00",
@@ -88,7 +91,8 @@ def f1_frame(per_model: dict[str, Any]) -> pd.DataFrame:
 
 
 def calibration_frames(per_model: dict[str, Any]) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(bins: model, bin, n, accuracy, mean_conf, dim; summary: model, games, guesses, ECE/Brier with intervals)."""
+    """(bins: model, bin, n, accuracy with its 95% Wilson interval (guesses as independent), mean_conf, dim;
+    summary: model, games, guesses, ECE/Brier with intervals)."""
     rows, summ = [], []
     for mdl, v in per_model.items():
         f2 = v.get("f2") or {}
@@ -96,9 +100,11 @@ def calibration_frames(per_model: dict[str, Any]) -> tuple[pd.DataFrame, pd.Data
         summ.append({"model": mdl, "games": v.get("games"), "guesses": f2.get("n"), "ECE": f2.get("ece"),
                      "ECE_lo": e_ci[0], "ECE_hi": e_ci[1], "Brier": f2.get("brier"), "Brier_lo": b_ci[0], "Brier_hi": b_ci[1]})
         for b, e in (f2.get("bins") or {}).items():
-            rows.append({"model": mdl, "bin": b, "n": e.get("n"), "accuracy": e.get("acc"), "mean_conf": e.get("mean_conf"),
-                         "dim": (e.get("n") or 0) < 10})
-    return (pd.DataFrame(rows, columns=["model", "bin", "n", "accuracy", "mean_conf", "dim"]),
+            n, acc = e.get("n") or 0, e.get("acc")
+            lo, hi = wilson(acc * n, n) if acc is not None and n else (None, None)
+            rows.append({"model": mdl, "bin": b, "n": e.get("n"), "accuracy": acc, "wilson_lo": round_or_none(lo),
+                         "wilson_hi": round_or_none(hi), "mean_conf": e.get("mean_conf"), "dim": n < 10})
+    return (pd.DataFrame(rows, columns=["model", "bin", "n", "accuracy", "wilson_lo", "wilson_hi", "mean_conf", "dim"]),
             pd.DataFrame(summ, columns=["model", "games", "guesses", "ECE", "ECE_lo", "ECE_hi", "Brier", "Brier_lo", "Brier_hi"]))
 
 
@@ -213,23 +219,33 @@ def f1_per_model_chart(df: pd.DataFrame, models: Any = None) -> alt.LayerChart:
     return (band + line + chance).properties(height=300, title="Committed accuracy per round (dashed: permutation chance)")
 
 
-def calibration_per_model_chart(df: pd.DataFrame, models: Any = None) -> alt.LayerChart:
-    """Accuracy per confidence bin and model; grey tick: the bin's mean stated confidence (perfect calibration)."""
+def calibration_per_model_chart(df: pd.DataFrame, models: Any = None, width: int = 180) -> alt.FacetChart:
+    """A reliability diagram per model: accuracy against the bin's mean stated confidence, with its 95% Wilson
+    interval and the bin's n written above it; the diagonal is perfect calibration; faded: n < 10."""
     df = df.copy()
     scale = model_colors(df["model"].unique() if models is None else models)
-    df["perfect"] = pd.to_numeric(df["mean_conf"], errors="coerce") / 100.0
+    df["conf"] = pd.to_numeric(df["mean_conf"], errors="coerce") / 100.0
+    df["n_text"] = [f"n={int(n)}" if n == n else "" for n in df["n"]]
     tip = ["model", "bin", alt.Tooltip("n:Q", title="n (guesses)"), alt.Tooltip("accuracy:Q", format=".1%"),
+           alt.Tooltip("wilson_lo:Q", format=".1%", title="95% Wilson low"),
+           alt.Tooltip("wilson_hi:Q", format=".1%", title="95% Wilson high"),
            alt.Tooltip("mean_conf:Q", format=".1f", title="mean stated confidence (%)")]
-    base = alt.Chart(df).encode(
-        x=alt.X("bin:N", sort=BIN_ORDER, title="stated confidence bin (%)", axis=alt.Axis(labelAngle=0)),
-        xOffset=alt.XOffset("model:N", scale=alt.Scale(domain=scale.domain)),
-        color=alt.Color("model:N", scale=scale), tooltip=tip)
-    bars = base.mark_bar().encode(
-        y=alt.Y("accuracy:Q", title="accuracy", axis=alt.Axis(format="%"), scale=alt.Scale(domain=[0, 1])),
-        opacity=alt.condition("datum.dim", alt.value(0.35), alt.value(0.95)))
-    ref = base.mark_tick(thickness=2, opacity=1).encode(y=alt.Y("perfect:Q", title="accuracy"), color=alt.value(CI_COLOR))
-    return (bars + ref).properties(height=300, title="Accuracy per confidence bin and model (grey tick: mean stated "
-                                                     "confidence = perfect calibration; faded: n < 10)")
+    unit = alt.Scale(domain=[0, 1], nice=False)
+    x = alt.X("conf:Q", title="mean stated confidence", scale=unit, axis=alt.Axis(format="%", tickCount=5))
+    base = alt.Chart(df).encode(x=x, color=alt.Color("model:N", scale=scale, legend=None), tooltip=tip)
+    diagonal = base.mark_rule(strokeDash=[3, 3], color=CI_COLOR).encode(
+        x=alt.datum(0.0), y=alt.datum(0.0), x2=alt.datum(1.0), y2=alt.datum(1.0), color=alt.value(CI_COLOR))
+    whisk = base.mark_rule(strokeWidth=1.5).encode(
+        y=alt.Y("wilson_lo:Q", title="accuracy", scale=unit, axis=alt.Axis(format="%", tickCount=5)), y2="wilson_hi:Q",
+        opacity=alt.condition("datum.dim", alt.value(0.35), alt.value(0.9)))
+    pts = base.mark_point(filled=True, size=36).encode(y="accuracy:Q", opacity=alt.condition("datum.dim", alt.value(0.35),
+                                                                                             alt.value(1.0)))
+    counts = base.mark_text(dy=-7, fontSize=7, color="#444444").encode(y="wilson_hi:Q", text="n_text:N")
+    n_models = max(1, df["model"].nunique())
+    return alt.layer(diagonal, whisk, pts, counts).properties(width=width, height=width).facet(
+        facet=alt.Facet("model:N", title=None, header=alt.Header(labelLimit=width, labelFontSize=9)),
+        columns=min(3, n_models)).properties(title="Calibration per model (95% Wilson intervals, n per bin; dashed: "
+                                                  "perfect calibration; faded: n < 10)")
 
 
 def dynamics_chart(df: pd.DataFrame) -> alt.HConcatChart:
@@ -260,12 +276,23 @@ def dynamics_chart(df: pd.DataFrame) -> alt.HConcatChart:
 UNBOUNDED = ("f3.ratio", "personality.mae", "personality.mae_minus_baseline")  # not on a 0-1 scale
 
 
-def comparison_chart(df: pd.DataFrame, a: str, b: str) -> alt.VConcatChart:
+BETTER = {Direction.HIGHER: "higher better", Direction.LOWER: "lower better", Direction.NEUTRAL: ""}
+
+
+def comparison_chart(df: pd.DataFrame, a: str, b: str, width: int = 420) -> alt.VConcatChart:
     """Forest plot of ``a - b`` per metric with its 95% cluster-bootstrap interval; filled: Holm p < 0.05
-    (Holm over the pair's metrics: the family size is in the title).
+    (Holm over the pair's metrics: the family size is in the title). Each label says which way is better (the
+    registry's direction) and the point's colour which model the difference favours.
     Rates and the unbounded metrics (ratio, trait errors) get separate panels with their own axes."""
     df = df[df["diff"].notna()].copy()
     df["significant"] = df["p_holm"].fillna(1.0) < 0.05
+    ways = {st.key: st.direction for _, st in statistics()}
+    way = [ways.get(k, Direction.NEUTRAL) for k in df["metric"]]
+    df["label"] = [f"{lab} ({BETTER[w]})" if BETTER[w] else lab for lab, w in zip(df["label"], way)]
+    sign = [(1 if w == Direction.HIGHER else -1 if w == Direction.LOWER else 0) * (1 if d > 0 else -1 if d < 0 else 0)
+            for w, d in zip(way, df["diff"])]
+    df["favours"] = [f"favours {a}" if x > 0 else f"favours {b}" if x < 0 else
+                     ("no better direction" if w == Direction.NEUTRAL else "no difference") for x, w in zip(sign, way)]
     for col in P_COLUMNS:
         if col in df:
             df[f"{col}_text"] = [format_p(x) for x in df[col]]
@@ -275,6 +302,8 @@ def comparison_chart(df: pd.DataFrame, a: str, b: str) -> alt.VConcatChart:
            alt.Tooltip("diff:Q", format="+.3f"), alt.Tooltip("diff_lo:Q", format="+.3f", title="95% low"),
            alt.Tooltip("diff_hi:Q", format="+.3f", title="95% high"), alt.Tooltip("p_text:N", title="p"),
            alt.Tooltip("p_holm_text:N", title=holm_title)]
+    order = [f"favours {a}", f"favours {b}", "no better direction", "no difference"]
+    favours = alt.Scale(domain=order, range=[AGENT_PALETTE[4], AGENT_PALETTE[5], AGGREGATE_COLOR, "#bbbbbb"])
     panels = []
     for name, sub in (("rates", df[~df["metric"].isin(UNBOUNDED)]), ("ratio and trait errors", df[df["metric"].isin(UNBOUNDED)])):
         if sub.empty:
@@ -283,10 +312,12 @@ def comparison_chart(df: pd.DataFrame, a: str, b: str) -> alt.VConcatChart:
         base = alt.Chart(sub).encode(y=alt.Y("label:N", sort=sub["label"].tolist(), title=None, axis=alt.Axis(labelLimit=400)))
         whisk = base.mark_rule(strokeWidth=2, color=CI_COLOR).encode(
             x=alt.X("diff_lo:Q", title=f"{a} − {b} ({name})"), x2="diff_hi:Q", tooltip=tip)
-        pts = base.mark_point(size=70, color=AGENT_PALETTE[4]).encode(
-            x="diff:Q", fill=alt.condition("datum.significant", alt.value(AGENT_PALETTE[4]), alt.value("white")), tooltip=tip)
+        pts = base.mark_point(size=70, filled=False, strokeWidth=2).encode(
+            x="diff:Q", color=alt.Color("favours:N", scale=favours, title=None, legend=alt.Legend(orient="bottom")),
+            fill=alt.condition("datum.significant", alt.Color("favours:N", scale=favours, legend=None), alt.value("white")),
+            tooltip=tip)
         zero = alt.Chart(pd.DataFrame({"x": [0.0]})).mark_rule(strokeDash=[4, 4], color="#888888").encode(x="x:Q")
-        panels.append((whisk + pts + zero).properties(width=420, height=alt.Step(22)))
+        panels.append((whisk + pts + zero).properties(width=width, height=alt.Step(18)))
     if not panels:
         panels.append(alt.Chart(pd.DataFrame({"t": ["no metric with data for both models"]})).mark_text().encode(text="t:N"))
     over = f" over the pair's {int(family.iloc[0])} metrics" if len(family) else ""

@@ -28,6 +28,7 @@ from .report import build_report
 from .report_tex import RENDERERS as TEX, custom_probe as custom_tex
 from .model_names import file_slug
 from . import latex
+from . import report_figures as RF
 from .latex import escape_caption
 from .pvalues import format_p
 
@@ -153,30 +154,47 @@ class ReportFigure:
 
 
 def _figures(rep: dict[str, Any], tables: dict[str, pd.DataFrame]) -> dict[str, ReportFigure]:
-    """Every figure of the report, by file name (without suffix)."""
+    """Every figure of the report, by file name (without suffix): per model, sized for one column (3.5 in)
+    or two (7 in), type for print (:mod:`.report_figures`)."""
     by_model = rep.get("by_model") or {}
     has_probes = rep.get("probe_logs", True)
     out: dict[str, ReportFigure] = {}
     boot = f"95% game-level cluster-bootstrap intervals (B = {rep.get('boot')})" if rep.get("boot") else "no intervals (B = 0)"
+    models = max(1, len(by_model))
+
+    def add(name: str, chart: Any, caption: str, wide: bool) -> None:
+        if chart is not None:
+            out[name] = ReportFigure(RF.paper_style(chart, RF.PAGE_PT if wide else RF.COLUMN_PT), caption, wide)
+
     if has_probes and not tables["f1_by_round_per_model"].empty:
-        out["f1_by_round_per_model"] = ReportFigure(
-            F.f1_per_model_chart(tables["f1_by_round_per_model"], by_model),
-            f"F1 committed first-order accuracy per round and model, {boot}; dashed: the permutation chance baseline.")
+        add("f1_by_round_per_model", F.f1_per_model_chart(tables["f1_by_round_per_model"], by_model).properties(
+            width=RF.COLUMN_PT - 60, height=170).properties(title="Committed accuracy per round"),
+            f"F1 committed first-order accuracy per round and model, {boot}; dashed: the permutation chance baseline.",
+            wide=False)
     if has_probes and not tables["calibration_bins_per_model"].empty:
-        out["calibration_per_model"] = ReportFigure(
-            F.calibration_per_model_chart(tables["calibration_bins_per_model"], by_model),
-            "F2 calibration per model: accuracy per stated-confidence bin with its 95% Wilson interval and the bin's n; "
-            "the diagonal is perfect calibration.")
-    if has_probes and not tables["dynamics"].empty:
-        out["belief_dynamics"] = ReportFigure(F.dynamics_chart(tables["dynamics"]),
-                                              f"Belief dynamics per group of agents, {boot}.")
+        cols = min(3, models)
+        add("calibration_per_model", F.calibration_per_model_chart(
+            tables["calibration_bins_per_model"], by_model, width=int((RF.PAGE_PT - 50 * cols) / cols)),
+            "F2 calibration per model: accuracy per stated-confidence bin against the bin's mean stated confidence, "
+            "with its 95% Wilson interval (guesses as independent) and the bin's n; dashed: perfect calibration; "
+            "faded: n < 10.", wide=True)
+    if has_probes:
+        add("belief_dynamics_per_model", RF.dynamics_per_model(rep),
+            f"Belief dynamics per model, every agent of the model and each true role, {boot}.", wide=True)
+    add("outcomes_per_model", RF.outcomes_per_model(rep), f"Outcomes per model by side or true role, {boot}.", wide=False)
+    add("f4_per_model", RF.f4_per_model(rep), f"F4 belief-vote coupling per model, {boot}.", wide=False)
+    for pid, cp in (rep.get("custom_probes") or {}).items():
+        add(f"custom_{file_slug(pid)}_per_model", RF.custom_per_model(pid, F.custom_frame(cp)),
+            f"Custom probe {pid} per model: each answer field's shares (categorical) or mean (numeric); answers an "
+            "offline bot marked not meaningful are left out.", wide=True)
     for cmp in _compared(rep):
         df = F.comparison_frame([cmp])
         if df["diff"].notna().any():
-            out[f"compare_{file_slug(cmp['a'])}_vs_{file_slug(cmp['b'])}"] = ReportFigure(
-                F.comparison_chart(df, cmp["a"], cmp["b"]),
-                f"{cmp['a']} minus {cmp['b']} per metric with its 95% cluster-bootstrap interval (both models pooled under "
-                "the same resampled games); filled: Holm-adjusted p < 0.05 over the pair's metrics.")
+            add(f"compare_{file_slug(cmp['a'])}_vs_{file_slug(cmp['b'])}",
+                F.comparison_chart(df, cmp["a"], cmp["b"], width=RF.PAGE_PT - 250),
+                f"{cmp['a']} minus {cmp['b']} per metric with its 95% cluster-bootstrap interval (both models pooled "
+                "under the same resampled games); each label says which way is better, the colour which model the "
+                "difference favours; filled: Holm-adjusted p < 0.05 over the pair's metrics.", wide=True)
     return out
 
 
@@ -338,7 +356,7 @@ def render_markdown(rep: dict[str, Any], tables: dict[str, pd.DataFrame], charts
         if name in tables and not tables[name].empty:
             L += ["", f"## {title}", "", _md_table(tables[name])]
     fig_for = {"f1_by_round_per_model": "f1_by_round_per_model", "calibration_per_model": "calibration_per_model",
-               "dynamics": "belief_dynamics"}
+               "dynamics": "belief_dynamics_per_model", "outcome": "outcomes_per_model", "f4": "f4_per_model"}
     for t, fig in fig_for.items():
         if fig in charts:
             L += ["", f"![{fig}](figures/{fig}.svg)"]
@@ -355,6 +373,9 @@ def render_markdown(rep: dict[str, Any], tables: dict[str, pd.DataFrame], charts
                       "suspects nor at trusted players; docs/bots.md): those fields of them are left out below and "
                       "counted per field."]
         L += _custom_fields_md(cp)
+        fig = f"custom_{file_slug(pid)}_per_model"
+        if fig in charts:
+            L += ["", f"![{fig}](figures/{fig}.svg)"]
     L += _comparisons_md(_compared(rep), charts)
     absent = [k for k, x in rep.items() if isinstance(x, dict) and "absent" in x]
     if absent:
