@@ -78,9 +78,10 @@ def _run_game(cfg: Path, logs: Path, seed: int, probed: bool) -> dict[str, Any]:
                          env={**os.environ, "PYTHONPATH": str(ROOT)})
     wall = time.perf_counter() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if out.returncode != 0:
-        raise SystemExit(f"game failed ({out.returncode}): {out.stderr[-2000:]}")
-    res = json.loads(out.stdout)
+    try:  # exit 1 with the result: an invalid game (e.g. over its probe-loss budget when calls are skipped)
+        res = json.loads(out.stdout)
+    except ValueError:
+        raise SystemExit(f"game failed ({out.returncode}): {out.stderr[-2000:]}") from None
     gdir = Path(res["path"])
     if gdir.is_file():
         gdir = gdir.parent
@@ -109,6 +110,7 @@ def _run_game(cfg: Path, logs: Path, seed: int, probed: bool) -> dict[str, Any]:
         "probes_skipped": pc.get("skipped"),
         "answered_share": round(pc["answered"] / scheduled, 4) if scheduled and pc.get("answered") is not None else None,
         "probe_delay_ms": pc.get("delay_ms"),
+        "invalid_reason": res.get("invalid_reason"),
     }
 
 
@@ -143,7 +145,8 @@ def main() -> None:
                           f"{un['act_latency_ms']} -> {pr['act_latency_ms']} ms)  answered {pr['probes_answered']}/"
                           f"{pr['probes_scheduled']} ({(pr['answered_share'] or 0):.1%}), skipped {pr['probes_skipped'] or 0}; "
                           f"drain {pr['drain_s']:.1f} s; wall {un['wall_s']:.1f} -> {pr['wall_s']:.1f} s ({r['wall_ratio']:.2f}x); "
-                          f"cpu {un['cpu_s']:.1f} -> {pr['cpu_s']:.1f} s", flush=True)  # fmt: skip
+                          f"cpu {un['cpu_s']:.1f} -> {pr['cpu_s']:.1f} s"
+                          + (f"; invalid: {pr['invalid_reason']}" if pr["invalid_reason"] else ""), flush=True)  # fmt: skip
         if args.json:
             print(json.dumps({"latency_ms": args.latency_ms, "seed": args.seed, "rpm": args.rpm, "cases": results}))
     finally:
