@@ -27,7 +27,7 @@ _INFERRED: dict[str, dict[str, str]] = {
               "feedback_to_context": "bool", "setup_ts": "float64", "has_probe_file": "bool", "n_probes": "int64",
               "game_calls": "int64", "has_state": "bool"},
     "players": {"seat": "int64", "role_code": "int64", "O": "float64", "C": "float64", "E": "float64",
-                "A": "float64", "N": "float64", "death_ts": "float64", "death_round": "int64"},
+                "A": "float64", "N": "float64", "death_ts": "float64", "death_round": "int64", "probes_skipped": "int64"},
 }
 
 

@@ -50,11 +50,12 @@ from .mapped_read import read_mapped
 # 7: hot dtypes (int8/int32 codes, dictionary strings) stored; 8: probes.hash is taken of
 # orjson's text of the answer (same equalities, other values), so older caches are rebuilt
 CODEC = "lz4"  # Parquet compression of the cache's tables (version 14)
-CACHE_VERSION = 15  # 9: multiple setup/game_over audit counters; 10: social_map item confidence (sm.conf); 11: games.invalid (fault budget); 12: manifest games carry "skipped" (lines the loader skipped, for stderr warnings)
+CACHE_VERSION = 16  # 9: multiple setup/game_over audit counters; 10: social_map item confidence (sm.conf); 11: games.invalid (fault budget); 12: manifest games carry "skipped" (lines the loader skipped, for stderr warnings)
 # 13: tables written batch by batch (a row group per batch of games, plain strings, no pandas metadata)
 # 14: LZ4 instead of zstd: read through a map (mapped_read.py), a 10,000-game cache decodes in 0.56x the
 # wall for 1.21x the bytes (bench/cache_codec.py)
 # 15: the game id and numeric columns are required fields (batches.SCHEMAS): read in 0.83x the wall and CPU
+# 16: players.probes_skipped (probe calls skipped for lagging, which have no probe row)
 
 
 def _sig(game_dir: Path, game_stat: os.stat_result | None = None) -> list[list[int]]:

@@ -253,14 +253,15 @@ def _parse_game(path: Path, full_decode: bool = False) -> GameRows:
         audit["probes.missing_file"] += 1
     plines = _read_lines(probe_path, audit, "probes", skipped) if has_probe_file else []
     # compact records (schema_version 3) are decoded; table lines drop out (mafiascope.logs.probe_codec)
-    probe_rows, items = build_probe_rows(plines, seat, audit, full_decode)
+    skipped: Counter = Counter()  # per seat: calls skipped for lagging (never asked: no probe row)
+    probe_rows, items = build_probe_rows(plines, seat, audit, full_decode, skipped)
 
     pl_rows = []
     for i, p in enumerate(players):
         pers = p.get("personality") if isinstance(p.get("personality"), dict) else {}
         pl_rows.append(
             (i, p["name"], roles[i], L.true_role_code(roles[i]), str(p.get("model", "")), str(p.get("backend", "")),
-             *(_num(pers.get(k)) for k in TRAITS), death_ts[i], death_round[i], death_kind[i])
+             *(_num(pers.get(k)) for k in TRAITS), death_ts[i], death_round[i], death_kind[i], skipped.get(i, 0))
         )
     rounds = [r[2] for r in ev_rows] + [r[2] for r in probe_rows]
     game_row = (
@@ -295,7 +296,7 @@ COLUMNS: dict[str, list[str]] = {
               "end_reason", "invalid", "last_round", "forked_from", "feedback_to_context", "setup_ts", "has_probe_file",
               "n_probes", "game_calls", "has_state"],
     "players": ["seat", "name", "role", "role_code", "model", "backend", *TRAITS, "death_ts", "death_round",
-                "death_kind"],
+                "death_kind", "probes_skipped"],
     "events": ["ev", "kind", "round", "msg_seq", "ts", "player", "target", "public", "text"],
     "votes": ["ev", "round", "ts", "voter", "target"],
     "probes": ["rec", "offset", "round", "pms", "seat", "probe_seq", "probe_id", "timestamp", "phase", "parse_ok",

@@ -38,7 +38,7 @@ def _step_facts(row: dict[str, Any]) -> StepFacts:
 
 
 def probe_rows(lines: list[tuple[int, dict[str, Any], bool]], seat: dict[str, int], audit: Counter,
-                full_decode: bool) -> tuple[list[tuple], dict[str, list[ItemBlock]]]:
+                full_decode: bool, skipped: Counter | None = None) -> tuple[list[tuple], dict[str, list[ItemBlock]]]:
     """The probes table's rows and the item tables' blocks (ra, sr, sm, pp, pa) of a probe file's
     lines, in one pass: each line decoded by :class:`~mafiascope.logs.probe_scan.ProbeScanner` (the
     loader's fields only; table lines drop out, undecodable ones are counted), or with ``full_decode``
@@ -62,7 +62,7 @@ def probe_rows(lines: list[tuple[int, dict[str, Any], bool]], seat: dict[str, in
         if got is None:  # a table line
             continue
         if got.__class__ is not tuple:  # a record dict (probe_scan.Scanned)
-            _record_row(len(probe_rows), off, exact, got, seat, audit, probe_rows, items, memo)
+            _record_row(len(probe_rows), off, exact, got, seat, audit, probe_rows, items, memo, skipped)
             continue
         # a compact record's fields as one flat tuple (probe_scan.Fast's order), no record dict
         row, who, pid, probe_seq, stored, raw, parse_ok, repaired_flag, error, latency, tp, tc, q_chars, a_chars, parsed_json = got
@@ -115,13 +115,17 @@ def _memo_entry(pid: str, stored: Any, parsed_json: bytes, seat: dict[str, int])
 
 
 def _record_row(rec: int, off: int, exact: bool, sc: Scanned, seat: dict[str, int], audit: Counter,
-                probe_rows: list[tuple], items: dict[str, list[ItemBlock]], memo: dict[tuple[str, bytes], Any]) -> None:
+                probe_rows: list[tuple], items: dict[str, list[ItemBlock]], memo: dict[tuple[str, bytes], Any],
+                skipped: Counter | None = None) -> None:
     """The rows of a record given as a dict (older schemas, imported logs, lines stating fields). A call
     skipped for lagging (``lagged``) was never asked: no row (never a call, a transport error or a parse
-    failure); it is counted in the audit as ``probes.skipped``."""
+    failure); it is counted in the audit as ``probes.skipped`` and per seat in ``skipped``."""
     o = sc.rec
     if o.get("lagged"):
         audit["probes.skipped"] += 1
+        if skipped is not None:
+            who = o.get("player_name")
+            skipped[seat.get(who, -1) if isinstance(who, str) else -1] += 1
         return
     ts = _num(o.get("timestamp", math.nan))
     if math.isnan(ts):
