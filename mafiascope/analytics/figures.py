@@ -240,7 +240,7 @@ def calibration_per_model_chart(df: pd.DataFrame, models: Any = None, width: int
         opacity=alt.condition("datum.dim", alt.value(0.35), alt.value(0.9)))
     pts = base.mark_point(filled=True, size=36).encode(y="accuracy:Q", opacity=alt.condition("datum.dim", alt.value(0.35),
                                                                                              alt.value(1.0)))
-    counts = base.mark_text(dy=-7, fontSize=7, color="#444444").encode(y="wilson_hi:Q", text="n_text:N")
+    counts = base.mark_text(dy=-7, fontSize=7).encode(y="wilson_hi:Q", text="n_text:N", color=alt.value("#444444"))
     n_models = max(1, df["model"].nunique())
     return alt.layer(diagonal, whisk, pts, counts).properties(width=width, height=width).facet(
         facet=alt.Facet("model:N", title=None, header=alt.Header(labelLimit=width, labelFontSize=9)),
