@@ -419,14 +419,14 @@ def _arm_models(games_dir: str, game_ids: tuple[str, ...]) -> dict[str, Any]:
 
 def models_table(rep: dict[str, Any], directory: Path) -> pd.DataFrame:
     """One row per (arm, model): seats, games and the report's per-model figures (point [95% interval])."""
-    from mafiascope.study.status import MODEL_FIGURES, figure
+    from mafiascope.study.status import figure, headline
 
     rows = []
     for arm, a in rep["arms"].items():
         for model, m in _arm_models(str(directory / "games"), tuple(a["game_ids"])).items():
             rows.append({"arm": arm, "model": model, "seats": m["seats"], "games": m["games"],
-                         **{label: figure(m["metrics"][k]) if m["metrics"].get(k, {}).get("point") is not None else None
-                            for k, label in MODEL_FIGURES.items()}})  # fmt: skip
+                         **{label: figure(m["metrics"][k], fmt) if m["metrics"].get(k, {}).get("point") is not None else None
+                            for k, label, fmt in headline()}})  # fmt: skip
     return pd.DataFrame(rows)
 
 

@@ -447,7 +447,7 @@ def test_report_gives_per_model_figures_per_arm(tmp_path, capsys):
     assert "models" not in study_report(spec, spec.study_dir())["arms"]["mix"]  # the app's live view skips them
     assert main(["study", "report", str(spec.study_dir())]) == 0
     out = capsys.readouterr().out
-    assert "    bot-analyst " in out and "seats in 2 games: seat win rate" in out and "F4 top-1 (town)" in out
+    assert "    bot-analyst " in out and "seats in 2 games: seat win rate" in out and "F4 top-1 hit (town voters)" in out
 
 
 def test_games_in_flight_make_the_next_game_wait_not_stop(tmp_path):

@@ -124,15 +124,23 @@ def study_probes(settled: list[dict[str, Any]]) -> dict[str, Any]:
             "by_arm_backend": {a: {b: probe_coverage(us) for b, us in sorted(per.items())} for a, per in by_arm_b.items()}}
 
 
-# the per-model figures ``study report`` prints and the Studies tab shows (``--json``: every seat-level metric)
-MODEL_FIGURES = {"outcome.seat_win_rate": "seat win rate", "f1.accuracy": "F1 accuracy", "f2.ece": "F2 ECE",
-                 "f4.top1.innocent": "F4 top-1 (town)", "parse.parse_rate": "parse rate"}  # fmt: skip
+# the per-model figures ``study report`` prints and the Studies tab shows (``--json``: every statistic the
+# analytics registry shows per model); labels and formats are the registry's
+HEADLINE = ("outcome.seat_win_rate", "f1.accuracy", "f2.ece", "f4.top1.innocent", "parse.parse_rate")
 
 
-def figure(entry: dict[str, Any]) -> str:
-    """A metric entry as text: its point and 95 % interval."""
+def headline() -> list[tuple[str, str, Any]]:
+    """(key, label, format) of the registered statistics among :data:`HEADLINE`, in that order."""
+    from ..analytics.metrics import statistics
+
+    found = {st.key: st for _, st in statistics()}
+    return [(k, found[k].label, found[k].format) for k in HEADLINE if k in found]
+
+
+def figure(entry: dict[str, Any], fmt: Any) -> str:
+    """A metric entry as text in its statistic's format: its point and 95 % interval."""
     ci = entry.get("ci95")
-    return f"{entry['point']:.3f}" + (f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci and None not in ci else "")
+    return fmt.text(entry["point"]) + (f" [{fmt.text(ci[0])}, {fmt.text(ci[1])}]" if ci and None not in ci else "")
 
 
 def arm_models(games_dir: str | Path, game_ids: list[str]) -> dict[str, Any]:

@@ -209,7 +209,9 @@ def _report(args: argparse.Namespace) -> int:
 
 
 def _report_text(rep: dict[str, Any]) -> Iterator[str]:
-    from ...study.status import MODEL_FIGURES, figure
+    from ...study.status import figure, headline
+
+    heads = headline()
 
     yield f"study {rep['study']}: outcomes over finished games (invalid, cut and failed excluded); games in {rep['games_dir']}"
     for name, a in rep["arms"].items():
@@ -221,7 +223,7 @@ def _report_text(rep: dict[str, Any]) -> Iterator[str]:
             yield (f"  {'':<20} probe calls {pr['answered']}/{pr['scheduled']} answered, {pr['failed']} failed, "
                    f"{pr['skipped']} skipped")  # fmt: skip
         for model, m in (a.get("models") or {}).items():
-            shown = [f"{label} {figure(m['metrics'][k])}" for k, label in MODEL_FIGURES.items() if m["metrics"].get(k, {}).get("point") is not None]
+            shown = [f"{label} {figure(m['metrics'][k], fmt)}" for k, label, fmt in heads if m["metrics"].get(k, {}).get("point") is not None]
             yield f"    {model:<24} {m['seats']} seats in {m['games']} games: " + ("; ".join(shown) or "no figures")
     yield f"analyse the games: mafiascope analyze {rep['games_dir']}"
 
