@@ -134,6 +134,12 @@ def test_grow_a_finished_study_from_the_studies_tab(runs):
     rows = StudyLedger(d).rows()
     assert StudyLedger(d).counts()["finished"] == 3 and all(rows[g]["attempts"] == 1 for g in first)
     assert yaml.safe_load((d / "spec.yaml").read_text())["games_per_arm"] == 3
+    # the report's per-model figures per arm, on demand
+    at.run()
+    at.toggle(key="ms_study_models").set_value(True).run()
+    assert not at.exception
+    models = next(df.value for df in at.dataframe if "model" in df.value.columns)
+    assert models["model"].tolist() == ["bot-balanced"] and models["games"].tolist() == [3] and "seat win rate" in models.columns
 
 
 @pytest.mark.slow  # runs a small study
