@@ -8,7 +8,6 @@ original, games over their fault budget -- ``game_over.invalid`` -- excluded by 
 
 from __future__ import annotations
 
-import json
 import threading
 import warnings
 from collections import Counter
@@ -27,6 +26,7 @@ from .game_dirs import find_game_dirs, scan  # noqa: F401 - find_game_dirs: part
 from .lazy_table import LazyTable
 from .load import TABLES, read_probe_record
 from .model_names import ModelNames, describe, models_below
+from .selection import DOUBLED, GameCopies, doubled_games, read_manifest, selection_record  # noqa: F401 - read_manifest: part of this module's interface
 
 
 LAZY_TABLES = tuple(t for t in TABLES if t != "games")
@@ -62,6 +62,7 @@ SEAT_ARRAY = Cached("seat_array", report=True)
 SEAT_ARRAY_OBJ = Cached("seat_array_obj", report=True)
 SEAT_NAMES = Cached("seat_names", report=True)
 GAME_ROWS = Cached("game_rows")  # a table's row offsets per game (its rows' game order)
+PROBED = Cached("probed", report=True)  # the corpus of the games with probe records
 EVENT_TEXTS = Cached("event_texts")
 
 
@@ -130,6 +131,25 @@ class Corpus:
         for name, df in frames.items():
             setattr(out, name, df)
         return out
+
+    def subset(self, keep: np.ndarray) -> Corpus:
+        """A corpus of the games where ``keep`` (bool per game) holds, in the same order, renumbered from 0;
+        the tables select their rows anew (nothing is read), the memo starts empty, audit and selection are
+        shared."""
+        kept = np.flatnonzero(np.asarray(keep, dtype=bool))
+        games = self.games.iloc[kept].reset_index(drop=True)
+        if "g" in games:
+            games["g"] = np.arange(len(games))
+        gmap = {gid: i for i, gid in enumerate(games["game_id"].astype(str))}
+        tables = {t: lt.subset(kept, gmap) for t, lt in self._tables.items()}
+        return Corpus(games, tables, audit=self.audit, selection=self.selection, cache_dirs=self._cache_dirs)
+
+    def probed(self) -> Corpus:
+        """The games with probe records (this corpus when every game has some; memoised): what reads probe
+        answers runs on; what needs only the game logs counts every game (docs/metrics.md §2)."""
+        if "n_probes" not in self.games or bool((self.games["n_probes"].to_numpy() > 0).all()):
+            return self
+        return self.memo(PROBED.key(), lambda: self.subset(self.games["n_probes"].to_numpy() > 0))
 
     def cols(self, table: str, columns: list[str]) -> pd.DataFrame:
         """Only these columns of a table (read on their own when the whole table is not loaded)."""
@@ -291,17 +311,6 @@ class Corpus:
             return self._memo[key]
 
 
-def read_manifest(path: str | Path) -> list[str]:
-    text = Path(path).read_text(encoding="utf-8")
-    try:
-        obj = json.loads(text)
-    except ValueError:
-        return [ln.strip() for ln in text.splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
-    if isinstance(obj, dict):
-        obj = obj.get("game_ids", [])
-    return [str(x) for x in obj]
-
-
 def _by_parent(sources: list[str | Path] | str | Path) -> dict[Path, list[Path]]:
     return scan(sources).dirs
 
@@ -350,10 +359,11 @@ def load_corpus(
     applied before the filters, so ``model`` takes the new names); ``min_games``: models seated in fewer of
     the selected games are left out of the per-model figures (``selection.models_left_out``)."""
     found = scan(sources)
-    sources_of: list[tuple[Any, set[str]]] = []  # per parent: (opened tables or loaded frames, its ok game ids)
+    sources_of: list[tuple[Any, set[str]]] = []  # per parent: (opened tables or loaded frames, its kept game ids)
     games_parts: list[pd.DataFrame] = []
     audit: dict[str, Counter] = {}
     cache_dirs = {}
+    copies = GameCopies()
     for parent, gdirs in found.dirs.items():
         opened = None
         if use_cache:  # build what is missing, then read the cache lazily
@@ -370,7 +380,7 @@ def load_corpus(
             man, src = res.manifest, res.tables
             games_df = res.tables["games"]
         names = {d.name for d in gdirs}
-        ids = {v["game_id"] for k, v in man["games"].items() if k in names and v["ok"]}
+        ids = copies.keep(parent, {k: v["game_id"] for k, v in man["games"].items() if k in names and v["ok"]})
         for k, v in man["games"].items():
             if k in names:
                 audit[v["game_id"]] = Counter(v.get("audit", {}))
@@ -381,13 +391,13 @@ def load_corpus(
         sources_of.append((src, ids))
         if use_cache:
             cache_dirs[str(parent)] = (parent, cache_dir)
-    tables = {"games": pd.concat(games_parts, ignore_index=True) if games_parts else pd.DataFrame({"game_id": []})}
-    games = tables["games"].copy()
+    copies.settle([ids for _, ids in sources_of])  # an id found twice in a later folder: no copy kept anywhere
+    games = pd.concat(games_parts, ignore_index=True) if games_parts else pd.DataFrame({"game_id": []})
     games["game_id"] = games["game_id"].astype(str)
-    games = games.drop_duplicates("game_id")
+    games = games[games["game_id"].isin(set(copies.kept))]
     if model_names:
         games["models"] = model_names.games_models(games)
-    excluded: Counter = Counter()
+    excluded: Counter = Counter(copies.excluded())
     keep = pd.Series(True, index=games.index)
 
     def _drop(mask: pd.Series, why: str) -> None:
@@ -427,35 +437,11 @@ def load_corpus(
     if model_names:
         players = model_names.players(lazy["players"].frame(), games)
         lazy["players"] = LazyTable("players", list(players.columns), frame=players)
-    selection = {
-        "sources": [str(s) for s in (sources if isinstance(sources, list) else [sources])],
-        "n_found": int(len(tables["games"])),
-        "n_selected": len(games),
-        "excluded": dict(excluded),
-        "filters": {
-            "manifest": str(manifest) if manifest is not None and not isinstance(manifest, list) else manifest,
-            "language": language, "model": model, "rule_set": rule_set, "completed_only": completed_only,
-            "include_forks": include_forks, "include_invalid": include_invalid, "probed_only": probed_only,
-        },
-        "unparseable_games": sorted(k for k, v in audit.items() if v.get("game.no_setup")),
-        "doubled_games": doubled,
-    }
-    selection["filters"].update(describe(model_names, min_games))
+    filters = {"manifest": str(manifest) if manifest is not None and not isinstance(manifest, list) else manifest,
+               "language": language, "model": model, "rule_set": rule_set, "completed_only": completed_only,
+               "include_forks": include_forks, "include_invalid": include_invalid, "probed_only": probed_only,
+               **describe(model_names, min_games)}
+    selection = selection_record(sources, copies, len(games), excluded, filters, audit, doubled)
     if min_games:
         selection["models_left_out"] = models_below(games["models"], min_games)
     return Corpus(games, lazy, audit=audit, selection=selection, cache_dirs=cache_dirs)
-
-
-DOUBLED = "multiple_setup_or_game_over"  # the selection's exclusion reason for a game written by two writers
-
-
-def doubled_games(audit: dict[str, Counter]) -> list[dict[str, Any]]:
-    """Games whose game.jsonl holds more than one setup or game_over record (two writers on one id):
-    ``[{"game_id", "setup", "game_over"}]`` with the record counts (None: at most one). Their events
-    would be counted twice, so the selection excludes them."""
-    out = []
-    for gid, a in sorted(audit.items()):
-        n_setup, n_over = a.get("game.multiple_setup"), a.get("game.multiple_game_over")
-        if n_setup or n_over:
-            out.append({"game_id": gid, "setup": n_setup or None, "game_over": n_over or None})
-    return out

@@ -246,3 +246,20 @@ class LazyTable:
                 if "g" not in self._cols:  # the rows' game index goes too (which rows are selected and their count stay)
                     for p in self._parts:
                         p.forget()
+
+    def subset(self, kept: np.ndarray, gmap: dict[str, int]) -> LazyTable:
+        """The rows of some of the games: ``kept`` holds the games' old indexes in their new order, ``gmap``
+        their ids' new indexes. An opened table selects its rows anew (nothing is read); a loaded frame's
+        rows are filtered and their ``g`` renumbered."""
+        with self._lock:
+            if self._parts:
+                parts = [_Part(p.source, self.name, gmap, p._ids) for p in self._parts]
+                return LazyTable(self.name, self.columns, parts=parts)
+            df = self.frame()
+            new = np.full(int(df["g"].max()) + 1 if len(df) else 0, -1, dtype=np.int64)
+            keep = kept[kept < len(new)]
+            new[keep] = np.flatnonzero(kept < len(new))
+            g = new[df["g"].to_numpy()] if len(df) else np.zeros(0, dtype=np.int64)
+            rows = df[g >= 0].reset_index(drop=True)
+            rows["g"] = g[g >= 0].astype(df["g"].dtype)
+            return LazyTable(self.name, self.columns, frame=rows)
