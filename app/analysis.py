@@ -172,15 +172,18 @@ def report_json(dirs: tuple[str, ...]) -> Callable[[], str]:
 def _per_model(_dirs: tuple[str, ...], key: str, mode: Any) -> dict[str, Any]:
     from mafiascope.analytics.f1 import f1_by_round
     from mafiascope.analytics.f2 import f2 as f2_of
+    from mafiascope.analytics.seats import model_frame
 
     c = bridge.corpus(_dirs)
     models = models_of(c.games["models"])
     out: dict[str, Any] = {}
     for mdl in models:
-        # per model = the seats that model played (games often mix models), over the whole selection
+        # per model = the seats that model played (games often mix models), its intervals over its own games
         games = sum(mdl in model_list(ms) for ms in c.games["models"])
         if games:
-            out[mdl] = {"games": games, "f1_by_round": f1_by_round(c, mode, model=mdl), "f2": f2_of(c, mode, breakdowns=False, model=mdl)}
+            with model_frame(c, mode, mdl):
+                out[mdl] = {"games": games, "f1_by_round": f1_by_round(c, mode, model=mdl),
+                            "f2": f2_of(c, mode, breakdowns=False, model=mdl)}
     return out
 
 

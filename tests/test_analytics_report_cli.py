@@ -63,8 +63,10 @@ def test_compare_cli_known_differences(logs, tmp_path, capsys):
     assert rows["f1.accuracy"]["diff"] == pytest.approx(1 / 6, abs=1e-6)
     assert rows["parse.parse_rate"]["diff"] == pytest.approx(0.5)
     assert rows["f1.accuracy"]["p"] is None  # the same difference in every game: not testable
-    win = rows["outcome.seat_win_rate"]
-    assert 0 < win["p"] <= win["p_holm"] <= 1 and res["p_holm_family"]["tests"] == ["outcome.seat_win_rate"]
+    assert "outcome.seat_win_rate" not in rows  # confounded with the side drawn: compared per side and adjusted
+    adj = rows["outcome.side_adjusted"]  # A and B win as often as their sides do: 0 each
+    assert adj["diff"] == 0 and adj["p"] == 1.0 and "outcome.side_adjusted" in res["p_holm_family"]["tests"]
+    assert res["design"] == "paired" and rows["f1.accuracy"]["direction"] == "higher"
     assert "provenance" in res
     assert main(["compare", str(logs), "--models", "A,C"]) == 2
     assert "sat in none" in capsys.readouterr().err

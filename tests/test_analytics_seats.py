@@ -58,9 +58,14 @@ def test_compare_gives_difference_interval_and_holm_p(corpus):
     assert acc["p"] is None and acc["p_holm"] is None  # the same difference in every resample: not testable
     assert acc["p_boot_tail"] == pytest.approx(2 / 200)  # the tail share: its +1-corrected floor
     assert r["f1.unknown_rate"]["diff"] == pytest.approx(-1 / 3, abs=1e-6)
-    # the win-rate difference depends on which games are drawn: a wide interval around -1/6
-    win = r["outcome.seat_win_rate"]
-    assert win["diff"] == pytest.approx(-1 / 6, abs=1e-6) and win["diff_ci95"][0] < 0 < win["diff_ci95"][1] and win["p"] > 0.2
+    # the seat win rates differ (1/2 against 2/3) only because A drew the Mafia seat: the seat win rate is not
+    # compared; each side's base rate taken out, both models score 0 (Ann wins as often as the Mafia side does)
+    assert "outcome.seat_win_rate" not in r
+    adj = r["outcome.side_adjusted"]
+    assert adj["a"] == pytest.approx(0, abs=1e-6) and adj["b"] == pytest.approx(0, abs=1e-6) and adj["diff"] == 0
+    town = r["outcome.win_rate_town"]
+    assert town["a"] == pytest.approx(2 / 3, abs=1e-6) and town["b"] == pytest.approx(2 / 3, abs=1e-6)
+    assert r["outcome.win_rate_mafia"]["a"] == pytest.approx(1 / 3, abs=1e-6) and r["outcome.win_rate_mafia"]["b"] is None
     tested = [x for x in res["rows"] if x["p"] is not None]
     assert all(x["p_holm"] >= x["p"] for x in tested)
     assert r["f3.ratio"]["p"] is None and r["f3.ratio"]["p_holm"] is None  # no data: outside the family

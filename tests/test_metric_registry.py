@@ -39,7 +39,7 @@ def test_declarations_hold_together() -> None:
 def test_a_statistic_naming_no_column_is_refused() -> None:
     with pytest.raises(ValueError, match="no column 'hits'"):
         Metric("x", "votes", {}, lambda b: np.zeros((b.m, b.seats, 1)), ("votes",),
-               (Statistic("x.rate", "x", Ratio("hits", "votes"), "votes", Direction.HIGHER),))
+               (Statistic("x.rate", "x", Ratio("hits", "votes"), "votes", Direction.HIGHER, min_n=1),))
 
 
 @pytest.mark.parametrize("name", ["demo", "mafiascope_en_demo"])
@@ -73,7 +73,7 @@ def test_a_statistic_is_shown_only_where_declared(loaded, monkeypatch: pytest.Mo
 
     c, mode = loaded["demo"], Mode(boot=50)
     probes = Metric("test probes", "parse", {"probes": ("seat",)}, _only_by_model, ("records",), (
-        Statistic("test.records", "records asked (test)", lambda p: p[:, 0], "records", Direction.NEUTRAL,
+        Statistic("test.records", "records asked (test)", lambda p: p[:, 0], "records", Direction.NEUTRAL, min_n=1,
                   shown=frozenset({Place.BY_MODEL})),))
     known = registered.registry()
     monkeypatch.setattr(registered, "registry", lambda: (*known, probes))

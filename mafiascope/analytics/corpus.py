@@ -145,11 +145,15 @@ class Corpus:
         return Corpus(games, tables, audit=self.audit, selection=self.selection, cache_dirs=self._cache_dirs)
 
     def probed(self) -> Corpus:
-        """The games with probe records (this corpus when every game has some; memoised): what reads probe
-        answers runs on; what needs only the game logs counts every game (docs/metrics.md §2)."""
-        if "n_probes" not in self.games or bool((self.games["n_probes"].to_numpy() > 0).all()):
+        """The games with probe records or skipped probe calls (this corpus when every game has them; memoised):
+        what reads probe answers runs on; what needs only the game logs counts every game (docs/metrics.md §2)."""
+        if "n_probes" not in self.games:
             return self
-        return self.memo(PROBED.key(), lambda: self.subset(self.games["n_probes"].to_numpy() > 0))
+        probed = self.games["n_probes"].to_numpy() > 0
+        if not probed.all() and self.has_column("players", "probes_skipped"):  # every call skipped: probed, not answered
+            p = self.cols("players", ["g", "probes_skipped"])
+            probed[p["g"].to_numpy()[p["probes_skipped"].to_numpy() > 0]] = True
+        return self if probed.all() else self.memo(PROBED.key(), lambda: self.subset(probed))
 
     def cols(self, table: str, columns: list[str]) -> pd.DataFrame:
         """Only these columns of a table (read on their own when the whole table is not loaded)."""

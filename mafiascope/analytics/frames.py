@@ -20,6 +20,7 @@ ORDER_KEY = Cached("order_key")
 TRUE_ROLES = Cached("true_roles")
 SEAT_MODEL_CODES = Cached("seat_model_codes", report=True)
 N_SEATS = Cached("n_seats", report=True)
+MODELS_AT_TABLE = Cached("models_at_table", report=True)
 ITEMS = Cached("items")
 ITEM_ROWS = Cached("item_rows")
 
@@ -123,6 +124,22 @@ def seat_model_codes(c: Corpus) -> tuple[np.ndarray, np.ndarray]:
         return names, codes.reshape(c.seat_array_obj("model").shape)
 
     return c.memo(SEAT_MODEL_CODES.key(), build)
+
+
+def models_at_table(c: Corpus) -> np.ndarray:
+    """(m,) how many distinct models hold a seat in each game (1: self-play; 0: no seat); memoised."""
+
+    def build() -> np.ndarray:
+        names, codes = seat_model_codes(c)
+        k = np.where(np.not_equal(c.seat_array_obj("model"), None), codes, -1)
+        if not k.size:
+            return np.zeros(c.m, dtype=np.int64)
+        k = np.sort(k, axis=1)
+        new = np.ones(k.shape, dtype=bool)
+        new[:, 1:] = k[:, 1:] != k[:, :-1]
+        return ((k >= 0) & new).sum(1)
+
+    return c.memo(MODELS_AT_TABLE.key(), build)
 
 
 def dense_groups(codes: np.ndarray, n_codes: int) -> tuple[np.ndarray, np.ndarray]:

@@ -21,6 +21,7 @@ from typing import Any, Generic, TypeVar, overload
 import numpy as np
 
 from .modes import Mode
+from .resample_frames import framed
 from .stats import multiplicities, percentile_ci, ratio_stat, round_or_none
 
 T = TypeVar("T")
@@ -64,12 +65,14 @@ def _interval(stat: Stat, pooled_sums: np.ndarray) -> Bounds | None:
 def cluster_ci(per_game: np.ndarray, stat: Stat, mode: Mode) -> Interval[Bounds | None]:
     """The interval of ``stat`` over game-level resamples.
 
-    ``per_game``: (m, k) sufficient statistics, one row per game in corpus order. ``stat``: maps pooled
-    statistics (R, k) to (R,) values, NaN where undefined. None when B = 0, there are no games, or no
-    resample is defined."""
+    ``per_game``: (m, k) sufficient statistics, one row per game in corpus order (inside a
+    :func:`.resample_frames.resampling_frame`, only the frame's games are resampled, with the frame's draws).
+    ``stat``: maps pooled statistics (R, k) to (R,) values, NaN where undefined. None when B = 0, there are
+    no games, or no resample is defined."""
     per_game = np.asarray(per_game, dtype=np.float64)
     if per_game.ndim == 1:
         per_game = per_game[:, None]
+    per_game, mode = framed(per_game, mode)
     m = per_game.shape[0]
     if m == 0 or mode.boot == 0:
         return Interval.known(None)

@@ -57,6 +57,20 @@ class Place(str, Enum):
 
 EVERYWHERE = frozenset(Place)
 
+MIN_VOTES = 20  # a vote-based figure (F4, town votes) from fewer counted votes is fragile
+MIN_GAMES = 10  # below this many games holding a figure's data, the game-level bootstrap has too few clusters to trust
+
+
+def fragility(n: int, games: int, min_n: int, min_games: int = MIN_GAMES) -> str | None:
+    """Why a figure resting on ``n`` units in ``games`` games is fragile (None: it is not): fewer units than
+    its statistic's ``min_n``, or fewer games than ``min_games`` (docs/metrics.md §16)."""
+    why = []
+    if n < min_n:
+        why.append(f"n {n} < {min_n}")
+    if games < min_games:
+        why.append(f"{games} game{'s' if games != 1 else ''} < {min_games}")
+    return "; ".join(why) or None
+
 
 @dataclass(frozen=True)
 class Ratio:
@@ -72,17 +86,27 @@ class Statistic:
 
     ``value``: a :class:`Ratio` of the metric's columns, or a function of the pooled (R, k) sums (columns in
     the metric's order) giving (R,) values, NaN where undefined. ``n``: the column(s) whose pooled sum is the
-    figure's n. ``min_n``: below this n the figure is fragile (too few units to read). ``shown``: the places
-    (:class:`Place`) that show it."""
+    figure's n. ``direction``: which way is better. ``min_n``: below this n the figure is fragile (too few
+    units to read; so is a figure from fewer than :data:`MIN_GAMES` games). Both are declared by every
+    statistic: every output shows them. ``shown``: the places (:class:`Place`) that show it."""
 
     key: str  # "<section>.<name>": the key in by_model's ``metrics`` and in compare's rows
     label: str
     value: Ratio | Values
     n: str | tuple[str, ...]
     direction: Direction
+    min_n: int
     format: Format = PROPORTION
-    min_n: int = 1
     shown: frozenset[Place] = EVERYWHERE
+
+    def fragile(self, n: int, games: int) -> str | None:
+        """Why this figure over ``n`` units in ``games`` games is fragile, or None (:func:`fragility`)."""
+        return fragility(n, games, self.min_n)
+
+    def declared(self) -> dict[str, Any]:
+        """What the statistic declares, as the report's ``statistics`` lists it."""
+        return {"label": self.label, "direction": self.direction.value, "min_n": self.min_n, "min_games": MIN_GAMES,
+                "format": self.format.kind}
 
 
 @dataclass(frozen=True, eq=False)
@@ -168,7 +192,10 @@ class Metric:
     ``"games"`` for the per-game columns) or
     :class:`Source`, the columns the kernel reads (``g`` is always there). ``kernel``: a pure function of a
     :class:`GameBlock` giving (games, seats, k) sums, one per ``columns`` name. ``needs_probes``: the
-    metric exists only when the games have probe logs."""
+    metric exists only when the games have probe logs, and counts only the games that have them.
+    ``games(corpus, mode)``: the games whose seats the metric counts (a bool per game; None: every game), e.g.
+    the outcome statistics count only completed games with more than one model at the table; a model's
+    figure and its bootstrap then rest on those of its games alone."""
 
     name: str
     section: str  # the report section whose intermediates the kernel reads (its group builds the sums)
@@ -177,6 +204,7 @@ class Metric:
     columns: tuple[str, ...]
     statistics: tuple[Statistic, ...]
     needs_probes: bool = True
+    games: Callable[[Any, Mode], np.ndarray] | None = None
     _values: dict[str, Values] = field(default_factory=dict, repr=False)
     _n: dict[str, Any] = field(default_factory=dict, repr=False)
 
@@ -212,3 +240,7 @@ class Metric:
     def n(self, st: Statistic, pooled: np.ndarray) -> int:
         """``st``'s n from one row of pooled sums."""
         return int(round(float(np.sum(pooled[0, self._n[st.key]]))))
+
+    def n_per_game(self, st: Statistic, per_game: np.ndarray) -> np.ndarray:
+        """``st``'s n in each game of (m, k) per-game sums."""
+        return per_game[:, self._n[st.key]].sum(1)

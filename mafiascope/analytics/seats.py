@@ -2,16 +2,18 @@
 
 A seat's model comes from the setup record (``players.model``). Each metric is attributed to
 one seat per row: F1/F2 and personality error to the observer, F3 to the predictor (A, the
-seat that states how B feels about it), F4 to the voter, dynamics and episode switching to
-the agent whose ranking moved, parse accounting to the probed seat, plan-action consistency
-to the planner, the seat win rate to the seat.
+seat that states how B feels about it), F4 and the town votes to the voter, dynamics and episode
+switching to the agent whose ranking moved, parse accounting to the probed seat, plan-action
+consistency to the planner, the outcome figures to the seat.
 
 A metric is an (m, seats, k) array of sufficient statistics per (game, seat) cell, built once
-per report; a seat mask (a model, a model-role pair) sums its cells into the (m, k) per-game
-statistics, and a function of the pooled columns gives the figure. Seats of one game are not independent, so the uncertainty
-is the game-level cluster bootstrap of :mod:`.stats` (whole games are resampled, with every
-seat they hold). :func:`compare` resamples the games once for both models, so games in
-which both sat pair their contributions (shared game effects cancel in the difference).
+per report over the games it counts (probe metrics: the games with probe logs; the outcome figures:
+completed games with more than one model); a seat mask (a model, a model-role pair) sums its cells into
+the (m, k) per-game statistics, and a function of the pooled columns gives the figure. Seats of one game
+are not independent, so the uncertainty is the game-level cluster bootstrap of :mod:`.stats`, over the
+games holding the mask's seats alone (whole games are resampled, with every seat they hold; the draws
+depend on those games and the seed only). :func:`compare` resamples the games both models sat in
+together (shared game effects cancel in the difference) and each model's other games apart.
 """
 
 from __future__ import annotations
@@ -26,13 +28,16 @@ from .corpus import Cached, Corpus
 from .executor import seat_sums
 from .f1 import f1_by_round_models
 from .f2 import f2
+from .frames import models_at_table
 from .metric import Metric, Place, Statistic
 from . import metrics as registered
 from .modes import Mode
 from .pooled_product import count_columns, pooled_columns
 from .pvalues import bootstrap_p, bootstrap_tail_p, holm, holm_family, round_p
 from .intervals import ci_list as _ci, pooled, pooled_entry
-from .stats import multiplicities, percentile_ci, round_or_none
+from .pairing import INDEPENDENT, PAIRED, PARTLY_PAIRED, design, frame_multiplicities, paired_resamples, strata  # noqa: F401
+from .resample_frames import resampling_frame
+from .stats import percentile_ci, round_or_none
 
 MODELS_OF = Cached("models_of", report=True)
 ROLES_OF = Cached("roles_of", report=True)
@@ -40,11 +45,30 @@ BY_MODEL_ENTRIES = Cached("by_model_entries", report=True)
 SEAT_CODES = Cached("seat_codes", report=True)  # an object seat column's values as small integer codes
 SEATED = Cached("seated", report=True)
 COUNT_COLUMNS = Cached("count_columns", report=True)
+COUNTED = Cached("counted_games", report=True)  # the games whose seats a metric counts
 
 
 def _metrics(c: Corpus) -> tuple[Metric, ...]:
-    has_probes = c.n_rows("probes") > 0
+    """The registered metrics with data in ``c``: those needing probe logs only when some game has them."""
+    has_probes = c.probed().n_rows("probes") > 0
     return tuple(x for x in registered.registry() if has_probes or not x.needs_probes)
+
+
+def _corpus_of(c: Corpus, metric: Metric) -> Corpus:
+    """The games a metric counts: those with probe records when it reads probes, else every selected game."""
+    return c.probed() if metric.needs_probes else c
+
+
+def _on(c: Corpus, cm: Corpus, mask: np.ndarray) -> np.ndarray:
+    """``mask`` (over ``c``'s games) over the games of ``cm`` (``c`` or its probed games)."""
+    return mask if cm is c else mask[c.games["n_probes"].to_numpy() > 0]
+
+
+def _counted(cm: Corpus, mode: Mode, metric: Metric) -> np.ndarray | None:
+    """(m,) the games whose seats ``metric`` counts (None: every game); memoised."""
+    if metric.games is None:
+        return None
+    return cm.memo(COUNTED.key(metric, mode), lambda: np.asarray(metric.games(cm, mode), dtype=bool))
 
 
 def _seat_codes(c: Corpus, col: str) -> tuple[dict[object, int], np.ndarray]:
@@ -82,20 +106,37 @@ def _count_columns(c: Corpus, mode: Mode, metric: Metric) -> np.ndarray:
 
 
 class _PerGame:
-    """Per-game statistics of each metric for one seat mask: the sums over its seats."""
+    """Per-game statistics of each metric for one seat mask: the sums over its seats in the games the metric
+    counts (the probed games for a probe metric; :attr:`.metric.Metric.games`)."""
 
     def __init__(self, c: Corpus, mode: Mode, mask: np.ndarray):
         self.c, self.mode = c, mode
-        self.mask = mask.astype(np.float64)
+        self.mask = mask
         self._got: dict[Metric, np.ndarray] = {}
         self._tot: dict[Metric, np.ndarray] = {}
+        self._games: dict[Metric, np.ndarray] = {}
+
+    def seats(self, metric: Metric) -> np.ndarray:
+        """(m, seats) bool over the metric's corpus: the mask's seats in the games the metric counts."""
+        cm = _corpus_of(self.c, metric)
+        keep = _on(self.c, cm, self.mask)
+        counted = _counted(cm, self.mode, metric)
+        return keep if counted is None else keep & counted[:, None]
 
     def __call__(self, metric: Metric) -> np.ndarray:
         if metric not in self._got:
-            cells = seat_sums(self.c, self.mode, metric)
-            S = min(cells.shape[1], self.mask.shape[1])
-            self._got[metric] = np.einsum("msk,ms->mk", cells[:, :S], self.mask[:, :S])
+            cm = _corpus_of(self.c, metric)
+            cells = seat_sums(cm, self.mode, metric)
+            keep = self.seats(metric)
+            S = min(cells.shape[1], keep.shape[1])
+            self._got[metric] = np.einsum("msk,ms->mk", cells[:, :S], keep[:, :S].astype(np.float64))
+            self._games[metric] = keep.any(1)
         return self._got[metric]
+
+    def games(self, metric: Metric) -> np.ndarray:
+        """(m,) bool over the metric's corpus: the games holding the mask's counted seats (its resampling frame)."""
+        self(metric)
+        return self._games[metric]
 
     def total(self, metric: Metric) -> np.ndarray:
         """(1, k) pooled statistics over every game: summed once per metric, not once per statistic."""
@@ -109,35 +150,43 @@ def _point(metric: Metric, st: Statistic, tot: np.ndarray) -> tuple[float | None
     return (None if np.isnan(v) else v), metric.n(st, tot)
 
 
-def _resamples(pg: np.ndarray, mode: Mode) -> np.ndarray | None:
-    """(B, k) resampled pooled sums of a metric's (m, k) per-game sums (None without resamples)."""
-    if mode.boot == 0 or pg.shape[0] == 0:
-        return None
-    return multiplicities(pg.shape[0], mode) @ pg
-
-
 def _pooled_resamples(c: Corpus, mode: Mode, pers: list[_PerGame]) -> dict[tuple[int, Metric], np.ndarray]:
-    """``(mask index, metric) -> (B, k)`` resampled pooled sums: every metric's columns for every mask
-    pooled together (:func:`.pooled_product.pooled_columns`: the multiplicity matrix is read once, not
-    once per metric and mask, and each column's values are the same as alone)."""
+    """``(mask index, metric) -> (B, k)`` resampled pooled sums, each mask's over its own games (the games
+    holding its counted seats: its frame), so a model's intervals do not depend on the other games loaded.
+    Masks and metrics sharing a frame are pooled together (:func:`.pooled_product.pooled_columns`: the
+    multiplicity matrix is read once, and each column's values are the same as alone)."""
     out: dict[tuple[int, Metric], np.ndarray] = {}
     if mode.boot == 0 or c.m == 0 or not pers:
         return out
-    blocks: list[np.ndarray] = []
-    counts: list[np.ndarray] = []
-    where: list[tuple[int, Metric, int, int]] = []
-    at = 0
+    frames: dict[tuple[int, bytes], list[tuple[int, Metric]]] = {}
+    corpus_of: dict[int, Corpus] = {}
     for metric in _metrics(c):
+        cm = _corpus_of(c, metric)
+        corpus_of[id(cm)] = cm
         for i, per in enumerate(pers):
-            pg = per(metric)
-            blocks.append(pg)
-            counts.append(_count_columns(c, mode, metric))
-            where.append((i, metric, at, at + pg.shape[1]))
-            at += pg.shape[1]
-    pooled = pooled_columns(multiplicities(c.m, mode), blocks, counts)
-    for i, metric, lo, hi in where:
-        out[(i, metric)] = pooled[:, lo:hi]
+            g = per.games(metric)
+            if g.any():
+                frames.setdefault((id(cm), np.packbits(g).tobytes()), []).append((i, metric))
+    for (cid, _), members in frames.items():
+        cm = corpus_of[cid]
+        games = pers[members[0][0]].games(members[0][1])
+        blocks = [pers[i](metric)[games] for i, metric in members]
+        counts = [_count_columns(cm, mode, metric) for _, metric in members]
+        pooled = pooled_columns(frame_multiplicities(cm, mode, games), blocks, counts)
+        at = 0
+        for (i, metric), b in zip(members, blocks):
+            out[(i, metric)] = pooled[:, at: at + b.shape[1]]
+            at += b.shape[1]
     return out
+
+
+def _entry(metric: Metric, st: Statistic, per: _PerGame, pooled: np.ndarray | None) -> dict[str, Any]:
+    """One statistic of one seat mask: ``{point, ci95, n, games, fragile}`` (``games``: games holding its data)."""
+    pt, n = _point(metric, st, per.total(metric))
+    games = int((metric.n_per_game(st, per(metric)) > 0).sum())
+    ci = None if pooled is None else _ci(percentile_ci(metric.values(st, pooled)))
+    return {"point": round_or_none(pt), "ci95": ci, "n": n, "games": games,
+            "fragile": st.fragile(n, games) if pt is not None else None}
 
 
 def seat_metrics_many(c: Corpus, mode: Mode, masks: list[np.ndarray]) -> list[dict[str, dict[str, Any]]]:
@@ -145,25 +194,24 @@ def seat_metrics_many(c: Corpus, mode: Mode, masks: list[np.ndarray]) -> list[di
     pers = [_PerGame(c, mode, mask) for mask in masks]
     pooled = _pooled_resamples(c, mode, pers)
     results = []
-    for i, (mask, per) in enumerate(zip(masks, pers)):
-        games = int(mask.any(1).sum())
+    for i, per in enumerate(pers):
         out: dict[str, dict[str, Any]] = {}
         for metric in _metrics(c):
             for st in metric.statistics:
-                if Place.BY_MODEL not in st.shown:
-                    continue
-                pt, n = _point(metric, st, per.total(metric))
-                ci = None
-                if (i, metric) in pooled:
-                    ci = _ci(percentile_ci(metric.values(st, pooled[(i, metric)])))
-                out[st.key] = {"point": round_or_none(pt), "ci95": ci, "n": n, "games": games}
+                if Place.BY_MODEL in st.shown:
+                    out[st.key] = _entry(metric, st, per, pooled.get((i, metric)))
         results.append(out)
     return results
 
 
 def seat_metrics(c: Corpus, mode: Mode, mask: np.ndarray) -> dict[str, dict[str, Any]]:
-    """Every comparable metric over the seats of ``mask``: ``{key: {point, ci95, n, games}}``."""
+    """Every comparable metric over the seats of ``mask``: ``{key: {point, ci95, n, games, fragile}}``."""
     return seat_metrics_many(c, mode, [mask])[0]
+
+
+def self_play_games(c: Corpus, mask: np.ndarray) -> int:
+    """Games holding ``mask``'s seats in which one model holds every seat."""
+    return int((mask.any(1) & (models_at_table(c) == 1)).sum())
 
 
 def models_of(c: Corpus) -> list[str]:
@@ -184,17 +232,30 @@ def roles_of(c: Corpus) -> list[str]:
     return list(c.memo(ROLES_OF.key(), build))
 
 
+def model_frame(c: Corpus, mode: Mode, model: str) -> Any:
+    """A :func:`.resample_frames.resampling_frame` of ``model``'s games: inside it, F1 by round and F2 of that
+    model's seats resample its games alone, with their own draws."""
+    return resampling_frame(seat_mask(c, model=model).any(1), c.game_ids, mode)
+
+
 @pooled_entry
 def _model_entries(c: Corpus, mode: Mode) -> dict[str, dict[str, Any]]:
     # one batch holding each model's F1 and F2 intervals in model order, as by_model pooled them; every
-    # model's F1 from one grouping of the rows by (model, round), taken model by model between the F2s
+    # model's F1 from one grouping of the rows by (model, round), taken model by model between the F2s,
+    # each model's intervals over its own probed games
+    cp = c.probed()
     models = models_of(c)
-    return {mdl: {"f1_by_round": f1r, "f2": f2(c, mode, breakdowns=False, model=mdl)}
-            for mdl, f1r in zip(models, f1_by_round_models(c, mode, models))}
+    rounds = f1_by_round_models(cp, mode, models)
+    out = {}
+    for mdl in models:
+        with model_frame(cp, mode, mdl):
+            out[mdl] = {"f1_by_round": next(rounds), "f2": f2(cp, mode, breakdowns=False, model=mdl)}
+    return out
 
 
 def model_entries(c: Corpus, mode: Mode) -> dict[str, dict[str, Any]]:
-    """F1 by round and F2 of each model's seats (memoised; a copy each call)."""
+    """F1 by round and F2 of each model's seats in the probed games, each model's intervals over its own games
+    (memoised; a copy each call)."""
     return copy.deepcopy(c.memo(BY_MODEL_ENTRIES.key(mode), lambda: pooled(_model_entries, c, mode)))
 
 
@@ -204,20 +265,22 @@ def prime(c: Corpus, mode: Mode, sections: set[str]) -> None:
     lean report then drops those intermediates (:func:`.report.build_report`)."""
     for metric in _metrics(c):
         if metric.section in sections:
-            seat_sums(c, mode, metric)
-    if {"f1", "f2"} <= sections and c.n_rows("probes"):
+            seat_sums(_corpus_of(c, metric), mode, metric)
+    if {"f1", "f2"} <= sections and c.probed().n_rows("probes"):
         c.memo(BY_MODEL_ENTRIES.key(mode), lambda: pooled(_model_entries, c, mode))
 
 
 def by_model(c: Corpus, mode: Mode) -> dict[str, Any]:
-    """Per model: every comparable metric, F1 by round and F2 (ECE/Brier with intervals, bins); seats, games."""
+    """Per model: every comparable metric, F1 by round and F2 (ECE/Brier with intervals, bins); seats, games,
+    self-play games (one model at the table: left out of the outcome statistics)."""
     out: dict[str, Any] = {}
-    has_probes = c.n_rows("probes") > 0
+    has_probes = c.probed().n_rows("probes") > 0
     models = models_of(c)
     masks = [seat_mask(c, model=mdl) for mdl in models]
     entries = model_entries(c, mode) if has_probes else {}
     for mdl, mask, metrics in zip(models, masks, seat_metrics_many(c, mode, masks)):
-        entry: dict[str, Any] = {"seats": int(mask.sum()), "games": int(mask.any(1).sum()), "metrics": metrics}
+        entry: dict[str, Any] = {"seats": int(mask.sum()), "games": int(mask.any(1).sum()),
+                                 "self_play_games": self_play_games(c, mask), "metrics": metrics}
         if has_probes:
             entry.update(entries[mdl])
         out[mdl] = entry
@@ -236,14 +299,13 @@ def by_model_role(c: Corpus, mode: Mode) -> dict[str, Any]:
 
 # ----------------------------------------------------------------------------- comparisons
 
-
 def compare(c: Corpus, mode: Mode, a: str, b: str, *, role: str | None = None) -> dict[str, Any]:
     """Model ``a`` minus model ``b`` on every metric: difference, cluster-bootstrap CI, p, Holm p.
 
-    Both models' statistics are pooled under the same resampled games (paired where both sat
-    in a game). ``role`` restricts both to seats of that true role. ``p`` is :func:`.pvalues.bootstrap_p`
-    (bootstrap standard error, t reference); ``p_holm`` is Holm over the pair's metrics that have a p,
-    named in ``p_holm_family``.
+    The games both sat in are resampled together (paired); the games of one model alone are resampled
+    apart from the other's (:func:`.pairing.paired_resamples`; ``design`` says which holds). ``role`` restricts both
+    to seats of that true role. ``p`` is :func:`.pvalues.bootstrap_p` (bootstrap standard error, t
+    reference); ``p_holm`` is Holm over the pair's metrics that have a p, named in ``p_holm_family``.
     """
     return _compare(c, mode, a, b, role=role)[0]
 
@@ -260,12 +322,14 @@ def _compare(c: Corpus, mode: Mode, a: str, b: str, *, role: str | None = None) 
     raw_p: list[float | None] = []  # unrounded, for the Holm adjustments
     for metric in _metrics(c):
         ga, gb = pa(metric), pb(metric)
-        ra, rb = _resamples(ga, mode), _resamples(gb, mode)
+        ra, rb = paired_resamples(_corpus_of(c, metric), mode, ga, gb, strata(pa.games(metric), pb.games(metric)))
         for st in metric.statistics:
             if Place.COMPARE not in st.shown and Place.DASHBOARD not in st.shown:
                 continue
             va, na = _point(metric, st, pa.total(metric))
             vb, nb = _point(metric, st, pb.total(metric))
+            games_a = int((metric.n_per_game(st, ga) > 0).sum())
+            games_b = int((metric.n_per_game(st, gb) > 0).sum())
             diff = None if va is None or vb is None else va - vb
             ci = p = p_tail = None
             if ra is not None and rb is not None and diff is not None:
@@ -273,16 +337,20 @@ def _compare(c: Corpus, mode: Mode, a: str, b: str, *, role: str | None = None) 
                 ci = _ci(percentile_ci(d))
                 p, p_tail = bootstrap_p(d, diff, _games_with_data(ga, gb)), bootstrap_tail_p(d)
             raw_p.append(p)
-            rows.append({"metric": st.key, "label": st.label, "a": round_or_none(va), "b": round_or_none(vb),
-                         "n_a": na, "n_b": nb, "diff": round_or_none(diff), "diff_ci95": ci, "p": round_p(p),
-                         "p_boot_tail": round_p(p_tail)})
+            rows.append({"metric": st.key, "label": st.label, "direction": st.direction.value,
+                         "a": round_or_none(va), "b": round_or_none(vb), "n_a": na, "n_b": nb,
+                         "games_a": games_a, "games_b": games_b,
+                         "fragile_a": st.fragile(na, games_a) if va is not None else None,
+                         "fragile_b": st.fragile(nb, games_b) if vb is not None else None,
+                         "diff": round_or_none(diff), "diff_ci95": ci, "p": round_p(p), "p_boot_tail": round_p(p_tail)})
     for row, ph in zip(rows, holm(raw_p)):
         row["p_holm"] = round_p(ph)
     family = [r["metric"] for r, p in zip(rows, raw_p) if p is not None]
     shared = int((ma.any(1) & mb.any(1)).sum())
-    return {"a": a, "b": b, "role": role, "boot": mode.boot, "seed": mode.seed,
+    return {"a": a, "b": b, "role": role, "boot": mode.boot, "seed": mode.seed, "design": design(ma, mb),
             "games_a": int(ma.any(1).sum()), "games_b": int(mb.any(1).sum()), "games_shared": shared,
-            "seats_a": int(ma.sum()), "seats_b": int(mb.sum()), "rows": rows,
+            "seats_a": int(ma.sum()), "seats_b": int(mb.sum()),
+            "self_play_a": self_play_games(c, ma), "self_play_b": self_play_games(c, mb), "rows": rows,
             "p_holm_family": holm_family(f"the {len(family)} metrics of {a} vs {b} that have a p", family)}, raw_p
 
 

@@ -24,8 +24,8 @@ METRICS = (
     Metric("probe_coverage", "parse", {"probes": ("seat", "transport"), "players": ("seat", "probes_skipped")}, coverage,
            ("answered", "scheduled", "skipped"), (
         Statistic("probes.answered_share", "probe answers kept", Ratio("answered", "scheduled"), "scheduled", Direction.HIGHER,
-                  shown=SHOWN),
+                  min_n=30, shown=SHOWN),
         Statistic("probes.skipped_share", "probe calls skipped", Ratio("skipped", "scheduled"), "scheduled", Direction.LOWER,
-                  shown=SHOWN),
+                  min_n=30, shown=SHOWN),
     )),
 )

@@ -27,9 +27,10 @@ def change_sums(b: GameBlock) -> np.ndarray:
 METRICS = (
     Metric("dynamics", "dynamics", {PAIRS: ("agent", "l1", "flip", "flip_pair", "ret")}, change_sums, COLUMNS, (
         Statistic("dynamics.volatility", "suspicion volatility", Ratio("l1_sum", "l1_pairs"), "l1_pairs",
-                  Direction.NEUTRAL, NUMBER),
+                  Direction.NEUTRAL, min_n=30, format=NUMBER),
         Statistic("dynamics.flip_rate", "top-suspect flip rate", Ratio("flips", "flip_pairs"), "flip_pairs",
-                  Direction.NEUTRAL),
-        Statistic("dynamics.return_rate", "return rate", Ratio("returns", "flips"), "flips", Direction.NEUTRAL),
+                  Direction.NEUTRAL, min_n=30),
+        Statistic("dynamics.return_rate", "return rate", Ratio("returns", "flips"), "flips", Direction.NEUTRAL,
+                  min_n=20),
     )),
 )

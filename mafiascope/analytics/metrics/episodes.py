@@ -31,6 +31,7 @@ def switching(b: GameBlock) -> np.ndarray:
 
 METRICS = (
     Metric("episodes", "episodes", {SLOTS: ("slots", "switches")}, switching, ("switches", "slots"), (
-        Statistic("episodes.switch_rate", "episode switching rate", Ratio("switches", "slots"), "slots", Direction.NEUTRAL),
+        Statistic("episodes.switch_rate", "episode switching rate", Ratio("switches", "slots"), "slots", Direction.NEUTRAL,
+                  min_n=50),
     )),
 )

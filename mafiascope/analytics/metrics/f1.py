@@ -50,9 +50,11 @@ def _counts(num: str, den: str | None) -> Any:
 
 METRICS = (
     Metric("f1 accuracy", "f1", {CODES: ("counts",)}, _counts("correct", "committed"), ("correct", "committed"), (
-        Statistic("f1.accuracy", "F1 committed accuracy", Ratio("correct", "committed"), "committed", Direction.HIGHER),)),
+        Statistic("f1.accuracy", "F1 committed accuracy", Ratio("correct", "committed"), "committed", Direction.HIGHER,
+                  min_n=30),)),
     Metric("f1 unknown", "f1", {CODES: ("counts",)}, _counts("unknown", None), ("unknown", "items"), (
-        Statistic("f1.unknown_rate", "F1 Unknown rate", Ratio("unknown", "items"), "items", Direction.LOWER),)),
+        Statistic("f1.unknown_rate", "F1 Unknown rate", Ratio("unknown", "items"), "items", Direction.LOWER, min_n=30),)),
     Metric("f1 recall", "f1", {CODES: ("counts",)}, _counts("hit_mafia", "tgt_mafia"), ("hit_mafia", "tgt_mafia"), (
-        Statistic("f1.mafia_recall", "F1 Mafia recall", Ratio("hit_mafia", "tgt_mafia"), "tgt_mafia", Direction.HIGHER),)),
+        Statistic("f1.mafia_recall", "F1 Mafia recall", Ratio("hit_mafia", "tgt_mafia"), "tgt_mafia", Direction.HIGHER,
+                  min_n=30),)),
 )

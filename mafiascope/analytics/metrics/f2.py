@@ -34,7 +34,7 @@ def seat_sums(b: GameBlock) -> np.ndarray:
 
 METRICS = (
     Metric("f2", "f2", {SUMS: ("sums",)}, seat_sums, COLUMNS, (
-        Statistic("f2.ece", "F2 ECE", f2.ece_stat, GUESSES, Direction.LOWER, NUMBER),
-        Statistic("f2.brier", "F2 Brier", f2.brier_stat, GUESSES, Direction.LOWER, NUMBER),
+        Statistic("f2.ece", "F2 ECE", f2.ece_stat, GUESSES, Direction.LOWER, min_n=100, format=NUMBER),
+        Statistic("f2.brier", "F2 Brier", f2.brier_stat, GUESSES, Direction.LOWER, min_n=100, format=NUMBER),
     )),
 )

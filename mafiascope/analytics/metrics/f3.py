@@ -36,8 +36,9 @@ def accuracy_minus_majority(p: np.ndarray) -> np.ndarray:
 METRICS = (
     Metric("f3", "f3", {PAIRS: ("A", "pred", "guess", "conf", "mm")}, pair_counts, COLUMNS, (
         Statistic("f3.ratio", "F3 spotlight ratio", Ratio("predicted_suspects", "actual_suspects"), "n",
-                  Direction.NEUTRAL, NUMBER),
-        Statistic("f3.accuracy", "F3 accuracy", Ratio("correct", "n"), "n", Direction.HIGHER),
-        Statistic("f3.diff", "F3 accuracy - majority", accuracy_minus_majority, "n", Direction.HIGHER),
+                  Direction.NEUTRAL, min_n=30, format=NUMBER),
+        Statistic("f3.accuracy", "F3 accuracy", Ratio("correct", "n"), "n", Direction.HIGHER, min_n=30),
+        Statistic("f3.diff", "F3 accuracy - majority", accuracy_minus_majority, "n", Direction.HIGHER,
+                  min_n=30),
     )),
 )

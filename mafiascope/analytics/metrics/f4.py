@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from .. import f4
-from ..metric import Direction, GameBlock, Metric, Ratio, Source, Statistic
+from ..metric import MIN_VOTES, Direction, GameBlock, Metric, Ratio, Source, Statistic
 
 ORDER = 70
 
@@ -45,10 +45,12 @@ def _hits(col: str, mafia: bool, is_set: bool = False) -> Any:
 READS = {UNITS: UNIT_COLUMNS[1:]}
 METRICS = (
     Metric("f4 top-1, town", "f4", READS, _hits("top1", False), ("hits", "votes"), (
-        Statistic("f4.top1.innocent", "F4 top-1 hit (town voters)", Ratio("hits", "votes"), "votes", Direction.HIGHER),)),
+        Statistic("f4.top1.innocent", "F4 top-1 hit (town voters)", Ratio("hits", "votes"), "votes", Direction.HIGHER,
+                  min_n=MIN_VOTES),)),
     Metric("f4 top-1, Mafia", "f4", READS, _hits("top1", True), ("hits", "votes"), (
-        Statistic("f4.top1.mafia", "F4 top-1 hit (Mafia voters)", Ratio("hits", "votes"), "votes", Direction.NEUTRAL),)),
+        Statistic("f4.top1.mafia", "F4 top-1 hit (Mafia voters)", Ratio("hits", "votes"), "votes", Direction.NEUTRAL,
+                  min_n=MIN_VOTES),)),
     Metric("f4 committed set, town", "f4", READS, _hits("committed_set", False, True), ("hits", "votes"), (
         Statistic("f4.committed_set.innocent", "F4 committed-set hit (town voters)", Ratio("hits", "votes"), "votes",
-                  Direction.HIGHER),)),
+                  Direction.HIGHER, min_n=MIN_VOTES),)),
 )

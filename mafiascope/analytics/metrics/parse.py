@@ -17,6 +17,7 @@ def parsed(b: GameBlock) -> np.ndarray:
 
 METRICS = (
     Metric("parse", "parse", {"probes": ("seat", "eff_kind")}, parsed, ("parsed", "records"), (
-        Statistic("parse.parse_rate", "probe parse rate", Ratio("parsed", "records"), "records", Direction.HIGHER),
+        Statistic("parse.parse_rate", "probe parse rate", Ratio("parsed", "records"), "records", Direction.HIGHER,
+                  min_n=30),
     )),
 )

@@ -46,8 +46,8 @@ def minus_baseline(p: np.ndarray) -> np.ndarray:
 METRICS = (
     Metric("personality", "personality", {SUMS: ("sums",)}, error_sums, ("abs_error", "estimates", "baseline_error"), (
         Statistic("personality.mae", "personality MAE", Ratio("abs_error", "estimates"), "estimates", Direction.LOWER,
-                  NUMBER),
+                  min_n=100, format=NUMBER),
         Statistic("personality.mae_minus_baseline", "personality MAE - constant-50 MAE", minus_baseline, "estimates",
-                  Direction.LOWER, NUMBER),
+                  Direction.LOWER, min_n=100, format=NUMBER),
     )),
 )

@@ -27,6 +27,7 @@ def same_target(b: GameBlock) -> np.ndarray:
 
 METRICS = (
     Metric("plans", "plans", {PLANS: ("seat", "hit")}, same_target, ("same_target", "plans"), (
-        Statistic("plans.rate", "plan-action consistency", Ratio("same_target", "plans"), "plans", Direction.HIGHER),
+        Statistic("plans.rate", "plan-action consistency", Ratio("same_target", "plans"), "plans", Direction.HIGHER,
+                  min_n=20),
     )),
 )

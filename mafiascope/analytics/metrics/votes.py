@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..metric import Direction, GameBlock, Metric, Ratio, Statistic
+from ..metric import MIN_VOTES, Direction, GameBlock, Metric, Ratio, Statistic
 
 ORDER = 20
 
@@ -24,6 +24,6 @@ def town_votes(b: GameBlock) -> np.ndarray:
 METRICS = (
     Metric("town votes", "votes", {"votes": ("voter", "target")}, town_votes, ("on_mafia", "town_votes"), (
         Statistic("votes.town_on_mafia_rate", "town votes on Mafia", Ratio("on_mafia", "town_votes"), "town_votes",
-                  Direction.HIGHER),
+                  Direction.HIGHER, min_n=MIN_VOTES),
     ), needs_probes=False),
 )

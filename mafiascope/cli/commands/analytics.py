@@ -193,6 +193,7 @@ def _compare(args: argparse.Namespace) -> int:
 
 
 def _compare_text(res: dict, role: str | None) -> Iterator[str]:
+    from ...analytics.comparison_text import design_text, self_play_text
     from ...analytics.metric import Place
     from ...analytics.metrics import rows_at
     from ...analytics.pvalues import format_p
@@ -201,6 +202,7 @@ def _compare_text(res: dict, role: str | None) -> Iterator[str]:
     res = {**res, "rows": rows_at(res["rows"], Place.COMPARE)}
     yield (f"{res['a']} vs {res['b']}" + (f" ({role} seats)" if role else "") + f": {res['games_shared']} shared games, "
            f"{res['seats_a']} / {res['seats_b']} seats, B={res['boot']}")
+    yield f"  {design_text(res)}"
     holm_head = f"Holm p ({fam['size']})"
     yield f"  {'metric':<36} {'a':>8} {'b':>8} {'a - b [95% CI]':>28} {'p':>8} {holm_head:>12}"
     for r in res["rows"]:
@@ -217,6 +219,9 @@ def _compare_text(res: dict, role: str | None) -> Iterator[str]:
     skipped = [r["label"] for r in res["rows"] if r["diff"] is None]
     if skipped:
         yield ("  no data for both models: " + ", ".join(skipped))
+    note = self_play_text(res)
+    if note:
+        yield f"  {note}"
 
 
 def _report(args: argparse.Namespace) -> int:
