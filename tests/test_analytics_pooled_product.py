@@ -89,10 +89,19 @@ def test_pooled_resamples_and_their_count_columns(loaded, name: str) -> None:
     pers = [seats._PerGame(c, mode, mask) for mask in masks]
     got = seats._pooled_resamples(c, mode, pers)
     keys = list(seats._metrics(c))
-    assert set(got) == {(i, k) for i in range(len(masks)) for k in keys}
-    blocks = [pers[i](k) for k in keys for i in range(len(masks))]
-    assert _same_bits(np.hstack([got[(i, k)] for k in keys for i in range(len(masks))]),
-                      _whole_blocks(multiplicities(c.m, mode), blocks))
+    # every mask and metric with counted seats, pooled over its own games: the masks and metrics of one frame
+    # (the same games) in one product, equal to the whole blocks' products over that frame's draws
+    assert set(got) == {(i, k) for i in range(len(masks)) for k in keys if pers[i].games(k).any()}
+    frames: dict[bytes, list[tuple[int, Any]]] = {}
+    for k in keys:
+        for i in range(len(masks)):
+            if (i, k) in got:
+                frames.setdefault(np.packbits(pers[i].games(k)).tobytes(), []).append((i, k))
+    assert len(frames) > 1 if name == "demo" else frames  # demo: several models, several frames
+    for members in frames.values():
+        games = pers[members[0][0]].games(members[0][1])
+        want = _whole_blocks(seats.frame_multiplicities(c, mode, games), [pers[i](k)[games] for i, k in members])
+        assert _same_bits(np.hstack([got[m] for m in members]), want)
     n_counts = 0
     for metric in seats._metrics(c):  # a builder's count columns are count columns of every mask's sums
         flags = seats._count_columns(c, mode, metric)
