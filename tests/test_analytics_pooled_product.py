@@ -109,3 +109,15 @@ def test_pooled_resamples_and_their_count_columns(loaded, name: str) -> None:
         for per in pers:
             assert not (flags & ~count_columns(per(metric))).any(), (name, metric.name)
     assert n_counts > 0
+
+
+@pytest.mark.parametrize("name", ["demo", "mafiascope_en_demo"])
+def test_many_seat_masks_pooled_together_give_each_masks_figures(loaded, name: str) -> None:
+    """Every model's and model-role pair's figures, their intervals pooled in one product over all the
+    masks' columns, are each mask's figures computed alone."""
+    c, mode = loaded[name], Mode(boot=300, seed=2)
+    masks = [seats.seat_mask(c, model=m, role=r) for m in seats.models_of(c) for r in [None, *seats.roles_of(c)]]
+    together = seats.seat_metrics_many(c, mode, masks)
+    assert len(together) == len(masks) > 2
+    assert together == [seats.seat_metrics(c, mode, mask) for mask in masks]
+    assert any(x["ci95"] is not None for fig in together for x in fig.values())
