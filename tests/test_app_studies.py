@@ -139,7 +139,7 @@ def test_grow_a_finished_study_from_the_studies_tab(runs):
     at.toggle(key="ms_study_models").set_value(True).run()
     assert not at.exception
     models = next(df.value for df in at.dataframe if "model" in df.value.columns)
-    assert models["model"].tolist() == ["bot-balanced"] and models["games"].tolist() == [3] and "seat win rate" in models.columns
+    assert models["model"].tolist() == ["bot-balanced"] and models["games"].tolist() == [3] and "side-adjusted score" in models.columns
 
 
 @pytest.mark.slow  # runs a small study

@@ -436,18 +436,20 @@ def test_report_gives_per_model_figures_per_arm(tmp_path, capsys):
     spec = load_study_spec(small_spec(tmp_path, games=2, probes="suspicion"))
     run_study(spec, quiet=True)
     rep = study_report(spec, spec.study_dir(), models=True)
-    assert set(rep["arms"]["one"]["models"]) == {"bot-balanced"}
+    one = rep["arms"]["one"]["models"]
+    assert set(one) == {"bot-balanced"} and one["bot-balanced"]["metrics"]["outcome.side_adjusted"]["n"] == 0  # self-play
     mix = rep["arms"]["mix"]["models"]
     assert set(mix) == {"bot-balanced", "bot-analyst"}
     assert sum(m["seats"] for m in mix.values()) == 14 and all(m["games"] == 2 for m in mix.values())
     for m in mix.values():
         win, f4 = m["metrics"]["outcome.seat_win_rate"], m["metrics"]["f4.top1.innocent"]
         assert 0 <= win["point"] <= 1 and win["n"] == m["seats"] and len(win["ci95"]) == 2
+        assert -1 <= m["metrics"]["outcome.side_adjusted"]["point"] <= 1
         assert f4["point"] is not None and m["metrics"]["f1.accuracy"]["point"] is None  # the suspicion battery has no F1
     assert "models" not in study_report(spec, spec.study_dir())["arms"]["mix"]  # the app's live view skips them
     assert main(["study", "report", str(spec.study_dir())]) == 0
     out = capsys.readouterr().out
-    assert "    bot-analyst " in out and "seats in 2 games: seat win rate" in out and "F4 top-1 hit (town voters)" in out
+    assert "    bot-analyst " in out and "seats in 2 games: side-adjusted score" in out and "F4 top-1 hit (town voters)" in out
 
 
 def test_games_in_flight_make_the_next_game_wait_not_stop(tmp_path):

@@ -125,8 +125,9 @@ def study_probes(settled: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 # the per-model figures ``study report`` prints and the Studies tab shows (``--json``: every statistic the
-# analytics registry shows per model); labels and formats are the registry's
-HEADLINE = ("outcome.seat_win_rate", "f1.accuracy", "f2.ece", "f4.top1.innocent", "parse.parse_rate")
+# analytics registry shows per model); labels and formats are the registry's. Outcomes: the side-adjusted score
+# (the seat win rate is confounded with the side a model drew; docs/metrics.md §16)
+HEADLINE = ("outcome.side_adjusted", "f1.accuracy", "f2.ece", "f4.top1.innocent", "parse.parse_rate")
 
 
 def headline() -> list[tuple[str, str, Any]]:
@@ -145,7 +146,7 @@ def figure(entry: dict[str, Any], fmt: Any) -> str:
 
 def arm_models(games_dir: str | Path, game_ids: list[str]) -> dict[str, Any]:
     """Per model over one arm's finished games: its seats and games and every seat-level metric
-    (``{key: {point, ci95, n, games}}``: seat win rate, votes, parse rate, F1-F4, dynamics, personality,
+    (``{key: {point, ci95, n, games, fragile}}``: outcomes, votes, parse rate, F1-F4, dynamics, personality,
     plans; intervals from the game-level cluster bootstrap), as ``mafiascope analyze`` attributes them to
     the model of each seat (:func:`mafiascope.analytics.seats.by_model`)."""
     from ..analytics.corpus import load_corpus
