@@ -24,6 +24,7 @@ from typing import Any
 import streamlit as st
 
 from mafiascope.backends.keys import KeyPolicy, policy_resolver, set_key_resolver
+from mafiascope.backends.specs import ENV_FROM_APP, Source
 
 _SESSION = "_ms_session_keys"  # session_state: {variable name: (key, base_url)}
 
@@ -104,15 +105,16 @@ def _lookup(name: str) -> str | None:
     return pasted[0] if pasted else operator_value(name)
 
 
-def _resolve(name: str, base_url: str) -> str | None:
+def _resolve(name: str, base_url: str, source: Source = Source.OTHER) -> str | None:
     """The operator's policy and values (st.secrets, then the environment), plus, inside a Streamlit session, that
     session's pasted keys. Outside a session (a thread of its own) only the operator's: in the app's process no
-    ``${VAR}`` ever reaches an undeclared variable."""
+    ``${VAR}`` ever reaches an undeclared variable. The policy decides for every ``source``: nothing in the app's
+    process is a config the operator wrote."""
     from streamlit.runtime.scriptrunner import get_script_run_ctx
 
     if get_script_run_ctx(suppress_warning=True) is None:
-        return policy_resolver(operator_policy(), operator_value)(name, base_url)
-    return policy_resolver(operator_policy().merged(session_policy()), _lookup)(name, base_url)
+        return policy_resolver(operator_policy(), operator_value)(name, base_url, source)
+    return policy_resolver(operator_policy().merged(session_policy()), _lookup)(name, base_url, source)
 
 
 def install() -> None:
@@ -136,10 +138,13 @@ CHILD_ENV_PREFIXES = ("LC_",)
 def child_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     """The environment of a process the app starts: :data:`CHILD_ENV_NAMES` (and ``LC_*``) from the server's,
     the key policy in force (operator's + this session's) and exactly the allowed keys' values; any other
-    server variable is absent there, so no config, log or line-up can name it."""
+    server variable is absent there, so no config, log or line-up can name it. It also says that the config
+    files on the process' command line are the app's, not the operator's (``file_source``: a visitor's line-up,
+    a log's config), should the policy ever be missing."""
     env = {k: v for k, v in os.environ.items() if k in CHILD_ENV_NAMES or k.startswith(CHILD_ENV_PREFIXES)}
     policy = operator_policy().merged(session_policy())
     env.update(policy.to_env())
+    env[ENV_FROM_APP] = "1"
     for name in operator_policy().keys:
         value = operator_value(name)
         if value:

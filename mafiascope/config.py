@@ -16,7 +16,8 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from .backends.specs import CREDENTIAL_FIELDS, REFERENCE_RULE, BackendSpec, BotSpec, misplaced_reference
+from .backends.specs import (CREDENTIAL_FIELDS, REFERENCE_RULE, BackendSpec, BotSpec, Source, file_source, mark_source,
+                             misplaced_reference)
 from .engine.rules import RuleSet
 from .logs.schema import Personality
 from .redaction import scrub
@@ -178,9 +179,11 @@ def config_from_setup(setup: dict[str, Any], battery: list[dict[str, Any]] | Non
     if battery:
         raw["probes"] = {**(raw.get("probes") or {}), "battery": None, "probes": battery}
     try:
-        return GameConfig.model_validate(raw)
+        cfg = GameConfig.model_validate(raw)
     except ValidationError as exc:
         raise ConfigError(f"game {gid}: setup.config does not validate any more: {exc}") from None
+    mark_source(cfg.backends.values(), Source.LOG)  # whoever wrote the log chose its base URLs
+    return cfg
 
 
 def redacted_backends(cfg: GameConfig, used: set[str]) -> list[str]:
@@ -385,10 +388,14 @@ def read_yaml(path: str | Path, error_cls: type[Exception] = ConfigError, what: 
 
 
 def load_game_config(path: str | Path) -> GameConfig:
+    """A config file the process was told to read: its backends are the operator's (:func:`file_source`), so their
+    ``${VAR}`` credentials may name any variable when no key policy is set (docs/security.md, "Credentials")."""
     data = read_yaml(path)
     if data is None:
         raise ConfigError(f"{Path(path)}: the config file is empty (a config is a mapping; see configs/classic.yaml)")
-    return parse_game_config(data, str(Path(path)))
+    cfg = parse_game_config(data, str(Path(path)))
+    mark_source(cfg.backends.values(), file_source())
+    return cfg
 
 
 def shipped_config(ref: str | Path, suffix: str = ".yaml") -> Path | None:

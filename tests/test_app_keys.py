@@ -170,6 +170,7 @@ def test_the_app_installs_a_resolver_reading_secrets_under_the_policy(monkeypatc
     assert not any(SECRET in s or DEPLOY in s for s in shown)
     # outside a Streamlit session (this thread of the app's process) the operator's policy still applies
     from mafiascope.backends.keys import KeyRefused, resolve_key
+    from mafiascope.backends.specs import Source
 
     with pytest.raises(KeyRefused, match="DEPLOY_SECRET is not a key the operator allows"):
-        resolve_key("DEPLOY_SECRET", "https://api.example.com/v1")
+        resolve_key("DEPLOY_SECRET", "https://api.example.com/v1", Source.OPERATOR)  # whatever the config's source

@@ -14,7 +14,7 @@ from hypothesis import strategies as hs
 
 from mafiascope.backends.base import BackendError
 from mafiascope.backends.keys import KeyPolicy, KeyRefused, origin, policy_resolver
-from mafiascope.backends.registry import build_backend
+from mafiascope.backends.registry import Source, build_backend, mark_source, parse_backend_spec
 
 ROOT = Path(__file__).resolve().parents[1]
 FAKE = "sk-deploy-FAKE-0123456789abcdef"
@@ -45,9 +45,15 @@ def test_policy_in_the_environment_refuses_other_names_and_hosts(monkeypatch):
     assert "may only be sent to https://api.example.com:443" in str(err.value) and FAKE not in str(err.value)
     ok = build_backend("good", {**spec, "api_key": "${OK_KEY}", "base_url": "https://API.example.com:443/v1/"})
     assert ok.describe()["api_key_set"] is True
-    # without MAFIASCOPE_KEYS the CLI keeps reading any environment variable (documented)
+    # without MAFIASCOPE_KEYS a config the operator wrote may name any environment variable (documented); one that
+    # does not say who wrote it (built in code, read back from a log or a roster) may not
     monkeypatch.delenv("MAFIASCOPE_KEYS")
-    assert build_backend("cli", spec).describe()["api_key_set"] is True
+    with pytest.raises(BackendError, match="is no provider's key") as err:
+        build_backend("cli", spec)
+    assert FAKE not in str(err.value)
+    mine = parse_backend_spec("cli", spec)
+    mark_source([mine], Source.OPERATOR)
+    assert build_backend("cli", mine).describe()["api_key_set"] is True
 
 
 def test_empty_policy_allows_no_key(monkeypatch):

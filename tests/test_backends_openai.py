@@ -12,9 +12,11 @@ from mafiascope.backends.common import host_of, parse_retry_after, redact, strip
 from mafiascope.backends.devserver import DevServer
 from mafiascope.backends.registry import (
     OpenAISpec,
+    Source,
     build_backend,
     clear_cache,
     get_backend,
+    mark_source,
     parse_backend_spec,
     parse_backend_specs,
 )
@@ -27,8 +29,10 @@ def req(text: str = "hello", **kw) -> CompletionRequest:
 
 
 def backend(srv: DevServer, model: str = "echo", name: str = "dev", **kw):
-    spec = {"type": "openai", "model": model, "base_url": srv.base_url, "timeout": 2.0, "backoff_base": 0.01,
-            "backoff_max": 0.05, **kw}
+    """A backend at the dev server from a spec the operator wrote (its ``${VAR}`` may name any variable)."""
+    spec = parse_backend_spec(name, {"type": "openai", "model": model, "base_url": srv.base_url, "timeout": 2.0,
+                                     "backoff_base": 0.01, "backoff_max": 0.05, **kw})
+    mark_source([spec], Source.OPERATOR)
     return build_backend(name, spec)
 
 
@@ -270,13 +274,13 @@ def test_installed_key_resolver_is_used(monkeypatch):
 
     monkeypatch.delenv("ST_ONLY_KEY", raising=False)
     seen = []
-    previous = set_key_resolver(lambda name, url: seen.append((name, url)) or (SECRET if name == "ST_ONLY_KEY" else None))
+    previous = set_key_resolver(lambda name, url, source: seen.append((name, url, source.name)) or (SECRET if name == "ST_ONLY_KEY" else None))
     try:
         b = build_backend("st", {"type": "openai", "model": "m", "api_key": "${ST_ONLY_KEY}"})
     finally:
         set_key_resolver(previous)
     assert b.describe()["api_key_set"] is True and SECRET not in str(b.describe())
-    assert seen == [("ST_ONLY_KEY", "https://api.openai.com/v1")]  # told where the key would go
+    assert seen == [("ST_ONLY_KEY", "https://api.openai.com/v1", "OTHER")]  # told where the key would go, and whose config
 
 
 def test_validation_errors_name_backend_and_field():

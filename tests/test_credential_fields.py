@@ -106,5 +106,7 @@ def test_processes_the_app_starts_get_an_allow_listed_environment(monkeypatch):
     assert PLANTED not in json.dumps(env)
     assert env["OPENAI_API_KEY"] == "sk-allowed-value-123456" and env["MAFIASCOPE_KEYS"] == "OPENAI_API_KEY"
     assert env["PATH"] and env["LC_ALL"] == "C.UTF-8" and env["MAFIASCOPE_LOGS_DIR"] == "/x"
-    assert set(env) <= set(keys.CHILD_ENV_NAMES) | {"OPENAI_API_KEY", "MAFIASCOPE_KEYS", "MAFIASCOPE_KEY_OPENAI_API_KEY_BASE_URLS"} | {
+    assert env["MAFIASCOPE_CONFIGS_FROM_APP"] == "1"  # the configs on its command line are the app's, not the operator's
+    assert set(env) <= set(keys.CHILD_ENV_NAMES) | {"OPENAI_API_KEY", "MAFIASCOPE_KEYS", "MAFIASCOPE_KEY_OPENAI_API_KEY_BASE_URLS",
+                                                    "MAFIASCOPE_CONFIGS_FROM_APP"} | {
         k for k in env if k.startswith("LC_")}

@@ -22,8 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-
-from ..backends.registry import parse_backend_spec
+from ..backends.registry import Source, mark_source, parse_backend_spec
 from ..config import CONFIG_DIR, ConfigError, read_yaml, shipped_config
 
 DEFAULT_ROSTER = CONFIG_DIR / "roster_bots.yaml"
@@ -36,6 +35,13 @@ class Roster:
     source: str = "<roster>"
     meta: dict[str, Any] = field(default_factory=dict)
     seating: list[str] | None = None  # fixed seating: one label per seat; None = the balanced schedule
+
+    def backend_specs(self, labels: Any = None) -> dict[str, Any]:
+        """The models (``labels`` of them, default all) as validated specs marked as read from a roster: a roster
+        is a shared file, so its ``${VAR}`` keys reach only their providers unless a key policy says otherwise."""
+        out = {k: parse_backend_spec(k, v) for k, v in self.models.items() if labels is None or k in labels}
+        mark_source(out.values(), Source.ROSTER)
+        return out
 
     @property
     def labels(self) -> list[str]:

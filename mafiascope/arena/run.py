@@ -118,7 +118,7 @@ def game_config(roster: Roster, rules: RuleSet, g: Scheduled, *, probes: bool, s
         rules=rules,
         language=language,
         seats=[SeatSpec(backend=s["backend"], role=s["role"]) for s in g.seats],
-        backends={k: v for k, v in roster.models.items() if k in used or k == rules.option("host_backend")},
+        backends=roster.backend_specs(used | {rules.option("host_backend")}),
         probes={"enabled": probes},
         snapshots=snapshots,
         seed=g.seed,
@@ -264,8 +264,8 @@ def run_arena(
 
     def record(j: Job, state: str, out: dict[str, Any] | BaseException, spend: float) -> None:
         if isinstance(out, BaseException):
-            failures.append({"game_id": j.game_id, "error": repr(out)[:300]})
-            ledger.append({"event": "failed", "game_id": j.game_id, "error": repr(out)[:300]})
+            failures.append({"game_id": j.game_id, "error": repr(out)[:500]})
+            ledger.append({"event": "failed", "game_id": j.game_id, "error": repr(out)[:500]})
             progress.step(j.game_id, "FAILED")
         else:
             ledger.append({"event": "finished", "game_id": j.game_id, "rules": by_id[j.game_id].rules, **out})

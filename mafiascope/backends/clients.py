@@ -2,9 +2,10 @@
 
 A credential is a backend's ``api_key``, the values of its ``headers`` and a bus ``token``. It is
 written as ``"${VAR}"`` (or, discouraged, literally) and becomes a value only in
-:func:`resolve_credential`, which always knows the URL the value is about to be sent to and asks
-the installed key resolver (:mod:`.keys`: the operator's key policy checks the name *and* that
-URL's origin). The client is then built for exactly that URL:
+:func:`resolve_credential`, which always knows the URL the value is about to be sent to and the
+source of the config naming it, and asks the installed key resolver (:mod:`.keys`: the operator's key
+policy checks the name *and* that URL's origin; without one, a config the operator did not write gets
+a key only for its provider's own origin). The client is then built for exactly that URL:
 
 * :class:`OpenAIEndpoint` -- an OpenAI-compatible endpoint (the backend, the preflight, the bus
   worker's adapter): resolves the key and header values for ``base_url`` once, and builds an
@@ -27,16 +28,16 @@ from urllib.parse import urlsplit
 from ..redaction import ENV_REF, register_secret, register_url_credentials
 from .base import BackendError
 from .keys import KeyRefused, resolve_key
-from .specs import url_problem
+from .specs import Source, spec_source, url_problem
 
 PLACEHOLDER_KEY = "no-key-set"  # local servers (Ollama, llama.cpp) ignore the key; the SDK needs one
 
 
-def resolve_credential(value: str | None, *, backend: str, field: str, destination: str) -> str | None:
+def resolve_credential(value: str | None, *, backend: str, field: str, destination: str, source: Source) -> str | None:
     """A credential's value for sending to ``destination`` (a URL), or None when none is configured.
 
-    ``"${VAR}"`` goes through the installed key resolver with the destination, so the key policy
-    checks the name and the origin; a literal value is used as given. A reference that resolves
+    ``"${VAR}"`` goes through the installed key resolver with the destination and the config's ``source``,
+    so the key policy checks the name and the origin; a literal value is used as given. A reference that resolves
     nowhere, or that the policy refuses, is a :class:`BackendError` naming the backend, the field
     and the variable, never a value. Every value is registered with the scrubber before it is used.
     """
@@ -51,7 +52,7 @@ def resolve_credential(value: str | None, *, backend: str, field: str, destinati
         return value
     var = m.group(1)
     try:
-        got = resolve_key(var, destination)
+        got = resolve_key(var, destination, source)
     except KeyRefused as exc:
         raise BackendError(f"backend {backend!r}: {field}: {exc}") from None
     if not got:
@@ -72,16 +73,17 @@ class OpenAIEndpoint:
     """An OpenAI-compatible endpoint with its credentials resolved for its ``base_url`` (see module doc).
 
     ``spec`` is an :class:`~.specs.OpenAISpec` (or anything with ``base_url``, ``api_key``,
-    ``headers`` and ``timeout``)."""
+    ``headers`` and ``timeout``); its :func:`~.specs.spec_source` goes to the resolver."""
 
     def __init__(self, name: str, spec: Any) -> None:
         self.name = name
         self.base_url = _check_url(name, "base_url", spec.base_url)
         self.timeout = float(spec.timeout)
-        self.api_key = resolve_credential(spec.api_key, backend=name, field="api_key", destination=self.base_url)
+        src = spec_source(spec)
+        self.api_key = resolve_credential(spec.api_key, backend=name, field="api_key", destination=self.base_url, source=src)
         self.headers: dict[str, str] = {}
         for header, value in (getattr(spec, "headers", None) or {}).items():
-            got = resolve_credential(value, backend=name, field=f"headers.{header}", destination=self.base_url)
+            got = resolve_credential(value, backend=name, field=f"headers.{header}", destination=self.base_url, source=src)
             if got is not None:
                 self.headers[str(header)] = got  # registered as a secret like the key, literal or not
         self.secrets: tuple[str, ...] = tuple(v for v in (self.api_key, *self.headers.values()) if v)
@@ -108,12 +110,13 @@ class OpenAIEndpoint:
 
 
 class BusEndpoint:
-    """The model bus hub at ``hub`` with its bearer token resolved for that URL."""
+    """The model bus hub at ``hub`` with its bearer token resolved for that URL (``source``: of the spec or
+    command line naming the token)."""
 
-    def __init__(self, name: str, hub: str, token: str | None, *, field: str = "token") -> None:
+    def __init__(self, name: str, hub: str, token: str | None, *, source: Source, field: str = "token") -> None:
         self.name = name
         self.url = _check_url(name, "hub", hub.rstrip("/"))
-        self.token = resolve_credential(token, backend=name, field=field, destination=self.url)
+        self.token = resolve_credential(token, backend=name, field=field, destination=self.url, source=source)
 
     @property
     def headers(self) -> Mapping[str, str]:

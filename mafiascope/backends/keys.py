@@ -1,11 +1,20 @@
 """Which API keys may be used, and where: the key policy and the injectable ``${VAR}`` resolver.
 
 A backend's key is written as ``"${VAR}"``; :func:`resolve_key` looks it up through the installed
-:data:`KeyResolver` (:func:`set_key_resolver`). The default resolver reads the process environment
-and, when ``MAFIASCOPE_KEYS`` is set (even empty), enforces the operator's policy from the
-environment: only the listed names, each only for its ``MAFIASCOPE_KEY_<NAME>_BASE_URLS`` (exact
-scheme + host + port). The Streamlit app installs its own resolver (Streamlit secrets + the same policy)
-and passes the policy on to the games it starts; this package never imports streamlit.
+:data:`KeyResolver` (:func:`set_key_resolver`), which sees the name, the URL the value is about to be
+sent to and the :class:`Source` of the config that names it. The default resolver reads the process
+environment:
+
+* when ``MAFIASCOPE_KEYS`` is set (even empty), the operator's policy from the environment decides for
+  every config: only the listed names, each only for its ``MAFIASCOPE_KEY_<NAME>_BASE_URLS`` (exact
+  scheme + host + port);
+* otherwise a config file the operator named on the command line (:attr:`Source.OPERATOR`) may name any
+  variable, and every other config (read back from a log, a roster, a saved study, built in code) gets
+  a key only for its own provider's origin (:data:`PROVIDER_KEYS`: ``OPENAI_API_KEY`` only to
+  ``https://api.openai.com``, ...), so a crafted log cannot send a key anywhere else.
+
+The Streamlit app installs its own resolver (Streamlit secrets + the operator's policy) and passes the
+policy on to the processes it starts; this package never imports streamlit.
 """
 
 from __future__ import annotations
@@ -17,15 +26,36 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from .specs import Source
+
 ENV_KEYS = "MAFIASCOPE_KEYS"
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _SPLIT = re.compile(r"[\s,]+")
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 
-KeyResolver = Callable[[str, str], "str | None"]
-"""``(variable name, URL the value will be sent to) -> value`` (None: not set). Raise :class:`KeyRefused`
-to refuse a name or a destination; the message must not contain the value. Called only by
-:func:`mafiascope.backends.clients.resolve_credential`, which always knows the destination."""
+
+
+KeyResolver = Callable[[str, str, Source], "str | None"]
+"""``(variable name, URL the value will be sent to, source of the config) -> value`` (None: not set).
+Raise :class:`KeyRefused` to refuse a name or a destination; the message must not contain the value.
+Called only by :func:`mafiascope.backends.clients.resolve_credential`, which always knows both."""
+
+# Keys sent, without a policy, from a config the operator did not write: each only to its provider's own
+# API origin (the base URLs the providers document for their OpenAI-compatible endpoints). Small on purpose:
+# any other key, or another destination, needs the operator's policy (MAFIASCOPE_KEYS).
+PROVIDER_KEYS: dict[str, tuple[str, ...]] = {
+    "OPENAI_API_KEY": ("https://api.openai.com",),
+    "ANTHROPIC_API_KEY": ("https://api.anthropic.com",),
+    "GEMINI_API_KEY": ("https://generativelanguage.googleapis.com",),
+    "DEEPSEEK_API_KEY": ("https://api.deepseek.com",),
+    "OPENROUTER_API_KEY": ("https://openrouter.ai",),
+    "GROQ_API_KEY": ("https://api.groq.com",),
+    "MISTRAL_API_KEY": ("https://api.mistral.ai",),
+    "TOGETHER_API_KEY": ("https://api.together.xyz",),
+    "XAI_API_KEY": ("https://api.x.ai",),
+}
+BUS_TOKEN = "MAFIASCOPE_BUS_TOKEN"  # also in the default: to this machine's hub ($MAFIASCOPE_BUS_URL or the local default)
+DEFAULT_HUB = "http://127.0.0.1:8765"
 
 
 class KeyRefused(ValueError):
@@ -34,6 +64,11 @@ class KeyRefused(ValueError):
 
 def base_url_env(name: str) -> str:
     return f"MAFIASCOPE_KEY_{name}_BASE_URLS"
+
+
+def origin_text(o: tuple[str, str, int]) -> str:
+    scheme, host, port = o
+    return f"{scheme}://[{host}]:{port}" if ":" in host else f"{scheme}://{host}:{port}"
 
 
 def origin(url: str) -> tuple[str, str, int]:
@@ -97,15 +132,15 @@ class KeyPolicy(BaseModel):
             return str(exc)
         ok = {origin(u) for u in self.keys[name]}
         if want not in ok:
-            where = ", ".join(sorted(f"{s}://{h}:{p}" for s, h, p in ok)) or "nowhere"
-            return f"${name} may only be sent to {where}, not to {want[0]}://{want[1]}:{want[2]}"
+            where = ", ".join(sorted(origin_text(o) for o in ok)) or "nowhere"
+            return f"${name} may only be sent to {where}, not to {origin_text(want)}"
         return None
 
 
 def policy_resolver(policy: KeyPolicy | None, lookup: Callable[[str], str | None]) -> KeyResolver:
-    """A resolver that checks ``policy`` (None: no restriction) before looking the name up."""
+    """A resolver that checks ``policy`` (None: no restriction) before looking the name up, whatever the source."""
 
-    def resolve(name: str, base_url: str) -> str | None:
+    def resolve(name: str, base_url: str, source: Source = Source.OTHER) -> str | None:
         if policy is not None:
             why = policy.problem(name, base_url)
             if why:
@@ -115,9 +150,44 @@ def policy_resolver(policy: KeyPolicy | None, lookup: Callable[[str], str | None
     return resolve
 
 
-def env_resolver(name: str, base_url: str) -> str | None:
-    """The default: the environment, under the environment's own policy when ``MAFIASCOPE_KEYS`` is set."""
-    return policy_resolver(KeyPolicy.from_env(), os.environ.get)(name, base_url)
+def provider_policy(environ: Mapping[str, str] | None = None) -> KeyPolicy:
+    """The built-in default for configs the operator did not write: :data:`PROVIDER_KEYS`, and the bus token
+    for this machine's hub."""
+    env = os.environ if environ is None else environ
+    hub = (env.get("MAFIASCOPE_BUS_URL") or DEFAULT_HUB).strip()
+    try:
+        origin(hub)
+    except ValueError:  # a bad $MAFIASCOPE_BUS_URL is reported where the hub is used
+        hub = DEFAULT_HUB
+    return KeyPolicy(keys={**PROVIDER_KEYS, BUS_TOKEN: (hub,)})
+
+
+def default_problem(name: str, base_url: str, source: Source, environ: Mapping[str, str] | None = None) -> str | None:
+    """Why the built-in default refuses ``name`` for ``base_url`` in a config from ``source`` (None: allowed),
+    saying exactly how the operator allows it. Never contains a value."""
+    policy = provider_policy(environ)
+    if policy.problem(name, base_url) is None:
+        return None
+    try:
+        dest = origin_text(origin(base_url))
+    except ValueError as exc:
+        return str(exc)
+    own = policy.keys.get(name)
+    goes = (f"so it may go only to {', '.join(origin_text(origin(u)) for u in own)}, not to {dest}" if own else
+            f"and is no provider's key, so it is not sent to {dest}")
+    return (f"${name} is named by {source.value} (not a config you wrote) {goes}; to allow that: "
+            f"MAFIASCOPE_KEYS={name} {base_url_env(name)}={dest}")
+
+
+def env_resolver(name: str, base_url: str, source: Source = Source.OTHER) -> str | None:
+    """The default: the environment, under the environment's own policy when ``MAFIASCOPE_KEYS`` is set; without
+    one, any variable for a config the operator wrote and :func:`provider_policy` for every other config."""
+    policy = KeyPolicy.from_env()
+    if policy is None and source is not Source.OPERATOR:
+        why = default_problem(name, base_url, source)
+        if why:
+            raise KeyRefused(why)
+    return policy_resolver(policy, os.environ.get)(name, base_url, source)
 
 
 _resolver: KeyResolver = env_resolver
@@ -130,6 +200,7 @@ def set_key_resolver(resolver: KeyResolver | None) -> KeyResolver:
     return previous
 
 
-def resolve_key(name: str, base_url: str) -> str | None:
-    """Only :mod:`.clients` calls this (tests/test_http_clients.py checks): there the destination is always known."""
-    return _resolver(name, base_url)
+def resolve_key(name: str, base_url: str, source: Source) -> str | None:
+    """Only :mod:`.clients` calls this (tests/test_http_clients.py checks): there the destination and the config's
+    source are always known."""
+    return _resolver(name, base_url, source)

@@ -35,6 +35,7 @@ from pydantic import BaseModel
 from .base import BackendError
 from .clients import BusEndpoint, OpenAIEndpoint
 from .common import redact
+from .specs import spec_source
 
 PREFLIGHT_TIMEOUT_S = 10.0  # per attempt, or the backend's own timeout when that is shorter
 TRANSIENT_ATTEMPTS = 3  # 429 / 5xx / dropped connections are asked again, then fail
@@ -83,10 +84,10 @@ def _spec_of(name: str, item: Any) -> Any:
 
 def _dedupe_key(name: str, spec: Any, item: Any) -> tuple[str, ...]:
     kind = getattr(spec, "type", None) or str(getattr(item, "type", "other"))
-    if kind == "openai":
-        return ("openai", spec.base_url.rstrip("/"), spec.model, str(spec.api_key or ""))
+    if kind == "openai":  # the source too: one config may be refused a key another may use
+        return ("openai", spec.base_url.rstrip("/"), spec.model, str(spec.api_key or ""), spec_source(spec).name)
     if kind == "bus":
-        return ("bus", str(spec.hub or ""), spec.model, str(spec.token or ""))
+        return ("bus", str(spec.hub or ""), spec.model, str(spec.token or ""), spec_source(spec).name)
     return (kind, name)
 
 
@@ -211,7 +212,7 @@ async def _check_bus(names: list[str], spec: Any, timeout: float) -> PreflightRe
     res = PreflightResult(names=names, type="bus", target=f"bus, {safe_url(hub)}, model {spec.model}", ok=False,
                           method="hub status")
     try:  # the token is resolved for this hub: the key policy checks the destination
-        endpoint = BusEndpoint(names[0], hub, spec.token)
+        endpoint = BusEndpoint(names[0], hub, spec.token, source=spec_source(spec))
     except BackendError as exc:
         res.cause = str(exc)
         return res

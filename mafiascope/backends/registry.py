@@ -21,12 +21,24 @@ from collections.abc import Coroutine
 from typing import Any, TypeVar
 
 from .base import Backend
-from .specs import BackendSpec, BotSpec, BusSpec, HumanSpec, OpenAISpec, parse_backend_spec, parse_backend_specs
+from .specs import (
+    BackendSpec,
+    BotSpec,
+    BusSpec,
+    HumanSpec,
+    OpenAISpec,
+    Source,
+    mark_source,
+    parse_backend_spec,
+    parse_backend_specs,
+    spec_source,
+)
 
 T = TypeVar("T")
 
-__all__ = ["BackendSpec", "BotSpec", "BusSpec", "HumanSpec", "OpenAISpec", "build_backend", "build_backends", "clear_cache",
-           "close_all", "describe_backends", "get_backend", "parse_backend_spec", "parse_backend_specs"]
+__all__ = ["BackendSpec", "BotSpec", "BusSpec", "HumanSpec", "OpenAISpec", "Source", "build_backend", "build_backends", "clear_cache",
+           "close_all", "describe_backends", "get_backend", "mark_source", "parse_backend_spec", "parse_backend_specs",
+           "spec_source"]
 
 
 # --------------------------------------------------------------------------- construction
@@ -63,7 +75,7 @@ _CACHE_LOCK = threading.Lock()
 
 
 def _cache_key(name: str, spec: Any, logs_dir: Any) -> tuple[str, str]:
-    key = spec.model_dump_json()
+    key = spec.model_dump_json() + f"|source={spec_source(spec).name}"  # an operator's instance is not a log's
     if isinstance(spec, HumanSpec) and spec.logs_dir is None:
         key += f"|logs_dir={os.fspath(logs_dir) if logs_dir else ''}"
     return name, key

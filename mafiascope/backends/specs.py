@@ -4,15 +4,47 @@
 
 Pure data: a game config holds these (config.py) and the registry builds instances from them
 (registry.py), so the config layer needs no backend code.
+
+Every spec also knows where it came from (:func:`spec_source`, not a field: it is never read from or
+written to a file): :attr:`~.keys.Source.OTHER` unless the loader of an operator's config file marks it
+(:func:`mark_source`), which decides what its ``${VAR}`` credentials may reach (backends/keys.py).
+:class:`Source` lives here, below the backends, so the config loaders can say where a config came from.
 """
 
 from __future__ import annotations
 
+import os
 import re
+from collections.abc import Iterable, Mapping
+from enum import Enum
 from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, TypeAdapter, ValidationError, field_validator, model_validator
+
+
+class Source(str, Enum):
+    """Where a config naming a ``${VAR}`` came from. Only :attr:`OPERATOR` is a config the operator wrote;
+    a spec whose source nobody set is :attr:`OTHER` (below), so a new path that reads
+    configs from somewhere else cannot widen what a key may reach."""
+
+    OPERATOR = "a config file named on the command line"
+    APP = "a config the app wrote (from a visitor's form or a log)"
+    LOG = "a game log"
+    ROSTER = "an arena roster"
+    STUDY = "a saved study spec"
+    OTHER = "a config of unknown origin"
+
+
+ENV_FROM_APP = "MAFIASCOPE_CONFIGS_FROM_APP"  # set by the app in the processes it starts (app/keys.child_env)
+
+
+def file_source(environ: Mapping[str, str] | None = None) -> Source:
+    """The source of a config file this process was told to read (``-c``, a study spec YAML): the operator's,
+    unless the app started the process (then it wrote the file, from a visitor's form or a log)."""
+    env = os.environ if environ is None else environ
+    return Source.APP if env.get(ENV_FROM_APP) == "1" else Source.OPERATOR
+
 
 _BAD_URL_CHAR = re.compile(r"[\x00-\x20\x7f]")
 ENV_REF_ANYWHERE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -65,6 +97,7 @@ def url_problem(url: Any) -> str | None:
 
 class _Spec(BaseModel):
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)  # .nan / .inf in YAML are errors
+    _source: Source = PrivateAttr(default=Source.OTHER)  # kept by model_copy, deepcopy and pickle; lost by a dump
 
     @model_validator(mode="before")
     @classmethod
@@ -177,6 +210,19 @@ def parse_backend_spec(name: str, raw: Any) -> Any:
             where = ".".join(loc) or "type"
             lines.append(f"backend {name!r} ({raw.get('type', '?')}): field {where!r}: {err['msg']}")
         raise ValueError("\n".join(lines)) from None
+
+
+def spec_source(spec: Any) -> Source:
+    """Where ``spec`` came from (:attr:`Source.OTHER` for anything not marked, or not a spec)."""
+    got = getattr(spec, "_source", None) if isinstance(spec, _Spec) else None
+    return got if isinstance(got, Source) else Source.OTHER
+
+
+def mark_source(specs: Iterable[Any], source: Source) -> None:
+    """Record ``source`` on each spec (the loaders of configs call it: backends/keys.py says what it changes)."""
+    for spec in specs:
+        if isinstance(spec, _Spec):
+            spec._source = source
 
 
 def parse_backend_specs(raw: dict[str, Any]) -> dict[str, Any]:

@@ -85,17 +85,22 @@ async def _play_local(cfg: GameConfig, run_dir: Path, g: Any, backends: dict[str
 
 
 def _play_in_worker(cfg_data: dict[str, Any], run_dir: str, seed: int, game_id: str | None,
-                    allowance: dict[str, Any] | None = None, finish_probes: bool = False) -> dict[str, Any]:  # fmt: skip
+                    allowance: dict[str, Any] | None = None, finish_probes: bool = False,
+                    sources: dict[str, str] | None = None) -> dict[str, Any]:  # fmt: skip
     """Ray task body: one game in the worker's own event loop (``allowance``: its fixed share of a hard
     budget, ``{"money", "calls", "prices"}``; a worker cannot ask the driver for more; ``finish_probes``:
-    only the pending probe calls and game_over of a game that died draining them)."""
-    from ..backends.registry import build_backends, run_closing
+    only the pending probe calls and game_over of a game that died draining them; ``sources``: where the
+    driver read each backend, which a dumped config does not carry)."""
+    from ..backends.registry import Source, build_backends, mark_source, run_closing
     from .game import run_game
     from .spend import Allowance
     from .usage import Price
 
     t0 = time.time()
     cfg = GameConfig.model_validate(cfg_data)
+    for name, src in (sources or {}).items():
+        if name in cfg.backends:
+            mark_source([cfg.backends[name]], Source[src])
     meter = None
     backends = None
     if allowance is not None:
@@ -190,6 +195,8 @@ def execute_ray(next_game: Callable[[], Any], cfg_of: Callable[[Any], GameConfig
                 address: str | None, record: Callable[..., None]) -> None:  # fmt: skip
     """The Ray executor: one task per game, at most ``parallel`` in flight; the driver alone takes games
     (``next_game``) and records results, so the ledger is written in one place."""
+    from ..backends.registry import spec_source
+
     try:
         import ray
     except ImportError:
@@ -217,8 +224,10 @@ def execute_ray(next_game: Callable[[], Any], cfg_of: Callable[[Any], GameConfig
                 share = getattr(g, "allowance", None)
                 fixed = None if share is None else {"money": share.money, "calls": share.calls,
                                                     "prices": {b: p.model_dump() if p else None for b, p in share.prices.items()}}  # fmt: skip
-                ref = task.remote(cfg_of(g).model_dump(mode="json"), str(logs_dir.resolve()), g.seed, g.game_id, fixed,
-                                  bool(getattr(g, "finish_probes", False)))
+                cfg = cfg_of(g)
+                ref = task.remote(cfg.model_dump(mode="json"), str(logs_dir.resolve()), g.seed, g.game_id, fixed,
+                                  bool(getattr(g, "finish_probes", False)),
+                                  {k: spec_source(b).name for k, b in cfg.backends.items()})
                 pending[ref] = g
             if not pending:
                 break

@@ -98,7 +98,7 @@ def settle_game(ledger: StudyLedger, runner: Runner, game_id: str, out: dict[str
         metered = getattr(out, "metered", None)  # what it spent under a budget still counts
         kind = getattr(out, "error_type", None) or type(out).__name__
         extra: dict[str, Any] = {"metered": metered, "money": round(float(metered["money"]), 6)} if isinstance(metered, dict) else {}
-        ledger.settle(game_id, runner, "failed", error=f"{kind}: {out}"[:300], error_type=kind, **extra)
+        ledger.settle(game_id, runner, "failed", error=f"{kind}: {out}"[:500], error_type=kind, **extra)
         return "failed", float(extra.get("money") or 0.0)
     use = game_usage(gdir)
     over = use["game_over"] or {}

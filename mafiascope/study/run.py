@@ -20,6 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ..backends.specs import Source, file_source
 from ..config import SECRET_KEYS, ConfigError, GameConfig
 from ..play.ledger import DONE, WAIT, Runner, StudyLedger, held, runner_alive
 from ..play.runner import Job, RunnerError, run_games, settle_game
@@ -55,7 +56,7 @@ def _preflight(spec: StudySpec) -> None:
                 raise StudyError(f"backends.{name}.{key}: the key was written into the spec itself and is not kept in the "
                                  "study directory; run the spec YAML (better: api_key: \"${VAR}\")")  # fmt: skip
         try:
-            build_backend(name, entry)
+            build_backend(name, spec.backend_spec(name))
         except (BackendError, ValueError) as exc:
             raise StudyError(f"backends.{name}: {' '.join(str(exc).split())}") from None
 
@@ -99,7 +100,11 @@ def shipped_studies() -> list[str]:
 
 def load_study(path: str | Path) -> tuple[StudySpec, Path]:
     """A spec YAML (its study directory from ``out:``), a study directory (its saved ``spec.json``), or the
-    name of a shipped spec (:func:`shipped_study`) when ``path`` is neither a file nor a directory here."""
+    name of a shipped spec (:func:`shipped_study`) when ``path`` is neither a file nor a directory here.
+
+    Only a spec YAML named here is the operator's (:func:`~mafiascope.backends.keys.file_source`); a study
+    directory's saved spec (``spec.json``, or the ``spec.yaml`` the app saved there) may have been written by
+    anyone, so its ``${VAR}`` keys reach only their providers unless a key policy says otherwise."""
     from .spec import load_study_spec
 
     p = Path(path)
@@ -123,7 +128,7 @@ def load_study(path: str | Path) -> tuple[StudySpec, Path]:
         except ConfigError as exc:
             raise StudyError(str(exc)) from None
     try:
-        spec = load_study_spec(p)
+        spec = load_study_spec(p, Source.STUDY if p.name == SPEC_FILE else file_source())
     except ConfigError as exc:
         raise StudyError(str(exc)) from None
     return spec, spec.study_dir()

@@ -85,7 +85,7 @@ def game_config(spec: StudySpec, g: StudyGame) -> GameConfig:
         rules=rules,
         language=arm.language,
         seats=[SeatSpec(backend=str(s["backend"]), role=s["role"]) for s in g.seats],
-        backends={k: b.entry for k, b in spec.backends.items() if k in used},
+        backends={k: spec.backend_spec(k) for k in spec.backends if k in used},  # each knows the spec's source
         probes=probes,
         snapshots=spec.snapshots,
         max_tokens=spec.max_tokens,

@@ -35,9 +35,9 @@ import re
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
 
-from ..backends.registry import parse_backend_spec
+from ..backends.registry import Source, mark_source, parse_backend_spec
 from ..config import REPO_ROOT, ConfigError, format_validation_error, read_yaml, redact, shipped_config, validate_mapping
 from ..engine.rules import CLASSIC, CLASSIC_SHERIFF, TOURNAMENT_DEFAULTS, VARIANT_ALIASES, RuleSet, tournament_rules
 from ..play.usage import Price
@@ -149,6 +149,14 @@ class StudySpec(BaseModel):
     max_tokens: int = Field(400, ge=16, le=32768)
     out: str | None = None  # study directory; default logs/studies/<name>
     source_path: str | None = Field(default=None, exclude=True)
+    _source: Source = PrivateAttr(default=Source.STUDY)  # an operator's spec YAML: load_study_spec says so
+
+    def backend_spec(self, name: str) -> Any:
+        """The backend ``name`` as a validated spec that knows where this study spec came from (what its ``${VAR}``
+        credentials may reach depends on it: backends/keys.py)."""
+        spec = parse_backend_spec(name, self.backends[name].entry)
+        mark_source([spec], self._source)
+        return spec
 
     @field_validator("name")
     @classmethod
@@ -321,8 +329,12 @@ def parse_study_spec(data: Any, source: str = "<study>") -> StudySpec:
     return validate_mapping(StudySpec, data, source, "study spec", {"source_path": source})
 
 
-def load_study_spec(path: str | Path) -> StudySpec:
+def load_study_spec(path: str | Path, source: Source = Source.STUDY) -> StudySpec:
+    """The spec in the file ``path``; ``source``: who wrote it (:func:`~mafiascope.backends.keys.file_source` for a
+    spec YAML the operator named)."""
     p = Path(path)
-    return parse_study_spec(read_yaml(p, ConfigError, "study spec") or {}, str(p))
+    spec = parse_study_spec(read_yaml(p, ConfigError, "study spec") or {}, str(p))
+    spec._source = source
+    return spec
 
 

@@ -19,12 +19,14 @@ from ...redaction import scrub
 from ..base import Completion, CompletionRequest, estimate_tokens
 from ..clients import BusEndpoint
 from ..common import PerLoop, host_of, redact, strip_think
+from ..keys import DEFAULT_HUB
 from ..limits import Limits, QueueTimeout, lagged_completion, priority_of
+from ..specs import spec_source
 
 if TYPE_CHECKING:
     from ..registry import BusSpec
 
-DEFAULT_HUB = "http://127.0.0.1:8765"
+__all__ = ["DEFAULT_HUB", "BusBackend", "hub_url"]
 
 
 def hub_url(spec: BusSpec) -> str:
@@ -39,7 +41,7 @@ class BusBackend:
         self.name = name
         self.spec = spec
         self.model_label = spec.label or f"bus:{spec.model}"
-        self.endpoint = BusEndpoint(name, hub_url(spec), spec.token)  # the token, resolved for this hub only
+        self.endpoint = BusEndpoint(name, hub_url(spec), spec.token, source=spec_source(spec))  # resolved for this hub only
         self.hub = self.endpoint.url
         self._token = self.endpoint.token
         self.limits = Limits(spec.max_concurrency, spec.rpm, spec.burst)

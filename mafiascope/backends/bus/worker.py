@@ -199,8 +199,9 @@ def build_adapter(*, base_url: str | None, model: str | None, api_key: str | Non
     if not base_url or not model:
         raise ValueError("give --base-url and --model (or --bot PRESET, or --echo)")
     from ..openai_backend import OpenAIBackend
-    from ..registry import OpenAISpec
+    from ..registry import OpenAISpec, Source, mark_source
 
     spec = OpenAISpec(model=model, base_url=base_url, api_key=api_key, timeout=timeout,
                       max_concurrency=max_concurrency, temperature=temperature)
+    mark_source([spec], Source.OPERATOR)  # the worker's own command line
     return OpenAIBackend("bus-worker", spec)

@@ -87,7 +87,7 @@ def _run(args: argparse.Namespace) -> int:
         raise CliError("--games must be at least 1")
     run_dir = Path(args.logs) if args.logs else Path("logs") / "arena" / roster.name
     budget = fault_budget_override(args)
-    check_backends(roster.models, args)
+    check_backends(roster.backend_specs(), args)
     try:
         summary = run_arena(roster, args.rules, args.games, run_dir, parallel=args.parallel, executor=args.executor,
                             address=args.address, seed=args.seed, probes=args.probes, snapshots=args.snapshots,

@@ -56,9 +56,10 @@ def _hub_endpoint(name: str, hub: str, value: str | None) -> Any:
     CliError when the URL is unusable or the token is refused or set nowhere."""
     from ...backends.base import BackendError
     from ...backends.clients import BusEndpoint
+    from ...backends.specs import Source
 
-    try:
-        return BusEndpoint(name, hub, _token_ref(value), field="--token")
+    try:  # the operator typed it (or set $MAFIASCOPE_BUS_TOKEN for this command)
+        return BusEndpoint(name, hub, _token_ref(value), field="--token", source=Source.OPERATOR)
     except BackendError as exc:
         raise CliError(str(exc)) from None
 
