@@ -23,7 +23,7 @@ from mafiascope.logs.io import GAME_FILE, PROBE_FILE, STATE_FILE, list_game_dirs
 from mafiascope.logs.schema import validate_game_id
 
 from . import disk_memo
-from .paths import label_root
+from .paths import public_path
 
 
 def file_sig(game_dir: str | Path) -> tuple[tuple[int, int], ...]:
@@ -86,7 +86,7 @@ def _build_index_row(path: str, root: str) -> dict[str, Any] | None:
     row = game_index_row(path)
     if row is None:
         return None
-    return {**row, "dir": path, "corpus": label_root(Path(path).parent), "root": root}
+    return {**row, "dir": path, "corpus": public_path(Path(path).parent), "root": root}
 
 
 # how deep under a log root the index looks for games: the runs directory holds the app's own launches one level

@@ -14,7 +14,7 @@ from mafiascope.logs import GAME_FILE
 from . import jobs, keys, launcher, lineup, probe_editor
 from . import state as S
 from .lineup_form import SEAT, human_choice, key_checks, lineup_editor, lineup_state, pasted_key
-from .paths import label_root, runs_dir
+from .paths import public_path, runs_dir
 from .text import md_escape
 
 WATCH = "— watch only —"
@@ -58,7 +58,7 @@ def launch_form() -> None:
                       "in any seat; the others keep the config's entry."):
         with st.expander("Line-up", expanded=True):
             lineup_ok = lineup_editor(cfg_name, cfgs[cfg_name])
-    st.caption(f"Games are written to {md_escape(label_root(runs_dir()))} (set $MAFIASCOPE_RUNS to change).")
+    st.caption(f"Games are written to {md_escape(public_path(runs_dir()))} (set $MAFIASCOPE_RUNS to change).")
     why = "Fix the probe errors above first." if not valid else "Fix the line-up errors above first." if not lineup_ok else None
     why = why or jobs.refusal(launcher.launch_work(int(st.session_state.get(GAMES, 1))))  # the quotas (app/jobs.py)
     st.button("Launch game", icon=":material/rocket_launch:", type="primary", key="lf_go", disabled=bool(why),
@@ -144,7 +144,7 @@ def _ensure_runs_root(logs: Path) -> None:
     roots = st.session_state.get("sb_roots")
     if roots is None:
         return  # the default roots already include the runs directory
-    lab = label_root(logs)
+    lab = public_path(logs)
     if isinstance(roots, list):  # the operator's roots (a pick list): the runs directory is one of them
         if lab not in roots:
             st.session_state["sb_roots"] = [*roots, lab]

@@ -17,6 +17,7 @@ import yaml
 from mafiascope.config import ConfigError, parse_yaml_bytes, read_yaml
 
 from .paths import PROBE_DIR
+from .text import md_escape
 
 KEY = "pe_battery"
 WHEN_HELP = ("after_each_message: every public message and the night analysis (all probed seats) · "
@@ -150,11 +151,11 @@ def editor(default_preset: str = "chained_en") -> tuple[dict[str, Any], bool]:
             _bump()
             st.rerun()
         except ConfigError as exc:  # names the file, line and column
-            st.error(f"Could not import: {exc}")
+            st.error(md_escape(f"Could not import: {exc}"))
         except Exception as exc:
-            st.error(f"Could not import {up.name}: {exc}")
+            st.error(md_escape(f"Could not import {up.name}: {exc}"))
     if st.session_state.get("pe_load_error"):
-        st.error(st.session_state["pe_load_error"])
+        st.error(md_escape(st.session_state["pe_load_error"]))
     battery["name"] = st.text_input("Battery name", battery.get("name") or "custom", key=f"pe_name_{gen}")
     st.caption("Placeholders: `{player}` the probed agent, `{players}` living players, `{roles}` role options, "
                "`{prev_<id>}` this step's answer to another probe, `{last_<id>}` this agent's previous answer. "

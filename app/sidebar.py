@@ -15,8 +15,8 @@ from mafiascope.lexicon import glossary
 
 from . import state as S
 from .data import GameLookupError, clear_index, game_index, invalid_note, model_list, models_of, resolve_game, root_problem, without_invalid
-from .paths import (ENV_FREE_PATHS, ENV_LOGS, REPO_ROOT, corpus_name, default_roots, free_paths_allowed, is_bundled_arena, label_root,
-                    parse_roots, runs_dir)
+from .paths import (ENV_FREE_PATHS, ENV_LOGS, REPO_ROOT, corpus_name, default_roots, editable_path, free_paths_allowed,
+                    is_bundled_arena, parse_roots, public_path, root_labels, runs_dir)
 from .text import md_escape, plural
 
 CTX_KEY = "_ms_ctx"
@@ -212,7 +212,7 @@ def _roots() -> list[Path]:
     configured = default_roots()
     box, ss = _opened("Log directories", ROOTS_OPEN), st.session_state
     if free_paths_allowed():
-        typed = "\n".join(label_root(p) for p in configured)
+        typed = "\n".join(editable_path(p) for p in configured)
         if box is not None:
             with box:
                 st.text_area(
@@ -224,7 +224,7 @@ def _roots() -> list[Path]:
                 )
         text = ss.get("sb_roots")
         return [(r if r.is_absolute() else REPO_ROOT / r) for r in parse_roots(typed if text is None else text)]
-    labels = {label_root(p): p for p in configured}
+    labels = {label: p for p, label in root_labels().items()}  # the configured roots, named as public_path names them
     cur = ss.get("sb_roots")
     if cur is not None:  # keep only roots still configured (a stale value would be an API error)
         ss["sb_roots"] = [p for p in cur if p in labels] if isinstance(cur, list) else list(labels)
@@ -276,12 +276,12 @@ def render() -> Context:
     with st.sidebar:
         roots = _roots()
         existing = [r for r in roots if r.is_dir()]
-        missing = [label_root(r) for r in roots if not r.is_dir() and r.resolve() != runs_dir().resolve()]
+        missing = [public_path(r) for r in roots if not r.is_dir() and r.resolve() != runs_dir().resolve()]
         if missing and len(missing) < len(roots):
             st.caption("Not found (skipped): " + md_escape(", ".join(missing)))
         unreadable = {r: why for r in existing if (why := root_problem(str(r)))}
         for r, why in unreadable.items():
-            st.warning(md_escape(f"Log root {label_root(r)} cannot be read: {why}. Skipped."), icon=":material/folder_off:")
+            st.warning(md_escape(f"Log root {public_path(r)} cannot be read: {why}. Skipped."), icon=":material/folder_off:")
         existing = [r for r in existing if r not in unreadable]
     # outside the sidebar: a first read of a large corpus shows its progress and the tiles of the games read so
     # far in the page's place, before the sidebar's pickers (which need the whole index)

@@ -8,12 +8,17 @@ every ASCII punctuation character (so no link, image, emphasis, directive such a
 GFM's bare-URL autolinks (``http://``, ``www.``, ``user@host``): Streamlit finds those in the text
 *after* escapes are resolved, so escaping alone would still make them links. Raw model text that needs
 no formatting is better shown with ``st.text``/``st.code``/``st.dataframe``.
+
+It also names the server's directories as the app names them (:func:`app.paths.hide_paths`: a configured log
+root by its label, the checkout as ``.``), so an error quoting an exception shows no absolute server path.
 """
 
 from __future__ import annotations
 
 import re
 from typing import Any
+
+from .paths import hide_paths
 
 WORD_JOINER = "\u2060"
 _PUNCT = re.compile(r"([!-/:-@\[-`{-~])")  # every ASCII punctuation character
@@ -23,7 +28,7 @@ _AUTOLINK = re.compile(r"(?i)(?<=http)(?=:)|(?<=https)(?=:)|(?<=www)(?=\.)|(?=@)
 
 def md_escape(text: Any) -> str:
     """``text`` as Markdown that Streamlit renders literally (line breaks kept); None is ''."""
-    s = "" if text is None else str(text)
+    s = hide_paths("" if text is None else str(text))
     s = _AUTOLINK.sub(WORD_JOINER, s)
     s = _PUNCT.sub(r"\\\1", s).replace("\r\n", "\n").replace("\r", "\n")
     s = _INDENT.sub(lambda m: "\u00a0" * len(m.group(0).expandtabs(4)), s)

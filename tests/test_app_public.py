@@ -28,7 +28,7 @@ def test_an_unreadable_root_is_a_warning_on_every_page(env, monkeypatch, page):
     monkeypatch.setenv("MAFIASCOPE_LOGS", "/proc")  # lists, but /proc/1/cwd is not readable
     at = new_app(page=page).run()
     assert_clean(at)
-    assert any("Log root /proc cannot be read" in plain(w.value) for w in at.warning), [w.value for w in at.warning]
+    assert any("Log root proc cannot be read" in plain(w.value) for w in at.warning), [w.value for w in at.warning]
 
 
 @pytest.mark.slow
@@ -41,7 +41,7 @@ def test_the_roots_box_offers_only_configured_roots(env, monkeypatch):
     at.run()
     assert_clean(at)
     box = at.multiselect(key="sb_roots")
-    assert str(env / "configured") in box.options and str(elsewhere) not in box.options
+    assert "configured" in box.options and not [o for o in box.options if "elsewhere" in o or str(env) in o]
     assert not [t for t in at.text_area if t.key == "sb_roots"]  # nothing to type a path into
     assert "elsewhere" not in at.multiselect(key="sb_corpora").options
     # the game URL cannot reach it either
