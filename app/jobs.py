@@ -9,7 +9,10 @@ registry in ``st.cache_resource`` so a job survives reruns.
 Every job starts through :func:`spawn`, which first asks :func:`refusal` whether the operator's quotas
 (app/public_mode.py) allow it: jobs running per session and per server, games per job, branches per
 Replay request, games per study, games at once, disk for runs and starts per hour. A page asks the same
-function to disable its button and say why. In public mode a session sees and controls only its own
+function to disable its button and say why. The disk quota is also enforced while jobs run: the job
+monitor (:class:`JobMonitor`, one thread while any job runs) measures the runs directory every
+:data:`MONITOR_INTERVAL_S` seconds and stops every running job once it passes the quota, writing the
+reason into each job's log (which the pages show) and :attr:`BackgroundJob.stopped_why`. In public mode a session sees and controls only its own
 jobs (:func:`owner`: a random token kept in that browser session, stored hashed with the job and in a
 study's or arena run's directory), unless the operator shows all.
 """
@@ -31,7 +34,7 @@ from typing import Any, Generic, TypeVar
 import streamlit as st
 
 from . import public_mode
-from .paths import REPO_ROOT, runs_dir
+from .paths import REPO_ROOT, hide_paths, runs_dir
 
 OWNER_FILE = ".owner"  # in a study's or arena run's directory: the hashed token of the session that started it
 _OWNER_KEY = "_ms_owner_token"
@@ -177,6 +180,69 @@ def admit(work: Work) -> None:
         raise JobRefused(why)
 
 
+MONITOR_INTERVAL_S = 5.0  # how often the job monitor measures the runs directory while jobs run
+
+
+class JobMonitor:
+    """Stops running jobs once the runs directory passes the ``runs_disk_mb`` quota (a start-time check alone let a
+    running job grow past it). A daemon thread, started by :func:`spawn` and ending when no watched job runs; it
+    watches the processes themselves, whoever started them, with the quota in force at the latest start."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.procs: dict[int, tuple[subprocess.Popen, str]] = {}  # pid -> (process, its log file)
+        self.limit_mb: int | None = None
+        self.thread: threading.Thread | None = None
+
+    def watch(self, proc: subprocess.Popen, log_file: str | Path, limit_mb: int | None) -> None:
+        with self.lock:
+            self.procs[proc.pid] = (proc, str(log_file))
+            self.limit_mb = limit_mb
+            if self.thread is None or not self.thread.is_alive():
+                self.thread = threading.Thread(target=self._run, name="mafiascope-job-monitor", daemon=True)
+                self.thread.start()
+
+    def _run(self) -> None:
+        while True:
+            time.sleep(MONITOR_INTERVAL_S)
+            with self.lock:
+                alive = {pid: pl for pid, pl in self.procs.items() if pl[0].poll() is None}
+                self.procs = alive
+                limit = self.limit_mb
+                if not alive:
+                    self.thread = None
+                    return
+            if limit is not None:
+                self.check(limit, list(alive.values()))
+
+    def check(self, limit_mb: int, procs: list[tuple[subprocess.Popen, str]]) -> None:
+        """Measure the runs directory now; over ``limit_mb``, stop ``procs`` and say why in their logs."""
+        root = runs_dir()
+        used = _tree_bytes(root) if root.is_dir() else 0
+        _disk[str(root)] = (time.monotonic(), used)  # what refusal() says next
+        if used < limit_mb * 1e6:
+            return
+        why = (f"stopped by the app: runs on this server take {used / 1e6:,.1f} MB, over the {limit_mb:,} MB allowed "
+               "(quota runs_disk_mb); no new job starts until the operator frees space or raises the quota.")
+        for proc, log_file in procs:
+            if proc.poll() is not None:
+                continue
+            proc.stopped_why = why  # type: ignore[attr-defined]  # read by BackgroundJob.stopped_why
+            proc.terminate()
+            try:
+                proc.wait(timeout=5.0)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+            try:
+                with open(log_file, "a", encoding="utf-8") as fh:
+                    fh.write(f"\nmafiascope app: {why}\n")
+            except OSError:
+                pass
+
+
+MONITOR = JobMonitor()
+
+
 def spawn(cmd: list[str], log_file: str | Path, *, work: Work, append: bool = False, stdout_to_log: bool = True,
           env_extra: dict[str, str] | None = None, **popen_kw: Any) -> subprocess.Popen:
     """Start ``cmd`` from the repository root with its stderr (and stdout, unless
@@ -195,6 +261,7 @@ def spawn(cmd: list[str], log_file: str | Path, *, work: Work, append: bool = Fa
         err = subprocess.STDOUT if stdout_to_log else fh
         proc = subprocess.Popen(cmd, cwd=str(REPO_ROOT), stdout=out, stderr=err, env=env, **popen_kw)
     _starts().append(time.time())
+    MONITOR.watch(proc, log_file, public_mode.settings().quotas.runs_disk_mb)
     return proc
 
 
@@ -213,6 +280,11 @@ class BackgroundJob:
     @property
     def returncode(self) -> int | None:
         return self.proc.poll()
+
+    @property
+    def stopped_why(self) -> str | None:
+        """Why the job monitor stopped this job (the runs disk quota), or None."""
+        return getattr(self.proc, "stopped_why", None)
 
     def stop(self, grace: float | None = 5.0) -> None:
         """Terminate this job's process (only the one this app started); kill it if it is
@@ -235,21 +307,6 @@ class BackgroundJob:
         except OSError:
             return ""
         return hide_paths(text) if public_mode.settings().public else text
-
-
-def hide_paths(text: str) -> str:
-    """``text`` with the runs directory, the checkout and the home directory named relatively (``runs/...``)."""
-    places = [(runs_dir(), runs_dir().name), (REPO_ROOT, "."), (Path.home(), "~")]
-    pairs = {str(p): name for p, name in places}
-    for p, name in places:
-        try:
-            pairs.setdefault(str(p.resolve()), name)
-        except OSError:
-            pass
-    for raw in sorted(pairs, key=len, reverse=True):
-        if raw and raw != "/":
-            text = text.replace(raw, pairs[raw])
-    return text
 
 
 J = TypeVar("J", bound=BackgroundJob)

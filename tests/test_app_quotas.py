@@ -192,3 +192,33 @@ def test_every_process_the_app_starts_goes_through_the_quotas():
     assert jobs.spawn.__kwdefaults__ is not None and "work" not in jobs.spawn.__kwdefaults__
     with pytest.raises(TypeError):
         jobs.spawn(["true"], "/dev/null")  # type: ignore[call-arg]
+
+
+@pytest.mark.slow  # plays probed games until the monitor stops them
+def test_a_running_job_is_stopped_when_the_runs_directory_passes_the_disk_quota(public, monkeypatch):
+    """Seen: the disk quota was checked only when a job started, so one batch could fill the disk. With a 2 MB quota
+    a 20-game probed batch (about 2 MB a game) is stopped by the job monitor, its log and the page say why, and no
+    new job starts."""
+    import time
+
+    from app import jobs, launcher
+
+    monkeypatch.setenv("MAFIASCOPE_QUOTA_RUNS_DISK_MB", "2")
+    monkeypatch.setenv("MAFIASCOPE_QUOTA_GAMES_PER_JOB", "20")
+    monkeypatch.setattr(jobs, "MONITOR_INTERVAL_S", 0.3, raising=False)
+    jobs._disk.clear()
+    item = launcher.launch(ROOT / "configs" / "classic.yaml", seed=1, games=20, probes=True)
+    deadline = time.time() + 240
+    while time.time() < deadline and item.running:
+        time.sleep(0.3)
+    assert not item.running
+    assert item.finished() < 20, "the batch ran to its end past the quota"
+    why = getattr(item, "stopped_why", None)
+    assert why and "over the 2 MB allowed" in why, item.tail(5)
+    assert "stopped by the app: runs on this server take" in item.tail(5)
+    why = jobs.refusal(launcher.launch_work(1))
+    assert why and "no new job starts" in why
+    at = new_app(mode="launch").run()  # the Live Game page says why its launch button is disabled
+    assert_clean(at)
+    assert at.button(key="lf_go").disabled
+    assert "no new job starts" in plain("\n".join(c.value for c in at.caption))
