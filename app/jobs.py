@@ -227,17 +227,18 @@ class JobMonitor:
         for proc, log_file in procs:
             if proc.poll() is not None:
                 continue
-            proc.stopped_why = why  # type: ignore[attr-defined]  # read by BackgroundJob.stopped_why
             proc.terminate()
             try:
                 proc.wait(timeout=5.0)
             except subprocess.TimeoutExpired:
                 proc.kill()
-            try:
+                proc.wait()
+            try:  # once it has ended: its own last writes cannot overwrite the line
                 with open(log_file, "a", encoding="utf-8") as fh:
                     fh.write(f"\nmafiascope app: {why}\n")
             except OSError:
                 pass
+            proc.stopped_why = why  # type: ignore[attr-defined]  # read by BackgroundJob.stopped_why, after the log
 
 
 MONITOR = JobMonitor()

@@ -211,6 +211,9 @@ def test_a_running_job_is_stopped_when_the_runs_directory_passes_the_disk_quota(
     deadline = time.time() + 240
     while time.time() < deadline and item.running:
         time.sleep(0.3)
+    deadline = time.time() + 10  # the monitor says why once the process has ended
+    while time.time() < deadline and not getattr(item, "stopped_why", None):
+        time.sleep(0.1)
     assert not item.running
     assert item.finished() < 20, "the batch ran to its end past the quota"
     why = getattr(item, "stopped_why", None)
