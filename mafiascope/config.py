@@ -16,8 +16,16 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from .backends.specs import (CREDENTIAL_FIELDS, REFERENCE_RULE, BackendSpec, BotSpec, Source, file_source, mark_source,
-                             misplaced_reference)
+from .backends.specs import (
+    CREDENTIAL_FIELDS,
+    REFERENCE_RULE,
+    BackendSpec,
+    BotSpec,
+    Source,
+    file_source,
+    mark_source,
+    misplaced_reference,
+)
 from .engine.rules import RuleSet
 from .logs.schema import Personality
 from .redaction import scrub

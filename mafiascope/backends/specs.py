@@ -16,14 +16,14 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable, Mapping
-from enum import Enum
+from enum import StrEnum
 from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, TypeAdapter, ValidationError, field_validator, model_validator
 
 
-class Source(str, Enum):
+class Source(StrEnum):
     """Where a config naming a ``${VAR}`` came from. Only :attr:`OPERATOR` is a config the operator wrote;
     a spec whose source nobody set is :attr:`OTHER` (below), so a new path that reads
     configs from somewhere else cannot widen what a key may reach."""
