@@ -105,13 +105,25 @@ def test_fork_of_a_game_whose_key_variable_is_gone(tmp_path, capsys, monkeypatch
                              "--no-preflight", "--fault-budget", "1")  # fmt: skip
     assert code == 0, err
     assert all(key not in p.read_text() for p in (logs / "g").glob("*.jsonl"))
-    monkeypatch.delenv("MAFIASCOPE_QA_KEY")
+    commands = (["fork", "g", "--at", "1.1"], ["replay", "attribution", "g", "--utterances", "0.3", "-n", "1"],
+                ["replay", "bifurcate", "g", "--at", "0.3", "--samples", "2", "--select", "1"])
     clear_cache()  # a later process: the backend instance of the run (key resolved) is not shared with it
-    for args in (["fork", "g", "--at", "1.1"], ["replay", "attribution", "g", "--utterances", "0.3", "-n", "1"],
-                 ["replay", "bifurcate", "g", "--at", "0.3", "--samples", "2", "--select", "1"]):
+    # the log names a key that is no provider's: without the operator's policy it is refused (docs/security.md),
+    # the line naming the variable and the policy that allows it, never the value
+    for args in commands:
         code, out, err = run_cli(capsys, *args, "--logs", str(logs))
         line = error_line(err)
-        assert code == 2 and "${MAFIASCOPE_QA_KEY}" in line and key not in err + out
+        assert code == 2 and "$MAFIASCOPE_QA_KEY is named by a game log" in line and key not in err + out
+        assert "MAFIASCOPE_KEYS=MAFIASCOPE_QA_KEY MAFIASCOPE_KEY_MAFIASCOPE_QA_KEY_BASE_URLS=http://127.0.0.1:9" in line
+    # with that policy, the variable itself being gone is the error
+    monkeypatch.setenv("MAFIASCOPE_KEYS", "MAFIASCOPE_QA_KEY")
+    monkeypatch.setenv("MAFIASCOPE_KEY_MAFIASCOPE_QA_KEY_BASE_URLS", "http://127.0.0.1:9")
+    monkeypatch.delenv("MAFIASCOPE_QA_KEY")
+    for args in commands:
+        clear_cache()
+        code, out, err = run_cli(capsys, *args, "--logs", str(logs))
+        line = error_line(err)
+        assert code == 2 and "${MAFIASCOPE_QA_KEY}, which is not set" in line and key not in err + out
     assert sorted(p.name for p in logs.iterdir()) == ["g"]  # no branch or experiment record was started
 
 

@@ -127,10 +127,18 @@ def _leaky(port: int) -> dict:
             "api_key": "${LEAKY_TEST_KEY}", "max_retries": 0, "timeout": 5}
 
 
+def _allow_key(monkeypatch: pytest.MonkeyPatch, port: int) -> None:
+    """The operator's policy for the leaky key: a config built in code is not one the operator wrote, so without
+    it the key is refused before anything is sent (docs/security.md) and nothing would reach the scrubber."""
+    monkeypatch.setenv("MAFIASCOPE_KEYS", "LEAKY_TEST_KEY")
+    monkeypatch.setenv("MAFIASCOPE_KEY_LEAKY_TEST_KEY_BASE_URLS", f"http://127.0.0.1:{port}")
+
+
 @pytest.mark.slow
 async def test_game_fork_and_arena_write_no_secret(tmp_path, monkeypatch):
     monkeypatch.setenv("LEAKY_TEST_KEY", KEY)
     async with EchoKeyServer() as srv:
+        _allow_key(monkeypatch, srv.port)
         cfg = parse_game_config({
             "seats": [{"backend": "leaky"}] + [{"backend": "bot"}] * 6,
             "backends": {"bot": {"type": "bot"}, "leaky": _leaky(srv.port)},
@@ -161,6 +169,7 @@ async def test_a_key_echoed_back_reversed_is_never_written(tmp_path, monkeypatch
     """Issue 31 item 6. Seen: a server that echoed the key reversed got it into the game log."""
     monkeypatch.setenv("LEAKY_TEST_KEY", KEY)
     async with EchoKeyServer(reverse=True) as srv:
+        _allow_key(monkeypatch, srv.port)
         cfg = parse_game_config({"seats": [{"backend": "leaky"}] + [{"backend": "bot"}] * 6,
                                  "backends": {"bot": {"type": "bot"},
                                               "leaky": {**_leaky(srv.port), "base_url": f"http://127.0.0.1:{srv.port}/v1"}},
