@@ -174,7 +174,9 @@ def test_arena_run_preflights_the_roster(tmp_path, capsys):
 
 @pytest.mark.slow
 def test_fork_replay_and_resume_preflight_the_recorded_backends(tmp_path, capsys):
-    cfg = write(tmp_path, config_text(f"http://127.0.0.1:{dead_port()}/v1").replace("probes: {enabled: false}", "probes: {enabled: true}"))
+    # the dead seat's probes all fail: a probe-loss budget of 1 (like --fault-budget 1) keeps the game valid
+    probes = "probes: {enabled: true, loss_budget: 1}"
+    cfg = write(tmp_path, config_text(f"http://127.0.0.1:{dead_port()}/v1").replace("probes: {enabled: false}", probes))
     logs = tmp_path / "logs"
     code, _, err = run_cli(capsys, "run", "-c", str(cfg), "--logs", str(logs), "--game-id", "g", "--seed", "1", "-q",
                            "--no-preflight", "--fault-budget", "1")  # fmt: skip
