@@ -6,15 +6,20 @@ the key policy always sees the destination: the preflight, ``resume``, ``arena r
 from __future__ import annotations
 
 import ast
+import asyncio
+import http.server
 import json
 import subprocess
+import threading
 from pathlib import Path
 
 import pytest
 import yaml
 
+from mafiascope.backends.clients import OpenAIEndpoint
 from mafiascope.backends.keys import KeyPolicy
 from mafiascope.backends.preflight import PreflightError, run_preflight
+from mafiascope.backends.specs import OpenAISpec
 from mafiascope.cli import main
 
 from .servers import Listener
@@ -176,3 +181,84 @@ def test_header_values_are_credentials_resolved_for_the_base_url_only(policy):
     assert SECRET not in str(ei.value)
     with pytest.raises(ValueError, match="line break"):
         parse_backend_spec("h", {"type": "openai", "model": "m", "headers": {"X": "a\r\nHost: evil"}})
+
+
+class _Recorder(http.server.BaseHTTPRequestHandler):
+    """Answers 500 and records the headers of every request that reaches it (the other origin)."""
+
+    got: list[dict[str, str]] = []
+
+    def do_POST(self) -> None:
+        type(self).got.append({k.lower(): v for k, v in self.headers.items()})
+        self.send_response(500)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    do_GET = do_POST
+
+    def log_message(self, *a) -> None:
+        pass
+
+
+def _redirector(target: str) -> type[http.server.BaseHTTPRequestHandler]:
+    class Redirect(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            self.send_response(307)
+            self.send_header("Location", target + self.path)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        do_GET = do_POST
+
+        def log_message(self, *a) -> None:
+            pass
+
+    return Redirect
+
+
+@pytest.fixture
+def redirect_pair():
+    """(base URL answering 307 to another loopback origin, headers received there)."""
+    _Recorder.got = []
+    other = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Recorder)
+    front = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _redirector(f"http://127.0.0.1:{other.server_port}"))
+    for srv in (other, front):
+        threading.Thread(target=srv.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{front.server_port}/v1", _Recorder.got
+    for srv in (front, other):
+        srv.shutdown()
+        srv.server_close()
+
+
+@pytest.mark.parametrize("fast_transport", [True, False])
+def test_a_redirect_to_another_origin_carries_no_credential(redirect_pair, fast_transport):
+    """A server the key is allowed for answers 307 to another origin: the HTTP libraries drop only
+    ``Authorization`` there, so a credential header (``X-Api-Key``) used to follow the redirect."""
+    base, got = redirect_pair
+    spec = OpenAISpec(model="m", base_url=base, api_key=SECRET, headers={"X-Api-Key": SECRET}, timeout=3)
+    client = OpenAIEndpoint("b", spec).client(fast_transport=fast_transport)
+
+    async def call() -> None:
+        try:
+            await client.chat.completions.create(model="m", messages=[{"role": "user", "content": "hi"}])
+        except Exception:
+            pass
+        finally:
+            await client.close()
+
+    asyncio.run(call())
+    assert not [h for h in got if SECRET in json.dumps(h)], got
+    assert not got  # not followed at all: a 3xx is an error
+
+
+def test_the_preflight_does_not_follow_a_redirect(redirect_pair, tmp_path, capsys, monkeypatch):
+    base, got = redirect_pair
+    monkeypatch.setenv("RT_KEY", SECRET)
+    cfg = {"name": "r", "rules": {"name": "classic", "roles": {"Mafia": 1, "Doctor": 1, "Villager": 3}},
+           "seats": [{"backend": "m"}] * 5,
+           "backends": {"m": {"type": "openai", "base_url": base, "model": "x", "api_key": "${RT_KEY}",
+                              "headers": {"X-Api-Key": "${RT_KEY}"}, "timeout": 2, "max_retries": 0}}}
+    (tmp_path / "c.yaml").write_text(yaml.safe_dump(cfg))
+    assert main(["run", "-c", str(tmp_path / "c.yaml"), "--logs", str(tmp_path / "logs")]) == 2
+    assert "307" in capsys.readouterr().err
+    assert not got

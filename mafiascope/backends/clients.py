@@ -91,6 +91,10 @@ class OpenAIEndpoint:
     def client(self, *, timeout: float | None = None, fast_transport: bool = True) -> Any:
         """A new ``openai.AsyncOpenAI`` for this endpoint (SDK retries off: callers run their own loop).
 
+        Redirects are never followed (the SDK's transports follow them by default): the HTTP libraries drop only
+        ``Authorization`` when a redirect changes origin, so a server answering 307 to another host would get the
+        credential ``headers`` (``X-Api-Key: ...``) at a destination the key policy never saw. A 3xx is an error.
+
         ``fast_transport``: the SDK's aiohttp transport where it has one (``openai[aiohttp]``): with a probe
         battery one game makes ~25 calls per move, many at once, and httpx's pool spends milliseconds of
         CPU per request scanning its connections, in the event loop the seats' moves wait on."""
@@ -102,9 +106,11 @@ class OpenAIEndpoint:
         # aiohttp refuses credentials in the URL next to the SDK's Authorization header
         if fast_transport and factory is not None and "@" not in (urlsplit(self.base_url).netloc or ""):
             try:
-                http_client = factory(timeout=t)
+                http_client = factory(timeout=t, follow_redirects=False)
             except RuntimeError:  # the SDK was installed without its aiohttp extra
                 http_client = None
+        if http_client is None:
+            http_client = openai.DefaultAsyncHttpxClient(timeout=t, follow_redirects=False)
         return openai.AsyncOpenAI(api_key=self.api_key or PLACEHOLDER_KEY, base_url=self.base_url, timeout=t,
                                   max_retries=0, default_headers=self.headers or None, http_client=http_client)
 
