@@ -15,7 +15,7 @@ import re
 import sys
 
 from .. import __version__
-from .output import emit, print_json, say
+from .output import TerminalStream, emit, print_json, say
 
 __all__ = ["CliError", "build_parser", "emit", "main", "one_line", "print_json", "say"]
 
@@ -90,10 +90,13 @@ def main(argv: list[str] | None = None) -> int:
     import warnings
 
     saved, warnings.formatwarning = warnings.formatwarning, _format_warning
+    streams = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = TerminalStream(sys.stdout), TerminalStream(sys.stderr)
     try:
         return _main(argv)
     finally:
         warnings.formatwarning = saved
+        sys.stdout, sys.stderr = streams
 
 
 def _main(argv: list[str] | None) -> int:
