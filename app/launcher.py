@@ -21,7 +21,7 @@ import yaml
 from mafiascope.config import read_yaml
 from mafiascope.logs import GAME_FILE
 
-from .jobs import BackgroundJob, Registry, Work, admit, parallel_cap, spawn
+from .jobs import BackgroundJob, JobRefused, Registry, Work, admit, parallel_cap, private_view, spawn
 from .paths import CONFIG_DIR, runs_dir
 
 
@@ -197,7 +197,16 @@ def launch(config: Path, *, seed: int, probes: bool = True, snapshots: bool = Tr
     return item
 
 
+def plays_here(game_id: str) -> bool:
+    """Whether this session plays the human seats of ``game_id``: in public mode only in a game it launched (an open
+    move holds the seat's private prompt: its role and, for the Mafia, its partners), anywhere outside it."""
+    return not private_view() or registry().get(game_id) is not None
+
+
 def pending_moves(logs: str | Path, game_id: str) -> list[dict[str, Any]]:
+    """The game's open human moves, if this session plays it (:func:`plays_here`); none otherwise."""
+    if not plays_here(game_id):
+        return []
     try:
         from mafiascope.backends.human import list_pending
     except Exception:
@@ -206,6 +215,9 @@ def pending_moves(logs: str | Path, game_id: str) -> list[dict[str, Any]]:
 
 
 def answer(logs: str | Path, game_id: str, seat: str, request_id: str, text: str) -> None:
+    """Answer a human seat's open move; :class:`JobRefused` when this session does not play the game."""
     from mafiascope.backends.human import write_reply
 
+    if not plays_here(game_id):
+        raise JobRefused(f"game {game_id}: another visitor plays its human seat")
     write_reply(logs, game_id, seat, request_id, text)

@@ -82,6 +82,8 @@ def live_banner(gm: GameModel) -> None:
 def human_panel(gm: GameModel) -> None:
     item = launcher.registry().get(gm.game_id)
     logs = item.logs if item else str(Path(gm.dir).parent)
+    if not launcher.plays_here(gm.game_id):  # another visitor's game (public mode): nothing to answer or announce
+        return
     pend = launcher.pending_moves(logs, gm.game_id)
     if not pend:
         seat = (item.human_seat if item is not None else None) or human_seat(gm)

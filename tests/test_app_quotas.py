@@ -225,3 +225,31 @@ def test_a_running_job_is_stopped_when_the_runs_directory_passes_the_disk_quota(
     assert_clean(at)
     assert at.button(key="lf_go").disabled
     assert "no new job starts" in plain("\n".join(c.value for c in at.caption))
+
+
+@pytest.mark.slow
+def test_a_visitor_cannot_see_or_answer_another_visitor_s_human_seat(public, monkeypatch):
+    """Seen: any visitor who opened ``?game=<id>`` of a game with an open human move got its move form (the seat's
+    private prompt: role, partners) and could send the move in the other visitor's place."""
+    import json
+
+    from .test_app_human_seat import _demo_copy, _pending
+
+    gdir, setup = _demo_copy(public)
+    seat = setup["players"][0]["name"]
+    _pending(gdir, seat, "r1", "vote", "SECRET-PROMPT. End with a line: VOTE: <name>", "VOTE: <name>")
+    at = new_app(game="demo-classic-01").run()
+    assert_clean(at)
+    assert not at.text_area and not [b for b in at.button if (b.key or "").startswith("hp_send")]
+    assert not [x for x in at.markdown if "SECRET" in str(x.value)]
+    from app import launcher
+    from app.jobs import JobRefused
+
+    with pytest.raises(JobRefused, match="another visitor"):
+        launcher.answer(str(public), "demo-classic-01", seat, "r1", "VOTE: x")
+    assert not (gdir / "human" / f"{seat}.reply.json").exists()
+    # outside public mode the page is the player's own machine: the move form is there
+    monkeypatch.setenv("MAFIASCOPE_PUBLIC", "0")
+    at = new_app(game="demo-classic-01").run()
+    assert at.text_area(key="hp_text_r1")
+    assert json.loads((gdir / "human" / f"{seat}.pending.json").read_text())["request_id"] == "r1"
