@@ -139,7 +139,8 @@ def test_dashboard_compare_view(demo, monkeypatch, tmp_path):
     b.set_value(b.options[-1]).run()
     assert_clean(at)
     tables = [df.value for df in at.dataframe if "A − B [95% CI]" in df.value.columns]
-    assert tables and {"F1 committed accuracy", "F2 ECE", "side-adjusted score"} <= set(tables[0]["metric"])
+    # every statistic the registry shows on the Dashboard, the proof metric too (added in its own three files)
+    assert tables and {"F1 committed accuracy", "F2 ECE", "side-adjusted score", "town votes on Mafia"} <= set(tables[0]["metric"])
     holm = [c for c in tables[0].columns if c.startswith("Holm p (")]
     assert holm and holm[0].endswith(" metrics)") and "0.000" not in set(tables[0]["p"])  # family beside it; never 0
     assert "Holm p: adjusted over the " in texts(at)

@@ -72,6 +72,23 @@ def test_forest_plot_marks_the_better_direction(rep):
             assert r["favours"] == f"favours {a}"  # lower is better and A is lower
 
 
+def test_forest_plot_panels_follow_each_statistics_declared_scale(rep):
+    """Differences of statistics declared off the 0-1 scale (a ratio, trait errors on 0-100) get the panel with
+    an axis of their own, whatever their key: the registry says which, not a list in the figure code."""
+    from mafiascope.analytics.metrics import statistics
+
+    df = F.comparison_frame([rep["comparisons"][0]])
+    spec = F.comparison_chart(df, df["model_a"].iloc[0], df["model_b"].iloc[0]).to_dict()
+    panels = {}
+    for panel in spec["vconcat"]:
+        title = panel["layer"][0]["encoding"]["x"]["title"]
+        panels[title.rsplit("(", 1)[1].rstrip(")")] = {r["metric"] for r in spec["datasets"][panel["data"]["name"]]}
+    unbounded = {st.key for _, st in statistics() if not st.format.bounded}
+    assert {"f3.ratio", "personality.mae"} <= unbounded and "f2.ece" not in unbounded
+    plotted = set(df.loc[df["diff"].notna(), "metric"])
+    assert panels["ratio and trait errors"] == plotted & unbounded and panels["rates"] == plotted - unbounded
+
+
 @pytest.mark.slow
 def test_figures_are_sized_for_columns_and_written_as_pdf(rep, tmp_path):
     written = write_report_dir(rep, tmp_path, figures=True)

@@ -273,9 +273,6 @@ def dynamics_chart(df: pd.DataFrame) -> alt.HConcatChart:
     return alt.hconcat(*panels, spacing=18).properties(autosize=alt.AutoSizeParams(type="pad", contains="padding"))
 
 
-UNBOUNDED = ("f3.ratio", "personality.mae", "personality.mae_minus_baseline")  # not on a 0-1 scale
-
-
 BETTER = {Direction.HIGHER: "higher better", Direction.LOWER: "lower better", Direction.NEUTRAL: ""}
 
 
@@ -305,7 +302,8 @@ def comparison_chart(df: pd.DataFrame, a: str, b: str, width: int = 420) -> alt.
     order = [f"favours {a}", f"favours {b}", "no better direction", "no difference"]
     favours = alt.Scale(domain=order, range=[AGENT_PALETTE[4], AGENT_PALETTE[5], AGGREGATE_COLOR, "#bbbbbb"])
     panels = []
-    for name, sub in (("rates", df[~df["metric"].isin(UNBOUNDED)]), ("ratio and trait errors", df[df["metric"].isin(UNBOUNDED)])):
+    unbounded = [st.key for _, st in statistics() if not st.format.bounded]  # not on a 0-1 scale
+    for name, sub in (("rates", df[~df["metric"].isin(unbounded)]), ("ratio and trait errors", df[df["metric"].isin(unbounded)])):
         if sub.empty:
             continue
         # the metrics' names in full (Vega-Lite cuts axis labels at 180 px: "F1 committed acc…")

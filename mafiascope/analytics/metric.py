@@ -32,18 +32,22 @@ class Direction(str, Enum):
 
 @dataclass(frozen=True)
 class Format:
-    """How a value reads: its unit (``proportion``: a share in 0-1; ``number``: anything else) and the
-    decimals it is written with."""
+    """How a value reads: its unit (``proportion``: a share in 0-1; ``number``: anything else), the
+    decimals it is written with, and whether its values lie on the shares' scale (``bounded``: ECE or a
+    difference of shares do, a ratio or an error on a 0-100 scale do not; the forest plot draws those on an
+    axis of their own)."""
 
     kind: str = "proportion"
     decimals: int = 3
+    bounded: bool = True
 
     def text(self, value: float | None) -> str:
         return "n/a" if value is None or value != value else f"{value:.{self.decimals}f}"
 
 
 PROPORTION = Format("proportion")
-NUMBER = Format("number")
+NUMBER = Format("number")  # on the shares' scale all the same (ECE, Brier, a side-adjusted score)
+UNBOUNDED = Format("number", bounded=False)
 
 
 class Place(str, Enum):

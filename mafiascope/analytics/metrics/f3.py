@@ -7,7 +7,7 @@ import numpy as np
 
 from .. import f3
 from .. import labels as L
-from ..metric import NUMBER, Direction, GameBlock, Metric, Ratio, Source, Statistic
+from ..metric import UNBOUNDED, Direction, GameBlock, Metric, Ratio, Source, Statistic
 
 ORDER = 60
 TAU = 50
@@ -36,7 +36,7 @@ def accuracy_minus_majority(p: np.ndarray) -> np.ndarray:
 METRICS = (
     Metric("f3", "f3", {PAIRS: ("A", "pred", "guess", "conf", "mm")}, pair_counts, COLUMNS, (
         Statistic("f3.ratio", "F3 spotlight ratio", Ratio("predicted_suspects", "actual_suspects"), "n",
-                  Direction.NEUTRAL, min_n=30, format=NUMBER),
+                  Direction.NEUTRAL, min_n=30, format=UNBOUNDED),
         Statistic("f3.accuracy", "F3 accuracy", Ratio("correct", "n"), "n", Direction.HIGHER, min_n=30),
         Statistic("f3.diff", "F3 accuracy - majority", accuracy_minus_majority, "n", Direction.HIGHER,
                   min_n=30),

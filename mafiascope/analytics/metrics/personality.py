@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from .. import accounting, personality_blocks
-from ..metric import NUMBER, Direction, GameBlock, Metric, Ratio, Source, Statistic
+from ..metric import UNBOUNDED, Direction, GameBlock, Metric, Ratio, Source, Statistic
 
 ORDER = 100
 
@@ -46,8 +46,8 @@ def minus_baseline(p: np.ndarray) -> np.ndarray:
 METRICS = (
     Metric("personality", "personality", {SUMS: ("sums",)}, error_sums, ("abs_error", "estimates", "baseline_error"), (
         Statistic("personality.mae", "personality MAE", Ratio("abs_error", "estimates"), "estimates", Direction.LOWER,
-                  min_n=100, format=NUMBER),
+                  min_n=100, format=UNBOUNDED),
         Statistic("personality.mae_minus_baseline", "personality MAE - constant-50 MAE", minus_baseline, "estimates",
-                  Direction.LOWER, min_n=100, format=NUMBER),
+                  Direction.LOWER, min_n=100, format=UNBOUNDED),
     )),
 )
