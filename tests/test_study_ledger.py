@@ -121,7 +121,7 @@ def test_incremental_reads_see_other_writers_torn_tails_and_a_replaced_file(tmp_
     with Runner(tmp_path) as r:
         row, _ = a.claim(r)
         assert b.rows()[row["game_id"]]["state"] == "running"  # another instance's append is seen
-        b.settle(row["game_id"], r, "finished", winner="Mafia", note="x" * 5000)
+        b.settle(row["game_id"], r, "finished", winner="Mafia", reason="x" * 5000)  # a long line
         assert a.rows() == StudyLedger(tmp_path).rows() and a.counts()["finished"] == 1
         with open(a.path, "ab") as fh:  # a writer killed mid-line
             fh.write(b'{"event": "state", "game_id": "g1", "state": "fini')

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ..logs.io import read_jsonl
+from ..logs.schema import run_record
 from ..redaction import scrub
 
 LEDGER_FILE = "ledger.jsonl"
@@ -38,6 +39,7 @@ class Ledger:
     def append(self, rec: dict[str, Any]) -> None:
         self.run_dir.mkdir(parents=True, exist_ok=True)
         rec = {**rec, "ts": time.time()}
+        run_record("arena_ledger", rec)  # checked against the schema before it is written
         # O_NOFOLLOW: a ledger.jsonl that is a symlink is refused (OSError), never appended through
         fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o666)
         with os.fdopen(fd, "a", encoding="utf-8") as fh:

@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from . import kinds as K
 from .battery import BatterySnapshot
@@ -459,3 +459,186 @@ def parse_event(d: dict[str, Any]) -> Setup | Event:
         return Setup.model_validate(d)
     model = EVENT_MODELS.get(kind, Event) if isinstance(kind, str) else Event
     return model.model_validate(d)
+
+
+# --------------------------------------------------------------------------- run files
+# The JSONL files that schedule and follow games rather than record them: a study's ledger
+# (``<study>/ledger.jsonl``, mafiascope/play/ledger.py: every front end's runner ledger), an Arena
+# run's ledger (``<run>/ledger.jsonl``, mafiascope/arena/ledger.py) and an experiment's progress file
+# (``--progress FILE``, mafiascope/replay/progress.py; ``fork-<id>.progress.jsonl``). Each record is
+# checked against its model here when it is written (:func:`run_record`), like the game's own records.
+
+
+class RunRecord(Record):
+    event: str
+    ts: float | None = None
+
+
+class GameResult(RunRecord):
+    """A played game's outcome as the runner reports it (mafiascope/play/executors.py)."""
+
+    winner: str | None = None
+    rounds: int | None = None
+    reason: str | None = None
+    faults: int | None = None
+    acts: int | None = None
+    seconds: float | None = None
+    invalid: bool | None = None
+    invalid_reason: str | None = None
+    cut: str | None = None  # stopped by a budget's hard cap
+    metered: dict[str, Any] | None = None  # what its calls were charged under a budget (play/spend.py)
+
+
+class StudyHeader(RunRecord):
+    event: Literal["study"] = "study"
+    name: str | None = None
+    spec_hash: str
+    games: int
+    front_end: str | None = None  # batch, arena, validate_ab, fork_batch (absent: a study)
+    arms: dict[str, Any] | None = None  # what decides each arm's games (a study may grow)
+    provenance: dict[str, Any] | None = None
+
+
+class StudyExtend(RunRecord):
+    event: Literal["extend"] = "extend"
+    spec_hash: str
+    games: int | None = None
+    arms: dict[str, Any] | None = None
+    added: int
+
+
+class StudyRow(RunRecord):
+    """A scheduled game; front ends add the row fields their outputs need."""
+
+    event: Literal["row"] = "row"
+    game_id: str
+    arm: str
+    index: int
+    seed: int
+    state: str = "pending"
+    rules: str | None = None  # study, arena
+    seats: list[dict[str, Any]] | None = None  # arena
+    replica_idx: int | None = None  # fork batch
+    pair: int | None = None  # validate ab: the pair and the arm's place in it
+    order: int | None = None
+
+
+class StudyState(GameResult):
+    """A claim (``running``, with what the budget expects of it) or a settle."""
+
+    event: Literal["state"] = "state"
+    game_id: str
+    state: str
+    runner: str
+    usage: dict[str, float] | None = None
+    by_backend: dict[str, dict[str, float]] | None = None
+    money: float | None = None
+    error: str | None = None
+    error_type: str | None = None
+    expected: dict[str, float] | None = None
+    allowance: dict[str, Any] | None = None
+
+
+class StudyReserve(RunRecord):
+    event: Literal["reserve"] = "reserve"
+    game_id: str
+    runner: str
+    allowance: dict[str, Any]
+
+
+class StudyStop(RunRecord):
+    event: Literal["stop"] = "stop"
+    runner: str
+    reason: str
+
+
+class ArenaPlanParams(Record):
+    roster: dict[str, Any]
+    rules: list[str]
+    games: int
+    seed: int
+    language: str | None = None
+    probes: str | bool | None = None
+    mode: str = "balanced"
+    seating: list[Any] | None = None
+
+
+class ArenaPlan(RunRecord):
+    event: Literal["plan"] = "plan"
+    params: ArenaPlanParams
+
+
+class ArenaScheduled(RunRecord):
+    event: Literal["scheduled"] = "scheduled"
+    game_id: str
+    rules: str
+    seed: int
+    seats: list[dict[str, Any]]
+
+
+class ArenaFinished(GameResult):
+    event: Literal["finished"] = "finished"
+    game_id: str
+    rules: str
+
+
+class ArenaFailed(RunRecord):
+    event: Literal["failed"] = "failed"
+    game_id: str
+    error: str
+
+
+class ProgressStart(RunRecord):
+    event: Literal["start"] = "start"
+    total: int | None = None
+    experiment_id: str | None = None
+    fork_batch_id: str | None = None
+    n: int | None = None
+
+
+class ProgressUnit(GameResult):
+    """One finished unit: a fork branch, a continuation, an A/B game, a re-asked state."""
+
+    event: Literal["unit", "branch"] = "unit"
+    game_id: str | None = None
+    error: str | None = None
+    path: str | None = None
+    replica_idx: int | None = None  # fork branch
+    variant_idx: int | None = None  # bifurcation continuation
+    arm: str | None = None  # A/B game
+    step: int | None = None  # re-asked state
+    disagreements: int | None = None
+    pairs: int | None = None
+
+
+class ProgressDone(RunRecord):
+    event: Literal["done"] = "done"
+    path: str | None = None
+    fork_batch_id: str | None = None
+
+
+RUN_FILE_MODELS: dict[str, dict[str, type[RunRecord]]] = {
+    "study_ledger": {m.model_fields["event"].default: m for m in (StudyHeader, StudyExtend, StudyRow, StudyState, StudyReserve,
+                                                                  StudyStop)},
+    "arena_ledger": {m.model_fields["event"].default: m for m in (ArenaPlan, ArenaScheduled, ArenaFinished, ArenaFailed)},
+    "progress": {"start": ProgressStart, "unit": ProgressUnit, "branch": ProgressUnit, "done": ProgressDone},
+}
+
+
+def run_record(file: str, rec: dict[str, Any]) -> RunRecord:
+    """``rec`` validated as the record of its ``event`` in a run file (a key of :data:`RUN_FILE_MODELS`);
+    ValueError naming the file kind, the event and the field when it does not validate or carries a field
+    not declared here."""
+    models = RUN_FILE_MODELS[file]
+    model = models.get(rec.get("event"))  # type: ignore[arg-type]
+    if model is None:
+        raise ValueError(f"{file} record: event {rec.get('event')!r} is not one of {', '.join(models)}")
+    try:
+        typed = model.model_validate(rec)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(x) for x in first["loc"]) or "record"
+        raise ValueError(f"{file} {rec.get('event')} record: {where}: {first['msg']}") from None
+    if bad := undeclared(typed):
+        raise ValueError(f"{file} {rec.get('event')} record: {', '.join(bad)} not declared in mafiascope/logs/schema.py")
+    return typed

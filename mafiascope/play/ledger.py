@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from ..logs.io import TornLineWarning
-from ..logs.schema import validate_game_id
+from ..logs.schema import run_record, validate_game_id
 
 LEDGER_FILE = "ledger.jsonl"
 LOCK_FILE = "ledger.lock"
@@ -245,6 +245,8 @@ class StudyLedger:
     def _append(self, recs: list[dict[str, Any]]) -> None:
         """Append under the lock (the caller holds it): one ``os.write`` of whole lines."""
         now = time.time()
+        for r in recs:  # checked against the schema before anything is written
+            run_record("study_ledger", {**r, "ts": now})
         data = "".join(json.dumps({**r, "ts": now}, ensure_ascii=False, default=str) + "\n" for r in recs).encode("utf-8")
         fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         try:

@@ -33,6 +33,7 @@ from ..logs.paths import UnsafePathError, claim_file
 from .experiment_files import EXPERIMENTS_DIR, experiments_dir, write_json_atomic
 from .fork_branch import BranchResult, branch_id, replica_seed, run_branch
 from .fork_plan import MAX_N, MAX_PARALLEL, PROBE_MODES, SUSPICION_PROBE, ForkPlan, night_override_options, plan_fork, state_at, valid_battery
+from .progress import progress_line
 from .source import Key, ReplayError
 
 __all__ = [
@@ -67,13 +68,13 @@ async def run_fork_batch(plan: ForkPlan, on_result: Callable[[BranchResult], Non
                               "another fork holds this batch id") from None  # fmt: skip
         write_json_atomic(experiments_dir(plan.logs_dir) / f"fork-{plan.batch_id}.json", record, root=plan.logs_dir)
         prog = JsonlWriter(progress)
-        prog.write({"event": "start", "fork_batch_id": plan.batch_id, "n": plan.n, "ts": time.time()})
+        prog.write(progress_line({"event": "start", "fork_batch_id": plan.batch_id, "n": plan.n, "ts": time.time()}))
     results: dict[int, BranchResult] = {}
 
     async def play(job: Job) -> dict[str, Any]:
         r = results[job.index] = await run_branch(plan, job.index, backends)
         if plan.write_batch_file:
-            prog.write({"event": "branch", **r.as_dict(), "ts": time.time()})
+            prog.write(progress_line({"event": "branch", **r.as_dict(), "ts": time.time()}))
         if on_result:
             on_result(r)
         if r.error is not None:
@@ -101,7 +102,7 @@ async def run_fork_batch(plan: ForkPlan, on_result: Callable[[BranchResult], Non
                   failed=sum(1 for r in ordered if r.error), summary=summarize(outcomes),
                   invalid=[gid for gid, row in outcome.rows.items() if row.get("state") == "invalid"])  # fmt: skip
     if plan.write_batch_file:
-        prog.write({"event": "done", "fork_batch_id": plan.batch_id, "ts": time.time()})
+        prog.write(progress_line({"event": "done", "fork_batch_id": plan.batch_id, "ts": time.time()}))
         prog.close()
         write_json_atomic(experiments_dir(plan.logs_dir) / f"fork-{plan.batch_id}.json", record, root=plan.logs_dir)
     return record

@@ -15,6 +15,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from ..logs.io import JsonlWriter, iter_jsonl
+from ..logs.schema import run_record
 
 
 class Progress(BaseModel):
@@ -36,7 +37,7 @@ class ProgressLog:
 
     def _put(self, event: str, **info: Any) -> None:
         if self._w is not None:
-            self._w.write({"event": event, "ts": round(time.time(), 3), **info})
+            self._w.write(progress_line({"event": event, "ts": round(time.time(), 3), **info}))
 
     def start(self, total: int, **info: Any) -> None:
         self._put("start", total=int(total), **info)
@@ -48,6 +49,12 @@ class ProgressLog:
         self._put("done", path=path, **info)
         if self._w is not None:
             self._w.close()
+
+
+def progress_line(rec: dict[str, Any]) -> dict[str, Any]:
+    """A progress record, once it validates against the schema (mafiascope/logs/schema.py)."""
+    run_record("progress", rec)
+    return rec
 
 
 def read_progress(path: str | Path) -> Progress:
