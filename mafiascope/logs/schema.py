@@ -618,8 +618,9 @@ class ProgressDone(RunRecord):
 
 
 RUN_FILE_MODELS: dict[str, dict[str, type[RunRecord]]] = {
-    "study_ledger": {m.model_fields["event"].default: m for m in (StudyHeader, StudyExtend, StudyRow, StudyState, StudyReserve,
-                                                                  StudyStop)},
+    "study_ledger": {
+        m.model_fields["event"].default: m for m in (StudyHeader, StudyExtend, StudyRow, StudyState, StudyReserve, StudyStop)
+    },
     "arena_ledger": {m.model_fields["event"].default: m for m in (ArenaPlan, ArenaScheduled, ArenaFinished, ArenaFailed)},
     "progress": {"start": ProgressStart, "unit": ProgressUnit, "branch": ProgressUnit, "done": ProgressDone},
 }
