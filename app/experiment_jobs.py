@@ -19,6 +19,7 @@ import streamlit as st
 import yaml
 
 from mafiascope.backends.registry import run_closing
+from mafiascope.logs.io import loads_line
 from mafiascope.logs.paths import inside
 from mafiascope.replay.forks import experiments_dir
 from mafiascope.replay.progress import Progress, read_progress
@@ -149,12 +150,10 @@ def start_repeat(game_id: str, game_dir: str, states: int, repeats: int, seed: i
 
 def result_of(job: ExperimentJob) -> dict[str, Any] | None:
     """The job's result JSON once written (None before, or if unreadable)."""
-    import json
-
     p = job.progress()
     if not p.result:
         return None
     try:
-        return json.loads(Path(p.result).read_text(encoding="utf-8"))
+        return loads_line(Path(p.result).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None

@@ -8,7 +8,7 @@ The process registry (app/jobs.py) is a ``st.cache_resource`` singleton shared b
 
 from __future__ import annotations
 
-import json
+import math
 import os
 import secrets
 import sys
@@ -19,6 +19,7 @@ from typing import Any
 import streamlit as st
 
 from mafiascope.logs import MissingSetupError, iter_jsonl, kinds, read_game
+from mafiascope.logs.io import loads_line
 from mafiascope.logs.paths import inside
 from mafiascope.replay.forks import experiments_dir
 
@@ -125,22 +126,34 @@ def _mark_inherited(node: dict[str, Any]) -> None:
 
 def experiment_batches(dirs: list[Path], game_id: str) -> dict[str, str]:
     """fork batch id -> what made it, for the batches an experiment started (attribution's PRE and POST rerolls, a
-    bifurcation's continuations): the branch tree labels them instead of showing plain resamples."""
-    from mafiascope.logs import step_label
+    bifurcation's continuations): the branch tree labels them instead of showing plain resamples. A result file of
+    the wrong shape (a shared logs root) labels nothing."""
+    from .widgets import MALFORMED
 
     out: dict[str, str] = {}
     for d in dirs:
         for e in experiments_for(d, game_id):
-            if e.get("kind") == "attribution":
-                for u in e.get("utterances") or []:
-                    ut = u.get("utterance") or {}
-                    at = step_label(int(ut.get("round") or 0), int(ut.get("msg_seq") or 0)) if "round" in ut else str(ut.get("step"))
-                    for arm in ("pre", "post"):
-                        bid = (u.get(arm) or {}).get("fork_batch_id")
-                        if bid:
-                            out[str(bid)] = f"attribution {e.get('experiment_id')}: {arm.upper()} of {at} ({ut.get('speaker')})"
-            elif e.get("kind") == "bifurcation" and e.get("fork_batch_id"):
-                out[str(e["fork_batch_id"])] = f"bifurcation {e.get('experiment_id')}"
+            try:
+                out.update(_made_by(e))
+            except MALFORMED:
+                continue
+    return out
+
+
+def _made_by(e: dict[str, Any]) -> dict[str, str]:
+    from mafiascope.logs import step_label
+
+    out: dict[str, str] = {}
+    if e.get("kind") == "attribution":
+        for u in e.get("utterances") or []:
+            ut = u.get("utterance") or {}
+            at = step_label(int(ut.get("round") or 0), int(ut.get("msg_seq") or 0)) if "round" in ut else str(ut.get("step"))
+            for arm in ("pre", "post"):
+                bid = (u.get(arm) or {}).get("fork_batch_id")
+                if bid:
+                    out[str(bid)] = f"attribution {e.get('experiment_id')}: {arm.upper()} of {at} ({ut.get('speaker')})"
+    elif e.get("kind") == "bifurcation" and e.get("fork_batch_id"):
+        out[str(e["fork_batch_id"])] = f"bifurcation {e.get('experiment_id')}"
     return out
 
 
@@ -234,12 +247,18 @@ def experiments_for(logs: str | Path, game_id: str) -> list[dict[str, Any]]:
         return out
     for p in d.glob("*.json"):
         try:
-            obj = json.loads(p.read_text(encoding="utf-8"))
+            obj = loads_line(p.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             continue
-        if obj.get("kind") in ("attribution", "bifurcation") and obj.get("parent_game_id") == game_id:
+        if isinstance(obj, dict) and obj.get("kind") in ("attribution", "bifurcation") and obj.get("parent_game_id") == game_id:
             out.append({**obj, "path": str(p)})
-    return sorted(out, key=lambda o: -(o.get("created") or 0))
+    return sorted(out, key=newest_first)
+
+
+def newest_first(record: dict[str, Any]) -> float:
+    """Sort key of result records by their ``created`` time (a record without a number there sorts last)."""
+    t = record.get("created")
+    return -float(t) if isinstance(t, int | float) and not isinstance(t, bool) and math.isfinite(t) else 0.0
 
 
 def validations(logs: str | Path) -> list[dict[str, Any]]:
@@ -247,7 +266,9 @@ def validations(logs: str | Path) -> list[dict[str, Any]]:
     out = []
     for p in sorted(d.glob("validate-*.json"), reverse=True) if d.is_dir() else []:
         try:
-            out.append({**json.loads(p.read_text(encoding="utf-8")), "path": str(p)})
+            obj = loads_line(p.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             continue
+        if isinstance(obj, dict):
+            out.append({**obj, "path": str(p)})
     return out

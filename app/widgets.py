@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import io
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -321,3 +323,16 @@ def mode_control(choices: tuple[str, ...], default: str, *, key: str, labels: di
 
     st.segmented_control("View", list(choices), key=key, label_visibility="collapsed", format_func=labels.get, on_change=_cb)
     return S.url_mode(choices, default)
+
+
+MALFORMED = (KeyError, IndexError, TypeError, ValueError, AttributeError)  # what a record of the wrong shape raises
+
+
+@contextlib.contextmanager
+def untrusted_record(what: str) -> Iterator[None]:
+    """Draw one record read from a file others may have written (an experiment or validation result in a shared
+    logs root): a record of the wrong shape is one warning naming it, not a traceback for every visitor of the page."""
+    try:
+        yield
+    except MALFORMED as exc:
+        st.warning(md_escape(f"{what}: left out, it is not a result this app wrote ({type(exc).__name__})"), icon="⚠️")

@@ -124,21 +124,22 @@ with tab_exp:
         st.caption("No experiment on this game yet (the CLI's `mafiascope replay attribution` and `replay bifurcate` "
                    "write here too).")  # fmt: skip
     for e in exps:
-        what = (f" · {plural(len(e.get('utterances') or []), 'message')} · target {e.get('target') or 'none'} · n={e.get('n_per_arm')} per arm"
-                if e["kind"] == "attribution" else f" · {plural(len(e.get('variants') or []), 'variant')}")  # fmt: skip
-        with st.expander(md_escape(f"{e['kind']} {e['experiment_id']}{what}"), expanded=e is exps[0]):
-            (V.attribution if e["kind"] == "attribution" else V.bifurcation)(e)
-            if e["kind"] == "attribution":
-                EV.attribution_arms(e)
+        with W.untrusted_record(f"experiment file {Path(str(e.get('path', '?'))).name}"):
+            what = (f" · {plural(len(e.get('utterances') or []), 'message')} · target {e.get('target') or 'none'} · n={e.get('n_per_arm')} per arm"
+                    if e["kind"] == "attribution" else f" · {plural(len(e.get('variants') or []), 'variant')}")  # fmt: skip
+            with st.expander(md_escape(f"{e['kind']} {e['experiment_id']}{what}"), expanded=e is exps[0]):
+                (V.attribution if e["kind"] == "attribution" else V.bifurcation)(e)
+                if e["kind"] == "attribution":
+                    EV.attribution_arms(e)
 with tab_val:
     if parent is not None:
         EV.validation_forms(gm)
-    vals = sorted((v for d in dirs for v in J.validations(d)), key=lambda v: -(v.get("created") or 0))
+    vals = sorted((v for d in dirs for v in J.validations(d)), key=J.newest_first)
     if not vals:
         st.caption("No validation result here yet (the CLI's `mafiascope validate ab` and `validate repeat` write here "
                    "with `--results`).")  # fmt: skip
     for v in vals[:5]:
-        with st.container(border=True):
+        with st.container(border=True), W.untrusted_record(f"validation file {Path(str(v.get('path', '?'))).name}"):
             V.validation(v)
             (EV.ab_result if v.get("kind") == "validate_ab" else EV.repeat_points)(v)
 

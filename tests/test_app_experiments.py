@@ -176,3 +176,38 @@ def test_bad_experiment_input_is_an_error_and_starts_nothing(logs):
         EJ.start_ab("parentgame", gdir, 0)
     assert len(EJ.jobs().all()) == before
     assert not list((logs / "experiments").glob("job-*")), "nothing is written for a refused request"
+
+
+CRAFTED_RESULTS = {  # files a shared logs root may hold next to a game: none was written by this app
+    "list.json": "[]",
+    "deep.json": "[" * 100_000 + "]" * 100_000,
+    "no-id.json": '{"kind": "attribution", "parent_game_id": "%s"}',
+    "bad-types.json": '{"kind": "attribution", "parent_game_id": "%s", "experiment_id": "y", "utterances": [5, {"utterance": 5, "pre": 3}], "created": NaN}',
+    "bad-variants.json": '{"kind": "bifurcation", "parent_game_id": "%s", "experiment_id": "x", "variants": 5, "created": "zz"}',
+    "validate-1.json": "[1]",
+    "validate-2.json": '{"kind": "validate_ab", "created": "zz"}',
+    "validate-3.json": '{"kind": "validate_repeat", "points": "zz", "created": 1e400}',
+}
+
+
+@pytest.mark.slow
+def test_crafted_result_files_are_left_out_not_a_traceback(tmp_path, monkeypatch):
+    """Seen: one ``[]`` in ``<logs>/experiments/`` (or a result with a field of the wrong type) made the Replay page
+    of that game end in a traceback, for every visitor, on every tab."""
+    from .app_support import DEMO, new_app, use_logs
+
+    import shutil
+
+    logs = tmp_path / "logs"
+    shutil.copytree(DEMO / "demo-classic-01", logs / "demo-classic-01")
+    (logs / "experiments").mkdir()
+    for name, text in CRAFTED_RESULTS.items():
+        (logs / "experiments" / name).write_text(text.replace("%s", "demo-classic-01"), encoding="utf-8")
+    use_logs(monkeypatch, logs, tmp_path)
+    monkeypatch.setenv("MAFIASCOPE_PUBLIC", "1")
+    for tab in ("Branch tree", "Experiments", "Validation"):
+        at = new_app(page="replay", game="demo-classic-01", tab=tab).run()
+        assert not at.exception, (tab, [e.message for e in at.exception])
+        warned = " ".join(plain(str(w.value)) for w in at.warning)
+        for name in ("no-id.json", "bad-types.json", "bad-variants.json", "validate-2.json", "validate-3.json"):
+            assert f"{name}: left out" in warned, (tab, name, warned)

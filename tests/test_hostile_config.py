@@ -187,3 +187,30 @@ def test_analytics_loader_survives_values_the_fuzz_found(tmp_path, field, value)
     (g / "introspection.jsonl").write_bytes((src / "introspection.jsonl").read_bytes())
     [(ok, audit, _, _)], tables = _parse_batch([str(g)])  # parsed and built into the cache's Arrow batch
     assert ok and tables["events"].num_rows > 0
+
+
+@pytest.mark.slow
+def test_a_line_nested_too_deeply_is_a_skipped_line_not_a_traceback(tmp_path, capsys):
+    """Seen: one ``[[[[...`` line 200,000 deep in a shared log made ``analyze`` (and every reader of that file) end
+    in RecursionError; now it is a corrupt line like any other, in each file of a game."""
+    from mafiascope.cli import main
+    from mafiascope.logs.io import iter_jsonl, loads_line, probe_records_at
+
+    src = sorted(p for p in (ROOT / "data" / "demo").iterdir() if (p / "game.jsonl").is_file())[0]
+    g = tmp_path / "logs" / src.name
+    g.mkdir(parents=True)
+    deep = b'{"kind": "message", "x": ' + b"[" * 200_000 + b"]" * 200_000 + b"}"
+    for f in src.iterdir():
+        if f.is_file():
+            lines = f.read_bytes().split(b"\n")
+            if f.suffix == ".jsonl" and len(lines) > 4:
+                lines[3:3] = [deep, b"[" * 200_000]
+            (g / f.name).write_bytes(b"\n".join(lines))
+    with pytest.raises(ValueError, match="nested too deeply"):
+        loads_line(b"[" * 200_000 + b"]" * 200_000)
+    with pytest.warns(Warning, match="game.jsonl:4: skipping corrupt line"):
+        assert list(iter_jsonl(g / "game.jsonl", skip_corrupt=True))
+    probe_records_at(g, [0])
+    for argv in (["analyze", str(tmp_path / "logs"), "--no-cache"], ["audit", str(tmp_path / "logs")]):
+        with pytest.warns(Warning, match="game.jsonl:4: skipping corrupt line"):
+            assert main(argv) in (0, 1), argv

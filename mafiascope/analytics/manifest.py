@@ -20,7 +20,7 @@ from typing import Any
 
 from ..export_text import md_code, md_inline
 from ..logs import kinds as K
-from ..logs.io import GAME_FILE, PROBE_FILE, STATE_FILE
+from ..logs.io import GAME_FILE, PROBE_FILE, STATE_FILE, loads_line
 from ..provenance import provenance
 from .corpus import Corpus
 from .modes import Mode
@@ -49,7 +49,7 @@ def _records(path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
                 if '"setup"' not in line and '"game_over"' not in line:
                     continue
                 try:
-                    obj = json.loads(line)
+                    obj = loads_line(line)
                 except ValueError:
                     continue
                 if isinstance(obj, dict) and K.of(obj) in (K.SETUP, K.GAME_OVER):

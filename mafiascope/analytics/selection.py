@@ -4,16 +4,17 @@ end (docs/report_schema.md, ``audit.selection``)."""
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from pathlib import Path
 from typing import Any
+
+from ..logs.io import loads_line
 
 
 def read_manifest(path: str | Path) -> list[str]:
     text = Path(path).read_text(encoding="utf-8")
     try:
-        obj = json.loads(text)
+        obj = loads_line(text)
     except ValueError:
         return [ln.strip() for ln in text.splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
     if isinstance(obj, dict):

@@ -131,6 +131,16 @@ def _parse_constant(name: str) -> float:
     return {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}[name]
 
 
+def loads_line(raw: bytes | str) -> Any:
+    """One JSON line from a file others may have written: ValueError (``UnicodeDecodeError`` is one) for anything that
+    is not JSON, including a line nested so deeply that the decoder runs out of stack (``[[[[...`` 100,000 deep raised
+    RecursionError, which no reader caught: ``analyze`` ended in a traceback). Every reader of a log line uses this."""
+    try:
+        return json.loads(raw.decode("utf-8") if isinstance(raw, bytes) else raw, parse_constant=_parse_constant)
+    except RecursionError:
+        raise ValueError("JSON nested too deeply") from None
+
+
 def iter_jsonl(path: str | Path, *, skip_corrupt: bool = False) -> Iterator[dict[str, Any]]:
     """Yield the JSON objects of a JSONL file.
 
@@ -176,7 +186,7 @@ def _parse_lines(path: Path, data: bytes, skip_corrupt: bool) -> Iterator[tuple[
         if not raw.strip():
             continue
         try:
-            obj = json.loads(raw.decode("utf-8"), parse_constant=_parse_constant)
+            obj = loads_line(raw)
             if not isinstance(obj, dict):
                 raise ValueError("line is not a JSON object")
         except (ValueError, UnicodeDecodeError) as exc:
@@ -218,7 +228,7 @@ def scan_jsonl(path: str | Path) -> tuple[list[tuple[int, dict[str, Any], bool]]
             why = "not a JSON object"
             if not exact:
                 try:
-                    obj = json.loads(raw)
+                    obj = loads_line(raw)
                 except UnicodeDecodeError:
                     obj, why = None, "not UTF-8"
                 except ValueError:
@@ -279,7 +289,7 @@ def probe_records_at(game_dir: str | Path, offsets: Iterable[int]) -> dict[int, 
         if pos > last:
             break
         try:
-            obj = json.loads(raw.decode("utf-8"), parse_constant=_parse_constant) if raw.strip() else None
+            obj = loads_line(raw) if raw.strip() else None
             rec = dec.feed(obj) if isinstance(obj, dict) else None
         except (ValueError, UnicodeDecodeError, ProbeDecodeError):
             rec = None

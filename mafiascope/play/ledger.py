@@ -35,7 +35,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from ..logs.io import TornLineWarning
+from ..logs.io import TornLineWarning, loads_line
 from ..logs.schema import run_record, validate_game_id
 
 LEDGER_FILE = "ledger.jsonl"
@@ -60,7 +60,7 @@ class LedgerError(ValueError):
 
 def _parse(line: bytes) -> dict[str, Any] | None:
     try:
-        rec = json.loads(line)
+        rec = loads_line(line)
     except ValueError:
         return None
     return rec if isinstance(rec, dict) else None

@@ -22,6 +22,7 @@ from typing import Any
 
 from ..backends.specs import Source, file_source
 from ..config import SECRET_KEYS, ConfigError, GameConfig
+from ..logs.io import loads_line
 from ..play.ledger import DONE, WAIT, Runner, StudyLedger, held, runner_alive
 from ..play.runner import Job, RunnerError, run_games, settle_game
 from ..provenance import provenance
@@ -121,7 +122,7 @@ def load_study(path: str | Path) -> tuple[StudySpec, Path]:
     if p.is_dir():
         if not (p / SPEC_FILE).is_file():
             raise StudyError(f"{p}: not a study directory (no {SPEC_FILE}); give the spec YAML")
-        data = json.loads((p / SPEC_FILE).read_text(encoding="utf-8"))
+        data = loads_line((p / SPEC_FILE).read_text(encoding="utf-8"))
         source = data.pop("source_path", None) or str(p / SPEC_FILE)
         try:
             return parse_study_spec(data, source), p
@@ -152,7 +153,7 @@ def _saved_spec(spec: StudySpec) -> dict[str, Any]:
 
 def _saved_spec_hash(study_dir: Path) -> str | None:
     try:
-        data = json.loads((study_dir / SPEC_FILE).read_text(encoding="utf-8"))
+        data = loads_line((study_dir / SPEC_FILE).read_text(encoding="utf-8"))
         data.pop("source_path", None)
         return parse_study_spec(data, str(study_dir / SPEC_FILE)).spec_hash()
     except (OSError, ValueError):
@@ -162,7 +163,7 @@ def _saved_spec_hash(study_dir: Path) -> str | None:
 def _grown_plan(spec: StudySpec, study_dir: Path) -> dict[str, Any]:
     """plan.json after the study grew: the new schedule; each arm keeps the estimate it was first planned
     with (what ``estimate_vs_actual`` compares against), a new arm gets its estimate now."""
-    old = json.loads((study_dir / PLAN_FILE).read_text(encoding="utf-8"))
+    old = loads_line((study_dir / PLAN_FILE).read_text(encoding="utf-8"))
     new = plan_study(spec)
     was = old.get("estimate", {}).get("arms", {})
     for name, row in new["estimate"]["arms"].items():

@@ -9,11 +9,11 @@ of each arm.
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from ..logs.io import loads_line
 from ..play.ledger import DONE, SETTLED, StudyLedger, runner_alive
 from ..play.usage import probe_coverage
 from ..provenance import provenance
@@ -45,7 +45,7 @@ def study_status(spec: StudySpec, study_dir: str | Path) -> dict[str, Any]:
     ledger = StudyLedger(study_dir)
     recs = ledger.records()
     rows = ledger.rows(recs)
-    plan = json.loads((study_dir / PLAN_FILE).read_text(encoding="utf-8")) if (study_dir / PLAN_FILE).is_file() else None
+    plan = loads_line((study_dir / PLAN_FILE).read_text(encoding="utf-8")) if (study_dir / PLAN_FILE).is_file() else None
     settled = [r for r in rows.values() if r.get("state") in DONE]
     arms: dict[str, dict[str, Any]] = defaultdict(lambda: {"pending": 0, "running": 0, "finished": 0, "failed": 0, "invalid": 0,
                                                            "cut": 0, "stale": 0, "money": 0.0, "calls": 0})  # fmt: skip
