@@ -194,16 +194,16 @@ CRAFTED_RESULTS = {  # files a shared logs root may hold next to a game: none wa
 def test_crafted_result_files_are_left_out_not_a_traceback(tmp_path, monkeypatch):
     """Seen: one ``[]`` in ``<logs>/experiments/`` (or a result with a field of the wrong type) made the Replay page
     of that game end in a traceback, for every visitor, on every tab."""
-    from .app_support import DEMO, new_app, use_logs
-
     import shutil
 
-    logs = tmp_path / "logs"
-    shutil.copytree(DEMO / "demo-classic-01", logs / "demo-classic-01")
-    (logs / "experiments").mkdir()
+    from .app_support import DEMO, new_app, use_logs
+
+    root = tmp_path / "logs"
+    shutil.copytree(DEMO / "demo-classic-01", root / "demo-classic-01")
+    (root / "experiments").mkdir()
     for name, text in CRAFTED_RESULTS.items():
         (logs / "experiments" / name).write_text(text.replace("%s", "demo-classic-01"), encoding="utf-8")
-    use_logs(monkeypatch, logs, tmp_path)
+    use_logs(monkeypatch, root, tmp_path)
     monkeypatch.setenv("MAFIASCOPE_PUBLIC", "1")
     for tab in ("Branch tree", "Experiments", "Validation"):
         at = new_app(page="replay", game="demo-classic-01", tab=tab).run()
