@@ -202,7 +202,7 @@ def test_crafted_result_files_are_left_out_not_a_traceback(tmp_path, monkeypatch
     shutil.copytree(DEMO / "demo-classic-01", root / "demo-classic-01")
     (root / "experiments").mkdir()
     for name, text in CRAFTED_RESULTS.items():
-        (logs / "experiments" / name).write_text(text.replace("%s", "demo-classic-01"), encoding="utf-8")
+        (root / "experiments" / name).write_text(text.replace("%s", "demo-classic-01"), encoding="utf-8")
     use_logs(monkeypatch, root, tmp_path)
     monkeypatch.setenv("MAFIASCOPE_PUBLIC", "1")
     for tab in ("Branch tree", "Experiments", "Validation"):
