@@ -243,6 +243,8 @@ def f2(c: Corpus, mode: Mode, *, breakdowns: bool = True, model: str | None = No
         present = np.flatnonzero(mb[:, :, 1].sum(1) > 0)  # models with rows, sorted by name
         if j is not None:
             present = present[present == j]
+        left_out = set(c.selection.get("models_left_out") or {})  # --min-games: not in any per-model table
+        present = np.array([i for i in present if str(names_m[i]) not in left_out], dtype=np.intp)
         res["by_model"] = dict(zip((str(x) for x in names_m[present]), _grouped(
             mb[present], cells.model_brier[present])))
         at = slice(None) if j is None else np.flatnonzero(cells.agent_models == j)
