@@ -103,6 +103,16 @@ def _starts() -> "collections.deque[float]":
     return collections.deque()
 
 
+@st.cache_resource
+def _spawned() -> "list[tuple[subprocess.Popen, str]]":
+    """Every process :func:`spawn` started, with its owner: the quotas count these, whether or not a launcher has
+    registered the job yet (eight sessions clicking at once all passed a count of registered jobs)."""
+    return []
+
+
+_SPAWN_LOCK = threading.Lock()  # admission and start are one step: no two sessions pass the quotas for one free slot
+
+
 _disk: dict[str, tuple[float, int]] = {}
 
 
@@ -151,11 +161,11 @@ def refusal(work: Work) -> str | None:
         return f"{head}{work.what} would start {work.units:,} {_NOUNS.get(work.limit, 'games')}; at most {cap:,} are allowed."
     if q.parallel is not None and work.parallel > max(1, q.parallel):
         return f"{head}at most {max(1, q.parallel)} games at once (this asks {work.parallel})."
-    alive = _running_jobs()
+    alive = _alive()
     if q.jobs_per_server is not None and len(alive) >= q.jobs_per_server:
         return (f"{head}the server runs {len(alive)} jobs, the most it allows at once ({q.jobs_per_server}); try again when "
                 "one has finished.") if q.jobs_per_server else f"{head}this deploy starts no jobs (read-only)."
-    mine = [j for j in alive if j.owner == owner()]
+    mine = [p for p, who in alive if who == owner()]
     if q.jobs_per_session is not None and len(mine) >= q.jobs_per_session:
         return (f"{head}you have {len(mine)} jobs running, the most one visitor may have at once ({q.jobs_per_session}); "
                 "stop one or wait for it to finish.") if q.jobs_per_session else f"{head}this deploy starts no jobs (read-only)."
@@ -171,6 +181,16 @@ def refusal(work: Work) -> str | None:
         if used >= q.runs_disk_mb:
             return f"{head}runs on this server take {used:,.0f} MB of the {q.runs_disk_mb:,} MB allowed; no new job starts."
     return None
+
+
+def _alive() -> list[tuple[Any, str]]:
+    """(process, owner) of every running job of the server: the registered jobs and what :func:`spawn` started."""
+    out = {id(j.proc): (j.proc, j.owner) for j in _running_jobs()}
+    spawned = _spawned()
+    spawned[:] = [(p, who) for p, who in spawned if p.poll() is None]
+    for p, who in spawned:
+        out.setdefault(id(p), (p, who))
+    return list(out.values())
 
 
 def admit(work: Work) -> None:
@@ -254,14 +274,16 @@ def spawn(cmd: list[str], log_file: str | Path, *, work: Work, append: bool = Fa
     only the allowed keys (plus ``env_extra``); keys travel in its environment, never in ``cmd``."""
     from .keys import child_env
 
-    admit(work)
     env = child_env(env_extra)
     env["PYTHONPATH"] = str(REPO_ROOT) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    with open(log_file, "a" if append else "w", encoding="utf-8") as fh:
-        out = fh if stdout_to_log else subprocess.DEVNULL
-        err = subprocess.STDOUT if stdout_to_log else fh
-        proc = subprocess.Popen(cmd, cwd=str(REPO_ROOT), stdout=out, stderr=err, env=env, **popen_kw)
-    _starts().append(time.time())
+    with _SPAWN_LOCK:
+        admit(work)
+        with open(log_file, "a" if append else "w", encoding="utf-8") as fh:
+            out = fh if stdout_to_log else subprocess.DEVNULL
+            err = subprocess.STDOUT if stdout_to_log else fh
+            proc = subprocess.Popen(cmd, cwd=str(REPO_ROOT), stdout=out, stderr=err, env=env, **popen_kw)
+        _spawned().append((proc, owner()))
+        _starts().append(time.time())
     MONITOR.watch(proc, log_file, public_mode.settings().quotas.runs_disk_mb)
     return proc
 

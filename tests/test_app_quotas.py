@@ -253,3 +253,37 @@ def test_a_visitor_cannot_see_or_answer_another_visitor_s_human_seat(public, mon
     at = new_app(game="demo-classic-01").run()
     assert at.text_area(key="hp_text_r1")
     assert json.loads((gdir / "human" / f"{seat}.pending.json").read_text())["request_id"] == "r1"
+
+
+@pytest.mark.slow  # starts game processes
+def test_launches_at_the_same_moment_cannot_pass_one_free_slot(public, monkeypatch):
+    """Seen: eight launches at one moment (eight visitors' clicks) all started under ``jobs_per_server=1``: each
+    counted the registered jobs before any of the others had registered its process."""
+    import threading
+
+    from app import launcher
+    from app.jobs import JobRefused
+
+    monkeypatch.setenv("MAFIASCOPE_QUOTA_JOBS_PER_SERVER", "2")
+    monkeypatch.setenv("MAFIASCOPE_QUOTA_JOBS_PER_SESSION", "100")
+    started, refused = [], []
+    barrier = threading.Barrier(8)
+
+    def click(seed: int) -> None:
+        barrier.wait()
+        try:
+            started.append(launcher.launch(ROOT / "configs" / "classic.yaml", seed=seed, probes=False, snapshots=False))
+        except JobRefused as exc:
+            refused.append(str(exc))
+
+    threads = [threading.Thread(target=click, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    try:
+        assert len(started) == 2 and len(refused) == 6, (len(started), refused)
+        assert all("the most it allows at once (2)" in r for r in refused)
+    finally:
+        for job in started:
+            job.stop(grace=5.0)
