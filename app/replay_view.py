@@ -9,6 +9,7 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
+from mafiascope.analytics.pvalues import format_p as _format_p
 from mafiascope.logs import step_label as _label
 from mafiascope.logs import step_order
 
@@ -226,6 +227,11 @@ def utterance_label(ut: dict[str, Any]) -> str:
     return f"{at} {ut.get('speaker') or ''}".strip()
 
 
+def format_p(p: Any) -> str:
+    """A result file's p-value as the report prints it; anything but a number (a crafted file) as a dash."""
+    return _format_p(p) if isinstance(p, (int, float)) and not isinstance(p, bool) else "–"
+
+
 def attribution(res: dict[str, Any]) -> None:
     from mafiascope.lexicon import glossary
 
@@ -235,12 +241,14 @@ def attribution(res: dict[str, Any]) -> None:
         d = u["delta_post_minus_pre"]
         col = {"n per arm": d["p_mafia_win"]["pre"]["n"],
                "P(Mafia wins) PRE": d["p_mafia_win"]["pre"]["p"], "P(Mafia wins) POST": d["p_mafia_win"]["post"]["p"],
-               "Δ P(Mafia wins), POST − PRE": d["p_mafia_win"]["diff"], "Fisher p (Mafia wins)": d["p_mafia_win"]["fisher_p"]}  # fmt: skip
+               "Δ P(Mafia wins), POST − PRE": d["p_mafia_win"]["diff"], "Fisher p (Mafia wins)": format_p(d["p_mafia_win"]["fisher_p"]),
+               "Holm p (Mafia wins)": format_p(d["p_mafia_win"].get("fisher_p_holm"))}  # fmt: skip
         if "p_eliminate_target" in d:
             t = d["p_eliminate_target"]
             col.update({f"P({res['target']} out) PRE": t["pre"]["p"], f"P({res['target']} out) POST": t["post"]["p"],
                         f"Δ P({res['target']} out)": t["diff"], f"Δ P({res['target']} out), 95% CI": _ci(t["ci95"]),
-                        f"Fisher p ({res['target']} out)": t["fisher_p"]})  # fmt: skip
+                        f"Fisher p ({res['target']} out)": format_p(t["fisher_p"]),
+                        f"Holm p ({res['target']} out)": format_p(t.get("fisher_p_holm"))})  # fmt: skip
         for p, v in d["suspicion"].items():
             col[f"Δ suspicion of {p}"] = v
         cols[utterance_label(u["utterance"])] = col
@@ -250,7 +258,9 @@ def attribution(res: dict[str, Any]) -> None:
     table[list(cols)] = table[list(cols)].map(lambda v: round(v, 3) if isinstance(v, float) else v)
     st.dataframe(dashes(table.astype({c: object for c in cols})), hide_index=True, width="stretch",
                  height=38 + 35 * len(table))
-    st.caption("Fisher p: Fisher's exact test, two-sided: how likely a PRE-POST gap this large is by chance.")
+    family = (res.get("p_holm_family") or {}).get("text")
+    st.caption("Fisher p: Fisher's exact test, two-sided: how likely a PRE-POST gap this large is by chance."
+               + (f" Holm p: {family}." if family else ""))
     chart = attribution_chart(res)
     if chart is not None:
         st.altair_chart(chart, width="content")
@@ -302,8 +312,11 @@ def validation(res: dict[str, Any]) -> None:
     if res.get("kind") == "validate_ab":
         m = res["mafia_wins"]
         st.markdown(f"**A/B** ({plural(int(res['games_per_arm']), 'game')} per arm): Mafia wins probed {m['probed']['k']}/{m['probed']['n']}, "
-                    f"unprobed {m['unprobed']['k']}/{m['unprobed']['n']}; difference {m['diff']} (95% CI {m['ci95']}), Fisher p = {m['fisher_p']}; "
-                    f"rounds Mann-Whitney p = {res['rounds']['mann_whitney_p']}, messages p = {res['messages']['mann_whitney_p']}")  # fmt: skip
+                    f"unprobed {m['unprobed']['k']}/{m['unprobed']['n']}; difference {m['diff']} (95% CI {m['ci95']}), Fisher p = {format_p(m['fisher_p'])} "
+                    f"(Holm {format_p(m.get('fisher_p_holm'))}); rounds Mann-Whitney p = {format_p(res['rounds']['mann_whitney_p'])} "
+                    f"(Holm {format_p(res['rounds'].get('mann_whitney_p_holm'))}), messages p = {format_p(res['messages']['mann_whitney_p'])} "
+                    f"(Holm {format_p(res['messages'].get('mann_whitney_p_holm'))})"
+                    + (f". Holm p: {res['p_holm_family']['text']}" if res.get("p_holm_family") else ""))  # fmt: skip
     elif res.get("kind") == "validate_repeat":
         o = res["overall"]
         st.markdown(f"**Repeatability** ({res['states']} states × {res['repeats']} repeats): {o['disagreements']}/{o['pairs']} answer pairs disagree")

@@ -111,6 +111,10 @@ def test_attribution_from_the_page_runs_in_background_and_links_its_rerolls(logs
     assert len(games) == 2 and all(any(f"game={g}" in link for link in links) for g in games), (games, links)
     specs = [json.dumps(s) for s in _specs(at)]
     assert any("P(Mafia wins), 95% CI" in s and '"y2"' in s for s in specs), "PRE/POST chart with intervals drawn"
+    table = next(df.value for df in at.dataframe if "measure" in df.value.columns)
+    rows = dict(zip(table["measure"], table[table.columns[1]]))
+    assert isinstance(rows["Fisher p (Mafia wins)"], str) and rows["Holm p (Mafia wins)"] == rows["Fisher p (Mafia wins)"]  # a family of 1
+    assert any("Holm p: Holm over the experiment's 1 Fisher tests" in str(c.value) for c in at.caption)
 
 
 @pytest.mark.slow

@@ -77,6 +77,12 @@ def test_attribution_end_to_end(probed, tmp_path, capsys):
     assert any(v is not None for v in u["post"]["aggregate"]["mean_suspicion"].values())
     assert set(d["suspicion_ci95"]) == set(d["suspicion"])
     assert any(ci is not None and ci[0] <= d["suspicion"][p] <= ci[1] for p, ci in d["suspicion_ci95"].items())
+    # the experiment's Fisher tests are one named Holm family: two messages, two contrasts each
+    fam = res["p_holm_family"]
+    assert fam["size"] == 4 == len(fam["tests"]) and "Holm" in fam["text"] and "no multiplicity" not in res["notes"]
+    for v in res["utterances"]:
+        for c in (v["delta_post_minus_pre"]["p_mafia_win"], v["delta_post_minus_pre"]["p_eliminate_target"]):
+            assert c["fisher_p"] <= c["fisher_p_holm"] <= 1
     # arms are marked in the branches' setups
     g = read_jsonl(Path(tmp_path) / u["pre"]["replicas"][0]["game_id"] / "game.jsonl")[0]
     assert g["arm"] == "pre" and g["experiment"] == res["experiment_id"]
@@ -112,7 +118,15 @@ def test_attribution_text_shows_intervals_and_fisher_p(probed, tmp_path, capsys)
     assert main(["replay", "attribution", str(probed), "--utterances", f"{e['round']}.{e['msg_seq']}", "-n", "2",
                  "--logs", str(tmp_path), "--batch-seed", "5"]) == 0  # fmt: skip
     line = next(ln for ln in capsys.readouterr().out.splitlines() if "P(Mafia wins)" in ln)
-    assert "Fisher p=" in line and "POST-PRE" in line and "suspicion delta" in line
+    assert "Fisher p=" in line and "Holm p=" in line and "POST-PRE" in line and "suspicion delta" in line
+    res = json.loads(next(Path(tmp_path, "experiments").glob("attr-*.json")).read_text(encoding="utf-8"))
+    u = res["utterances"][0]["delta_post_minus_pre"]["p_mafia_win"]
+    u["fisher_p"], u["fisher_p_holm"] = 3e-12, 4.2e-5  # as printed: never 0, floored at 1e-6, scientific below 0.001
+    from mafiascope.cli.commands.replay import _attribution_text
+
+    line = next(ln for ln in _attribution_text({**res, "path": "x"}) if "P(Mafia wins)" in ln)
+    assert "Fisher p=< 1e-6, Holm p=4.2e-05" in line, line
+    assert any(ln.startswith("  Holm p: Holm over the experiment's 1 Fisher tests") for ln in _attribution_text({**res, "path": "x"}))
 
 
 @pytest.mark.slow
@@ -160,7 +174,20 @@ def test_validate_ab_and_repeat(tmp_path, capsys):
     assert res["mafia_wins"]["probed"]["n"] == 3 and res["mafia_wins"]["unprobed"]["n"] == 3
     assert res["identical_pairs"] == 3  # bots: probing never changes the game
     assert res["mafia_wins"]["fisher_p"] == 1.0 and res["rounds"]["mann_whitney_p"] == 1.0
+    assert res["p_holm_family"]["size"] == 3 and res["mafia_wins"]["fisher_p_holm"] == 1.0
     assert main(["validate", "repeat", str(tmp_path / "ab" / "probed"), "--states", "3", "--repeats", "3", "--json"]) == 0
     rep = json.loads(capsys.readouterr().out)
     assert rep["states"] == 3 and rep["overall"]["pairs"] > 0 and "suspicion_ranking" in rep["per_probe"]
     assert main(["validate", "repeat", str(tmp_path / "ab" / "unprobed"), "--states", "2", "--repeats", "2"]) == 2
+
+
+def test_an_experiments_tests_are_one_holm_family_rounded_never_zero():
+    from mafiascope.replay.experiments import adjust_family
+
+    a, b, c, gone = {"fisher_p": 1e-300}, {"fisher_p": 0.04}, {"mann_whitney_p": 0.5}, {"fisher_p": None}
+    fam = adjust_family([("a", a, "fisher_p"), ("b", b, "fisher_p"), ("c", c, "mann_whitney_p"), ("empty arm", gone, "fisher_p")],
+                        "Holm over {n} tests")  # fmt: skip
+    assert fam == {"size": 3, "text": "Holm over 3 tests", "tests": ["a", "b", "c"]}
+    assert a["fisher_p"] > 0 and a["fisher_p_holm"] == pytest.approx(3e-300)  # rounded to 3 figures, never 0
+    assert b["fisher_p_holm"] == 0.08 and c["mann_whitney_p_holm"] == 0.5  # step-down: 3p, 2p, p (monotone)
+    assert gone["fisher_p_holm"] is None

@@ -22,6 +22,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from ..analytics.pvalues import holm, holm_family, round_p
 from ..analytics.stats import wilson
 from ..logs.io import iter_probe_records
 from .forks import SUSPICION_PROBE, experiments_dir, plan_fork, run_fork_batch, write_json_atomic
@@ -41,6 +42,18 @@ def fisher_exact(k1: int, n1: int, k2: int, n2: int) -> float | None:
     from scipy.stats import fisher_exact as fe
 
     return float(fe([[k1, n1 - k1], [k2, n2 - k2]], alternative="two-sided")[1])
+
+
+def adjust_family(tests: list[tuple[str, dict[str, Any], str]], text: str) -> dict[str, Any]:
+    """Holm over an experiment's tests, each ``(name, entry, key)``: ``entry[key]`` is its raw p. Sets
+    ``entry[key + "_holm"]``, rounds both to 3 significant figures (never 0: mafiascope.analytics.pvalues) and
+    returns the family (``size``, ``tests``, ``text``) the front ends print beside the adjusted p."""
+    named = [(name, entry, key) for name, entry, key in tests if entry.get(key) is not None]
+    for (_, entry, key), adj in zip(named, holm([entry[key] for _, entry, key in named]), strict=True):
+        entry[key], entry[key + "_holm"] = round_p(entry[key]), round_p(adj)
+    for _, entry, key in tests:
+        entry.setdefault(key + "_holm", None)
+    return holm_family(text.format(n=len(named)), [name for name, _, _ in named])
 
 
 def newcombe(k1: int, n1: int, k2: int, n2: int) -> list[float] | None:
@@ -226,13 +239,19 @@ async def run_attribution(spec: dict[str, Any], on_result: Any = None) -> dict[s
                                         "speaker": ev.get("player"), "text": ev.get("response")},
                           "pre": arms["pre"], "post": arms["post"], "delta_post_minus_pre": delta})  # fmt: skip
     factual = game_outcome(parent.dir)
+    tests = [(f"{u['utterance']['step']} {what}", u["delta_post_minus_pre"][key], "fisher_p") for u in out_items
+             for key, what in (("p_mafia_win", "P(Mafia wins)"), ("p_eliminate_target", f"P({target} out)"))
+             if key in u["delta_post_minus_pre"]]  # fmt: skip
+    family = adjust_family(tests, "Holm over the experiment's {n} Fisher tests (P(Mafia wins), and the target's "
+                                  "elimination when named, for every message)")  # fmt: skip
     result = {
         "kind": "attribution", "experiment_id": spec["id"], "parent_game_id": parent.game_id, "parent_dir": str(parent.dir.resolve()),
         "created": time.time(), "n_per_arm": spec["n"], "target": target, "probes": spec["probes"], "watch": watch,
         "batch_seed": spec["batch_seed"], "estimate": spec["estimate"],
         "factual": {"winner": factual["winner"], "rounds": factual["rounds"], "day_eliminated": factual["day_eliminated"]},
-        "utterances": out_items,
-        "notes": "POST minus PRE; Fisher exact two-sided; Newcombe 95% intervals; no multiplicity correction.",
+        "utterances": out_items, "p_holm_family": family,
+        "notes": f"POST minus PRE; Fisher exact two-sided, Holm-adjusted over the experiment's {family['size']} tests; "
+                 "Newcombe 95% intervals.",
     }  # fmt: skip
     write_json_atomic(experiments_dir(logs_dir) / f"{spec['id']}.json", result, root=logs_dir)
     result["path"] = str(experiments_dir(logs_dir) / f"{spec['id']}.json")

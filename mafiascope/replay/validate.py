@@ -38,7 +38,7 @@ from ..engine.state import GameState
 from ..logs import kinds
 from ..logs.io import iter_probe_records, list_game_dirs
 from ..logs.schema import validate_game_id
-from .experiments import fisher_exact, newcombe
+from .experiments import adjust_family, fisher_exact, newcombe
 from .source import ParentGame, ReplayError, fmt_key
 from .summary import game_outcome, proportion
 
@@ -123,7 +123,7 @@ async def run_ab(cfg: GameConfig, games: int, *, logs: str | Path, seed_base: in
     kp, ku = sum(r["winner"] == "Mafia" for r in P), sum(r["winner"] == "Mafia" for r in U)
     pairs = {r["pair"]: r for r in U}
     same = sum(1 for r in P if r["pair"] in pairs and (r["winner"], r["rounds"]) == (pairs[r["pair"]]["winner"], pairs[r["pair"]]["rounds"]))
-    return {
+    res = {
         "kind": "validate_ab", "games_per_arm": games, "seed_base": seed_base, "order_seed": order_seed, "logs": str(logs),
         "wall_s": round(time.time() - t0, 2),
         "mafia_wins": {"probed": proportion(kp, len(P)), "unprobed": proportion(ku, len(U)),
@@ -136,6 +136,11 @@ async def run_ab(cfg: GameConfig, games: int, *, logs: str | Path, seed_base: in
         "identical_pairs": same, "errors": errors, "games": {"probed": P, "unprobed": U},
         "invalid": {arm: sorted(ids) for arm, ids in invalid.items()},
     }  # fmt: skip
+    res["p_holm_family"] = adjust_family([("Mafia wins (Fisher)", res["mafia_wins"], "fisher_p"),
+                                          ("rounds (Mann-Whitney)", res["rounds"], "mann_whitney_p"),
+                                          ("messages (Mann-Whitney)", res["messages"], "mann_whitney_p")],
+                                         "Holm over the A/B test's {n} tests (Mafia wins, rounds, messages)")  # fmt: skip
+    return res
 
 
 # ----------------------------------------------------------------------------- repeatability

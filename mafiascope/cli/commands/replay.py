@@ -6,6 +6,7 @@ import argparse
 from collections.abc import Iterator
 from typing import Any
 
+from ...analytics.pvalues import format_p
 from ...backends.registry import run_closing
 from .. import CliError, emit, say
 from ..experiment_input import branch_backends, cli_errors
@@ -52,17 +53,22 @@ def _attribution_text(res: dict[str, Any]) -> Iterator[str]:
     def ci(x: Any) -> str:
         return f" [{x[0]:+.3f}, {x[1]:+.3f}]" if x else ""
 
+    def p(t: dict[str, Any]) -> str:
+        return f"Fisher p={format_p(t['fisher_p'])}, Holm p={format_p(t.get('fisher_p_holm'))}"
+
     for u in res["utterances"]:
         d = u["delta_post_minus_pre"]
         w = d["p_mafia_win"]
         line = (f"  {u['utterance']['step']} {u['utterance']['speaker']}: P(Mafia wins) {w['pre']['k']}/{w['pre']['n']} -> "
-                f"{w['post']['k']}/{w['post']['n']}, POST-PRE {w['diff']}{ci(w['ci95'])} (Fisher p={w['fisher_p']})")
+                f"{w['post']['k']}/{w['post']['n']}, POST-PRE {w['diff']}{ci(w['ci95'])} ({p(w)})")
         if "p_eliminate_target" in d:
             t = d["p_eliminate_target"]
             line += (f"; P({res['target']} out) {t['pre']['k']}/{t['pre']['n']} -> {t['post']['k']}/{t['post']['n']}, "
-                     f"POST-PRE {t['diff']}{ci(t['ci95'])} (Fisher p={t['fisher_p']})")
+                     f"POST-PRE {t['diff']}{ci(t['ci95'])} ({p(t)})")
         sus = "; ".join(f"{p} {v:+.3f}{ci(d.get('suspicion_ci95', {}).get(p))}" for p, v in d["suspicion"].items() if v is not None)
         yield line + f"; suspicion delta {sus or 'n/a'}"
+    if res.get("p_holm_family"):
+        yield f"  Holm p: {res['p_holm_family']['text']}"
 
 
 @cli_errors

@@ -6,6 +6,7 @@ import argparse
 from collections.abc import Iterator
 from typing import Any
 
+from ...analytics.pvalues import format_p
 from ...backends.registry import run_closing
 from .. import CliError, emit, say
 from ..experiment_input import cli_errors
@@ -46,11 +47,13 @@ def cmd_validate_ab(args: argparse.Namespace) -> int:
 def _ab_text(res: dict[str, Any], games: int) -> Iterator[str]:
     m = res["mafia_wins"]
     yield (f"Mafia wins: probed {m['probed']['k']}/{m['probed']['n']}, unprobed {m['unprobed']['k']}/{m['unprobed']['n']}; "
-           f"diff {m['diff']} 95% CI {m['ci95']}; Fisher p={m['fisher_p']}")  # fmt: skip
+           f"diff {m['diff']} 95% CI {m['ci95']}; Fisher p={format_p(m['fisher_p'])}, Holm p={format_p(m.get('fisher_p_holm'))}")  # fmt: skip
     for what in ("rounds", "messages"):
         r = res[what]
-        yield f"{what}: probed mean {r['probed']['mean']}, unprobed mean {r['unprobed']['mean']}; Mann-Whitney p={r['mann_whitney_p']}"
+        yield f"{what}: probed mean {r['probed']['mean']}, unprobed mean {r['unprobed']['mean']}; Mann-Whitney p={format_p(r['mann_whitney_p'])}, Holm p={format_p(r.get('mann_whitney_p_holm'))}"
     yield f"identical pairs (same winner and length): {res['identical_pairs']}/{games}; errors {len(res['errors'])}"
+    if res.get("p_holm_family"):
+        yield f"Holm p: {res['p_holm_family']['text']}"
 
 
 @cli_errors
