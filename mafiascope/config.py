@@ -28,7 +28,7 @@ from .backends.specs import (
 )
 from .engine.rules import RuleSet
 from .logs.schema import Personality
-from .redaction import scrub
+from .redaction import scrub, scrub_text
 from .safe_yaml import MAX_YAML_BYTES, YamlLimitError, decode_yaml_bytes, load_bounded
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -222,7 +222,8 @@ _NO_INPUT_TYPES = {"missing", "extra_forbidden", "value_error", "assertion_error
 
 
 def _short(value: Any, limit: int = 60) -> str:
-    text = repr(value)
+    """A value quoted in an error, without anything key-shaped (a key pasted into the wrong field is not echoed)."""
+    text = scrub_text(repr(value))
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 

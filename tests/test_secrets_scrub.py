@@ -255,3 +255,19 @@ def test_dumps_precheck_never_misses_what_scrub_would_change(capsys):
     run()
     with capsys.disabled():
         print(f"\nfuzz: dumps pre-check vs scrub: {tried} inputs, 0 misses")
+
+
+def test_a_key_pasted_into_the_wrong_field_is_not_echoed_by_the_config_error(tmp_path, capsys):
+    """Seen: ``temperature: sk-...`` (or the key in ``seats:``, ``probes.enabled``) came back in the error as
+    ``(got 'sk-...')``: the value is quoted only where it cannot be a key."""
+    from mafiascope.cli import main
+
+    key = "sk-live-ZZZ999888777666555444"
+    cfg = (f"name: x\nrules: {{name: classic, roles: {{Mafia: 1, Doctor: 1, Villager: 3}}}}\nseats: [{{backend: m}}]\n"
+           f"backends:\n  m: {{type: openai, model: m, api_key: \"{key}\", temperature: \"{key}\"}}\n  n: [\"{key}\"]\n"
+           f"probes: {{enabled: \"{key}\"}}\n")
+    (tmp_path / "c.yaml").write_text(cfg, encoding="utf-8")
+    assert main(["run", "-c", str(tmp_path / "c.yaml"), "--logs", str(tmp_path / "logs")]) == 2
+    err = capsys.readouterr().err
+    assert "temperature" in err and "probes.enabled" in err and "(got '***')" in err
+    assert "ZZZ999" not in err

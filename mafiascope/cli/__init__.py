@@ -15,6 +15,7 @@ import re
 import sys
 
 from .. import __version__
+from ..redaction import scrub_text
 from .output import TerminalStream, emit, print_json, say
 
 __all__ = ["CliError", "build_parser", "emit", "main", "one_line", "print_json", "say"]
@@ -108,7 +109,7 @@ def _main(argv: list[str] | None) -> int:
     try:
         return int(args.func(args) or 0)
     except CliError as exc:
-        print(f"mafiascope {command_name(args)}: error: {one_line(str(exc))}", file=sys.stderr)
+        print(f"mafiascope {command_name(args)}: error: {scrub_text(one_line(str(exc)))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         # logs are written and flushed record by record: what is on disk is valid (a torn last line at most)
