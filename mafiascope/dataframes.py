@@ -11,7 +11,9 @@ the first load of a corpus parses it, later loads read Parquet), never by parsin
   scores, attitudes, personality estimates).
 
 Every frame carries the game's ``game_id``, ``language``, ``rule_set``, ``study`` and ``arm`` (the
-study, arena or batch ledger that scheduled the game, else empty), and the seat-level ones the
+study, arena or batch ledger that scheduled the game; for a fork, the replay experiment or fork batch
+that made it and its arm: ``pre``/``post`` of an attribution, ``variant-<i>`` of a bifurcation,
+``fork``; else empty), and the seat-level ones the
 seat's ``model``, ``role`` and ``side`` (for beliefs: the observer's, and the assessed player's as
 ``target_*``). Each function takes logs (a directory, a game directory, a glob or a list of them:
 the selection of ``mafiascope analyze``) or an already loaded corpus (:func:`load`), so a notebook
@@ -37,10 +39,12 @@ MAFIA_SIDE, TOWN_SIDE = "Mafia", "Town"
 GAME_COLUMNS = ("game_id", "language", "rule_set", "study", "arm")
 
 
-def load(logs: str | Path | Sequence[str | Path], *, include_forks: bool = True, include_invalid: bool = True,
+def load(logs: str | Path | Sequence[str | Path], *, include_forks: bool = False, include_invalid: bool = True,
          probed_only: bool = False, **selection: Any) -> Corpus:
-    """The corpus behind the frames: every game by default (forks, games over their fault budget and
-    games without probe logs included; the frames say which is which). ``selection``: the other
+    """The corpus behind the frames: every played game by default (games over their fault budget and games
+    without probe logs included; the frames say which is which). Forks -- replay branches: fork batches,
+    an attribution's PRE/POST rerolls, a bifurcation's variants -- continue another game's first steps, so
+    they join only when asked (``include_forks=True``), named by ``study``/``arm``. ``selection``: the other
     :func:`~mafiascope.analytics.corpus.load_corpus` filters (``language``, ``model``, ``rule_set``,
     ``completed_only``, ``manifest``, ``cache_dir``, ...)."""
     return load_corpus(logs if isinstance(logs, (str, Path)) else list(logs), include_forks=include_forks,
@@ -103,8 +107,29 @@ def _ledger_arms(c: Corpus) -> tuple[list[str | None], list[str | None]]:
     from .analytics.manifest import scheduled_by
 
     found = {gid: (header.get("name"), arm) for gid, (header, arm) in scheduled_by(list(c.games["path"])).items()}
-    pairs = [found.get(gid, (None, None)) for gid in c.games["game_id"]]
+    g = c.games
+    pairs = [found.get(gid) or (_fork_arm(path) if parent else (None, None))
+             for gid, path, parent in zip(g["game_id"], g["path"], g["forked_from"].fillna(""))]
     return [p[0] for p in pairs], [p[1] for p in pairs]
+
+
+def _fork_arm(game_path: str) -> tuple[str | None, str | None]:
+    """(experiment or fork batch, arm) of a fork, from its setup record: an attribution's ``pre``/``post``,
+    a bifurcation's ``variant-<i>``, else ``fork``."""
+    from .logs.io import GAME_FILE, loads_line
+
+    try:
+        with open(Path(game_path) / GAME_FILE, "rb") as fh:
+            setup = loads_line(fh.readline())
+    except (OSError, ValueError):
+        return None, "fork"
+    if not isinstance(setup, dict):
+        return None, "fork"
+    iv = setup.get("intervention") if isinstance(setup.get("intervention"), dict) else {}
+    batch = setup.get("fork_batch_id")
+    study = setup.get("experiment") or (f"fork-{batch}" if batch else None)
+    arm = setup.get("arm") or (f"variant-{iv['variant_idx']}" if iv.get("variant_idx") is not None else "fork")
+    return (str(study) if study else None), str(arm)
 
 
 def _side(codes: np.ndarray) -> np.ndarray:

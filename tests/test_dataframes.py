@@ -31,7 +31,7 @@ def frames(corpus):
 
 
 def test_one_row_per_unit_and_the_shared_columns(corpus, frames):
-    assert len(frames["games_df"]) == corpus.m == 40  # forks, invalid and probe-less games included
+    assert len(frames["games_df"]) == corpus.m == 40  # invalid and probe-less games included
     assert len(frames["seats_df"]) == corpus.n_rows("players")
     assert len(frames["votes_df"]) == corpus.n_rows("votes")
     assert len(frames["probes_df"]) == corpus.n_rows("probes")
@@ -102,6 +102,35 @@ def test_a_study_ledger_gives_the_arm(tmp_path):
     for df in (D.games_df(c), D.seats_df(c), D.beliefs_df(c)):
         arms = df.groupby("game_id", observed=True)["arm"].first().to_dict()
         assert arms == {"demo-classic-01": "strict", "demo-classic-02": "loose"} and set(df["study"]) == {"pilot"}
+
+
+@pytest.mark.slow
+def test_replay_branches_join_the_frames_only_when_asked_and_named(tmp_path, capsys):
+    """An attribution's PRE/POST rerolls and a fork batch write games beside their parent: the frames keep
+    to played games unless ``include_forks=True``, and then name each branch's experiment and arm."""
+    import json
+
+    from mafiascope.cli import main
+    from mafiascope.logs.io import read_jsonl
+
+    logs = tmp_path / "logs"
+    assert main(["run", "-c", str(ROOT / "configs" / "classic.yaml"), "--seed", "3", "--logs", str(logs), "--game-id", "parent",
+                 "-q", "--json"]) == 0  # fmt: skip
+    speech = next(e for e in read_jsonl(logs / "parent" / "game.jsonl") if e.get("kind") == "day_discuss")
+    at = f"{speech['round']}.{speech['msg_seq']}"
+    assert main(["replay", "attribution", str(logs / "parent"), "--utterances", at, "-n", "1", "--probes", "none",
+                 "--logs", str(logs), "--json"]) == 0  # fmt: skip
+    exp = json.loads(capsys.readouterr().out.strip().splitlines()[-1])["experiment_id"]
+    assert main(["fork", str(logs / "parent"), "--at", at, "-n", "1", "--logs", str(logs), "--json"]) == 0
+    plain = D.games_df(D.load(logs, cache_dir=tmp_path / "cache"))
+    assert list(plain["game_id"]) == ["parent"] and plain["arm"].isna().all()
+    every = D.games_df(D.load(logs, cache_dir=tmp_path / "cache", include_forks=True))
+    branches = every[every["forked_from"].notna()]
+    assert len(every) == 4 and set(branches["forked_from"]) == {"parent"}
+    named = dict(zip(branches["arm"], branches["study"]))
+    assert named["pre"] == named["post"] == exp and named["fork"].startswith("fork-")
+    seats = D.seats_df(D.load(logs, cache_dir=tmp_path / "cache", include_forks=True))
+    assert set(seats["arm"].dropna()) == {"pre", "post", "fork"}
 
 
 def test_frames_take_paths_and_selection():
