@@ -97,6 +97,77 @@ def test_statements_that_cast_no_vote_are_not_read(text):
     assert not res.valid and res.target is None, res
 
 
+RU_NAMES = ["Марина", "Игорь", "Павел", "Лев", "Юлия"]
+
+
+@pytest.mark.parametrize(
+    "text,names,target",
+    [
+        ("Gray's claim is the weaker one. I'm going with Gray.", NAMES, "Gray"),
+        ("I'll go with Logan, because his timeline broke.", NAMES, "Logan"),
+        ("I want to vote for Casey.", NAMES, "Casey"),
+        ("I have decided to vote for Alex.", NAMES, "Alex"),
+        ("I'd like to vote for Finley today.", NAMES, "Finley"),
+        ("I'm sticking with my vote for Gray.", NAMES, "Gray"),
+        ("I'll keep my vote on Logan.", NAMES, "Logan"),
+        ("I'll be casting my vote for Casey.", NAMES, "Casey"),
+        ("I'm throwing my vote behind eliminating Alex.", NAMES, "Alex"),
+        ("_My vote goes to Finley._", NAMES, "Finley"),
+        ("My choice is Gray.", NAMES, "Gray"),
+        ("Weak claims all round. Voting Logan.", NAMES, "Logan"),  # a sentence end right before the gerund
+        ("Yesterday I voted for Casey, and that was a mistake: she flipped town. Today I'm voting for Gray.", NAMES, "Gray"),
+        ("Logan said: «Голосую за Грея». Странный выбор. Я голосую за Логана.", NAMES, "Logan"),
+        ("Мой выбор — Марина.", RU_NAMES, "Марина"),
+        ("Сегодня мой окончательный выбор — Юлия.", RU_NAMES, "Юлия"),
+        ("Я за то, чтобы выгнать Игоря.", RU_NAMES, "Игорь"),
+        ("Я за то, чтобы сегодня ушла Юлия.", RU_NAMES, "Юлия"),
+        ("Голосую против Павла.", RU_NAMES, "Павел"),  # the vowel of -ел/-ев drops
+        ("Голосую против Льва.", RU_NAMES, "Лев"),
+        ("Я голосую за исключение Игоря.", RU_NAMES, "Игорь"),
+        ("Я голосую, чтобы выгнать Марину.", RU_NAMES, "Марина"),
+        ("Я выбираю Марину. Она путается.", RU_NAMES, "Марина"),
+        ("Моё решение — голосовать против Игоря.", RU_NAMES, "Игорь"),
+        ("Я решил голосовать против Павла.", RU_NAMES, "Павел"),
+        ("Голос отдаю Игорю.", RU_NAMES, "Игорь"),
+        ("Я ставлю свой голос на Юлию.", RU_NAMES, "Юлия"),
+    ],
+)
+def test_more_stated_forms_are_read(text, names, target):
+    res = parse_vote(text, names)
+    assert res.valid and res.target == target, res
+
+
+@pytest.mark.parametrize(
+    "text,names",
+    [
+        ("I'm going with Gray on this one: Logan is mafia.", NAMES),
+        ("I'm going with Gray's read.", NAMES),
+        ("I'm going with Gray, she's right about Logan.", NAMES),
+        ("Dana is going with Gray.", NAMES),
+        ("If Alex claims, I'm going with Gray.", NAMES),
+        ("I'm not going with Gray.", NAMES),
+        ("I'll go with Gray tomorrow.", NAMES),
+        ("I don't want to vote for Casey.", NAMES),
+        ("I want to vote for Casey, but I'm not sure.", NAMES),
+        ("I'd like to vote for Casey if she doesn't claim.", NAMES),
+        ("My choice is between Gray and Logan.", NAMES),
+        ("Here's what Casey wrote, word for word: I'm voting for Alex. Interesting.", NAMES),
+        ("Casey said: 'I'm suspicious. I vote for Alex.' Odd.", NAMES),
+        ("Игорь за то, чтобы выгнать Марину.", RU_NAMES),
+        ("Я не за то, чтобы выгнать Марину.", RU_NAMES),
+        ("Игорь решил голосовать за Марину.", RU_NAMES),
+        ("Я выбираю Марину в качестве союзника.", RU_NAMES),
+        ("Вчера мой выбор — Марина, сегодня не знаю.", RU_NAMES),
+        ("Мой выбор — не Марина.", RU_NAMES),
+        ("Голос отдаю Игорю, если он не объяснится.", RU_NAMES),
+        ("Марина сказала: «Голосую за Игоря». Странно. Игорь, ответь.", RU_NAMES),
+    ],
+)
+def test_more_forms_refuse_what_casts_no_vote(text, names):
+    res = parse_vote(text, names)
+    assert not res.valid and res.target is None, res
+
+
 def test_a_quoted_vote_line_above_the_reply_s_own_does_not_hide_it():
     text = "Casey wrote:\n> VOTE: Gray\nThat vote came too fast. VOTE: not Gray\n\nVOTE: Alex"
     assert parse_vote(text, NAMES).target == "Alex"

@@ -26,7 +26,13 @@ def fold(text: str) -> str:
 
 
 def declined(base: str) -> list[str]:
-    """Russian case forms of a Cyrillic name (nominative first); indeclinable names give one form."""
+    """Russian case forms of a Cyrillic name (nominative first); indeclinable names give one form.
+
+    A final -ел/-ев loses its vowel (Павел -> Павла, Лев -> Льва); both stems are kept, since an
+    unused form costs nothing and some such names keep the vowel."""
+    if re.fullmatch(r"[а-я]*[бвгджзклмнпрстфхцчшщ]е[лв]", base):
+        fleeting = base[:-2] + ("ь" if len(base) == 3 else "") + base[-1]
+        return [base] + [stem + e for stem in (fleeting, base) for e in ("а", "у", "ом", "е")]
     if len(base) < 4 or not re.fullmatch(r"[а-я]+", base):
         return [base]
     last, stem = base[-1], base[:-1]

@@ -43,6 +43,12 @@ QUOTE_INTRO = re.compile(
     r"|написал\w*|пишет|сказал\w*|например|вот так|цитат\w*|вчера|прошл\w*|ранее|история|если|бы|представ\w+|предположим|допустим|гипотетич\w*)(?!\w)",
     re.I,
 )
+# reported speech before a colon: the words after it are someone else's even past a sentence end
+SPEECH_INTRO = re.compile(
+    r"(?<!\w)(?:wrote|writes|said|says|told|posted|ended with|line was|reply was|quote|quoting"
+    r"|написал\w*|пишет|сказал\w*|цитат\w*)(?!\w)",
+    re.I,
+)
 # after "Name's": words that read as "Name is ..." (a vote), not as "Name's alibi" (a possessive)
 # doubt on the marker line itself: "VOTE: Finley, not sure", "ГОЛОС: Финли, не знаю"
 UNSURE = re.compile(

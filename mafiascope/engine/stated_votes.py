@@ -45,17 +45,26 @@ class Stated:
 # ----------------------------------------------------------------------------- the statements
 _W = r"[\w'’-]+"
 _MID = rf"(?P<mid>(?:\s+(?!I\b){_W}){{0,3}}?)"  # words between subject and verb (renamed per form), classified by _mid_kind
-_EN_SUBJECT = r"(?<![\w'’])(?:I|i)(?:\s*,[\w \t'’-]{1,30},)?"  # "I, for one, am voting"
+_EN_SUBJECT = r"(?<![^\W_])(?<!['’])(?:I|i)(?:\s*,[\w \t'’-]{1,30},)?"  # "I, for one, am voting"
 # (regex, form) pairs; the match ends where the target text begins
 _EN_FORMS: tuple[tuple[str, str], ...] = (
+    # "I'm sticking with my vote for Lee" first: the "I'll ... vote" form would take "keep my" for words between
+    (rf"{_EN_SUBJECT}(?:['’]?m|\s+am){_MID}\s+(?:sticking\s+with|staying\s+with|keeping)\s+my\s+(?:final\s+)?vote(?!\w)", "present"),
+    (rf"{_EN_SUBJECT}(?:['’]ll|\s+will)?{_MID}\s+(?:stick\s+with|stay\s+with|keep)\s+my\s+(?:final\s+)?vote(?!\w)", "present"),
     (rf"{_EN_SUBJECT}(?:['’]?m|\s+am){_MID}\s+(?:going\s+to|gonna)\s+vote(?!\w)", "future"),
-    (rf"{_EN_SUBJECT}(?:['’]ll|\s+will|\s+shall){_MID}\s+(?:be\s+voting|vote)(?!\w)", "future"),
+    (rf"{_EN_SUBJECT}(?:['’]ll|\s+will|\s+shall){_MID}\s+(?:be\s+voting|vote|be\s+(?:casting|putting|placing|throwing)"
+     r"\s+my\s+(?:final\s+)?vote)(?!\w)", "future"),
     (rf"{_EN_SUBJECT}(?:['’]?m|\s+am){_MID}\s+voting(?!\w)", "present"),
     (rf"{_EN_SUBJECT}(?:['’]?m|\s+am){_MID}\s+(?:casting|putting|placing|giving|throwing|locking\s+in)"
      r"\s+my\s+(?:final\s+|whole\s+)?vote(?!\w)", "present"),
     (rf"{_EN_SUBJECT}{_MID}\s+(?:cast|place|give|throw|lock\s+in)\s+my\s+(?:final\s+|whole\s+)?vote(?!\w)", "present"),
+    (rf"{_EN_SUBJECT}(?:['’]ve|\s+have)?{_MID}\s+(?:want|choose|decided|intend|plan)\s+to\s+vote(?!\w)", "present"),
+    (rf"{_EN_SUBJECT}(?:['’]d|\s+would){_MID}\s+like\s+to\s+vote(?!\w)", "present"),
     (rf"{_EN_SUBJECT}{_MID}\s+vote(?!\w)", "present"),
-    (r"(?<![\w'’])my\s+(?:(?:final|official|real|actual)\s+)?vote(?:\s+(?:today|now|this\s+round|this\s+time))?,?"
+    # "I'm going with Dana.": no vote word, so the name must close the sentence (see _bare_tail)
+    (rf"{_EN_SUBJECT}(?:['’]?m|\s+am){_MID}\s+going\s+with(?!\w)", "go with"),
+    (rf"{_EN_SUBJECT}(?:['’]ll|\s+will){_MID}\s+go\s+with(?!\w)", "go with"),
+    (r"(?<![^\W_])(?<!['’])my\s+(?:(?:final|official|real|actual)\s+)?(?:vote|choice)(?:\s+(?:today|now|this\s+round|this\s+time))?,?"
      r"(?:\s*(?:is\s+going\s+to|is\s+going|will\s+go|['’]ll\s+go|will\s+be|['’]ll\s+be|is\s+locked\s+in|is\s+locked"
      r"|is\s+still|is\s+firmly|goes|stays|remains|lands|is|['’]s)(?!\w)"
      rf"|\s*[{DASHES}]+(?=\s))", "my vote"),
@@ -69,6 +78,15 @@ _RU_FORMS: tuple[tuple[str, str], ...] = (
     (rf"(?<!\w)мой\s+(?:(?:итоговый|окончательный|сегодняшний|финальный)\s+)?голос(?:\s+(?:сегодня|теперь))?"
      rf"(?:\s*[{DASHES}]+(?=\s)|\s+(?=(?:за|против)(?!\w))|\s+(?:уходит|идёт|идет|достаётся|достается|отдан\w*|получает)(?!\w))",
      "my vote"),
+    (rf"(?<!\w)мо[йё]\s+(?:(?:итоговый|окончательный|сегодняшний|финальный)\s+)?выбор(?:\s+(?:сегодня|теперь))?"
+     rf"(?:\s*[{DASHES}]+(?=\s)|\s*:)", "my vote"),
+    (r"(?<!\w)я\s+(?:(?:всё-таки|все-таки|тоже|однозначно|определённо|определенно|точно|полностью)\s+)?за\s+то\s*,?\s*чтобы(?:\s+(?:сегодня|именно|всё-таки|все-таки))?\s+(?:выгнать|исключить|убрать|изгнать"
+     r"|выгнали|исключили|убрали|изгнали|ушл[аи]|ушёл|ушел|покинул[аи]?\s+игру)(?!\w)", "present"),
+    (r"(?<!\w)выбираю(?!\w)", "choose"),  # "Я выбираю Марину." (not "... Марину в союзники")
+    (rf"(?<!\w)(?:мо[её]\s+решение\s*[{DASHES}:]+|я\s+(?:(?:уже|всё-таки|все-таки|твёрдо|твердо|окончательно)\s+)?реши(?:л|ла))"
+     r"\s*(?:про)?голос(?:овать|ую)(?!\w)", "present"),
+    (r"(?<!\w)(?:свой\s+|мой\s+)?голос\s+отда(?:ю|м)(?!\w)", "present"),
+    (r"(?<!\w)(?:ставлю|кладу)\s+(?:свой\s+|мой\s+)?голос(?:\s+на)?(?!\w)", "present"),
 )
 
 
@@ -79,7 +97,7 @@ def _one_line(rx: str, i: int) -> str:
 
 
 # the lookahead is the first character any form can start with: most positions fail on it at once
-_FORMS = re.compile("(?=[IiMmVvCcгГоОпПбБмМ \t*_>#-])(?:" + "|".join(
+_FORMS = re.compile("(?=[IiMmVvCcгГоОпПбБмМяЯзЗвВрРсСкК \t*_>#-])(?:" + "|".join(
     f"(?P<f{i}>{_one_line(rx, i)})" for i, (rx, _) in enumerate(_EN_FORMS + _RU_FORMS)) + ")", re.I | re.M)
 _FORM_KIND = tuple(kind for _, kind in _EN_FORMS + _RU_FORMS)
 # the name before the words: "Dana gets my vote", "Dana's my vote", "Логан получает мой голос"
@@ -107,8 +125,10 @@ _NEGATED = re.compile(
 )
 # what may stand between the words and the name: "for", "to eliminate", "on", "out"
 _LEAD = re.compile(
-    rf"^[\s*_`\"“«(\[]*(?:[:{DASHES}]+\s*)?(?:(?:to\s+(?:eliminate|remove|lynch|execute|exile|banish|kick\s+out|vote\s+out"
+    rf"^[\s*_`\"“«(\[,]*(?:[:{DASHES}]+\s*)?(?:(?:to\s+(?:eliminate|remove|lynch|execute|exile|banish|kick\s+out|vote\s+out"
     r"|boot(?:\s+out)?|get\s+rid\s+of)|in\s+favou?r\s+of(?:\s+(?:removing|eliminating|voting\s+out|exiling))?"
+    r"|(?:behind|for|on)\s+(?:eliminating|removing|lynching|executing|exiling|banishing|voting\s+out|getting\s+rid\s+of)"
+    r"|чтобы\s+(?:выгнать|исключить|убрать|изгнать)"
     r"|for|against|on|to|with|behind|toward|towards|out)\s+)?",
     re.I,
 )
@@ -118,7 +138,7 @@ _CLAUSE_SPLIT = re.compile(rf"[,;:()\[\]{DASHES}]|(?<!\w)(?:so|but|and|then|ther
 
 def _sentence_start(text: str, pos: int) -> int:
     lo = max(text.rfind("\n", 0, pos) + 1, pos - _BEFORE)
-    ends = list(re.finditer(r"[.!?…]+(?=\s)", text[lo:pos]))
+    ends = list(re.finditer(r"[.!?…]+(?=\s|$)", text[lo:pos]))
     return lo + ends[-1].end() if ends else lo
 
 
@@ -159,12 +179,26 @@ def _quoted(text: str, pos: int, names: list[str]) -> bool:
     if re.search(r"(?:^|[\s(\[])[‘'](?=[^'’]*$)", head) and not re.search(r"\w[‘'’]\w", head[-3:]):
         return True
     colon = head.rfind(":")
-    if colon >= 0:
+    if colon >= 0 and not _closed_quote(head[colon + 1:]):
         label = head[:colon]
-        if cues.QUOTE_INTRO.search(label) or _is_name(label, names):
+        # reported speech anywhere in the label's sentence ("Here's what Dana wrote, word for word:"); the
+        # other intros only in its last clause ("Yesterday:", not "Yesterday I voted Kai, and that was a mistake:")
+        sentence = re.split(r"[.!?…]\s", label)[-1]
+        if (cues.SPEECH_INTRO.search(sentence) or cues.QUOTE_INTRO.search(re.split(r"[,;]", sentence)[-1])
+                or _is_name(label, names)):
             return True
     prev = [ln for ln in text[max(0, line0 - 400):line0].splitlines() if ln.strip()]
     return bool(prev) and prev[-1].rstrip(" *_`").endswith(":") and bool(cues.QUOTE_INTRO.search(prev[-1]))
+
+
+def _closed_quote(after: str) -> bool:
+    """The words after an intro's colon open with a quotation that closes before the statement
+    (``Dana said: «I vote Lee». I'm voting for Dana.``): the intro covered the quotation only."""
+    m = re.match(r"\s*([\"“«„'‘])", after)
+    if not m:
+        return False
+    close = re.escape({'"': '"', "“": "”", "«": "»", "„": "“", "'": "'", "‘": "’"}[m.group(1)])
+    return re.search(rf"(?<!\w){close}|{close}(?!\w)", after[m.end():]) is not None  # not the ' of "I'm"
 
 
 def _is_name(label: str, names: list[str]) -> bool:
@@ -228,6 +262,18 @@ def _context(text: str, pos: int, names: list[str]) -> tuple[str, str] | None:
     return None
 
 
+def _bare_tail(tail: str) -> bool:
+    """Nothing after the name but punctuation, a plain adverb or a reason: "I'm going with Dana." (not
+    "... with Dana on this", "... with Dana, she is right")."""
+    words = re.sub(r"^[\s*_`\"”»'’)\]]+", "", tail)
+    m = cues.STATED_TAIL_OK.match(words)
+    if m:
+        words = words[m.end():]
+    if not re.search(r"[^\W_]", words):
+        return True
+    return bool(cues.REASON.match(re.sub(rf"^[\s,;:{DASHES}*_]+", "", words)))
+
+
 def _plain_tail(tail: str) -> bool:
     """Nothing after the name but punctuation, a reason, or a plain adverb ("today", "again")."""
     words = re.sub(r"^[\s*_`\"”»'’)\]]+", "", tail)
@@ -239,11 +285,12 @@ def _plain_tail(tail: str) -> bool:
     return not words or not words[0].isalnum() or bool(cues.REASON.match(words))
 
 
-def _read_after(text: str, at: int, end: int, names: list[str], strict: bool) -> tuple[str, str | None, str]:
+def _read_after(text: str, at: int, end: int, names: list[str], strict: str) -> tuple[str, str | None, str]:
     """(kind, target, note) for the words after the statement's verb, up to its sentence end.
 
-    ``strict`` (a sentence opening with "Voting ..."): the name must end the clause, else the
-    gerund is the subject of a longer sentence ("Voting for Gray would be a mistake")."""
+    ``strict`` "clause" (a sentence opening with "Voting ..."): the name must end the clause, else the
+    gerund is the subject of a longer sentence ("Voting for Gray would be a mistake"); "bare" ("I'm going
+    with ..."): the name must end the sentence."""
     rest = text[at:end]
     lead = _LEAD.match(rest)
     frag = rest[lead.end():] if lead else rest
@@ -268,9 +315,11 @@ def _read_after(text: str, at: int, end: int, names: list[str], strict: bool) ->
     return _after_name(tail, name, note, strict)
 
 
-def _after_name(tail: str, name: str, note: str, strict: bool) -> tuple[str, str | None, str]:
+def _after_name(tail: str, name: str, note: str, strict: str) -> tuple[str, str | None, str]:
     if tail.rstrip().endswith("?") or re.match(r"^[\s*_`\"”»')\]]*\?", tail):
         return "unsettled", name, "a question"
+    if strict == "bare" and not _bare_tail(tail):
+        return "other", name, "more than a name after the words"
     if strict and not _plain_tail(tail):
         return "other", name, "the subject of a longer sentence"
     return "vote", name, f"stated vote ({note})"
@@ -329,7 +378,7 @@ def _classify(text: str, m: re.Match[str], names: list[str]) -> Stated:
     ctx = _context(text, pos, names)
     if ctx:
         return Stated(pos, end, ctx[0], None, ctx[1])
-    kind, target, note = _read_after(text, m.end(), end, names, strict=form == "gerund")
+    kind, target, note = _read_after(text, m.end(), end, names, strict={"gerund": "clause", "choose": "clause", "go with": "bare"}.get(form, ""))
     if kind == "vote" and target is not None and mk == "hedged":
         return Stated(pos, end, "unsettled", target, "hedged before the verb")
     return Stated(pos, end, kind, target, note)
@@ -395,7 +444,7 @@ def stated_votes(text: str, names: list[str]) -> list[Stated]:
 
 # every statement holds one of these words and reaches a few dozen characters around it: the patterns are
 # run on those windows only (a reply is mostly prose without them); "VOTE:" itself is a protocol marker
-_VOTE_WORD = re.compile(r"vot(?:e|ing)|голос")
+_VOTE_WORD = re.compile(r"vot(?:e|ing)|go(?:ing)? with|choice|голос|выбор|выбира|чтобы")
 _VOTE_WORD_ANY_CASE = re.compile(_VOTE_WORD.pattern, re.I)
 _MARKER_WORD = re.compile(r"(?:VOTE|ГОЛОС)[*_`]*\s*[:：]")
 

@@ -14,8 +14,9 @@ from .names import NONE_WORDS, fold, name_at, name_forms
 DASHES = r"\-–—‒―"  # for use inside a character class
 _DASHES = DASHES
 _LEAD_STRIP = re.compile(r"^[\s*_`~\"“”„«»'‘’(\[{<>@:]+")
-# words a target may carry before the name: "for Dana", "за игрока Логана", "eliminate Gray"
-_FOR = re.compile(r"(?:(?:for|against|eliminate|player|за|против|исключить|игрок\w{0,2})\s+[*_`~\"“«(\[]*){1,2}", re.I)
+# words a target may carry before the name: "for Dana", "за игрока Логана", "eliminate Gray", "за исключение Сергея"
+_FOR = re.compile(r"(?:(?:for|against|eliminate|player|за|против|исключить|выгнать|изгнать|исключение|изгнание|игрок\w{0,2})"
+                  r"\s+[*_`~\"“«(\[]*){1,2}", re.I)
 _AFTER_NAME_DECOR = re.compile(r"^[*_`~\]\)}>\"”»’']*")
 
 
