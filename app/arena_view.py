@@ -22,6 +22,7 @@ from mafiascope.redaction import ENV_REF
 from mafiascope.lexicon import glossary
 
 from . import arena_jobs, jobs, keys
+from . import state as S
 from . import arena_tables as T
 from .data import invalid_note
 from .paths import ARENA_DATA_DIR, default_roots, free_paths_allowed, public_command, public_path, within_roots
@@ -282,6 +283,9 @@ def results(run_dir: str) -> None:
         st.markdown("🎲 " + md_link(f"Open {pick} in Live Game", "./live?" + urlencode({"game": pick})))  # Live Game's URL path
 
 
+RUN_PARAM = "run"  # the URL parameter naming the picked run by its label (run_label: never a server path)
+
+
 def render() -> None:
     st.markdown("### 🏟️ Arena")
     st.caption("Ten-seat tournaments across a roster of models under the sport, open-table and imbalanced rules; "
@@ -308,7 +312,11 @@ def render() -> None:
         if not options:
             st.info("No arena runs yet: launch one, or run `mafiascope arena run` and type its --logs directory.")
             return
-        pick = st.selectbox("Run", options, key="ms_arena_pick", bind="query-params")
+        if not typed:  # ?run=<label> reproduces the pick (app/state.url_choice); a typed directory is not a link
+            S.url_choice(RUN_PARAM, options, "ms_arena_pick")
+        pick = st.selectbox("Run", options, key="ms_arena_pick")
+        S.sync_url(**{RUN_PARAM: pick if pick in paths else None})
+        S.report_url_errors()
         run_dir = paths.get(pick, pick) if pick else pick  # a label names a known run; a typed path is itself
         if run_dir and Path(run_dir).is_dir():
             job = next((j for _, j in arena_jobs.jobs().items() if Path(j.run_dir) == Path(run_dir)), None)

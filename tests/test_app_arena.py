@@ -47,6 +47,28 @@ def test_arena_page_shows_estimate_and_leaderboards(runs):
     assert any("done" in str(o) for o in at.selectbox(key="ms_arena_pick").options)
 
 
+@pytest.mark.slow
+def test_the_run_pick_is_in_the_url_and_a_link_restores_it(runs):
+    run_arena(load_roster(), "imbalanced", 1, runs / "arena" / "newer", quiet=True)
+    at = app()
+    at.query_params["tab"] = "Leaderboards"
+    at.run()
+    assert not at.exception
+    pick = at.selectbox(key="ms_arena_pick")
+    assert pick.value == "arena/newer" and at.query_params["run"] in ("arena/newer", ["arena/newer"])  # the default is written too
+    pick.set_value("arena/done").run()
+    assert at.query_params["run"] in ("arena/done", ["arena/done"])
+    again = app()
+    again.query_params.update({"tab": "Leaderboards", "run": "arena/done"})
+    again.run()
+    assert not again.exception and again.selectbox(key="ms_arena_pick").value == "arena/done"
+    bad = app()
+    bad.query_params.update({"tab": "Leaderboards", "run": "/etc"})
+    bad.run()
+    assert bad.selectbox(key="ms_arena_pick").value == "arena/newer"
+    assert any("run='/etc'" in plain(str(e.value)) for e in bad.error), [e.value for e in bad.error]
+
+
 def page() -> AppTest:
     """The page without st.navigation: AppTest drops button clicks in pages run through
     st.navigation (Streamlit 1.5x), so the interaction test runs the page file in a frame."""
