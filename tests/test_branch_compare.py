@@ -40,7 +40,8 @@ def test_known_suspicion_eliminations_and_first_divergence(tmp_path):
                    {"_winner": "Villagers"})
     branch = _game(tmp_path, "b", shared + [(1, 3, "Cid", "Dee is Mafia"), (1, 4, "Dee", "no")],
                    [_ra(1, 2, a, {"Bob"}, inherited=True) for a in PLAYERS] + [_ra(1, 3, a, {"Dee"}) for a in ("Ann", "Bob", "Cid")],
-                   [{"game_id": "b", "kind": "day_eliminate", "round": 1, "eliminated": "Dee", "role": "Villager", "votes": 3}],
+                   [{"game_id": "b", "kind": "day_eliminate", "round": 1, "eliminated": "Dee", "role": "Villager", "votes": 3},
+                    {"game_id": "b", "kind": "night_kill", "round": 2, "victim": "Ann"}],
                    {"forked_from": "p", "fork_point": [1, 2]})
     c = compare_branches(parent, [branch])
     assert c.fork_point == (1, 2)
@@ -54,7 +55,12 @@ def test_known_suspicion_eliminations_and_first_divergence(tmp_path):
     band = c.band().set_index(["k", "player"])
     assert band.loc[(1, "Dee"), "mean"] == 1.0 and band.loc[(1, "Dee"), "branches"] == 1
     el = c.eliminations.set_index("game_id")
-    assert el.loc["p", "victim"] == "Bob" and el.loc["b", "victim"] == "Dee" and not el.loc["b", "before_fork"]
+    assert el.loc["p", "victim"] == "Bob" and list(el.loc["b", "victim"]) == ["Dee", "Ann"] and not el.loc["b", "before_fork"].any()
+    # the Replay page's table says when in words: the night kill's step has no message, so it is "Night 2", not "R2.0"
+    from app.branch_compare_view import elimination_table
+
+    table = elimination_table(c)
+    assert list(table["step"]) == ["R1.4", "R1.4", "Night 2"] and list(table["how"]) == ["day vote", "day vote", "night kill"]
     # after an elimination the victim has no suspicion value
     assert not s.loc[("p", 2, "Bob"), "alive"] and pd.isna(s.loc[("p", 2, "Bob"), "suspicion"])
     assert [u["text"] for u in c.transcripts["p"]] == ["Bob is Mafia", "agree"]

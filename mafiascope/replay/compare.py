@@ -36,8 +36,17 @@ def _order(key: tuple[int, int]) -> tuple[int, float]:
     return step_order(*key)
 
 
+NIGHT_KILL = "night kill"
+
+
 def step_label(key: tuple[int, int]) -> str:
     return _label(*key)
+
+
+def elimination_label(key: tuple[int, int], how: str) -> str:
+    """When an elimination happened, as a reader says it: a night kill (counted at its round's start, a step no
+    message has) is ``Night 2``; a day vote is the timeline step of its last message (``R1.12``)."""
+    return f"Night {key[0]}" if how == NIGHT_KILL else step_label(key)
 
 
 @dataclass
@@ -96,7 +105,7 @@ def _eliminations(t: GameTrace) -> list[tuple[tuple[int, int], str, str]]:
         if kinds.of(ev) == kinds.DAY_ELIMINATE and isinstance(ev.get("eliminated"), str):
             out.append((last if last[0] == ev.get("round") else (int(ev.get("round") or 0), END), ev["eliminated"], "day vote"))
         elif kinds.of(ev) == kinds.NIGHT_KILL and isinstance(ev.get("victim"), str) and ev.get("visible_to") is None:
-            out.append(((int(ev.get("round") or 0), 0), ev["victim"], "night kill"))
+            out.append(((int(ev.get("round") or 0), 0), ev["victim"], NIGHT_KILL))
     return out
 
 
@@ -198,7 +207,7 @@ def compare_branches(parent_dir: str | Path, branch_dirs: list[str | Path]) -> B
         frames.append(s)
         for step, victim, how in _eliminations(t):
             k = sum(1 for o in order if o <= _order(step)) - 1 - base
-            elims.append({"game_id": t.game_id, "is_parent": is_parent, "k": k, "label": step_label(step), "victim": victim,
+            elims.append({"game_id": t.game_id, "is_parent": is_parent, "k": k, "label": elimination_label(step, how), "victim": victim,
                           "how": how, "before_fork": _order(step) <= _order(fp)})
         transcripts[t.game_id] = transcript(t, fp)
         over = next((e for e in reversed(t.events) if kinds.of(e) == kinds.GAME_OVER), None)
