@@ -68,13 +68,14 @@ def test_a_statistic_is_shown_only_where_declared(loaded, monkeypatch: pytest.Mo
     """A statistic declared for the per-model section only is in by_model, and not in ``compare``, its text,
     or the report directory's tables."""
     from mafiascope.analytics import seats
+    from mafiascope.analytics.report import format_report
     from mafiascope.analytics.report_dir import write_report_dir
     from mafiascope.cli.commands.analytics import _compare_text
 
     c, mode = loaded["demo"], Mode(boot=50)
     probes = Metric("test probes", "parse", {"probes": ("seat",)}, _only_by_model, ("records",), (
         Statistic("test.records", "records asked (test)", lambda p: p[:, 0], "records", Direction.NEUTRAL, min_n=1,
-                  shown=frozenset({Place.BY_MODEL})),))
+                  format=Format("number", decimals=1), shown=frozenset({Place.BY_MODEL})),))
     known = registered.registry()
     monkeypatch.setattr(registered, "registry", lambda: (*known, probes))
     by_model = seats.by_model(c, mode)
@@ -89,3 +90,10 @@ def test_a_statistic_is_shown_only_where_declared(loaded, monkeypatch: pytest.Mo
     written = write_report_dir(rep, tmp_path, figures=False)
     tables = "".join((tmp_path / f).read_text() for f in written["tables"] if f.endswith(".csv"))
     assert "parse.parse_rate" in tables and "test.records" not in tables
+    # the text report writes it with the decimals it declares (1), the others with theirs (3)
+    lines = format_report({**rep, "audit": {"totals": {}, "selection": {}}}).splitlines()
+    rec = by_model[model]["metrics"]["test.records"]
+    assert any(line.split() == ["test.records", f"{rec['point']:.1f}", f"[{rec['ci95'][0]:.1f},", f"{rec['ci95'][1]:.1f}]",
+                                f"n={rec['n']}"] for line in lines)
+    assert any(line.split()[:2] == ["parse.parse_rate", f"{by_model[model]['metrics']['parse.parse_rate']['point']:.3f}"]
+               for line in lines)
