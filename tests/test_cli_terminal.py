@@ -8,9 +8,9 @@ import yaml
 from mafiascope.cli import main
 from mafiascope.cli.output import terminal_text
 
-# OSC 52 (write the clipboard), clear screen, C1 CSI, carriage return, a right-to-left override
-HOSTILE = "Eve\x1b]52;c;ZXZpbA==\x07\x1b[2J\x9b31m\r\u202e"
-RAW = ("\x1b", "\x07", "\x9b", "\r", "\u202e")
+# OSC 52 (write the clipboard), clear screen, C1 CSI, a right-to-left override
+HOSTILE = "Eve\x1b]52;c;ZXZpbA==\x07\x1b[2J\x9b31m\u202e"
+RAW = ("\x1b", "\x07", "\x9b", "\u202e")
 
 
 def _config(tmp_path) -> str:

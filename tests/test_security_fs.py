@@ -426,3 +426,31 @@ def test_resume_leaves_a_game_directory_named_like_the_staging_dir_alone(finishe
     main(["resume", str(logs), "--min-idle", "0", "--json"])
     capsys.readouterr()
     assert tree(logs) == before
+
+
+@pytest.mark.parametrize("entry", [{"type": "human", "logs_dir": "OUTSIDE", "timeout_s": 0.2}, {"type": "human", "mode": "stdin"}])
+def test_a_roster_s_human_seat_cannot_write_outside_the_run_or_read_stdin(tmp_path, entry, capsys):
+    """Seen: a roster (the Arena page's "more models" box, a shared roster file) with a human seat's ``logs_dir``
+    made ``arena run`` create directories and write the seat's pending moves anywhere on the machine; ``mode:
+    stdin`` would read the server's own stdin. Only a config file the operator named may set them."""
+    import yaml
+
+    from mafiascope.backends.registry import Source, build_backend, mark_source, parse_backend_spec
+
+    outside = tmp_path / "outside"
+    entry = {k: (str(outside) if v == "OUTSIDE" else v) for k, v in entry.items()}
+    roster = tmp_path / "roster.yaml"
+    roster.write_text(yaml.safe_dump({"name": "evil", "models": {"h": entry, "b": {"type": "bot"}}}), encoding="utf-8")
+    main(["arena", "run", "--roster", str(roster), "--games", "1", "--rules", "sport", "--logs", str(tmp_path / "run"),
+          "--parallel", "1"])
+    out = capsys.readouterr()
+    assert "only in a config file you named" in out.out + out.err
+    assert not outside.exists()
+    for source in (Source.LOG, Source.ROSTER, Source.STUDY, Source.APP, Source.OTHER):
+        spec = parse_backend_spec("h", entry)
+        mark_source([spec], source)
+        with pytest.raises(ValueError, match="only in a config file you named"):
+            build_backend("h", spec, logs_dir=tmp_path / "run")
+    spec = parse_backend_spec("h", entry)
+    mark_source([spec], Source.OPERATOR)  # the operator's own config: as before
+    build_backend("h", spec, logs_dir=tmp_path / "run")

@@ -63,6 +63,13 @@ def build_backend(name: str, spec: Any, *, logs_dir: str | os.PathLike[str] | No
         from .human import HumanBackend, HumanStdinBackend
 
         label = spec.label or "human"
+        source = spec_source(spec)
+        if source is not Source.OPERATOR and (spec.logs_dir is not None or spec.mode == "stdin"):
+            # a roster, a log or the app's form could otherwise make a game write pending moves (the seat's private
+            # prompt) into any directory of the machine, or read the server's own stdin
+            what = "logs_dir" if spec.logs_dir is not None else "mode: stdin"
+            raise ValueError(f"backend {name!r} (human): {what} is honoured only in a config file you named on the command "
+                             f"line, not in {source.value}; leave it out (moves are exchanged in the game's logs directory)")
         if spec.mode == "stdin":
             return HumanStdinBackend(name, timeout_s=spec.timeout_s, model_label=label)
         where = spec.logs_dir or logs_dir or os.environ.get("MAFIASCOPE_LOGS_DIR") or "logs"

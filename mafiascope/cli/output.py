@@ -14,9 +14,10 @@ from typing import Any
 
 Text = str | Iterable[str] | None
 
-# Characters a terminal acts on rather than shows: C0 controls but TAB and line feed, DEL, C1 controls (U+009B is a
-# CSI on many terminals) and the bidirectional overrides and isolates (text shown in another order than it is).
-_CONTROLS = [*range(0x00, 0x09), *range(0x0B, 0x20), *range(0x7F, 0xA0), *range(0x202A, 0x202F), *range(0x2066, 0x206A)]
+# Characters a terminal acts on rather than shows: C0 controls but TAB, line feed and carriage return (progress bars
+# redraw their line with it), DEL, C1 controls (U+009B is a CSI on many terminals) and the bidirectional overrides and
+# isolates (text shown in another order than it is).
+_CONTROLS = [*range(0x00, 0x09), 0x0B, 0x0C, *range(0x0E, 0x20), *range(0x7F, 0xA0), *range(0x202A, 0x202F), *range(0x2066, 0x206A)]
 _VISIBLE = {c: f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}" for c in _CONTROLS}
 
 
@@ -29,8 +30,8 @@ class TerminalStream:
     """A text stream that writes through :func:`terminal_text`: the CLI's stdout and stderr while a command runs.
 
     Names, model replies and error messages come from logs, configs and models others control; printed raw, an
-    ``ESC ] 52`` sequence wrote the reader's clipboard, ``ESC [ 2J`` cleared the screen and a carriage return hid a
-    line. One wrapper at the boundary instead of an escape per ``print``."""
+    ``ESC ] 52`` sequence wrote the reader's clipboard and ``ESC [ 2J`` cleared the screen. One wrapper at the
+    boundary instead of an escape per ``print``."""
 
     def __init__(self, stream: Any) -> None:
         self._stream = stream

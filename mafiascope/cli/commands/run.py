@@ -120,11 +120,13 @@ def _progress(rec: dict[str, Any]) -> None:
 
 def _take_human_seat(cfg: GameConfig, idx: int, inner: Any) -> Any:
     """Give config seat ``idx`` to a person at this terminal (moves read from stdin, never probed)."""
-    from ...backends.registry import HumanSpec
+    from ...backends.registry import HumanSpec, Source, mark_source
 
     if not 0 <= idx < len(cfg.seats):
         raise CliError(f"--human: seat index must be 0..{len(cfg.seats) - 1}")
-    cfg.backends["you"] = HumanSpec(mode="stdin", label="human")
+    you = HumanSpec(mode="stdin", label="human")
+    mark_source([you], Source.OPERATOR)  # the operator's own command line: this terminal plays the seat
+    cfg.backends["you"] = you
     cfg.seats[idx].backend = "you"
 
     def on_event(rec: dict[str, Any]) -> None:
