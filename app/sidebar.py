@@ -150,6 +150,18 @@ def apply_filters(index: pd.DataFrame) -> tuple[pd.DataFrame, int]:
 
 
 CORPORA_SEEN = "sb_corpora_seen"  # every corpus the picker has offered this session
+# the picker's chips wrap their names instead of cutting them at a fixed width ("study pilot-…")
+CHIPS_WRAP_CSS = ("<style>.st-key-sb_corpora [data-tag] {max-width: 100%; height: auto}"
+                  ".st-key-sb_corpora [data-tag] > span {max-width: none; white-space: normal; overflow: visible;"
+                  " text-overflow: clip; overflow-wrap: anywhere}</style>")
+
+
+def corpora_help(picked: list[str]) -> str:
+    """The picker's help: what it does, and the picked corpora by their full names (a chip may still wrap)."""
+    names = ", ".join(corpus_name(c) for c in picked) or "none"
+    return ("Which folders of games make up the corpus the analysis pages use. A study, arena run or batch started "
+            "meanwhile joins the selection. The bundled arena run (data/arena: ten-seat bot games, no probes) is off by "
+            f"default; the Arena page reads it and its game links open here anyway. Selected: {names}.")
 
 
 def picked_corpora(corpora: list[str]) -> list[str]:
@@ -294,12 +306,9 @@ def render() -> Context:
         if ss.get("sb_corpora") is not None:
             ss["sb_corpora"] = picked
         ss[CORPORA_SEEN] = sorted(set(ss.get(CORPORA_SEEN) or []) | set(corpora))
+        st.html(CHIPS_WRAP_CSS)
         picked = st.multiselect("Corpora", corpora, default=None if "sb_corpora" in ss else picked, key="sb_corpora",
-                                format_func=corpus_name,
-                                help="Which folders of games make up the corpus the analysis pages use. A study, arena "
-                                     "run or batch started meanwhile joins the selection. The bundled arena run "
-                                     "(data/arena: ten-seat bot games, no probes) is off by default; the Arena page "
-                                     "reads it and its game links open here anyway.")
+                                format_func=corpus_name, help=corpora_help(picked))
         index = full[full["corpus"].isin(picked)] if len(full) else full
         selection, n_invalid = _filters(index)
         _game_count(tuple(str(r) for r in existing), _count_text(len(selection), len(index), n_invalid))
