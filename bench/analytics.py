@@ -26,7 +26,9 @@ and measures the warm load + report only; with ``--baseline`` the baseline reads
 (with ``--cold-only``: N cold loads per version, interleaved, keeping the least CPU a game: on a
 shared machine contention only adds CPU time, so the least is the steadier figure). Every warm run's
 load + report wall is listed too (``warm_wall_runs_s``) with its median (``warm_wall_median_s``): the
-analytics run blocks of games on two threads, so the wall, not the CPU, is what the 10 s target reads.
+analytics run blocks of games on two threads, so the wall, not the CPU, is what the 10 s target reads. Every
+warm run's load + report CPU is listed as well (``warm_cpu_runs_s``, median ``warm_cpu_median_s``; its ratio
+is the steadiest figure when two versions are compared on a busy machine).
 Before each warm run a fixed numpy workload is timed in its own interpreter (``host_probe_runs_s``, in
 the same order): this VM's speed comes in phases, and the probe shows which phase each run fell in.
 ``--cold-only`` skips the warm load and report; ``--engine-from DIR`` takes the real engine games
@@ -195,7 +197,7 @@ def measure(path: Path, cache: Path, boot: int, code: Path | None = None, warm_o
 
 
 RATIO_KEYS = ("cold_load_s", "cold_cpu_ms_per_game", "cold_parent_ms_per_game", "cold_workers_ms_per_game",
-              "cold_peak_rss_mb", "warm_load_cpu_s", "warm_report_cpu_s", "warm_load_plus_report_s", "warm_wall_median_s", "peak_rss_mb")
+              "cold_peak_rss_mb", "warm_load_cpu_s", "warm_report_cpu_s", "warm_load_plus_report_s", "warm_wall_median_s", "warm_cpu_median_s", "peak_rss_mb")
 
 
 def main() -> int:
@@ -259,10 +261,12 @@ def main() -> int:
         # loaded machine); the least CPU (cold: a game; warm: the report) of each version is kept
         walls: dict[bool, list[float]] = {False: [], True: []}
         probes: dict[bool, list[float]] = {False: [], True: []}
+        cpus: dict[bool, list[float]] = {False: [], True: []}
         for got, is_base in ((res, False), (base, True)):
             if got is not None and "warm_load_plus_report_s" in got:
                 walls[is_base].append(got["warm_load_plus_report_s"])
                 probes[is_base].append(got["host_probe_s"])
+                cpus[is_base].append(got["warm_load_cpu_s"] + got["warm_report_cpu_s"])
         for i in range(a.repeat - 1):
             runs = [(None, False), (baseline, True)] if base is not None else [(None, False)]
             for code, is_base in (runs[::-1] if i % 2 == 0 else runs):
@@ -275,6 +279,7 @@ def main() -> int:
                 if not a.cold_only:  # every warm run's wall: the 10 s target is a wall time (threads make CPU exceed it)
                     walls[is_base].append(r["warm_load_plus_report_s"])
                     probes[is_base].append(r["host_probe_s"])
+                    cpus[is_base].append(r["warm_load_cpu_s"] + r["warm_report_cpu_s"])
                 if is_base:
                     base = min(base, {**base, **r}, key=lambda x: x[key])
                 else:
@@ -283,6 +288,8 @@ def main() -> int:
             if got is not None and walls[is_base]:
                 got["warm_wall_runs_s"] = walls[is_base]
                 got["warm_wall_median_s"] = round(float(statistics.median(walls[is_base])), 3)
+                got["warm_cpu_runs_s"] = [round(x, 3) for x in cpus[is_base]]  # load + report CPU of every run
+                got["warm_cpu_median_s"] = round(float(statistics.median(cpus[is_base])), 3)
                 got["host_probe_runs_s"] = probes[is_base]  # the host's phase at each run (host_probe)
         if gen_s is not None:
             res["generation_s"] = gen_s
