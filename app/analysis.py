@@ -106,7 +106,7 @@ def episodes(dirs: tuple[str, ...], merge_gap: int = 2) -> dict[str, Any]:
 
 
 @st.cache_data(max_entries=16, show_spinner="Building the corpus report ...")
-@disk_memo.persist("report", bridge.include_invalid_choice)
+@disk_memo.persist("report", bridge.corpus_choices)
 def _report(_dirs: tuple[str, ...], key: str, mode: Any) -> dict[str, Any]:
     return _compute_report(_dirs, mode)
 
@@ -124,7 +124,7 @@ def _compute_report(dirs: tuple[str, ...], mode: Any, include_invalid: bool | No
 def report_stored(dirs: tuple[str, ...]) -> bool:
     """Whether the Dashboard's report of this selection is already on disk (no corpus load needed)."""
     _, key, mode = cache_key(dirs)
-    return any(disk_memo.has(name, disk_memo.entry_key(key, mode, (), bridge.include_invalid_choice))
+    return any(disk_memo.has(name, disk_memo.entry_key(key, mode, (), bridge.corpus_choices))
                for name in ("report_summary", "report"))
 
 
@@ -142,7 +142,7 @@ def summary_of(rep: dict[str, Any]) -> dict[str, Any]:
 
 
 @st.cache_data(max_entries=16, show_spinner="Building the corpus report ...")
-@disk_memo.persist("report_summary", bridge.include_invalid_choice)
+@disk_memo.persist("report_summary", bridge.corpus_choices)
 def _report_summary(_dirs: tuple[str, ...], key: str, mode: Any) -> dict[str, Any]:
     return summary_of(_report(_dirs, key, mode))
 
@@ -168,7 +168,7 @@ def report_json(dirs: tuple[str, ...]) -> Callable[[], str]:
 
 
 @st.cache_data(max_entries=16, show_spinner="Per-model figures ...")
-@disk_memo.persist("per_model", bridge.include_invalid_choice)
+@disk_memo.persist("per_model", bridge.corpus_choices)
 def _per_model(_dirs: tuple[str, ...], key: str, mode: Any) -> dict[str, Any]:
     from mafiascope.analytics.f1 import f1_by_round
     from mafiascope.analytics.f2 import f2 as f2_of
@@ -188,7 +188,7 @@ def _per_model(_dirs: tuple[str, ...], key: str, mode: Any) -> dict[str, Any]:
 
 
 @st.cache_data(max_entries=32, show_spinner="Comparing the two models ...")
-@disk_memo.persist("compare", bridge.include_invalid_choice)
+@disk_memo.persist("compare", bridge.corpus_choices)
 def _compare(_dirs: tuple[str, ...], key: str, mode: Any, a: str, b: str) -> dict[str, Any]:
     from mafiascope.analytics.seats import compare as compare_models
 
@@ -201,7 +201,7 @@ def compare(dirs: tuple[str, ...], a: str, b: str) -> dict[str, Any]:
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
-@disk_memo.persist("seat_models", bridge.include_invalid_choice)
+@disk_memo.persist("seat_models", bridge.corpus_choices)
 def _seat_models(_dirs: tuple[str, ...], key: str, mode: Any) -> list[str]:
     from mafiascope.analytics.seats import models_of as seated_models
 
@@ -218,7 +218,7 @@ def per_model(dirs: tuple[str, ...]) -> dict[str, Any]:
 
 
 @st.cache_data(max_entries=16, show_spinner="Outcomes ...")
-@disk_memo.persist("outcomes", bridge.include_invalid_choice)
+@disk_memo.persist("outcomes", bridge.corpus_choices)
 def _outcomes(_dirs: tuple[str, ...], key: str, mode: Any) -> dict[str, Any]:
     from mafiascope.analytics.accounting import outcomes as game_outcomes
     from mafiascope.analytics.accounting import parse_accounting

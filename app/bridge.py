@@ -17,7 +17,7 @@ import streamlit as st
 
 from mafiascope.analytics.modes import COMPAT_2026_07, Mode
 
-from .data import recent_sig
+from .data import LAYER_KEY, recent_sig
 
 
 _SIG_MEMO: dict[int, tuple[float, tuple[str, ...], tuple]] = {}
@@ -40,8 +40,8 @@ def sigs(dirs: tuple[str, ...]) -> tuple:
 
 
 def digest(dirs: tuple[str, ...]) -> str:
-    """One short cache key for a selection of games and the state of their files."""
-    return hashlib.sha1(repr((dirs, sigs(dirs))).encode()).hexdigest()
+    """One short cache key for a selection of games, the state of their files and the probe layer read."""
+    return hashlib.sha1(repr((dirs, sigs(dirs), probe_layer_choice())).encode()).hexdigest()
 
 
 def mode(compat: bool = False, boot: int = 1000, seed: int = 0) -> Mode:
@@ -50,11 +50,27 @@ def mode(compat: bool = False, boot: int = 1000, seed: int = 0) -> Mode:
 
 @st.cache_resource(max_entries=16, show_spinner="Loading the corpus (columnar cache) ...")
 def _corpus(_dirs: tuple[str, ...], key: str, include_forks: bool, probed_only: bool, model: str | None,
-            include_invalid: bool = False) -> Any:  # fmt: skip
+            include_invalid: bool = False, probe_layer: str | None = None) -> Any:  # fmt: skip
     from mafiascope.analytics.corpus import load_corpus
 
     return load_corpus([Path(d) for d in _dirs], include_forks=include_forks, probed_only=probed_only, model=model,
-                       include_invalid=include_invalid)  # fmt: skip
+                       include_invalid=include_invalid, probe_layer=probe_layer)  # fmt: skip
+
+
+def probe_layer_choice() -> str | None:
+    """The sidebar's probe layer (None: the games' own answers; docs/probes.md, "Asking after the fact")."""
+    from mafiascope.logs.layers import IN_GAME
+
+    v = st.session_state.get(LAYER_KEY)
+    return None if not v or v == IN_GAME else str(v)
+
+
+def corpus_choices() -> tuple[bool, str | None]:
+    """Every sidebar choice a corpus's figures depend on besides the selection (stored results are keyed by it)."""
+    return include_invalid_choice(), probe_layer_choice()
+
+
+
 
 
 def include_invalid_choice() -> bool:
@@ -69,7 +85,7 @@ def corpus(dirs: list[str] | tuple[str, ...], *, include_forks: bool = False, pr
     dirs = tuple(sorted(str(d) for d in dirs))
     if include_invalid is None:
         include_invalid = include_invalid_choice()
-    return _corpus(dirs, digest(dirs), include_forks, probed_only, model, include_invalid)
+    return _corpus(dirs, digest(dirs), include_forks, probed_only, model, include_invalid, probe_layer_choice())
 
 
 _WARM: dict[str, bool] = {}
@@ -83,7 +99,7 @@ def pending(dirs: tuple[str, ...]) -> int:
         return 0
     from mafiascope.analytics.corpus import pending_corpus
 
-    n = int(pending_corpus([Path(d) for d in dirs]))
+    n = int(pending_corpus([Path(d) for d in dirs], probe_layer=probe_layer_choice()))
     if not n:
         if len(_WARM) > 256:
             _WARM.clear()
@@ -95,7 +111,7 @@ def prepare(dirs: tuple[str, ...], progress: Callable[[int, int], None]) -> int:
     """Parse the games the cache lacks, batch by batch, calling ``progress(done, total)`` after each."""
     from mafiascope.analytics.corpus import prepare_corpus
 
-    return int(prepare_corpus([Path(d) for d in dirs], progress=progress))
+    return int(prepare_corpus([Path(d) for d in dirs], progress=progress, probe_layer=probe_layer_choice()))
 
 
 MODE_KEY = "sb_metric_mode"

@@ -59,7 +59,7 @@ _BUILDERS = {"f1": _f1, "calibration": _calibration, "dynamics": _dynamics, "com
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
-@disk_memo.persist("dash_figure", bridge.include_invalid_choice)
+@disk_memo.persist("dash_figure", bridge.corpus_choices)
 def _figure(_dirs: tuple[str, ...], key: str, mode: Any, name: str, args: tuple[str, ...]) -> Figure:
     return _BUILDERS[name](_dirs, *args)
 

@@ -298,3 +298,14 @@ def analysed_models(models: list[str]) -> list[str]:
     """``models`` without people: the analysis pages' per-model figures are over probed seats, and a human seat has
     none (it used to be offered, and counted, as a model with no data)."""
     return [m for m in models if m != HUMAN]
+
+
+LAYER_KEY = "sb_probe_layer"  # the sidebar's probe layer (app/bridge.probe_layer_choice reads it)
+
+
+@st.cache_data(ttl=10, max_entries=16, show_spinner=False)
+def layers_in(dirs: tuple[str, ...]) -> list[str]:
+    """The probe layers any of these games holds (``mafiascope probes ask`` writes them; mafiascope.logs.layers)."""
+    from mafiascope.logs.layers import list_layers
+
+    return sorted({name for d in dirs for name in list_layers(d)})

@@ -14,7 +14,8 @@ import streamlit as st
 from mafiascope.lexicon import glossary
 
 from . import state as S
-from .data import GameLookupError, clear_index, game_index, invalid_note, model_list, models_of, resolve_game, root_problem, without_invalid
+from .data import (LAYER_KEY, GameLookupError, clear_index, game_index, invalid_note, layers_in, model_list, models_of, resolve_game,
+                   root_problem, without_invalid)
 from .paths import (ENV_FREE_PATHS, ENV_LOGS, REPO_ROOT, corpus_name, default_roots, editable_path, free_paths_allowed,
                     is_bundled_arena, parse_roots, public_path, root_labels, runs_dir)
 from .text import md_escape, plural
@@ -112,6 +113,11 @@ def _filter_widgets(index: pd.DataFrame) -> None:
     st.radio("Branches", BRANCH_CHOICES, key="sb_branch", horizontal=True, persist_state=KEEP)
     st.checkbox("Include invalid games", key=INVALID_KEY, persist_state=KEEP,
                 help=glossary.tip("invalid game"))
+    layers = layers_in(tuple(index["dir"].astype(str))) if len(index) else []
+    if layers or st.session_state.get(LAYER_KEY) not in (None, "game"):
+        st.selectbox("Probe layer", ["game", *layers], key=LAYER_KEY, persist_state=KEEP,
+                     help="Which probe answers the analyses read: the games' own ('game', asked while they were played) or a "
+                          "layer asked after the fact from the same contexts (`mafiascope probes ask --layer NAME`).")
 
 
 def _filters(index: pd.DataFrame) -> tuple[pd.DataFrame, int]:

@@ -121,3 +121,30 @@ def test_url_game_applies_with_every_expander_closed(logs):
     assert_clean(at2)
     assert at2.selectbox(key="sb_game").value == other
     assert not _keys(at2) & {*FILTER_KEYS, *SETTING_KEYS, "sb_roots"}
+
+
+@pytest.mark.slow
+def test_the_probe_layer_picker_lists_the_games_layers_and_the_analyses_read_the_picked_one(logs, capsys):
+    """Games holding a probe layer (`probes ask`) get a Probe layer choice under Filters; picking it loads the
+    corpus with that layer (the answers the Dashboard's figures rest on)."""
+    from app import bridge
+    from app.sidebar import FILTERS_OPEN
+    from mafiascope.cli import main
+
+    at = new_app(page="dashboard").run()
+    _open(at, FILTERS_OPEN)
+    assert "sb_probe_layer" not in {w.key for w in at.get("selectbox")}  # no layer yet: no picker
+    assert main(["probes", "ask", str(logs), "--battery", "suspicion", "--layer", "late", "-q", "--json"]) == 0
+    capsys.readouterr()
+    from app.data import layers_in
+
+    layers_in.clear()
+    at.run()
+    pick = at.selectbox(key="sb_probe_layer")
+    assert pick.options == ["game", "late"] and pick.value == "game"
+    pick.set_value("late").run()
+    assert_clean(at)
+    assert at.session_state["sb_probe_layer"] == "late"
+    dirs = tuple(str(d) for d in sorted(logs.iterdir()) if (d / "game.jsonl").is_file())
+    c = bridge._corpus(dirs, "k-late", False, True, None, False, "late")
+    assert c.probe_layer == "late" and set(c.cols("probes", ["probe_id"])["probe_id"].astype(str)) == {"suspicion_ranking"}

@@ -22,7 +22,7 @@ from mafiascope.config import load_game_config, parse_game_config
 from mafiascope.play.game import play_game
 from mafiascope.logs.io import iter_probe_records, read_jsonl
 from mafiascope.logs.probe_steps import read_probe_steps
-from mafiascope.probes.pending import finish_game, needs_finishing, pending_calls
+from mafiascope.probes.pending import needs_finishing, pending_calls
 from mafiascope.probes.recorded import RecordedGame
 from mafiascope.play.usage import game_usage
 
@@ -63,7 +63,6 @@ async def test_under_a_rate_limit_every_probe_is_answered_late_and_the_moves_kee
         cfg = _net_cfg(srv.base_url)
         un = await play_game(cfg, logs_dir=tmp_path, seed=4, game_id="un", probes=False)
         acts: list[float] = []
-        t0 = time.time()
         pr = await play_game(cfg, logs_dir=tmp_path, seed=4, game_id="pr", on_acts_done=lambda: acts.append(time.time()))
         t1 = time.time()
     over = _over(Path(pr.path))
@@ -130,6 +129,7 @@ def _cut(src: Path, dst: Path, keep_lines: int) -> None:
     (dst / "game.jsonl").write_text("".join(game[:-1]))
 
 
+@pytest.mark.slow
 def test_resume_finishes_the_pending_probe_calls_with_the_same_answers(tmp_path, capsys):
     from .test_probes_engine import backends_for, run
 
@@ -157,6 +157,7 @@ def test_resume_finishes_the_pending_probe_calls_with_the_same_answers(tmp_path,
     assert ParentGame(logs / "g").snapshots[-1]["probe_memory"] == ParentGame(ref).snapshots[-1]["probe_memory"]
 
 
+@pytest.mark.slow
 def test_a_crash_mid_game_asks_the_pending_calls_of_the_kept_steps_before_playing_on(tmp_path):
     from .test_probes_engine import backends_for, run
     from mafiascope.replay.resume import find_unfinished, resume_all

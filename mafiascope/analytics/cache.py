@@ -42,6 +42,7 @@ import pyarrow.parquet as pq
 
 from ..cache_root import user_cache_root
 from ..logs.io import GAME_FILE, PROBE_FILE
+from ..logs.layers import LAYERS_DIR, MANIFEST, check_layer_name, is_in_game
 from .batches import SCHEMAS, batch_tables
 from .categoricals import categorical
 from .load import DICT_COLUMNS, TABLES, parse_rows
@@ -58,11 +59,14 @@ CACHE_VERSION = 16  # 9: multiple setup/game_over audit counters; 10: social_map
 # 16: players.probes_skipped (probe calls skipped for lagging, which have no probe row)
 
 
-def _sig(game_dir: Path, game_stat: os.stat_result | None = None) -> list[list[int]]:
-    """(size, mtime_ns) of the game's two files ([-1, -1]: absent); ``game_stat``: game.jsonl's, already taken."""
+def _sig(game_dir: Path, game_stat: os.stat_result | None = None, layer: str | None = None) -> list[list[int]]:
+    """(size, mtime_ns) of the game's two files ([-1, -1]: absent); ``game_stat``: game.jsonl's, already taken.
+    ``layer``: the probe file is that probe layer's, and its ``layer.json`` (fault verdict) counts too."""
     out = []
     d = str(game_dir)
-    for name in (GAME_FILE, PROBE_FILE):
+    names = [GAME_FILE, PROBE_FILE] if is_in_game(layer) else [GAME_FILE, os.path.join(LAYERS_DIR, str(layer), PROBE_FILE),
+                                                              os.path.join(LAYERS_DIR, str(layer), MANIFEST)]  # fmt: skip
+    for name in names:
         try:
             st = game_stat if game_stat is not None and name == GAME_FILE else os.stat(os.path.join(d, name))
             out.append([st.st_size, st.st_mtime_ns])
@@ -71,31 +75,32 @@ def _sig(game_dir: Path, game_stat: os.stat_result | None = None) -> list[list[i
     return out
 
 
-def cache_dir_for(parent: Path, cache_dir: str | Path | None = None) -> Path:
-    """The cache of the games under ``parent``: one directory per resolved corpus path."""
+def cache_dir_for(parent: Path, cache_dir: str | Path | None = None, layer: str | None = None) -> Path:
+    """The cache of the games under ``parent``: one directory per resolved corpus path (and probe layer)."""
     parent = parent.resolve()
     key = hashlib.sha1(str(parent).encode()).hexdigest()[:16]
     name = re.sub(r"[^A-Za-z0-9_.-]+", "_", parent.name)[:40] or "root"
     root = Path(cache_dir).expanduser() if cache_dir is not None else user_cache_root()
-    return root / f"{name}-{key}"
+    return root / (f"{name}-{key}" if is_in_game(layer) else f"{name}-{key}@{check_layer_name(str(layer))}")
 
 
 Meta = tuple[bool, dict[str, int], str, list[str]]  # a parsed game's (ok, audit counts, game id, skipped-line notes)
 
 
-def _parse_batch(paths: list[str]) -> tuple[list[Meta], dict[str, pa.Table]]:
+def _parse_batch(paths: list[str], layer: str | None = None) -> tuple[list[Meta], dict[str, pa.Table]]:
     """Parse a batch of games into one Arrow table per table (see batches.py)."""
     paused = gc.isenabled()
     gc.disable()  # the batch's row tuples hold no cycles; the collector would rescan them all
     try:
-        games = [parse_rows(p) for p in paths]
+        games = [parse_rows(p, layer=layer) for p in paths]
         return [(g.ok, dict(g.audit), g.game_id, g.skipped) for g in games], batch_tables(games)
     finally:
         if paused:
             gc.enable()
 
 
-def _parse_all(paths: list[str], workers: int | None, chunk: int) -> Iterator[tuple[list[Meta], dict[str, pa.Table]]]:
+def _parse_all(paths: list[str], workers: int | None, chunk: int,
+               layer: str | None = None) -> Iterator[tuple[list[Meta], dict[str, pa.Table]]]:  # fmt: skip
     """Batches of ``chunk`` parsed games in ``paths`` order (worker processes for 16 or more games)."""
     n_workers = workers if workers is not None else min(8, os.cpu_count() or 1)
     batches = [paths[i:i + chunk] for i in range(0, len(paths), chunk)]
@@ -104,20 +109,20 @@ def _parse_all(paths: list[str], workers: int | None, chunk: int) -> Iterator[tu
             # at most two batches a worker in flight: finished batches wait for the parent's writer in
             # memory, and with unbounded submission they piled up whenever the workers ran ahead
             todo = iter(batches)
-            pending = deque(ex.submit(_parse_batch, b) for b in itertools.islice(todo, 2 * n_workers))
+            pending = deque(ex.submit(_parse_batch, b, layer) for b in itertools.islice(todo, 2 * n_workers))
             try:
                 while pending:
                     got = pending.popleft().result()
                     nxt = next(todo, None)
                     if nxt is not None:
-                        pending.append(ex.submit(_parse_batch, nxt))
+                        pending.append(ex.submit(_parse_batch, nxt, layer))
                     yield got
             finally:
                 for f in pending:
                     f.cancel()
     else:
         for b in batches:
-            yield _parse_batch(b)
+            yield _parse_batch(b, layer)
 
 
 class _Writers:
@@ -211,12 +216,12 @@ def read_columns(pf: pq.ParquetFile, table: str, columns: list[str]) -> pd.DataF
 
 
 def open_warm(parent: Path, game_dirs: list[Path], cache_dir: str | Path | None = None,
-              game_stats: dict[str, os.stat_result] | None = None
+              game_stats: dict[str, os.stat_result] | None = None, layer: str | None = None
               ) -> tuple[dict[str, Any], dict[str, pq.ParquetFile]] | None:
     """The manifest and opened tables of the cache of ``parent`` when it serves ``game_dirs`` as
     they are (nothing to parse or drop), else None (a load must build it first). ``game_stats``:
     the ``game.jsonl`` stats of children of ``parent`` by name, taken by the scan that found them."""
-    p = _plan(parent, game_dirs, cache_dir, True, game_stats or {})
+    p = _plan(parent, game_dirs, cache_dir, True, game_stats or {}, layer)
     if p.stale or p.vanished or not (p.cpath / "manifest.json").is_file():
         return None
     try:
@@ -249,11 +254,12 @@ class _Plan:
     sigs: dict[str, Any]
     stale: list[str]
     vanished: list[str]
+    layer: str | None = None
 
 
 def _plan(parent: Path, game_dirs: list[Path], cache_dir: str | Path | None, use_cache: bool,
-          game_stats: dict[str, os.stat_result] | None = None) -> _Plan:
-    cpath = cache_dir_for(parent, cache_dir)
+          game_stats: dict[str, os.stat_result] | None = None, layer: str | None = None) -> _Plan:
+    cpath = cache_dir_for(parent, cache_dir, layer)
     man_path = cpath / "manifest.json"
     manifest: dict[str, Any] = {"version": CACHE_VERSION, "games": {}}
     if use_cache and man_path.is_file():
@@ -265,29 +271,29 @@ def _plan(parent: Path, game_dirs: list[Path], cache_dir: str | Path | None, use
             pass
     wanted = {d.name: d for d in game_dirs}
     known = game_stats or {}  # (a known stat: the scan found a regular game.jsonl in parent / name)
-    sigs = {name: _sig(d, known.get(name)) for name, d in wanted.items()}
+    sigs = {name: _sig(d, known.get(name), layer) for name, d in wanted.items()}
     cached = manifest["games"]
     stale = [name for name in wanted if name not in cached or cached[name]["sig"] != sigs[name]]
     vanished = [name for name in cached if name not in known and not (parent / name / GAME_FILE).is_file()]
-    return _Plan(cpath, manifest, wanted, sigs, stale, vanished)
+    return _Plan(cpath, manifest, wanted, sigs, stale, vanished, layer)
 
 
-def pending_games(parent: Path, game_dirs: list[Path], *, cache_dir: str | Path | None = None) -> int:
+def pending_games(parent: Path, game_dirs: list[Path], *, cache_dir: str | Path | None = None, layer: str | None = None) -> int:
     """How many of ``game_dirs`` a load would parse first (0: the cache of ``parent`` serves them all)."""
-    return len(_plan(parent, game_dirs, cache_dir, True).stale)
+    return len(_plan(parent, game_dirs, cache_dir, True, None, layer).stale)
 
 
 def update_cache(parent: Path, game_dirs: list[Path], *, cache_dir: str | Path | None = None,
-                 workers: int | None = None, chunk: int = CHUNK, progress: Progress | None = None) -> int:
+                 workers: int | None = None, chunk: int = CHUNK, progress: Progress | None = None, layer: str | None = None) -> int:
     """Bring the cache of ``parent`` up to date for ``game_dirs`` without reading the tables back
     (the app builds it with a progress bar, then loads it warm); the number of games parsed.
     An unwritable cache is left alone (a load then builds the tables in a temporary directory)."""
-    p = _plan(parent, game_dirs, cache_dir, True)
+    p = _plan(parent, game_dirs, cache_dir, True, None, layer)
     if not (p.stale or p.vanished):
         return 0
     try:
         p.cpath.mkdir(parents=True, exist_ok=True)
-        _rebuild(p.cpath, parent, p.wanted, p.stale, p.vanished, p.sigs, p.manifest, workers, chunk, progress)
+        _rebuild(p.cpath, parent, p.wanted, p.stale, p.vanished, p.sigs, p.manifest, workers, chunk, progress, layer)
     except OSError:
         return 0
     return len(p.stale)
@@ -303,6 +309,7 @@ def load_dir_games(
     workers: int | None = None,
     chunk: int = CHUNK,
     progress: Progress | None = None,
+    layer: str | None = None,
 ) -> CacheResult:
     """Tables for ``game_dirs`` (all children of ``parent``), via the cache of ``parent``.
 
@@ -310,28 +317,28 @@ def load_dir_games(
     tables (the previous tables' kept rows first); the result is then read back like a warm
     load. Without a usable cache (``use_cache=False``, unwritable) the tables go to a
     temporary directory that is removed afterwards. ``progress`` is told after each batch."""
-    p = _plan(parent, game_dirs, cache_dir, use_cache)
+    p = _plan(parent, game_dirs, cache_dir, use_cache, None, layer)
     cpath, manifest, wanted, sigs, stale, vanished = p.cpath, p.manifest, p.wanted, p.sigs, p.stale, p.vanished
     if not (stale or vanished):
         return CacheResult(read_tables(cpath, with_text), manifest, cpath, 0)
     if use_cache:
         try:
             cpath.mkdir(parents=True, exist_ok=True)
-            _rebuild(cpath, parent, wanted, stale, vanished, sigs, manifest, workers, chunk, progress)
+            _rebuild(cpath, parent, wanted, stale, vanished, sigs, manifest, workers, chunk, progress, layer)
             return CacheResult(read_tables(cpath, with_text), manifest, cpath, len(stale))
         except OSError:
             pass  # unwritable cache (or a full disk): build the tables in a temporary directory
         manifest = {"version": CACHE_VERSION, "games": {}}
         stale, vanished = list(wanted), []
     with tempfile.TemporaryDirectory(prefix="mafiascope-tables-") as tmp:
-        _rebuild(Path(tmp), parent, wanted, stale, vanished, sigs, manifest, workers, chunk, progress)
+        _rebuild(Path(tmp), parent, wanted, stale, vanished, sigs, manifest, workers, chunk, progress, layer)
         tables = read_tables(Path(tmp), with_text)
     return CacheResult(tables, manifest, cpath, len(stale))
 
 
 def _rebuild(cpath: Path, parent: Path, wanted: dict[str, Path], stale: list[str], vanished: list[str],
              sigs: dict[str, Any], manifest: dict[str, Any], workers: int | None, chunk: int,
-             progress: Progress | None = None) -> None:
+             progress: Progress | None = None, layer: str | None = None) -> None:
     """Write the tables of ``cpath`` anew: the kept rows of its previous tables, then the
     ``stale`` games parsed batch by batch; ``manifest`` is updated and written last."""
     cached = manifest["games"]
@@ -339,7 +346,7 @@ def _rebuild(cpath: Path, parent: Path, wanted: dict[str, Path], stale: list[str
     w = _Writers(cpath)
     try:
         metas: list[Meta] = []
-        batches = _parse_all([str(wanted[n]) for n in stale], workers, max(1, chunk))
+        batches = _parse_all([str(wanted[n]) for n in stale], workers, max(1, chunk), layer)
         first = next(batches, None)  # parsing runs while the previous rows are copied
         for name in vanished:
             cached.pop(name, None)
@@ -369,8 +376,8 @@ def _rebuild(cpath: Path, parent: Path, wanted: dict[str, Path], stale: list[str
     os.replace(tmp, cpath / "manifest.json")
 
 
-def read_event_texts(parent: Path, cache_dir: str | Path | None = None) -> pd.DataFrame:
-    cpath = cache_dir_for(parent, cache_dir)
+def read_event_texts(parent: Path, cache_dir: str | Path | None = None, layer: str | None = None) -> pd.DataFrame:
+    cpath = cache_dir_for(parent, cache_dir, layer)
     return pq.read_table(cpath / "events.parquet", columns=["game_id", "ev", "text"]).to_pandas()
 
 

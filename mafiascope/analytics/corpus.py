@@ -88,12 +88,14 @@ class Corpus:
     between threads (the app): reads and :meth:`memo` builds are serialised per corpus."""
 
     def __init__(self, games: pd.DataFrame, tables: dict[str, LazyTable], *, audit: dict[str, Counter] | None = None,
-                 selection: dict[str, Any] | None = None, cache_dirs: dict[str, tuple[Path, Any]] | None = None):
+                 selection: dict[str, Any] | None = None, cache_dirs: dict[str, tuple[Path, Any]] | None = None,
+                 probe_layer: str | None = None):
         self.games = games
         self._tables = tables
         self.audit: dict[str, Counter] = audit or {}
         self.selection: dict[str, Any] = selection or {}
         self._cache_dirs = cache_dirs or {}
+        self.probe_layer = probe_layer  # the probe layer read (None: the games' own answers; mafiascope.logs.layers)
         self._memo: dict[Any, Any] = {}
         self._lock = threading.RLock()
         self._block = current_block()  # a game view made inside a block belongs to it (executor.map_blocks)
@@ -127,7 +129,7 @@ class Corpus:
         if unknown:
             raise KeyError(f"not a corpus table: {', '.join(unknown)}")
         out = Corpus(self.games, dict(self._tables), audit=self.audit, selection=self.selection,
-                     cache_dirs=self._cache_dirs)
+                     cache_dirs=self._cache_dirs, probe_layer=self.probe_layer)
         for name, df in frames.items():
             setattr(out, name, df)
         return out
@@ -142,7 +144,8 @@ class Corpus:
             games["g"] = np.arange(len(games))
         gmap = {gid: i for i, gid in enumerate(games["game_id"].astype(str))}
         tables = {t: lt.subset(kept, gmap) for t, lt in self._tables.items()}
-        return Corpus(games, tables, audit=self.audit, selection=self.selection, cache_dirs=self._cache_dirs)
+        return Corpus(games, tables, audit=self.audit, selection=self.selection, cache_dirs=self._cache_dirs,
+                      probe_layer=self.probe_layer)
 
     def probed(self) -> Corpus:
         """The games with probe records or skipped probe calls (this corpus when every game has them; memoised):
@@ -281,7 +284,7 @@ class Corpus:
         parts = []
         for parent, cache_dir in self._cache_dirs.values():
             try:
-                parts.append(read_event_texts(parent, cache_dir))
+                parts.append(read_event_texts(parent, cache_dir, self.probe_layer))
             except OSError:
                 pass
         if parts:
@@ -304,7 +307,7 @@ class Corpus:
         """The full introspection record (raw text, question) of one probe, read on demand."""
         p = self.game_rows("probes", g)
         row = p[p["rec"].to_numpy() == rec]
-        return read_probe_record(self.games["path"].iat[g], int(row["offset"].iat[0]))
+        return read_probe_record(self.games["path"].iat[g], int(row["offset"].iat[0]), self.probe_layer)
 
     def memo(self, key: Any, fn):  # small per-corpus cache of derived arrays (keys: :class:`Cached` entries)
         self._check_block(key)
@@ -319,25 +322,27 @@ def _by_parent(sources: list[str | Path] | str | Path) -> dict[Path, list[Path]]
     return scan(sources).dirs
 
 
-def pending_corpus(sources: list[str | Path] | str | Path, *, cache_dir: str | Path | None = None) -> int:
+def pending_corpus(sources: list[str | Path] | str | Path, *, cache_dir: str | Path | None = None,
+                   probe_layer: str | None = None) -> int:  # fmt: skip
     """How many games a :func:`load_corpus` of ``sources`` would parse before answering (0: warm cache)."""
-    return sum(pending_games(parent, dirs, cache_dir=cache_dir) for parent, dirs in _by_parent(sources).items())
+    return sum(pending_games(parent, dirs, cache_dir=cache_dir, layer=probe_layer) for parent, dirs in _by_parent(sources).items())
 
 
 def prepare_corpus(sources: list[str | Path] | str | Path, *, cache_dir: str | Path | None = None,
-                   workers: int | None = None, chunk: int | None = None, progress: Progress | None = None) -> int:
+                   workers: int | None = None, chunk: int | None = None, progress: Progress | None = None,
+                   probe_layer: str | None = None) -> int:  # fmt: skip
     """Parse the new and changed games of ``sources`` into their caches, batch by batch, telling
     ``progress(done, total)`` after each batch; a later :func:`load_corpus` then reads the caches
     warm. Returns the number of games parsed."""
     groups = _by_parent(sources)
-    todo = {parent: pending_games(parent, dirs, cache_dir=cache_dir) for parent, dirs in groups.items()}
+    todo = {parent: pending_games(parent, dirs, cache_dir=cache_dir, layer=probe_layer) for parent, dirs in groups.items()}
     total, done = sum(todo.values()), 0
     for parent, dirs in groups.items():
         if not todo[parent]:
             continue
         base = done
         tell = None if progress is None else (lambda k, _n, base=base: progress(base + k, total))
-        done += update_cache(parent, dirs, cache_dir=cache_dir, workers=workers, progress=tell,
+        done += update_cache(parent, dirs, cache_dir=cache_dir, workers=workers, progress=tell, layer=probe_layer,
                              **({} if chunk is None else {"chunk": chunk}))
     return done
 
@@ -358,10 +363,13 @@ def load_corpus(
     workers: int | None = None,
     model_names: ModelNames | None = None,
     min_games: int | None = None,
+    probe_layer: str | None = None,
 ) -> Corpus:
     """The selected games (module doc). ``model_names``: how seats' models are named (aliases, a split by language;
     applied before the filters, so ``model`` takes the new names); ``min_games``: models seated in fewer of
-    the selected games are left out of the per-model figures (``selection.models_left_out``)."""
+    the selected games are left out of the per-model figures (``selection.models_left_out``). ``probe_layer``:
+    read that probe layer of every game instead of its own answers (mafiascope.logs.layers; a game whose layer
+    is over its fault budget is invalid)."""
     found = scan(sources)
     sources_of: list[tuple[Any, set[str]]] = []  # per parent: (opened tables or loaded frames, its kept game ids)
     games_parts: list[pd.DataFrame] = []
@@ -371,16 +379,16 @@ def load_corpus(
     for parent, gdirs in found.dirs.items():
         opened = None
         if use_cache:  # build what is missing, then read the cache lazily
-            opened = open_warm(parent, gdirs, cache_dir, found.stats[parent])
+            opened = open_warm(parent, gdirs, cache_dir, found.stats[parent], probe_layer)
             if opened is None:
-                update_cache(parent, gdirs, cache_dir=cache_dir, workers=workers)
-                opened = open_warm(parent, gdirs, cache_dir)
+                update_cache(parent, gdirs, cache_dir=cache_dir, workers=workers, layer=probe_layer)
+                opened = open_warm(parent, gdirs, cache_dir, layer=probe_layer)
         if opened is not None:
             man, files = opened
             src: Any = files
             games_df = read_columns(files["games"], "games", files["games"].schema_arrow.names)
         else:  # no usable cache: the tables are built in a temporary directory and read at once
-            res = load_dir_games(parent, gdirs, cache_dir=cache_dir, use_cache=use_cache, workers=workers)
+            res = load_dir_games(parent, gdirs, cache_dir=cache_dir, use_cache=use_cache, workers=workers, layer=probe_layer)
             man, src = res.manifest, res.tables
             games_df = res.tables["games"]
         names = {d.name for d in gdirs}
@@ -444,8 +452,8 @@ def load_corpus(
     filters = {"manifest": str(manifest) if manifest is not None and not isinstance(manifest, list) else manifest,
                "language": language, "model": model, "rule_set": rule_set, "completed_only": completed_only,
                "include_forks": include_forks, "include_invalid": include_invalid, "probed_only": probed_only,
-               **describe(model_names, min_games)}
+               **describe(model_names, min_games), **({"probe_layer": probe_layer} if probe_layer is not None else {})}
     selection = selection_record(sources, copies, len(games), excluded, filters, audit, doubled)
     if min_games:
         selection["models_left_out"] = models_below(games["models"], min_games)
-    return Corpus(games, lazy, audit=audit, selection=selection, cache_dirs=cache_dirs)
+    return Corpus(games, lazy, audit=audit, selection=selection, cache_dirs=cache_dirs, probe_layer=probe_layer)

@@ -32,6 +32,7 @@ import pandas as pd
 
 from ..logs.game_facts import event_text, game_language
 from ..logs.io import GAME_FILE, PROBE_FILE, STATE_FILE, probe_records_at, scan_jsonl
+from ..logs.layers import layer_invalid, probe_dir
 from ..logs.schema import EVENT_MODELS
 from . import labels as L
 from .answer_rows import TRAITS
@@ -128,11 +129,13 @@ def _frame(table: str, rows: list[tuple], columns: list[str]) -> pd.DataFrame:
     return pd.DataFrame(data)
 
 
-def read_probe_record(game_path: str | Path, offset: int) -> dict[str, Any]:
-    """The full introspection record (raw answer text included) at a byte offset."""
-    rec = probe_records_at(game_path, [offset]).get(offset)
+def read_probe_record(game_path: str | Path, offset: int, layer: str | None = None) -> dict[str, Any]:
+    """The full introspection record (raw answer text included) at a byte offset of the game's probe
+    file (``layer``: a probe layer's, mafiascope.logs.layers)."""
+    d = probe_dir(game_path, layer)
+    rec = probe_records_at(d, [offset]).get(offset)
     if rec is None:
-        raise ValueError(f"{Path(game_path) / PROBE_FILE}: no probe record at byte {offset}")
+        raise ValueError(f"{d / PROBE_FILE}: no probe record at byte {offset}")
     return rec
 
 
@@ -154,21 +157,23 @@ def _table(t: str, rows: list[tuple]) -> pd.DataFrame:
     return typed(t, _frame(t, rows, COLUMNS[t]))
 
 
-def parse_rows(path: str | Path, full_decode: bool = False) -> GameRows:
+def parse_rows(path: str | Path, full_decode: bool = False, layer: str | None = None) -> GameRows:
     """One game as row tuples (:class:`GameRows`); never raises on bad input. ``full_decode``
-    decodes compact probe records with the full decoder (same rows, slower: for the tests)."""
+    decodes compact probe records with the full decoder (same rows, slower: for the tests).
+    ``layer``: the probe records of that probe layer instead of the game's own (mafiascope.logs.layers);
+    a layer over its fault budget makes the game ``invalid``."""
     # parsed records hold no reference cycles: pause the cyclic collector, which would
     # otherwise rescan every live record many times over a large game
     paused = gc.isenabled()
     gc.disable()
     try:
-        return _parse_game(Path(path), full_decode)
+        return _parse_game(Path(path), full_decode, layer)
     finally:
         if paused:
             gc.enable()
 
 
-def _parse_game(path: Path, full_decode: bool = False) -> GameRows:
+def _parse_game(path: Path, full_decode: bool = False, layer: str | None = None) -> GameRows:
     audit: Counter = Counter()
     skipped: list[str] = []
     lines = _read_lines(path / GAME_FILE, audit, "game", skipped)
@@ -247,7 +252,7 @@ def _parse_game(path: Path, full_decode: bool = False) -> GameRows:
     language = game_language(setup, (o for _, o, _ in lines))
 
     # ------------------------------------------------------------------ probes
-    probe_path = path / PROBE_FILE
+    probe_path = probe_dir(path, layer) / PROBE_FILE
     has_probe_file = probe_path.is_file()
     if not has_probe_file:
         audit["probes.missing_file"] += 1
@@ -275,7 +280,7 @@ def _parse_game(path: Path, full_decode: bool = False) -> GameRows:
         game_over is not None,
         str(game_over.get("winner", "")) if game_over else "",
         str(game_over.get("reason", "")) if game_over else "",
-        bool(game_over.get("invalid")) if game_over else False,  # over the fault budget
+        (bool(game_over.get("invalid")) if game_over else False) or layer_invalid(path, layer) is not None,  # over a budget
         int(max(rounds)) if rounds else 0,
         str(setup.get("forked_from") or ""),
         bool(setup.get("feedback_to_context", False)),

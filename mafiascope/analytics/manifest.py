@@ -21,6 +21,7 @@ from typing import Any
 from ..export_text import md_code, md_inline
 from ..logs import kinds as K
 from ..logs.io import GAME_FILE, PROBE_FILE, STATE_FILE, loads_line
+from ..logs.layers import LAYERS_DIR, probe_path, read_manifest
 from ..provenance import provenance
 from .corpus import Corpus
 from .modes import Mode
@@ -84,17 +85,67 @@ class GameRecords:
     path: Path
     setup: dict[str, Any]
     over: dict[str, Any]
+    layer: str | None = None  # the probe layer read (None: the game's own answers)
+    layer_manifest: dict[str, Any] | None = None  # its layer.json: what produced it
 
 
 def _games(c: Corpus) -> list[GameRecords]:
     out = []
+    layer = getattr(c, "probe_layer", None)
     for gid, path in zip(c.games["game_id"].tolist(), c.games["path"].tolist()):
         d = Path(path)
         files = {name: sha256_file(d / name) for name in (GAME_FILE, PROBE_FILE, STATE_FILE) if (d / name).is_file()}
+        lm = None
+        if layer is not None:
+            lp = probe_path(d, layer)
+            if lp.is_file():
+                files[f"{LAYERS_DIR}/{layer}/{PROBE_FILE}"] = sha256_file(lp)
+            lm = read_manifest(d, layer)
         setup, over = _records(d)
         seed = setup.get("seed")
         out.append(GameRecords({"game_id": str(gid), "files": files, "seed": seed if isinstance(seed, int) else None,
-                                "config_sha256": config_hash(setup)}, d, setup, over))
+                                "config_sha256": config_hash(setup)}, d, setup, over, layer, lm))
+    return out
+
+
+def _probe_layers(games: list[GameRecords], ledgers: Any = None) -> list[dict[str, Any]]:
+    """Which probe answers the figures rest on: per (layer, battery, who answered), the games. The in-game
+    layer (``game``) was asked by each seat's own backend while the game ran; another layer by
+    ``mafiascope probes ask`` after it, from the recorded contexts (docs/probes.md)."""
+    out: dict[tuple[Any, ...], dict[str, Any]] = {}
+    for g in games:
+        if g.layer is None:
+            probes = g.setup.get("probes") if isinstance(g.setup.get("probes"), dict) else {}
+            key: tuple[Any, ...] = ("game", probes.get("name"), None, "each seat's own backend, in the game")
+        else:
+            m = g.layer_manifest or {}
+            key = (g.layer, m.get("battery"), m.get("battery_sha256"), m.get("answered_by") or "unknown (no layer.json)")
+        e = out.setdefault(key, {"layer": key[0], "battery": key[1], "battery_sha256": key[2], "answered_by": key[3], "games": 0,
+                                 "backends": set(), "asked_first": None, "asked_last": None, "invalid": 0})  # fmt: skip
+        e["games"] += 1
+        m = g.layer_manifest or {}
+        for b in (m.get("backends") or {}).values():
+            if isinstance(b, dict):
+                e["backends"].add(f"{b.get('type')}:{b.get('model')}")
+        t = m.get("asked_at")
+        if isinstance(t, (int, float)):
+            e["asked_first"] = t if e["asked_first"] is None else min(e["asked_first"], t)
+            e["asked_last"] = t if e["asked_last"] is None else max(e["asked_last"], t)
+        e["invalid"] += int(bool(m.get("invalid")))
+    rows = []
+    for e in out.values():
+        e["backends"] = sorted(e["backends"])
+        e["asked_first_utc"], e["asked_last_utc"] = _iso(e.pop("asked_first")), _iso(e.pop("asked_last"))
+        rows.append(e)
+    return sorted(rows, key=lambda e: (-e["games"], str(e["layer"])))
+
+
+def _probe_layers_md(rows: list[dict[str, Any]]) -> list[str]:
+    out = ["| probe layer | battery | answered by | backends | asked | games | over its fault budget |", "|---|---|---|---|---|---|---|"]
+    for e in rows:
+        when = f"{e['asked_first_utc']} – {e['asked_last_utc']}" if e["asked_first_utc"] else "–"
+        out.append(f"| {md_inline(e['layer'])} | {md_inline(e['battery'] or '–')} | {md_inline(e['answered_by'])} | "
+                   f"{md_inline(', '.join(e['backends']) or '–')} | {when} | {e['games']} | {e['invalid']} |")
     return out
 
 
@@ -230,6 +281,7 @@ SECTIONS: tuple[Section, ...] = (
     Section("studies", _studies, "Studies", _studies_md),
     Section("arms", _arms, "Run configurations (one hash per study arm or batch)", _arms_md),
     Section("backends", _backends, "Backends: the model identity and dates the API reported", _backends_md),
+    Section("probe_layers", _probe_layers, "Probe layers: which answers, battery and backend the figures rest on", _probe_layers_md),
 )
 
 

@@ -324,25 +324,10 @@ def _compare(c: Corpus, mode: Mode, a: str, b: str, *, role: str | None = None) 
         ga, gb = pa(metric), pb(metric)
         ra, rb = paired_resamples(_corpus_of(c, metric), mode, ga, gb, strata(pa.games(metric), pb.games(metric)))
         for st in metric.statistics:
-            if Place.COMPARE not in st.shown and Place.DASHBOARD not in st.shown:
-                continue
-            va, na = _point(metric, st, pa.total(metric))
-            vb, nb = _point(metric, st, pb.total(metric))
-            games_a = int((metric.n_per_game(st, ga) > 0).sum())
-            games_b = int((metric.n_per_game(st, gb) > 0).sum())
-            diff = None if va is None or vb is None else va - vb
-            ci = p = p_tail = None
-            if ra is not None and rb is not None and diff is not None:
-                d = metric.values(st, ra) - metric.values(st, rb)
-                ci = _ci(percentile_ci(d))
-                p, p_tail = bootstrap_p(d, diff, _games_with_data(ga, gb)), bootstrap_tail_p(d)
-            raw_p.append(p)
-            rows.append({"metric": st.key, "label": st.label, "direction": st.direction.value,
-                         "a": round_or_none(va), "b": round_or_none(vb), "n_a": na, "n_b": nb,
-                         "games_a": games_a, "games_b": games_b,
-                         "fragile_a": st.fragile(na, games_a) if va is not None else None,
-                         "fragile_b": st.fragile(nb, games_b) if vb is not None else None,
-                         "diff": round_or_none(diff), "diff_ci95": ci, "p": round_p(p), "p_boot_tail": round_p(p_tail)})
+            if Place.COMPARE in st.shown or Place.DASHBOARD in st.shown:
+                row, p = _diff_row(metric, st, (pa.total(metric), ga, ra), (pb.total(metric), gb, rb))
+                rows.append(row)
+                raw_p.append(p)
     for row, ph in zip(rows, holm(raw_p)):
         row["p_holm"] = round_p(ph)
     family = [r["metric"] for r, p in zip(rows, raw_p) if p is not None]
@@ -352,6 +337,31 @@ def _compare(c: Corpus, mode: Mode, a: str, b: str, *, role: str | None = None) 
             "seats_a": int(ma.sum()), "seats_b": int(mb.sum()),
             "self_play_a": self_play_games(c, ma), "self_play_b": self_play_games(c, mb), "rows": rows,
             "p_holm_family": holm_family(f"the {len(family)} metrics of {a} vs {b} that have a p", family)}, raw_p
+
+
+Side = tuple[np.ndarray, np.ndarray, "np.ndarray | None"]  # (pooled sums, per-game sums, resampled pooled sums)
+
+
+def _diff_row(metric: Metric, st: Statistic, a: Side, b: Side) -> tuple[dict[str, Any], float | None]:
+    """One statistic of side a minus side b: both values and their n and games, the difference, its interval,
+    p (the unrounded p returned apart, for Holm)."""
+    (ta, ga, ra), (tb, gb, rb) = a, b
+    va, na = _point(metric, st, ta)
+    vb, nb = _point(metric, st, tb)
+    games_a = int((metric.n_per_game(st, ga) > 0).sum())
+    games_b = int((metric.n_per_game(st, gb) > 0).sum())
+    diff = None if va is None or vb is None else va - vb
+    ci = p = p_tail = None
+    if ra is not None and rb is not None and diff is not None:
+        d = metric.values(st, ra) - metric.values(st, rb)
+        ci = _ci(percentile_ci(d))
+        p, p_tail = bootstrap_p(d, diff, _games_with_data(ga, gb)), bootstrap_tail_p(d)
+    return {"metric": st.key, "label": st.label, "direction": st.direction.value,
+            "a": round_or_none(va), "b": round_or_none(vb), "n_a": na, "n_b": nb,
+            "games_a": games_a, "games_b": games_b,
+            "fragile_a": st.fragile(na, games_a) if va is not None else None,
+            "fragile_b": st.fragile(nb, games_b) if vb is not None else None,
+            "diff": round_or_none(diff), "diff_ci95": ci, "p": round_p(p), "p_boot_tail": round_p(p_tail)}, p
 
 
 def _games_with_data(ga: np.ndarray, gb: np.ndarray) -> int:
@@ -376,3 +386,44 @@ def compare_all(c: Corpus, mode: Mode) -> list[dict[str, Any]]:
     for cmp in out:
         cmp["p_holm_all_family"] = fam
     return out
+
+
+def compare_layers(ca: Corpus, cb: Corpus, mode: Mode, *, model: str | None = None, role: str | None = None) -> dict[str, Any]:
+    """Probe layer ``ca.probe_layer`` minus ``cb.probe_layer`` on every metric, over the games both hold: the same
+    games' seats read through two sets of answers (the players' own against an observer model's reading of
+    the same contexts, two batteries ...). Paired by game: both layers' per-game statistics are pooled under
+    the same resampled games (their frame's draws), so the games' own variation cancels in the difference.
+    ``model``/``role``: only those seats. Rows, p and Holm p as in :func:`compare`."""
+    ma, mb = seat_mask(ca, model=model, role=role), seat_mask(cb, model=model, role=role)
+    pa, pb = _PerGame(ca, mode, ma), _PerGame(cb, mode, mb)
+    rows: list[dict[str, Any]] = []
+    raw_p: list[float | None] = []
+    names_b = {m.name: m for m in _metrics(cb)}
+    shared_all: set[str] = set(ca.game_ids) & set(cb.game_ids)
+    for metric in _metrics(ca):
+        mb_metric = names_b.get(metric.name)
+        if mb_metric is None:
+            continue
+        cma, cmb = _corpus_of(ca, metric), _corpus_of(cb, mb_metric)
+        ids_a, ids_b = cma.games["game_id"].to_numpy().astype(str), cmb.games["game_id"].to_numpy().astype(str)
+        on_a, on_b = np.isin(ids_a, ids_b), np.isin(ids_b, ids_a)  # both sorted by game id: the shared games align
+        ga, gb = pa(metric)[on_a], pb(mb_metric)[on_b]
+        ra = rb = None
+        if mode.boot and on_a.any():
+            mult = frame_multiplicities(cma, mode, on_a)
+            ra, rb = mult @ ga, mult @ gb
+        for st in metric.statistics:
+            if Place.COMPARE in st.shown or Place.DASHBOARD in st.shown:
+                row, p = _diff_row(metric, st, (ga.sum(0)[None, :], ga, ra), (gb.sum(0)[None, :], gb, rb))
+                rows.append(row)
+                raw_p.append(p)
+    for row, ph in zip(rows, holm(raw_p)):
+        row["p_holm"] = round_p(ph)
+    la, lb = ca.probe_layer or "game", cb.probe_layer or "game"
+    family = [r["metric"] for r, p in zip(rows, raw_p) if p is not None]
+    pos_a = np.isin(np.asarray(ca.game_ids, dtype=str), list(shared_all))
+    pos_b = np.isin(np.asarray(cb.game_ids, dtype=str), list(shared_all))
+    return {"a": f"layer {la}", "b": f"layer {lb}", "layers": [la, lb], "model": model, "role": role, "paired": "by game",
+            "design": PAIRED, "boot": mode.boot, "seed": mode.seed, "games_a": ca.m, "games_b": cb.m,
+            "games_shared": len(shared_all), "seats_a": int(ma[pos_a].sum()), "seats_b": int(mb[pos_b].sum()), "rows": rows,
+            "p_holm_family": holm_family(f"the {len(family)} metrics of layer {la} vs layer {lb} that have a p", family)}

@@ -23,6 +23,10 @@ key a 401 (the key is never echoed). Unknown models are 404, from the chat route
 404 for every model, like servers that only list models, so the preflight falls back to a
 one-token completion). ``stats.model_lookups`` counts those lookups.
 
+It also serves the Files and Batch API (``/v1/files``, ``/v1/batches``: :mod:`.devserver_batches`),
+answering a batch's requests with the same bots, with an injectable delay (``batch_delay_s``) and
+failures (``batch_p_fail``, ``batch_p_expire``, ``batch_p_line_error``, ``batch_script``).
+
 Use it in-process (``async with DevServer(p_429=0.1) as srv: srv.base_url``) or as
 ``mafiascope dev-server``. It binds 127.0.0.1 only.
 """
@@ -40,6 +44,7 @@ from typing import Any
 from aiohttp import web
 
 from .base import CompletionRequest, estimate_tokens
+from .devserver_batches import BatchAPI
 
 FAULTS = ("429", "500", "hang", "drop", "truncate", "garbage")
 PROBE_MARK = "[PRIVATE PROBE"
@@ -82,6 +87,11 @@ class DevServer:
         fault_every_request: str | None = None,
         fault_script: list[str | None] | None = None,
         model_route: bool = True,
+        batch_delay_s: float = 0.0,
+        batch_p_fail: float = 0.0,
+        batch_p_expire: float = 0.0,
+        batch_p_line_error: float = 0.0,
+        batch_script: list[str | None] | None = None,
     ) -> None:
         if host not in ("127.0.0.1", "localhost", "::1"):
             raise ValueError("the dev server binds loopback only")
@@ -101,6 +111,8 @@ class DevServer:
             if f is not None and f not in FAULTS:
                 raise ValueError(f"unknown fault {f!r}; allowed: {FAULTS}")
         self.stats = DevStats()
+        self.batches = BatchAPI(self._reply, chat_payload, delay_s=batch_delay_s, p_fail=batch_p_fail, p_expire=batch_p_expire,
+                                p_line_error=batch_p_line_error, seed=seed, script=batch_script)  # the Files and Batch API
         self._n = 0
         self._bots: dict[str, Any] = {}
         self._runner: web.AppRunner | None = None
@@ -117,6 +129,7 @@ class DevServer:
         app.router.add_post("/v1/chat/completions", self._chat)
         app.router.add_get("/v1/models", self._models)
         app.router.add_get("/v1/models/{model:.+}", self._model)
+        self.batches.routes(app)
         self._stopping = asyncio.Event()
         self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0)
         await self._runner.setup()
@@ -127,6 +140,7 @@ class DevServer:
 
     async def stop(self) -> None:
         self._stopping.set()
+        await self.batches.close()
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
@@ -293,6 +307,20 @@ class DevServer:
         )
         out = await bot.complete(req)
         return out.text
+
+
+def chat_payload(model: str, text: str, messages: list[dict[str, Any]]) -> dict[str, Any]:
+    """A chat completion's JSON body with this reply (usage estimated as characters / 3)."""
+    prompt_text = "".join(str(m.get("content") or "") for m in messages)
+    return {
+        "id": f"chatcmpl-{uuid.uuid4().hex[:12]}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": f"{model}-devserver",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": estimate_tokens(prompt_text), "completion_tokens": estimate_tokens(text),
+                  "total_tokens": estimate_tokens(prompt_text) + estimate_tokens(text)},
+    }
 
 
 def _error(status: int, message: str, code: str, headers: dict[str, str] | None = None) -> web.Response:

@@ -200,43 +200,19 @@ class OpenAIBackend:
             await asyncio.sleep(wait)
 
     def _success(self, resp: Any, request: CompletionRequest, attempts: int, faults: list, t0: float) -> Completion:
-        # the JSON body as sent (no SDK model per call: see _loads); anything else is a bad body
-        choices = resp.get("choices") if isinstance(resp, dict) else None
-        if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
-            raise ValueError("response is not a chat completion (no choices)")
-        message = choices[0].get("message")
-        raw = message.get("content") if isinstance(message, dict) else None
-        if raw is not None and not isinstance(raw, str):
-            raise ValueError("response message content is not text")
-        finish = choices[0].get("finish_reason")
-        text, stripped = strip_think(raw or "")
-        usage = resp.get("usage")
-        pt = usage.get("prompt_tokens") if isinstance(usage, dict) else None
-        ct = usage.get("completion_tokens") if isinstance(usage, dict) else None
-        pt = pt if isinstance(pt, int) else None
-        ct = ct if isinstance(ct, int) else None
-        estimated = False
-        if pt is None or ct is None:
-            estimated = True
-            pt = pt if pt is not None else estimate_tokens("".join(m.get("content", "") or "" for m in request.messages))
-            ct = ct if ct is not None else estimate_tokens(raw or "")
-        served = resp.get("model") if isinstance(resp.get("model"), str) else None
-        served = served or None
-        if served and self.served_model is None:
-            self.served_model = served
-        self.reported.add(served, resp.get("system_fingerprint"), resp.get("created"))
+        c = completion_from_body(resp, request, backend_name=self.name, latency_ms=int((time.monotonic() - t0) * 1000),
+                                 attempts=attempts, faults=faults)  # fmt: skip
+        if c.served_model and self.served_model is None:
+            self.served_model = c.served_model
         self.stats["ok"] += 1
         self._count(faults)
-        meta: dict[str, Any] = {"backend": self.name}
-        if faults:
-            meta["faults"] = faults
-        if stripped:
-            meta["think_stripped"] = True
-        return Completion(
-            text=text, ok=True, attempts=attempts, latency_ms=int((time.monotonic() - t0) * 1000),
-            prompt_tokens=pt, completion_tokens=ct, tokens_estimated=estimated,
-            served_model=served, finish_reason=finish, meta=meta,
-        )
+        return c
+
+    def request_body(self, req: CompletionRequest) -> dict[str, Any]:
+        """The JSON body of this request as the chat completions endpoint receives it (a Batch API line's ``body``)."""
+        params = self._params(req)
+        extra = params.pop("extra_body")
+        return {**params, **extra}
 
     def _failure(self, msg: str, attempts: int, faults: list, t0: float, *, fatal: bool = False,
                  status: int | None = None) -> Completion:
@@ -282,6 +258,39 @@ class OpenAIBackend:
         client = self._clients.pop_current()
         if client is not None:
             await client.close()
+
+
+def completion_from_body(resp: Any, request: CompletionRequest, *, backend_name: str, latency_ms: int, attempts: int = 1,
+                         faults: list[dict[str, Any]] | None = None) -> Completion:  # fmt: skip
+    """A chat completion's JSON body as a Completion (think blocks stripped, usage or an estimate); a body that is
+    not a chat completion raises ValueError. Shared by live calls and Batch API results."""
+    choices = resp.get("choices") if isinstance(resp, dict) else None
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        raise ValueError("response is not a chat completion (no choices)")
+    message = choices[0].get("message")
+    raw = message.get("content") if isinstance(message, dict) else None
+    if raw is not None and not isinstance(raw, str):
+        raise ValueError("response message content is not text")
+    finish = choices[0].get("finish_reason")
+    text, stripped = strip_think(raw or "")
+    usage = resp.get("usage")
+    pt = usage.get("prompt_tokens") if isinstance(usage, dict) else None
+    ct = usage.get("completion_tokens") if isinstance(usage, dict) else None
+    pt = pt if isinstance(pt, int) else None
+    ct = ct if isinstance(ct, int) else None
+    estimated = False
+    if pt is None or ct is None:
+        estimated = True
+        pt = pt if pt is not None else estimate_tokens("".join(m.get("content", "") or "" for m in request.messages))
+        ct = ct if ct is not None else estimate_tokens(raw or "")
+    served = resp.get("model") if isinstance(resp.get("model"), str) else None
+    meta: dict[str, Any] = {"backend": backend_name}
+    if faults:
+        meta["faults"] = faults
+    if stripped:
+        meta["think_stripped"] = True
+    return Completion(text=text, ok=True, attempts=attempts, latency_ms=latency_ms, prompt_tokens=pt, completion_tokens=ct,
+                      tokens_estimated=estimated, served_model=served or None, finish_reason=finish, meta=meta)
 
 
 def _status_detail(exc: openai.APIStatusError) -> str:

@@ -46,8 +46,7 @@ def needs_finishing(game_dir: str | Path) -> bool:
 async def finish_pending(game_dir: str | Path, *, backends: dict[str, Any] | None = None, upto: int | None = None) -> dict[str, Any]:
     """Ask the game's pending calls (those of steps up to ``upto``); ``{"game_id", "pending", "asked"}``."""
     from ..backends.registry import build_backends
-    from ..play.game import backend_demand
-    from . import build_probe_hook
+    from .dsl import battery_for_config
 
     game = RecordedGame.load(game_dir)
     missing = pending_calls(game, upto)
@@ -55,24 +54,46 @@ async def finish_pending(game_dir: str | Path, *, backends: dict[str, Any] | Non
     if not missing:
         return out
     cfg = game.config()
-    hidden = redacted_backends(cfg, {str(p.get("backend")) for p in game.setup.get("players") or []})
+    hidden = redacted_backends(cfg, set(game.seat_backends()))
     if hidden:
         raise RecordError(f"game {game.game_id}: the key of backend(s) {', '.join(hidden)} was redacted in the log; cannot finish its probes")
-    state = game.state()
     if backends is None:
         backends = build_backends(cfg.backends, logs_dir=game.dir.parent)
-    trim_torn_tail(game.dir / PROBE_FILE)  # a record cut by the crash: its call is asked again
-    hook, _ = build_probe_hook(cfg, state=state, out_dir=game.dir, backends=backends)
-    have = answered_calls(game.dir)
-    todo = set(missing)
-    first = missing[0][0]
+    battery, _ = battery_for_config(cfg)
+    out["asked"] = await ask_missing(game, battery, game.dir, backends, steps=game.probe_steps(upto),
+                                     max_concurrency=cfg.probes.max_concurrency)  # fmt: skip
+    return out
+
+
+async def ask_missing(game: RecordedGame, battery: Any, out_dir: Path, backends: dict[str, Any], *, steps: list[Any],
+                      seats: set[str] | None = None, observer: str | None = None, max_concurrency: int | None = None,
+                      on_record: Any = None) -> int:  # fmt: skip
+    """Ask ``battery``'s calls at ``steps`` that ``out_dir/introspection.jsonl`` holds no record of, in step
+    order through the probe engine (a seat's chained questions quote its records there, then the answers
+    asked now); ``seats``: only these seats; ``observer``: one backend answers for every seat. Returns how
+    many calls were asked."""
+    from ..play.game import backend_demand
+    from . import make_engine
+
+    have = answered_calls(out_dir) if (out_dir / PROBE_FILE).is_file() else {}
+    todo = {(s.step_index, seat, p.id) for s in steps for seat, p in step_calls(battery, s) if seats is None or seat in seats}
+    todo -= set(have)
+    if not todo:
+        return 0
+    state = game.state_for_asking()
+    if observer is not None:
+        for s in state.seats:
+            s.backend, s.model_label = observer, getattr(backends[observer], "model_label", s.model_label)
+    trim_torn_tail(out_dir / PROBE_FILE)  # a record cut by a crash: its call is asked again
+    hook = make_engine(battery, state, backends, out_dir, max_concurrency=max_concurrency, on_record=on_record)
+    first = min(k for k, _, _ in todo)
     with contextlib.ExitStack() as stack:
         for name, n in backend_demand(state, hook).items():
             limits = getattr(backends.get(name), "limits", None)
             if limits is not None and hasattr(limits, "demand"):
                 stack.enter_context(limits.demand(n))
         try:
-            for step in game.probe_steps(upto):
+            for step in steps:
                 k = step.step_index
                 if k < first and not hook.chained:  # nothing before the first pending call is quoted
                     continue
@@ -81,8 +102,7 @@ async def finish_pending(game_dir: str | Path, *, backends: dict[str, Any] | Non
                 hook.on_step(state, step, only=only, known=known)
         finally:
             await hook.drain()
-    out["asked"] = len(missing)
-    return out
+    return len(todo)
 
 
 async def finish_game(game_dir: str | Path, *, backends: dict[str, Any] | None = None) -> dict[str, Any]:

@@ -21,6 +21,7 @@ from ..engine.state import GameState
 from ..logs import BatterySnapshot, LogFormatError, iter_probe_records, read_game
 from ..logs.io import TornLineWarning
 from ..logs.probe_lines import chain_value
+from ..logs import kinds as K
 from ..logs.probe_steps import ProbeSteps, StepLine, read_probe_steps
 from .dsl import Battery, Probe
 from .step_jobs import ChainValue, applies, step_kind
@@ -97,3 +98,113 @@ class RecordedGame:
 
     def probe_steps(self, upto: int | None = None) -> list[ProbeStep]:
         return [probe_step(s) for s in self.steps.steps if upto is None or s.k <= upto]
+
+    # ------------------------------------------------------------------ asking a finished game
+    @property
+    def original(self) -> bool:
+        """Recorded by the original MafiaScope (its setup has no schema_version), maybe imported."""
+        return "schema_version" not in self.setup
+
+    @property
+    def language(self) -> str:
+        return str(self.setup.get("language") or (self.setup.get("config") or {}).get("language") or "en")
+
+    def seat_names(self) -> list[str]:
+        return [str(p.get("name")) for p in self.setup.get("players") or [] if isinstance(p, dict)]
+
+    def seat_backends(self) -> list[str]:
+        return [str(p.get("backend")) for p in self.setup.get("players") or [] if isinstance(p, dict)]
+
+    def state_for_asking(self) -> GameState:
+        """The state the contexts are rebuilt from; an original game's seats only (its contexts are recorded)."""
+        if not self.original:
+            return self.state()
+        setup = {**self.setup, "rules": self.setup.get("rules") or {}}
+        try:
+            return state_from_log(setup, [])
+        except NotRebuildable as exc:
+            raise RecordError(str(exc)) from None
+
+    def asking_steps(self) -> list[ProbeStep]:
+        """The game's probe steps with what each seat knew there: ``probe_steps.jsonl``; for a game of ours
+        older than it, its snapshots (the events each holds); for an original game, the contexts its
+        snapshots recorded. Else a :class:`RecordError` naming the game."""
+        if self.steps.steps:
+            return self.probe_steps()
+        from ..logs.io import STATE_FILE
+
+        if not (self.dir / STATE_FILE).is_file():
+            raise RecordError(f"game {self.game_id}: no probe_steps.jsonl and no snapshots (state.jsonl): the seats' contexts at "
+                              "its steps cannot be rebuilt")  # fmt: skip
+        try:
+            snaps = _read_snapshots(self.dir)
+        except (OSError, LogFormatError) as exc:
+            raise RecordError(f"game {self.game_id}: {exc}") from None
+        speakers = {(r.get("round"), r.get("msg_seq")): r.get("player") for r in self.records if K.of(r) in K.UTTERANCE_KINDS}
+        steps = _steps_of_original(snaps, speakers) if self.original else _steps_of_snapshots(snaps, speakers, self.dir)
+        if not steps:
+            raise RecordError(f"game {self.game_id}: its snapshots hold no probe step whose contexts can be rebuilt")
+        return steps
+
+
+def _read_snapshots(game_dir: Path) -> list[dict[str, Any]]:
+    from ..logs.io import STATE_FILE
+    from ..logs.snapshots import iter_snapshots
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TornLineWarning)
+        return list(iter_snapshots(game_dir / STATE_FILE, skip_corrupt=True, pending_ok=True))
+
+
+def _seats_of(phase: str, speaker: Any, alive: list[str]) -> list[str]:
+    """Who the engine probes at a step: the actor alone after a night action, else the living seats."""
+    if speaker and phase.startswith("night") and phase != "night_analysis":
+        return [str(speaker)]
+    return list(alive)
+
+
+def _steps_of_snapshots(snaps: list[dict[str, Any]], speakers: dict[Any, Any], game_dir: Path) -> list[ProbeStep]:
+    """A game of ours without probe_steps.jsonl: a step per snapshot that opened one (the first snapshot of each
+    step index), its contexts from the events that snapshot holds, its time from the step's probe records."""
+    times: dict[int, float] = {}
+    for rec in iter_probe_records(game_dir, skip_corrupt=True):
+        k, t = rec.get("step_index"), rec.get("timestamp")
+        if isinstance(k, int) and isinstance(t, (int, float)):
+            times.setdefault(k, float(t))
+    out, seen = [], set()
+    for s in snaps:
+        k, state = s.get("step_index"), s.get("state")
+        if not isinstance(k, int) or k < 1 or k in seen or not isinstance(state, dict):
+            continue
+        seen.add(k)
+        rnd, seq, phase = int(s["round"]), int(s["msg_seq"]), str(s.get("phase") or "")
+        alive = [str(a) for a in s.get("alive") or []]
+        speaker = speakers.get((rnd, seq)) if seq != -1 else None
+        out.append(ProbeStep(rnd, seq, phase, _seats_of(phase, speaker, alive), speaker=speaker, step_index=k,
+                             events=len(state.get("events") or []), alive=alive, ts=times.get(k, float(s.get("ts") or 0.0))))  # fmt: skip
+    return out
+
+
+def _steps_of_original(snaps: list[dict[str, Any]], speakers: dict[Any, Any]) -> list[ProbeStep]:
+    """An original MafiaScope game: a step per snapshot, numbered in order, its seats' contexts as recorded
+    (``players[].messages``; a trailing user message holds the observations not yet answered)."""
+    from ..engine.observation import Context
+
+    out = []
+    for i, s in enumerate(snaps, start=1):
+        players = [p for p in s.get("players") or [] if isinstance(p, dict) and isinstance(p.get("messages"), list)]
+        if not players:
+            continue
+        contexts = {}
+        for p in players:
+            msgs = [{"role": str(m.get("role")), "content": str(m.get("content") or "")} for m in p["messages"] if isinstance(m, dict)]
+            pending: list[str] = []
+            if msgs and msgs[-1]["role"] == "user":
+                pending = msgs.pop()["content"].split("\n")
+            contexts[str(p.get("name"))] = Context(msgs, pending)
+        rnd, seq, phase = int(s.get("round") or 0), int(s.get("msg_seq") or 0), str(s.get("phase") or "")
+        alive = [str(a) for a in s.get("alive") or [] if str(a) in contexts]
+        speaker = speakers.get((rnd, seq)) if seq != -1 else None
+        out.append(ProbeStep(rnd, seq, phase, _seats_of(phase, speaker, alive), speaker=speaker, step_index=i, alive=alive,
+                             ts=float(s.get("ts") or 0.0), contexts=contexts))  # fmt: skip
+    return out

@@ -49,15 +49,15 @@ from ..backends.base import Backend, Completion, CompletionRequest
 from ..engine.observation import context_for
 from ..engine.phases.base import ProbeStep
 from ..engine.state import GameState
-from ..logs.io import PROBE_FILE, JsonlWriter
-from ..logs.probe_codec import ProbeEncoder
+from ..logs.io import PROBE_FILE
 from .calls import build_call, probe_seed
 from .dsl import Battery, Probe
-from .probe_record import ProbeCost, probe_record, seat_figures
+from .probe_record import ProbeCost, seat_figures
+from .record_writer import RecordWriter
 from .step_jobs import ChainValue, SeatJob, applies, role_options, step_kind
 
-__all__ = ["MEMORY_VERSION", "NETWORK_TYPES", "ChainValue", "ProbeCost", "ProbeEngine", "applies", "role_options", "seat_figures",
-           "step_kind"]
+__all__ = ["MEMORY_VERSION", "NETWORK_TYPES", "ChainValue", "ProbeCost", "ProbeEngine", "applies", "capture", "role_options",
+           "seat_figures", "step_kind"]
 
 MEMORY_VERSION = 1
 NETWORK_TYPES = ("openai", "bus")  # backends whose calls wait on the network (probes get their own loop)
@@ -75,6 +75,7 @@ class ProbeEngine:
     max_lag_s: float | None = None
     threaded: bool = False  # run the calls on a loop and thread of their own (see module docstring)
     clock: Callable[[], float] = time.perf_counter
+    on_record: Callable[[dict[str, Any]], None] | None = None  # after each record is written (progress bars)
     _latest: dict[str, dict[str, "asyncio.Future[ChainValue] | ChainValue"]] = field(default_factory=dict)
     _refs: dict[str, dict[str, list[int]]] = field(default_factory=dict)  # seat -> chained probe -> steps scheduled
     _restored: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)  # seat -> probe -> memory entry
@@ -82,18 +83,16 @@ class ProbeEngine:
     _step_fut: "asyncio.Future[Any] | None" = None
 
     def __post_init__(self) -> None:
-        self.writer = JsonlWriter(self.out_dir / PROBE_FILE)
         # compact records (schema_version 3): the questions' templates are written once, answers once
-        self.codec = ProbeEncoder(self.state.game_id, [s.name for s in self.state.seats],
-                                  {p.id: p.question_text() for p in self.battery.active})
+        self.records = RecordWriter(self.out_dir / PROBE_FILE, self.state.game_id, [s.name for s in self.state.seats],
+                                    {p.id: p.question_text() for p in self.battery.active}, self.on_record)
+        self.codec = self.records.codec
         self.roles = role_options(self.state)
         self.game_id = self.state.game_id
         self._sem: asyncio.Semaphore | None = None
         self._chained = {ref for p in self.battery.active for _, ref in p.chain_refs()}
         self._seq = {p.id: i for i, p in enumerate(self.battery.active)}
-        self.total = ProbeCost()
-        self.by_probe: dict[str, ProbeCost] = {p.id: ProbeCost() for p in self.battery.active}
-        self.by_seat: dict[str, ProbeCost] = {}
+        self.total, self.by_probe, self.by_seat = self.records.total, self.records.by_probe, self.records.by_seat
         self.in_flight = 0
         self.max_in_flight = 0
         self.first_start: float | None = None
@@ -127,32 +126,13 @@ class ProbeEngine:
 
     def _capture(self, state: GameState, step: ProbeStep,
                  only: set[tuple[str, str]] | None = None) -> list[tuple[SeatJob, list[tuple[Probe, int, int]]]]:  # fmt: skip
-        """What each probed seat may know at the step, and its calls with their seeds (reads the state:
-        game loop). The step's ``events``/``alive``/``ts`` say which; unset, the state as it is now.
-        ``only``: the calls to be asked (a seat with none gets no context built)."""
-        kind = step_kind(step)
-        t_step = step.ts or time.time()
-        alive = list(step.alive) if step.alive is not None else state.alive_names()
-        all_seats = [s.name for s in state.seats]
-        plan: list[tuple[SeatJob, list[tuple[Probe, int, int]]]] = []
-        for name in step.seats:
-            probes = [p for p in self.battery.active if applies(p, kind, name == step.speaker)]
-            if not probes:
-                continue
-            seat = state.seat(name)
-            asks = only is None or any((name, p.id) in only for p in probes)
-            job = SeatJob(step=ProbeStep(**vars(step)), kind=kind, seat=name, seat_idx=seat.idx, role=seat.role, model=seat.model_label,
-                          backend=seat.backend, ctx=context_for(state, name, step.events) if asks else None, players=alive,
-                          seats=all_seats, t_step=t_step)  # fmt: skip
-            calls = []
-            for p in probes:
-                seq = self._seq[p.id]
-                calls.append((p, seq, probe_seed(state, step.round, step.public_msg_seq, seat.idx, seq)))
+        plan = capture(state, step, self.battery, self._seq, only)
+        for job, calls in plan:
+            for p, _, _ in calls:
                 if p.id in self._chained:
-                    steps = self._refs.setdefault(name, {}).setdefault(p.id, [])
+                    steps = self._refs.setdefault(job.seat, {}).setdefault(p.id, [])
                     if not steps or steps[-1] < step.step_index:
                         steps.append(step.step_index)
-            plan.append((job, calls))
         return plan
 
     def _schedule(self, plan: list[tuple[SeatJob, list[tuple[Probe, int, int]]]],
@@ -219,7 +199,7 @@ class ProbeEngine:
                 self._loop = None
         else:
             await self._drain_here()
-        self.writer.close()
+        self.records.close()
 
     async def _drain_here(self, close_clients: bool = False) -> None:
         while self._tasks or (self._step_fut is not None and not self._step_fut.done()):
@@ -348,9 +328,31 @@ class ProbeEngine:
 
     def _write(self, job: SeatJob, probe: Probe, seq: int, question: str, c: Completion, raw_fallback: bool, started: float | None,
                finished: float | None, messages: list[dict[str, str]], values: dict[str, str | None] | None) -> ChainValue:  # fmt: skip
-        rec, cv = probe_record(self.game_id, job, probe, seq, question, c, raw_fallback, started, finished, messages)
-        self.writer.write_many(self.codec.encode(rec, probe.question_text() if question else None, values if question else None))
-        for acc in (self.total, self.by_probe.setdefault(probe.id, ProbeCost()), self.by_seat.setdefault(job.seat, ProbeCost())):
-            acc.count(rec)
-        return cv
+        return self.records.write(job, probe, seq, question, c, raw_fallback, started, finished, messages, values)
 
+
+
+def capture(state: GameState, step: ProbeStep, battery: Battery, seqs: dict[str, int],
+            only: set[tuple[str, str]] | None = None) -> list[tuple[SeatJob, list[tuple[Probe, int, int]]]]:  # fmt: skip
+    """What each probed seat may know at the step, and its calls with their seeds (reads the state: the
+    game loop). The step's ``events``/``alive``/``ts`` say which (unset: the state as it is now); its
+    ``contexts``, when given, are the seats' contexts as recorded. ``only``: the calls to be asked (a seat
+    with none gets no context built)."""
+    kind = step_kind(step)
+    t_step = step.ts or time.time()
+    alive = list(step.alive) if step.alive is not None else state.alive_names()
+    all_seats = [s.name for s in state.seats]
+    plan: list[tuple[SeatJob, list[tuple[Probe, int, int]]]] = []
+    for name in step.seats:
+        probes = [p for p in battery.active if applies(p, kind, name == step.speaker)]
+        if not probes:
+            continue
+        seat = state.seat(name)
+        asks = only is None or any((name, p.id) in only for p in probes)
+        ctx = None
+        if asks:
+            ctx = step.contexts.get(name) if step.contexts is not None else context_for(state, name, step.events)
+        job = SeatJob(step=ProbeStep(**vars(step)), kind=kind, seat=name, seat_idx=seat.idx, role=seat.role, model=seat.model_label,
+                      backend=seat.backend, ctx=ctx, players=alive, seats=all_seats, t_step=t_step)  # fmt: skip
+        plan.append((job, [(p, seqs[p.id], probe_seed(state, step.round, step.public_msg_seq, seat.idx, seqs[p.id])) for p in probes]))
+    return plan

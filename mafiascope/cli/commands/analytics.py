@@ -39,11 +39,28 @@ def _add_selection(p: argparse.ArgumentParser) -> None:
     p.add_argument("--cache-dir", help="where parsed games are cached as Parquet, one subdirectory per corpus (default: "
                                        "$MAFIASCOPE_CACHE_DIR, else $XDG_CACHE_HOME/mafiascope or ~/.cache/mafiascope)")
     p.add_argument("--no-cache", action="store_true", help="parse every game afresh and write no cache")
+    p.add_argument("--probe-layer", metavar="NAME",
+                   help="read the probe answers of this probe layer (written by `mafiascope probes ask`) instead of the "
+                        "games' own ('game'); a game without the layer has no probe rows")
 
 
-def _load(args: argparse.Namespace):
+def _layer(name: str | None) -> str | None:
+    """``--probe-layer`` checked like a game id; ``game`` (the in-game answers) is None."""
+    from ...logs.layers import IN_GAME, LayerError, check_layer_name
+
+    if name is None or name == IN_GAME:
+        return None
+    try:
+        return check_layer_name(name)
+    except LayerError as exc:
+        raise CliError(f"--probe-layer / --layers: {exc}") from None
+
+
+def _load(args: argparse.Namespace, probe_layer: str | None = None, use_layer_arg: bool = True):
     from ...analytics.corpus import find_game_dirs, load_corpus
     from ...analytics.modes import Mode
+
+    layer = _layer(getattr(args, "probe_layer", None)) if use_layer_arg else probe_layer
 
     if args.corpus and not Path(args.corpus).is_file():
         raise CliError(f"manifest {args.corpus} not found")
@@ -68,10 +85,13 @@ def _load(args: argparse.Namespace):
             args.logs, manifest=args.corpus, language=args.language, model=game_model, rule_set=args.rule_set,
             completed_only=args.completed_only, include_forks=args.include_forks, include_invalid=args.include_invalid,
             cache_dir=args.cache_dir, use_cache=not args.no_cache, probed_only=probed_only, model_names=names or None,
-            min_games=args.min_games,
+            min_games=args.min_games, probe_layer=layer,
         )
 
     c = load(True)
+    if layer is not None and c.m == 0 and not c.selection.get("excluded", {}).get("invalid"):
+        raise CliError(f"--probe-layer {layer}: no selected game holds this probe layer (write it with `mafiascope probes ask "
+                       f"LOGS --battery FILE --layer {layer}`)")  # fmt: skip
     if c.m == 0 and c.selection.get("excluded", {}).get("no_probes"):
         c = load(False)  # transcript-only games: analysed without the probe-based sections
     if c.m == 0:
@@ -174,6 +194,10 @@ def model_pair(given: list[str]) -> list[str]:
 def _compare(args: argparse.Namespace) -> int:
     from ...analytics.seats import compare, models_of
 
+    if args.layers:
+        return _compare_layers(args)
+    if not args.models:
+        raise CliError("compare needs --models A,B (two models) or --layers A,B (two probe layers of the same games)")
     if args.model:
         raise CliError("compare picks its two models with --models; --games-with-model MODEL restricts the games")
     names = model_pair(args.models)
@@ -189,6 +213,26 @@ def _compare(args: argparse.Namespace) -> int:
         raise CliError(f"model {missing[0]} sat in none of the selected games (models: {', '.join(known)}){hint}")
     res = compare(c, mode, names[0], names[1], role=args.role)
     emit(args, _with_provenance(res, c, mode), lambda: _compare_text(res, args.role))
+    return 0
+
+
+def _compare_layers(args: argparse.Namespace) -> int:
+    from ...analytics.seats import compare_layers
+
+    if args.models:
+        raise CliError("give either --models (two models) or --layers (two probe layers), not both; --model restricts --layers to one model")
+    if args.probe_layer:
+        raise CliError("--layers names both probe layers; leave out --probe-layer")
+    parts = [x.strip() for v in args.layers for x in v.split(",") if x.strip()]
+    if len(parts) != 2 or parts[0] == parts[1]:
+        raise CliError(f"--layers {','.join(args.layers)!r}: give two different layers, e.g. --layers game,observer")
+    la, lb = (_layer(x) for x in parts)
+    ca, mode = _load(args, la, use_layer_arg=False)
+    cb, _ = _load(args, lb, use_layer_arg=False)
+    res = compare_layers(ca, cb, mode, model=args.model, role=args.role)
+    if not res["games_shared"]:
+        raise CliError(f"layers {parts[0]} and {parts[1]} share no game (ask the games with `mafiascope probes ask --layer NAME`)")
+    emit(args, _with_provenance(res, ca, mode), lambda: _compare_text(res, args.role))
     return 0
 
 
@@ -276,7 +320,10 @@ def register(subparsers) -> None:
     p.set_defaults(func=_analyze)
     p = subparsers.add_parser("compare", help="two models on every metric: difference, cluster-bootstrap CI, p, Holm p")
     _add_selection(p)
-    p.add_argument("--models", required=True, action="append", metavar="A,B",
+    p.add_argument("--layers", action="append", metavar="A,B",
+                   help="compare two probe layers of the same games instead of two models (paired by game; 'game' is the "
+                        "games' own answers), e.g. --layers game,observer; --model restricts it to one model's seats")
+    p.add_argument("--models", action="append", metavar="A,B",
                    help="the two models to compare (as in the setup's model field): A,B, or the option twice "
                         "(--models A --models B) when a name holds a comma")
     p.add_argument("--role", help="compare only seats of this true role (Mafia, Villager, Doctor, Sheriff, Don)")

@@ -24,6 +24,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--hang-s", type=float, default=3600.0, help="how long a hang lasts")
     p.add_argument("--seed", type=int, default=0, help="seed of the fault schedule")
     p.add_argument("--require-key", default=None, help="answer 401 unless this bearer key is sent")
+    p.add_argument("--batch-delay-s", type=float, default=0.0, help="seconds a batch (/v1/batches) takes before it completes")
+    p.add_argument("--batch-p-fail", type=float, default=0.0, help="share of batches that fail with no output")
+    p.add_argument("--batch-p-expire", type=float, default=0.0, help="share of batches that expire with no output")
+    p.add_argument("--batch-p-line-error", type=float, default=0.0, help="share of a batch's requests answered in its error file")
     add_json_flag(p, "print one JSON object (url, settings) when ready")
     p.set_defaults(func=_run)
 
@@ -39,7 +43,9 @@ def _run(args: argparse.Namespace) -> int:
         server = DevServer(port=args.port, latency_ms=args.latency_ms, p_429=args.p_429, p_500=args.p_500,
                            p_hang=args.p_hang, p_drop=args.p_drop, p_truncate=args.p_truncate,
                            p_garbage=args.p_garbage, retry_after=args.retry_after, hang_s=args.hang_s,
-                           seed=args.seed, require_key=args.require_key)
+                           seed=args.seed, require_key=args.require_key, batch_delay_s=args.batch_delay_s,
+                           batch_p_fail=args.batch_p_fail, batch_p_expire=args.batch_p_expire,
+                           batch_p_line_error=args.batch_p_line_error)
     except ValueError as exc:
         raise CliError(str(exc)) from None
 

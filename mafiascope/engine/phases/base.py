@@ -61,6 +61,7 @@ class ProbeStep:
     events: int | None = None  # game events the seats' contexts are built from (len(state.events) at the step)
     alive: list[str] | None = None  # the living players at the step (the questions' {players})
     ts: float = 0.0  # capture time (the probe records' timestamp)
+    contexts: dict[str, Any] | None = None  # seat -> its Context as recorded (games whose events cannot rebuild it)
 
 
 @dataclass
