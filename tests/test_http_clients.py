@@ -262,3 +262,43 @@ def test_the_preflight_does_not_follow_a_redirect(redirect_pair, tmp_path, capsy
     assert main(["run", "-c", str(tmp_path / "c.yaml"), "--logs", str(tmp_path / "logs")]) == 2
     assert "307" in capsys.readouterr().err
     assert not got
+
+
+@pytest.mark.parametrize("extra", [[], ["--no-preflight"], ["--batch"], ["--batch", "--no-preflight"]])
+def test_probes_ask_on_crafted_logs_sends_nothing(policy, listener, tmp_path, capsys, extra):
+    """``probes ask`` (issue 36) asks each seat's own backend as the log records it, and ``--batch`` uploads
+    files and polls batches there: a crafted log's base URL gets no allowed key, by any of those paths."""
+    cfg = bot_cfg(probes={"enabled": True, "battery": "suspicion"})
+    src = play_bot(tmp_path / "orig", gid="g", probes=cfg.probes.model_dump())
+    logs = tmp_path / "logs"
+    (logs / "g").mkdir(parents=True)
+    for f in src.iterdir():
+        if f.is_file():
+            (logs / "g" / f.name).write_bytes(f.read_bytes())
+    lines = (logs / "g" / "game.jsonl").read_text().splitlines(keepends=True)
+    setup = json.loads(lines[0])
+    setup["config"]["backends"] = {"b": _evil(listener), "c": _evil(listener)}
+    (logs / "g" / "game.jsonl").write_text(json.dumps(setup) + "\n" + "".join(lines[1:]))
+    code = main(["probes", "ask", str(logs), "--battery", "suspicion", "--layer", "late", "--poll-s", "0.01", "-q", *extra])
+    out = capsys.readouterr()
+    assert code != 0 and "may only be sent to" in out.err + out.out
+    assert SECRET not in out.err + out.out
+    assert listener.connections == 0 and SECRET.encode() not in listener.received
+
+
+def test_probes_ask_with_an_observer_config_checks_where_its_key_goes(policy, listener, tmp_path, capsys):
+    """The observer named by ``--config CFG --backend NAME`` is built by the same factory: the key policy
+    refuses an allowed key for another origin, with --batch too."""
+    cfg = bot_cfg(probes={"enabled": True, "battery": "suspicion"})
+    play_bot(tmp_path / "logs", gid="g", probes=cfg.probes.model_dump())
+    obs = tmp_path / "observer.yaml"
+    raw = {"rules": {"roles": {"Mafia": 1, "Villager": 2}}, "backends": {"evil": _evil(listener)},
+           "seats": [{"backend": "evil"}] * 3}  # fmt: skip
+    obs.write_text(yaml.safe_dump(raw))
+    for extra in ([], ["--batch", "--no-preflight"]):
+        code = main(["probes", "ask", str(tmp_path / "logs"), "--battery", "suspicion", "--layer", "obs", "--config", str(obs),
+                     "--backend", "evil", "--poll-s", "0.01", "-q", *extra])  # fmt: skip
+        out = capsys.readouterr()
+        assert code != 0 and "may only be sent to" in out.err + out.out, extra
+        assert SECRET not in out.err + out.out
+    assert listener.connections == 0 and SECRET.encode() not in listener.received

@@ -204,6 +204,7 @@ class OpenAIBackend:
                                  attempts=attempts, faults=faults)  # fmt: skip
         if c.served_model and self.served_model is None:
             self.served_model = c.served_model
+        self.reported.add(c.served_model, resp.get("system_fingerprint"), resp.get("created"))
         self.stats["ok"] += 1
         self._count(faults)
         return c

@@ -224,7 +224,7 @@ def plan_ask(games: list[GameAsk], req: AskRequest, *, sample: int = PLAN_SAMPLE
     n = len(pending)
     mean_prompt = (sum(prompt_chars) / len(prompt_chars) / 3) if prompt_chars else 0.0
     comp_tot = 0.0
-    for g, (k, seat, pid) in pending:
+    for g, (_k, _seat, pid) in pending:
         own = completion.get(pid)
         if own:
             comp_tot += sum(own) / len(own)
@@ -340,18 +340,24 @@ def layer_counts(ga: GameAsk, layer: str) -> dict[str, int]:
 
 def backends_for(ga: GameAsk, req: AskRequest) -> dict[str, Any]:
     """The backends a game's calls go to: the observer for every seat, or each seat's own."""
+    from ..backends.base import BackendError
     from ..backends.registry import build_backends
     from ..config import redacted_backends
 
     assert ga.cfg is not None and ga.game is not None
     if req.observer:
-        return build_backends({req.backend: ga.cfg.backends[req.backend]}, logs_dir=req.logs)  # type: ignore[index]
-    used = set(ga.game.seat_backends())
-    hidden = redacted_backends(ga.cfg, used)
-    if hidden:
-        raise AskError(f"game {ga.game_id}: the key of backend(s) {', '.join(hidden)} was redacted in its log; "
-                       "ask it with --config CFG --backend NAME")  # fmt: skip
-    return build_backends({k: v for k, v in ga.cfg.backends.items() if k in used}, logs_dir=req.logs)
+        specs = {req.backend: ga.cfg.backends[req.backend]}  # type: ignore[index]
+    else:
+        used = set(ga.game.seat_backends())
+        hidden = redacted_backends(ga.cfg, used)
+        if hidden:
+            raise AskError(f"game {ga.game_id}: the key of backend(s) {', '.join(hidden)} was redacted in its log; "
+                           "ask it with --config CFG --backend NAME")  # fmt: skip
+        specs = {k: v for k, v in ga.cfg.backends.items() if k in used}
+    try:  # every client through the one factory (backends/clients.py): the key policy sees each base URL
+        return build_backends(specs, logs_dir=req.logs)  # type: ignore[arg-type]
+    except BackendError as exc:
+        raise AskError(f"game {ga.game_id}: {' '.join(str(exc).split())}") from None
 
 
 async def ask_game(ga: GameAsk, req: AskRequest, backends: dict[str, Any],
