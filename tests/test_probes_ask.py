@@ -328,3 +328,29 @@ def test_a_study_that_defers_its_probes_and_one_that_asks_them_in_game_or_afterw
         assert want and _answers(deferred) == want and _answers(layer_dir(later, "asked")) == want
         delays += [r["finished_ts"] - r["timestamp"] for r in iter_probe_records(deferred)]
     assert max(delays) > 2.0  # the deferred study's answers really came late
+
+
+@pytest.mark.slow
+def test_a_batch_the_provider_does_not_know_is_sent_again_and_the_money_budget_stops_further_batches(tmp_path, capsys):
+    """A ledger's open batch the provider answers 404 for (lost, or a ledger copied from elsewhere) leaves its
+    calls pending and the run sends them; --budget-money stops sending batches once the money spent reaches it."""
+    with threaded_devserver(batch_delay_s=0.05) as srv:
+        g = _dev_game(tmp_path, srv.base_url)
+        logs = tmp_path / "logs"
+        ledger = logs / ".probe_layers" / "b" / "batches.jsonl"
+        ledger.parent.mkdir(parents=True)
+        ledger.write_text(json.dumps({"event": "batch", "batch_id": "batch_gone", "position": 0, "backend": "m", "calls": 3}) + "\n")
+        base = ["probes", "ask", str(logs), "--battery", CHAINED, "--batch", "--poll-s", "0.05", "-q", "--json", "--no-preflight"]
+        assert main([*base, "--layer", "b"]) == 0
+        out = json.loads(capsys.readouterr().out)
+        assert out["stopped"] is None and out["games"][0]["pending"] == 0
+        assert any(json.loads(x).get("status") == "not found" for x in ledger.read_text().splitlines())
+        created = srv.batches.created
+        from mafiascope.backends.registry import run_closing
+        from mafiascope.probes.ask import AskRequest, Price, prepare, run_ask
+
+        req = AskRequest(logs, CHAINED, "m", price=Price(1000.0, 1000.0), batch=True)
+        res = run_closing(run_ask(prepare(req), req, poll_s=0.05, budget_money=1e-9))  # the money run_ask is allowed, spent at once
+        assert "budget" in res["stopped"] and srv.batches.created - created == 1  # the first batch only
+        assert 0 < res["games"][0]["answered"] < res["games"][0]["scheduled"]
+    assert len(_answers(layer_dir(g, "b"))) == out["games"][0]["scheduled"]

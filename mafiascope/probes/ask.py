@@ -268,7 +268,7 @@ def _request_chars(g: GameAsk, k: int, seat: str, pid: str) -> int:
     st = state.seat(seat)
     job = SeatJob(step=step, kind=step_kind(step), seat=seat, seat_idx=st.idx, role=st.role, model=st.model_label,
                   backend=st.backend, ctx=ctx, players=list(step.alive or []), seats=[s.name for s in state.seats], t_step=0.0)  # fmt: skip
-    quoted = {f"{kind}_{ref}": ChainValue("x" * _mean_answer_chars(g, ref)) for kind, ref in probe.chain_refs()}
+    quoted: dict[str, ChainValue | None] = {f"{kind}_{ref}": ChainValue("x" * _mean_answer_chars(g, ref)) for kind, ref in probe.chain_refs()}
     call = build_call(job, probe, 0, quoted, role_options(state), g.game_id)
     return sum(len(m.get("content") or "") for m in call.messages)
 
@@ -407,8 +407,14 @@ async def run_ask(games: list[GameAsk], req: AskRequest, *, on_record: Callable[
     if req.batch and todo:
         from .batch_api import BatchFailed, BatchRun
 
+        def over_budget() -> str | None:
+            if budget_money is not None and tally["money"] >= budget_money:
+                return f"budget: {tally['money']:.4f} spent reached --budget-money {budget_money:g}; run again with a larger budget"
+            return None
+
         try:
-            await BatchRun(games, req, lambda ga: backends_for(ga, req), poll_s=poll_s, on_record=counted, say=say).run()
+            await BatchRun(games, req, lambda ga: backends_for(ga, req), poll_s=poll_s, on_record=counted, say=say,
+                           stop=over_budget).run()  # fmt: skip
         except BatchFailed as exc:
             stopped = str(exc)
         except ValueError as exc:

@@ -34,6 +34,13 @@ from .recorded import CallKey, answered_calls
 from .step_jobs import ChainValue
 
 TERMINAL = ("completed", "failed", "expired", "cancelled")
+POLL_MISSES = 5  # failed polls in a row before the run stops (the batch stays open in the ledger)
+
+
+def api_error(exc: Exception) -> str:
+    """One line about a failed Batch API request: its class and HTTP status, never a header or body."""
+    status = getattr(exc, "status_code", None)
+    return f"{type(exc).__name__}" + (f" (HTTP {status})" if status else "")
 
 
 @dataclass
@@ -123,8 +130,10 @@ class BatchRun:
     """One ``probes ask --batch`` run over prepared games (see the module doc)."""
 
     def __init__(self, games: list[Any], req: Any, backends_of: Callable[[Any], dict[str, Any]], *, poll_s: float = 30.0,
-                 on_record: Callable[[dict[str, Any]], None] | None = None, say: Callable[[str], None] | None = None) -> None:  # fmt: skip
+                 on_record: Callable[[dict[str, Any]], None] | None = None, say: Callable[[str], None] | None = None,
+                 stop: Callable[[], str | None] | None = None) -> None:  # fmt: skip
         self.games = [g for g in games if g.refusal is None and g.pending]
+        self.stop = stop or (lambda: None)  # why no further batch may be sent (the money budget), else None
         self.by_id = {g.game_id: g for g in self.games}
         self.req, self.backends_of, self.poll_s = req, backends_of, poll_s
         self.on_record, self.say = on_record, say or (lambda s: None)
@@ -193,16 +202,19 @@ class BatchRun:
         self._have = {g.game_id: answered_calls(layer_dir(g.dir, self.req.layer)) for g in self.games}
         self._deps = {g.game_id: call_graph(g).deps for g in self.games}
         self._sent: dict[str, Prepared] = {}
-        for open_batch in self.ledger.open_batches():  # a run killed while these were pending: collect them first
-            self._sent.update({custom_id(p.ga.game_id, p.key, p.job.seat_idx, p.seq): p for ps in self._ready().values() for p in ps})
-            await self._collect(open_batch)
         position = 0
         try:
+            for open_batch in self.ledger.open_batches():  # a run killed while these were pending: collect them first
+                self._sent.update({custom_id(p.ga.game_id, p.key, p.job.seat_idx, p.seq): p for ps in self._ready().values() for p in ps})
+                await self._collect(open_batch)
             while True:
                 ready = self._ready()
                 if not ready:
                     break
                 for backend_name, calls in sorted(ready.items()):
+                    why = self.stop()
+                    if why:
+                        raise BatchFailed(why)
                     rec = await self._send(backend_name, calls, position)
                     await self._collect(rec)
                 position += 1
@@ -223,6 +235,8 @@ class BatchRun:
         return out
 
     async def _send(self, backend_name: str, calls: list[Prepared], position: int) -> dict[str, Any]:
+        import openai
+
         backend = self.backends(calls[0].ga)[backend_name]
         body_of = getattr(backend, "request_body", None)
         if body_of is None:
@@ -230,7 +244,7 @@ class BatchRun:
                              "use an openai backend, or ask without --batch")  # fmt: skip
         ids = [custom_id(p.ga.game_id, p.key, p.job.seat_idx, p.seq) for p in calls]
         lines = [json.dumps({"custom_id": cid, "method": "POST", "url": "/v1/chat/completions", "body": body_of(p.call.request)},
-                            ensure_ascii=False) for cid, p in zip(ids, calls)]  # fmt: skip
+                            ensure_ascii=False) for cid, p in zip(ids, calls, strict=True)]  # fmt: skip
         data = ("\n".join(lines) + "\n").encode("utf-8")
         name = f"batch-{position:04d}-{backend_name}-{int(time.time())}.jsonl"
         local = self.ledger.input_file(name)
@@ -242,18 +256,23 @@ class BatchRun:
             f = await client.files.create(file=(name, data, "application/jsonl"), purpose="batch")
             b = await client.batches.create(input_file_id=f.id, endpoint="/v1/chat/completions", completion_window="24h",
                                             metadata={"mafiascope_layer": self.req.layer})  # fmt: skip
+        except openai.APIError as exc:  # nothing accepted: the calls stay pending
+            raise BatchFailed(f"batch of {len(calls)} calls (chain position {position}) not sent: {api_error(exc)}; run the same "
+                              "command again") from None  # fmt: skip
         finally:
             await client.close()
         rec = {"event": "batch", "batch_id": b.id, "input_file_id": f.id, "position": position, "backend": backend_name,
                "calls": len(calls), "file": name}  # fmt: skip
         self.ledger.append(rec)
-        self._sent.update(zip(ids, calls))
+        self._sent.update(zip(ids, calls, strict=True))
         self.sent += len(calls)
         self.say(f"batch {b.id}: {len(calls)} calls (chain position {position}, backend {backend_name})")
         return rec
 
     async def _collect(self, rec: dict[str, Any]) -> None:
         """Poll a batch until it ends; write its answers (and its failed lines) as records."""
+        import openai
+
         backend_name = str(rec.get("backend"))
         ga0 = next((g for g in self.games), None)
         if ga0 is None or backend_name not in self.backends(ga0):
@@ -262,8 +281,22 @@ class BatchRun:
         backend = self.backends(ga0)[backend_name]
         client = backend.endpoint.client(fast_transport=False)
         try:
+            misses = 0
             while True:
-                b = await client.batches.retrieve(rec["batch_id"])
+                try:
+                    b = await client.batches.retrieve(rec["batch_id"])
+                except openai.NotFoundError:  # the provider has no such batch: its calls are pending again
+                    self.ledger.append({"event": "done", "batch_id": rec["batch_id"], "status": "not found"})
+                    self.say(f"batch {rec['batch_id']}: the provider does not know it; its calls are sent again")
+                    return
+                except openai.APIError as exc:  # a poll that failed: the batch is still in the ledger
+                    misses += 1
+                    if misses >= POLL_MISSES:
+                        raise BatchFailed(f"batch {rec['batch_id']}: {POLL_MISSES} polls failed ({api_error(exc)}); run the same "
+                                          "command again to poll it again") from None  # fmt: skip
+                    await asyncio.sleep(self.poll_s)
+                    continue
+                misses = 0
                 if b.status in TERMINAL:
                     break
                 await asyncio.sleep(self.poll_s)
@@ -288,7 +321,7 @@ class BatchRun:
                     res = json.loads(line)
                 except ValueError:
                     continue
-                p = self._sent.pop(res.get("custom_id"), None) if isinstance(res, dict) else None
+                p = self._sent.pop(str(res.get("custom_id")), None) if isinstance(res, dict) else None
                 if p is None or p.key in self._have[p.ga.game_id]:
                     continue  # not ours, or written before a crash
                 c = completion_of_result(res, p.call.request, backend)
