@@ -169,6 +169,8 @@ def test_an_observer_model_answers_for_every_seat_and_analytics_read_and_compare
     assert cmp["layers"] == ["game", "obs"] and cmp["games_shared"] == 3 and cmp["paired"] == "by game"
     f1 = next(r for r in cmp["rows"] if r["metric"] == "f1.accuracy")
     assert f1["a"] != f1["b"] and f1["diff_ci95"] is not None  # the observer reads the same contexts otherwise
+    metrics = {r["metric"].split(".")[0] for r in cmp["rows"]}
+    assert "f2" in metrics and not metrics & {"outcome", "votes"}  # the same games: no figure without probes differs
     assert main(["compare", str(logs), "--layers", "game,nope", "--boot", "50"]) == 2
 
 

@@ -15,6 +15,8 @@ _DESIGN = {
 
 def design_text(cmp: dict[str, Any]) -> str:
     """How the comparison's games were resampled (its ``design``)."""
+    if cmp.get("layers"):
+        return "paired: both layers read the same games' seats, resampled together"
     return _DESIGN.get(str(cmp.get("design")), str(cmp.get("design") or ""))
 
 

@@ -393,7 +393,8 @@ def compare_layers(ca: Corpus, cb: Corpus, mode: Mode, *, model: str | None = No
     games' seats read through two sets of answers (the players' own against an observer model's reading of
     the same contexts, two batteries ...). Paired by game: both layers' per-game statistics are pooled under
     the same resampled games (their frame's draws), so the games' own variation cancels in the difference.
-    ``model``/``role``: only those seats. Rows, p and Holm p as in :func:`compare`."""
+    ``model``/``role``: only those seats. Rows, p and Holm p as in :func:`compare`, over the metrics that read probe
+    answers (a metric that reads none has the same value in both layers, and would only widen the Holm family)."""
     ma, mb = seat_mask(ca, model=model, role=role), seat_mask(cb, model=model, role=role)
     pa, pb = _PerGame(ca, mode, ma), _PerGame(cb, mode, mb)
     rows: list[dict[str, Any]] = []
@@ -402,7 +403,7 @@ def compare_layers(ca: Corpus, cb: Corpus, mode: Mode, *, model: str | None = No
     shared_all: set[str] = set(ca.game_ids) & set(cb.game_ids)
     for metric in _metrics(ca):
         mb_metric = names_b.get(metric.name)
-        if mb_metric is None:
+        if mb_metric is None or not metric.needs_probes:  # outcomes and votes: the same games give the same figures
             continue
         cma, cmb = _corpus_of(ca, metric), _corpus_of(cb, mb_metric)
         ids_a, ids_b = cma.games["game_id"].to_numpy().astype(str), cmb.games["game_id"].to_numpy().astype(str)
