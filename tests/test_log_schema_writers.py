@@ -22,9 +22,11 @@ import pytest
 from mafiascope.cli import main
 from mafiascope.engine.snapshots import iter_snapshots
 from mafiascope.logs.io import GAME_FILE, iter_probe_records, list_game_dirs, read_jsonl
+from mafiascope.logs.layers import layer_dir, list_layers
 from mafiascope.logs.probe_steps import STEPS_FILE, ActsDone, StepLine
 from mafiascope.logs.schema import ProbeRecord, Snapshot, parse_event, run_record, undeclared
 
+from .servers import threaded_devserver
 from .studies import three_model_study
 from .test_replay_resume import crash_copy
 
@@ -53,6 +55,9 @@ def check_game(d: Path) -> tuple[list[str], int]:
         check(type(rec).__name__, rec, f"{d.name}/game.jsonl:{i + 1} ({raw.get('kind')})")
     for i, raw in enumerate(iter_probe_records(d, skip_corrupt=False)):
         check("ProbeRecord", ProbeRecord.model_validate(raw), f"{d.name}/introspection.jsonl record {i + 1}")
+    for layer in list_layers(d):  # probe layers asked after the fact (probes ask)
+        for i, raw in enumerate(iter_probe_records(layer_dir(d, layer), skip_corrupt=False)):
+            check("ProbeRecord", ProbeRecord.model_validate(raw), f"{d.name}/probe_layers/{layer} record {i + 1}")
     for i, raw in enumerate(read_jsonl(d / STEPS_FILE) if (d / STEPS_FILE).is_file() else []):
         model = StepLine if raw.get("kind") == "step" else ActsDone
         check(model.__name__, model.model_validate(raw), f"{d.name}/{STEPS_FILE}:{i + 1}")
@@ -66,11 +71,13 @@ def check_game(d: Path) -> tuple[list[str], int]:
 
 def check_run_files(root: Path) -> tuple[list[str], dict[str, int]]:
     """(problems, records checked per file kind) of the ledgers and progress files under ``root``."""
-    problems, n = [], {"study_ledger": 0, "arena_ledger": 0, "progress": 0}
+    problems, n = [], {"study_ledger": 0, "arena_ledger": 0, "progress": 0, "batch_ledger": 0}
     for path in sorted(root.rglob("*.jsonl")):
         recs = read_jsonl(path)
         if path.name.endswith(".progress.jsonl"):
             kind = "progress"
+        elif path.name == "batches.jsonl":
+            kind = "batch_ledger"
         elif path.name == "ledger.jsonl":
             kind = "arena_ledger" if recs and recs[0].get("event") == "plan" else "study_ledger"
         else:
@@ -144,12 +151,21 @@ def test_every_writer_writes_only_what_the_schema_declares(tmp_path):
     cli("import", str(REPO / "data" / "corpus" / "mafiascope_ru_legacy"), str(logs / "imported"))
     (logs / "study").mkdir()
     three_model_study(logs / "study", games=1)
+    # probe layers asked after the fact: directly, and through the Batch API of the dev server
+    cli("probes", "ask", str(logs / "batch"), "--battery", "suspicion", "--layer", "late", "-q")
+    with threaded_devserver(batch_delay_s=0.05) as srv:
+        obs = tmp_path / "observer.yaml"
+        obs.write_text(json.dumps({"rules": {"roles": {"Mafia": 1, "Villager": 2}}, "seats": [{"backend": "o"}] * 3,
+                                   "backends": {"o": {"type": "openai", "base_url": srv.base_url, "model": "bot-analyst"}}}))  # fmt: skip
+        cli("probes", "ask", str(logs / "batch"), "--battery", "chained", "--layer", "obs", "--config", str(obs), "--backend", "o",
+            "--batch", "--poll-s", "0.05", "--no-preflight", "-q")  # fmt: skip
 
     problems, n = check_tree(logs)
     assert problems == [], "\n".join(sorted({p.split(": ", 1)[1] for p in problems})) + "\nfirst: " + problems[0]
     run_problems, runs = check_run_files(logs)
     assert run_problems == [], "\n".join(run_problems)
-    assert runs["study_ledger"] >= 30 and runs["arena_ledger"] >= 3 and runs["progress"] >= 12, runs
+    assert runs["study_ledger"] >= 30 and runs["arena_ledger"] >= 3 and runs["progress"] >= 12 and runs["batch_ledger"] >= 4, runs
+    assert {name for d in list_game_dirs(logs / "batch") for name in list_layers(d)} == {"late", "obs"}
     for name in ("attribution", "bifurcation", "ab"):  # the CLI's --progress files, as the app's jobs poll them
         events = [r["event"] for r in read_jsonl(prog / f"{name}.progress.jsonl")]
         assert events[0] == "start" and events[-1] == "done" and "unit" in events, (name, events)
@@ -186,7 +202,10 @@ WRITERS = {
     "mafiascope/logs/io.py": "JsonlWriter and dumps themselves (the callers below choose the records)",
     "mafiascope/logs/probe_steps.py": "probe_steps.jsonl: StepLine, ActsDone",
     "mafiascope/play/game.py": "game.jsonl, state.jsonl, probe_steps.jsonl (engine.records.build / line)",
-    "mafiascope/probes/scheduler.py": "introspection.jsonl (ProbeRecord, engine.records.check)",
+    "mafiascope/probes/record_writer.py": "introspection.jsonl of a game or of a probe layer (ProbeRecord, engine.records.check)",
+    "mafiascope/probes/batch_api.py": "probes ask --batch: .probe_layers/<layer>/batches.jsonl (BatchSent, BatchDone via run_record)",
+    "mafiascope/backends/devserver_batches.py": "the dev server's Batch API output files, served over HTTP from memory (the "
+                                                "OpenAI batch output format, not ours); no log records",
     "mafiascope/probes/pending.py": "game.jsonl's game_over of a game finished after a crash (engine.records.line)",
     "mafiascope/replay/fork_branch.py": "a fork's inherited records (copied from its parent) and its own",
     "mafiascope/replay/resume.py": "a resumed game's kept records and its own",

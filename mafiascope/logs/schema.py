@@ -617,12 +617,33 @@ class ProgressDone(RunRecord):
     fork_batch_id: str | None = None
 
 
+class BatchSent(RunRecord):
+    """``probes ask --batch``: a batch the provider accepted (``<logs>/.probe_layers/<layer>/batches.jsonl``)."""
+
+    event: Literal["batch"] = "batch"
+    batch_id: str
+    input_file_id: str | None = None
+    position: int
+    backend: str
+    calls: int
+    file: str | None = None  # the request file kept beside the ledger
+
+
+class BatchDone(RunRecord):
+    """How a batch ended: completed, failed, expired, cancelled, not found, or abandoned (its backend not in the run)."""
+
+    event: Literal["done"] = "done"
+    batch_id: str
+    status: str
+
+
 RUN_FILE_MODELS: dict[str, dict[str, type[RunRecord]]] = {
     "study_ledger": {
         m.model_fields["event"].default: m for m in (StudyHeader, StudyExtend, StudyRow, StudyState, StudyReserve, StudyStop)
     },
     "arena_ledger": {m.model_fields["event"].default: m for m in (ArenaPlan, ArenaScheduled, ArenaFinished, ArenaFailed)},
     "progress": {"start": ProgressStart, "unit": ProgressUnit, "branch": ProgressUnit, "done": ProgressDone},
+    "batch_ledger": {"batch": BatchSent, "done": BatchDone},
 }
 
 

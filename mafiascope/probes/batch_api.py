@@ -104,9 +104,13 @@ class BatchLedger:
         return [r for r in recs if r.get("event") == "batch" and r.get("batch_id") not in done]
 
     def append(self, rec: dict[str, Any]) -> None:
+        from ..logs.schema import run_record
+
+        line = {**rec, "ts": time.time()}
+        run_record("batch_ledger", line)  # checked against logs/schema.py before it is written
         self.dir.mkdir(parents=True, exist_ok=True)
         with JsonlWriter(self.path, fsync=True) as w:
-            w.write({**rec, "ts": time.time()})
+            w.write(line)
 
     def input_file(self, name: str) -> Path:
         self.dir.mkdir(parents=True, exist_ok=True)
