@@ -15,15 +15,15 @@ from mafiascope.arena.roster import bot_roster, parse_roster
 from mafiascope.arena.run import estimate
 from mafiascope.arena.schedule import N_SEATS
 from mafiascope.arena.scoring import load_records, report
+from mafiascope.backends.specs import credential_items
 from mafiascope.config import ConfigError, parse_yaml_text
+from mafiascope.lexicon import glossary
 from mafiascope.logs.io import is_game_dir
 from mafiascope.redaction import ENV_REF
 
-from mafiascope.lexicon import glossary
-
 from . import arena_jobs, jobs, keys
-from . import state as S
 from . import arena_tables as T
+from . import state as S
 from .data import invalid_note
 from .paths import ARENA_DATA_DIR, default_roots, free_paths_allowed, public_command, public_path, within_roots
 from .polling import flash, live_block
@@ -73,14 +73,16 @@ def _key_problem(entry: Any) -> str | None:
     file) or a ``${VAR}`` the operator's policy does not allow for that base URL."""
     if not isinstance(entry, dict):
         return None
-    for field in ("api_key", "token"):
-        value = str(entry.get(field) or "").strip()
+    for field, raw in credential_items(entry):  # api_key, token and every header value
+        value = str(raw or "").strip()
         if not value:
             continue
         m = ENV_REF.match(value)
         if not m:
             return f"{field}: give the name of a key the operator allows, as \"${{NAME}}\", never the key itself"
-        return keys.operator_policy().problem(m.group(1), entry.get("base_url") or entry.get("hub") or "https://api.openai.com/v1")
+        why = keys.operator_policy().problem(m.group(1), entry.get("base_url") or entry.get("hub") or "https://api.openai.com/v1")
+        if why:
+            return why
     return None
 
 

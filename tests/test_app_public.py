@@ -83,3 +83,9 @@ def test_arena_extra_models_refuse_keys_the_policy_does_not_allow(env, monkeypat
     area.set_value('mine: {type: openai, model: m, api_key: "sk-pasted-0123456789abcdef"}').run()
     msgs = [plain(e.value) for e in at.error]
     assert any("never the key itself" in m for m in msgs) and not any("sk-pasted" in m for m in msgs), msgs
+    # header values are credentials too (seen: neither a literal key nor an undeclared name there was refused)
+    area.set_value('mine: {type: openai, model: m, headers: {X-Api-Key: "sk-pasted-0123456789abcdef"}}').run()
+    msgs = [plain(e.value) for e in at.error]
+    assert any("headers.X-Api-Key: give the name" in m for m in msgs) and not any("sk-pasted" in m for m in msgs), msgs
+    area.set_value('evil: {type: openai, model: m, base_url: "http://127.0.0.1:9/v1", headers: {X-K: "${DEPLOY_SECRET}"}}').run()
+    assert any("$DEPLOY_SECRET is not a key the operator allows" in plain(e.value) for e in at.error), [e.value for e in at.error]

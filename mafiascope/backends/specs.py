@@ -53,6 +53,15 @@ REFERENCE_RULE = ("${...} is resolved only in credential fields (api_key, token,
                   "policy (docs/security.md); write the value itself")
 
 
+def credential_items(entry: Mapping[str, Any]) -> list[tuple[str, Any]]:
+    """``(field, value)`` of every credential of one ``backends:`` entry: :data:`CREDENTIAL_FIELDS` and each header."""
+    out = [(k, entry[k]) for k in sorted(CREDENTIAL_FIELDS) if k in entry]
+    headers = entry.get("headers")
+    if isinstance(headers, Mapping):
+        out += [(f"headers.{k}", v) for k, v in headers.items()]
+    return out
+
+
 def misplaced_reference(obj: Any, path: str = "") -> str | None:
     """The field path of the first ``${VAR}`` outside a credential field, or None.
 

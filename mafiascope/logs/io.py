@@ -131,12 +131,13 @@ def _parse_constant(name: str) -> float:
     return {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}[name]
 
 
-def loads_line(raw: bytes | str) -> Any:
-    """One JSON line from a file others may have written: ValueError (``UnicodeDecodeError`` is one) for anything that
-    is not JSON, including a line nested so deeply that the decoder runs out of stack (``[[[[...`` 100,000 deep raised
-    RecursionError, which no reader caught: ``analyze`` ended in a traceback). Every reader of a log line uses this."""
+def loads_line(text: bytes | str, **kw: Any) -> Any:
+    """``json.loads(text, **kw)`` for text from a file others may have written: ValueError (``UnicodeDecodeError`` is
+    one) for anything that is not JSON, including a line nested so deeply that the decoder runs out of stack
+    (``[[[[...`` 100,000 deep raised RecursionError, which no reader caught: ``analyze`` ended in a traceback).
+    Every reader of a log line or a result file uses this."""
     try:
-        return json.loads(raw.decode("utf-8") if isinstance(raw, bytes) else raw, parse_constant=_parse_constant)
+        return json.loads(text, **kw)
     except RecursionError:
         raise ValueError("JSON nested too deeply") from None
 
@@ -186,7 +187,7 @@ def _parse_lines(path: Path, data: bytes, skip_corrupt: bool) -> Iterator[tuple[
         if not raw.strip():
             continue
         try:
-            obj = loads_line(raw)
+            obj = loads_line(raw.decode("utf-8"), parse_constant=_parse_constant)
             if not isinstance(obj, dict):
                 raise ValueError("line is not a JSON object")
         except (ValueError, UnicodeDecodeError) as exc:
@@ -289,7 +290,7 @@ def probe_records_at(game_dir: str | Path, offsets: Iterable[int]) -> dict[int, 
         if pos > last:
             break
         try:
-            obj = loads_line(raw) if raw.strip() else None
+            obj = loads_line(raw.decode("utf-8"), parse_constant=_parse_constant) if raw.strip() else None
             rec = dec.feed(obj) if isinstance(obj, dict) else None
         except (ValueError, UnicodeDecodeError, ProbeDecodeError):
             rec = None
