@@ -1,6 +1,6 @@
 """Real browser, the views of the polish pass: the sidebar's corpus chips show long corpus names whole (wrapped, not cut
-at a fixed width), the Arena's run pick survives a reload from its URL, and the Replay page's experiment tab draws p-values
-as text. Screenshots: test-output/screenshots/polish/."""
+at a fixed width), the Arena's run pick survives a reload from its URL, and the Replay page's branch comparison draws with
+the branches' night kills. Screenshots: test-output/screenshots/polish/."""
 
 from __future__ import annotations
 
@@ -31,6 +31,11 @@ def served(tmp_path_factory):
     logs = root / "logs" / LONG
     for gid in ("demo-classic-01", "demo-classic-02"):
         shutil.copytree(ROOT / "data" / "demo" / gid, logs / gid)
+    import subprocess
+    import sys
+
+    subprocess.run([sys.executable, "-m", "mafiascope", "fork", str(logs / "demo-classic-01"), "--at", "1.5", "-n", "2",
+                    "--logs", str(logs), "--json"], check=True, cwd=ROOT, stdout=subprocess.DEVNULL, timeout=300)  # fmt: skip
     runs = root / "runs"
     for name in ("first", "second"):
         run_arena(load_roster(), "imbalanced", 1, runs / "arena" / name, quiet=True)
@@ -87,3 +92,21 @@ def test_the_corpus_pickers_help_names_every_picked_corpus_in_full(tmp_path, mon
     assert not at.exception
     box = at.sidebar.multiselect(key="sb_corpora")
     assert f"Selected: {LONG}" in box.help or f", {LONG}" in box.help, box.help
+
+
+@pytest.mark.browser
+def test_the_branch_comparison_with_its_night_kills_draws(served):
+    url, browser = served
+    page = browser.new_page(viewport={"width": 1500, "height": 2400})
+    page.goto(f"{url}/replay?game=demo-classic-01&step=12")
+    page.get_by_text("↳").first.wait_for(timeout=120_000)
+    _settle(page)
+    page.get_by_text("↳").first.click()
+    page.get_by_text("Compared with the parent").first.wait_for(timeout=120_000)
+    _settle(page)
+    _no_exception(page)
+    page.screenshot(path=str(SHOTS / "replay_branch_compare.png"), full_page=True)
+    shown = page.get_by_text("Eliminated after the fork").count()
+    page.close()
+    assert shown  # the table's cells are drawn on a canvas: their words ("Night 2") are checked in test_branch_compare.py
+
