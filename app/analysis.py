@@ -26,6 +26,13 @@ def selection_dirs(include_forks: bool = False) -> tuple[str, ...]:
     return tuple(sorted(sel["dir"].astype(str)))
 
 
+def analysed_games(dirs: tuple[str, ...], mode: Any, **kw: Any) -> Any:
+    """The selection's games as the report counts them: every root game, transcript-only ones included (their
+    outcomes and votes count; ``.probed()`` gives the probe-based figures their games); compat mode: the
+    original's selection, the probed games. One corpus for both (the probed games are a view of it)."""
+    return bridge.corpus(dirs, probed_only=bool(mode.is_compat), **kw)
+
+
 def cache_key(dirs: tuple[str, ...]) -> tuple:
     """The arguments a cached builder takes for a selection: the directories (passed un-hashed, as a leading
     underscore argument), the digest that covers them and their files, and the analytics mode."""
@@ -36,7 +43,7 @@ def cache_key(dirs: tuple[str, ...]) -> tuple:
 def _f2(_dirs: tuple[str, ...], key: str, mode: Any, model: str | None) -> dict[str, Any]:
     from mafiascope.analytics.f2 import f2 as f2_of
 
-    c = bridge.corpus(_dirs, model=model)
+    c = analysed_games(_dirs, mode, model=model).probed()
     # a model's calibration = the guesses of the seats it played, in the games where it sat (not every seat there)
     return {"m": c.m, **f2_of(c, mode, model=model)} if c.m else {"m": 0}
 
@@ -49,7 +56,7 @@ def f2(dirs: tuple[str, ...], model: str | None = None) -> dict[str, Any]:
 def _f3(_dirs: tuple[str, ...], key: str, mode: Any, tau: float) -> dict[str, Any]:
     from mafiascope.analytics.f3 import f3 as f3_of
 
-    c = bridge.corpus(_dirs)
+    c = analysed_games(_dirs, mode).probed()
     return {"m": c.m, **f3_of(c, mode, tau=tau)} if c.m else {"m": 0}
 
 
@@ -64,7 +71,7 @@ def _f3_pairs(_dirs: tuple[str, ...], key: str, mode: Any, tau: float) -> pd.Dat
     from mafiascope.analytics.viewer import step_label
     from mafiascope.lexicon.labels import ATTITUDES
 
-    c = bridge.corpus(_dirs)
+    c = analysed_games(_dirs, mode).probed()
     if not c.m:
         return pd.DataFrame()
     p = f3_pairs_of(c, mode)
@@ -97,7 +104,7 @@ def f3_pairs(dirs: tuple[str, ...], tau: float) -> pd.DataFrame:
 def _episodes(_dirs: tuple[str, ...], key: str, mode: Any, merge_gap: int) -> dict[str, Any]:
     from mafiascope.analytics.episodes import find_episodes
 
-    c = bridge.corpus(_dirs)
+    c = analysed_games(_dirs, mode).probed()
     return find_episodes(c, merge_gap=merge_gap) if c.m else {"candidates": [], "windows": []}
 
 
@@ -116,7 +123,7 @@ def _compute_report(dirs: tuple[str, ...], mode: Any, include_invalid: bool | No
     from mafiascope.analytics.report import build_report
     from mafiascope.analytics.sections import section_keys
 
-    c = bridge.corpus(dirs, include_invalid=include_invalid)
+    c = analysed_games(dirs, mode, include_invalid=include_invalid)
     # the sections the dashboard shows (plans/personality/episodes have their own pages or the CLI report)
     return build_report(c, mode, sections=section_keys(Place.DASHBOARD)) if c.m else {"n_games": 0}
 
@@ -174,7 +181,7 @@ def _per_model(_dirs: tuple[str, ...], key: str, mode: Any) -> dict[str, Any]:
     from mafiascope.analytics.f2 import f2 as f2_of
     from mafiascope.analytics.seats import model_frame
 
-    c = bridge.corpus(_dirs)
+    c = analysed_games(_dirs, mode).probed()
     models = models_of(c.games["models"])
     out: dict[str, Any] = {}
     for mdl in models:
@@ -192,7 +199,7 @@ def _per_model(_dirs: tuple[str, ...], key: str, mode: Any) -> dict[str, Any]:
 def _compare(_dirs: tuple[str, ...], key: str, mode: Any, a: str, b: str) -> dict[str, Any]:
     from mafiascope.analytics.seats import compare as compare_models
 
-    return compare_models(bridge.corpus(_dirs), mode, a, b)
+    return compare_models(analysed_games(_dirs, mode), mode, a, b)
 
 
 def compare(dirs: tuple[str, ...], a: str, b: str) -> dict[str, Any]:
@@ -205,7 +212,7 @@ def compare(dirs: tuple[str, ...], a: str, b: str) -> dict[str, Any]:
 def _seat_models(_dirs: tuple[str, ...], key: str, mode: Any) -> list[str]:
     from mafiascope.analytics.seats import models_of as seated_models
 
-    return seated_models(bridge.corpus(_dirs))
+    return seated_models(analysed_games(_dirs, mode))
 
 
 def seat_models(dirs: tuple[str, ...]) -> list[str]:
@@ -224,7 +231,7 @@ def _outcomes(_dirs: tuple[str, ...], key: str, mode: Any) -> dict[str, Any]:
     from mafiascope.analytics.accounting import parse_accounting
     from mafiascope.logs.schema import MAFIA_ROLES
 
-    c = bridge.corpus(_dirs)
+    c = analysed_games(_dirs, mode)
     pl = c.players
     # models of each game's Mafia and town seats, in one pass over the seats (games in g order)
     sides: dict[int, tuple[set[str], set[str]]] = {}
@@ -235,7 +242,7 @@ def _outcomes(_dirs: tuple[str, ...], key: str, mode: Any) -> dict[str, Any]:
     rows = [{"game_id": gid[g], "mafia_models": ",".join(sorted(maf)), "town_models": ",".join(sorted(town)),
              "winner": winner[g], "rounds": rounds[g], "completed": bool(completed[g])}
             for g, (maf, town) in sorted(sides.items())]
-    return {"outcomes": game_outcomes(c) if c.m else {}, "parse": parse_accounting(c, mode) if c.m else {}, "games": pd.DataFrame(rows)}
+    return {"outcomes": game_outcomes(c) if c.m else {}, "parse": parse_accounting(c.probed(), mode) if c.m else {}, "games": pd.DataFrame(rows)}
 
 
 def outcomes(dirs: tuple[str, ...]) -> dict[str, Any]:

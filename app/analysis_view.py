@@ -29,8 +29,13 @@ def page_intro(title: str, caption: str) -> tuple[str, ...]:
     return dirs
 
 
-def games_scope(probed: int, selected: int) -> str:
-    """What the figures are computed over: the sidebar counts every game, the metrics only probed root games."""
+def games_scope(probed: int, selected: int, analysed: int | None = None) -> str:
+    """What the figures are computed over: the sidebar counts every game, the probe-based metrics only probed root
+    games; ``analysed``: the root games the Dashboard counts (transcript-only ones too: outcomes, votes, matchups)."""
+    if analysed is not None and analysed > probed:
+        s = (f"{plural(analysed, 'root game')} ({probed:,} probed, counted by the probe-based figures; "
+             f"{analysed - probed:,} transcript-only, counted by outcomes, votes, matchups and the outcome and vote rows)")
+        return s if analysed == selected else f"{s} (of the {selected} selected; branches are left out)"
     s = f"{plural(probed, 'probed root game')}"
     return s if probed == selected else f"{s} (of the {selected} selected; branches and unprobed games are left out)"
 

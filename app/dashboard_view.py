@@ -47,7 +47,8 @@ def tiles(rep: dict[str, Any], sel: pd.DataFrame) -> None:
     p = rep.get("parse") or {}
     w = o.get("mafia_win_rate_wilson95") or [None, None]
     c = st.columns(6)
-    c[0].metric("Games", f"{rep.get('n_games', 0):,}", help="Root games of the selection with probes")
+    c[0].metric("Games", f"{rep.get('n_games', 0):,}", help=f"Root games of the selection, {rep.get('n_games_probed') or 0:,} "
+                "of them with probe answers (the probe-based figures count those)")
     c[1].metric("Mafia win rate", _pct(o.get("mafia_win_rate")),
                 help=f"Wilson 95%: {_pct(w[0])}–{_pct(w[1])} over {o.get('completed', 0)} completed games")
     c[1].caption(f"95% CI {_pct(w[0])}–{_pct(w[1])}")

@@ -28,10 +28,14 @@ if not dirs:
 D.build_progress(dirs, sel)  # a cold cache: a progress bar and the index's tiles, not a blank page
 rep = A.report_summary(dirs)  # the whole report (F2's per-agent rows too) only for the JSON download
 if not rep.get("n_games"):
-    st.info(f"None of the {len(dirs)} selected root games has probe answers, so there is nothing to score. Add probed "
-            "corpora in the sidebar (Corpora, Search games) or launch games with probes on.", icon="👈")
+    st.info(f"None of the {len(dirs)} selected root games is left to analyse (sidebar filters). Add corpora in the "
+            "sidebar (Corpora, Search games) or launch games.", icon="👈")
     st.stop()
-st.caption(f"Every figure is over the {AV.games_scope(int(rep.get('n_games') or 0), len(sel))} · metric mode "
+probed = int(rep.get("n_games_probed") or 0)
+if not probed:
+    st.info(f"None of the {rep['n_games']} selected root games has probe answers: outcomes, votes and matchups only. "
+            "Add probed corpora in the sidebar (Corpora, Search games) or launch games with probes on.", icon="👈")
+st.caption(f"Every figure is over the {AV.games_scope(probed, len(sel), int(rep['n_games']))} · metric mode "
            f"**{bridge.current_mode().name}** · bootstrap B = {bridge.current_mode().boot}")
 D.tiles(rep, sel)
 tabs = st.tabs(["First-order by round", "Calibration per model", "F3 · F4", "Belief dynamics", "Matchups",

@@ -35,7 +35,8 @@ FIXTURES = ROOT / "tests" / "golden" / "reports"
 # name -> corpus directories (relative to the checkout): data/arena holds games without probe logs; "mixed" and
 # "versions" read several roots at once (their tables are not in game order: the general paths); "damaged" is
 # demo games damaged the ways the loader tolerates (tests/loader_digest.py: torn, corrupt and unknown lines, a
-# doubled setup, a game without setup, one without probe log), made afresh in the cache directory
+# doubled setup, a game without setup, one without probe log), made afresh in the cache directory; "probed_plain"
+# is a probed one-model corpus beside the transcript-only arena games of other models (two corpora compared)
 CORPORA: dict[str, tuple[str, ...]] = {
     "demo": ("data/demo",),
     "en_demo": ("data/corpus/mafiascope_en_demo",),
@@ -44,8 +45,10 @@ CORPORA: dict[str, tuple[str, ...]] = {
     "mixed": ("data/demo", "data/corpus/mafiascope_en_demo"),
     "versions": ("tests/fixtures/logs/v1", "tests/fixtures/logs/v2", "tests/fixtures/logs/v3"),
     "damaged": ("<damaged>",),
+    "probed_plain": ("data/corpus/mafiascope_en_demo", "data/arena"),  # probed games beside transcript-only ones
 }
-BUNDLED = ("demo", "en_demo", "ru_legacy", "arena")  # every output; the others: the report, --model, episodes, edges
+# every output; the others: the report, --model, episodes, edges
+BUNDLED = ("demo", "en_demo", "ru_legacy", "arena", "probed_plain")
 MODES = ("default", "mafiascope-2026-07")
 FLOAT_TOL = {"default": 1e-6, "mafiascope-2026-07": 0.0}  # one unit of the printed sixth decimal in default mode
 PROVENANCE = {"mafiascope_version": "X", "git_commit": "X", "python": "X"}  # the report.md header's run facts, fixed
@@ -60,19 +63,16 @@ def sources(name: str, cache_dir: str | Path) -> list[Path]:
     return [ROOT / p for p in CORPORA[name]]
 
 
-def load(name: str, cache_dir: str | Path) -> Any:
-    """The corpus as the CLI loads it: probed games, else (transcript-only corpora) every game."""
-    from mafiascope.analytics.corpus import load_corpus
+def load(name: str, cache_dir: str | Path, mode_name: str = "default") -> Any:
+    """The corpus as the CLI loads it in that mode (:func:`mafiascope.analytics.corpus.load_for_analysis`)."""
+    from mafiascope.analytics.corpus import load_for_analysis
 
     from mafiascope.logs.io import TornLineWarning
 
     src = sources(name, cache_dir)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", TornLineWarning)  # the damaged corpus' lines, skipped as they should be
-        c = load_corpus(src, cache_dir=cache_dir)
-        if c.m == 0 and c.selection.get("excluded", {}).get("no_probes"):
-            c = load_corpus(src, cache_dir=cache_dir, probed_only=False)
-    return c
+        return load_for_analysis(src, mode_name != "default", cache_dir=cache_dir)
 
 
 def mode_of(name: str) -> Any:
@@ -121,7 +121,7 @@ def outputs(name: str, mode_name: str, cache_dir: str | Path) -> dict[str, Any]:
     from mafiascope.analytics.episodes import find_episodes
     from mafiascope.analytics.seats import compare, compare_all, models_of, seat_mask
 
-    c = load(name, cache_dir)
+    c = load(name, cache_dir, mode_name)
     mode = mode_of(mode_name)
     rep = report(c, mode, transcripts=True)
     out: dict[str, Any] = {"statistics": statistics(), "report": rep}
@@ -135,9 +135,9 @@ def outputs(name: str, mode_name: str, cache_dir: str | Path) -> dict[str, Any]:
     ms = models_of(c)
     if len(ms) > 1:
         out["compare_villagers"] = compare(c, mode, ms[0], ms[-1], role="Villager")
-    if rep["probe_logs"]:
-        out["episodes"] = find_episodes(c)
-        edges = edge_stream(c, mode)
+    if rep["probe_logs"]:  # over the games with probe logs, as the CLI's episodes and dynamics
+        out["episodes"] = find_episodes(c.probed())
+        edges = edge_stream(c.probed(), mode)
         out["edges"] = {"rows": len(edges), "sha256": hashlib.sha256(edges.to_csv(index=False).encode()).hexdigest()}
     return out
 

@@ -138,7 +138,8 @@ def test_dashboard_says_which_games_the_figures_use(demo, tmp_path, monkeypatch)
     at = new_app(page="dashboard").run()
     assert_clean(at)
     caps = " ".join(c.value for c in at.caption)
-    assert "probed root games (of the" in caps, caps
+    # the unprobed games count where no probe answer is needed (outcomes, votes, matchups), and the caption says so
+    assert "transcript-only, counted by outcomes" in caps and "probed, counted by the probe-based figures" in caps, caps
 
 
 @pytest.mark.slow
@@ -222,7 +223,7 @@ def test_replay_names_the_nearest_forkable_steps():
 
 @pytest.mark.slow
 def test_dashboard_models_tile_counts_the_games_it_scores(tmp_path, monkeypatch):
-    """The Models tile counts models seated in the scored (probed root) games, like the Games tile."""
+    """The Models tile counts models seated in the analysed root games, like the Games tile."""
     import subprocess
     import sys
 
@@ -244,7 +245,10 @@ def test_dashboard_models_tile_counts_the_games_it_scores(tmp_path, monkeypatch)
     at = _only(new_app(page="dashboard"), "qa-")
     assert_clean(at)
     tiles = {m.label: m.value for m in at.metric}
-    assert tiles["Games"] == "1"
+    # the unprobed game counts where no probe answer is needed (outcomes, votes, matchups): in the Games tile, whose
+    # help says how many have probe answers, and its model in the Models tile
+    games = [m for m in at.metric if m.label == "Games"][0]
+    assert tiles["Games"] == "2" and "1 of them with probe answers" in (games.help or "")
     models = [m for m in at.metric if m.label == "Models"][0]
-    assert "only-in-unprobed" not in (models.help or "")
-    assert int(tiles["Models"]) >= 1
+    assert "only-in-unprobed" in (models.help or "").replace("\\", "")  # (Markdown-escaped)
+    assert int(tiles["Models"]) >= 2

@@ -63,7 +63,7 @@ def test_lean_and_reused_corpus_give_the_same_report(tmp_path, name, mode):
     """The report's memory policy never changes a figure: the non-lean report, and a second report on
     a corpus that has built every intermediate already, equal the golden report exactly."""
     gold = G.read(name, mode)
-    c = G.load(name, tmp_path)
+    c = G.load(name, tmp_path, mode)
     m = G.mode_of(mode)
     for lean in (False, True, False):
         mine = G.as_json(G.report(c, m, transcripts=True, lean=lean))
@@ -81,7 +81,7 @@ def test_dashboard_sections_are_the_reports(tmp_path, name, mode):
     DASHBOARD_SECTIONS = section_keys(Place.DASHBOARD)
     assert DASHBOARD_SECTIONS == ("parse", "outcome", "f1", "f2", "f3", "f4", "dynamics")
     gold = G.read(name, mode)
-    c = G.load(name, tmp_path)
+    c = G.load(name, tmp_path, mode)
     mine = G.as_json(G.report(c, G.mode_of(mode), sections=DASHBOARD_SECTIONS))
     for key in (*DASHBOARD_SECTIONS, "cost"):
         diff = G.mismatches(mine[key], gold["report"][key], gold["statistics"], mode, key)

@@ -347,6 +347,16 @@ def prepare_corpus(sources: list[str | Path] | str | Path, *, cache_dir: str | P
     return done
 
 
+def load_for_analysis(sources: list[str | Path] | str | Path, compat: bool, **filters: Any) -> Corpus:
+    """The games a report counts (docs/metrics.md §2): by default every selected game, the transcript-only ones
+    in the sections that need no probe answers (:meth:`Corpus.probed` gives the others their games); in compat
+    mode the original's selection, the games with probe records (every game when none has any)."""
+    c = load_corpus(sources, probed_only=compat, **filters)
+    if compat and c.m == 0 and c.selection.get("excluded", {}).get("no_probes"):
+        c = load_corpus(sources, probed_only=False, **filters)
+    return c
+
+
 def load_corpus(
     sources: list[str | Path] | str | Path,
     *,

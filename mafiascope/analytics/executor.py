@@ -268,14 +268,13 @@ def run_sections(scope: Scope, wanted: Callable[[str], bool], *, lean: bool) -> 
     holds one group's intermediates at a time. Values are the same either way."""
     from .sections import ABSENT, GROUPS, SECTIONS  # (the sections' module reads the metrics, which run here)
 
-    c = scope.c
-    before = set(c.memo_keys())
+    before = set(scope.c.memo_keys())
     ends = {g.sections[-1]: g for g in GROUPS}
     rep: dict[str, Any] = {}
     for sec in SECTIONS:
         if wanted(sec.key):
-            if not sec.needs_probes or scope.has_probes:
-                rep.update(pooled(sec.build, scope))  # the section's intervals in one product
+            if not sec.needs_probes or scope.has_probes:  # the section's intervals in one product
+                rep.update(pooled(sec.build, scope.probed if sec.reads_probes else scope))
             elif sec.marked_absent:
                 rep[sec.key] = dict(ABSENT)
         if lean and sec.key in ends:
@@ -286,14 +285,14 @@ def run_sections(scope: Scope, wanted: Callable[[str], bool], *, lean: bool) -> 
 def _after_group(scope: Scope, group: Group, before: set[Any], wanted: Callable[[str], bool]) -> None:
     from .sections import SECTIONS
 
-    c = scope.c
     for sec in SECTIONS:
         if sec.prime is not None and wanted(sec.key):
             sec.prime(scope, set(group.sections))
-    c.forget(*[k for k in c.memo_keys() if k not in before and not k[0].report])
-    c.release(*group.releases)
-    for table, cols in group.drop_columns.items():
-        c.release_columns(table, [k for k in c.columns(table) if k not in cols])
-    if group.probe_columns is not None:
-        c.release_columns("probes", group.probe_columns)
+    for c in {id(x.c): x.c for x in (scope, scope.probed)}.values():  # (the probed games' corpus: its memo is its own)
+        c.forget(*[k for k in c.memo_keys() if k not in before and not k[0].report])
+        c.release(*group.releases)
+        for table, cols in group.drop_columns.items():
+            c.release_columns(table, [k for k in c.columns(table) if k not in cols])
+        if group.probe_columns is not None:
+            c.release_columns("probes", group.probe_columns)
     release_free_memory()  # the freed intermediates' pages, worker threads' arenas included

@@ -12,6 +12,7 @@ from .executor import run_sections
 from .modes import Mode
 from .runtime import collector_paused
 from .sections import SECTIONS, Scope
+from .selection import selection_lines
 from .stats import dense_multiplicities
 
 REPORT_VERSION = 1
@@ -46,13 +47,14 @@ def build_report(c: Corpus, mode: Mode, *, transcripts: bool = True, sections: t
     want = (lambda s: True) if sections is None else (lambda s: s in sections)
     scope = Scope(c, mode, seats, transcripts, per_model)
     rep: dict[str, Any] = {"report_version": REPORT_VERSION, "mode": mode.name, "boot": mode.boot, "seed": mode.seed,
-                           "n_games": c.m, "game_ids": c.game_ids, "probe_logs": None}
+                           "n_games": c.m, "n_games_probed": None, "game_ids": c.game_ids, "probe_logs": None}
     if seats is not None:
         rep["seat_filter"] = {**(seat_filter or {}), "seats": int(seats.sum())}
     # the report's ~15 pooled products read one float matrix
     with dense_multiplicities(), collector_paused():
         rep.update(run_sections(scope, want, lean=(sections is None) and (lean is None or lean)))
     rep["probe_logs"] = scope.has_probes
+    rep["n_games_probed"] = c.probed().m if scope.has_probes else 0
     rep["audit"] = audit_section(c)
     return rep
 
@@ -61,6 +63,7 @@ def format_report(rep: dict[str, Any]) -> str:
     """A readable plain-text rendering of :func:`build_report`'s dict: a header, each section's lines
     (:data:`.sections.SECTIONS`), the absent sections and the audit."""
     L = [f"mafiascope analytics report - mode {rep['mode']}, {rep['n_games']} games, B={rep['boot']}"]
+    L += selection_lines(rep["audit"]["selection"], rep["n_games"], rep.get("n_games_probed"))
     if rep.get("seat_filter"):
         sf = rep["seat_filter"]
         L.append("Seat filter: " + ", ".join(f"{k} {v}" for k, v in sf.items() if k != "seats")
@@ -73,6 +76,5 @@ def format_report(rep: dict[str, Any]) -> str:
     if absent:
         L.append("Absent (no probe logs): " + ", ".join(absent))
     a = rep["audit"]
-    L.append("\nAudit: " + (", ".join(f"{k}={v}" for k, v in a["totals"].items()) or "clean")
-             + f"; excluded {a['selection'].get('excluded', {})}")
+    L.append("\nAudit: " + (", ".join(f"{k}={v}" for k, v in a["totals"].items()) or "clean"))
     return "\n".join(L)

@@ -31,6 +31,7 @@ from . import latex
 from . import report_figures as RF
 from .latex import escape_caption
 from .pvalues import format_p
+from .selection import reason_text, selection_head
 
 def _fmt(v: Any, ci: Any = None, nd: int = 3) -> str:
     if v is None or (isinstance(v, float) and v != v):
@@ -292,16 +293,17 @@ def _custom_fields_md(cp: dict[str, Any]) -> list[str]:
 SELECTION_LISTS = {"doubled_games": "written by two writers (excluded)", "unparseable_games": "without a setup record"}
 
 
-def _selection_md(sel: dict[str, Any]) -> list[str]:
-    """report.md's selection: games found, selected, excluded per reason, the games listed apart (duplicates,
-    doubled, unparseable: whatever lists ``audit.selection`` holds), models left out, the filters in use."""
+def _selection_md(rep: dict[str, Any]) -> list[str]:
+    """report.md's selection: games found, analysed (with and without probe logs), left out per reason, the games
+    listed apart (duplicates, doubled, unparseable: whatever lists ``audit.selection`` holds), models left out,
+    the filters in use."""
+    sel = (rep.get("audit") or {}).get("selection") or {}
     if not sel:
         return []
-    L = ["", "## Selection", "", f"{sel.get('n_found', '?')} games found, {sel.get('n_selected', '?')} selected."]
+    L = ["", "## Selection", "", selection_head(sel, int(rep.get("n_games") or 0), rep.get("n_games_probed"))]
     excluded = {k: v for k, v in (sel.get("excluded") or {}).items() if v}
-    if excluded:
-        L += ["", "| left out because | games |", "|---|---|"]
-        L += [f"| {md_inline(k.replace('_', ' '))} | {v} |" for k, v in excluded.items()]
+    L += ["", "Left out: none."] if not excluded else ["", "| left out | games |", "|---|---|"]
+    L += [f"| {md_inline(reason_text(k))} | {v} |" for k, v in excluded.items()]
     for key, items in sel.items():
         if isinstance(items, list) and items and key not in ("sources",):
             ids = [str(x.get("game_id", x)) if isinstance(x, dict) else str(x) for x in items]
@@ -337,7 +339,7 @@ def render_markdown(rep: dict[str, Any], tables: dict[str, pd.DataFrame], charts
     L.append("Every per-model figure is attributed to the seat a row belongs to (the observer for F1/F2, the predictor for "
              "F3, the voter for F4 and votes, the agent for dynamics and episode switching, the probed seat for parsing, "
              "the planner for plans). Intervals resample whole games, since seats of one game are not independent.")
-    L += _selection_md((rep.get("audit") or {}).get("selection") or {})
+    L += _selection_md(rep)
     L += _provenance_md(prov)
     if rep.get("probe_logs") is False:
         L += ["", "**No probe logs in these games**: outcomes, votes and transcript baselines only; F1-F3, dynamics, "

@@ -32,7 +32,19 @@ class Scope:
 
     @cached_property
     def has_probes(self) -> bool:
-        return self.c.n_rows("probes") > 0
+        return self.c.probed().n_rows("probes") > 0
+
+    @cached_property
+    def probed(self) -> Scope:
+        """The scope of the sections that read probe answers: the games with probe logs (every game when none
+        has any: what they compute without, such as F4's transcript baselines, counts them all)."""
+        cp = self.c.probed()
+        if cp is self.c or not cp.m:
+            return self
+        keep = self.c.games["game_id"].isin(set(cp.game_ids)).to_numpy()
+        out = Scope(cp, self.mode, None if self.seats is None else self.seats[keep], self.transcripts, self.per_model)
+        out.__dict__["has_probes"] = self.has_probes
+        return out
 
 
 Entries = dict[str, Any]  # a section's top-level report keys
@@ -41,7 +53,9 @@ Entries = dict[str, Any]  # a section's top-level report keys
 @dataclass(frozen=True)
 class Section:
     """A report section: ``build(scope)`` gives its top-level report entries; ``text(report)`` its lines of
-    the text report; ``needs_probes``: not built without probe logs; ``shown``: the Dashboard's report holds it
+    the text report; ``needs_probes``: not built without probe logs; ``reads_probes``: built over the games with
+    probe logs, while a section that needs only the game logs (outcomes, votes) counts every selected game
+    (docs/metrics.md §2); ``shown``: the Dashboard's report holds it
     (:data:`Place.DASHBOARD`); ``prime(scope, group)``: called after each group of a lean report (see
     :class:`Group`) while the group's intermediates are still memoised."""
 
@@ -52,6 +66,7 @@ class Section:
     shown: frozenset[Place] = frozenset()
     marked_absent: bool = True  # without probe logs: ``{key: ABSENT}`` (else left out)
     prime: Callable[[Scope, set[str]], None] | None = None  # builds what it needs of a group before the group's memo goes
+    reads_probes: bool = True  # built over the games with probe logs (:attr:`Scope.probed`); False: over every game
 
 
 @dataclass(frozen=True)
@@ -250,8 +265,9 @@ def _none(rep: dict[str, Any]) -> list[str]:
 DASHBOARD = frozenset({Place.DASHBOARD})
 SECTIONS: tuple[Section, ...] = (
     Section("parse", _parse, _parse_text, shown=DASHBOARD),
-    Section("outcome", lambda s: {"outcome": accounting.outcomes(s.c)}, _outcome_text, shown=DASHBOARD),
-    Section("votes", lambda s: {"votes": accounting.vote_summary(s.c, seats=s.seats)}, _votes_text),
+    Section("outcome", lambda s: {"outcome": accounting.outcomes(s.c)}, _outcome_text, shown=DASHBOARD,
+            reads_probes=False),
+    Section("votes", lambda s: {"votes": accounting.vote_summary(s.c, seats=s.seats)}, _votes_text, reads_probes=False),
     Section("f1", lambda s: {"f1": {"by_round": f1.f1_by_round(s.c, s.mode, seats=s.seats)}}, _f1_text, True, DASHBOARD),
     Section("f2", lambda s: {"f2": f2.f2(s.c, s.mode, seats=s.seats)}, _f2_text, True, DASHBOARD),
     Section("f3", _f3, _f3_text, True, DASHBOARD),
@@ -262,7 +278,7 @@ SECTIONS: tuple[Section, ...] = (
     Section("personality", lambda s: {"personality": accounting.personality_error(s.c, seats=s.seats)}, _none, True),
     Section("plans", lambda s: {"plans": accounting.plan_action_consistency(s.c, seats=s.seats)}, _none, True),
     Section("custom_probes", _custom, _custom_text, True, marked_absent=False),
-    Section("by_model", _by_model, _by_model_text, prime=_prime_by_model),
+    Section("by_model", _by_model, _by_model_text, prime=_prime_by_model, reads_probes=False),  # (each metric its games)
 )
 
 # the probe columns most groups read: the others (the parse section's and cost's) are let go of after each group

@@ -106,3 +106,59 @@ def selection_record(sources: Any, copies: GameCopies, n_selected: int, excluded
         "doubled_games": doubled,
         "duplicate_games": copies.listed(),
     }
+
+
+# why a game was left out, as every front end prints it: (noun for one, for several, what counts them again)
+REASONS: dict[str, tuple[str, str, str]] = {
+    DUPLICATE: ("copy of a game id an earlier folder holds", "copies of game ids earlier folders hold",
+                "the earlier folder's copy is counted"),
+    DUPLICATE_IN_FOLDER: ("copy of a game id held by two directories of one folder",
+                          "copies of game ids held by two directories of one folder", "no copy is counted"),
+    DOUBLED: ("game written by two writers", "games written by two writers", "more than one setup or game_over"),
+    "not_in_manifest": ("game not in the manifest", "games not in the manifest", "--corpus"),
+    "fork": ("fork", "forks", "--include-forks counts them"),
+    "invalid": ("game over its fault budget", "games over their fault budget", "--include-invalid counts them"),
+    "no_probes": ("game without probe logs", "games without probe logs", "the original's selection, compat mode"),
+    "language": ("game in another language", "games in other languages", "--language"),
+    "model": ("game without the selected model", "games without the selected model", "--model / --games-with-model"),
+    "rule_set": ("game of another rule set", "games of other rule sets", "--rule-set"),
+    "incomplete": ("game that did not finish", "games that did not finish", "--completed-only"),
+}
+
+
+def _count(n: int, one: str, many: str) -> str:
+    return f"{n:,} {one if n == 1 else many}"
+
+
+def reason_text(why: str, n: int | None = None) -> str:
+    """Why games were left out, in words, with what counts them again: ``fork (--include-forks counts them)``;
+    with ``n``, counted: ``512 forks (--include-forks counts them)``."""
+    one, many, note = REASONS.get(why, (why.replace("_", " "), why.replace("_", " "), ""))
+    head = one if n is None else _count(int(n), one, many)
+    return head + (f" ({note})" if note else "")
+
+
+def selection_head(sel: dict[str, Any], n_games: int, n_probed: int | None = None) -> str:
+    """Games found and analysed and, in a corpus mixing probed and transcript-only games, which sections count
+    which (``n_probed``: the analysed games with probe logs)."""
+    head = f"{_count(int(sel.get('n_found', n_games)), 'game', 'games')} found, {n_games:,} analysed"
+    if n_probed is not None and 0 < n_probed < n_games:
+        head += (f" ({n_probed:,} with probe logs, counted by the probe-based sections; {n_games - n_probed:,} "
+                 "transcript-only, counted by outcomes, votes and the per-model outcome and vote figures)")
+    return head + "."
+
+
+def selection_lines(sel: dict[str, Any], n_games: int, n_probed: int | None = None) -> list[str]:
+    """What a report's games are, in words (the text report and compare): :func:`selection_head`, each reason
+    games were left out with its count, ids not found, unreadable games and models left out."""
+    excluded = sel.get("excluded") or {}
+    left = [reason_text(why, n) for why, n in excluded.items() if n and why != "manifest_ids_not_found"]
+    out = ["Selection: " + selection_head(sel, n_games, n_probed), "Left out: " + ("; ".join(left) if left else "none") + "."]
+    if excluded.get("manifest_ids_not_found"):
+        out.append(f"Manifest ids not found: {int(excluded['manifest_ids_not_found']):,}.")
+    if sel.get("unparseable_games"):
+        out.append(f"Not readable (no usable setup record): {_count(len(sel['unparseable_games']), 'game', 'games')}.")
+    if sel.get("models_left_out"):
+        out.append("Models left out of the per-model figures (--min-games): "
+                   + ", ".join(f"{m} ({g} games)" for m, g in sel["models_left_out"].items()) + ".")
+    return out

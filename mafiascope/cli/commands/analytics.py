@@ -57,7 +57,7 @@ def _layer(name: str | None) -> str | None:
 
 
 def _load(args: argparse.Namespace, probe_layer: str | None = None, use_layer_arg: bool = True):
-    from ...analytics.corpus import find_game_dirs, load_corpus
+    from ...analytics.corpus import find_game_dirs, load_corpus, load_for_analysis
     from ...analytics.modes import Mode
 
     layer = _layer(getattr(args, "probe_layer", None)) if use_layer_arg else probe_layer
@@ -80,20 +80,17 @@ def _load(args: argparse.Namespace, probe_layer: str | None = None, use_layer_ar
         raise CliError(str(exc)) from None
     game_model = args.model or args.games_with_model
 
-    def load(probed_only: bool):
-        return load_corpus(
-            args.logs, manifest=args.corpus, language=args.language, model=game_model, rule_set=args.rule_set,
-            completed_only=args.completed_only, include_forks=args.include_forks, include_invalid=args.include_invalid,
-            cache_dir=args.cache_dir, use_cache=not args.no_cache, probed_only=probed_only, model_names=names or None,
-            min_games=args.min_games, probe_layer=layer,
-        )
-
-    c = load(True)
-    if layer is not None and c.m == 0 and not c.selection.get("excluded", {}).get("invalid"):
-        raise CliError(f"--probe-layer {layer}: no selected game holds this probe layer (write it with `mafiascope probes ask "
-                       f"LOGS --battery FILE --layer {layer}`)")  # fmt: skip
-    if c.m == 0 and c.selection.get("excluded", {}).get("no_probes"):
-        c = load(False)  # transcript-only games: analysed without the probe-based sections
+    filters = dict(manifest=args.corpus, language=args.language, model=game_model, rule_set=args.rule_set,
+                   completed_only=args.completed_only, include_forks=args.include_forks,
+                   include_invalid=args.include_invalid, cache_dir=args.cache_dir, use_cache=not args.no_cache,
+                   model_names=names or None, min_games=args.min_games, probe_layer=layer)
+    if layer is not None:  # a probe layer's figures: the games that hold it
+        c = load_corpus(args.logs, probed_only=True, **filters)
+        if c.m == 0 and not c.selection.get("excluded", {}).get("invalid"):
+            raise CliError(f"--probe-layer {layer}: no selected game holds this probe layer (write it with `mafiascope probes ask "
+                           f"LOGS --battery FILE --layer {layer}`)")  # fmt: skip
+    else:  # transcript-only games count where no probe answer is needed (compat: the original's selection)
+        c = load_for_analysis(args.logs, bool(args.compat), **filters)
     if c.m == 0:
         used = [f"{flag} {val}" for flag, val in (("--corpus", args.corpus), ("--language", args.language), ("--model", args.model),
                                                  ("--games-with-model", args.games_with_model),
@@ -135,6 +132,7 @@ def _dynamics(args: argparse.Namespace) -> int:
     from ...analytics.dynamics import dynamics, export_edge_stream
 
     c, mode = _load(args)
+    c = c.probed()  # the games with probe logs
     mask, _ = _seat_filter(args, c)
     out = {"dynamics": dynamics(c, mode, seats=mask)}
     if args.export_graph:
@@ -159,6 +157,7 @@ def _episodes(args: argparse.Namespace) -> int:
     from ...analytics.episodes import find_episodes
 
     c, mode = _load(args)
+    c = c.probed()  # the games with probe logs
     e = find_episodes(c, merge_gap=args.merge_gap)
     if args.model:  # candidates in which one of the model's agents switched
         e["candidates"] = [x for x in e["candidates"] if args.model in x["switching_models"]]
@@ -193,6 +192,7 @@ def model_pair(given: list[str]) -> list[str]:
 
 def _compare(args: argparse.Namespace) -> int:
     from ...analytics.seats import compare, models_of
+    from ...analytics.selection import selection_lines
 
     if args.layers:
         return _compare_layers(args)
@@ -212,7 +212,8 @@ def _compare(args: argparse.Namespace) -> int:
         hint = "; for a name with a comma give --models A --models B" if any("," in k for k in known) else ""
         raise CliError(f"model {missing[0]} sat in none of the selected games (models: {', '.join(known)}){hint}")
     res = compare(c, mode, names[0], names[1], role=args.role)
-    emit(args, _with_provenance(res, c, mode), lambda: _compare_text(res, args.role))
+    sel = selection_lines(c.selection, c.m, c.probed().m if c.probed().n_rows("probes") else 0)
+    emit(args, _with_provenance(res, c, mode), lambda: _compare_text(res, args.role, sel))
     return 0
 
 
@@ -236,7 +237,7 @@ def _compare_layers(args: argparse.Namespace) -> int:
     return 0
 
 
-def _compare_text(res: dict, role: str | None) -> Iterator[str]:
+def _compare_text(res: dict, role: str | None, selection: list[str] | None = None) -> Iterator[str]:
     from ...analytics.comparison_text import design_text, self_play_text
     from ...analytics.metric import Place
     from ...analytics.metrics import rows_at
@@ -247,6 +248,7 @@ def _compare_text(res: dict, role: str | None) -> Iterator[str]:
     yield (f"{res['a']} vs {res['b']}" + (f" ({role} seats)" if role else "") + f": {res['games_shared']} shared games, "
            f"{res['seats_a']} / {res['seats_b']} seats, B={res['boot']}")
     yield f"  {design_text(res)}"
+    yield from (f"  {line}" for line in selection or ())
     holm_head = f"Holm p ({fam['size']})"
     yield f"  {'metric':<36} {'a':>8} {'b':>8} {'a - b [95% CI]':>28} {'p':>8} {holm_head:>12}"
     for r in res["rows"]:
