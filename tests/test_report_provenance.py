@@ -36,7 +36,7 @@ def test_study_spec_and_one_config_hash_per_arm_in_report_md(tmp_path):
     rep = build_dir_report(c, Mode(boot=0))
     write_report_dir(rep, tmp_path / "out", figures=False)
     md = (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
-    assert "## Selection" in md and "6 games found, 6 selected." in md
+    assert "## Selection" in md and "6 games found, 6 analysed." in md
     assert header["spec_hash"] in md and all(h in md for h in prov["config_sha256"])
     assert prov["git_commit"] is None or prov["git_commit"].split("+")[0] in md
     assert f"mafiascope {prov['mafiascope_version']}" in md
@@ -51,8 +51,9 @@ def test_selection_lists_every_reason_and_list_it_holds(tmp_path):
            "models_left_out": {"tiny-model": 1}}
     rep = {"n_games": 5, "mode": "default", "boot": 0, "seed": 0, "audit": {"selection": sel}, "outcome": {}}
     md = render_markdown(rep, {"outcome": pd.DataFrame(), "by_model": pd.DataFrame(), "f4": pd.DataFrame()}, {})
-    assert "9 games found, 5 selected." in md and "| invalid | 2 |" in md and "| duplicate game id | 2 |" in md
-    assert "| fork |" not in md  # a reason that left nothing out is not listed
+    assert "9 games found, 5 analysed." in md and "| game over its fault budget (--include-invalid counts them) | 2 |" in md
+    assert "| copy of a game id an earlier folder holds (the earlier folder's copy is counted) | 2 |" in md
+    assert "| fork" not in md  # a reason that left nothing out is not listed
     assert "duplicate games" in md and "`g-7`" in md and "tiny-model (1)" in md and "language = en" in md
 
 
