@@ -161,8 +161,9 @@ def dynamics(dirs: tuple[str, ...]) -> None:
 
 def compare_view(dirs: tuple[str, ...]) -> None:
     """Two models side by side on every seat-level metric, with the difference and its interval."""
-    from mafiascope.analytics.metric import Place
-    from mafiascope.analytics.metrics import rows_at
+    from mafiascope.analytics.comparison_text import design_text, self_play_text
+    from mafiascope.analytics.metric import FRAGILE_NOTE, Place
+    from mafiascope.analytics.metrics import better, marked, rows_at
     from mafiascope.analytics.pvalues import format_p
 
     models = analysed_models(A.seat_models(dirs))
@@ -178,14 +179,18 @@ def compare_view(dirs: tuple[str, ...]) -> None:
     S.report_url_errors()
     res = A.compare(dirs, a, b)
     fig = DF.figure(dirs, "compare", a, b)
-    st.caption(f"{plural(res['games_shared'], 'game')} seat{'s' if res['games_shared'] == 1 else ''} both · {plural(res['seats_a'], 'seat')} of A, {res['seats_b']:,} of B. Each row belongs to "
-               "the seat that produced it; intervals resample whole games (paired where both sat); p: two-sided, from "
+    note = self_play_text(res)
+    st.caption(f"{plural(res['games_shared'], 'game')} seat{'s' if res['games_shared'] == 1 else ''} both · {plural(res['seats_a'], 'seat')} of A, {res['seats_b']:,} of B · "
+               f"**{md_escape(design_text(res))}**. Each row belongs to the seat that produced it; p: two-sided, from "
                f"the bootstrap standard error (t, games − 1 df); Holm p: adjusted over {md_escape(res['p_holm_family']['text'])} "
-               "(n/a: not testable).")
+               f"(n/a: not testable). {md_escape(FRAGILE_NOTE)}." + (f" The {md_escape(note)}." if note else ""))
     df = fig["table"]
     df = df[df["metric"].isin([r["metric"] for r in rows_at(df.to_dict("records"), Place.DASHBOARD)])]
+    frag = {r["metric"]: r for r in res["rows"]}
     show = pd.DataFrame({
-        "metric": df["label"], a: df["a"], b: df["b"],
+        "metric": df["label"], "better": [better(m) for m in df["metric"]],
+        **{name: [marked(f"{v:.3f}", frag.get(m, {}).get(f"fragile_{k}")) if v == v and v is not None else None
+                  for v, m in zip(df[k], df["metric"])] for name, k in ((a, "a"), (b, "b"))},
         "A − B [95% CI]": [ci_text(d if d == d else None, [lo, hi] if lo is not None and lo == lo else None, "{:+.3f}")
                            for d, lo, hi in zip(df["diff"], df["diff_lo"], df["diff_hi"])],
         "p": [format_p(x, "n/a") if d == d else "–" for x, d in zip(df["p"], df["diff"])],

@@ -400,7 +400,13 @@ def _report(spec: Any, directory: Path, s: dict[str, Any]) -> None:
                                                                      "cut and failed games are left out of the report.")})
     if st.toggle("Per model, per arm", key="ms_study_models", help="each arm's figures split by the model of each seat, "
                  "with 95% intervals (game-level bootstrap); computed from the finished games when asked"):  # fmt: skip
+        from mafiascope.analytics.metric import FRAGILE_NOTE
+        from mafiascope.analytics.metrics import better
+        from mafiascope.study.status import headline
+
         st.dataframe(dashes(models_table(rep, directory)), hide_index=True, width="stretch")
+        st.caption(md_escape("Better: " + "; ".join(f"{label} {better(k)}" for k, label, _ in headline())
+                             + f". {FRAGILE_NOTE}."))
     games = [g for a in rep["arms"].values() for g in a["game_ids"]]
     if games:
         pick = st.selectbox("Open a game in Live Game", games, key="ms_study_game")

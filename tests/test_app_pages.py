@@ -144,4 +144,9 @@ def test_dashboard_compare_view(demo, monkeypatch, tmp_path):
     holm = [c for c in tables[0].columns if c.startswith("Holm p (")]
     assert holm and holm[0].endswith(" metrics)") and "0.000" not in set(tables[0]["p"])  # family beside it; never 0
     assert "Holm p: adjusted over the " in texts(at)
+    # which way is better per metric, fragile figures marked, and how the games were resampled
+    rows = tables[0].set_index("metric")
+    assert rows.loc["F2 ECE", "better"] == "↓ lower" and rows.loc["F1 committed accuracy", "better"] == "↑ higher"
+    assert any(str(x).endswith(" †") for x in rows[a.value]) and "† fragile" in texts(at)
+    assert "resampled" in texts(at)
     assert {"⬇ SVG", "⬇ PNG"} <= {x.label for x in at.get("download_button")}

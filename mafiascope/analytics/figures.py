@@ -121,14 +121,15 @@ def dynamics_frame(rep: dict[str, Any]) -> pd.DataFrame:
 
 
 def metrics_frame(by_model: dict[str, Any]) -> pd.DataFrame:
-    """Long table: model, metric, value, ci_lo, ci_hi, n, games (from ``by_model``'s seat-level metrics)."""
+    """Long table: model, metric, value, ci_lo, ci_hi, n, games, fragile (from ``by_model``'s seat-level metrics;
+    ``fragile``: why the figure is too thin to read, else empty)."""
     rows = []
     for mdl, e in by_model.items():
         for key, x in (e.get("metrics") or {}).items():
             ci = x.get("ci95") or [None, None]
             rows.append({"model": mdl, "metric": key, "value": x.get("point"), "ci_lo": ci[0], "ci_hi": ci[1],
-                         "n": x.get("n"), "games": x.get("games")})
-    return pd.DataFrame(rows, columns=["model", "metric", "value", "ci_lo", "ci_hi", "n", "games"])
+                         "n": x.get("n"), "games": x.get("games"), "fragile": x.get("fragile")})
+    return pd.DataFrame(rows, columns=["model", "metric", "value", "ci_lo", "ci_hi", "n", "games", "fragile"])
 
 
 def model_role_frame(by_model_role: dict[str, Any]) -> pd.DataFrame:
@@ -138,8 +139,8 @@ def model_role_frame(by_model_role: dict[str, Any]) -> pd.DataFrame:
             for key, x in (e.get("metrics") or {}).items():
                 ci = x.get("ci95") or [None, None]
                 rows.append({"model": mdl, "role": role, "seats": e.get("seats"), "metric": key, "value": x.get("point"),
-                             "ci_lo": ci[0], "ci_hi": ci[1], "n": x.get("n")})
-    return pd.DataFrame(rows, columns=["model", "role", "seats", "metric", "value", "ci_lo", "ci_hi", "n"])
+                             "ci_lo": ci[0], "ci_hi": ci[1], "n": x.get("n"), "fragile": x.get("fragile")})
+    return pd.DataFrame(rows, columns=["model", "role", "seats", "metric", "value", "ci_lo", "ci_hi", "n", "fragile"])
 
 
 def comparison_frame(cmps: list[dict[str, Any]]) -> pd.DataFrame:

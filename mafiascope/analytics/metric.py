@@ -76,6 +76,12 @@ def fragility(n: int, games: int, min_n: int, min_games: int = MIN_GAMES) -> str
     return "; ".join(why) or None
 
 
+FRAGILE_MARK = "†"  # beside a figure whose ``fragile`` is set, in every rendering that is not JSON
+FRAGILE_NOTE = (f"{FRAGILE_MARK} fragile: fewer units than the metric's minimum n, or fewer than {MIN_GAMES} games "
+                "holding its data (docs/metrics.md §16)")
+BETTER = {"higher": "↑ higher", "lower": "↓ lower", "neutral": "neither"}  # Direction value -> which way is better
+
+
 @dataclass(frozen=True)
 class Ratio:
     """The pooled sum of column(s) ``num`` over that of ``den`` (undefined where ``den`` sums to 0)."""

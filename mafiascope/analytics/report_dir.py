@@ -19,10 +19,11 @@ import pandas as pd
 from ..export_text import md_code, md_inline, write_csv
 from . import figures as F
 from . import seats as seat_stats
+from .comparison_text import design_text, self_play_text
 from .corpus import Corpus
 from .manifest import SECTIONS as PROVENANCE_SECTIONS, analysis_provenance
-from .metric import Place
-from .metrics import labels as metric_labels, metrics_at, rows_at
+from .metric import FRAGILE_NOTE, Place
+from .metrics import better, labels as metric_labels, marked, metrics_at, rows_at
 from .modes import Mode
 from .report import build_report
 from .report_tex import RENDERERS as TEX, custom_probe as custom_tex
@@ -61,16 +62,19 @@ def _md_table(df: pd.DataFrame) -> str:
 
 
 def _wide_metrics(long: pd.DataFrame) -> pd.DataFrame:
-    """metric x model table of "value [lo, hi] (n)" cells."""
+    """metric x model table of "value [lo, hi] (n)" cells, a fragile figure marked, with which way is better."""
     if long.empty:
         return pd.DataFrame()
-    long = long.assign(cell=[f"{_fmt(v, [lo, hi] if lo is not None and lo == lo else None)} (n={n})" if v is not None and v == v else "–"
-                             for v, lo, hi, n in zip(long["value"], long["ci_lo"], long["ci_hi"], long["n"])])
+    fragile = long["fragile"] if "fragile" in long else [None] * len(long)
+    long = long.assign(cell=[marked(f"{_fmt(v, [lo, hi] if lo is not None and lo == lo else None)} (n={n})", fr)
+                             if v is not None and v == v else "–"
+                             for v, lo, hi, n, fr in zip(long["value"], long["ci_lo"], long["ci_hi"], long["n"], fragile)])
     wide = long.pivot(index="metric", columns="model", values="cell")
     labels = metric_labels()
     order = [k for k in labels if k in wide.index]
     out = wide.loc[order].reset_index()
     out.insert(0, "measure", [labels[k] for k in out["metric"]])
+    out.insert(2, "better", [better(k) for k in out["metric"]])
     return out
 
 
@@ -236,13 +240,18 @@ def _comparisons_md(cmps: list[dict[str, Any]], charts: dict[str, Any]) -> list[
         df = F.comparison_frame([cmp])
         df = df[df["diff"].notna()]
         fam = cmp.get("p_holm_family") or {}
+        note = self_play_text(cmp)
         L += ["", f"### {md_inline(cmp['a'])} vs {md_inline(cmp['b'])}", "",
-              f"{cmp['games_shared']} shared games; {cmp['seats_a']} and {cmp['seats_b']} seats. "
-              f"Holm family of this pair: {md_inline(fam.get('text', 'its metrics with a p'))}.", ""]
+              f"{cmp['games_shared']} shared games; {cmp['seats_a']} and {cmp['seats_b']} seats; "
+              f"{md_inline(design_text(cmp))}. " + (f"The {md_inline(note)}. " if note else "")
+              + f"Holm family of this pair: {md_inline(fam.get('text', 'its metrics with a p'))}. {FRAGILE_NOTE}.", ""]
         if df.empty:
             L.append("_No metric with data for both models._")
             continue
-        show = pd.DataFrame({"metric": df["label"], "a": df["a"], "b": df["b"],
+        rows = {r["metric"]: r for r in cmp["rows"]}
+        side = {k: [marked(_fmt(v), rows.get(m, {}).get(f"fragile_{k}")) for v, m in zip(df[k], df["metric"])]
+                for k in ("a", "b")}
+        show = pd.DataFrame({"metric": df["label"], "better": [better(m) for m in df["metric"]], "a": side["a"], "b": side["b"],
                              "a − b [95% CI]": [_fmt(d, [lo, hi]) for d, lo, hi in zip(df["diff"], df["diff_lo"], df["diff_hi"])],
                              "p": [format_p(x, "n/a") for x in df["p"]],
                              f"Holm p ({fam.get('size', '?')} metrics)": [format_p(x) for x in df["p_holm"]],
@@ -352,7 +361,8 @@ def render_markdown(rep: dict[str, Any], tables: dict[str, pd.DataFrame], charts
     if p.get("calls"):
         L += ["", f"Probe calls {p['calls']}, parsed {p['parsed']} ({_fmt(p.get('parse_rate'))})."]
     if not tables["by_model"].empty:
-        L += ["", "## Per model", "", "Value [95% CI] (n) per metric and model.", "", _md_table(_wide_metrics(tables["by_model"]))]
+        L += ["", "## Per model", "", "Value [95% CI] (n) per metric and model; better: which way is better (neither: "
+              f"descriptive). {FRAGILE_NOTE}.", "", _md_table(_wide_metrics(tables["by_model"]))]
     for name, title in (("f1_by_round_per_model", "F1 first-order accuracy per round"),
                         ("calibration_per_model", "F2 calibration per model"), ("dynamics", "Belief dynamics")):
         if name in tables and not tables[name].empty:

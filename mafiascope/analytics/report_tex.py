@@ -11,13 +11,15 @@ import pandas as pd
 
 from ..export_text import tex_inline
 from .latex import Col, Group, number, table
-from .metric import Direction, Statistic
+from .metric import MIN_GAMES, Direction, Statistic
 from .metrics import statistics
 
 ARROWS = {Direction.HIGHER: r"~$\uparrow$", Direction.LOWER: r"~$\downarrow$", Direction.NEUTRAL: ""}
 DYN_LABELS = {"volatility": "suspicion volatility (mean L1 shift, 0-2)", "flip_rate": "top-suspect flip rate",
               "return_rate": "return rate"}
 ARROW_NOTE = r"$\uparrow$: higher is better; $\downarrow$: lower is better; unmarked: descriptive."
+FRAGILE_TEX = (r" $^\dagger$: fragile, fewer units than the metric's minimum n or fewer than "
+               f"{MIN_GAMES} games holding its data.")
 
 
 def _registered() -> dict[str, Statistic]:
@@ -38,7 +40,9 @@ def metric_head(key: str, label: str | None = None) -> str:
 
 def _value(row: dict[str, Any], key: str = "value") -> str:
     st = _registered().get(row.get("metric", ""))
-    return number(row.get(key), st.format.decimals if st else 3)
+    fragile = row.get("fragile")
+    mark = r"$^\dagger$" if isinstance(fragile, str) and fragile else ""  # (a fragile per-model figure)
+    return number(row.get(key), st.format.decimals if st else 3) + mark
 
 
 def bootstrap_text(rep: dict[str, Any]) -> str:
@@ -59,7 +63,7 @@ def by_model(df: pd.DataFrame, rep: dict[str, Any]) -> str:
             Col("ci_lo", "95% CI", "ci", hi="ci_hi"), Col("n", "n", "int"), Col("games", "Games", "int")]
     return table(df, cols, name="by_model", group=Group(("metric",), lambda r: r"\textbf{" + metric_head(r["metric"]) + "}"),
                  caption=f"Every metric per model, attributed to the seat each row belongs to. {bootstrap_text(rep)} "
-                         f"{N_TEXT} Games: games in which the model sat.", caption_tex=ARROW_NOTE)
+                         f"{N_TEXT} Games: games in which the model sat.", caption_tex=ARROW_NOTE + FRAGILE_TEX)
 
 
 def by_model_role(df: pd.DataFrame, rep: dict[str, Any]) -> str:
@@ -72,7 +76,7 @@ def by_model_role(df: pd.DataFrame, rep: dict[str, Any]) -> str:
 
     return table(df, cols, name="by_model_role", group=Group(("model", "role"), head),
                  caption=f"Every metric per model and true role (seats of that role only). {bootstrap_text(rep)} {N_TEXT}",
-                 caption_tex=ARROW_NOTE)
+                 caption_tex=ARROW_NOTE + FRAGILE_TEX)
 
 
 def comparisons(df: pd.DataFrame, rep: dict[str, Any]) -> str:

@@ -14,7 +14,7 @@ import numpy as np
 from . import accounting, dynamics, episodes, f1, f2, f3, f4
 from . import seats as seat_stats
 from .corpus import Corpus
-from .metric import PROPORTION, Place
+from .metric import FRAGILE_MARK, FRAGILE_NOTE, PROPORTION, Place
 from .modes import Mode
 
 
@@ -244,17 +244,18 @@ def _custom_text(rep: dict[str, Any]) -> list[str]:
 def _by_model_text(rep: dict[str, Any]) -> list[str]:
     if not rep.get("by_model"):
         return []
-    from .metrics import statistics
+    from .metrics import better, statistics
 
     fmt = {st.key: st.format for _, st in statistics()}  # each value written as its statistic declares
-    L = ["\nBy model (seat-level; value [95% CI] n):"]
+    L = ["\nBy model (seat-level; value [95% CI] n, which way is better; " + FRAGILE_NOTE + "):"]
     for mdl, e in rep["by_model"].items():
         L.append(f"  {mdl}: {e['seats']} seats in {e['games']} games")
         for key, x in e["metrics"].items():
             if x["point"] is not None:
                 f = fmt.get(key, PROPORTION)
                 lo_hi = f" [{f.text(x['ci95'][0])}, {f.text(x['ci95'][1])}]" if x["ci95"] else ""
-                L.append(f"    {key:<34} {f.text(x['point'])}{lo_hi} n={x['n']}")
+                L.append(f"    {key:<34} {f.text(x['point'])}{lo_hi} n={x['n']}  {better(key)}"
+                         + (f"  {FRAGILE_MARK} {x['fragile']}" if x.get("fragile") else ""))
     return L
 
 

@@ -139,9 +139,13 @@ def headline() -> list[tuple[str, str, Any]]:
 
 
 def figure(entry: dict[str, Any], fmt: Any) -> str:
-    """A metric entry as text in its statistic's format: its point and 95 % interval."""
+    """A metric entry as text in its statistic's format: its point and 95 % interval, marked when fragile
+    (:data:`mafiascope.analytics.metric.FRAGILE_MARK`)."""
+    from ..analytics.metrics import marked
+
     ci = entry.get("ci95")
-    return fmt.text(entry["point"]) + (f" [{fmt.text(ci[0])}, {fmt.text(ci[1])}]" if ci and None not in ci else "")
+    return marked(fmt.text(entry["point"]) + (f" [{fmt.text(ci[0])}, {fmt.text(ci[1])}]" if ci and None not in ci else ""),
+                  entry.get("fragile"))
 
 
 def arm_models(games_dir: str | Path, game_ids: list[str]) -> dict[str, Any]:

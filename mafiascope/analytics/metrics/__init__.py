@@ -13,7 +13,7 @@ import pkgutil
 from functools import lru_cache
 from typing import Any
 
-from ..metric import Metric, Place, Statistic
+from ..metric import BETTER, FRAGILE_MARK, Metric, Place, Statistic
 
 
 @lru_cache(maxsize=1)
@@ -43,6 +43,18 @@ def statistic_keys() -> tuple[str, ...]:
 def labels() -> dict[str, str]:
     """Statistic key -> label."""
     return {st.key: st.label for _, st in statistics()}
+
+
+def better(key: str) -> str:
+    """Which way is better for a statistic, in words (``↑ higher``, ``↓ lower``, ``neither``; "" if unregistered)."""
+    d = {st.key: st.direction.value for _, st in statistics()}.get(key)
+    return BETTER[d] if d else ""
+
+
+def marked(text: str, fragile: Any) -> str:
+    """A figure's text with the fragile mark when ``fragile`` (why it is fragile; None or NaN: it is not) is set
+    (:data:`..metric.FRAGILE_MARK`)."""
+    return f"{text} {FRAGILE_MARK}" if isinstance(fragile, str) and fragile else text
 
 
 def shown(place: Place) -> set[str]:

@@ -239,8 +239,8 @@ def _compare_layers(args: argparse.Namespace) -> int:
 
 def _compare_text(res: dict, role: str | None, selection: list[str] | None = None) -> Iterator[str]:
     from ...analytics.comparison_text import design_text, self_play_text
-    from ...analytics.metric import Place
-    from ...analytics.metrics import rows_at
+    from ...analytics.metric import FRAGILE_NOTE, Place
+    from ...analytics.metrics import better, marked, rows_at
     from ...analytics.pvalues import format_p
 
     fam = res["p_holm_family"]
@@ -250,16 +250,19 @@ def _compare_text(res: dict, role: str | None, selection: list[str] | None = Non
     yield f"  {design_text(res)}"
     yield from (f"  {line}" for line in selection or ())
     holm_head = f"Holm p ({fam['size']})"
-    yield f"  {'metric':<36} {'a':>8} {'b':>8} {'a - b [95% CI]':>28} {'p':>8} {holm_head:>12}"
+    yield f"  {'metric':<36} {'better':<8} {'a':>10} {'b':>10} {'a - b [95% CI]':>28} {'p':>8} {holm_head:>12}"
     for r in res["rows"]:
         if r["diff"] is None:
             continue
         ci = r["diff_ci95"]
         d = f"{r['diff']:+.3f}" + (f" [{ci[0]:+.3f}, {ci[1]:+.3f}]" if ci else "")
-        yield (f"  {r['label']:<36} {r['a']:>8.3f} {r['b']:>8.3f} {d:>28} {format_p(r['p'], 'n/a'):>8} "
+        a, b = (marked(f"{r[k]:.3f}", r.get(f"fragile_{k}")) for k in ("a", "b"))
+        yield (f"  {r['label']:<36} {better(r['metric']):<8} {a:>10} {b:>10} {d:>28} {format_p(r['p'], 'n/a'):>8} "
                f"{format_p(r['p_holm'], ''):>12}")
     yield (f"  p: two-sided, from the bootstrap standard error (t, games - 1 df); {holm_head}: Holm-adjusted over "
            f"{fam['text']}")
+    if any(r["diff"] is not None and (r.get("fragile_a") or r.get("fragile_b")) for r in res["rows"]):
+        yield f"  {FRAGILE_NOTE}"
     if any(r["diff"] is not None and r["p"] is None for r in res["rows"]):
         yield "  n/a: not testable (the difference is the same in every resample, or fewer than two games hold data)"
     skipped = [r["label"] for r in res["rows"] if r["diff"] is None]

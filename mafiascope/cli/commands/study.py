@@ -209,6 +209,7 @@ def _report(args: argparse.Namespace) -> int:
 
 
 def _report_text(rep: dict[str, Any]) -> Iterator[str]:
+    from ...analytics.metric import FRAGILE_NOTE
     from ...study.status import figure, headline
 
     heads = headline()
@@ -225,6 +226,9 @@ def _report_text(rep: dict[str, Any]) -> Iterator[str]:
         for model, m in (a.get("models") or {}).items():
             shown = [f"{label} {figure(m['metrics'][k], fmt)}" for k, label, fmt in heads if m["metrics"].get(k, {}).get("point") is not None]
             yield f"    {model:<24} {m['seats']} seats in {m['games']} games: " + ("; ".join(shown) or "no figures")
+    if any(m["metrics"].get(k, {}).get("fragile") for a in rep["arms"].values() for m in (a.get("models") or {}).values()
+           for k, _, _ in heads):
+        yield FRAGILE_NOTE
     yield f"analyse the games: mafiascope analyze {rep['games_dir']}"
 
 
