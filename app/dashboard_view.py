@@ -119,6 +119,9 @@ def calibration_per_model(dirs: tuple[str, ...]) -> None:
 
 
 def f3_f4(rep: dict[str, Any]) -> None:
+    from mafiascope.analytics.metric import MIN_VOTES, few_votes
+    from mafiascope.analytics.metrics import marked
+
     f3 = rep.get("f3") or {}
     st.markdown("**F3 · second-order consistency** (τ = 50)", help=glossary.tip("F3", "tau", "spotlight ratio", "majority baseline"))
     rows = []
@@ -138,10 +141,13 @@ def f3_f4(rep: dict[str, Any]) -> None:
             continue
         for metric, r in v.items():
             if isinstance(r, dict) and "rate" in r:
+                fr = few_votes(r.get("n"))
                 rows.append({"voters": side, "measure": metric, "k": r.get("k"), "n": r.get("n"),
-                             "rate": ci_text(r.get("rate"), r.get("ci95"), "{:.2f}"), "chance": r.get("chance")})
+                             "rate": marked(ci_text(r.get("rate"), r.get("ci95"), "{:.2f}"), fr), "chance": r.get("chance"),
+                             "fragile": fr})
     t4 = pd.DataFrame(rows)
     st.dataframe(dashes(t4, 2), hide_index=True, width="stretch")
+    st.caption(f"† fragile: fewer than {MIN_VOTES} counted votes.")
     download_csv(t4, "f4_summary", key="dl_f4")
 
 

@@ -56,3 +56,32 @@ def test_text_report_and_compare_mark_fragile_figures():
     (row,) = [x for x in out if x.strip().startswith("win rate as Mafia")]
     assert "↑ higher" in row and FRAGILE_MARK in row
     assert any(x.strip().startswith(f"{FRAGILE_MARK} fragile") for x in out)
+
+
+def test_f4_rates_on_few_counted_votes_are_marked(tmp_path):
+    """F4's corpus-level rates and baselines resting on fewer than 20 counted votes say so (text, report.md, f4.csv)."""
+    from mafiascope.analytics.report import format_report
+
+    gold = G.read("en_demo", "default")
+    f4 = gold["report"]["f4"]
+    assert f4["mafia"]["top1"]["n"] < 20 <= f4["innocent"]["top1"]["n"]
+    lines = [x for x in format_report(gold["report"]).splitlines() if " top1 " in x and "/" in x]
+    (maf,) = [x for x in lines if x.strip().startswith("mafia")]
+    (inn,) = [x for x in lines if x.strip().startswith("innocent")]
+    assert maf.endswith(f"{FRAGILE_MARK} n {f4['mafia']['top1']['n']} < 20") and FRAGILE_MARK not in inn
+    md = _md(gold, tmp_path)
+    rows = {r[0]: r for r in ([c.strip() for c in x.strip("|").split("|")] for x in md.splitlines()
+                              if x.startswith(("| mafia | top1 |", "| innocent | top1 |")))}
+    assert rows["mafia"][-1] == f"n {f4['mafia']['top1']['n']} &lt; 20" and rows["innocent"][-1] == "–"
+    csv = (tmp_path / "tables" / "f4.csv").read_text(encoding="utf-8").splitlines()
+    assert csv[0].endswith(",fragile") and any(x.startswith("mafia,top1,") and x.endswith("< 20") for x in csv)
+
+
+def test_study_figures_are_marked_when_fragile():
+    """The study report's and Studies tab's per-model figures (mafiascope.study.status.figure)."""
+    from mafiascope.analytics.metric import PROPORTION
+    from mafiascope.study.status import figure
+
+    thin = {"point": 0.5, "ci95": [0.1, 0.9], "n": 6, "games": 3, "fragile": "n 6 < 20; 3 games < 10"}
+    assert figure(thin, PROPORTION) == "0.500 [0.100, 0.900] †"
+    assert figure({**thin, "fragile": None}, PROPORTION) == "0.500 [0.100, 0.900]"

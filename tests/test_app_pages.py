@@ -129,6 +129,19 @@ def test_search_and_filters(corpus):
 
 
 @pytest.mark.slow
+def test_dashboard_f4_marks_rates_on_few_votes(demo, monkeypatch, tmp_path):
+    monkeypatch.setenv("MAFIASCOPE_LOGS", str(demo))
+    monkeypatch.setenv("MAFIASCOPE_RUNS", str(tmp_path / "runs"))
+    at = new_app(page="dashboard", tab="F3 · F4").run()
+    assert_clean(at)
+    (t4,) = [df.value for df in at.dataframe if "voters" in df.value.columns]
+    few = t4["n"].between(1, 19)
+    assert few.any() and (~few & (t4["n"] > 0)).any()
+    assert t4.loc[few, "rate"].str.endswith(" †").all() and not t4.loc[~few & (t4["n"] > 0), "rate"].str.endswith("†").any()
+    assert "† fragile: fewer than 20 counted votes" in texts(at)
+
+
+@pytest.mark.slow
 def test_dashboard_compare_view(demo, monkeypatch, tmp_path):
     monkeypatch.setenv("MAFIASCOPE_LOGS", str(demo))
     monkeypatch.setenv("MAFIASCOPE_RUNS", str(tmp_path / "runs"))

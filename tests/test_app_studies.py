@@ -140,6 +140,8 @@ def test_grow_a_finished_study_from_the_studies_tab(runs):
     assert not at.exception
     models = next(df.value for df in at.dataframe if "model" in df.value.columns)
     assert models["model"].tolist() == ["bot-balanced"] and models["games"].tolist() == [3] and "side-adjusted score" in models.columns
+    caps = " ".join(c.value for c in at.caption)
+    assert "F2 ECE ↓ lower" in caps and "† fragile" in caps  # which way is better; 3 games: every figure fragile
 
 
 @pytest.mark.slow  # runs a small study

@@ -232,6 +232,9 @@ def _unit_rows(c: Corpus, mode: Mode, transcripts: bool) -> dict[str, list[Any]]
     tg = tal["g"].to_numpy()
     prev_plur = np.r_[-2, plur[:-1]]
     prev_plur[np.r_[True, tg[1:] != tg[:-1]]] = -2
+    if not mode.is_compat:  # (default) each tally's previous tally's counts, most votes first: read per voter
+        counts = {int(k): list(zip(grp["target"].tolist(), grp["n"].tolist())) for k, grp in cnt.groupby("t", sort=False)}
+        prev_counts = [[] if i == 0 or tg[i] != tg[i - 1] else counts.get(i - 1, []) for i in range(len(tal))]
     # counted votes: target alive; the voter's last day_vote reply of that round
     keep = (target_all >= 0) & alive[t_all, np.maximum(target_all, 0)]
     u = vv[keep].reset_index(drop=True)
@@ -278,7 +281,7 @@ def _unit_rows(c: Corpus, mode: Mode, transcripts: bool) -> dict[str, list[Any]]
         csets[ui] = grp
     r["committed_set"] = csets
     if transcripts:
-        r.update(_transcript_baselines(c, ev, u, alive, prev_plur, mode))
+        r.update(_transcript_baselines(c, ev, u, alive, prev_plur if mode.is_compat else prev_counts, mode))
     return r
 
 
@@ -299,10 +302,21 @@ def _segments(keys: np.ndarray, vals: np.ndarray) -> tuple[list[int], list[list[
     return keys[starts].tolist(), [vl[a:b] for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist())]
 
 
+def _previous_plurality(counts: list[tuple[int, int]], others: list[int]) -> int | None:
+    """(default) The voter's other most voted for in the previous tally (``counts``: target, votes, most votes
+    first), or None when none of them got a vote there or two tie for the most."""
+    live = [(t, n) for t, n in counts if t in others]
+    if not live or (len(live) > 1 and live[1][1] == live[0][1]):
+        return None
+    return int(live[0][0])
+
+
 def _transcript_baselines(c: Corpus, ev: pd.DataFrame, u: pd.DataFrame, alive: np.ndarray,
-                          prev_plur: np.ndarray, mode: Mode) -> dict[str, list[Any]]:
+                          prev: Any, mode: Mode) -> dict[str, list[Any]]:
     """Most-mentioned / most-accused other player in the round's public messages before the
-    voter's reply, and the previous tally's plurality (when it is one of the voter's others)."""
+    voter's reply, and the previous tally's plurality: (default, ``prev`` each tally's previous tally's counts)
+    the voter's other with the most votes there; (compat, ``prev`` each tally's previous plurality) the
+    tally's plurality when it is one of the voter's others -- rarely, since it was usually eliminated."""
     msgs = ev[ev["kind"].isin([K.INTRO, K.DAY_DISCUSS, K.DAY_VOTE]).to_numpy()]
     rounds: dict[tuple[int, int], tuple[list[int], list[str]]] = {}
     for (g, rnd), grp in msgs.groupby(["g", "round"], sort=False):
@@ -329,8 +343,11 @@ def _transcript_baselines(c: Corpus, ev: pd.DataFrame, u: pd.DataFrame, alive: n
         k = int(np.searchsorted(seqs_a, v_seq, side="left"))  # messages sent before the voter's reply
         out["most_mentioned"].append(_pick(ment[:k], ment[:k], mpos[:k], others, names, compat))
         out["most_accused"].append(_pick(acc[:k], (ment if compat else acc)[:k], apos[:k], others, names, compat))
-        pp = int(prev_plur[t])
-        out["prev_plurality"].append(pp if pp in others else None)
+        if compat:
+            pp = int(prev[t])
+            out["prev_plurality"].append(pp if pp in others else None)
+        else:
+            out["prev_plurality"].append(_previous_plurality(prev[t], others))
     return out
 
 

@@ -79,6 +79,12 @@ def fragility(n: int, games: int, min_n: int, min_games: int = MIN_GAMES) -> str
 FRAGILE_MARK = "†"  # beside a figure whose ``fragile`` is set, in every rendering that is not JSON
 FRAGILE_NOTE = (f"{FRAGILE_MARK} fragile: fewer units than the metric's minimum n, or fewer than {MIN_GAMES} games "
                 "holding its data (docs/metrics.md §16)")
+def few_votes(n: int | None) -> str | None:
+    """Why a corpus-level vote figure (F4's rates and baselines) resting on ``n`` counted votes is fragile:
+    fewer than :data:`MIN_VOTES` (None: it is not, or there is no figure)."""
+    return f"n {n} < {MIN_VOTES}" if n and n < MIN_VOTES else None
+
+
 BETTER = {"higher": "↑ higher", "lower": "↓ lower", "neutral": "neither"}  # Direction value -> which way is better
 
 

@@ -22,7 +22,7 @@ from . import seats as seat_stats
 from .comparison_text import design_text, self_play_text
 from .corpus import Corpus
 from .manifest import SECTIONS as PROVENANCE_SECTIONS, analysis_provenance
-from .metric import FRAGILE_NOTE, Place
+from .metric import FRAGILE_NOTE, MIN_VOTES, Place, few_votes
 from .metrics import better, labels as metric_labels, marked, metrics_at, rows_at
 from .modes import Mode
 from .report import build_report
@@ -86,8 +86,8 @@ def _f4_frame(rep: dict[str, Any]) -> pd.DataFrame:
                 if isinstance(r, dict) and "rate" in r:
                     ci = r.get("ci95") or [None, None]
                     rows.append({"voters": side, "measure": measure, "k": r["k"], "n": r["n"], "rate": r["rate"],
-                                 "ci_lo": ci[0], "ci_hi": ci[1], "chance": r["chance"]})
-    return pd.DataFrame(rows, columns=["voters", "measure", "k", "n", "rate", "ci_lo", "ci_hi", "chance"])
+                                 "ci_lo": ci[0], "ci_hi": ci[1], "chance": r["chance"], "fragile": few_votes(r["n"])})
+    return pd.DataFrame(rows, columns=["voters", "measure", "k", "n", "rate", "ci_lo", "ci_hi", "chance", "fragile"])
 
 
 def _outcome_frame(rep: dict[str, Any]) -> pd.DataFrame:
@@ -373,7 +373,8 @@ def render_markdown(rep: dict[str, Any], tables: dict[str, pd.DataFrame], charts
         if fig in charts:
             L += ["", f"![{fig}](figures/{fig}.svg)"]
     if not tables["f4"].empty:
-        L += ["", "## F4 belief-vote coupling", "", _md_table(tables["f4"])]
+        L += ["", "## F4 belief-vote coupling", "", f"fragile: fewer than {MIN_VOTES} counted votes (docs/metrics.md §7).",
+              "", _md_table(tables["f4"])]
     for pid, cp in (rep.get("custom_probes") or {}).items():
         L += ["", f"## Custom probe {md_code(pid)}", "",
               f"{cp['calls']} calls, {cp['parsed']} parsed, "

@@ -14,7 +14,7 @@ import numpy as np
 from . import accounting, dynamics, episodes, f1, f2, f3, f4
 from . import seats as seat_stats
 from .corpus import Corpus
-from .metric import FRAGILE_MARK, FRAGILE_NOTE, PROPORTION, Place
+from .metric import FRAGILE_MARK, FRAGILE_NOTE, PROPORTION, Place, few_votes
 from .modes import Mode
 
 
@@ -211,7 +211,9 @@ def _f4_text(rep: dict[str, Any]) -> list[str]:
     for grp, v in rep["f4"].items():
         for key in (k for k in F4_ROWS if k in v):  # transcript baselines only with --transcripts
             x, label = v[key], key.replace("transcript_", "transcript ")
-            L.append(f"  {grp:<8} {label:<25} {x['k']}/{x['n']} {pct(x['rate'])}{ci(x['ci95'])} ({pct(x['chance'])})")
+            fr = few_votes(x["n"])
+            L.append(f"  {grp:<8} {label:<25} {x['k']}/{x['n']} {pct(x['rate'])}{ci(x['ci95'])} ({pct(x['chance'])})"
+                     + (f"  {FRAGILE_MARK} {fr}" if fr else ""))
     return L
 
 
