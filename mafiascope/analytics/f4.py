@@ -232,7 +232,7 @@ def _unit_rows(c: Corpus, mode: Mode, transcripts: bool) -> dict[str, list[Any]]
     tg = tal["g"].to_numpy()
     prev_plur = np.r_[-2, plur[:-1]]
     prev_plur[np.r_[True, tg[1:] != tg[:-1]]] = -2
-    if not mode.is_compat:  # (default) each tally's previous tally's counts, most votes first: read per voter
+    if transcripts and not mode.is_compat:  # (default) each tally's previous tally's counts, most votes first
         counts = {int(k): list(zip(grp["target"].tolist(), grp["n"].tolist())) for k, grp in cnt.groupby("t", sort=False)}
         prev_counts = [[] if i == 0 or tg[i] != tg[i - 1] else counts.get(i - 1, []) for i in range(len(tal))]
     # counted votes: target alive; the voter's last day_vote reply of that round
