@@ -29,8 +29,9 @@ def selection_dirs(include_forks: bool = False) -> tuple[str, ...]:
 def analysed_games(dirs: tuple[str, ...], mode: Any, **kw: Any) -> Any:
     """The selection's games as the report counts them: every root game, transcript-only ones included (their
     outcomes and votes count; ``.probed()`` gives the probe-based figures their games); compat mode: the
-    original's selection, the probed games. One corpus for both (the probed games are a view of it)."""
-    return bridge.corpus(dirs, probed_only=bool(mode.is_compat), **kw)
+    original's selection, the probed games; with a probe layer picked, the games that hold it (as ``--probe-layer``).
+    One corpus for both (the probed games are a view of it)."""
+    return bridge.corpus(dirs, probed_only=bool(mode.is_compat) or bridge.probe_layer_choice() is not None, **kw)
 
 
 def cache_key(dirs: tuple[str, ...]) -> tuple:
