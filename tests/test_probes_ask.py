@@ -18,9 +18,11 @@ import pytest
 from mafiascope.backends.registry import clear_cache
 from mafiascope.cli import main
 from mafiascope.config import load_game_config, parse_game_config
+from mafiascope.engine.recorded import NotRebuildable, steps_from_log
 from mafiascope.logs.io import iter_probe_records
 from mafiascope.logs.layers import layer_dir, read_manifest
 from mafiascope.play.game import play_game
+from mafiascope.probes.recorded import RecordedGame
 
 from .servers import threaded_devserver
 
@@ -96,12 +98,64 @@ def test_a_game_older_than_the_steps_file_is_asked_from_its_snapshots(tmp_path, 
     assert _answers(layer_dir(g, "again")) == _answers(g)
 
 
+def _contexts(game: RecordedGame, steps: list) -> list[tuple]:
+    """Every probed seat's context at every step, as the probe engine builds it (the request's messages)."""
+    from mafiascope.engine.observation import context_for
+
+    state = game.state()
+    return [(vars(s) | {"ts": None, "contexts": None}, seat, json.dumps(context_for(state, seat, s.events).__dict__))
+            for s in steps for seat in s.seats]  # fmt: skip
+
+
+def test_a_game_without_steps_file_or_snapshots_is_asked_from_its_moves_replayed_through_its_rules(tmp_path, capsys):
+    """The data/demo games have neither probe_steps.jsonl nor state.jsonl: their steps come from driving the
+    rules over the logged moves. Proof: on a game that has both, the rebuilt steps and every seat's context are
+    identical to those from probe_steps.jsonl, and re-asking the game's own battery gives its answers."""
+    logs = tmp_path / "logs"
+    g = _play(_bot_cfg(), logs, "g", 11)
+    recorded = RecordedGame.load(g)
+    want = recorded.asking_steps()
+    (g / "probe_steps.jsonl").unlink()
+    (g / "state.jsonl").unlink()
+    replayed = RecordedGame.load(g)
+    got = replayed.asking_steps()
+    assert len(got) == len(want) > 20
+    assert _contexts(replayed, got) == _contexts(recorded, want)  # steps (time aside) and contexts, byte for byte
+    asked = {r["step_index"] for r in iter_probe_records(g)}
+    assert [s.ts for s in got if s.step_index in asked] == [s.ts for s in want if s.step_index in asked]
+    assert main(["probes", "ask", str(logs), "--battery", CHAINED, "--layer", "again", "-q", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert not out["refused"] and out["asked"] > 100
+    assert _answers(layer_dir(g, "again")) == _answers(g)
+    assert {r["step_index"]: r["timestamp"] for r in iter_probe_records(layer_dir(g, "again"))} == \
+        {r["step_index"]: r["timestamp"] for r in iter_probe_records(g)}
+
+
+def test_a_log_the_rules_do_not_replay_is_refused_naming_the_event():
+    setup, *records = [json.loads(x) for x in (ROOT / "data/demo/demo-classic-02/game.jsonl").read_text().splitlines()]
+    vote = next(i for i, r in enumerate(records) if r["kind"] == "day_vote")
+    other = next(p["name"] for p in setup["players"] if p["name"] not in (records[vote]["player"], records[vote]["target"]))
+    forged = [*records[:vote], {**records[vote], "target": other}, *records[vote + 1:]]
+    with pytest.raises(NotRebuildable, match=r"event \d+ of its log \(vote_tally\) is not the vote_tally the rules make there"):
+        steps_from_log(setup, forged)
+    with pytest.raises(NotRebuildable, match=rf"event {vote} of its log is day_vote by .* where the rules ask"):
+        steps_from_log(setup, records[:vote - 1] + records[vote:])
+
+
+def test_every_bundled_demo_game_is_planned(tmp_path, capsys):
+    assert main(["probes", "ask", str(ROOT / "data/demo"), "--battery", SUSPICION, "--layer", "x", "--plan", "--json"]) == 0
+    plan = json.loads(capsys.readouterr().out)["plan"]
+    assert plan["games"] == plan["games_to_ask"] == 10 and not plan["refused"] and plan["calls"] > 0
+
+
 def test_games_that_cannot_be_asked_are_refused_one_line_each(tmp_path, capsys):
     logs = tmp_path / "logs"
     g = _play(_bot_cfg(rounds=1, battery=SUSPICION), logs, "ok", 3)
     bare = _play(_bot_cfg(rounds=1, battery=SUSPICION), logs, "bare", 4, probes=False)
     (bare / "probe_steps.jsonl").unlink()
     (bare / "state.jsonl").unlink()
+    lines = (bare / "game.jsonl").read_text().splitlines(keepends=True)  # a move lost: the rules cannot replay the log
+    (bare / "game.jsonl").write_text("".join(lines[:3] + lines[4:]))
     running = _play(_bot_cfg(rounds=1, battery=SUSPICION), logs, "running", 5)
     lines = (running / "game.jsonl").read_text().splitlines(keepends=True)
     (running / "game.jsonl").write_text("".join(lines[:-1]))
@@ -109,9 +163,10 @@ def test_games_that_cannot_be_asked_are_refused_one_line_each(tmp_path, capsys):
     out = json.loads(capsys.readouterr().out)
     assert [r["game_id"] for r in out["games"]] == ["ok"] and _answers(layer_dir(g, "L"))
     why = {r["game_id"]: r["reason"] for r in out["refused"]}
-    assert "no probe_steps.jsonl and no snapshots" in why["bare"] and "not finished" in why["running"]
+    assert "its probe steps cannot be rebuilt (and it has no probe_steps.jsonl nor snapshots)" in why["bare"]
+    assert "not finished" in why["running"]
     assert main(["probes", "ask", str(logs), "--battery", SUSPICION, "--layer", "L", "-q"]) == 0
-    assert "refused game bare: no probe_steps.jsonl" in capsys.readouterr().err
+    assert "refused game bare: event 3 of its log" in capsys.readouterr().err
     # the same layer name with another battery is refused: it would not be the same measurement
     assert main(["probes", "ask", str(logs), "--battery", CHAINED, "--layer", "L", "-q", "--json"]) == 0
     refused = {r["game_id"]: r["reason"] for r in json.loads(capsys.readouterr().out)["refused"]}

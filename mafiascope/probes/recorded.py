@@ -2,7 +2,8 @@
 
 Everything comes from the game's own files: the setup and events of ``game.jsonl`` (the state the
 contexts are rebuilt from: :func:`mafiascope.engine.recorded.state_from_log`), the step lines of
-``probe_steps.jsonl`` (which seats were probed where, and after how many events), the battery
+``probe_steps.jsonl`` (which seats were probed where, and after how many events; for a game without
+it, its snapshots or a replay of its logged moves through its rules), the battery
 recorded in ``setup.probes``, and the answers already in ``introspection.jsonl``. Used to finish
 calls a crash left pending (:mod:`.pending`) and to ask a battery of a finished game.
 """
@@ -16,7 +17,7 @@ from typing import Any
 
 from ..config import ConfigError, GameConfig, config_from_setup
 from ..engine.phases.base import ProbeStep
-from ..engine.recorded import NotRebuildable, state_from_log
+from ..engine.recorded import NotRebuildable, state_from_log, steps_from_log
 from ..engine.state import GameState
 from ..logs import BatterySnapshot, LogFormatError, iter_probe_records, read_game
 from ..logs.io import TornLineWarning
@@ -127,15 +128,18 @@ class RecordedGame:
 
     def asking_steps(self) -> list[ProbeStep]:
         """The game's probe steps with what each seat knew there: ``probe_steps.jsonl``; for a game of ours
-        older than it, its snapshots (the events each holds); for an original game, the contexts its
-        snapshots recorded. Else a :class:`RecordError` naming the game."""
+        older than it, its snapshots (the events each holds), else the steps its rules pass replaying its
+        logged moves (:meth:`steps_from_log`); for an original game, the contexts its snapshots recorded.
+        Else a :class:`RecordError` naming the game."""
         if self.steps.steps:
             return self.probe_steps()
         from ..logs.io import STATE_FILE
 
         if not (self.dir / STATE_FILE).is_file():
-            raise RecordError(f"game {self.game_id}: no probe_steps.jsonl and no snapshots (state.jsonl): the seats' contexts at "
-                              "its steps cannot be rebuilt")  # fmt: skip
+            if self.original:
+                raise RecordError(f"game {self.game_id}: no probe_steps.jsonl and no snapshots (state.jsonl): the seats' contexts "
+                                  "at its steps cannot be rebuilt")  # fmt: skip
+            return self.steps_from_log()
         try:
             snaps = _read_snapshots(self.dir)
         except (OSError, LogFormatError) as exc:
@@ -145,6 +149,30 @@ class RecordedGame:
         if not steps:
             raise RecordError(f"game {self.game_id}: its snapshots hold no probe step whose contexts can be rebuilt")
         return steps
+
+    def steps_from_log(self) -> list[ProbeStep]:
+        """The steps the engine finds replaying the game's logged moves (:func:`~mafiascope.engine.recorded.steps_from_log`),
+        each stamped with its probe records' time where it has any."""
+        try:
+            steps = steps_from_log(self.setup, self.records)
+        except NotRebuildable as exc:
+            raise RecordError(f"{exc} (and it has no probe_steps.jsonl nor snapshots)") from None
+        times = _step_times(self.dir)
+        for s in steps:
+            s.ts = times.get(s.step_index, s.ts)
+        return steps
+
+
+def _step_times(game_dir: Path) -> dict[int, float]:
+    """The time of each step that has probe records (the records' ``timestamp`` is the step's capture time)."""
+    times: dict[int, float] = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TornLineWarning)
+        for rec in iter_probe_records(game_dir, skip_corrupt=True):
+            k, t = rec.get("step_index"), rec.get("timestamp")
+            if isinstance(k, int) and isinstance(t, (int, float)):
+                times.setdefault(k, float(t))
+    return times
 
 
 def _read_snapshots(game_dir: Path) -> list[dict[str, Any]]:
@@ -166,11 +194,7 @@ def _seats_of(phase: str, speaker: Any, alive: list[str]) -> list[str]:
 def _steps_of_snapshots(snaps: list[dict[str, Any]], speakers: dict[Any, Any], game_dir: Path) -> list[ProbeStep]:
     """A game of ours without probe_steps.jsonl: a step per snapshot that opened one (the first snapshot of each
     step index), its contexts from the events that snapshot holds, its time from the step's probe records."""
-    times: dict[int, float] = {}
-    for rec in iter_probe_records(game_dir, skip_corrupt=True):
-        k, t = rec.get("step_index"), rec.get("timestamp")
-        if isinstance(k, int) and isinstance(t, (int, float)):
-            times.setdefault(k, float(t))
+    times = _step_times(game_dir)
     out, seen = [], set()
     for s in snaps:
         k, state = s.get("step_index"), s.get("state")
