@@ -23,8 +23,11 @@ from typing import Any
 
 import streamlit as st
 
+from mafiascope.backends.destinations import ENV_PUBLIC, set_public_check
 from mafiascope.backends.keys import KeyPolicy, policy_resolver, set_key_resolver
 from mafiascope.backends.specs import ENV_FROM_APP, Source
+
+from . import public_mode
 
 _SESSION = "_ms_session_keys"  # session_state: {variable name: (key, base_url)}
 
@@ -117,9 +120,15 @@ def _resolve(name: str, base_url: str, source: Source = Source.OTHER) -> str | N
     return policy_resolver(operator_policy().merged(session_policy()), _lookup)(name, base_url, source)
 
 
+def _public() -> bool:
+    return public_mode.settings().public
+
+
 def install() -> None:
-    """Make the engine resolve ``${VAR}`` in this process through :func:`_resolve` (idempotent)."""
+    """Make the engine resolve ``${VAR}`` in this process through :func:`_resolve`, and check destinations with this
+    app's public mode (app/public_mode.py), not only ``MAFIASCOPE_PUBLIC`` (idempotent)."""
     set_key_resolver(_resolve)
+    set_public_check(_public)
 
 
 # What a process the app starts may see of the server's environment: the system's basics (PATH, HOME, the
@@ -131,7 +140,7 @@ CHILD_ENV_NAMES = ("PATH", "HOME", "USER", "LOGNAME", "LANG", "LANGUAGE", "TZ", 
                    "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy", "SSL_CERT_FILE",
                    "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE",
                    "MAFIASCOPE_CACHE_DIR", "MAFIASCOPE_LOGS", "MAFIASCOPE_RUNS", "MAFIASCOPE_LOGS_DIR", "MAFIASCOPE_BUS_URL",
-                   "MAFIASCOPE_ANALYTICS_THREADS")  # fmt: skip
+                   "MAFIASCOPE_ANALYTICS_THREADS", "MAFIASCOPE_ALLOWED_HOSTS")  # fmt: skip
 CHILD_ENV_PREFIXES = ("LC_",)
 
 
@@ -145,6 +154,7 @@ def child_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     policy = operator_policy().merged(session_policy())
     env.update(policy.to_env())
     env[ENV_FROM_APP] = "1"
+    env[ENV_PUBLIC] = "1" if public_mode.settings().public else "0"  # the games refuse server-only hosts in public mode
     for name in operator_policy().keys:
         value = operator_value(name)
         if value:

@@ -107,6 +107,7 @@ def test_processes_the_app_starts_get_an_allow_listed_environment(monkeypatch):
     assert env["OPENAI_API_KEY"] == "sk-allowed-value-123456" and env["MAFIASCOPE_KEYS"] == "OPENAI_API_KEY"
     assert env["PATH"] and env["LC_ALL"] == "C.UTF-8" and env["MAFIASCOPE_LOGS_DIR"] == "/x"
     assert env["MAFIASCOPE_CONFIGS_FROM_APP"] == "1"  # the configs on its command line are the app's, not the operator's
+    assert env["MAFIASCOPE_PUBLIC"] in ("0", "1")  # the app's own decision: games refuse server-only hosts in public mode
     assert set(env) <= set(keys.CHILD_ENV_NAMES) | {"OPENAI_API_KEY", "MAFIASCOPE_KEYS", "MAFIASCOPE_KEY_OPENAI_API_KEY_BASE_URLS",
-                                                    "MAFIASCOPE_CONFIGS_FROM_APP"} | {
+                                                    "MAFIASCOPE_CONFIGS_FROM_APP", "MAFIASCOPE_PUBLIC"} | {
         k for k in env if k.startswith("LC_")}

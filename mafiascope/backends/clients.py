@@ -16,18 +16,22 @@ a key only for its provider's own origin). The client is then built for exactly 
 Nothing else in the project constructs such a client or resolves a ``${VAR}``;
 ``tests/test_http_clients.py`` reads every module and fails on a construction anywhere else.
 A URL with whitespace or control characters (a TAB pasted into ``base_url``) is refused here too,
-with one line naming the backend and field, before any lookup.
+with one line naming the backend and field, before any lookup; so is, in public mode, a URL of a config the
+operator did not write that names a host only the server reaches (loopback, private, link-local: see
+:mod:`.destinations`), before any request.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
 from ..redaction import ENV_REF, register_secret, register_url_credentials
 from .base import BackendError
-from .keys import KeyRefused, resolve_key
+from .destinations import destination_problem
+from .keys import DEFAULT_HUB, KeyRefused, origin, resolve_key
 from .specs import Source, spec_source, url_problem
 
 PLACEHOLDER_KEY = "no-key-set"  # local servers (Ollama, llama.cpp) ignore the key; the SDK needs one
@@ -61,12 +65,25 @@ def resolve_credential(value: str | None, *, backend: str, field: str, destinati
     return got
 
 
-def _check_url(backend: str, field: str, url: str) -> str:
+def _check_url(backend: str, field: str, url: str, source: Source, *, also_allowed: str | None = None) -> str:
+    """``url`` when a client for a config from ``source`` may be built for it, else a one-line :class:`BackendError`
+    (``also_allowed``: an origin the operator set up, e.g. this machine's bus hub)."""
     why = url_problem(url)
     if why:
         raise BackendError(f"backend {backend!r}: {field} {why}")
     register_url_credentials(url)
+    if also_allowed is None or _origin_or_none(url) != _origin_or_none(also_allowed):
+        why = destination_problem(url, source)
+        if why:
+            raise BackendError(f"backend {backend!r}: {field} {why}")
     return url
+
+
+def _origin_or_none(url: str) -> tuple[str, str, int] | None:
+    try:
+        return origin(url)
+    except ValueError:
+        return None
 
 
 class OpenAIEndpoint:
@@ -77,9 +94,9 @@ class OpenAIEndpoint:
 
     def __init__(self, name: str, spec: Any) -> None:
         self.name = name
-        self.base_url = _check_url(name, "base_url", spec.base_url)
-        self.timeout = float(spec.timeout)
         src = spec_source(spec)
+        self.base_url = _check_url(name, "base_url", spec.base_url, src)
+        self.timeout = float(spec.timeout)
         self.api_key = resolve_credential(spec.api_key, backend=name, field="api_key", destination=self.base_url, source=src)
         self.headers: dict[str, str] = {}
         for header, value in (getattr(spec, "headers", None) or {}).items():
@@ -121,7 +138,8 @@ class BusEndpoint:
 
     def __init__(self, name: str, hub: str, token: str | None, *, source: Source, field: str = "token") -> None:
         self.name = name
-        self.url = _check_url(name, "hub", hub.rstrip("/"))
+        hub_of_this_machine = os.environ.get("MAFIASCOPE_BUS_URL") or DEFAULT_HUB  # the operator's own hub
+        self.url = _check_url(name, "hub", hub.rstrip("/"), source, also_allowed=hub_of_this_machine)
         self.token = resolve_credential(token, backend=name, field=field, destination=self.url, source=source)
 
     @property

@@ -17,7 +17,9 @@ raises :class:`PreflightError` (a ``ValueError``) with one line naming every fai
   workers may connect later, within the backend's ``wait_for_worker``).
 * ``bot``, ``human`` and any in-process backend pass without a call.
 
-Keys are resolved as the backends resolve them and never appear in a result or an error.
+Keys are resolved as the backends resolve them and never appear in a result or an error. For a config the
+operator did not write (a visitor's line-up, a log, a roster) a failure names the HTTP status only, never
+what the server said: that text would carry whatever the named host answers back to whoever named it.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ from pydantic import BaseModel
 from .base import BackendError
 from .clients import BusEndpoint, OpenAIEndpoint
 from .common import redact
-from .specs import spec_source
+from .specs import Source, spec_source
 
 PREFLIGHT_TIMEOUT_S = 10.0  # per attempt, or the backend's own timeout when that is shorter
 TRANSIENT_ATTEMPTS = 3  # 429 / 5xx / dropped connections are asked again, then fail
@@ -126,6 +128,7 @@ async def _check_openai(names: list[str], spec: Any, timeout: float) -> Prefligh
         res.cause = str(exc)
         return res
     secrets = endpoint.secrets
+    quote = spec_source(spec) == Source.OPERATOR  # only the operator's own config shows what the server said
     client = endpoint.client(timeout=timeout, fast_transport=False)
 
     def fail(cause: str) -> PreflightResult:
@@ -134,7 +137,7 @@ async def _check_openai(names: list[str], spec: Any, timeout: float) -> Prefligh
 
     try:
         res.method = "models.retrieve"
-        status, detail = await _attempts(res, lambda: client.models.retrieve(spec.model), timeout)
+        status, detail, said = await _attempts(res, lambda: client.models.retrieve(spec.model), timeout, quote)
         if status == 200:
             res.ok = True
             return res
@@ -145,11 +148,11 @@ async def _check_openai(names: list[str], spec: Any, timeout: float) -> Prefligh
                                   spec.max_tokens_field: 1}
         if spec.extra_body:
             params["extra_body"] = dict(spec.extra_body)
-        status, detail = await _attempts(res, lambda: client.chat.completions.create(**params), timeout)
+        status, detail, said = await _attempts(res, lambda: client.chat.completions.create(**params), timeout, quote)
         if status == 200:
             res.ok = True
             return res
-        if status in (400, 422) and not _MODEL_PROBLEM.search(detail):
+        if status in (400, 422) and not _MODEL_PROBLEM.search(said):
             res.ok, res.cause = True, redact(f"the server answered the 1-token completion with {detail}; passed", *secrets)
             return res
         return fail(detail)
@@ -157,34 +160,36 @@ async def _check_openai(names: list[str], spec: Any, timeout: float) -> Prefligh
         await client.close()
 
 
-async def _attempts(res: PreflightResult, call: Any, timeout: float) -> tuple[int, str]:
-    """``(200, "")`` on success, else ``(status or 0, one-line cause)``; transient failures are retried."""
+async def _attempts(res: PreflightResult, call: Any, timeout: float, quote: bool = True) -> tuple[int, str, str]:
+    """``(200, "", "")`` on success, else ``(status or 0, one-line cause, what the server said)``; transient
+    failures are retried. The cause quotes the server's text only when ``quote``."""
     import openai
 
-    status, detail = 0, "no attempt made"
+    status, detail, said = 0, "no attempt made", ""
     for attempt in range(TRANSIENT_ATTEMPTS):
         res.calls += 1
         try:
             await call()
-            return 200, ""
+            return 200, "", ""
         except openai.APIStatusError as exc:
-            status = exc.status_code
+            status, said = exc.status_code, _status_text(exc)
             what = {401: "authentication failed (check the API key)", 403: "permission denied",
                     404: "not found (check base_url and model)"}.get(status, "")
-            detail = f"HTTP {status}" + (f" {what}" if what else "") + f": {_status_text(exc)}"
+            detail = f"HTTP {status}" + (f" {what}" if what else "") + (f": {said}" if quote else "")
             if status != 429 and status < 500:
-                return status, detail
+                return status, detail, said
         except openai.APITimeoutError:
-            return 0, f"no answer within {timeout:g}s"
+            return 0, f"no answer within {timeout:g}s", ""
         except openai.APIConnectionError as exc:
             status, detail = 0, f"connection failed: {_cause(exc)}"
             if "refused" in detail.lower() or "all connection attempts failed" in detail.lower():
-                return 0, detail  # nothing listens: asking again cannot help
+                return 0, detail, ""  # nothing listens: asking again cannot help
         except Exception as exc:  # a body that is not JSON, an SDK surprise: the server is not usable
-            return 0, f"unusable answer: {type(exc).__name__}: {str(exc)[:160]}"
+            text = str(exc)[:160]
+            return 0, f"unusable answer: {type(exc).__name__}" + (f": {text}" if quote else ""), text
         if attempt + 1 < TRANSIENT_ATTEMPTS:
             await asyncio.sleep(0.25 * 2**attempt)
-    return status, f"{detail} (after {TRANSIENT_ATTEMPTS} attempts)"
+    return status, f"{detail} (after {TRANSIENT_ATTEMPTS} attempts)", said
 
 
 def _status_text(exc: Any) -> str:
