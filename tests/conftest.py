@@ -38,9 +38,14 @@ def _analytics_cache_in_tmp(tmp_path_factory: pytest.TempPathFactory) -> Iterato
 
 @pytest.fixture(autouse=True)
 def _default_key_resolver() -> Iterator[None]:
-    """Every AppTest run installs the app's key resolver process-wide (app/keys.install); the next test gets the
-    engine's default again, as a fresh CLI process would."""
+    """Every AppTest run installs the app's key resolver and public-mode check process-wide (app/keys.install), and
+    tests register secrets with the process's scrubber; the next test starts without them, as a fresh CLI process
+    would (a test secret such as 'sk-preflight-...' otherwise masked the word 'preflight' in later tests' errors)."""
     yield
+    from mafiascope.backends.destinations import set_public_check
     from mafiascope.backends.keys import set_key_resolver
+    from mafiascope.redaction import forget_secrets
 
     set_key_resolver(None)
+    set_public_check(None)
+    forget_secrets()
