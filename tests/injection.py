@@ -13,6 +13,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from app.sidebar import CHIPS_WRAP_CSS
 from app.transcript import NEWEST_FIRST_CSS
 
 from .app_support import play
@@ -110,7 +111,7 @@ def problems(md: str) -> list[str]:
 
 
 _LITERAL = {"json", "code", "text"}
-APP_STYLES = {NEWEST_FIRST_CSS}
+APP_STYLES = {NEWEST_FIRST_CSS, CHIPS_WRAP_CSS}
 _STRING_FIELDS = {"body", "label", "help", "placeholder", "captions"}
 
 
