@@ -59,7 +59,7 @@ def test_study_and_arena_games_open_everywhere_and_count(runs, tmp_path):
     cli("arena", "run", "--rules", "sport", "--games", "1", "--logs", str(runs / "arena" / "r1"), "--json")
     at.run()
     assert count(at) == (n0 + 3, m0 + 3)  # the new corpora joined the session's selection
-    assert games_tile(at) == g0 + 2  # the two probed study games (the arena game has no probes)
+    assert games_tile(at) == g0 + 3  # the two study games and the arena game (transcript-only games count too)
     names = [at.sidebar.multiselect(key="sb_corpora").format_func(c) for c in at.sidebar.multiselect(key="sb_corpora").value]
     assert {"study tiny", "arena r1"} <= set(names), names
     for page, game in (("live", "tiny-a-0001"), ("impersonate", "tiny-a-0000"), ("replay", "tiny-a-0000"), ("live", "r1-sport-0000")):

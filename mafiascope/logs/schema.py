@@ -606,7 +606,7 @@ class ProgressUnit(GameResult):
     replica_idx: int | None = None  # fork branch
     variant_idx: int | None = None  # bifurcation continuation
     arm: str | None = None  # A/B game
-    step: int | None = None  # re-asked state
+    step: str | int | None = None  # re-asked state: its step label (R1.2)
     disagreements: int | None = None
     pairs: int | None = None
 
