@@ -298,6 +298,47 @@ def attribution_chart(res: dict[str, Any]) -> alt.FacetChart | None:
         column=alt.Column("utterance:N", title="utterance (n per arm on the bars)"))
 
 
+EXP_OPEN = "ms_rp_exp_open"  # ids of the experiment results the researcher has open, the last opened last (the URL's ?exp=)
+
+
+def open_experiments(ids: list[str]) -> list[str]:
+    """Which experiment results are open: those the researcher opened (plus a new ``?exp=`` from the URL), else the
+    newest. Kept in the session (the last opened one in the URL), not only in the browser: an expander's open state
+    that lives only in the browser is lost whenever the page draws it as a new element (a rerun that adds or removes
+    something above it, a reload, a visit to another page), and the result a researcher was reading closed."""
+    from . import state as S
+
+    raw = S.fresh_url_value("exp")
+    opened = S.get(EXP_OPEN)
+    if raw is not None:
+        if raw in ids:
+            opened = [*(o for o in opened or [] if o != raw), raw]
+        else:
+            S.add_url_error(f"URL parameter exp={S.quoted(raw)}: no experiment of this game has that id.")
+    opened = [o for o in (ids[:1] if opened is None else opened) if o in ids]
+    S.put(EXP_OPEN, opened)
+    S.sync_url(exp=opened[-1] if opened else None)
+    S.report_url_errors()
+    return opened
+
+
+def _experiment_toggled(exp_id: str, key: str) -> None:
+    from . import state as S
+
+    rest = [o for o in S.get(EXP_OPEN) or [] if o != exp_id]
+    S.put(EXP_OPEN, [*rest, exp_id] if st.session_state.get(key) else rest)
+
+
+def experiment_expander(label: str, res: dict[str, Any], opened: list[str]) -> Any:
+    """An experiment's result panel whose open state the server tracks (a key per result file, so a new result
+    does not shift the others' keys): it stays open across reruns (see :func:`open_experiments`)."""
+    import hashlib
+
+    exp_id = str(res.get("experiment_id"))
+    key = "rp_exp_" + hashlib.sha1(str(res.get("path", exp_id)).encode()).hexdigest()[:12]
+    return st.expander(label, expanded=exp_id in opened, key=key, on_change=_experiment_toggled, args=(exp_id, key))
+
+
 def bifurcation(res: dict[str, Any]) -> None:
     df = pd.DataFrame([{"#": v["variant_idx"], "source": v["source"], "target": v["target"], "winner": v["winner"],
                         "rounds": v["rounds"], "open": live_link(v["fork_game_id"]) if v.get("fork_game_id") else None,

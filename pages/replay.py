@@ -123,11 +123,12 @@ with tab_exp:
     if not exps:
         st.caption("No experiment on this game yet (the CLI's `mafiascope replay attribution` and `replay bifurcate` "
                    "write here too).")  # fmt: skip
+    opened = V.open_experiments([str(e.get("experiment_id")) for e in exps])
     for e in exps:
         with W.untrusted_record(f"experiment file {Path(str(e.get('path', '?'))).name}"):
             what = (f" · {plural(len(e.get('utterances') or []), 'message')} · target {e.get('target') or 'none'} · n={e.get('n_per_arm')} per arm"
                     if e["kind"] == "attribution" else f" · {plural(len(e.get('variants') or []), 'variant')}")  # fmt: skip
-            with st.expander(md_escape(f"{e['kind']} {e['experiment_id']}{what}"), expanded=e is exps[0]):
+            with V.experiment_expander(md_escape(f"{e['kind']} {e['experiment_id']}{what}"), e, opened):
                 (V.attribution if e["kind"] == "attribution" else V.bifurcation)(e)
                 if e["kind"] == "attribution":
                     EV.attribution_arms(e)

@@ -215,3 +215,45 @@ def test_crafted_result_files_are_left_out_not_a_traceback(tmp_path, monkeypatch
         warned = " ".join(plain(str(w.value)) for w in at.warning)
         for name in ("no-id.json", "bad-types.json", "bad-variants.json", "validate-2.json", "validate-3.json"):
             assert f"{name}: left out" in warned, (tab, name, warned)
+
+
+@pytest.mark.slow
+def test_the_attribution_result_a_researcher_opened_stays_open(tmp_path, monkeypatch):
+    """Seen in Chromium: an opened attribution result closed again on a later rerun. Its open state lived only in the
+    browser (``expanded=`` the newest result); it is now the session's and the URL's ``?exp=``, so reruns, a reload and
+    a shared link keep the chosen result open, and the newest is open only when none was chosen."""
+    import shutil
+    import subprocess
+    import sys
+
+    from app.replay_view import EXP_OPEN
+
+    from .app_support import DEMO, ROOT, new_app, use_logs
+
+    root = tmp_path / "logs"
+    shutil.copytree(DEMO / "demo-classic-01", root / "demo-classic-01")
+    subprocess.run([sys.executable, "-m", "mafiascope", "replay", "attribution", str(root / "demo-classic-01"), "--utterances", "1.5",
+                    "-n", "1", "--probes", "none", "--logs", str(root), "--json"],
+                   check=True, cwd=ROOT, stdout=subprocess.DEVNULL, timeout=300)  # fmt: skip
+    (first,) = (root / "experiments").glob("attr-*.json")
+    older = {**json.loads(first.read_text()), "experiment_id": "attr-older", "created": 1.0}
+    (root / "experiments" / "attr-older.json").write_text(json.dumps(older), encoding="utf-8")
+    newest = json.loads(first.read_text())["experiment_id"]
+    use_logs(monkeypatch, root, tmp_path)
+
+    def opened(at) -> list[str]:
+        return [plain(e.label).split(" ·")[0] for e in at.expander if plain(e.label).startswith("attribution attr-") and e.proto.expanded]
+
+    at = new_app(page="replay", game="demo-classic-01", tab="Experiments").run()
+    assert not at.exception, [e.message for e in at.exception]
+    assert opened(at) == [f"attribution {newest}"] and at.query_params["exp"] == newest
+    at = new_app(page="replay", game="demo-classic-01", tab="Experiments", exp="attr-older").run()
+    assert opened(at) == ["attribution attr-older"], opened(at)
+    at.number_input(key="ex_n").set_value(4).run()  # any widget's rerun
+    at.run()
+    assert opened(at) == ["attribution attr-older"] and at.session_state[EXP_OPEN] == ["attr-older"]
+    assert at.query_params["exp"] == "attr-older"
+    at = new_app(page="replay", game="demo-classic-01", tab="Experiments", exp="attr-nope").run()
+    assert any("URL parameter exp=" in plain(str(x.value)) and "attr-nope" in plain(str(x.value)) for x in at.error), \
+        [str(x.value) for x in at.error]
+    assert opened(at) == [f"attribution {newest}"]
