@@ -25,7 +25,9 @@ class CompletionRequest:
     temperature: float | None = None  # per-call override (e.g. bifurcation sampling)
     game_id: str = ""
     max_wait: float | None = None  # longest the call may queue behind the backend's limits (probes); None = as long as it takes
-    targets: list[str] | None = None  # the names the engine accepts as this move's target (a vote, kill, check ...); None = free speech
+    targets: list[str] | None = (
+        None  # the names the engine accepts as this move's target (a vote, kill, check ...); None = free speech
+    )
 
 
 @dataclass

@@ -128,8 +128,14 @@ class OpenAIEndpoint:
                 http_client = None
         if http_client is None:
             http_client = openai.DefaultAsyncHttpxClient(timeout=t, follow_redirects=False)
-        return openai.AsyncOpenAI(api_key=self.api_key or PLACEHOLDER_KEY, base_url=self.base_url, timeout=t,
-                                  max_retries=0, default_headers=self.headers or None, http_client=http_client)
+        return openai.AsyncOpenAI(
+            api_key=self.api_key or PLACEHOLDER_KEY,
+            base_url=self.base_url,
+            timeout=t,
+            max_retries=0,
+            default_headers=self.headers or None,
+            http_client=http_client,
+        )
 
 
 class BusEndpoint:

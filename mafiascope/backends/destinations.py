@@ -103,8 +103,10 @@ def destination_problem(url: str, source: Source, environ: Mapping[str, str] | N
     allowed = allowed_hosts(environ)
     if (host, port) in allowed or (host, None) in allowed:
         return None
-    rule = (f"in public mode a config you did not write as the operator may reach public hosts only "
-            f"(the operator allows others in {ENV_ALLOWED_HOSTS})")
+    rule = (
+        f"in public mode a config you did not write as the operator may reach public hosts only "
+        f"(the operator allows others in {ENV_ALLOWED_HOSTS})"
+    )
     try:
         addresses = list(_addresses(host, port))
     except (OSError, UnicodeError):

@@ -63,8 +63,14 @@ class DevStats:
     seeds: list[int | None] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
-        return {"requests": self.requests, "ok": self.ok, "faults": dict(self.faults),
-                "unauthorized": self.unauthorized, "model_lookups": self.model_lookups, "max_in_flight": self.max_in_flight}
+        return {
+            "requests": self.requests,
+            "ok": self.ok,
+            "faults": dict(self.faults),
+            "unauthorized": self.unauthorized,
+            "model_lookups": self.model_lookups,
+            "max_in_flight": self.max_in_flight,
+        }
 
 
 class DevServer:
@@ -111,8 +117,16 @@ class DevServer:
             if f is not None and f not in FAULTS:
                 raise ValueError(f"unknown fault {f!r}; allowed: {FAULTS}")
         self.stats = DevStats()
-        self.batches = BatchAPI(self._reply, chat_payload, delay_s=batch_delay_s, p_fail=batch_p_fail, p_expire=batch_p_expire,
-                                p_line_error=batch_p_line_error, seed=seed, script=batch_script)  # the Files and Batch API
+        self.batches = BatchAPI(
+            self._reply,
+            chat_payload,
+            delay_s=batch_delay_s,
+            p_fail=batch_p_fail,
+            p_expire=batch_p_expire,
+            p_line_error=batch_p_line_error,
+            seed=seed,
+            script=batch_script,
+        )  # the Files and Batch API
         self._n = 0
         self._bots: dict[str, Any] = {}
         self._runner: web.AppRunner | None = None
@@ -234,8 +248,7 @@ class DevServer:
         if fault is not None:
             self.stats.faults[fault] += 1
         if fault == "429":
-            return _error(429, "rate limited (injected)", "rate_limit_exceeded",
-                          headers={"Retry-After": f"{self.retry_after:g}"})
+            return _error(429, "rate limited (injected)", "rate_limit_exceeded", headers={"Retry-After": f"{self.retry_after:g}"})
         if fault == "500":
             return _error(500, "internal error (injected)", "server_error")
         if fault == "hang":
@@ -261,8 +274,11 @@ class DevServer:
             "model": f"{model}-devserver",
             "system_fingerprint": f"fp_devserver_{model}",
             "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
-            "usage": {"prompt_tokens": estimate_tokens(prompt_text), "completion_tokens": estimate_tokens(text),
-                      "total_tokens": estimate_tokens(prompt_text) + estimate_tokens(text)},
+            "usage": {
+                "prompt_tokens": estimate_tokens(prompt_text),
+                "completion_tokens": estimate_tokens(text),
+                "total_tokens": estimate_tokens(prompt_text) + estimate_tokens(text),
+            },
         }
         raw = json.dumps(payload).encode()
         if fault == "garbage":
@@ -290,7 +306,7 @@ class DevServer:
         if model == "echo":
             line = last_user.strip().splitlines()[-1] if last_user.strip() else ""
             return f"OK: {line}"
-        preset = model[len("bot-"):]
+        preset = model[len("bot-") :]
         bot = self._bots.get(preset)
         if bot is None:
             from .bot import BotBackend
@@ -318,8 +334,11 @@ def chat_payload(model: str, text: str, messages: list[dict[str, Any]]) -> dict[
         "created": int(time.time()),
         "model": f"{model}-devserver",
         "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
-        "usage": {"prompt_tokens": estimate_tokens(prompt_text), "completion_tokens": estimate_tokens(text),
-                  "total_tokens": estimate_tokens(prompt_text) + estimate_tokens(text)},
+        "usage": {
+            "prompt_tokens": estimate_tokens(prompt_text),
+            "completion_tokens": estimate_tokens(text),
+            "total_tokens": estimate_tokens(prompt_text) + estimate_tokens(text),
+        },
     }
 
 

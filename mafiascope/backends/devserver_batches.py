@@ -145,8 +145,11 @@ class BatchAPI:
             return
         outcome = self._outcome(n)
         if outcome == "failed":
-            batch.update(status="failed", failed_at=int(time.time()),
-                         errors={"object": "list", "data": [{"code": "injected_failure", "message": "batch failed (injected)"}]})
+            batch.update(
+                status="failed",
+                failed_at=int(time.time()),
+                errors={"object": "list", "data": [{"code": "injected_failure", "message": "batch failed (injected)"}]},
+            )
             return
         if outcome == "expired":
             batch.update(status="expired", expired_at=int(time.time()))
@@ -159,21 +162,47 @@ class BatchAPI:
                 cid, body = str(req["custom_id"]), req["body"]
                 model, messages = str(body["model"]), body["messages"]
             except (ValueError, KeyError, TypeError):
-                err.append({"id": f"batch_req_{i}", "custom_id": None, "response": None,
-                            "error": {"code": "invalid_request", "message": f"line {i + 1}: not a request"}})
+                err.append(
+                    {
+                        "id": f"batch_req_{i}",
+                        "custom_id": None,
+                        "response": None,
+                        "error": {"code": "invalid_request", "message": f"line {i + 1}: not a request"},
+                    }
+                )
                 continue
             if rng.random() < self.p_line_error:
-                err.append({"id": f"batch_req_{i}", "custom_id": cid, "response": None,
-                            "error": {"code": "server_error", "message": "request failed (injected)"}})
+                err.append(
+                    {
+                        "id": f"batch_req_{i}",
+                        "custom_id": cid,
+                        "response": None,
+                        "error": {"code": "server_error", "message": "request failed (injected)"},
+                    }
+                )
                 continue
             try:
-                text = await self.reply(model, messages, body.get("seed"), body.get("max_tokens") or body.get("max_completion_tokens"))
+                text = await self.reply(
+                    model, messages, body.get("seed"), body.get("max_tokens") or body.get("max_completion_tokens")
+                )
             except KeyError:
-                err.append({"id": f"batch_req_{i}", "custom_id": cid, "response": None,
-                            "error": {"code": "model_not_found", "message": f"model {model!r} not found"}})
+                err.append(
+                    {
+                        "id": f"batch_req_{i}",
+                        "custom_id": cid,
+                        "response": None,
+                        "error": {"code": "model_not_found", "message": f"model {model!r} not found"},
+                    }
+                )
                 continue
-            out.append({"id": f"batch_req_{i}", "custom_id": cid, "error": None,
-                        "response": {"status_code": 200, "request_id": f"req_{i}", "body": self.payload(model, text, messages)}})
+            out.append(
+                {
+                    "id": f"batch_req_{i}",
+                    "custom_id": cid,
+                    "error": None,
+                    "response": {"status_code": 200, "request_id": f"req_{i}", "body": self.payload(model, text, messages)},
+                }
+            )
         dump = "".join(json.dumps(x) + "\n" for x in out).encode()
         batch["output_file_id"] = self._store(dump, "batch_output", f"{batch['id']}_output.jsonl")["id"] if out else None
         if err:

@@ -136,8 +136,9 @@ class HumanBackend:
 
     type = "human"
 
-    def __init__(self, name: str, logs_dir: str | os.PathLike[str], timeout_s: float | None = None,
-                 model_label: str = "human") -> None:
+    def __init__(
+        self, name: str, logs_dir: str | os.PathLike[str], timeout_s: float | None = None, model_label: str = "human"
+    ) -> None:
         self.name = name
         self.logs_dir = Path(logs_dir)
         self.timeout_s = timeout_s
@@ -155,11 +156,20 @@ class HumanBackend:
         stale = _read_json(rep)
         if stale is not None:
             _unlink(rep)  # an answer to an earlier request nobody collected
-        write_json_atomic(pend, {
-            "request_id": request_id, "seat": seat, "purpose": request.purpose, "kind": request.kind,
-            "instruction": instruction, "messages": request.messages, "format": expected_format(instruction),
-            "targets": request.targets, "created": time.time(),
-        })
+        write_json_atomic(
+            pend,
+            {
+                "request_id": request_id,
+                "seat": seat,
+                "purpose": request.purpose,
+                "kind": request.kind,
+                "instruction": instruction,
+                "messages": request.messages,
+                "format": expected_format(instruction),
+                "targets": request.targets,
+                "created": time.time(),
+            },
+        )
         try:
             while True:
                 reply = _read_json(rep)
@@ -167,23 +177,40 @@ class HumanBackend:
                     _unlink(rep)
                     _unlink(pend)
                     text = str(reply.get("text") or "")
-                    return Completion(text=text, ok=True, attempts=1, latency_ms=int((time.monotonic() - t0) * 1000),
-                                      prompt_tokens=0, completion_tokens=0, tokens_estimated=True,
-                                      served_model="human", meta={"backend": self.name})
+                    return Completion(
+                        text=text,
+                        ok=True,
+                        attempts=1,
+                        latency_ms=int((time.monotonic() - t0) * 1000),
+                        prompt_tokens=0,
+                        completion_tokens=0,
+                        tokens_estimated=True,
+                        served_model="human",
+                        meta={"backend": self.name},
+                    )
                 if self.timeout_s is not None and time.monotonic() - t0 >= self.timeout_s:
                     _unlink(pend)
-                    return Completion(ok=False, error=f"backend {self.name!r}: human seat {seat!r} did not answer "
-                                      f"within {self.timeout_s:g}s", attempts=1,
-                                      latency_ms=int((time.monotonic() - t0) * 1000),
-                                      meta={"backend": self.name, "faults": [{"attempt": 1, "fault": "timeout"}]})
+                    return Completion(
+                        ok=False,
+                        error=f"backend {self.name!r}: human seat {seat!r} did not answer within {self.timeout_s:g}s",
+                        attempts=1,
+                        latency_ms=int((time.monotonic() - t0) * 1000),
+                        meta={"backend": self.name, "faults": [{"attempt": 1, "fault": "timeout"}]},
+                    )
                 await asyncio.sleep(POLL_S)
         except asyncio.CancelledError:
             _unlink(pend)
             raise
 
     def describe(self) -> dict[str, Any]:
-        return {"type": self.type, "name": self.name, "model": self.model_label, "mode": "file",
-                "timeout_s": self.timeout_s, "probed": False}
+        return {
+            "type": self.type,
+            "name": self.name,
+            "model": self.model_label,
+            "mode": "file",
+            "timeout_s": self.timeout_s,
+            "probed": False,
+        }
 
     async def aclose(self) -> None:
         return None
@@ -273,8 +300,14 @@ class HumanStdinBackend:
                           meta={"backend": self.name})  # fmt: skip
 
     def describe(self) -> dict[str, Any]:
-        return {"type": self.type, "name": self.name, "model": self.model_label, "mode": "stdin",
-                "timeout_s": self.timeout_s, "probed": False}
+        return {
+            "type": self.type,
+            "name": self.name,
+            "model": self.model_label,
+            "mode": "stdin",
+            "timeout_s": self.timeout_s,
+            "probed": False,
+        }
 
     async def aclose(self) -> None:
         return None

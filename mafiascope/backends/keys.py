@@ -34,7 +34,6 @@ _SPLIT = re.compile(r"[\s,]+")
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
-
 KeyResolver = Callable[[str, str, Source], "str | None"]
 """``(variable name, URL the value will be sent to, source of the config) -> value`` (None: not set).
 Raise :class:`KeyRefused` to refuse a name or a destination; the message must not contain the value.
@@ -173,10 +172,15 @@ def default_problem(name: str, base_url: str, source: Source, environ: Mapping[s
     except ValueError as exc:
         return str(exc)
     own = policy.keys.get(name)
-    goes = (f"so it may go only to {', '.join(origin_text(origin(u)) for u in own)}, not to {dest}" if own else
-            f"and is no provider's key, so it is not sent to {dest}")
-    return (f"${name} is named by {source.value} (not a config you wrote) {goes}; to allow that: "
-            f"MAFIASCOPE_KEYS={name} {base_url_env(name)}={dest}")
+    goes = (
+        f"so it may go only to {', '.join(origin_text(origin(u)) for u in own)}, not to {dest}"
+        if own
+        else f"and is no provider's key, so it is not sent to {dest}"
+    )
+    return (
+        f"${name} is named by {source.value} (not a config you wrote) {goes}; to allow that: "
+        f"MAFIASCOPE_KEYS={name} {base_url_env(name)}={dest}"
+    )
 
 
 def env_resolver(name: str, base_url: str, source: Source = Source.OTHER) -> str | None:

@@ -256,8 +256,13 @@ def lagged_completion(backend: str, exc: QueueTimeout, attempts: int, t0: float)
     """The failed completion of a call that gave up waiting for the backend (never retried)."""
     from .base import Completion
 
-    return Completion(ok=False, error=f"lagged: {exc} (skipped; see probes.max_lag_s)", attempts=attempts,
-                      latency_ms=int((time.monotonic() - t0) * 1000), meta={"backend": backend, "lagged": True})
+    return Completion(
+        ok=False,
+        error=f"lagged: {exc} (skipped; see probes.max_lag_s)",
+        attempts=attempts,
+        latency_ms=int((time.monotonic() - t0) * 1000),
+        meta={"backend": backend, "lagged": True},
+    )
 
 
 def priority_of(kind: str) -> int:

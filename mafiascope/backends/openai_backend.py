@@ -79,9 +79,12 @@ class ApiReported:
             self.created = [min(self.created[0], t), max(self.created[1], t)] if self.created else [t, t]
 
     def describe(self) -> dict[str, Any]:
-        return {"models": dict(self.models), "system_fingerprints": dict(self.fingerprints),
-                "created_first": self.created[0] if self.created else None,
-                "created_last": self.created[1] if self.created else None}
+        return {
+            "models": dict(self.models),
+            "system_fingerprints": dict(self.fingerprints),
+            "created_first": self.created[0] if self.created else None,
+            "created_last": self.created[1] if self.created else None,
+        }
 
 
 class OpenAIBackend:
@@ -107,7 +110,9 @@ class OpenAIBackend:
         return self.endpoint.client()  # SDK retries off: our own loop, see module docstring
 
     def _err(self, msg: str) -> str:
-        return redact(f"backend {self.name!r} ({host_of(self.spec.base_url)}, model {self.spec.model}): {msg}", *self.endpoint.secrets)
+        return redact(
+            f"backend {self.name!r} ({host_of(self.spec.base_url)}, model {self.spec.model}): {msg}", *self.endpoint.secrets
+        )
 
     def _params(self, req: CompletionRequest) -> dict[str, Any]:
         s = self.spec
@@ -152,8 +157,11 @@ class OpenAIBackend:
                 status = exc.status_code
                 detail = _status_detail(exc)
                 if status in _FATAL_STATUS:
-                    what = {401: "authentication failed (check the API key)", 403: "permission denied",
-                            404: "not found (check base_url and model)"}[status]
+                    what = {
+                        401: "authentication failed (check the API key)",
+                        403: "permission denied",
+                        404: "not found (check base_url and model)",
+                    }[status]
                     faults.append({"attempt": attempts, "fault": f"http_{status}"})
                     return self._failure(f"HTTP {status} {what}: {detail}", attempts, faults, t0, fatal=True, status=status)
                 if status in _RETRY_STATUS or status >= 500:
@@ -165,7 +173,12 @@ class OpenAIBackend:
                             faults.append(fault)
                             return self._failure(
                                 f"HTTP {status}, Retry-After {retry_after:.0f}s exceeds max_retry_after "
-                                f"{self.spec.max_retry_after:.0f}s: {detail}", attempts, faults, t0, status=status)
+                                f"{self.spec.max_retry_after:.0f}s: {detail}",
+                                attempts,
+                                faults,
+                                t0,
+                                status=status,
+                            )
                         wait = retry_after * (1.0 + 0.1 * self._rng.random())
                     faults.append(fault)
                     last_error = f"HTTP {status}: {detail}"
@@ -215,8 +228,9 @@ class OpenAIBackend:
         extra = params.pop("extra_body")
         return {**params, **extra}
 
-    def _failure(self, msg: str, attempts: int, faults: list, t0: float, *, fatal: bool = False,
-                 status: int | None = None) -> Completion:
+    def _failure(
+        self, msg: str, attempts: int, faults: list, t0: float, *, fatal: bool = False, status: int | None = None
+    ) -> Completion:
         self.stats["failed"] += 1
         self._count(faults)
         meta: dict[str, Any] = {"backend": self.name, "faults": faults}
@@ -224,8 +238,9 @@ class OpenAIBackend:
             meta["fatal"] = True
         if status is not None:
             meta["status"] = status
-        return Completion(text="", ok=False, error=self._err(msg), attempts=attempts,
-                          latency_ms=int((time.monotonic() - t0) * 1000), meta=meta)
+        return Completion(
+            text="", ok=False, error=self._err(msg), attempts=attempts, latency_ms=int((time.monotonic() - t0) * 1000), meta=meta
+        )
 
     def _count(self, faults: list[dict[str, Any]]) -> None:
         self.stats["faults"] += len(faults)
@@ -244,8 +259,13 @@ class OpenAIBackend:
             "served_model": self.served_model,
             "api_reported": self.reported.describe(),
             "base_url_host": host_of(s.base_url),
-            "sampling": {"temperature": s.temperature, "top_p": s.top_p, "max_tokens": s.max_tokens,
-                         "reasoning_effort": s.reasoning_effort, "seed_sent": s.send_seed},
+            "sampling": {
+                "temperature": s.temperature,
+                "top_p": s.top_p,
+                "max_tokens": s.max_tokens,
+                "reasoning_effort": s.reasoning_effort,
+                "seed_sent": s.send_seed,
+            },
             "extra_body_keys": sorted(s.extra_body) if s.extra_body else [],
             "timeout_s": s.timeout,
             "max_retries": s.max_retries,
@@ -290,8 +310,18 @@ def completion_from_body(resp: Any, request: CompletionRequest, *, backend_name:
         meta["faults"] = faults
     if stripped:
         meta["think_stripped"] = True
-    return Completion(text=text, ok=True, attempts=attempts, latency_ms=latency_ms, prompt_tokens=pt, completion_tokens=ct,
-                      tokens_estimated=estimated, served_model=served or None, finish_reason=finish, meta=meta)
+    return Completion(
+        text=text,
+        ok=True,
+        attempts=attempts,
+        latency_ms=latency_ms,
+        prompt_tokens=pt,
+        completion_tokens=ct,
+        tokens_estimated=estimated,
+        served_model=served or None,
+        finish_reason=finish,
+        meta=meta,
+    )
 
 
 def _status_detail(exc: openai.APIStatusError) -> str:
@@ -320,8 +350,10 @@ def _dropped(exc: BaseException) -> bool:
         import aiohttp
     except ImportError:
         return False
-    return any(isinstance(e, aiohttp.ClientConnectionError) and not isinstance(e, (aiohttp.ServerTimeoutError, asyncio.TimeoutError))
-               for e in _chain(exc))
+    return any(
+        isinstance(e, aiohttp.ClientConnectionError) and not isinstance(e, (aiohttp.ServerTimeoutError, asyncio.TimeoutError))
+        for e in _chain(exc)
+    )
 
 
 def _root(exc: BaseException) -> str:

@@ -41,8 +41,11 @@ from .specs import Source, spec_source
 
 PREFLIGHT_TIMEOUT_S = 10.0  # per attempt, or the backend's own timeout when that is shorter
 TRANSIENT_ATTEMPTS = 3  # 429 / 5xx / dropped connections are asked again, then fail
-_MODEL_PROBLEM = re.compile(r"model.*(not[ _]?found|not[ _]exist|does not exist|unknown|invalid|no such)|"
-                            r"(unknown|invalid|no such).*model", re.IGNORECASE)
+_MODEL_PROBLEM = re.compile(
+    r"model.*(not[ _]?found|not[ _]exist|does not exist|unknown|invalid|no such)|"
+    r"(unknown|invalid|no such).*model",
+    re.IGNORECASE,
+)
 
 
 class PreflightError(ValueError):
@@ -144,8 +147,11 @@ async def _check_openai(names: list[str], spec: Any, timeout: float) -> Prefligh
         if status != 404:
             return fail(detail)
         res.method = "chat (1 token)"
-        params: dict[str, Any] = {"model": spec.model, "messages": [{"role": "user", "content": "Reply OK."}],
-                                  spec.max_tokens_field: 1}
+        params: dict[str, Any] = {
+            "model": spec.model,
+            "messages": [{"role": "user", "content": "Reply OK."}],
+            spec.max_tokens_field: 1,
+        }
         if spec.extra_body:
             params["extra_body"] = dict(spec.extra_body)
         status, detail, said = await _attempts(res, lambda: client.chat.completions.create(**params), timeout, quote)
@@ -173,8 +179,11 @@ async def _attempts(res: PreflightResult, call: Any, timeout: float, quote: bool
             return 200, "", ""
         except openai.APIStatusError as exc:
             status, said = exc.status_code, _status_text(exc)
-            what = {401: "authentication failed (check the API key)", 403: "permission denied",
-                    404: "not found (check base_url and model)"}.get(status, "")
+            what = {
+                401: "authentication failed (check the API key)",
+                403: "permission denied",
+                404: "not found (check base_url and model)",
+            }.get(status, "")
             detail = f"HTTP {status}" + (f" {what}" if what else "") + (f": {said}" if quote else "")
             if status != 429 and status < 500:
                 return status, detail, said
@@ -214,8 +223,9 @@ async def _check_bus(names: list[str], spec: Any, timeout: float) -> PreflightRe
     from .bus.client import hub_url
 
     hub = hub_url(spec)
-    res = PreflightResult(names=names, type="bus", target=f"bus, {safe_url(hub)}, model {spec.model}", ok=False,
-                          method="hub status")
+    res = PreflightResult(
+        names=names, type="bus", target=f"bus, {safe_url(hub)}, model {spec.model}", ok=False, method="hub status"
+    )
     try:  # the token is resolved for this hub: the key policy checks the destination
         endpoint = BusEndpoint(names[0], hub, spec.token, source=spec_source(spec))
     except BackendError as exc:
@@ -288,8 +298,11 @@ async def require(config_or_specs: Any, *, timeout: float = PREFLIGHT_TIMEOUT_S)
     results = await preflight(_merged(config_or_specs), timeout=timeout)
     failed = [r for r in results if not r.ok]
     if failed:
-        raise PreflightError("preflight failed: " + "; ".join(r.message for r in failed)
-                             + " (no game was started; --no-preflight skips this check)")
+        raise PreflightError(
+            "preflight failed: "
+            + "; ".join(r.message for r in failed)
+            + " (no game was started; --no-preflight skips this check)"
+        )
     return results
 
 

@@ -36,9 +36,24 @@ from .specs import (
 
 T = TypeVar("T")
 
-__all__ = ["BackendSpec", "BotSpec", "BusSpec", "HumanSpec", "OpenAISpec", "Source", "build_backend", "build_backends", "clear_cache",
-           "close_all", "describe_backends", "get_backend", "mark_source", "parse_backend_spec", "parse_backend_specs",
-           "spec_source"]
+__all__ = [
+    "BackendSpec",
+    "BotSpec",
+    "BusSpec",
+    "HumanSpec",
+    "OpenAISpec",
+    "Source",
+    "build_backend",
+    "build_backends",
+    "clear_cache",
+    "close_all",
+    "describe_backends",
+    "get_backend",
+    "mark_source",
+    "parse_backend_spec",
+    "parse_backend_specs",
+    "spec_source",
+]
 
 
 # --------------------------------------------------------------------------- construction
@@ -68,8 +83,10 @@ def build_backend(name: str, spec: Any, *, logs_dir: str | os.PathLike[str] | No
             # a roster, a log or the app's form could otherwise make a game write pending moves (the seat's private
             # prompt) into any directory of the machine, or read the server's own stdin
             what = "logs_dir" if spec.logs_dir is not None else "mode: stdin"
-            raise ValueError(f"backend {name!r} (human): {what} is honoured only in a config file you named on the command "
-                             f"line, not in {source.value}; leave it out (moves are exchanged in the game's logs directory)")
+            raise ValueError(
+                f"backend {name!r} (human): {what} is honoured only in a config file you named on the command "
+                f"line, not in {source.value}; leave it out (moves are exchanged in the game's logs directory)"
+            )
         if spec.mode == "stdin":
             return HumanStdinBackend(name, timeout_s=spec.timeout_s, model_label=label)
         where = spec.logs_dir or logs_dir or os.environ.get("MAFIASCOPE_LOGS_DIR") or "logs"

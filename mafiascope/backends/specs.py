@@ -49,8 +49,10 @@ def file_source(environ: Mapping[str, str] | None = None) -> Source:
 _BAD_URL_CHAR = re.compile(r"[\x00-\x20\x7f]")
 ENV_REF_ANYWHERE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 CREDENTIAL_FIELDS = frozenset({"api_key", "token", "bearer_token"})  # and every value under ``headers``
-REFERENCE_RULE = ("${...} is resolved only in credential fields (api_key, token, header values), under the key "
-                  "policy (docs/security.md); write the value itself")
+REFERENCE_RULE = (
+    "${...} is resolved only in credential fields (api_key, token, header values), under the key "
+    "policy (docs/security.md); write the value itself"
+)
 
 
 def credential_items(entry: Mapping[str, Any]) -> list[tuple[str, Any]]:
@@ -82,6 +84,8 @@ def misplaced_reference(obj: Any, path: str = "") -> str | None:
     elif isinstance(obj, str) and "${" in obj and ENV_REF_ANYWHERE.search(obj):
         return path
     return None
+
+
 _HEADER_NAME = re.compile(r"^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,100}$")
 
 
@@ -124,7 +128,12 @@ class BotSpec(_Spec):
 
 
 class _Limited(_Spec):
-    max_concurrency: int | None = Field(None, ge=1, le=1024, description="calls in flight at once, across all games of the process; default: sized from the running games' seats and probe batteries")
+    max_concurrency: int | None = Field(
+        None,
+        ge=1,
+        le=1024,
+        description="calls in flight at once, across all games of the process; default: sized from the running games' seats and probe batteries",
+    )
     rpm: float | None = Field(None, gt=0, description="at most this many call starts per minute (process-wide)")
     burst: int = Field(1, ge=1, description="calls allowed back-to-back before rpm spacing applies")
     label: str | None = Field(None, description="label recorded in setup.players[].model (default: model)")
@@ -134,8 +143,13 @@ class OpenAISpec(_Limited):
     type: Literal["openai"] = "openai"
     model: str = Field(min_length=1)
     base_url: str = "https://api.openai.com/v1"
-    api_key: str | None = Field(None, description='"${ENV_VAR}" (resolved by the installed key resolver: the environment, under the key policy, docs/security.md); omit for keyless local servers')
-    headers: dict[str, str] | None = Field(None, description='extra HTTP headers; a value may be "${ENV_VAR}", resolved like api_key (for this base_url only)')
+    api_key: str | None = Field(
+        None,
+        description='"${ENV_VAR}" (resolved by the installed key resolver: the environment, under the key policy, docs/security.md); omit for keyless local servers',
+    )
+    headers: dict[str, str] | None = Field(
+        None, description='extra HTTP headers; a value may be "${ENV_VAR}", resolved like api_key (for this base_url only)'
+    )
     temperature: float | None = Field(None, ge=0, le=2)
     top_p: float | None = Field(None, gt=0, le=1)
     max_tokens: int | None = Field(None, ge=1, description="overrides the engine's per-call max_tokens when set")

@@ -88,8 +88,11 @@ def game_over_record(final: dict[str, Any], backends: dict[str, Any], probes: di
     """The ``game_over`` record from the one written when the acts ended (``final``: the game_over event,
     ``cost.act``, ``faults`` and the fault verdict), the backends' provenance and the probe figures:
     with probes, the probe-loss verdict joins the fault budget's in ``invalid``/``invalid_reason``."""
-    out = {k: v for k, v in final.items() if k not in ("cost", "faults", "invalid", "invalid_reason", "moves", "moves_fell_back",
-                                                         "fault_budget", "backends")}
+    out = {
+        k: v
+        for k, v in final.items()
+        if k not in ("cost", "faults", "invalid", "invalid_reason", "moves", "moves_fell_back", "fault_budget", "backends")
+    }
     fault_reason = final.get("invalid_reason") if final.get("invalid") else None
     out["backends"] = backends
     out["cost"] = {**(final.get("cost") or {}), "probes": probes}

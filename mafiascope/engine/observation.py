@@ -40,12 +40,16 @@ def visible(event: dict[str, Any], seat_name: str) -> bool:
 
 @renders("intro")
 def _intro(ev: dict[str, Any], seat: Seat, p: prompts.Pack, st: GameState) -> str | None:
-    return p.obs_silent.format(name=ev["player"]) if ev.get("fault") else p.obs_intro.format(name=ev["player"], text=ev["response"])
+    return (
+        p.obs_silent.format(name=ev["player"]) if ev.get("fault") else p.obs_intro.format(name=ev["player"], text=ev["response"])
+    )
 
 
 @renders("day_discuss", "last_words", "defence", "mafia_talk")
 def _said(ev: dict[str, Any], seat: Seat, p: prompts.Pack, st: GameState) -> str | None:
-    return p.obs_silent.format(name=ev["player"]) if ev.get("fault") else p.obs_said.format(name=ev["player"], text=ev["response"])
+    return (
+        p.obs_silent.format(name=ev["player"]) if ev.get("fault") else p.obs_said.format(name=ev["player"], text=ev["response"])
+    )
 
 
 @renders("day_vote")
@@ -94,7 +98,9 @@ def _host(ev: dict[str, Any], seat: Seat, p: prompts.Pack, st: GameState) -> str
 
 @renders("best_move")
 def _best_move(ev: dict[str, Any], seat: Seat, p: prompts.Pack, st: GameState) -> str | None:
-    return p.obs_silent.format(name=ev["player"]) if ev.get("fault") else p.obs_said.format(name=ev["player"], text=ev["response"])
+    return (
+        p.obs_silent.format(name=ev["player"]) if ev.get("fault") else p.obs_said.format(name=ev["player"], text=ev["response"])
+    )
 
 
 @renders("nomination")

@@ -47,7 +47,7 @@ __all__ = ["ParsedTarget", "match_name", "parse_list", "parse_target", "parse_vo
 _D = r"[*_`~]*"  # Markdown emphasis around a marker or name
 _SP = r"[ \t]*"
 _OPEN_QUOTES = "\"“„«'‘"
-_CLOSE_QUOTES = "\"”»“"  # not apostrophes: "Logan's" is no quotation
+_CLOSE_QUOTES = '"”»“'  # not apostrophes: "Logan's" is no quotation
 # labels a line may carry before the marker ("Final answer: VOTE: Gray")
 _LABEL = r"(?:(?:my\s+)?(?:final\s+)?(?:answer|decision|choice)|итог|решение|ответ|мой\s+выбор)"
 _POSITION = (
@@ -55,6 +55,8 @@ _POSITION = (
     rf"(?:{_D}{_SP}{_LABEL}{_SP}{_D}{_SP}:{_SP})?"
     rf"|(?<=[.!?…])(?<!e\.g\.)(?<!i\.e\.)(?<!etc\.)(?<!vs\.){_SP})"  # after a sentence, not after an abbreviation
 )
+
+
 @dataclass(frozen=True)
 class ParsedTarget:
     target: str | None
@@ -103,17 +105,17 @@ class _Line:
 
     @property
     def rest(self) -> str:
-        return self.text[self.start:self.eol]
+        return self.text[self.start : self.eol]
 
     @property
     def before(self) -> str:
         """Up to ``_NEAR`` characters of the reply before the marker's line."""
-        return self.text[max(0, self.bol - _NEAR):self.bol]
+        return self.text[max(0, self.bol - _NEAR) : self.bol]
 
     @property
     def after(self) -> str:
         """Up to ``_NEAR`` characters of the reply after the marker's line."""
-        return self.text[self.eol + 1:self.eol + 1 + _NEAR]
+        return self.text[self.eol + 1 : self.eol + 1 + _NEAR]
 
 
 @lru_cache(maxsize=64)
@@ -170,14 +172,14 @@ def _introduced(prev: list[str], head: re.Pattern[str]) -> bool:
 
 def _starts_with_marker(ln: str, head: re.Pattern[str]) -> bool:
     m = head.search(ln)
-    return m is not None and not ln[:m.start()].strip(" \t>#-*+•0123456789.)_`~\"“„«'‘")
+    return m is not None and not ln[: m.start()].strip(" \t>#-*+•0123456789.)_`~\"“„«'‘")
 
 
 def _next_line_name(after: str, names: list[str]) -> tuple[str | None, str]:
     """``VOTE:`` alone on its line, the name alone on the next non-blank one."""
     nxt = strip_lead(re.sub(r"^\s*(?:[-*+•]|\d{1,2}[.)])\s+", "", next((ln for ln in after.splitlines() if bare(ln)), "")))
     hit = name_at(nxt, names) if nxt else None
-    if hit and not bare(nxt[hit[2]:]):
+    if hit and not bare(nxt[hit[2] :]):
         return hit[0], "name on the next line"
     return None, "empty target"
 
@@ -202,10 +204,12 @@ def parse_target(text: str, action: str, names: list[str], markers: Markers = PR
                 negated_later.add(ev.target)
             if ev.kind in ("other", "negated"):
                 continue
-            raw = text[ev.pos:ev.end].strip()
+            raw = text[ev.pos : ev.end].strip()
             if ev.kind == "unsettled" or ev.target is None:
                 return ParsedTarget(None, False, ev.note, raw)
-            return _settled(ev.target, ev.note, raw, text[ev.pos:ev.end + _NEAR], negated_later, text[ev.end:ev.end + 200], names)
+            return _settled(
+                ev.target, ev.note, raw, text[ev.pos : ev.end + _NEAR], negated_later, text[ev.end : ev.end + 200], names
+            )
         line = ev
         if _is_quotation(line, _marker_re(marker)):
             continue
@@ -225,8 +229,9 @@ def parse_target(text: str, action: str, names: list[str], markers: Markers = PR
 _REPEATED_HEAD = re.compile(r"^(?:[\s*_`]*(?:VOTE|ГОЛОС)[\s*_`]*[:：][\s*_`]*)+", re.I)
 
 
-def _settled(name: str, note: str, raw: str, after: str, negated_later: set[str], next_text: str,
-             names: list[str]) -> ParsedTarget:
+def _settled(
+    name: str, note: str, raw: str, after: str, negated_later: set[str], next_text: str, names: list[str]
+) -> ParsedTarget:
     """A decision for ``name``, unless the reply retracts it, later says it does not vote for them, or
     offers another player right after it (``next_text``: what follows the decision's line or sentence)."""
     if cues.RETRACT.search(after):
@@ -260,4 +265,3 @@ def parse_list(text: str, action: str, names: list[str], limit: int = 3, markers
         if name and name not in out:
             out.append(name)
     return out[:limit]
-

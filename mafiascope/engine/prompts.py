@@ -79,8 +79,7 @@ EN = Pack(
         "Villager": "You are a Villager (town). Find and vote out the Mafia.",
     },
     system=(
-        "You are {name}, a player in a game of Mafia.\n"
-        "Your secret role: {role}.\n{goal}\n{partners_line}{rules}\n{personality}"
+        "You are {name}, a player in a game of Mafia.\nYour secret role: {role}.\n{goal}\n{partners_line}{rules}\n{personality}"
     ),
     partners_line="Your Mafia partners: {partners}.\n",
     rules=(
@@ -93,10 +92,7 @@ EN = Pack(
     trait_names={"O": "Openness", "C": "Conscientiousness", "E": "Extraversion", "A": "Agreeableness", "N": "Neuroticism"},
     trait_levels=("low", "moderate", "high"),
     personality_footer="Let these traits shape how you speak and decide, not which side you are on.",
-    intro=(
-        "INTRODUCTION ROUND. Players: {players}.\n"
-        "Introduce yourself in character in 2-3 sentences. Do not reveal your role."
-    ),
+    intro=("INTRODUCTION ROUND. Players: {players}.\nIntroduce yourself in character in 2-3 sentences. Do not reveal your role."),
     night_mafia=(
         "NIGHT {round}. Alive: {players}.\n{allies_choices}"
         "Choose a player to kill. Reply briefly, then end with a line: ACTION: Kill <name>"
@@ -113,10 +109,7 @@ EN = Pack(
         "DAY {round} DISCUSSION. Alive: {players}.\n"
         "Share your thoughts: who do you suspect and why? Speak in character, 2-4 sentences."
     ),
-    vote=(
-        "DAY {round} VOTE. Alive: {players}.\n"
-        "Give a one-sentence final argument, then end with a line: VOTE: <name>"
-    ),
+    vote=("DAY {round} VOTE. Alive: {players}.\nGive a one-sentence final argument, then end with a line: VOTE: <name>"),
     obs_intro="{name} introduces: {text}",
     obs_said="{name} said: {text}",
     obs_voted="{name} voted: {text}",
@@ -152,10 +145,7 @@ RU = Pack(
         "Sheriff": "Ты Шериф (мирный). Каждую ночь ты проверяешь одного игрока и узнаёшь, Мафия ли он.",
         "Villager": "Ты Мирный житель. Найди Мафию и изгони её голосованием.",
     },
-    system=(
-        "Ты — {name}, игрок в Мафию.\n"
-        "Твоя тайная роль: {role}.\n{goal}\n{partners_line}{rules}\n{personality}"
-    ),
+    system=("Ты — {name}, игрок в Мафию.\nТвоя тайная роль: {role}.\n{goal}\n{partners_line}{rules}\n{personality}"),
     partners_line="Твои партнёры по Мафии: {partners}.\n",
     rules=(
         "ПРАВИЛА: ночью Мафия тайно выбирает жертву; Доктор защищает одного игрока; Шериф (если есть) "
@@ -173,20 +163,15 @@ RU = Pack(
         "Выбери, кого убить. Ответь кратко и закончи строкой: ДЕЙСТВИЕ: Убить <имя>"
     ),
     night_doctor=(
-        "НОЧЬ {round}. Живы: {players}.\n"
-        "Выбери, кого защитить этой ночью (можно себя). Закончи строкой: ДЕЙСТВИЕ: Защитить <имя>"
+        "НОЧЬ {round}. Живы: {players}.\nВыбери, кого защитить этой ночью (можно себя). Закончи строкой: ДЕЙСТВИЕ: Защитить <имя>"
     ),
     night_sheriff=(
         "НОЧЬ {round}. Живы: {players}.\nТвои проверки: {checks}.\n"
         "Выбери, кого проверить. Закончи строкой: ДЕЙСТВИЕ: Проверить <имя>"
     ),
-    discuss=(
-        "ДЕНЬ {round}, ОБСУЖДЕНИЕ. Живы: {players}.\n"
-        "Кого ты подозреваешь и почему? Говори в образе, 2-4 предложения."
-    ),
+    discuss=("ДЕНЬ {round}, ОБСУЖДЕНИЕ. Живы: {players}.\nКого ты подозреваешь и почему? Говори в образе, 2-4 предложения."),
     vote=(
-        "ДЕНЬ {round}, ГОЛОСОВАНИЕ. Живы: {players}.\n"
-        "Приведи последний довод одним предложением и закончи строкой: ГОЛОС: <имя>"
+        "ДЕНЬ {round}, ГОЛОСОВАНИЕ. Живы: {players}.\nПриведи последний довод одним предложением и закончи строкой: ГОЛОС: <имя>"
     ),
     obs_intro="{name} представляется: {text}",
     obs_said="{name} сказал(а): {text}",
@@ -210,7 +195,11 @@ RU = Pack(
     action_word="ДЕЙСТВИЕ",
     vote_word="ГОЛОС",
     verbs={"kill": "Убить", "protect": "Защитить", "check": "Проверить"},
-    reasons={"tie": "ничья в голосовании", "no_valid_votes": "нет действительных голосов", "no_vote_day": "сегодня без голосования"},
+    reasons={
+        "tie": "ничья в голосовании",
+        "no_valid_votes": "нет действительных голосов",
+        "no_vote_day": "сегодня без голосования",
+    },
 )
 
 # the ten-seat texts (prompts_ten.py) join the packs
@@ -298,8 +287,16 @@ def observation_patterns(p: Pack) -> dict[str, re.Pattern[str]]:
         "kill_result": rx(p.kill_result),
         "save_result": rx(p.save_result),
         # ten-seat (tournament) lines, when the pack has them
-        **({"nomination": rx(p.ten["obs_nomination"]), "don_check": rx(p.ten["obs_don_check"]),
-            "shot_order": rx(p.ten["obs_shot_order"]), "passed": rx(p.ten["obs_passed"])} if p.ten else {}),
+        **(
+            {
+                "nomination": rx(p.ten["obs_nomination"]),
+                "don_check": rx(p.ten["obs_don_check"]),
+                "shot_order": rx(p.ten["obs_shot_order"]),
+                "passed": rx(p.ten["obs_passed"]),
+            }
+            if p.ten
+            else {}
+        ),
     }
 
 

@@ -78,8 +78,7 @@ TEN_EN: dict[str, str] = {
         "Should all of them leave the game? End with a line: VOTE: Yes or VOTE: No"
     ),
     "defence": (
-        "DAY {round}, DEFENCE. Alive: {players}.\nThe vote is tied between {nominees}. "
-        "Make your defence in 2-3 sentences."
+        "DAY {round}, DEFENCE. Alive: {players}.\nThe vote is tied between {nominees}. Make your defence in 2-3 sentences."
     ),
     "last_words": (
         "LAST WORDS. Alive: {players}.\nYou are leaving the game ({how}). "

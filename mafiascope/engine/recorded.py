@@ -36,11 +36,15 @@ def state_from_log(setup: dict[str, Any], records: list[dict[str, Any]]) -> Game
                       backend=str(p.get("backend") or ""), model_label=str(p.get("model") or ""),
                       personality=p.get("personality") or {}, language=str(p.get("language") or language))
                  for i, p in enumerate(players)]  # fmt: skip
-        events = [{k: v for k, v in r.items() if k not in LOG_ONLY_FIELDS} for r in records if K.of(r) not in (K.SETUP, K.GAME_OVER)]
+        events = [
+            {k: v for k, v in r.items() if k not in LOG_ONLY_FIELDS} for r in records if K.of(r) not in (K.SETUP, K.GAME_OVER)
+        ]
         return GameState(game_id=gid, rules=RuleSet.model_validate(rules), language=language, seed=int(setup.get("seed") or 0),
                          seats=seats, pending=Pending(stage="init"), events=events)  # fmt: skip
     except (KeyError, TypeError, ValueError) as exc:
-        raise NotRebuildable(f"game {gid}: its setup record cannot seat the game ({type(exc).__name__}: {str(exc)[:160]})") from None
+        raise NotRebuildable(
+            f"game {gid}: its setup record cannot seat the game ({type(exc).__name__}: {str(exc)[:160]})"
+        ) from None
 
 
 def _comparable(ev: dict[str, Any]) -> dict[str, Any]:
@@ -117,5 +121,7 @@ def steps_from_log(setup: dict[str, Any], records: list[dict[str, Any]]) -> list
             step.ts = float(logged[i - 1].get("ts") or 0.0) if i else 0.0
             steps.append(step)
     if i != len(events):
-        raise NotRebuildable(f"game {gid}: the rules end the game at event {i} of its {len(events)}; its probe steps cannot be rebuilt")
+        raise NotRebuildable(
+            f"game {gid}: the rules end the game at event {i} of its {len(events)}; its probe steps cannot be rebuilt"
+        )
     return steps

@@ -35,7 +35,9 @@ RETRACT = re.compile(
     re.I,
 )
 # a line that ends by leading into a quoted line: "Dana's last line was" / VOTE: Casey
-LEADS_INTO = re.compile(r"(?<!\w)(?:was|were|wrote|writes|said|says|posted|ended with|reads|like|написал\w*|сказал\w*|был\w?)$", re.I)
+LEADS_INTO = re.compile(
+    r"(?<!\w)(?:was|were|wrote|writes|said|says|posted|ended with|reads|like|написал\w*|сказал\w*|был\w?)$", re.I
+)
 # a line before a marker line that presents it as someone's (or a hypothetical) line
 QUOTE_INTRO = re.compile(
     r"(?<!\w)(?:wrote|writes|said|says|told|posted|ended with|line was|reply was|example|like this|e\.g\.|for instance|such as"
@@ -61,7 +63,10 @@ UNSURE = re.compile(
 # the words after the name take the vote back at once: "VOTE: Dana... not.", "I'm voting for Dana. Nope."
 NEGATED_AFTER = re.compile(r"^(?:not|nope|nah|psych)(?:\W*$|\W+(?:really|yet|today|now|anymore)(?!\w))", re.I)
 # another player offered right after the vote, in the next sentence: "I'm voting for Dana. Or Logan."
-ALT_NEXT = re.compile(r"^[\s*_`)\]]*(?:or|or\s+maybe|maybe|perhaps|possibly|или|ну\s+или|либо|а\s+может(?:\s+быть)?)(?!\w)\W*(?:[\w'’]+\W+){0,2}?", re.I)
+ALT_NEXT = re.compile(
+    r"^[\s*_`)\]]*(?:or|or\s+maybe|maybe|perhaps|possibly|или|ну\s+или|либо|а\s+может(?:\s+быть)?)(?!\w)\W*(?:[\w'’]+\W+){0,2}?",
+    re.I,
+)
 # a hedge opening the words after the name: "VOTE: Harper (maybe)", "VOTE: Jordan pending his answer"
 HEDGE_FIRST = re.compile(
     r"^(?:maybe|perhaps|probably|possibly|tentative\w*|pending|i guess|наверное|возможно|может быть|пожалуй|вероятно)(?!\w)",
@@ -91,9 +96,7 @@ EARLIER = re.compile(
     re.I,
 )
 # words right before another player that offer them instead: "Gray, or maybe Jordan", "Грей, а может Джордан"
-ALT_BEFORE = re.compile(
-    r"(?<!\w)(?:or|maybe|perhaps|no|или|либо|может|возможно|точнее|вернее|нет)(?!\w)\W*(?:\w+\W+)?$", re.I
-)
+ALT_BEFORE = re.compile(r"(?<!\w)(?:or|maybe|perhaps|no|или|либо|может|возможно|точнее|вернее|нет)(?!\w)\W*(?:\w+\W+)?$", re.I)
 CONTRACTION_OK = {"the", "a", "an", "my", "our", "it", "mafia", "scum", "guilty", "sus", "suspicious", "been", "got", "gotta",
                    "definitely", "clearly", "obviously", "surely", "too", "so", "just", "always", "lying", "hiding"}  # fmt: skip
 ING_NOUNS = {"reasoning", "thinking", "voting", "timing", "wording", "posting", "thing", "nothing", "something", "everything"}
@@ -155,7 +158,9 @@ STATED_EMBEDDING = re.compile(
     re.I,
 )
 # the speaker's own hedge before the statement: "I think I'm voting for Dana", "Мне кажется, голосую за Дану"
-STATED_OWN_EMBEDDING = re.compile(r"(?:(?<![\w'’])(?:I|я)\s+[\w'’]+|(?<!\w)(?:думаю|считаю|полагаю|надеюсь))(?:\W*(?:that|что))?\W*(?:я\W*)?$", re.I)
+STATED_OWN_EMBEDDING = re.compile(
+    r"(?:(?<![\w'’])(?:I|я)\s+[\w'’]+|(?<!\w)(?:думаю|считаю|полагаю|надеюсь))(?:\W*(?:that|что))?\W*(?:я\W*)?$", re.I
+)
 STATED_OWN_HEDGE = re.compile(
     r"(?<!\w)(?:i (?:think|guess|suppose|believe|feel like|reckon|figure)|i'd say|probably|maybe|perhaps|likely|possibly"
     r"|for now|at least for now|tentatively|leaning|i'm leaning|kind of|sort of"

@@ -50,9 +50,13 @@ class RuleSet(BaseModel):
         if self.family == "tournament" and n != TEN_SEATS:
             raise ValueError(f"roles: {n} seats; the ten-seat family seats exactly {TEN_SEATS} players")
         if n - mafia <= mafia:
-            raise ValueError(f"roles: {mafia} Mafia-side and {n - mafia} town seats; the town must outnumber the Mafia at the start")
+            raise ValueError(
+                f"roles: {mafia} Mafia-side and {n - mafia} town seats; the town must outnumber the Mafia at the start"
+            )
         if self.family == "tournament" and self.variant not in TOURNAMENT_DEFAULTS and not self.options:
-            raise ValueError(f"variant: {self.variant!r} is not a ten-seat variant; allowed: {list(TOURNAMENT_DEFAULTS)} (or give options)")
+            raise ValueError(
+                f"variant: {self.variant!r} is not a ten-seat variant; allowed: {list(TOURNAMENT_DEFAULTS)} (or give options)"
+            )
         return self
 
     @property

@@ -49,14 +49,23 @@ _EN_SUBJECT = r"(?<![^\W_])(?<!['’])(?:I|i)(?:\s*,[\w \t'’-]{1,30},)?"  # "I
 # (regex, form) pairs; the match ends where the target text begins
 _EN_FORMS: tuple[tuple[str, str], ...] = (
     # "I'm sticking with my vote for Lee" first: the "I'll ... vote" form would take "keep my" for words between
-    (rf"{_EN_SUBJECT}(?:['’]?m|\s+am){_MID}\s+(?:sticking\s+with|staying\s+with|keeping)\s+my\s+(?:final\s+)?vote(?!\w)", "present"),
+    (
+        rf"{_EN_SUBJECT}(?:['’]?m|\s+am){_MID}\s+(?:sticking\s+with|staying\s+with|keeping)\s+my\s+(?:final\s+)?vote(?!\w)",
+        "present",
+    ),
     (rf"{_EN_SUBJECT}(?:['’]ll|\s+will)?{_MID}\s+(?:stick\s+with|stay\s+with|keep)\s+my\s+(?:final\s+)?vote(?!\w)", "present"),
     (rf"{_EN_SUBJECT}(?:['’]?m|\s+am){_MID}\s+(?:going\s+to|gonna)\s+vote(?!\w)", "future"),
-    (rf"{_EN_SUBJECT}(?:['’]ll|\s+will|\s+shall){_MID}\s+(?:be\s+voting|vote|be\s+(?:casting|putting|placing|throwing)"
-     r"\s+my\s+(?:final\s+)?vote)(?!\w)", "future"),
+    (
+        rf"{_EN_SUBJECT}(?:['’]ll|\s+will|\s+shall){_MID}\s+(?:be\s+voting|vote|be\s+(?:casting|putting|placing|throwing)"
+        r"\s+my\s+(?:final\s+)?vote)(?!\w)",
+        "future",
+    ),
     (rf"{_EN_SUBJECT}(?:['’]?m|\s+am){_MID}\s+voting(?!\w)", "present"),
-    (rf"{_EN_SUBJECT}(?:['’]?m|\s+am){_MID}\s+(?:casting|putting|placing|giving|throwing|locking\s+in)"
-     r"\s+my\s+(?:final\s+|whole\s+)?vote(?!\w)", "present"),
+    (
+        rf"{_EN_SUBJECT}(?:['’]?m|\s+am){_MID}\s+(?:casting|putting|placing|giving|throwing|locking\s+in)"
+        r"\s+my\s+(?:final\s+|whole\s+)?vote(?!\w)",
+        "present",
+    ),
     (rf"{_EN_SUBJECT}{_MID}\s+(?:cast|place|give|throw|lock\s+in)\s+my\s+(?:final\s+|whole\s+)?vote(?!\w)", "present"),
     (rf"{_EN_SUBJECT}(?:['’]ve|\s+have)?{_MID}\s+(?:want|choose|decided|intend|plan)\s+to\s+vote(?!\w)", "present"),
     (rf"{_EN_SUBJECT}(?:['’]d|\s+would){_MID}\s+like\s+to\s+vote(?!\w)", "present"),
@@ -64,10 +73,13 @@ _EN_FORMS: tuple[tuple[str, str], ...] = (
     # "I'm going with Dana.": no vote word, so the name must close the sentence (see _bare_tail)
     (rf"{_EN_SUBJECT}(?:['’]?m|\s+am){_MID}\s+going\s+with(?!\w)", "go with"),
     (rf"{_EN_SUBJECT}(?:['’]ll|\s+will){_MID}\s+go\s+with(?!\w)", "go with"),
-    (r"(?<![^\W_])(?<!['’])my\s+(?:(?:final|official|real|actual)\s+)?(?:vote|choice)(?:\s+(?:today|now|this\s+round|this\s+time))?,?"
-     r"(?:\s*(?:is\s+going\s+to|is\s+going|will\s+go|['’]ll\s+go|will\s+be|['’]ll\s+be|is\s+locked\s+in|is\s+locked"
-     r"|is\s+still|is\s+firmly|goes|stays|remains|lands|is|['’]s)(?!\w)"
-     rf"|\s*[{DASHES}]+(?=\s))", "my vote"),
+    (
+        r"(?<![^\W_])(?<!['’])my\s+(?:(?:final|official|real|actual)\s+)?(?:vote|choice)(?:\s+(?:today|now|this\s+round|this\s+time))?,?"
+        r"(?:\s*(?:is\s+going\s+to|is\s+going|will\s+go|['’]ll\s+go|will\s+be|['’]ll\s+be|is\s+locked\s+in|is\s+locked"
+        r"|is\s+still|is\s+firmly|goes|stays|remains|lands|is|['’]s)(?!\w)"
+        rf"|\s*[{DASHES}]+(?=\s))",
+        "my vote",
+    ),
     (r"(?:^|(?<=[.!?…:\n]))[ \t*_>#-]*(?:voting|casting\s+my\s+vote)(?!\w)", "gerund"),
 )
 _RU_FORMS: tuple[tuple[str, str], ...] = (
@@ -75,16 +87,27 @@ _RU_FORMS: tuple[tuple[str, str], ...] = (
     (r"(?<!\w)отда(?:ю|м)\s+(?:свой\s+|мой\s+)?голос(?!\w)", "present"),
     (r"(?<!\w)проголосую(?!\w)", "future"),
     (r"(?<!\w)буду\s+голосовать(?!\w)", "future"),
-    (rf"(?<!\w)мой\s+(?:(?:итоговый|окончательный|сегодняшний|финальный)\s+)?голос(?:\s+(?:сегодня|теперь))?"
-     rf"(?:\s*[{DASHES}]+(?=\s)|\s+(?=(?:за|против)(?!\w))|\s+(?:уходит|идёт|идет|достаётся|достается|отдан\w*|получает)(?!\w))",
-     "my vote"),
-    (rf"(?<!\w)мо[йё]\s+(?:(?:итоговый|окончательный|сегодняшний|финальный)\s+)?выбор(?:\s+(?:сегодня|теперь))?"
-     rf"(?:\s*[{DASHES}]+(?=\s)|\s*:)", "my vote"),
-    (r"(?<!\w)я\s+(?:(?:всё-таки|все-таки|тоже|однозначно|определённо|определенно|точно|полностью)\s+)?за\s+то\s*,?\s*чтобы(?:\s+(?:сегодня|именно|всё-таки|все-таки))?\s+(?:выгнать|исключить|убрать|изгнать"
-     r"|выгнали|исключили|убрали|изгнали|ушл[аи]|ушёл|ушел|покинул[аи]?\s+игру)(?!\w)", "present"),
+    (
+        rf"(?<!\w)мой\s+(?:(?:итоговый|окончательный|сегодняшний|финальный)\s+)?голос(?:\s+(?:сегодня|теперь))?"
+        rf"(?:\s*[{DASHES}]+(?=\s)|\s+(?=(?:за|против)(?!\w))|\s+(?:уходит|идёт|идет|достаётся|достается|отдан\w*|получает)(?!\w))",
+        "my vote",
+    ),
+    (
+        rf"(?<!\w)мо[йё]\s+(?:(?:итоговый|окончательный|сегодняшний|финальный)\s+)?выбор(?:\s+(?:сегодня|теперь))?"
+        rf"(?:\s*[{DASHES}]+(?=\s)|\s*:)",
+        "my vote",
+    ),
+    (
+        r"(?<!\w)я\s+(?:(?:всё-таки|все-таки|тоже|однозначно|определённо|определенно|точно|полностью)\s+)?за\s+то\s*,?\s*чтобы(?:\s+(?:сегодня|именно|всё-таки|все-таки))?\s+(?:выгнать|исключить|убрать|изгнать"
+        r"|выгнали|исключили|убрали|изгнали|ушл[аи]|ушёл|ушел|покинул[аи]?\s+игру)(?!\w)",
+        "present",
+    ),
     (r"(?<!\w)выбираю(?!\w)", "choose"),  # "Я выбираю Марину." (not "... Марину в союзники")
-    (rf"(?<!\w)(?:мо[её]\s+решение\s*[{DASHES}:]+|я\s+(?:(?:уже|всё-таки|все-таки|твёрдо|твердо|окончательно)\s+)?реши(?:л|ла))"
-     r"\s*(?:про)?голос(?:овать|ую)(?!\w)", "present"),
+    (
+        rf"(?<!\w)(?:мо[её]\s+решение\s*[{DASHES}:]+|я\s+(?:(?:уже|всё-таки|все-таки|твёрдо|твердо|окончательно)\s+)?реши(?:л|ла))"
+        r"\s*(?:про)?голос(?:овать|ую)(?!\w)",
+        "present",
+    ),
     (r"(?<!\w)(?:свой\s+|мой\s+)?голос\s+отда(?:ю|м)(?!\w)", "present"),
     (r"(?<!\w)(?:ставлю|кладу)\s+(?:свой\s+|мой\s+)?голос(?:\s+на)?(?!\w)", "present"),
 )
@@ -97,8 +120,12 @@ def _one_line(rx: str, i: int) -> str:
 
 
 # the lookahead is the first character any form can start with: most positions fail on it at once
-_FORMS = re.compile("(?=[IiMmVvCcгГоОпПбБмМяЯзЗвВрРсСкК \t*_>#-])(?:" + "|".join(
-    f"(?P<f{i}>{_one_line(rx, i)})" for i, (rx, _) in enumerate(_EN_FORMS + _RU_FORMS)) + ")", re.I | re.M)
+_FORMS = re.compile(
+    "(?=[IiMmVvCcгГоОпПбБмМяЯзЗвВрРсСкК \t*_>#-])(?:"
+    + "|".join(f"(?P<f{i}>{_one_line(rx, i)})" for i, (rx, _) in enumerate(_EN_FORMS + _RU_FORMS))
+    + ")",
+    re.I | re.M,
+)
 _FORM_KIND = tuple(kind for _, kind in _EN_FORMS + _RU_FORMS)
 # the name before the words: "Dana gets my vote", "Dana's my vote", "Логан получает мой голос"
 _GETS_MY_VOTE = re.compile(
@@ -133,7 +160,10 @@ _LEAD = re.compile(
     re.I,
 )
 _SENTENCE_END = re.compile(r"[.!?…]+(?=[\s\"”»'’)\]*_]|$)|\n")
-_CLAUSE_SPLIT = re.compile(rf"[,;:()\[\]{DASHES}]|(?<!\w)(?:so|but|and|then|therefore|hence|which is why|that's why|а|но|и|поэтому|так что|значит)(?!\w)", re.I)
+_CLAUSE_SPLIT = re.compile(
+    rf"[,;:()\[\]{DASHES}]|(?<!\w)(?:so|but|and|then|therefore|hence|which is why|that's why|а|но|и|поэтому|так что|значит)(?!\w)",
+    re.I,
+)
 
 
 def _sentence_start(text: str, pos: int) -> int:
@@ -163,7 +193,7 @@ def _mid_kind(mid: str) -> str:
 
 def _ru_mid(text: str, pos: int) -> str:
     """The words right before a Russian verb in its clause (back to punctuation, at most three)."""
-    seg = re.split(rf"[,.;:!?…()\[\]\n]|\s[{DASHES}]+\s", text[max(0, pos - 80):pos])[-1]  # "всё-таки" is one word
+    seg = re.split(rf"[,.;:!?…()\[\]\n]|\s[{DASHES}]+\s", text[max(0, pos - 80) : pos])[-1]  # "всё-таки" is one word
     words = [w for w in seg.split() if w.casefold() not in ("я", "и")]
     return " ".join(words[-3:])
 
@@ -179,15 +209,18 @@ def _quoted(text: str, pos: int, names: list[str]) -> bool:
     if re.search(r"(?:^|[\s(\[])[‘'](?=[^'’]*$)", head) and not re.search(r"\w[‘'’]\w", head[-3:]):
         return True
     colon = head.rfind(":")
-    if colon >= 0 and not _closed_quote(head[colon + 1:]):
+    if colon >= 0 and not _closed_quote(head[colon + 1 :]):
         label = head[:colon]
         # reported speech anywhere in the label's sentence ("Here's what Dana wrote, word for word:"); the
         # other intros only in its last clause ("Yesterday:", not "Yesterday I voted Kai, and that was a mistake:")
         sentence = re.split(r"[.!?…]\s", label)[-1]
-        if (cues.SPEECH_INTRO.search(sentence) or cues.QUOTE_INTRO.search(re.split(r"[,;]", sentence)[-1])
-                or _is_name(label, names)):
+        if (
+            cues.SPEECH_INTRO.search(sentence)
+            or cues.QUOTE_INTRO.search(re.split(r"[,;]", sentence)[-1])
+            or _is_name(label, names)
+        ):
             return True
-    prev = [ln for ln in text[max(0, line0 - 400):line0].splitlines() if ln.strip()]
+    prev = [ln for ln in text[max(0, line0 - 400) : line0].splitlines() if ln.strip()]
     return bool(prev) and prev[-1].rstrip(" *_`").endswith(":") and bool(cues.QUOTE_INTRO.search(prev[-1]))
 
 
@@ -198,7 +231,7 @@ def _closed_quote(after: str) -> bool:
     if not m:
         return False
     close = re.escape({'"': '"', "“": "”", "«": "»", "„": "“", "'": "'", "‘": "’"}[m.group(1)])
-    return re.search(rf"(?<!\w){close}|{close}(?!\w)", after[m.end():]) is not None  # not the ' of "I'm"
+    return re.search(rf"(?<!\w){close}|{close}(?!\w)", after[m.end() :]) is not None  # not the ' of "I'm"
 
 
 def _is_name(label: str, names: list[str]) -> bool:
@@ -212,7 +245,7 @@ def _is_name(label: str, names: list[str]) -> bool:
 
 def _name_before(text: str, pos: int, names: list[str]) -> tuple[str, int] | None:
     """The candidate written right before ``pos`` (``Dana`` of "Dana gets my vote") and where it starts."""
-    seg = text[max(0, pos - 60):pos]
+    seg = text[max(0, pos - 60) : pos]
     rx, table = name_forms(tuple(names))
     trimmed = seg.rstrip(" *_`\"”»'’")
     for m in re.finditer(r"(?<!\w)\w", trimmed):
@@ -236,7 +269,7 @@ def _hedge_scope(clauses: list[str]) -> str:
 
 def _context(text: str, pos: int, names: list[str]) -> tuple[str, str] | None:
     """(kind, note) when the sentence before the statement makes it no decision; None when it is one."""
-    before = cues.IDLE_IF.sub(" ", text[_sentence_start(text, pos):pos])
+    before = cues.IDLE_IF.sub(" ", text[_sentence_start(text, pos) : pos])
     clauses = _CLAUSE_SPLIT.split(before)
     clause = clauses[-1]
     if _quoted(text, pos, names):
@@ -268,7 +301,7 @@ def _bare_tail(tail: str) -> bool:
     words = re.sub(r"^[\s*_`\"”»'’)\]]+", "", tail)
     m = cues.STATED_TAIL_OK.match(words)
     if m:
-        words = words[m.end():]
+        words = words[m.end() :]
     if not re.search(r"[^\W_]", words):
         return True
     return bool(cues.REASON.match(re.sub(rf"^[\s,;:{DASHES}*_]+", "", words)))
@@ -281,7 +314,7 @@ def _plain_tail(tail: str) -> bool:
         return True
     m = cues.STATED_TAIL_OK.match(words)
     if m:
-        words = re.sub(r"^[\s*_`\"”»'’)\]]+", "", words[m.end():])
+        words = re.sub(r"^[\s*_`\"”»'’)\]]+", "", words[m.end() :])
     return not words or not words[0].isalnum() or bool(cues.REASON.match(words))
 
 
@@ -293,23 +326,25 @@ def _read_after(text: str, at: int, end: int, names: list[str], strict: str) -> 
     with ..."): the name must end the sentence."""
     rest = text[at:end]
     lead = _LEAD.match(rest)
-    frag = rest[lead.end():] if lead else rest
+    frag = rest[lead.end() :] if lead else rest
     you = _YOU.match(strip_lead(frag))
     if you:  # "Dana, I'm sorry, but I'm voting for you": the player addressed at the sentence's start
-        after_you = strip_lead(frag)[you.end():]
+        after_you = strip_lead(frag)[you.end() :]
         named = re.match(r"^\s*,\s*", after_you)
-        hit = name_at(after_you[named.end():], names) if named else None  # "I'm voting for you, Dana."
+        hit = name_at(after_you[named.end() :], names) if named else None  # "I'm voting for you, Dana."
         addressed = hit[0] if hit else _addressed(text, at, names)
         if addressed is None:
             return "other", None, "names no candidate"
-        return _after_name(strip_lead(frag)[you.end():], addressed, "the player addressed", strict)
+        return _after_name(strip_lead(frag)[you.end() :], addressed, "the player addressed", strict)
     name, note, tail = read_name(frag, names, whole_line=False)
     if name is None:
         if note == "explicit abstention":
             return "vote", None, "stated abstention"
         if strict or note.startswith("no living player") or note in ("empty target", "struck out"):
             return "other", None, "names no candidate"
-        if note == "a possessive, not a vote" and re.match(r"^\W*(?:elimination|removal|exile|lynching|execution|ouster)(?!\w)", tail, re.I):
+        if note == "a possessive, not a vote" and re.match(
+            r"^\W*(?:elimination|removal|exile|lynching|execution|ouster)(?!\w)", tail, re.I
+        ):
             return "vote", name_at(frag, names)[0], "stated vote (possessive: the player's removal)"  # type: ignore[index]
         return "unsettled", None, note
     return _after_name(tail, name, note, strict)
@@ -332,9 +367,9 @@ def _addressed(text: str, pos: int, names: list[str]) -> str | None:
     """The candidate the sentence around ``pos`` (or the reply's previous sentence) opens by addressing: "Dana, ..."."""
     start = _sentence_start(text, pos)
     for s0 in (start, _sentence_start(text, max(0, start - 1)) if start else start):
-        hit = name_at(text[s0:pos].lstrip(" *_>\"“«"), names)
+        hit = name_at(text[s0:pos].lstrip(' *_>"“«'), names)
         if hit:
-            after = text[s0:pos].lstrip(" *_>\"“«")[hit[2]:]
+            after = text[s0:pos].lstrip(' *_>"“«')[hit[2] :]
             if re.match(r"^\s*[,!—–-]", after):
                 return hit[0]
     return None
@@ -342,8 +377,12 @@ def _addressed(text: str, pos: int, names: list[str]) -> str | None:
 
 def _first_clause(rest: str) -> str:
     """The words after the verb up to the first delimiter, reason or relative clause ("who voted ... yesterday")."""
-    return re.split(rf"[,;:()\[\]{DASHES}]|(?<!\w)(?:because|since|as|who|which|that|whose|потому|так как|ведь|кто|котор\w+)(?!\w)",
-                    rest, maxsplit=1, flags=re.I)[0]
+    return re.split(
+        rf"[,;:()\[\]{DASHES}]|(?<!\w)(?:because|since|as|who|which|that|whose|потому|так как|ведь|кто|котор\w+)(?!\w)",
+        rest,
+        maxsplit=1,
+        flags=re.I,
+    )[0]
 
 
 def _form_of(m: re.Match[str]) -> tuple[int, str]:
@@ -361,12 +400,12 @@ def _classify(text: str, m: re.Match[str], names: list[str]) -> Stated:
     if russian and form != "my vote":
         mid = _ru_mid(text, m.start())
     pos, end = m.start(), _sentence_end(text, m.end())
-    first = _first_clause(text[m.end():end])
+    first = _first_clause(text[m.end() : end])
     if cues.STATED_OTHER_ROUND.search(first):
         return Stated(pos, end, "other", None, "about another round")  # "I'll vote Casey next round"
     if cues.STATED_HABIT.search(first) or cues.STATED_HABIT.search(mid):
         return Stated(pos, end, "other", None, "a habit, not this vote")
-    if cues.STATED_NOT_MEANT.search(text[_sentence_start(text, pos):end]):
+    if cues.STATED_NOT_MEANT.search(text[_sentence_start(text, pos) : end]):
         return Stated(pos, end, "other", None, "sarcastic or in another's words")
     mk = _mid_kind(mid)
     if russian and mk == "other":
@@ -378,7 +417,9 @@ def _classify(text: str, m: re.Match[str], names: list[str]) -> Stated:
     ctx = _context(text, pos, names)
     if ctx:
         return Stated(pos, end, ctx[0], None, ctx[1])
-    kind, target, note = _read_after(text, m.end(), end, names, strict={"gerund": "clause", "choose": "clause", "go with": "bare"}.get(form, ""))
+    kind, target, note = _read_after(
+        text, m.end(), end, names, strict={"gerund": "clause", "choose": "clause", "go with": "bare"}.get(form, "")
+    )
     if kind == "vote" and target is not None and mk == "hedged":
         return Stated(pos, end, "unsettled", target, "hedged before the verb")
     return Stated(pos, end, kind, target, note)
@@ -394,7 +435,7 @@ def _name_first(text: str, m: re.Match[str], names: list[str]) -> Stated | None:
     ctx = _context(text, start, names)
     if ctx:
         return Stated(start, end, ctx[0], None, ctx[1])
-    tail = text[m.end():end]
+    tail = text[m.end() : end]
     if tail.rstrip().endswith("?"):
         return Stated(start, end, "unsettled", name, "a question")
     if cues.STATED_OTHER_ROUND.search(_first_clause(tail)) or not _plain_tail(tail):
@@ -404,7 +445,7 @@ def _name_first(text: str, m: re.Match[str], names: list[str]) -> Stated | None:
 
 def _name_then_thats(text: str, m: re.Match[str], names: list[str]) -> Stated | None:
     """ "Alex. That's my vote.": a sentence that is only a candidate's name, confirmed by the next one."""
-    head = text[max(0, m.start() - 80):m.start()].rstrip()
+    head = text[max(0, m.start() - 80) : m.start()].rstrip()
     sentence = re.split(r"[.!?…:\n]\s*(?=\S)", head.rstrip(".!…"))[-1]
     words = re.sub(r"[*_`\"“”«»()\[\]\s]+", " ", sentence).strip()
     hit = name_at(words, names) if words else None
@@ -412,16 +453,16 @@ def _name_then_thats(text: str, m: re.Match[str], names: list[str]) -> Stated | 
         return None
     pos = m.start() - len(head) + head.rfind(sentence)
     end = _sentence_end(text, m.end())
-    if _context(text, pos, names) or not _plain_tail(text[m.end():end]) or text[m.end():end].rstrip().endswith("?"):
+    if _context(text, pos, names) or not _plain_tail(text[m.end() : end]) or text[m.end() : end].rstrip().endswith("?"):
         return None
-    return Stated(pos, end, "vote", hit[0], "stated vote (name, then \"that's my vote\")")
+    return Stated(pos, end, "vote", hit[0], 'stated vote (name, then "that\'s my vote")')
 
 
 def _negated(text: str, m: re.Match[str], names: list[str]) -> Stated | None:
     end = _sentence_end(text, m.end())
-    rest = text[m.end():end]
+    rest = text[m.end() : end]
     lead = _LEAD.match(rest)
-    hit = name_at(strip_lead(rest[lead.end() if lead else 0:]), names)
+    hit = name_at(strip_lead(rest[lead.end() if lead else 0 :]), names)
     if hit is None or _quoted(text, m.start(), names):
         return None
     return Stated(m.start(), end, "negated", hit[0], "negated")

@@ -15,15 +15,18 @@ DASHES = r"\-–—‒―"  # for use inside a character class
 _DASHES = DASHES
 _LEAD_STRIP = re.compile(r"^[\s*_`~\"“”„«»'‘’(\[{<>@:]+")
 # words a target may carry before the name: "for Dana", "за игрока Логана", "eliminate Gray", "за исключение Сергея"
-_FOR = re.compile(r"(?:(?:for|against|eliminate|player|за|против|исключить|выгнать|изгнать|исключение|изгнание|игрок\w{0,2})"
-                  r"\s+[*_`~\"“«(\[]*){1,2}", re.I)
+_FOR = re.compile(
+    r"(?:(?:for|against|eliminate|player|за|против|исключить|выгнать|изгнать|исключение|изгнание|игрок\w{0,2})"
+    r"\s+[*_`~\"“«(\[]*){1,2}",
+    re.I,
+)
 _AFTER_NAME_DECOR = re.compile(r"^[*_`~\]\)}>\"”»’']*")
 
 
 def strip_lead(text: str) -> str:
     text = _LEAD_STRIP.sub("", text)
     m = _FOR.match(text)
-    return text[m.end():] if m else text
+    return text[m.end() :] if m else text
 
 
 def bare(text: str) -> str:
@@ -55,7 +58,7 @@ def read_name(rest: str, names: list[str], whole_line: bool) -> tuple[str | None
             return None, f"no living player matches {rest.strip()[:40]!r}", ""
         return prefix, "unique prefix", ""
     name, note, end = hit
-    tail = frag[end:end + 500]  # a protocol line is short; what runs on past this is prose either way
+    tail = frag[end : end + 500]  # a protocol line is short; what runs on past this is prose either way
     if whole_line:
         return (name, note, tail) if not re.sub(r"[\s*_`~\"”»’'.!)\]}>]+", "", tail) else (None, "prose after a dash", tail)
     why = hedged(tail, names, name, possessive=note == "possessive")
@@ -67,7 +70,7 @@ def alternative_next(after: str, names: list[str], name: str) -> bool:
     m = cues.ALT_NEXT.match(after)
     if not m:
         return False
-    for start in [m.start() + len(m.group(0))] + [x.start() for x in re.finditer(r"(?<!\w)\w", after[m.end():m.end() + 40])]:
+    for start in [m.start() + len(m.group(0))] + [x.start() for x in re.finditer(r"(?<!\w)\w", after[m.end() : m.end() + 40])]:
         at = start if start >= m.end() else m.end() + start
         hit = name_at(strip_lead(after[at:]), names)
         if hit and hit[0] != name:
@@ -94,10 +97,10 @@ def hedged(tail: str, names: list[str], name: str, possessive: bool) -> str:
     # another player right after the name: "Gray or Logan", "Gray/Logan", "Gray, Logan"
     m = re.match(rf"^[\s*_`~]*(?:[,/&+;{_DASHES}]|(?<!\w)(?:or|and|vs\.?|versus|или|либо|и)(?!\w))[\s*_`~\"“«(\[]*", after, re.I)
     if m:
-        other = name_at(after[m.end():], names)
+        other = name_at(after[m.end() :], names)
         if other and other[0] != name:
             return "names more than one player"
-        if abstains(after[m.end():]):
+        if abstains(after[m.end() :]):
             return "a player or an abstention"
     if cues.PAST_VOTE.match(tail):
         return "refers to a past vote"
@@ -120,7 +123,9 @@ def hedged(tail: str, names: list[str], name: str, possessive: bool) -> str:
         clause = cues.REASON.split(re.split(rf"[,.;:!?()\[\]{_DASHES}]", stripped, maxsplit=1)[0], maxsplit=1)[0]
         if possessive:
             first = fold(clause).split()[:1]
-            contraction = first and (first[0] in cues.CONTRACTION_OK or (first[0].endswith("ing") and first[0] not in cues.ING_NOUNS))
+            contraction = first and (
+                first[0] in cues.CONTRACTION_OK or (first[0].endswith("ing") and first[0] not in cues.ING_NOUNS)
+            )
             if first and not contraction:
                 return "a possessive, not a vote"
         if cues.HEDGE.search(clause):

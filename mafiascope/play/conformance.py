@@ -60,7 +60,10 @@ def check_game_log(game_dir: Path) -> dict[str, Any]:
             _check(key not in keys, f"duplicate (round, msg_seq) {key}")
             keys.add(key)
         if ev["kind"] in UTTERANCE_KINDS:
-            _check(ev["player"] in alive or ev["kind"] in (K.LAST_WORDS, K.BEST_MOVE), f"{ev['player']} acted while dead ({ev['kind']} R{ev['round']})")
+            _check(
+                ev["player"] in alive or ev["kind"] in (K.LAST_WORDS, K.BEST_MOVE),
+                f"{ev['player']} acted while dead ({ev['kind']} R{ev['round']})",
+            )
             if ev.get("fault"):
                 _check(ev["response"] == "", "a failed turn must not carry text")
         for name in (ev.get("victim"), ev.get("eliminated")):
@@ -79,7 +82,10 @@ def check_game_log(game_dir: Path) -> dict[str, Any]:
     elif over["winner"] == "Mafia":
         _check(mafia >= town and mafia > 0, "Mafia declared winner without parity")
     else:
-        _check(over["winner"] == "Draw" and over.get("reason") == "round_cap", "a game without a side winning must be a round-cap draw")
+        _check(
+            over["winner"] == "Draw" and over.get("reason") == "round_cap",
+            "a game without a side winning must be a round-cap draw",
+        )
     return {"events": len(events), "alive_at_end": len(alive)}
 
 

@@ -113,7 +113,9 @@ def _play_in_worker(cfg_data: dict[str, Any], run_dir: str, seed: int, game_id: 
 
             out = run_closing(finish_game(Path(run_dir) / game_id, backends=backends))
             return {**out, "metered": meter.totals()} if meter is not None else out
-        res = run_game(cfg, logs_dir=run_dir, seed=seed, game_id=game_id, backends=backends, halt=meter.halt if meter is not None else None)
+        res = run_game(
+            cfg, logs_dir=run_dir, seed=seed, game_id=game_id, backends=backends, halt=meter.halt if meter is not None else None
+        )
     except Exception as exc:
         if meter is None:
             raise
@@ -225,9 +227,15 @@ def execute_ray(next_game: Callable[[], Any], cfg_of: Callable[[Any], GameConfig
                 fixed = None if share is None else {"money": share.money, "calls": share.calls,
                                                     "prices": {b: p.model_dump() if p else None for b, p in share.prices.items()}}  # fmt: skip
                 cfg = cfg_of(g)
-                ref = task.remote(cfg.model_dump(mode="json"), str(logs_dir.resolve()), g.seed, g.game_id, fixed,
-                                  bool(getattr(g, "finish_probes", False)),
-                                  {k: spec_source(b).name for k, b in cfg.backends.items()})
+                ref = task.remote(
+                    cfg.model_dump(mode="json"),
+                    str(logs_dir.resolve()),
+                    g.seed,
+                    g.game_id,
+                    fixed,
+                    bool(getattr(g, "finish_probes", False)),
+                    {k: spec_source(b).name for k, b in cfg.backends.items()},
+                )
                 pending[ref] = g
             if not pending:
                 break

@@ -198,8 +198,9 @@ class GameRunner:
         backend = self.backends[seat.backend]
         messages = context_for(st, ask.seat).with_instruction(ask.instruction)
         targets = list(ask.candidates) if ask.action else None
-        req = CompletionRequest(messages, self.cfg.max_tokens, "act", ask.seat, ask.kind, st.next_act_seed(), game_id=st.game_id,
-                                targets=targets)
+        req = CompletionRequest(
+            messages, self.cfg.max_tokens, "act", ask.seat, ask.kind, st.next_act_seed(), game_id=st.game_id, targets=targets
+        )
         c = await self._complete(backend, req)
         if not c.ok:
             return self._fallback(ask, c.error or "backend failure", c.attempts, fatal=bool(c.meta.get("fatal")))
@@ -212,8 +213,16 @@ class GameRunner:
         p = prompts.pack(seat.language)
         fmt = prompts.action_format(p, ask.action) if ask.action in ("vote", "kill", "protect", "check") else "..."
         messages2 = [*messages, {"role": "assistant", "content": text}, {"role": "user", "content": p.reask.format(fmt=fmt)}]
-        req2 = CompletionRequest(messages2, self.cfg.max_tokens, "act", ask.seat, ask.kind, st.derive_seed("reask", st.act_calls),
-                                 game_id=st.game_id, targets=targets)
+        req2 = CompletionRequest(
+            messages2,
+            self.cfg.max_tokens,
+            "act",
+            ask.seat,
+            ask.kind,
+            st.derive_seed("reask", st.act_calls),
+            game_id=st.game_id,
+            targets=targets,
+        )
         c2 = await self._complete(backend, req2)
         self.acct.reasks += 1
         text2 = strip_think(c2.text) if c2.ok else ""
@@ -262,7 +271,9 @@ class GameRunner:
                 if self.probes is not None:
                     await self.probes.drain()
                 if final is not None:
-                    backends = {n: b.describe() for n, b in self.backends.items() if any(s.backend == n for s in self.state.seats)}
+                    backends = {
+                        n: b.describe() for n, b in self.backends.items() if any(s.backend == n for s in self.state.seats)
+                    }
                     probes = self.probes.cost() if self.probes else None
                     final = game_over_record(final, backends, probes, self.cfg.probes.loss_budget)
                     self.game_log.write(line({"game_id": self.state.game_id, **final, "ts": time.time()}))
@@ -315,7 +326,9 @@ class GameRunner:
 # ------------------------------------------------------------------------- entry points
 
 
-def _probe_hook(cfg: GameConfig, state: GameState, out_dir: Path, backends: dict[str, Backend]) -> tuple[ProbeHook | None, dict[str, Any] | None]:
+def _probe_hook(
+    cfg: GameConfig, state: GameState, out_dir: Path, backends: dict[str, Backend]
+) -> tuple[ProbeHook | None, dict[str, Any] | None]:
     if not cfg.probes.enabled:
         return None, None
     from ..probes import build_probe_hook

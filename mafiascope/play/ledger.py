@@ -89,8 +89,10 @@ _FIELD_CHECKS: dict[str, tuple[Callable[[Any], bool], str]] = {
     "faults": (lambda v: v is None or _count(v), "a whole number >= 0"),
     "rounds": (lambda v: v is None or _count(v), "a whole number >= 0"),
     "usage": (_counts, "a mapping of counts"),
-    "by_backend": (lambda v: isinstance(v, dict) and all(isinstance(k, str) and _counts(x) for k, x in v.items()),
-                   "a mapping of backends to counts"),
+    "by_backend": (
+        lambda v: isinstance(v, dict) and all(isinstance(k, str) and _counts(x) for k, x in v.items()),
+        "a mapping of backends to counts",
+    ),
     "ts": (_amount, "a time stamp"),
     "reason": (lambda v: v is None or isinstance(v, str), "a string"),
     "error": (lambda v: v is None or isinstance(v, str), "a string"),
@@ -122,7 +124,10 @@ def _cost(rec: dict[str, Any], key: str) -> tuple[float, float]:
     """(money, calls) of a record's ``allowance`` / ``expected`` / ``metered`` / usage."""
     if key == "settled":
         metered, usage = _mapping(rec.get("metered")), _mapping(rec.get("usage"))
-        return (max(_num(rec.get("money")), _num(metered.get("money"))), max(_num(usage.get("calls")), _num(metered.get("calls"))))
+        return (
+            max(_num(rec.get("money")), _num(metered.get("money"))),
+            max(_num(usage.get("calls")), _num(metered.get("calls"))),
+        )
     got = _mapping(rec.get(key))
     return _num(got.get("money")), _num(got.get("calls"))
 
@@ -154,7 +159,9 @@ def held(row: dict[str, Any]) -> tuple[float, float]:
     return _cost(row, "allowance") if isinstance(row.get("allowance"), dict) else _cost(row, "expected")
 
 
-def _fold(rows: dict[str, dict[str, Any]], scheduled: dict[str, dict[str, Any]], r: dict[str, Any], spent: Spent | None = None) -> None:
+def _fold(
+    rows: dict[str, dict[str, Any]], scheduled: dict[str, dict[str, Any]], r: dict[str, Any], spent: Spent | None = None
+) -> None:
     """Fold one record into the rows: a ``row`` starts a game, a ``state`` updates it (a ``running``
     claim starts a new attempt from the scheduled fields, a front end's extra ones too), a ``reserve``
     raises a running attempt's allowance."""
@@ -295,7 +302,7 @@ class StudyLedger:
     def _view_recs(self) -> list[dict[str, Any]]:
         allrecs = self.records()
         whole = len(self._recs)
-        for r in allrecs[self._rows_n:whole]:
+        for r in allrecs[self._rows_n : whole]:
             _fold(self._rows, self._scheduled, r, self._spent)
         self._rows_n = whole
         return allrecs

@@ -97,7 +97,9 @@ def settle_game(ledger: StudyLedger, runner: Runner, game_id: str, out: dict[str
     if isinstance(out, BaseException):
         metered = getattr(out, "metered", None)  # what it spent under a budget still counts
         kind = getattr(out, "error_type", None) or type(out).__name__
-        extra: dict[str, Any] = {"metered": metered, "money": round(float(metered["money"]), 6)} if isinstance(metered, dict) else {}
+        extra: dict[str, Any] = (
+            {"metered": metered, "money": round(float(metered["money"]), 6)} if isinstance(metered, dict) else {}
+        )
         ledger.settle(game_id, runner, "failed", error=f"{kind}: {out}"[:500], error_type=kind, **extra)
         return "failed", float(extra.get("money") or 0.0)
     use = game_usage(gdir)
@@ -112,7 +114,9 @@ def settle_game(ledger: StudyLedger, runner: Runner, game_id: str, out: dict[str
         fields["cut"] = cut
     if isinstance(out.get("metered"), dict):
         fields["metered"] = out["metered"]
-    ledger.settle(game_id, runner, state, **fields, usage=totals(use["by_backend"]), by_backend=use["by_backend"], money=round(spend, 6))
+    ledger.settle(
+        game_id, runner, state, **fields, usage=totals(use["by_backend"]), by_backend=use["by_backend"], money=round(spend, 6)
+    )
     return state, spend
 
 

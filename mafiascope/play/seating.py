@@ -76,12 +76,20 @@ def initial_state(cfg: GameConfig, *, seed: int, game_id: str, backends: dict[st
     seats = [dealt[j] for j in order]
     for i, s in enumerate(seats):
         s.idx = i
-    state = GameState(game_id=game_id, rules=cfg.rules, language=cfg.language, seed=seed, seats=seats, pending=Pending(stage="init"))
+    state = GameState(
+        game_id=game_id, rules=cfg.rules, language=cfg.language, seed=seed, seats=seats, pending=Pending(stage="init")
+    )
     phases_for(state).start(state)
     return state
 
 
-def setup_record(state: GameState, cfg: GameConfig, backends: dict[str, Backend], probes_snapshot: dict[str, Any] | None, extra: dict[str, Any] | None) -> dict[str, Any]:
+def setup_record(
+    state: GameState,
+    cfg: GameConfig,
+    backends: dict[str, Backend],
+    probes_snapshot: dict[str, Any] | None,
+    extra: dict[str, Any] | None,
+) -> dict[str, Any]:
     rec: dict[str, Any] = {
         "game_id": state.game_id,
         "kind": "setup",

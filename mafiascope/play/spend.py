@@ -37,7 +37,11 @@ def ceiling_tokens(req: CompletionRequest) -> tuple[int, int]:
 
 def charged_tokens(req: CompletionRequest, c: Completion) -> tuple[int, int]:
     """The (prompt, completion) tokens a call is charged: its reported usage, else the estimate the logs keep."""
-    prompt = c.prompt_tokens if c.prompt_tokens is not None else estimate_tokens("".join(str(m.get("content") or "") for m in req.messages))
+    prompt = (
+        c.prompt_tokens
+        if c.prompt_tokens is not None
+        else estimate_tokens("".join(str(m.get("content") or "") for m in req.messages))
+    )
     completion = c.completion_tokens if c.completion_tokens is not None else (estimate_tokens(c.text or " ") if c.ok else 0)
     return int(prompt), int(completion)
 

@@ -224,7 +224,12 @@ def t90(df: float) -> float:
     if nu in _T90_SMALL:
         return _T90_SMALL[nu]
     z = _Z95
-    return z + (z**3 + z) / (4 * nu) + (5 * z**5 + 16 * z**3 + 3 * z) / (96 * nu**2) + (3 * z**7 + 19 * z**5 + 17 * z**3 - 15 * z) / (384 * nu**3)
+    return (
+        z
+        + (z**3 + z) / (4 * nu)
+        + (5 * z**5 + 16 * z**3 + 3 * z) / (96 * nu**2)
+        + (3 * z**7 + 19 * z**5 + 17 * z**3 - 15 * z) / (384 * nu**3)
+    )
 
 
 def seat_shares(games: list[Any]) -> dict[str, float]:
@@ -254,9 +259,15 @@ def own_per_game(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
     done = [r for r in rows if r.get("state") in ("finished", "invalid") and isinstance(r.get("usage"), dict)]
     if len(done) < OWN_MIN:
         return None
-    vals = {k: [float(r.get("money") or 0.0) if k == "money" else float(r["usage"].get(k) or 0) for r in done] for k in QUANTITIES}
+    vals = {
+        k: [float(r.get("money") or 0.0) if k == "money" else float(r["usage"].get(k) or 0) for r in done] for k in QUANTITIES
+    }
     vals["seconds"] = [float(r.get("seconds") or 0.0) for r in done]
-    return {"games": len(done), **{k: statistics.fmean(v) for k, v in vals.items()}, "sd": {k: statistics.stdev(v) for k, v in vals.items()}}
+    return {
+        "games": len(done),
+        **{k: statistics.fmean(v) for k, v in vals.items()},
+        "sd": {k: statistics.stdev(v) for k, v in vals.items()},
+    }
 
 
 def concurrency(rows: dict[str, dict[str, Any]]) -> float:

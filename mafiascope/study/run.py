@@ -72,8 +72,17 @@ def plan_study(spec: StudySpec, rows: dict[str, dict[str, Any]] | None = None) -
         "study": spec.name,
         "spec_hash": spec.spec_hash(),
         "games": len(schedule),
-        "arms": [{"name": a.name, "rules": a.rules, "language": a.language, "probes": a.probes, "lineup": a.lineup.mode,
-                  "games": spec.games_of(a)} for a in spec.arms],  # fmt: skip
+        "arms": [
+            {
+                "name": a.name,
+                "rules": a.rules,
+                "language": a.language,
+                "probes": a.probes,
+                "lineup": a.lineup.mode,
+                "games": spec.games_of(a),
+            }
+            for a in spec.arms
+        ],  # fmt: skip
         "budget": spec.budget.model_dump(),
         "executor": spec.executor.model_dump(),
         "schedule": [g.as_dict() for g in schedule],
@@ -147,7 +156,9 @@ def _saved_spec(spec: StudySpec) -> dict[str, Any]:
     data = redact(spec.model_dump(mode="json", exclude={"source_path"}))
     for name, b in data["backends"].items():  # back to the YAML shape: the entry's keys, then price / latency_s
         data["backends"][name] = {**b.pop("entry"), **{k: v for k, v in b.items() if v is not None}}
-    data["source_path"] = str(Path(spec.source_path).resolve()) if spec.source_path and Path(spec.source_path).exists() else spec.source_path
+    data["source_path"] = (
+        str(Path(spec.source_path).resolve()) if spec.source_path and Path(spec.source_path).exists() else spec.source_path
+    )
     return data
 
 
@@ -198,7 +209,9 @@ class _Budget:
 
     def refresh(self, rows: dict[str, dict[str, Any]]) -> None:
         est = estimate_study(self.spec, self.schedule, rows)
-        self.per_game = {arm: {"money": r["per_game"]["money"], "calls": r["per_game"]["calls"]} for arm, r in est["arms"].items()}
+        self.per_game = {
+            arm: {"money": r["per_game"]["money"], "calls": r["per_game"]["calls"]} for arm, r in est["arms"].items()
+        }
 
     def _free(self, rows: dict[str, dict[str, Any]]) -> tuple[float, float, float, float]:
         """(money spent, money held, calls spent, calls held) by every attempt (called under the ledger's lock).
@@ -222,7 +235,11 @@ class _Budget:
         (:data:`WAIT`) while it fits only once their allowances are freed; else admit it with an allowance."""
         exp = self.per_game.get(row["arm"], {"money": 0.0, "calls": 0.0})
         spent_m, held_m, spent_c, held_c = self._free(rows)
-        fly = [r.get("expected") or {} for r in rows.values() if r.get("state") == "running" and runner_alive(self.ledger.dir, str(r.get("runner")))]
+        fly = [
+            r.get("expected") or {}
+            for r in rows.values()
+            if r.get("state") == "running" and runner_alive(self.ledger.dir, str(r.get("runner")))
+        ]
         fly_m, fly_c = sum(float(e.get("money") or 0) for e in fly), sum(float(e.get("calls") or 0) for e in fly)
         b = self.spec.budget
         if b.money is not None and spent_m + fly_m + exp["money"] > b.money:
@@ -231,7 +248,9 @@ class _Budget:
         if b.calls is not None and spent_c + fly_c + exp["calls"] > b.calls:
             return (f"budget: calls {spent_c:.0f} made + {fly_c:.0f} expected in flight + {exp['calls']:.0f} expected "
                     f"for {row['game_id']} would exceed {b.calls}")  # fmt: skip
-        if (b.money is not None and spent_m + held_m + exp["money"] > b.money) or (b.calls is not None and spent_c + held_c + exp["calls"] > b.calls):
+        if (b.money is not None and spent_m + held_m + exp["money"] > b.money) or (
+            b.calls is not None and spent_c + held_c + exp["calls"] > b.calls
+        ):
             return WAIT
         allowance = {"money": None if b.money is None else round(min(b.money - spent_m - held_m, self.factor * exp["money"]), 9),
                      "calls": None if b.calls is None else float(int(min(b.calls - spent_c - held_c, math.ceil(self.factor * exp["calls"]))))}  # fmt: skip
@@ -247,12 +266,16 @@ class _Budget:
             free = b.money - spent_m - held_m
             if free + 1e-12 < want.get("need_money", 0.0):
                 return None
-            cur["money"] = round(float(cur.get("money") or 0.0) + min(free, max(want.get("money", 0.0), want.get("need_money", 0.0))), 9)
+            cur["money"] = round(
+                float(cur.get("money") or 0.0) + min(free, max(want.get("money", 0.0), want.get("need_money", 0.0))), 9
+            )
         if b.calls is not None:
             free_c = b.calls - spent_c - held_c
             if free_c < want.get("need_calls", 0.0):
                 return None
-            cur["calls"] = float(cur.get("calls") or 0.0) + float(int(min(free_c, max(want.get("calls", 0.0), want.get("need_calls", 0.0)))))
+            cur["calls"] = float(cur.get("calls") or 0.0) + float(
+                int(min(free_c, max(want.get("calls", 0.0), want.get("need_calls", 0.0))))
+            )
         return cur
 
 

@@ -198,14 +198,18 @@ class StudySpec(BaseModel):
             for j, seat_backend in enumerate(arm.lineup.names()):
                 if seat_backend not in self.backends:
                     field = "backend" if arm.lineup.mode == "all" else f"{arm.lineup.mode}.{j}"
-                    problems.append(f"arms.{i}.lineup.{field}: {seat_backend!r} is not in backends; allowed: {sorted(self.backends)}")
+                    problems.append(
+                        f"arms.{i}.lineup.{field}: {seat_backend!r} is not in backends; allowed: {sorted(self.backends)}"
+                    )
             try:
                 rules = arm_rules(arm.rules, self.source_path)
             except ConfigError as exc:
                 problems.append(f"arms.{i}.rules: {exc}")
                 continue
             if arm.lineup.seats is not None and len(arm.lineup.seats) != rules.n_seats:
-                problems.append(f"arms.{i}.lineup.seats: {len(arm.lineup.seats)} seats given but rule set {rules.name} seats {rules.n_seats}")
+                problems.append(
+                    f"arms.{i}.lineup.seats: {len(arm.lineup.seats)} seats given but rule set {rules.name} seats {rules.n_seats}"
+                )
             if arm.probes != "none":
                 try:
                     battery_path(arm.probes, arm.language, self.source_path)
@@ -291,7 +295,9 @@ def arm_rules(name: str, source: str | None = None) -> RuleSet:
         return tournament_rules(key)
     path = _find(name, source)
     if path is None:
-        raise ConfigError(f"{name!r}: unknown rule set; allowed: classic, classic_sheriff, sport, open_table, imbalanced or a YAML path")
+        raise ConfigError(
+            f"{name!r}: unknown rule set; allowed: classic, classic_sheriff, sport, open_table, imbalanced or a YAML path"
+        )
     data = read_yaml(path, ConfigError, "rules")
     if isinstance(data, dict) and isinstance(data.get("rules"), dict):
         data = data["rules"]
@@ -336,5 +342,3 @@ def load_study_spec(path: str | Path, source: Source = Source.STUDY) -> StudySpe
     spec = parse_study_spec(read_yaml(p, ConfigError, "study spec") or {}, str(p))
     spec._source = source
     return spec
-
-

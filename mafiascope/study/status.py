@@ -35,7 +35,7 @@ def _open_stop(recs: list[dict[str, Any]], rows: dict[str, dict[str, Any]]) -> s
     last = max((i for i, r in enumerate(recs) if r.get("event") == "stop"), default=None)
     if last is None or all(r.get("state") in DONE for r in rows.values()):
         return None
-    if any(r.get("event") == "state" and r.get("state") == "running" for r in recs[last + 1:]):
+    if any(r.get("event") == "state" and r.get("state") == "running" for r in recs[last + 1 :]):
         return None
     return recs[last].get("reason")
 
@@ -71,7 +71,9 @@ def study_status(spec: StudySpec, study_dir: str | Path) -> dict[str, Any]:
         n_arm: dict[str, int] = defaultdict(int)
         for r in settled:
             n_arm[r["arm"]] += 1
-        planned["duration_s"] = sum(per_arm[a]["duration_s"] * n / max(1, per_arm[a]["games"]) for a, n in n_arm.items() if a in per_arm)
+        planned["duration_s"] = sum(
+            per_arm[a]["duration_s"] * n / max(1, per_arm[a]["games"]) for a, n in n_arm.items() if a in per_arm
+        )
         actual: dict[str, float] = {k: round(sum(_actual(r, k) for r in settled), 6) for k in METRICS}
         actual["duration_s"] = round(busy_seconds(settled), 3)
         vs = {"games": len(settled), "planned": {k: round(v, 4) for k, v in planned.items()}, "actual": actual,
@@ -93,7 +95,9 @@ def study_status(spec: StudySpec, study_dir: str | Path) -> dict[str, Any]:
         "spend": {**spend, "by_backend": {b: dict(v) for b, v in by_backend.items()}},
         "faults": sum(int(r.get("faults") or 0) for r in settled),
         "probes": study_probes(settled),
-        "invalid": [{"game_id": r["game_id"], "reason": r.get("invalid_reason")} for r in rows.values() if r.get("state") == "invalid"],
+        "invalid": [
+            {"game_id": r["game_id"], "reason": r.get("invalid_reason")} for r in rows.values() if r.get("state") == "invalid"
+        ],
         "failed": [{"game_id": r["game_id"], "error": r.get("error")} for r in rows.values() if r.get("state") == "failed"],
         "runners_alive": alive,
         "stale_running": stale,
@@ -102,8 +106,13 @@ def study_status(spec: StudySpec, study_dir: str | Path) -> dict[str, Any]:
         "plan_total": plan["estimate"]["total"] if plan else None,
         "estimate_now": current,
         "estimate_vs_actual": vs,
-        "provenance": provenance({"spec_hash": header.get("spec_hash", spec.spec_hash()), "seed": spec.seed,
-                                  "run_provenance": header.get("provenance")}),  # fmt: skip
+        "provenance": provenance(
+            {
+                "spec_hash": header.get("spec_hash", spec.spec_hash()),
+                "seed": spec.seed,
+                "run_provenance": header.get("provenance"),
+            }
+        ),  # fmt: skip
     }
 
 
@@ -118,10 +127,12 @@ def study_probes(settled: list[dict[str, Any]]) -> dict[str, Any]:
         for b, u in (r.get("by_backend") or {}).items():
             by_b[b].append(u)
             by_arm_b[r["arm"]][b].append(u)
-    return {"total": probe_coverage([r.get("usage") or {} for r in settled]),
-            "by_arm": {a: probe_coverage(us) for a, us in by_arm.items()},
-            "by_backend": {b: probe_coverage(us) for b, us in sorted(by_b.items())},
-            "by_arm_backend": {a: {b: probe_coverage(us) for b, us in sorted(per.items())} for a, per in by_arm_b.items()}}
+    return {
+        "total": probe_coverage([r.get("usage") or {} for r in settled]),
+        "by_arm": {a: probe_coverage(us) for a, us in by_arm.items()},
+        "by_backend": {b: probe_coverage(us) for b, us in sorted(by_b.items())},
+        "by_arm_backend": {a: {b: probe_coverage(us) for b, us in sorted(per.items())} for a, per in by_arm_b.items()},
+    }
 
 
 # the per-model figures ``study report`` prints and the Studies tab shows (``--json``: every statistic the
@@ -144,8 +155,10 @@ def figure(entry: dict[str, Any], fmt: Any) -> str:
     from ..analytics.metrics import marked
 
     ci = entry.get("ci95")
-    return marked(fmt.text(entry["point"]) + (f" [{fmt.text(ci[0])}, {fmt.text(ci[1])}]" if ci and None not in ci else ""),
-                  entry.get("fragile"))
+    return marked(
+        fmt.text(entry["point"]) + (f" [{fmt.text(ci[0])}, {fmt.text(ci[1])}]" if ci and None not in ci else ""),
+        entry.get("fragile"),
+    )
 
 
 def arm_models(games_dir: str | Path, game_ids: list[str]) -> dict[str, Any]:

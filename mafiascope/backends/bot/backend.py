@@ -96,7 +96,7 @@ class BotBackend:
         content = last.get("content", "")
         pm = PROBE_MARKER.search(content)
         if pm or kind == "probe":
-            obs_text, question = (content[: pm.start()], content[pm.end():]) if pm else ("", content)
+            obs_text, question = (content[: pm.start()], content[pm.end() :]) if pm else ("", content)
             st = self._state_after(st, h, obs_text, None)
             text, pid = probes.answer(st, question, rng)
             return text, {"probe": pid}
@@ -171,7 +171,9 @@ class BotBackend:
             _ten_instruction(st, inst)
             if inst.kind == "reask":
                 act = instructions.reask_action(inst.groups.get("fmt", ""), lang)
-                st.phase = {"vote": "vote", "kill": "night_mafia", "protect": "night_doctor", "check": "night_sheriff"}.get(act or "", st.phase)
+                st.phase = {"vote": "vote", "kill": "night_mafia", "protect": "night_doctor", "check": "night_sheriff"}.get(
+                    act or "", st.phase
+                )
             else:
                 st.phase = inst.kind
 

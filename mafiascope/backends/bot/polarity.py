@@ -30,7 +30,8 @@ _SUSPECT_WORDS = (
 _CUE = re.compile(rf"(?<!\w)(?:(?P<trust>{_TRUST_WORDS})|(?P<suspect>{_SUSPECT_WORDS}))(?!\w)", re.I)
 # words that turn a cue round: "not trust", "least suspicious", "trust ... least", "не доверяешь", "меньше всего"
 _BEFORE_TURN = re.compile(
-    r"(?<!\w)(?:not|n't|never|least|fewest|lowest|no\s+longer|не|ни|наименее|менее|меньше(?:\s+всего)?)(?:\W+\w+){0,2}?\W*$", re.I)
+    r"(?<!\w)(?:not|n't|never|least|fewest|lowest|no\s+longer|не|ни|наименее|менее|меньше(?:\s+всего)?)(?:\W+\w+){0,2}?\W*$", re.I
+)
 _AFTER_TURN = re.compile(r"^\W*(?:\w+\W+){0,2}?(?:least|the\s+least|меньше\s+всего|наименее)(?!\w)", re.I)
 
 
@@ -40,10 +41,11 @@ def direction(text: str) -> str | None:
     found = set()
     for m in _CUE.finditer(text):
         pol = TRUST if m.group("trust") else SUSPECT
-        turned = bool(_BEFORE_TURN.search(text[max(0, m.start() - 40):m.start()])) ^ bool(
-            _AFTER_TURN.match(text[m.end():m.end() + 40]))
+        turned = bool(_BEFORE_TURN.search(text[max(0, m.start() - 40) : m.start()])) ^ bool(
+            _AFTER_TURN.match(text[m.end() : m.end() + 40])
+        )
         if m.group(0).lower().startswith(("distrust", "mistrust")):
-            turned = bool(_BEFORE_TURN.search(text[max(0, m.start() - 40):m.start()]))
+            turned = bool(_BEFORE_TURN.search(text[max(0, m.start() - 40) : m.start()]))
         found.add((SUSPECT if pol == TRUST else TRUST) if turned else pol)
     if not found:
         return None

@@ -111,7 +111,9 @@ def mafia_target(st: BotState, rng: random.Random, voting: bool) -> Plan:
     prev = [t for _, t, w in st.my_said if w > 0 and t in town]
     score = {}
     for n in town:
-        threat = st.my_heat(n) + 0.5 * sum(ln.weight for ln in st.links if ln.actor == n and ln.target in partners and ln.weight > 0)
+        threat = st.my_heat(n) + 0.5 * sum(
+            ln.weight for ln in st.links if ln.actor == n and ln.target in partners and ln.weight > 0
+        )
         s = skill * (0.6 * heat.get(n, 0.0) + 0.4 * threat) + _noise(rng, 2.5 * (1.2 - skill))
         if any(o == "save" and x == n for _, o, x in st.night_log):
             s -= 2.0 * skill  # the town knows the Mafia went for this one
@@ -120,8 +122,15 @@ def mafia_target(st: BotState, rng: random.Random, voting: bool) -> Plan:
         if voting and vote_leader(st) == n:
             s += 0.8 * st.params.herd + 0.5 * skill
         if not voting:  # a skilled team spreads its talk instead of all piling on one player
-            s -= 0.9 * skill * sum(ln.weight for ln in st.links if ln.round == st.round and ln.target == n
-                                   and ln.actor in partners and ln.weight > 0 and ln.kind == "said")
+            s -= (
+                0.9
+                * skill
+                * sum(
+                    ln.weight
+                    for ln in st.links
+                    if ln.round == st.round and ln.target == n and ln.actor in partners and ln.weight > 0 and ln.kind == "said"
+                )
+            )
         score[n] = s
     best = max(town, key=lambda n: (score[n], -st.players.index(n)))
     defend = distance = None
@@ -153,7 +162,9 @@ def kill_target(st: BotState, rng: random.Random) -> str | None:
     cover = rng.random() < COVER_KILL * st.params.lie_skill
 
     def threat(n: str) -> float:
-        t = st.my_heat(n) + sum(ln.weight for ln in st.links if ln.actor == n and ln.target in st.ident.partners and ln.weight > 0)
+        t = st.my_heat(n) + sum(
+            ln.weight for ln in st.links if ln.actor == n and ln.target in st.ident.partners and ln.weight > 0
+        )
         if cover:
             t = -0.5 * st.heat.get(n, 0.0) - 0.3 * t
         # the town reads "X went after V, then V was shot": a skilled team avoids shooting its own scapegoats
@@ -164,6 +175,7 @@ def kill_target(st: BotState, rng: random.Random) -> str | None:
         if acc and acc[0]:
             t += 0.01 * min(60.0, acc[1] / acc[0])  # talkative players lead the town
         return t + _noise(rng, 1.0)
+
     return max(town, key=lambda n: (threat(n), n))
 
 

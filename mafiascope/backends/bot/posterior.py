@@ -85,8 +85,16 @@ class Posterior:
         product of its members' evidence odds times how well the team explains who accused and
         defended whom (Mafia rarely accuse a partner and do defend one), scaled by the preset's
         ``insight``; larger ones use the independent estimate."""
-        key = (self.n_obs, len(self.links), tuple(self.ev.values()), tuple(self.known.items()), tuple(sorted(self.alive)), len(self.dead),
-               len(self.talk_count), sum(self.talk_count.values()))
+        key = (
+            self.n_obs,
+            len(self.links),
+            tuple(self.ev.values()),
+            tuple(self.known.items()),
+            tuple(sorted(self.alive)),
+            len(self.dead),
+            len(self.talk_count),
+            sum(self.talk_count.values()),
+        )
         if self._pm_cache is not None and self._pm_cache[0] == key:
             return dict(self._pm_cache[1])
         out = self._p_teams()

@@ -77,22 +77,42 @@ def _role_options(question: str) -> list[str]:
 
 R = {
     "en": {
-        "self": "I know my own role.", "partner": "{n} is my Mafia partner.", "checked_m": "My check showed {n} is Mafia.",
-        "checked_t": "My check cleared {n}.", "revealed": "{n} was revealed as {r}.", "victim": "{n} was killed by the Mafia.",
-        "accused_me": "{n} keeps accusing me.", "sus": "{n}'s accusations and votes look like cover.", "town": "{n} has acted like town.",
-        "none": "No strong information yet.", "mafia_view": "I know who my partners are; {n} is not one of them.",
-        "att_self": "That is me.", "att_partner": "We are on the same team.", "att_sus": "{n} has accused or voted against me.",
-        "att_retal": "I have pushed on {n}, so {n} probably distrusts me.", "att_trust": "{n} has spoken up for me.",
+        "self": "I know my own role.",
+        "partner": "{n} is my Mafia partner.",
+        "checked_m": "My check showed {n} is Mafia.",
+        "checked_t": "My check cleared {n}.",
+        "revealed": "{n} was revealed as {r}.",
+        "victim": "{n} was killed by the Mafia.",
+        "accused_me": "{n} keeps accusing me.",
+        "sus": "{n}'s accusations and votes look like cover.",
+        "town": "{n} has acted like town.",
+        "none": "No strong information yet.",
+        "mafia_view": "I know who my partners are; {n} is not one of them.",
+        "att_self": "That is me.",
+        "att_partner": "We are on the same team.",
+        "att_sus": "{n} has accused or voted against me.",
+        "att_retal": "I have pushed on {n}, so {n} probably distrusts me.",
+        "att_trust": "{n} has spoken up for me.",
         "att_neutral": "No clear signal from {n}.",
     },
     "ru": {
-        "self": "Я знаю свою роль.", "partner": "{n} — мой партнёр по Мафии.", "checked_m": "Моя проверка показала, что {n} — мафия.",
-        "checked_t": "Моя проверка оправдала игрока {n}.", "revealed": "Роль {n} раскрыта: {r}.", "victim": "{n} убит(а) мафией.",
-        "accused_me": "{n} всё время обвиняет меня.", "sus": "Обвинения и голоса игрока {n} похожи на прикрытие.",
-        "town": "{n} ведёт себя как мирный.", "none": "Пока нет надёжной информации.",
-        "mafia_view": "Я знаю своих партнёров; {n} не из их числа.", "att_self": "Это я.", "att_partner": "Мы в одной команде.",
-        "att_sus": "{n} обвинял(а) меня или голосовал(а) против меня.", "att_retal": "Я давил(а) на {n}, так что {n} мне вряд ли доверяет.",
-        "att_trust": "{n} заступался(ась) за меня.", "att_neutral": "От игрока {n} нет явных сигналов.",
+        "self": "Я знаю свою роль.",
+        "partner": "{n} — мой партнёр по Мафии.",
+        "checked_m": "Моя проверка показала, что {n} — мафия.",
+        "checked_t": "Моя проверка оправдала игрока {n}.",
+        "revealed": "Роль {n} раскрыта: {r}.",
+        "victim": "{n} убит(а) мафией.",
+        "accused_me": "{n} всё время обвиняет меня.",
+        "sus": "Обвинения и голоса игрока {n} похожи на прикрытие.",
+        "town": "{n} ведёт себя как мирный.",
+        "none": "Пока нет надёжной информации.",
+        "mafia_view": "Я знаю своих партнёров; {n} не из их числа.",
+        "att_self": "Это я.",
+        "att_partner": "Мы в одной команде.",
+        "att_sus": "{n} обвинял(а) меня или голосовал(а) против меня.",
+        "att_retal": "Я давил(а) на {n}, так что {n} мне вряд ли доверяет.",
+        "att_trust": "{n} заступался(ась) за меня.",
+        "att_neutral": "От игрока {n} нет явных сигналов.",
     },
 }
 
@@ -141,9 +161,18 @@ def role_assessment(st: BotState, question: str, rng: random.Random) -> Any:
         cands = {k: v for k, v in pr.items() if k in opts}
         role, q = max(cands.items(), key=lambda kv: (kv[1], kv[0])) if cands else ("Unknown", 0.0)
         if q < st.params.unknown_below and "Unknown" in opts:
-            out.append({"player": n, "guessed_role": "Unknown", "confidence": stated(st, q), "reason": _reason(st, n, pr.get("Mafia", 0))})
+            out.append(
+                {
+                    "player": n,
+                    "guessed_role": "Unknown",
+                    "confidence": stated(st, q),
+                    "reason": _reason(st, n, pr.get("Mafia", 0)),
+                }
+            )
         else:
-            out.append({"player": n, "guessed_role": role, "confidence": stated(st, q), "reason": _reason(st, n, pr.get("Mafia", 0))})
+            out.append(
+                {"player": n, "guessed_role": role, "confidence": stated(st, q), "reason": _reason(st, n, pr.get("Mafia", 0))}
+            )
     return out
 
 
@@ -208,7 +237,9 @@ def personality_profile(st: BotState, question: str, rng: random.Random) -> Any:
         est = st.personality_of(n)
         top = [k for k in sorted("OCEAN", key=lambda k: -abs(est[k] - 50))[:2] if abs(est[k] - 50) >= 8]
         words = [_SUMMARY[lang][k][1 if est[k] >= 50 else 0] for k in top]
-        summary = (", ".join(words)).capitalize() + "." if words else ("Hard to read yet." if lang == "en" else "Пока трудно сказать.")
+        summary = (
+            (", ".join(words)).capitalize() + "." if words else ("Hard to read yet." if lang == "en" else "Пока трудно сказать.")
+        )
         out.append({"player": n, **est, "summary": summary})
     return out
 
@@ -217,23 +248,39 @@ def planned_action(st: BotState, question: str, rng: random.Random) -> Any:
     phase = st.phase
     lang = st.ident.language
     if phase in ("night_mafia", "night_doctor", "night_sheriff"):
-        fn = {"night_mafia": policy.kill_target, "night_doctor": policy.protect_target, "night_sheriff": policy.check_target}[phase]
+        fn = {"night_mafia": policy.kill_target, "night_doctor": policy.protect_target, "night_sheriff": policy.check_target}[
+            phase
+        ]
         action = {"night_mafia": "kill", "night_doctor": "protect", "night_sheriff": "check"}[phase]
         target = fn(st, rng) or "none"
-        why = {"kill": ("{t} is the biggest threat to my team.", "{t} — главная угроза для моей команды."),
-               "protect": ("{t} is the likeliest Mafia target.", "{t} — самая вероятная цель мафии."),
-               "check": ("{t} is the player I am least sure about.", "В игроке {t} я уверен(а) меньше всего.")}[action]
+        why = {
+            "kill": ("{t} is the biggest threat to my team.", "{t} — главная угроза для моей команды."),
+            "protect": ("{t} is the likeliest Mafia target.", "{t} — самая вероятная цель мафии."),
+            "check": ("{t} is the player I am least sure about.", "В игроке {t} я уверен(а) меньше всего."),
+        }[action]
         return {"action": action, "target": target, "reasoning": why[lang == "ru"].format(t=target)}
     if phase == "intro" or not st.others():
-        return {"action": "observe", "target": "none",
-                "reasoning": "Too early: I listen and compare stories." if lang != "ru" else "Слишком рано: слушаю и сравниваю версии."}
+        return {
+            "action": "observe",
+            "target": "none",
+            "reasoning": "Too early: I listen and compare stories."
+            if lang != "ru"
+            else "Слишком рано: слушаю и сравниваю версии.",
+        }
     plan = policy.day_plan(st, rng, voting=phase == "vote")
     t = plan.target or "none"
     if st.is_mafia:
-        reason = ("Push suspicion onto {t} and keep attention away from my team." if lang != "ru"
-                  else "Перевести подозрения на игрока {t} и отвести внимание от моей команды.")
+        reason = (
+            "Push suspicion onto {t} and keep attention away from my team."
+            if lang != "ru"
+            else "Перевести подозрения на игрока {t} и отвести внимание от моей команды."
+        )
     else:
-        reason = "{t} is my top suspect; I will argue for it and vote for {t}." if lang != "ru" else "{t} — мой главный подозреваемый, буду голосовать за {t}."
+        reason = (
+            "{t} is my top suspect; I will argue for it and vote for {t}."
+            if lang != "ru"
+            else "{t} — мой главный подозреваемый, буду голосовать за {t}."
+        )
     return {"action": "vote" if phase == "vote" else "accuse", "target": t, "reasoning": reason.format(t=t)}
 
 
@@ -286,8 +333,9 @@ DIRECTION_KEY = "_direction"  # field -> "trust" | "suspect" | None (no directio
 def _suspects(st: BotState, question: str) -> tuple[list[str], float]:
     """Other seats by suspicion, most suspected first (Mafia partners left out), and the belief that the first is Mafia."""
     pm = st.p_mafia()
-    names = sorted((n for n in _players(st, question) if n != st.me and n not in st.ident.partners),
-                   key=lambda n: (-pm.get(n, 0.0), n))
+    names = sorted(
+        (n for n in _players(st, question) if n != st.me and n not in st.ident.partners), key=lambda n: (-pm.get(n, 0.0), n)
+    )
     return names, (pm.get(names[0], 0.0) if names else 0.0)
 
 

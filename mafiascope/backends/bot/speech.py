@@ -32,13 +32,41 @@ EN: dict[str, list[str]] = {
     "harsh": ["Frankly, ", "Let's be honest: ", "Obviously ", "Come on, "],
     "anx": ["This makes me nervous.", "I'm worried we are running out of time.", "Oh no, this is getting tense."],
     "open": ["Here's another angle.", "What if we look at it differently?", "I have a theory."],
-    "accuse": ["I suspect {t}.", "My top suspect right now is {t}.", "I think {t} is Mafia.", "{t} looks like Mafia to me.", "I'd vote for {t} today."],
-    "doubt": ["I have no strong read yet, but {t} seems a little suspicious.", "To be fair, {t} looks like Mafia to me as well, a little."],
-    "hedge": ["I have no strong read yet, but {t} seems a little suspicious.", "It's early; I'm watching {t} closely.", "Nothing solid yet, though {t} feels slightly off."],
-    "bus": ["Too many red flags around {t}, I can't ignore them.", "I've gone back and forth, but {t} is suspicious and I'll vote for {t}."],
-    "reveal": ["I'm the Sheriff: I checked {t} and {t} is Mafia.", "Listen, I checked {t} last night. {t} is Mafia, vote with me."],
-    "defend": ["{d} seems honest to me.", "I trust {d} for now.", "I don't think {d} is Mafia.", "Leave {d} alone, {d} looks like town."],
-    "self": ["I am not Mafia, whatever {a} says.", "{a} keeps pushing on me with nothing solid.", "{a}, attacking me is a waste of a day."],
+    "accuse": [
+        "I suspect {t}.",
+        "My top suspect right now is {t}.",
+        "I think {t} is Mafia.",
+        "{t} looks like Mafia to me.",
+        "I'd vote for {t} today.",
+    ],
+    "doubt": [
+        "I have no strong read yet, but {t} seems a little suspicious.",
+        "To be fair, {t} looks like Mafia to me as well, a little.",
+    ],
+    "hedge": [
+        "I have no strong read yet, but {t} seems a little suspicious.",
+        "It's early; I'm watching {t} closely.",
+        "Nothing solid yet, though {t} feels slightly off.",
+    ],
+    "bus": [
+        "Too many red flags around {t}, I can't ignore them.",
+        "I've gone back and forth, but {t} is suspicious and I'll vote for {t}.",
+    ],
+    "reveal": [
+        "I'm the Sheriff: I checked {t} and {t} is Mafia.",
+        "Listen, I checked {t} last night. {t} is Mafia, vote with me.",
+    ],
+    "defend": [
+        "{d} seems honest to me.",
+        "I trust {d} for now.",
+        "I don't think {d} is Mafia.",
+        "Leave {d} alone, {d} looks like town.",
+    ],
+    "self": [
+        "I am not Mafia, whatever {a} says.",
+        "{a} keeps pushing on me with nothing solid.",
+        "{a}, attacking me is a waste of a day.",
+    ],
     "agree": ["I agree with {y} about {t}.", "{y} made a good point about {t}."],
     "r_pushed": ["{t} pushed hard on {y}, and {y} was innocent.", "{t} went after {y}, who turned out to be town."],
     "r_voted": ["{t} voted for {y} without much reason.", "{t} put a vote on {y} yesterday, which I didn't like."],
@@ -47,7 +75,11 @@ EN: dict[str, list[str]] = {
     "r_victim": ["{v} had doubts about {t} before being killed.", "{v} suspected {t}, and then {v} was killed."],
     "r_quiet": ["{t} has said very little so far.", "{t} is staying too quiet."],
     "r_generic": ["{t}'s story doesn't add up.", "Something in how {t} argues feels evasive.", "{t} keeps deflecting."],
-    "vote": ["My vote goes to {t}.", "{t} is my strongest suspect, so I vote for {t}.", "I'm voting for {t}; the story doesn't add up."],
+    "vote": [
+        "My vote goes to {t}.",
+        "{t} is my strongest suspect, so I vote for {t}.",
+        "I'm voting for {t}; the story doesn't add up.",
+    ],
     "vote_bus": ["It hurts, but {t} has to go.", "I'll vote for {t}, the evidence is too strong."],
     "vote_reveal": ["I checked {t}: Mafia, so I vote for {t}."],
     "kill": ["{t} is the biggest threat to us.", "We should remove {t} tonight.", "{t} is reading us too well."],
@@ -75,13 +107,28 @@ RU: dict[str, list[str]] = {
     "harsh": ["Давайте честно: ", "Очевидно, ", "Хватит ходить кругами: "],
     "anx": ["Меня это тревожит.", "Я волнуюсь, время уходит.", "Мне не по себе от этого."],
     "open": ["А что если посмотреть с другой стороны?", "У меня есть теория.", "Есть интересная версия."],
-    "accuse": ["Я подозреваю игрока {t}.", "Главный подозреваемый для меня сейчас {t}.", "Думаю, {t} — мафия.", "{t} выглядит как мафия."],
-    "doubt": ["Твёрдого мнения нет, но {t} кажется немного подозрительным.", "Честно говоря, я подозреваю и игрока {t}, хоть и немного."],
+    "accuse": [
+        "Я подозреваю игрока {t}.",
+        "Главный подозреваемый для меня сейчас {t}.",
+        "Думаю, {t} — мафия.",
+        "{t} выглядит как мафия.",
+    ],
+    "doubt": [
+        "Твёрдого мнения нет, но {t} кажется немного подозрительным.",
+        "Честно говоря, я подозреваю и игрока {t}, хоть и немного.",
+    ],
     "hedge": ["Твёрдого мнения нет, но {t} кажется немного подозрительным.", "Пока рано, но я внимательно слежу за игроком {t}."],
     "bus": ["Вокруг игрока {t} слишком много красных флагов.", "Я сомневался, но {t} подозрителен, голосую против {t}."],
-    "reveal": ["Я Шериф: я проверил(а) игрока {t}, {t} — мафия.", "Слушайте, прошлой ночью я проверил(а) {t}. {t} — мафия, голосуйте со мной."],
+    "reveal": [
+        "Я Шериф: я проверил(а) игрока {t}, {t} — мафия.",
+        "Слушайте, прошлой ночью я проверил(а) {t}. {t} — мафия, голосуйте со мной.",
+    ],
     "defend": ["{d} кажется мне честным игроком.", "Пока я доверяю игроку {d}.", "Не думаю, что {d} — мафия."],
-    "self": ["Я не мафия, что бы ни говорил(а) {a}.", "{a} давит на меня без оснований.", "{a}, нападать на меня — пустая трата дня."],
+    "self": [
+        "Я не мафия, что бы ни говорил(а) {a}.",
+        "{a} давит на меня без оснований.",
+        "{a}, нападать на меня — пустая трата дня.",
+    ],
     "agree": ["Согласен с игроком {y} насчёт {t}.", "{y} верно заметил(а) про {t}."],
     "r_pushed": ["{t} давил(а) на игрока {y}, а {y} оказался мирным.", "{t} нападал(а) на {y}, а {y} был(а) невиновен."],
     "r_voted": ["{t} голосовал(а) против игрока {y} без причины.", "{t} вчера голосовал(а) за {y}, и мне это не понравилось."],
@@ -166,7 +213,9 @@ def _style(st: BotState, core: list[str], extras: list[str], rng: random.Random,
         if tone and rng.random() < 0.7:
             i = 0 if len(sentences) == 1 else rng.randrange(1 if intro else 0, len(sentences))
             s = sentences[i]
-            sentences[i] = pick_line(rng, lang, tone) + (s[0].lower() + s[1:] if s[:1].isupper() and not _starts_with_name(st, s) else s)
+            sentences[i] = pick_line(rng, lang, tone) + (
+                s[0].lower() + s[1:] if s[:1].isupper() and not _starts_with_name(st, s) else s
+            )
         if c >= 65 and len(sentences) >= 3 and not intro:
             marks = ("First, ", "Second, ") if lang == "en" else ("Во-первых, ", "Во-вторых, ")
             for i, m in enumerate(marks):
@@ -213,7 +262,11 @@ def discussion(st: BotState, plan: Plan, rng: random.Random) -> str:
         core.append(pick_line(rng, lang, "accuse", t=t))
     reasons = suspicion_reasons(st, t, rng)
     extras.extend(reasons[:2])
-    agreeing = [ln.actor for ln in reversed(st.links[-60:]) if ln.target == t and ln.weight > 0 and ln.actor not in (st.me, t) and ln.actor in st.alive]
+    agreeing = [
+        ln.actor
+        for ln in reversed(st.links[-60:])
+        if ln.target == t and ln.weight > 0 and ln.actor not in (st.me, t) and ln.actor in st.alive
+    ]
     if agreeing and rng.random() < 0.5:
         extras.insert(1, pick_line(rng, lang, "agree", y=agreeing[0], t=t))
     if plan.defend:

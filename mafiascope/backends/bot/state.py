@@ -153,7 +153,9 @@ class BotState(Posterior):
     @property
     def first_day(self) -> bool:
         """No public day has ended yet: accusations rest on nothing but talk."""
-        return len(self.talk_rounds) <= 1 and not any(r != TOWN for n, r in self.known.items() if n != self.me and n not in self.ident.partners)
+        return len(self.talk_rounds) <= 1 and not any(
+            r != TOWN for n, r in self.known.items() if n != self.me and n not in self.ident.partners
+        )
 
     def _damping(self) -> float:
         """Bandwagon damping: how little an echoed accusation adds (gullible herds less damped).
@@ -240,7 +242,7 @@ class BotState(Posterior):
         claim = _SHERIFF_CLAIM.search(ob.text) if ob.kind == "said" and a != self.me else None
         if claim:  # "I'm the Sheriff: I checked X, X is Mafia" -- a public claim weighs far more than a read
             self.sheriff_claims[a] = self.sheriff_claims.get(a, 0.0) + 1.0
-            after = ob.text[claim.end():]
+            after = ob.text[claim.end() :]
             hits = [n for _, n in find_names(after, self.players) if n != a]
             if hits and _FOUND.search(after) and not _CLEARED.search(after):
                 cues = dict(cues)
@@ -273,7 +275,9 @@ class BotState(Posterior):
         first_day, damp = self.first_day, self._damping()
         for t, w in cues.items():
             # accusers of t earlier today: a later accusation mostly echoes them
-            echo = {ln.actor for ln in self.links if ln.round == self.round and ln.target == t and ln.weight > 0 and ln.actor != a}
+            echo = {
+                ln.actor for ln in self.links if ln.round == self.round and ln.target == t and ln.weight > 0 and ln.actor != a
+            }
             self.links.append(Link(a, t, w, self.round, kind))
             if w > 0:
                 self.heat[t] = self.heat.get(t, 0.0) + w

@@ -59,10 +59,18 @@ class BusBackend:
         t0 = time.monotonic()
         s = self.spec
         body = {
-            "model": s.model, "messages": request.messages, "max_tokens": request.max_tokens, "kind": request.kind,
-            "seed": request.seed, "temperature": request.temperature, "seat": request.seat,
-            "purpose": request.purpose, "game_id": request.game_id, "timeout_s": s.timeout,
-            "requeue": s.requeue, "wait_for_worker_s": s.wait_for_worker,
+            "model": s.model,
+            "messages": request.messages,
+            "max_tokens": request.max_tokens,
+            "kind": request.kind,
+            "seed": request.seed,
+            "temperature": request.temperature,
+            "seat": request.seat,
+            "purpose": request.purpose,
+            "game_id": request.game_id,
+            "timeout_s": s.timeout,
+            "requeue": s.requeue,
+            "wait_for_worker_s": s.wait_for_worker,
         }
         # the hub answers by itself well before this: every dispatch plus the wait for a worker
         client_timeout = s.timeout * (s.requeue + 1) + s.wait_for_worker + 30.0
@@ -73,14 +81,20 @@ class BusBackend:
                 meta["fatal"] = True
             if status is not None:
                 meta["status"] = status
-            return Completion(ok=False, error=self._err(msg), attempts=max(1, int(meta.get("dispatches", 1) or 1)),
-                              latency_ms=int((time.monotonic() - t0) * 1000), meta=meta)
+            return Completion(
+                ok=False,
+                error=self._err(msg),
+                attempts=max(1, int(meta.get("dispatches", 1) or 1)),
+                latency_ms=int((time.monotonic() - t0) * 1000),
+                meta=meta,
+            )
 
         try:
             async with self.limits.slot(priority_of(request.kind), request.max_wait):
                 session = self._sessions.get()
-                async with session.post(f"{self.hub}/v1/generate", json=body,
-                                        timeout=aiohttp.ClientTimeout(total=client_timeout)) as resp:
+                async with session.post(
+                    f"{self.hub}/v1/generate", json=body, timeout=aiohttp.ClientTimeout(total=client_timeout)
+                ) as resp:
                     status = resp.status
                     try:
                         data = await resp.json(content_type=None)
@@ -91,14 +105,16 @@ class BusBackend:
         except TimeoutError:
             return fail(f"hub did not answer within {client_timeout:g}s", extra={"faults": [{"fault": "timeout"}]})
         except aiohttp.ClientError as exc:
-            return fail(f"hub unreachable: {type(exc).__name__}: {str(exc)[:160]}",
-                        extra={"faults": [{"fault": "connection"}]})
+            return fail(f"hub unreachable: {type(exc).__name__}: {str(exc)[:160]}", extra={"faults": [{"fault": "connection"}]})
         if not isinstance(data, dict):
             return fail(f"hub sent an unreadable reply (HTTP {status})", status=status, extra={"faults": [{"fault": "bad_body"}]})
         if status != 200:
             msg = str(data.get("error") or f"HTTP {status}")[:300]
-            extra = {"dispatches": data.get("dispatches", 0), "faults": data.get("faults") or [{"fault": data.get("code", f"http_{status}")}],
-                     "code": data.get("code")}
+            extra = {
+                "dispatches": data.get("dispatches", 0),
+                "faults": data.get("faults") or [{"fault": data.get("code", f"http_{status}")}],
+                "code": data.get("code"),
+            }
             if status == 401:
                 return fail("HTTP 401 from the hub: wrong or missing bus token", fatal=True, status=status, extra=extra)
             return fail(f"HTTP {status} {data.get('code', '')}: {msg}", status=status, extra=extra)
@@ -110,8 +126,10 @@ class BusBackend:
         if wmeta.get("faults"):
             meta["faults"] = wmeta["faults"]
         if not data.get("ok", False):
-            return fail(f"worker {worker} failed: {str(data.get('error') or 'no reason given')[:300]}",
-                        extra={**meta, "faults": meta.get("faults", []) + [{"fault": "worker_error"}]})
+            return fail(
+                f"worker {worker} failed: {str(data.get('error') or 'no reason given')[:300]}",
+                extra={**meta, "faults": meta.get("faults", []) + [{"fault": "worker_error"}]},
+            )
         text, stripped = strip_think(str(data.get("text") or ""))
         if stripped:
             meta["think_stripped"] = True
@@ -124,17 +142,33 @@ class BusBackend:
         served = data.get("served_model")
         if served and self.served_model is None:
             self.served_model = served
-        return Completion(text=text, ok=True, attempts=int(data.get("dispatches") or 1),
-                          latency_ms=int((time.monotonic() - t0) * 1000), prompt_tokens=pt, completion_tokens=ct,
-                          tokens_estimated=estimated, served_model=served, meta=meta)
+        return Completion(
+            text=text,
+            ok=True,
+            attempts=int(data.get("dispatches") or 1),
+            latency_ms=int((time.monotonic() - t0) * 1000),
+            prompt_tokens=pt,
+            completion_tokens=ct,
+            tokens_estimated=estimated,
+            served_model=served,
+            meta=meta,
+        )
 
     def describe(self) -> dict[str, Any]:
         s = self.spec
         return {
-            "type": self.type, "name": self.name, "model": s.model, "model_label": self.model_label,
-            "served_model": self.served_model, "hub_host": host_of(self.hub), "timeout_s": s.timeout,
-            "requeue": s.requeue, "limits": self.limits.describe(), "token_set": bool(self._token),
-            "workers": self.workers_seen, "versions": {"aiohttp": aiohttp.__version__, "mafiascope": _mafiascope_version},
+            "type": self.type,
+            "name": self.name,
+            "model": s.model,
+            "model_label": self.model_label,
+            "served_model": self.served_model,
+            "hub_host": host_of(self.hub),
+            "timeout_s": s.timeout,
+            "requeue": s.requeue,
+            "limits": self.limits.describe(),
+            "token_set": bool(self._token),
+            "workers": self.workers_seen,
+            "versions": {"aiohttp": aiohttp.__version__, "mafiascope": _mafiascope_version},
         }
 
     async def aclose(self) -> None:

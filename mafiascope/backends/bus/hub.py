@@ -47,14 +47,24 @@ from .protocol import (
 
 
 class Hub:
-    def __init__(self, token: str, *, host: str = "127.0.0.1", port: int = 0, live_s: float = WORKER_LIVE_S,
-                 tick_s: float = 0.05, max_body: int = MAX_BODY_BYTES, idle_timeout_s: float = IDLE_TIMEOUT_S,
-                 body_timeout_s: float = BODY_TIMEOUT_S) -> None:
+    def __init__(
+        self,
+        token: str,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        live_s: float = WORKER_LIVE_S,
+        tick_s: float = 0.05,
+        max_body: int = MAX_BODY_BYTES,
+        idle_timeout_s: float = IDLE_TIMEOUT_S,
+        body_timeout_s: float = BODY_TIMEOUT_S,
+    ) -> None:
         if not token:
             raise ValueError("the bus hub needs a token")
         if not host:
-            raise ValueError("the bus hub needs a host to bind (an empty host would bind every interface; "
-                             "say 0.0.0.0 to mean that)")
+            raise ValueError(
+                "the bus hub needs a host to bind (an empty host would bind every interface; say 0.0.0.0 to mean that)"
+            )
         self.token = token
         self.idle_timeout_s, self.body_timeout_s = idle_timeout_s, body_timeout_s
         self.host, self.port = host, port
@@ -65,8 +75,7 @@ class Hub:
         self.requests: dict[str, PendingRequest] = {}
         self.jobs: dict[str, str] = {}  # job_id -> request id (current dispatch only)
         self.queue: collections.deque[str] = collections.deque()
-        self.counters = {"generated": 0, "ok": 0, "failed": 0, "requeued": 0, "timed_out": 0, "no_worker": 0,
-                         "late_results": 0}
+        self.counters = {"generated": 0, "ok": 0, "failed": 0, "requeued": 0, "timed_out": 0, "no_worker": 0, "late_results": 0}
         self._wake = asyncio.Event()
         self._runner: web.AppRunner | None = None
         self._reaper: asyncio.Task | None = None
@@ -91,8 +100,7 @@ class Hub:
         self._wake = asyncio.Event()
         # keepalive_timeout also closes a connection that never completes its first request
         # (aiohttp arms it at connection_made), which covers slow or silent header senders
-        self._runner = web.AppRunner(self.app(), access_log=None, shutdown_timeout=1.0,
-                                     keepalive_timeout=self.idle_timeout_s)
+        self._runner = web.AppRunner(self.app(), access_log=None, shutdown_timeout=1.0, keepalive_timeout=self.idle_timeout_s)
         await self._runner.setup()
         site = web.TCPSite(self._runner, self.host, self.port)
         await site.start()
@@ -180,9 +188,20 @@ class Hub:
             self.jobs[req.job_id] = req.id
             w.busy.add(req.job_id)
             b = req.body
-            return Job(job_id=req.job_id, request_id=req.id, model=b.model, messages=b.messages,
-                       max_tokens=b.max_tokens, kind=b.kind, seed=b.seed, temperature=b.temperature,
-                       seat=b.seat, purpose=b.purpose, game_id=b.game_id, deadline_s=b.timeout_s)
+            return Job(
+                job_id=req.job_id,
+                request_id=req.id,
+                model=b.model,
+                messages=b.messages,
+                max_tokens=b.max_tokens,
+                kind=b.kind,
+                seed=b.seed,
+                temperature=b.temperature,
+                seat=b.seat,
+                purpose=b.purpose,
+                game_id=b.game_id,
+                deadline_s=b.timeout_s,
+            )
         return None
 
     def _release_job(self, req: PendingRequest) -> None:
@@ -209,18 +228,34 @@ class Hub:
                     self._notify()
                 else:
                     self.counters["timed_out"] += 1
-                    req.future.set_exception(HubFailure(
-                        504, "timeout", f"no worker answered within {req.body.timeout_s:g}s "
-                        f"({req.dispatches} dispatches)", req.faults))
+                    req.future.set_exception(
+                        HubFailure(
+                            504,
+                            "timeout",
+                            f"no worker answered within {req.body.timeout_s:g}s ({req.dispatches} dispatches)",
+                            req.faults,
+                        )
+                    )
             elif req.job_id is None and now - req.created > request_budget(req.body):
                 # live workers exist but never got to it: bounded like the dispatches themselves
-                self._fail_queued(req, "timed_out", HubFailure(
-                    504, "queue_timeout", f"waited {now - req.created:.0f}s in the queue for a free worker "
-                    f"serving {req.body.model!r}", req.faults))
-            elif req.job_id is None and now - req.queued_since > req.body.wait_for_worker_s \
-                    and not self._has_live_worker(req.body.model, now):
-                self._fail_queued(req, "no_worker", HubFailure(
-                    503, "no_worker", f"no live worker serves model {req.body.model!r}", req.faults))
+                self._fail_queued(
+                    req,
+                    "timed_out",
+                    HubFailure(
+                        504,
+                        "queue_timeout",
+                        f"waited {now - req.created:.0f}s in the queue for a free worker serving {req.body.model!r}",
+                        req.faults,
+                    ),
+                )
+            elif (
+                req.job_id is None
+                and now - req.queued_since > req.body.wait_for_worker_s
+                and not self._has_live_worker(req.body.model, now)
+            ):
+                self._fail_queued(
+                    req, "no_worker", HubFailure(503, "no_worker", f"no live worker serves model {req.body.model!r}", req.faults)
+                )
         for wid, w in list(self.workers.items()):
             if not self._live(w, now) and now - w.last_seen > 10 * self.live_s:
                 del self.workers[wid]
@@ -251,8 +286,7 @@ class Hub:
         wid = body.worker or f"w-{uuid.uuid4().hex[:10]}"
         w = self.workers.get(wid)
         if w is None:
-            self.workers[wid] = Worker(id=wid, models=set(body.models), meta=clean_meta(body.meta),
-                                        last_seen=time.monotonic())
+            self.workers[wid] = Worker(id=wid, models=set(body.models), meta=clean_meta(body.meta), last_seen=time.monotonic())
         else:  # re-registration updates in place (long-polls in flight keep their handle)
             w.models, w.meta, w.last_seen = set(body.models), clean_meta(body.meta), time.monotonic()
         self._notify()
@@ -265,7 +299,9 @@ class Hub:
             return error_response(409, "unknown_worker", "unknown worker: register again")
         wait = poll_wait(request.query.get("wait"))
         if wait is None:
-            return error_response(400, "bad_request", f"wait must be a finite number of seconds >= 0 (capped at {MAX_POLL_WAIT_S:g})")
+            return error_response(
+                400, "bad_request", f"wait must be a finite number of seconds >= 0 (capped at {MAX_POLL_WAIT_S:g})"
+            )
         end = time.monotonic() + wait
         w.polling += 1
         try:
@@ -305,12 +341,21 @@ class Hub:
         if w is not None:
             w.served += 1
         self._release_job(req)
-        req.future.set_result(GenerateReply(
-            ok=body.ok, text=body.text if body.ok else "", error=None if body.ok else scrub_text(body.error or "worker reported a failure"),
-            request_id=req.id, worker=body.worker, worker_meta=worker_meta, dispatches=req.dispatches,
-            prompt_tokens=body.prompt_tokens, completion_tokens=body.completion_tokens,
-            served_model=body.served_model, meta={**clean_meta(body.meta), "faults": req.faults} if req.faults else clean_meta(body.meta),
-        ))
+        req.future.set_result(
+            GenerateReply(
+                ok=body.ok,
+                text=body.text if body.ok else "",
+                error=None if body.ok else scrub_text(body.error or "worker reported a failure"),
+                request_id=req.id,
+                worker=body.worker,
+                worker_meta=worker_meta,
+                dispatches=req.dispatches,
+                prompt_tokens=body.prompt_tokens,
+                completion_tokens=body.completion_tokens,
+                served_model=body.served_model,
+                meta={**clean_meta(body.meta), "faults": req.faults} if req.faults else clean_meta(body.meta),
+            )
+        )
         return web.json_response({"accepted": True})
 
     async def _generate(self, request: web.Request) -> web.Response:
@@ -331,7 +376,9 @@ class Hub:
             return web.json_response(reply.model_dump())
         except HubFailure as f:
             self.counters["failed"] += 1
-            return error_response(f.status, f.code, f.message, extra={"request_id": rid, "dispatches": req.dispatches, "faults": f.faults})
+            return error_response(
+                f.status, f.code, f.message, extra={"request_id": rid, "dispatches": req.dispatches, "faults": f.faults}
+            )
         finally:
             if not req.future.done():  # the engine went away: forget the job
                 req.future.cancel()
@@ -349,19 +396,28 @@ class Hub:
             req = self.requests.get(rid)
             if req is not None:
                 depth[req.body.model] = depth.get(req.body.model, 0) + 1
-        return web.json_response({
-            "protocol": PROTOCOL_VERSION,
-            "uptime_s": round(time.time() - self.started, 1),
-            "workers": [
-                {"worker": w.id, "models": sorted(w.models), "meta": w.meta, "live": self._live(w, now),
-                 "last_seen_s": round(now - w.last_seen, 2), "busy": len(w.busy), "served": w.served}
-                for w in self.workers.values()
-            ],
-            "queue": depth,
-            "queued": sum(depth.values()),
-            "in_flight": sum(1 for r in self.requests.values() if r.job_id is not None),
-            "counters": dict(self.counters),
-        })
+        return web.json_response(
+            {
+                "protocol": PROTOCOL_VERSION,
+                "uptime_s": round(time.time() - self.started, 1),
+                "workers": [
+                    {
+                        "worker": w.id,
+                        "models": sorted(w.models),
+                        "meta": w.meta,
+                        "live": self._live(w, now),
+                        "last_seen_s": round(now - w.last_seen, 2),
+                        "busy": len(w.busy),
+                        "served": w.served,
+                    }
+                    for w in self.workers.values()
+                ],
+                "queue": depth,
+                "queued": sum(depth.values()),
+                "in_flight": sum(1 for r in self.requests.values() if r.job_id is not None),
+                "counters": dict(self.counters),
+            }
+        )
 
 
 def new_token() -> str:

@@ -31,6 +31,7 @@ def clean_meta(meta: dict[str, Any]) -> dict[str, Any]:
     return scrub({str(k)[:64]: v for k, v in list(meta.items())[:32]})
 
 
-def error_response(status: int, code: str, message: str, headers: dict[str, str] | None = None,
-         extra: dict[str, Any] | None = None) -> web.Response:
+def error_response(
+    status: int, code: str, message: str, headers: dict[str, str] | None = None, extra: dict[str, Any] | None = None
+) -> web.Response:
     return web.json_response({"error": message, "code": code, **(extra or {})}, status=status, headers=headers)

@@ -44,7 +44,6 @@ class HubFailure(Exception):
         self.status, self.code, self.message, self.faults = status, code, message, faults or []
 
 
-
 def request_budget(body: GenerateRequest) -> float:
     """The longest a request may take in total: every dispatch plus the wait for a worker."""
     return body.timeout_s * (body.requeue + 1) + body.wait_for_worker_s

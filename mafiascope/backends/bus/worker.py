@@ -49,9 +49,17 @@ class HubAuthError(RuntimeError):
 
 
 class Worker:
-    def __init__(self, hub: BusEndpoint, adapter: Backend | EchoAdapter, serve_as: list[str], *,
-                 worker_id: str | None = None, concurrency: int = 1, poll_wait: float = DEFAULT_POLL_WAIT_S,
-                 meta: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        hub: BusEndpoint,
+        adapter: Backend | EchoAdapter,
+        serve_as: list[str],
+        *,
+        worker_id: str | None = None,
+        concurrency: int = 1,
+        poll_wait: float = DEFAULT_POLL_WAIT_S,
+        meta: dict[str, Any] | None = None,
+    ) -> None:
         self.endpoint = hub  # the hub's URL and the token resolved for it (clients.py)
         self.hub = hub.url
         self.token = token = hub.token or ""
@@ -114,8 +122,9 @@ class Worker:
             try:
                 url = f"{self.hub}/v1/work"
                 params = {"worker": self.worker_id, "wait": str(self.poll_wait)}
-                async with self._session.get(url, params=params,
-                                             timeout=aiohttp.ClientTimeout(total=self.poll_wait + 15)) as resp:
+                async with self._session.get(
+                    url, params=params, timeout=aiohttp.ClientTimeout(total=self.poll_wait + 15)
+                ) as resp:
                     if resp.status == 204:
                         delay = 0.5
                         continue
@@ -147,8 +156,12 @@ class Worker:
         assert self._session is not None
         req = CompletionRequest(
             messages=[{"role": m["role"], "content": m["content"]} for m in job["messages"]],
-            max_tokens=int(job.get("max_tokens") or 400), kind=job.get("kind", "act"), seat=job.get("seat", ""),
-            purpose=job.get("purpose", ""), seed=job.get("seed"), temperature=job.get("temperature"),
+            max_tokens=int(job.get("max_tokens") or 400),
+            kind=job.get("kind", "act"),
+            seat=job.get("seat", ""),
+            purpose=job.get("purpose", ""),
+            seed=job.get("seed"),
+            temperature=job.get("temperature"),
             game_id=job.get("game_id", ""),
         )
         try:
@@ -158,17 +171,26 @@ class Worker:
         except Exception as exc:  # an adapter bug is reported as a failure, never as text
             out = Completion(ok=False, error=f"adapter failed: {type(exc).__name__}: {str(exc)[:200]}")
         body = {
-            "worker": self.worker_id, "job_id": job["job_id"], "ok": bool(out.ok),
-            "text": out.text if out.ok else "", "error": None if out.ok else scrub_text(out.error or "adapter failed", self.token)[:1900],
-            "prompt_tokens": out.prompt_tokens, "completion_tokens": out.completion_tokens,
+            "worker": self.worker_id,
+            "job_id": job["job_id"],
+            "ok": bool(out.ok),
+            "text": out.text if out.ok else "",
+            "error": None if out.ok else scrub_text(out.error or "adapter failed", self.token)[:1900],
+            "prompt_tokens": out.prompt_tokens,
+            "completion_tokens": out.completion_tokens,
             "served_model": out.served_model,
-            "meta": {"attempts": out.attempts, "latency_ms": out.latency_ms, "tokens_estimated": out.tokens_estimated,
-                     **({"adapter_faults": out.meta.get("faults")} if out.meta.get("faults") else {})},
+            "meta": {
+                "attempts": out.attempts,
+                "latency_ms": out.latency_ms,
+                "tokens_estimated": out.tokens_estimated,
+                **({"adapter_faults": out.meta.get("faults")} if out.meta.get("faults") else {}),
+            },
         }
         for attempt in range(3):
             try:
-                async with self._session.post(f"{self.hub}/v1/result", json=body,
-                                              timeout=aiohttp.ClientTimeout(total=30)) as resp:
+                async with self._session.post(
+                    f"{self.hub}/v1/result", json=body, timeout=aiohttp.ClientTimeout(total=30)
+                ) as resp:
                     if resp.status in (200, 410):  # 410: the hub gave up on this dispatch already
                         self.handled += 1
                         return
@@ -186,9 +208,17 @@ def _safe_describe(adapter: Any) -> dict[str, Any]:
     return {k: d[k] for k in ("type", "model", "base_url_host", "sampling", "versions", "preset", "api_key_set") if k in d}
 
 
-def build_adapter(*, base_url: str | None, model: str | None, api_key: str | None, bot: str | None,
-                  echo: bool = False, timeout: float = 120.0, max_concurrency: int = 4,
-                  temperature: float | None = None) -> Backend | EchoAdapter:
+def build_adapter(
+    *,
+    base_url: str | None,
+    model: str | None,
+    api_key: str | None,
+    bot: str | None,
+    echo: bool = False,
+    timeout: float = 120.0,
+    max_concurrency: int = 4,
+    temperature: float | None = None,
+) -> Backend | EchoAdapter:
     """The worker's backend: echo, an offline bot preset, or an OpenAI-compatible endpoint."""
     if echo:
         return EchoAdapter()
@@ -201,7 +231,8 @@ def build_adapter(*, base_url: str | None, model: str | None, api_key: str | Non
     from ..openai_backend import OpenAIBackend
     from ..registry import OpenAISpec, Source, mark_source
 
-    spec = OpenAISpec(model=model, base_url=base_url, api_key=api_key, timeout=timeout,
-                      max_concurrency=max_concurrency, temperature=temperature)
+    spec = OpenAISpec(
+        model=model, base_url=base_url, api_key=api_key, timeout=timeout, max_concurrency=max_concurrency, temperature=temperature
+    )
     mark_source([spec], Source.OPERATOR)  # the worker's own command line
     return OpenAIBackend("bus-worker", spec)

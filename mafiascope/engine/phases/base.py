@@ -127,8 +127,9 @@ def game_over_event(state: GameState, winner: str, reason: str) -> dict[str, Any
     state.winner, state.reason = winner, reason
     state.pending.stage = "game_over"
     state.pending.remaining = []
-    return event(GameOver, state.game_id, round=state.round, winner=winner, reason=reason,
-                 roles={s.name: s.role for s in state.seats})
+    return event(
+        GameOver, state.game_id, round=state.round, winner=winner, reason=reason, roles={s.name: s.role for s in state.seats}
+    )
 
 
 def game_over(state: GameState, winner: str, reason: str) -> Outcome:
@@ -136,8 +137,9 @@ def game_over(state: GameState, winner: str, reason: str) -> Outcome:
     return Outcome([game_over_event(state, winner, reason)], None, snapshot=False)
 
 
-def round_end(state: GameState, next_round: Callable[[GameState, int], object],
-              end: Callable[[GameState, str, str], Outcome] = game_over) -> Outcome:
+def round_end(
+    state: GameState, next_round: Callable[[GameState, int], object], end: Callable[[GameState, str, str], Outcome] = game_over
+) -> Outcome:
     """The end of a round, for every rule family: the seats are probed at the round-end step
     (``public_msg_seq`` -1); at the round cap the game is a draw (``end``: the family's game over),
     else ``next_round(state, round + 1)`` starts the next round."""

@@ -105,7 +105,9 @@ class TournamentPhases(TenSeatReplies):
             return Ask(name, "night_mafia", instr, "kill", cands, visible_to=state.mafia_names())
         if st == "night_don":
             done = state.don_checks.get(name, {})
-            checks = "; ".join(f"{k}: {t['verdict_sheriff'] if v == 'Sheriff' else t['verdict_not_sheriff']}" for k, v in done.items())
+            checks = "; ".join(
+                f"{k}: {t['verdict_sheriff'] if v == 'Sheriff' else t['verdict_not_sheriff']}" for k, v in done.items()
+            )
             instr = t["night_don"].format(round=rnd, players=players, checks=checks or p.no_checks)
             return Ask(name, "night_don", instr, "check", [n for n in alive if n != name], visible_to=[name])
         if st == "night_sheriff":
@@ -181,7 +183,7 @@ class TournamentPhases(TenSeatReplies):
             self._set(state, "night_resolve")
             return
         mafia = [s.name for s in state.alive_with_role(*MAFIA_ROLES)]
-        for st in NIGHT_STAGES[NIGHT_STAGES.index(stage):]:
+        for st in NIGHT_STAGES[NIGHT_STAGES.index(stage) :]:
             if st == "mafia_talk":
                 actors = mafia if len(mafia) > 1 else []
             elif st == "night_mafia":
