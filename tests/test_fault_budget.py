@@ -115,7 +115,9 @@ def test_batch_reports_invalid_games_and_exits_1_and_analytics_leaves_them_out(t
     assert rep["audit"]["selection"]["excluded"]["invalid"] == 2 and rep["audit"]["selection"]["n_selected"] == 1
     assert main(["analyze", str(logs), "--boot", "0", "--cache-dir", str(tmp_path / "cache"), "--include-invalid", "--json"]) == 0
     sel = json.loads(capsys.readouterr().out)["audit"]["selection"]
-    assert sel["excluded"].get("invalid", 0) == 0 and sel["excluded"]["no_probes"] == 2  # now judged by the next filter
+    # now judged by the next filter: without probe answers they count as transcript-only games (outcomes, votes)
+    assert sel["excluded"].get("invalid", 0) == 0 and sel["excluded"].get("no_probes", 0) == 0
+    assert sel["n_selected"] == 3
 
 
 # ----------------------------------------------------------------------------- properties
