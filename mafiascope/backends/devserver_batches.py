@@ -33,6 +33,11 @@ Reply = Callable[[str, list[dict[str, Any]], Any, Any], Awaitable[str]]
 Payload = Callable[[str, str, list[dict[str, Any]]], dict[str, Any]]
 
 
+def _error_line(i: int, custom_id: str | None, code: str, message: str) -> dict[str, Any]:
+    """One line of a batch's error file, as the providers write it."""
+    return {"id": f"batch_req_{i}", "custom_id": custom_id, "response": None, "error": {"code": code, "message": message}}
+
+
 class BatchAPI:
     def __init__(self, reply: Reply, payload: Payload, *, delay_s: float = 0.0, p_fail: float = 0.0, p_expire: float = 0.0,
                  p_line_error: float = 0.0, seed: int = 0, script: list[str | None] | None = None) -> None:  # fmt: skip
@@ -162,38 +167,17 @@ class BatchAPI:
                 cid, body = str(req["custom_id"]), req["body"]
                 model, messages = str(body["model"]), body["messages"]
             except (ValueError, KeyError, TypeError):
-                err.append(
-                    {
-                        "id": f"batch_req_{i}",
-                        "custom_id": None,
-                        "response": None,
-                        "error": {"code": "invalid_request", "message": f"line {i + 1}: not a request"},
-                    }
-                )
+                err.append(_error_line(i, None, "invalid_request", f"line {i + 1}: not a request"))
                 continue
             if rng.random() < self.p_line_error:
-                err.append(
-                    {
-                        "id": f"batch_req_{i}",
-                        "custom_id": cid,
-                        "response": None,
-                        "error": {"code": "server_error", "message": "request failed (injected)"},
-                    }
-                )
+                err.append(_error_line(i, cid, "server_error", "request failed (injected)"))
                 continue
             try:
                 text = await self.reply(
                     model, messages, body.get("seed"), body.get("max_tokens") or body.get("max_completion_tokens")
                 )
             except KeyError:
-                err.append(
-                    {
-                        "id": f"batch_req_{i}",
-                        "custom_id": cid,
-                        "response": None,
-                        "error": {"code": "model_not_found", "message": f"model {model!r} not found"},
-                    }
-                )
+                err.append(_error_line(i, cid, "model_not_found", f"model {model!r} not found"))
                 continue
             out.append(
                 {
